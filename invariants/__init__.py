@@ -1,0 +1,49 @@
+"""Reusable invariants and action properties, usable from any spec and by name from the CLI.
+
+Each entry is a factory returning a predicate bound to variable names (with
+defaults that follow the KRaft specs). Put one in a spec as a class attribute::
+
+    class MySpec(Spec):
+        EpochMonotonic = epoch_monotonic("regEpoch")
+
+or check one on any spec from the command line: ``modelcheck check SPEC
+--invariant EpochMonotonic`` (the spec's own predicates take precedence).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from modelcheck.spec import PredicateDecl
+
+from .epochs import epoch_monotonic, unique_epochs
+from .fencing import caught_up_before_unfence, running_holds_epoch, shutdown_leads_nothing
+
+__all__ = [
+    "epoch_monotonic",
+    "unique_epochs",
+    "caught_up_before_unfence",
+    "shutdown_leads_nothing",
+    "running_holds_epoch",
+    "catalog",
+    "lookup",
+]
+
+_CATALOG: dict[str, Callable[[], PredicateDecl]] = {
+    "EpochMonotonic": epoch_monotonic,
+    "UniqueEpochs": unique_epochs,
+    "CaughtUpBeforeUnfence": caught_up_before_unfence,
+    "ShutdownLeadsNothing": shutdown_leads_nothing,
+    "RunningHoldsCurrentEpoch": running_holds_epoch,
+}
+
+
+def catalog() -> list[str]:
+    """Names of the library predicates checkable with ``--invariant NAME``."""
+    return sorted(_CATALOG)
+
+
+def lookup(name: str) -> PredicateDecl | None:
+    """The library predicate of that name with its default variable names, or None."""
+    factory = _CATALOG.get(name)
+    return factory() if factory is not None else None

@@ -1,0 +1,204 @@
+"""The ``modelcheck`` command line.
+
+Exit codes: 0 ok (no violation), 1 violation or deadlock, 2 usage or spec
+error, 3 incomplete (interrupted or a bound reached).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable
+from typing import Any, NoReturn
+
+import click
+
+from .errors import ModelcheckError, UsageError
+from .explorer import Explorer, Progress
+from .loader import load_spec_class, parse_const
+from .result import Result, render_text
+from .spec import Spec
+
+__all__ = ["main", "cli", "bind_spec", "print_error"]
+
+EXIT_HELP = """\b
+Exit codes:
+  0  ok: every reachable state explored, nothing violated
+  1  an invariant or action property is violated, or a deadlock was found
+  2  usage error, or an error in the spec (reported with file and line)
+  3  incomplete: interrupted (Ctrl-C) or --max-depth reached"""
+
+
+def bind_spec(target: str, consts: tuple[str, ...]) -> Spec:
+    """Load ``target`` and bind it with ``K=V`` constant overrides."""
+    cls = load_spec_class(target)
+    known = {name: c.default for name, c in cls._consts.items()}
+    overrides = dict(parse_const(c, known) for c in consts)
+    return cls(**overrides)
+
+
+def print_error(e: BaseException, fmt: str = "text") -> NoReturn:
+    """Report a user-facing error as one paragraph and exit with code 2."""
+    msg = str(e)
+    if fmt == "json":
+        click.echo(json.dumps({"status": "error", "error": msg}, indent=2))
+    click.echo(f"error: {msg}", err=True)
+    sys.exit(2)
+
+
+def _progress_printer(enabled: bool) -> Callable[[Progress], None] | None:
+    if not enabled:
+        return None
+
+    def show(p: Progress) -> None:
+        click.echo(
+            f"[{p.seconds:7.1f}s] depth {p.depth:>3}  distinct {p.distinct:>12,}  "
+            f"frontier {p.frontier_left + p.next_level:>11,}  generated {p.generated:>13,}  "
+            f"{p.rate:>10,.0f} states/s",
+            err=True,
+        )
+
+    return show
+
+
+class _Group(click.Group):
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except ModelcheckError as e:
+            print_error(e)
+
+
+@click.group(cls=_Group, epilog=EXIT_HELP)
+@click.version_option(package_name="modelcheck")
+def cli() -> None:
+    """Explicit-state model checker for TLA+-style specs written in Python."""
+
+
+const_option = click.option(
+    "--const", "consts", multiple=True, metavar="K=V",
+    help="Override a constant of the spec, e.g. --const N=3 (repeatable).",
+)
+format_option = click.option(
+    "--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True,
+    help="Report format; json prints one object on stdout.",
+)
+
+
+@cli.command(epilog=EXIT_HELP)
+@click.argument("spec")
+@const_option
+@click.option("--invariant", "invariants", multiple=True, metavar="NAME",
+              help="Check only these invariants/action properties (repeatable); names from "
+                   "the spec or from the invariants library.")
+@click.option("--no-deadlock", is_flag=True, help="Do not report states without successors.")
+@click.option("--deadlock", "force_deadlock", is_flag=True,
+              help="Report deadlocks even if the spec turns the check off.")
+@click.option("--max-depth", type=click.IntRange(min=0), default=None,
+              help="Stop after exploring this many steps from the initial states.")
+@click.option("--batch-size", type=click.IntRange(min=1), default=1 << 16, show_default=True,
+              help="States evaluated per batch (does not change results).")
+@format_option
+@click.option("--quiet", "-q", is_flag=True, help="No progress lines on stderr.")
+def check(spec: str, consts: tuple[str, ...], invariants: tuple[str, ...], no_deadlock: bool,
+          force_deadlock: bool, max_depth: int | None, batch_size: int, fmt: str,
+          quiet: bool) -> None:
+    """Explore every reachable state of SPEC breadth-first and check its properties.
+
+    SPEC is a file (specs/kraft_broker.py) or module (specs.kraft_broker), optionally
+    followed by :Name to pick one spec class from it.
+    """
+    try:
+        if no_deadlock and force_deadlock:
+            raise UsageError("--deadlock and --no-deadlock contradict each other.")
+        bound = bind_spec(spec, consts)
+        deadlock = False if no_deadlock else (True if force_deadlock else None)
+        explorer = Explorer(bound, invariants=invariants or None, check_deadlock=deadlock,
+                            max_depth=max_depth, batch_size=batch_size,
+                            progress=_progress_printer(not quiet))
+        if not quiet:
+            click.echo(f"Checking {bound!r}: {len(bound.layout.cells)} state cells, "
+                       f"{len(bound.actions)} action instances.", err=True)
+        result = explorer.run()
+    except ModelcheckError as e:
+        print_error(e, fmt)
+    emit(result, fmt)
+    sys.exit(result.exit_code)
+
+
+def emit(result: Result, fmt: str) -> None:
+    """Print a result in the chosen format."""
+    if fmt == "json":
+        click.echo(json.dumps(result.to_json(), indent=2))
+    else:
+        click.echo(render_text(result))
+
+
+@cli.command(epilog=EXIT_HELP)
+@click.argument("spec")
+@const_option
+@format_option
+def inspect(spec: str, consts: tuple[str, ...], fmt: str) -> None:
+    """List SPEC's constants, variables (domains, cells, bits), actions and properties."""
+    try:
+        bound = bind_spec(spec, consts)
+    except ModelcheckError as e:
+        print_error(e, fmt)
+    cls = type(bound)
+    layout = bound.layout
+    info: dict[str, Any] = {
+        "spec": bound.name,
+        "doc": (cls.__doc__ or "").strip().split("\n\n")[0],
+        "constants": [{"name": n, "value": bound.constants[n], "default": c.default,
+                       "doc": c.doc} for n, c in cls._consts.items()],
+        "variables": layout.describe(),
+        "state_bits": layout.bits,
+        "words": layout.n_words,
+        "fingerprint": "exact" if layout.exact else "hash64",
+        "actions": [{"name": d.name, "params": {p: _dom_text(v) for p, v in d.params.items()},
+                     "instances": sum(1 for a in bound.actions if a.decl is d),
+                     "defined": d.where} for d in cls._actions.values()],
+        "invariants": [{"name": p.name, "doc": p.doc, "defined": p.where}
+                       for p in bound.invariants],
+        "properties": [{"name": p.name, "doc": p.doc, "defined": p.where}
+                       for p in bound.properties],
+        "constraints": [p.name for p in bound.constraints],
+        "check_deadlock": bound.check_deadlock,
+    }
+    if fmt == "json":
+        click.echo(json.dumps(info, indent=2))
+        return
+    out = [f"Spec {info['spec']}: {info['doc']}", "", "Constants:"]
+    for c in info["constants"]:
+        out.append(f"  {c['name']} = {c['value']}  (default {c['default']}) {c['doc']}")
+    out.append(f"Variables ({info['state_bits']} bits in {info['words']} word(s), "
+               f"fingerprints {info['fingerprint']}):")
+    for v in info["variables"]:
+        out.append(f"  {v['name']:<16} {v['domain']:<36} cells {v['cells']:>3}  "
+                   f"bits {v['bits']:>3}")
+    out.append("Actions:")
+    for a in info["actions"]:
+        params = ", ".join(f"{k} \\in {v}" for k, v in a["params"].items())
+        out.append(f"  {a['name']}({params})  [{a['instances']} instances]  {a['defined']}")
+    out.append("Invariants:")
+    out.extend(f"  {p['name']}: {p['doc']}" for p in info["invariants"])
+    out.append("Action properties:")
+    out.extend(f"  {p['name']}: {p['doc']}" for p in info["properties"])
+    if info["constraints"]:
+        out.append("State constraints: " + ", ".join(info["constraints"]))
+    out.append(f"Deadlock check: {'on' if info['check_deadlock'] else 'off'}")
+    click.echo("\n".join(out))
+
+
+def _dom_text(v: Any) -> str:
+    return getattr(v, "name", None) or repr(v)
+
+
+def main() -> None:
+    """Console-script entry point."""
+    try:
+        cli(standalone_mode=True)
+    except KeyboardInterrupt:  # pragma: no cover - interrupted outside exploration
+        click.echo("interrupted", err=True)
+        sys.exit(3)
+

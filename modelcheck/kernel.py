@@ -1,0 +1,483 @@
+"""The successor kernel: one spec, two evaluators (one state, or a batch of states).
+
+:class:`Kernel` is the only code that runs a spec's actions and predicates. The
+explorer, trace replay, the simulator and the Spark backend all call it.
+
+* :meth:`Kernel.successors` evaluates one state with numpy scalars: used to
+  replay traces, rebuild counterexamples and pinpoint errors.
+* :meth:`Kernel.expand` evaluates a batch of packed states as numpy columns:
+  invariants on the batch, every action instance's guard and assignments, action
+  properties on every enabled transition, deadlocks. Successor fingerprints are
+  computed incrementally from the packed parent (only assigned cells change).
+
+Both validate what the spec returns (guards must be boolean, assigned values
+integers inside the declared domain) and turn any failure into a
+:class:`~modelcheck.errors.SpecEvaluationError` naming the spec line, the action
+with its parameters and the offending state.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from .errors import SpecEvaluationError, source_location, user_frame_location
+from .layout import Layout
+from .spec import ActionInstance, PredicateDecl, Spec
+from .views import NextView, StateView
+
+__all__ = ["Kernel", "Expansion", "format_state"]
+
+_U64 = np.uint64
+
+
+@dataclass
+class Expansion:
+    """What :meth:`Kernel.expand` found for one batch of ``n`` states."""
+
+    n: int
+    #: per checked invariant (by position), rows of the batch that violate it
+    invariant_rows: list[np.ndarray]
+    #: successors: packed words ``(m, k)``, fingerprints, parent row, action instance id
+    child_words: np.ndarray
+    child_fps: np.ndarray
+    parent_rows: np.ndarray
+    action_ids: np.ndarray
+    #: number of enabled transitions per action instance
+    fired: np.ndarray
+    #: rows with no enabled action (only when deadlock checking is on)
+    deadlock_rows: np.ndarray
+    #: per checked action property: (parent rows, action ids, child fingerprints) violating it
+    property_hits: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = field(default_factory=list)
+    #: rows excluded from expansion by a state constraint
+    constrained_rows: np.ndarray | None = None
+
+    @property
+    def generated(self) -> int:
+        return int(self.fired.sum())
+
+
+class Kernel:
+    """Evaluates a bound spec's actions, invariants and action properties."""
+
+    def __init__(
+        self,
+        spec: Spec,
+        *,
+        invariants: Sequence[PredicateDecl] | None = None,
+        properties: Sequence[PredicateDecl] | None = None,
+        check_deadlock: bool | None = None,
+    ) -> None:
+        self.spec = spec
+        self.layout: Layout = spec.layout
+        self.actions: tuple[ActionInstance, ...] = spec.actions
+        self.invariants = tuple(spec.invariants if invariants is None else invariants)
+        self.properties = tuple(spec.properties if properties is None else properties)
+        self.constraints = tuple(spec.constraints)
+        self.check_deadlock = spec.check_deadlock if check_deadlock is None else check_deadlock
+        self._bool_cells = frozenset(c.index for c in self.layout.cells if c.kind == "bool")
+
+    # ------------------------------------------------------------------ views
+    def scalar_view(self, cells: Sequence[int]) -> StateView:
+        bools = self._bool_cells
+
+        def get(i: int) -> Any:
+            v = int(cells[i])
+            return np.bool_(v) if i in bools else np.int64(v)
+
+        return StateView(self.layout, get, None)
+
+    def batch_view(self, words: np.ndarray) -> StateView:
+        layout, bools = self.layout, self._bool_cells
+
+        def get(i: int) -> Any:
+            col = layout.decode_cell(words, i)
+            return col.astype(bool) if i in bools else col
+
+        return StateView(layout, get, len(words))
+
+    # ------------------------------------------------------- one state (scalar)
+    def initial_states(self) -> list[list[int]]:
+        """Cell vectors of the initial states, validated against the declared domains."""
+        out = []
+        for values in self.spec.initial_values():
+            try:
+                cells = self.layout.cells_from_values(values)
+            except (KeyError, TypeError, ValueError) as e:
+                raise SpecEvaluationError(
+                    f"spec {self.spec.name}: an initial state is malformed ({e!r}); "
+                    f"give every array element a value. State: {values}"
+                ) from None
+            for c, v in zip(self.layout.cells, cells):
+                if not c.lo <= v <= c.hi:
+                    raise SpecEvaluationError(
+                        f"{self.layout.vars[c.var].decl}: initial value {c.name} = {v} is "
+                        f"outside its domain {c.lo}..{c.hi} in spec {self.spec.name}."
+                    )
+            out.append(cells)
+        if not out:
+            raise SpecEvaluationError(
+                f"spec {self.spec.name} has no initial state: init_states() yielded nothing."
+            )
+        return out
+
+    def successors(self, cells: Sequence[int]) -> list[tuple[ActionInstance, list[int]]]:
+        """Every enabled action instance of one state with its successor, in action order."""
+        out = []
+        for inst in self.actions:
+            nxt = self.step(cells, inst)
+            if nxt is not None:
+                out.append((inst, nxt))
+        return out
+
+    def step(self, cells: Sequence[int], inst: ActionInstance) -> list[int] | None:
+        """The successor of one state by one action instance, or None if not enabled."""
+        s = self.scalar_view(cells)
+        t = NextView(s)
+        try:
+            g = inst.call(self.spec, s, t)
+        except SpecEvaluationError as e:
+            raise self._error(inst.decl.fn, f"action {inst.label}", e, cells) from None
+        except Exception as e:
+            raise self._error(inst.decl.fn, f"action {inst.label}", e, cells) from None
+        if not _is_bool_scalar(g):
+            raise self._not_bool(inst.decl.fn, f"the guard of action {inst.label}", g, cells)
+        if not g:
+            return None
+        nxt = list(cells)
+        for ci, v in t.assigned.items():
+            nxt[ci] = self._check_assigned_scalar(inst, ci, v, cells)
+        return nxt
+
+    def enabled_conjuncts(self, cells: Sequence[int], inst: ActionInstance) -> bool:
+        """Whether ``inst`` is enabled in the state (for trace replay messages)."""
+        return self.step(cells, inst) is not None
+
+    def check_invariants(self, cells: Sequence[int]) -> list[PredicateDecl]:
+        """The checked invariants that one state violates."""
+        bad = []
+        for p in self.invariants:
+            if not self._eval_pred_scalar(p, cells, None):
+                bad.append(p)
+        return bad
+
+    def check_properties(self, cells: Sequence[int], nxt: Sequence[int]) -> list[PredicateDecl]:
+        """The checked action properties that one transition violates."""
+        return [p for p in self.properties if not self._eval_pred_scalar(p, cells, nxt)]
+
+    def satisfies_constraints(self, cells: Sequence[int]) -> bool:
+        return all(self._eval_pred_scalar(p, cells, None) for p in self.constraints)
+
+    def _eval_pred_scalar(self, p: PredicateDecl, cells: Sequence[int],
+                          nxt: Sequence[int] | None) -> bool:
+        s = self.scalar_view(cells)
+        try:
+            r = p.fn(self.spec, s) if nxt is None else p.fn(self.spec, s, self.scalar_view(nxt))
+        except Exception as e:
+            raise self._error(p.fn, f"{p.kind} {p.name}", e, cells, nxt) from None
+        if not _is_bool_scalar(r):
+            raise self._not_bool(p.fn, f"{p.kind} {p.name}", r, cells)
+        return bool(r)
+
+    def fingerprint(self, cells: Sequence[int]) -> int:
+        words = self.layout.pack(cells).reshape(1, -1)
+        return int(self.layout.fingerprints(words)[0])
+
+    # ------------------------------------------------------------ batch (numpy)
+    def expand(self, words: np.ndarray, *, expand: bool = True) -> Expansion:
+        """Check invariants on a batch of packed states and, if ``expand``, generate successors.
+
+        ``words`` has shape ``(n, k)``. Parent rows in the result index ``words``.
+        """
+        n = len(words)
+        layout = self.layout
+        s = self.batch_view(words)
+        inv_rows = [self._pred_rows(p, s, None, words, None) for p in self.invariants]
+        fired = np.zeros(len(self.actions), dtype=np.int64)
+        empty_w = np.zeros((0, layout.n_words), dtype=_U64)
+        empty_i = np.zeros(0, dtype=np.int64)
+        if not expand or n == 0:
+            return Expansion(n, inv_rows, empty_w, np.zeros(0, dtype=_U64), empty_i,
+                             empty_i.astype(np.int32), fired, empty_i,
+                             [(empty_i, empty_i.astype(np.int32), np.zeros(0, dtype=_U64))
+                              for _ in self.properties])
+        allowed: np.ndarray | None = None
+        constrained = None
+        for p in self.constraints:
+            bad = self._pred_rows(p, s, None, words, None)
+            if len(bad):
+                if allowed is None:
+                    allowed = np.ones(n, dtype=bool)
+                allowed[bad] = False
+        if allowed is not None:
+            constrained = np.flatnonzero(~allowed)
+        any_enabled = np.zeros(n, dtype=bool) if self.check_deadlock else None
+        out_words: list[np.ndarray] = []
+        out_parent: list[np.ndarray] = []
+        out_action: list[np.ndarray] = []
+        out_fps: list[np.ndarray] = []
+        hits: list[list[tuple[np.ndarray, np.ndarray, np.ndarray]]] = [[] for _ in self.properties]
+        for inst in self.actions:
+            t = NextView(s)
+            try:
+                g = inst.call(self.spec, s, t)
+            except Exception as e:
+                raise self._locate_action_error(inst, words, e) from None
+            mask = self._mask(g, n, inst.decl.fn, f"the guard of action {inst.label}", words)
+            if allowed is not None:
+                mask = mask & allowed
+            rows = np.flatnonzero(mask)
+            m = len(rows)
+            if m == 0:
+                continue
+            fired[inst.id] = m
+            if any_enabled is not None:
+                any_enabled |= mask
+            child = words[rows]
+            post: dict[int, Any] = {}
+            with np.errstate(over="ignore"):
+                for ci, v in t.assigned.items():
+                    vr = self._assigned_rows(inst, ci, v, rows, n, words)
+                    old = s._cell(ci)
+                    old_r = old[rows]
+                    post[ci] = vr
+                    delta = (np.asarray(vr, dtype=np.int64) - old_r.astype(np.int64)).astype(_U64)
+                    child[:, layout.word_of[ci]] += delta * layout.mult[ci]
+            fps = layout.fingerprints(child)
+            out_words.append(child)
+            out_fps.append(fps)
+            out_parent.append(rows)
+            out_action.append(np.full(m, inst.id, dtype=np.int32))
+            if self.properties:
+                pre_sub = _SubView(s, rows, {})
+                post_sub = _SubView(s, rows, post)
+                for j, p in enumerate(self.properties):
+                    bad = self._pred_rows(p, pre_sub.view(layout, m), post_sub.view(layout, m),
+                                          words, rows, inst)
+                    if len(bad):
+                        hits[j].append((rows[bad], np.full(len(bad), inst.id, dtype=np.int32),
+                                        fps[bad]))
+        deadlocks = empty_i
+        if any_enabled is not None:
+            if allowed is not None:
+                any_enabled |= ~allowed
+            deadlocks = np.flatnonzero(~any_enabled)
+        if out_words:
+            cw = np.concatenate(out_words)
+            cf = np.concatenate(out_fps)
+            cp = np.concatenate(out_parent)
+            ca = np.concatenate(out_action)
+        else:
+            cw, cf, cp, ca = empty_w, np.zeros(0, dtype=_U64), empty_i, empty_i.astype(np.int32)
+        prop_hits = []
+        for h in hits:
+            if h:
+                prop_hits.append((np.concatenate([x[0] for x in h]),
+                                  np.concatenate([x[1] for x in h]),
+                                  np.concatenate([x[2] for x in h])))
+            else:
+                prop_hits.append((empty_i, empty_i.astype(np.int32), np.zeros(0, dtype=_U64)))
+        return Expansion(n, inv_rows, cw, cf, cp, ca, fired, deadlocks, prop_hits, constrained)
+
+    # ---------------------------------------------------------------- helpers
+    def _pred_rows(self, p: PredicateDecl, s: StateView, t: StateView | None,
+                   words: np.ndarray, rows: np.ndarray | None,
+                   inst: ActionInstance | None = None) -> np.ndarray:
+        """Rows (of ``s``) where predicate ``p`` is false."""
+        try:
+            r = p.fn(self.spec, s) if t is None else p.fn(self.spec, s, t)
+        except Exception as e:
+            raise self._locate_pred_error(p, words, rows, inst, e) from None
+        n = s.n if s.n is not None else 1
+        mask = self._mask(r, n, p.fn, f"{p.kind} {p.name}", words)
+        return np.flatnonzero(~mask)
+
+    def _mask(self, g: Any, n: int, fn: Callable[..., Any], what: str,
+              words: np.ndarray) -> np.ndarray:
+        if isinstance(g, np.ndarray):
+            if g.dtype != np.bool_:
+                raise self._not_bool(fn, what, g, self.layout.unpack(words[0]) if len(words)
+                                     else None)
+            if g.shape == (n,):
+                return g
+            if g.ndim == 0:
+                return np.full(n, bool(g))
+            raise SpecEvaluationError(
+                f"{source_location(fn)}: {what} returned an array of shape {g.shape} "
+                f"for a batch of {n} states; combine conditions with & | ~ only."
+            )
+        if _is_bool_scalar(g):
+            return np.full(n, bool(g))
+        raise self._not_bool(fn, what, g, self.layout.unpack(words[0]) if len(words) else None)
+
+    def _assigned_rows(self, inst: ActionInstance, ci: int, v: Any, rows: np.ndarray, n: int,
+                       words: np.ndarray) -> Any:
+        cell = self.layout.cells[ci]
+        arr = np.asarray(v)
+        if arr.dtype.kind not in "biu":
+            raise SpecEvaluationError(
+                f"{source_location(inst.decl.fn)}: action {inst.label} assigns "
+                f"{cell.name} a value of type {type(v).__name__} ({_short_repr(v)}); "
+                "state values must be integers, booleans or enum members."
+            )
+        vr = arr[rows] if arr.ndim == 1 and arr.shape[0] == n else arr
+        if vr.ndim > 1 or (vr.ndim == 1 and vr.shape[0] != len(rows)):
+            raise SpecEvaluationError(
+                f"{source_location(inst.decl.fn)}: action {inst.label} assigns {cell.name} "
+                f"an array of shape {arr.shape}; assign one value per state."
+            )
+        vr = vr.astype(np.int64)
+        bad = (vr < cell.lo) | (vr > cell.hi)
+        if np.any(bad):
+            i = int(np.flatnonzero(np.atleast_1d(bad))[0])
+            row = int(rows[i])
+            val = int(np.atleast_1d(vr)[i])
+            raise self._out_of_domain(inst, cell.name, val, cell.lo, cell.hi,
+                                      self.layout.unpack(words[row]))
+        return vr
+
+    def _check_assigned_scalar(self, inst: ActionInstance, ci: int, v: Any,
+                               cells: Sequence[int]) -> int:
+        cell = self.layout.cells[ci]
+        arr = np.asarray(v)
+        if arr.dtype.kind not in "biu" or arr.ndim != 0:
+            raise SpecEvaluationError(
+                f"{source_location(inst.decl.fn)}: action {inst.label} assigns "
+                f"{cell.name} a value of type {type(v).__name__} ({_short_repr(v)}); "
+                "state values must be integers, booleans or enum members."
+            )
+        val = int(arr)
+        if not cell.lo <= val <= cell.hi:
+            raise self._out_of_domain(inst, cell.name, val, cell.lo, cell.hi, cells)
+        return val
+
+    def _out_of_domain(self, inst: ActionInstance, name: str, val: int, lo: int, hi: int,
+                       cells: Sequence[int]) -> SpecEvaluationError:
+        return SpecEvaluationError(
+            f"{source_location(inst.decl.fn)}: action {inst.label} assigns {name} = {val}, "
+            f"outside its declared domain {lo}..{hi}, in the state {format_state(self.layout, cells)}. "
+            "Strengthen the guard or widen the variable's domain.",
+            where=source_location(inst.decl.fn), what=f"action {inst.label}",
+            state=self.layout.values_from_cells(cells),
+        )
+
+    def _not_bool(self, fn: Callable[..., Any], what: str, value: Any,
+                  cells: Sequence[int] | None) -> SpecEvaluationError:
+        kind = getattr(value, "dtype", type(value).__name__)
+        st = f" in the state {format_state(self.layout, cells)}" if cells is not None else ""
+        return SpecEvaluationError(
+            f"{source_location(fn)}: {what} returned {_short_repr(value)} of type {kind}, "
+            f"not a boolean{st}. Build conditions with comparisons and & | ~ (not `and`, "
+            "`or`, `not`), and return them.",
+            where=source_location(fn), what=what,
+            state=self.layout.values_from_cells(cells) if cells is not None else None,
+        )
+
+    def _error(self, fn: Callable[..., Any], what: str, e: BaseException,
+               cells: Sequence[int], nxt: Sequence[int] | None = None) -> SpecEvaluationError:
+        where = user_frame_location(sys.exc_info()[2], fn)
+        if isinstance(e, SpecEvaluationError):
+            detail = str(e)
+        else:
+            detail = f"{type(e).__name__}: {e}"
+        st = format_state(self.layout, cells)
+        extra = f"; next state {format_state(self.layout, nxt)}" if nxt is not None else ""
+        return SpecEvaluationError(
+            f"{where}: {what} failed with {detail} in the state {st}{extra}.",
+            where=where, what=what, state=self.layout.values_from_cells(cells),
+        )
+
+    def _locate_action_error(self, inst: ActionInstance, words: np.ndarray,
+                             e: BaseException) -> SpecEvaluationError:
+        tb = sys.exc_info()[2]
+        for row in range(min(len(words), 4096)):
+            cells = self.layout.unpack(words[row])
+            try:
+                self.step(cells, inst)
+            except SpecEvaluationError as err:
+                return err
+        return self._batch_only_error(inst.decl.fn, f"action {inst.label}", e, tb, words)
+
+    def _locate_pred_error(self, p: PredicateDecl, words: np.ndarray, rows: np.ndarray | None,
+                           inst: ActionInstance | None, e: BaseException) -> SpecEvaluationError:
+        tb = sys.exc_info()[2]
+        candidates = range(len(words)) if rows is None else (int(r) for r in rows)
+        for k, row in enumerate(candidates):
+            if k >= 4096:
+                break
+            cells = self.layout.unpack(words[row])
+            if p.kind == "action" and inst is not None:
+                nxt = self.step(cells, inst)
+                if nxt is None:
+                    continue
+                try:
+                    self._eval_pred_scalar(p, cells, nxt)
+                except SpecEvaluationError as err:
+                    return SpecEvaluationError(f"{err} (on a transition by {inst.label})",
+                                               where=err.where, what=err.what, state=err.state)
+            else:
+                try:
+                    self._eval_pred_scalar(p, cells, None)
+                except SpecEvaluationError as err:
+                    return err
+        return self._batch_only_error(p.fn, f"{p.kind} {p.name}", e, tb, words)
+
+    def _batch_only_error(self, fn: Callable[..., Any], what: str, e: BaseException,
+                          tb: Any, words: np.ndarray) -> SpecEvaluationError:
+        where = user_frame_location(tb, fn)
+        hint = ""
+        if "truth value" in str(e) or "ambiguous" in str(e):
+            hint = (" The spec uses `if`, `and`, `or` or `not` on a state value, which cannot "
+                    "work on a batch of states: use where(cond, a, b) and & | ~ instead.")
+        st = format_state(self.layout, self.layout.unpack(words[0])) if len(words) else "?"
+        return SpecEvaluationError(
+            f"{where}: {what} failed with {type(e).__name__}: {e} while evaluating a batch of "
+            f"states (first state {st}).{hint}",
+            where=where, what=what,
+        )
+
+
+class _SubView:
+    """Lazily restricts a batch view to ``rows``, optionally overriding some cells."""
+
+    def __init__(self, base: StateView, rows: np.ndarray, override: dict[int, Any]) -> None:
+        self.base = base
+        self.rows = rows
+        self.override = override
+
+    def view(self, layout: Layout, m: int) -> StateView:
+        base, rows, over = self.base, self.rows, self.override
+
+        def get(i: int) -> Any:
+            v = over.get(i)
+            if v is not None:
+                col = base._cell(i)
+                if col.dtype == np.bool_:
+                    return np.broadcast_to(v != 0, (m,))
+                return np.broadcast_to(v, (m,))
+            return base._cell(i)[rows]
+
+        return StateView(layout, get, m)
+
+
+def _is_bool_scalar(v: Any) -> bool:
+    return isinstance(v, (bool, np.bool_)) or (isinstance(v, np.ndarray) and v.shape == ()
+                                                and v.dtype == np.bool_)
+
+
+def _short_repr(v: Any) -> str:
+    r = repr(v)
+    return r if len(r) <= 60 else r[:57] + "..."
+
+
+def format_state(layout: Layout, cells: Sequence[int] | None) -> str:
+    """A state on one line: ``logEnd=1, regEpoch[1]=1, fenced[1]=TRUE, ...``."""
+    if cells is None:
+        return "?"
+    return "[" + ", ".join(
+        f"{c.name}={layout.display_value(c, int(v))}" for c, v in zip(layout.cells, cells)
+    ) + "]"

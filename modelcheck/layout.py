@@ -1,0 +1,267 @@
+"""The state layout: cells, their exact packing into 64-bit words, and fingerprints.
+
+Every state is a vector of small integers, one per *cell* (a scalar variable or
+one element of an array). Cells are packed in mixed radix into unsigned 64-bit
+words: ``word = sum((value - lo) * mult)`` with ``mult`` the product of the sizes
+of the cells before it in the same word. Cells go into words greedily in layout
+order; a word holds cells as long as the product of their sizes is at most 2**64.
+
+Fingerprints:
+
+* one word: the fingerprint *is* the packed state (exact, invertible, no collision);
+* several words: ``fingerprint64`` below, a fixed 64-bit mix of the words
+  (SplitMix64 finaliser chained over the words, seeded with a constant). It is
+  the same on every machine, process and ``PYTHONHASHSEED``; Python's ``hash()``
+  is never used. The result then reports the collision probability estimate.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from .domains import BoundType, Cell
+
+__all__ = ["Layout", "VarInfo", "fingerprint64", "collision_probability"]
+
+_U64 = np.uint64
+_SEED = np.uint64(0x9E3779B97F4A7C15)
+_M1 = np.uint64(0xBF58476D1CE4E5B9)
+_M2 = np.uint64(0x94D049BB133111EB)
+
+
+def _mix64(x: np.ndarray) -> np.ndarray:
+    x = x ^ (x >> _U64(30))
+    x = x * _M1
+    x = x ^ (x >> _U64(27))
+    x = x * _M2
+    return x ^ (x >> _U64(31))
+
+
+def fingerprint64(words: np.ndarray) -> np.ndarray:
+    """64-bit fingerprints of packed states ``words`` (shape ``(n, k)``, uint64).
+
+    ``h0 = SEED``; ``h_{i+1} = mix64(h_i ^ mix64(word_i + i * SEED))``, where
+    ``mix64`` is the SplitMix64 finaliser; arithmetic is modulo 2**64.
+    """
+    n, k = words.shape
+    with np.errstate(over="ignore"):
+        h = np.full(n, _SEED, dtype=_U64)
+        for i in range(k):
+            h = _mix64(h ^ _mix64(words[:, i] + _U64(i) * _SEED))
+    return h
+
+
+def collision_probability(n_states: int, exact: bool) -> float:
+    """TLC-style estimate of the chance that two distinct states shared a fingerprint."""
+    if exact or n_states < 2:
+        return 0.0
+    return min(1.0, n_states * (n_states - 1) / 2.0 / 2.0**64)
+
+
+@dataclass(frozen=True)
+class VarInfo:
+    """A declared state variable after binding: its type and cells."""
+
+    name: str
+    btype: BoundType
+    first_cell: int
+    n_cells: int
+    dims: tuple[range, ...]  # index sets of nested arrays, outermost first
+    decl: str  # "file:line" of the declaration
+
+
+class Layout:
+    """Cells of a bound spec and the mixed-radix packing of them into words."""
+
+    def __init__(self, variables: Sequence[tuple[str, BoundType, str]]) -> None:
+        cells: list[Cell] = []
+        infos: dict[str, VarInfo] = {}
+        for name, btype, decl in variables:
+            first = len(cells)
+            for path, lo, size, kind, labels in btype.cells():
+                cells.append(Cell(len(cells), name, path, lo, size, kind, labels))
+            infos[name] = VarInfo(name, btype, first, len(cells) - first, _dims(btype), decl)
+        self.cells: tuple[Cell, ...] = tuple(cells)
+        self.vars: dict[str, VarInfo] = infos
+        self.cell_index: dict[tuple[str, tuple[int, ...]], int] = {
+            (c.var, c.path): c.index for c in cells
+        }
+        word_of: list[int] = []
+        mults: list[int] = []
+        word = 0
+        product = 1
+        for c in cells:
+            if product * c.size > 2**64 and product > 1:
+                word += 1
+                product = 1
+            word_of.append(word)
+            mults.append(product)
+            product *= c.size
+        self.n_words = word + 1 if cells else 1
+        self.word_of = np.array(word_of, dtype=np.int64)
+        self.mult = np.array(mults, dtype=_U64)
+        self.lo = np.array([c.lo for c in cells], dtype=np.int64)
+        self.size = np.array([c.size for c in cells], dtype=np.int64)
+        self.bits = sum(max(1, (c.size - 1).bit_length()) for c in cells)
+        self.state_space_bound = 1
+        for c in cells:
+            self.state_space_bound *= c.size
+        # The last cell of a word needs no modulo when decoding.
+        self._last_in_word = [
+            i == len(cells) - 1 or word_of[i + 1] != word_of[i] for i in range(len(cells))
+        ]
+
+    @property
+    def exact(self) -> bool:
+        """True when the whole state packs into one word, so fingerprints are exact."""
+        return self.n_words == 1
+
+    # -- one state ---------------------------------------------------------
+    def cells_from_values(self, values: Mapping[str, Any]) -> list[int]:
+        """Flatten ``{var: value}`` (arrays as ``{index: value}``) into cell values.
+
+        Enum cells accept member names as well as ints; array indices may be
+        ints or their decimal strings (as JSON has them).
+        """
+        out: list[int] = []
+        for name, info in self.vars.items():
+            flat = _flatten(values[name], info.dims)
+            for j, v in enumerate(flat):
+                cell = self.cells[info.first_cell + j]
+                if isinstance(v, str):
+                    if cell.labels is None or v not in cell.labels or cell.kind != "enum":
+                        raise ValueError(f"{cell.name}: {v!r} is not a value of its domain")
+                    v = cell.labels.index(v)
+                elif isinstance(v, (list, tuple, set, frozenset)) and cell.kind == "set":
+                    assert cell.labels is not None
+                    mask = 0
+                    for member in v:
+                        if str(member) not in cell.labels:
+                            raise ValueError(f"{cell.name}: {member!r} is not in its universe")
+                        mask |= 1 << cell.labels.index(str(member))
+                    v = mask
+                elif isinstance(v, bool) or isinstance(v, int):
+                    v = int(v)
+                else:
+                    raise ValueError(f"{cell.name}: {v!r} is not an integer, boolean or "
+                                     "enum name")
+                out.append(v)
+        return out
+
+    def values_from_cells(self, cells: Sequence[int]) -> dict[str, Any]:
+        """Inverse of :meth:`cells_from_values`: bools as bool, enums by member name,
+        sets as sorted lists of ids, ints as int; arrays as ``{index: value}``."""
+        out: dict[str, Any] = {}
+        for name, info in self.vars.items():
+            chunk = [self._py(self.cells[info.first_cell + j], int(cells[info.first_cell + j]))
+                     for j in range(info.n_cells)]
+            out[name] = _unflatten(chunk, info.dims)
+        return out
+
+    def display_value(self, cell: Cell, value: int) -> str:
+        """A cell value as a user reads it: enum names, TRUE/FALSE, set braces."""
+        if cell.kind == "bool":
+            return "TRUE" if value else "FALSE"
+        if cell.kind == "enum" and cell.labels is not None and 0 <= value < len(cell.labels):
+            return cell.labels[value]
+        if cell.kind == "set" and cell.labels is not None:
+            members = (cell.labels[i] for i in range(len(cell.labels)) if value >> i & 1)
+            return "{" + ", ".join(members) + "}"
+        return str(value)
+
+    @staticmethod
+    def _py(cell: Cell, v: int) -> Any:
+        if cell.kind == "bool":
+            return bool(v)
+        if cell.kind == "enum" and cell.labels is not None and 0 <= v < len(cell.labels):
+            return cell.labels[v]
+        if cell.kind == "set" and cell.labels is not None:
+            return [int(cell.labels[i]) for i in range(len(cell.labels)) if v >> i & 1]
+        return v
+
+    def pack(self, cells: Sequence[int]) -> np.ndarray:
+        """Words of one state (shape ``(k,)``)."""
+        return self.pack_columns(
+            [np.array([int(v)], dtype=np.int64) for v in cells]
+        )[0]
+
+    def pack_columns(self, columns: Sequence[np.ndarray]) -> np.ndarray:
+        """Words of a batch of states given one int column per cell (shape ``(n, k)``)."""
+        n = len(columns[0]) if columns else 1
+        words = np.zeros((n, self.n_words), dtype=_U64)
+        with np.errstate(over="ignore"):
+            for i, col in enumerate(columns):
+                raw = (np.asarray(col, dtype=np.int64) - self.lo[i]).astype(_U64)
+                words[:, self.word_of[i]] += raw * self.mult[i]
+        return words
+
+    def fingerprints(self, words: np.ndarray) -> np.ndarray:
+        """Fingerprints of packed states (shape ``(n,)``)."""
+        if self.n_words == 1:
+            return words[:, 0].copy()
+        return fingerprint64(words)
+
+    def decode_cell(self, words: np.ndarray, i: int) -> np.ndarray:
+        """Column of cell ``i`` (int64, actual values) from packed words ``(n, k)``."""
+        w = words[:, self.word_of[i]]
+        m = self.mult[i]
+        if m != 1:
+            w = w // m
+        if not self._last_in_word[i]:
+            w = w % _U64(self.size[i])
+        out = w.astype(np.int64)
+        if self.lo[i]:
+            out += self.lo[i]
+        return out
+
+    def unpack(self, words: np.ndarray) -> list[int]:
+        """Cell values of one state from its words (shape ``(k,)``)."""
+        w2 = words.reshape(1, -1)
+        return [int(self.decode_cell(w2, i)[0]) for i in range(len(self.cells))]
+
+    def describe(self) -> list[dict[str, Any]]:
+        """Per variable: name, domain text, cells and bits, for ``inspect``."""
+        rows = []
+        for name, info in self.vars.items():
+            cells = self.cells[info.first_cell:info.first_cell + info.n_cells]
+            rows.append({
+                "name": name,
+                "domain": info.btype.describe(),
+                "cells": info.n_cells,
+                "bits": sum(max(1, (c.size - 1).bit_length()) for c in cells),
+                "declared": info.decl,
+            })
+        return rows
+
+
+def _dims(btype: BoundType) -> tuple[range, ...]:
+    dims: list[range] = []
+    t: Any = btype
+    while hasattr(t, "elem") and hasattr(t, "ids"):
+        dims.append(t.ids)
+        t = t.elem
+    return tuple(dims)
+
+
+def _flatten(value: Any, dims: tuple[range, ...]) -> list[Any]:
+    if not dims:
+        return [value]
+    if not isinstance(value, Mapping):
+        raise ValueError(f"expected a map from {dims[0].start}..{dims[0].stop - 1}, "
+                         f"got {value!r}")
+    out: list[Any] = []
+    for i in dims[0]:
+        v = value[i] if i in value else value[str(i)]
+        out.extend(_flatten(v, dims[1:]))
+    return out
+
+
+def _unflatten(flat: list[Any], dims: tuple[range, ...]) -> Any:
+    if not dims:
+        return flat[0]
+    step = len(flat) // len(dims[0])
+    return {i: _unflatten(flat[j * step:(j + 1) * step], dims[1:]) for j, i in enumerate(dims[0])}

@@ -1,0 +1,342 @@
+"""The spec contract: a declarative class of constants, variables, actions and properties.
+
+A spec is a subclass of :class:`Spec`. Its class body declares constants
+(:class:`~modelcheck.domains.Const`), index sets (``Ids``), state variables (finite
+types), and decorated methods:
+
+* ``@action(b=Brokers)`` — ``def Name(self, s, t, b)``: a guarded transition,
+  instantiated for every parameter value. It assigns next-state cells on ``t``
+  and returns the guard (a boolean expression over ``s``).
+* ``@invariant`` — ``def Name(self, s)``: must hold in every reachable state.
+* ``@action_property`` — ``def Name(self, s, t)``: must hold on every transition.
+* ``@constraint`` — ``def Name(self, s)``: states violating it are checked but
+  not expanded (TLC's ``CONSTRAINT``).
+
+Mistakes in the class (a wrong action signature, a name used twice) are rejected
+when the class is defined. ``KRaftBroker(N=3)`` binds constants and returns a
+ready spec with its state layout and action instances.
+
+For example::
+
+    class Counter(Spec):
+        Max = Const(3)
+        x = Int(0, Max)
+
+        @action
+        def Inc(self, s, t):
+            t.x = s.x + 1
+            return s.x < self.Max
+
+        @invariant
+        def Bounded(self, s):
+            return s.x <= self.Max
+"""
+
+from __future__ import annotations
+
+import inspect
+import itertools
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+from .domains import Const, Deferred, Ids, Type, resolve
+from .errors import ConstantError, SpecDefinitionError, source_location
+from .layout import Layout
+
+__all__ = [
+    "Spec",
+    "action",
+    "invariant",
+    "action_property",
+    "constraint",
+    "ActionDecl",
+    "PredicateDecl",
+    "ActionInstance",
+]
+
+
+class ActionDecl:
+    """An action as declared: the function and its parameter domains."""
+
+    def __init__(self, fn: Callable[..., Any], params: dict[str, Any]) -> None:
+        self.fn = fn
+        self.params = params
+        self.name = fn.__name__
+        self.where = source_location(fn)
+        sig = list(inspect.signature(fn).parameters)
+        want = ["self", "s", "t", *params]
+        if sig[:3] != want[:3] or sig[3:] != list(params):
+            raise SpecDefinitionError(
+                f"{self.where}: action {self.name} must be defined as "
+                f"`def {self.name}({', '.join(want)})` (its parameters are the keyword "
+                f"arguments of @action, in the same order), not `def {self.name}"
+                f"({', '.join(sig)})`."
+            )
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+
+
+class PredicateDecl:
+    """An invariant (``kind='invariant'``), action property or state constraint."""
+
+    def __init__(self, fn: Callable[..., Any], kind: str, name: str | None = None,
+                 doc: str | None = None) -> None:
+        self.fn = fn
+        self.kind = kind
+        self.name = name or fn.__name__
+        self.where = source_location(fn)
+        self.doc = (doc or inspect.getdoc(fn) or "").split("\n\n")[0]
+        n_args = 2 if kind in ("invariant", "constraint") else 3
+        sig = list(inspect.signature(fn).parameters)
+        if len(sig) != n_args:
+            want = "(self, s)" if n_args == 2 else "(self, s, t)"
+            raise SpecDefinitionError(
+                f"{self.where}: {kind} {self.name} must take {want}, takes ({', '.join(sig)})."
+            )
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+
+
+def action(fn: Callable[..., Any] | None = None, /, **params: Any) -> Any:
+    """Declare a guarded action; keyword arguments give parameter domains.
+
+    ``@action`` or ``@action(b=Brokers, c=Ids(0, N))``.
+    """
+    if fn is not None:
+        if not callable(fn):
+            raise SpecDefinitionError("@action takes keyword parameter domains: @action(b=Brokers)")
+        return ActionDecl(fn, {})
+    return lambda f: ActionDecl(f, params)
+
+
+def invariant(fn: Callable[..., Any]) -> PredicateDecl:
+    """Declare a state invariant ``def Name(self, s) -> bool``."""
+    return PredicateDecl(fn, "invariant")
+
+
+def action_property(fn: Callable[..., Any]) -> PredicateDecl:
+    """Declare a property of every transition ``def Name(self, s, t) -> bool``."""
+    return PredicateDecl(fn, "action")
+
+
+def constraint(fn: Callable[..., Any]) -> PredicateDecl:
+    """Declare a state constraint: states where it is false are not expanded."""
+    return PredicateDecl(fn, "constraint")
+
+
+@dataclass(frozen=True)
+class ActionInstance:
+    """One action with concrete parameters; ``id`` is its position in the spec."""
+
+    id: int
+    decl: ActionDecl
+    params: tuple[tuple[str, int], ...]
+
+    @property
+    def name(self) -> str:
+        return self.decl.name
+
+    @property
+    def label(self) -> str:
+        if not self.params:
+            return self.decl.name
+        return f"{self.decl.name}({', '.join(str(v) for _, v in self.params)})"
+
+    def call(self, spec: Spec, s: Any, t: Any) -> Any:
+        return self.decl.fn(spec, s, t, *(v for _, v in self.params))
+
+
+class Spec:
+    """Base class of specs. Subclass it; instantiate with constant overrides to bind."""
+
+    #: check for states without successors (TLC's deadlock check)
+    check_deadlock: ClassVar[bool] = True
+
+    _consts: ClassVar[dict[str, Const]] = {}
+    _vars: ClassVar[dict[str, Type]] = {}
+    _actions: ClassVar[dict[str, ActionDecl]] = {}
+    _predicates: ClassVar[dict[str, PredicateDecl]] = {}
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        consts = dict(cls._consts)
+        variables = dict(cls._vars)
+        actions = dict(cls._actions)
+        preds = dict(cls._predicates)
+        where = f"{source_location_of_class(cls)}"
+        for name, value in cls.__dict__.items():
+            if name.startswith("__"):
+                continue
+            kinds = [k for k, table in (("constant", consts), ("variable", variables),
+                                        ("action", actions), ("property", preds))
+                     if name in table]
+            if isinstance(value, Const):
+                _unique(cls, name, kinds, "constant", where)
+                consts[name] = value
+            elif isinstance(value, Type):
+                _unique(cls, name, kinds, "variable", where)
+                value.decl_line = where
+                variables[name] = value
+            elif isinstance(value, ActionDecl):
+                _unique(cls, name, kinds, "action", where)
+                actions[name] = value
+            elif isinstance(value, PredicateDecl):
+                _unique(cls, name, kinds, "property", where)
+                preds[name] = value
+            elif name in actions or name in preds:
+                raise SpecDefinitionError(
+                    f"{where}: {cls.__name__}.{name} overrides an inherited action or "
+                    "property with a plain attribute; decorate it with @action, "
+                    "@invariant or @action_property."
+                )
+        cls._consts = consts
+        cls._vars = variables
+        cls._actions = actions
+        cls._predicates = preds
+
+    # -- binding ----------------------------------------------------------
+    def __init__(self, **overrides: Any) -> None:
+        cls = type(self)
+        unknown = [k for k in overrides if k not in cls._consts]
+        if unknown:
+            known = ", ".join(f"{n}={c.default}" for n, c in cls._consts.items()) or "none"
+            raise ConstantError(
+                f"unknown constant {', '.join(map(repr, unknown))} for spec {cls.__name__}; "
+                f"its constants (with defaults) are: {known}."
+            )
+        consts: dict[str, Any] = {}
+        for name, c in cls._consts.items():
+            value = overrides.get(name, c.default)
+            consts[name] = _check_const(cls.__name__, name, c, value)
+        self.constants: Mapping[str, Any] = consts
+        if not cls._vars:
+            raise SpecDefinitionError(f"spec {cls.__name__} declares no state variables.")
+        bound = []
+        for name, typ in cls._vars.items():
+            try:
+                bound.append((name, typ.bound(consts), typ.decl_line))
+            except SpecDefinitionError as e:
+                raise SpecDefinitionError(f"{typ.decl_line}: variable {name}: {e}") from None
+        self.layout = Layout(bound)
+        self.actions: tuple[ActionInstance, ...] = tuple(self._instances())
+        if not self.actions:
+            raise SpecDefinitionError(f"spec {cls.__name__} declares no actions.")
+        self.invariants = tuple(p for p in cls._predicates.values() if p.kind == "invariant")
+        self.properties = tuple(p for p in cls._predicates.values() if p.kind == "action")
+        self.constraints = tuple(p for p in cls._predicates.values() if p.kind == "constraint")
+
+    def _instances(self) -> Iterator[ActionInstance]:
+        n = 0
+        for decl in type(self)._actions.values():
+            domains = []
+            for pname, dom in decl.params.items():
+                values = self._domain_values(dom, decl, pname)
+                domains.append([(pname, v) for v in values])
+            for combo in itertools.product(*domains):
+                yield ActionInstance(n, decl, tuple(combo))
+                n += 1
+
+    def _domain_values(self, dom: Any, decl: ActionDecl, pname: str) -> list[int]:
+        if isinstance(dom, Ids):
+            return list(dom.bind(self.constants))
+        value = resolve(dom, self.constants)
+        if callable(value) and not isinstance(value, Deferred):
+            value = value(self)
+        try:
+            values = [int(v) for v in value]
+        except (TypeError, ValueError):
+            raise SpecDefinitionError(
+                f"{decl.where}: parameter {pname} of action {decl.name} must range over "
+                f"Ids(...), a range or an iterable of ints, got {dom!r}."
+            ) from None
+        return values
+
+    # -- overridable ------------------------------------------------------
+    def init_states(self) -> Iterable[Mapping[str, Any]]:
+        """Initial states as ``{var: value}`` overrides of the declared initial values.
+
+        The default is the single state of declared initial values. Override to
+        give several (e.g. ``for v in range(3): yield {"x": v}``).
+        """
+        yield {}
+
+    # -- helpers for tools ------------------------------------------------
+    @property
+    def name(self) -> str:
+        return type(self).__name__
+
+    def initial_values(self) -> list[dict[str, Any]]:
+        """Full initial states as ``{var: value}``; declared values merged with overrides."""
+        base = {name: info.btype.default() for name, info in self.layout.vars.items()}
+        out = []
+        for over in self.init_states():
+            unknown = [k for k in over if k not in base]
+            if unknown:
+                raise SpecDefinitionError(
+                    f"{source_location(type(self).init_states)}: init_states gives unknown "
+                    f"variable(s) {', '.join(unknown)}."
+                )
+            state = dict(base)
+            for k, v in over.items():
+                if isinstance(v, Mapping) and isinstance(state[k], dict):
+                    merged = dict(state[k])
+                    merged.update(v)
+                    state[k] = merged
+                else:
+                    state[k] = v
+            out.append(state)
+        return out
+
+    def action_by_label(self, name: str, params: Mapping[str, Any] | None) -> ActionInstance | None:
+        """The action instance with this name and parameters, if any."""
+        want = tuple(sorted((params or {}).items()))
+        for a in self.actions:
+            if a.name == name and tuple(sorted(a.params)) == want:
+                return a
+        return None
+
+    def __repr__(self) -> str:
+        args = ", ".join(f"{k}={v}" for k, v in self.constants.items())
+        return f"{type(self).__name__}({args})"
+
+
+def source_location_of_class(cls: type) -> str:
+    try:
+        file = inspect.getsourcefile(cls) or "<unknown>"
+        _, line = inspect.getsourcelines(cls)
+    except (OSError, TypeError):
+        return f"<{cls.__module__}>"
+    from .errors import _short
+
+    return f"{_short(file)}:{line}"
+
+
+def _unique(cls: type, name: str, kinds: list[str], kind: str, where: str) -> None:
+    clashing = [k for k in kinds if k != kind]
+    if clashing:
+        raise SpecDefinitionError(
+            f"{where}: {cls.__name__}.{name} is declared as a {kind} but is already a "
+            f"{clashing[0]}; names must be unique across constants, variables, actions "
+            "and properties."
+        )
+
+
+def _check_const(spec: str, name: str, c: Const, value: Any) -> Any:
+    if c.kind is bool:
+        if not isinstance(value, bool):
+            raise ConstantError(
+                f"constant {name} of spec {spec} is a boolean; got {value!r}."
+            )
+        return value
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ConstantError(
+            f"constant {name} of spec {spec} is an integer; got {value!r}."
+        )
+    if c.min is not None and value < c.min:
+        raise ConstantError(f"constant {name} of spec {spec} must be >= {c.min}; got {value}.")
+    if c.max is not None and value > c.max:
+        raise ConstantError(f"constant {name} of spec {spec} must be <= {c.max}; got {value}.")
+    return value

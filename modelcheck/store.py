@@ -1,0 +1,118 @@
+"""Compact storage of explored states: the visited set and the BFS levels.
+
+* :class:`FingerprintSet` — all visited fingerprints in one sorted ``uint64``
+  array (8 bytes a state). Membership is a vectorised binary search; a level is
+  merged in with one linear pass (two sorted runs).
+* :class:`LevelStore` — per BFS level, the level's fingerprints (sorted) and for
+  each the index of its parent in the previous level (``uint32``): 12 bytes a
+  state. Paths are rebuilt by walking parent indices, and the states on a path
+  by replaying the spec from the initial state (TLC's approach: store
+  fingerprints, regenerate states).
+* :func:`dedupe_min` — keep one row per fingerprint, the one with the smallest
+  key (parent index, then action id), which makes parent choice deterministic
+  whatever the order in which successors were produced.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+__all__ = ["FingerprintSet", "LevelStore", "Level", "dedupe_min"]
+
+NO_PARENT = np.uint32(0xFFFFFFFF)
+
+
+def dedupe_min(fps: np.ndarray, keys: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Unique ``fps`` (sorted) with, for each, the smallest ``keys`` value and its row.
+
+    Returns ``(unique_fps, min_keys, rows)`` where ``rows`` indexes the input at
+    the first row holding that fingerprint (all rows of one fingerprint hold the
+    same state).
+    """
+    if len(fps) == 0:
+        return fps, keys, np.zeros(0, dtype=np.int64)
+    order = np.argsort(fps, kind="stable")
+    sf = fps[order]
+    starts = np.flatnonzero(np.concatenate(([True], sf[1:] != sf[:-1])))
+    sk = keys[order]
+    mins = np.minimum.reduceat(sk, starts)
+    return sf[starts], mins, order[starts]
+
+
+class FingerprintSet:
+    """A set of 64-bit fingerprints kept as one sorted array."""
+
+    def __init__(self) -> None:
+        self._a = np.zeros(0, dtype=np.uint64)
+
+    def __len__(self) -> int:
+        return len(self._a)
+
+    @property
+    def nbytes(self) -> int:
+        return int(self._a.nbytes)
+
+    def contains(self, fps: np.ndarray) -> np.ndarray:
+        """Boolean mask: which of ``fps`` are in the set."""
+        a = self._a
+        if len(a) == 0 or len(fps) == 0:
+            return np.zeros(len(fps), dtype=bool)
+        idx = np.searchsorted(a, fps)
+        np.minimum(idx, len(a) - 1, out=idx)
+        return a[idx] == fps
+
+    def add_sorted(self, fps: np.ndarray) -> None:
+        """Add sorted fingerprints that are not in the set yet."""
+        if len(fps) == 0:
+            return
+        merged = np.concatenate((self._a, fps))
+        merged.sort(kind="stable")  # two sorted runs: a linear merge
+        self._a = merged
+
+
+@dataclass
+class Level:
+    """One BFS level: sorted fingerprints and each state's parent index in the level before."""
+
+    fps: np.ndarray
+    parents: np.ndarray  # uint32, NO_PARENT for initial states
+
+    @property
+    def nbytes(self) -> int:
+        return int(self.fps.nbytes + self.parents.nbytes)
+
+
+class LevelStore:
+    """All BFS levels, for rebuilding the path to any explored state."""
+
+    def __init__(self) -> None:
+        self.levels: list[Level] = []
+
+    def append(self, fps: np.ndarray, parents: np.ndarray) -> None:
+        self.levels.append(Level(fps, parents.astype(np.uint32)))
+
+    def __len__(self) -> int:
+        return len(self.levels)
+
+    @property
+    def nbytes(self) -> int:
+        return sum(lv.nbytes for lv in self.levels)
+
+    def index_of(self, depth: int, fp: int) -> int:
+        a = self.levels[depth].fps
+        i = int(np.searchsorted(a, np.uint64(fp)))
+        if i >= len(a) or int(a[i]) != int(fp):
+            raise KeyError(f"fingerprint {fp:#x} is not in level {depth}")
+        return i
+
+    def path(self, depth: int, index: int) -> list[int]:
+        """Fingerprints from an initial state to state ``index`` of level ``depth``."""
+        out = []
+        for d in range(depth, -1, -1):
+            lv = self.levels[d]
+            out.append(int(lv.fps[index]))
+            index = int(lv.parents[index])
+        out.reverse()
+        return out

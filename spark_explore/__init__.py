@@ -1,0 +1,1 @@
+"""PySpark backend for modelcheck."""
