@@ -194,8 +194,50 @@ def _dom_text(v: Any) -> str:
     return getattr(v, "name", None) or repr(v)
 
 
+def _load_plugins() -> None:
+    """Add subcommands registered by other packages (entry point group
+    ``modelcheck.commands``), e.g. ``modelcheck spark`` from ``spark_explore``.
+
+    The plugin is imported only when its command is the one invoked, so heavy
+    dependencies (pyspark) never load for other commands.
+    """
+    from importlib.metadata import entry_points
+
+    for ep in entry_points(group="modelcheck.commands"):
+        if ep.name in cli.commands:
+            continue
+        cli.add_command(_LazyCommand(ep.name, ep.value), ep.name)
+
+
+class _LazyCommand(click.Command):
+    """A placeholder that imports the real command on first use."""
+
+    def __init__(self, name: str, target: str) -> None:
+        super().__init__(name, help=f"(plugin command from {target.split(':')[0]})",
+                         context_settings={"ignore_unknown_options": True,
+                                           "allow_extra_args": True, "help_option_names": []})
+        self._target = target
+
+    def _real(self) -> click.Command:
+        module, _, attr = self._target.partition(":")
+        import importlib
+
+        return getattr(importlib.import_module(module), attr)  # type: ignore[no-any-return]
+
+    def invoke(self, ctx: click.Context) -> Any:
+        real = self._real()
+        return real.main(args=ctx.args, prog_name=ctx.command_path, standalone_mode=False)
+
+    def get_short_help_str(self, limit: int = 45) -> str:
+        try:
+            return self._real().get_short_help_str(limit)
+        except Exception:  # pragma: no cover - plugin import failure shows at invocation
+            return super().get_short_help_str(limit)
+
+
 def main() -> None:
     """Console-script entry point."""
+    _load_plugins()
     try:
         cli(standalone_mode=True)
     except KeyboardInterrupt:  # pragma: no cover - interrupted outside exploration
