@@ -21,7 +21,7 @@ For example::
     4
 """
 
-from .domains import Array, Bool, Const, Enum, Ids, Int, SetOf
+from .domains import Array, Bool, Const, Enum, Ids, Int, Ref, SetOf
 from .errors import (
     ConstantError,
     ModelcheckError,
@@ -40,7 +40,7 @@ from .spec import Spec, action, action_property, constraint, invariant
 __version__ = "0.1.0"
 
 __all__ = [
-    "Spec", "Const", "Ids", "Bool", "Int", "Enum", "Array", "SetOf",
+    "Spec", "Const", "Ids", "Bool", "Int", "Enum", "Array", "SetOf", "Ref",
     "action", "invariant", "action_property", "constraint",
     "where", "any_of", "all_of", "implies", "has", "with_", "without", "count",
     "Kernel", "Expansion", "Layout", "fingerprint64",

@@ -34,6 +34,7 @@ __all__ = [
     "Enum",
     "Array",
     "SetOf",
+    "Ref",
     "resolve",
     "Cell",
 ]
@@ -162,6 +163,8 @@ class Cell:
     size: int
     kind: str  # "bool" | "int" | "enum" | "set"
     labels: tuple[str, ...] | None = None
+    #: name of the Ids set whose members this cell holds (Ref) or whose subset it is (SetOf)
+    ref: str | None = None
 
     @property
     def hi(self) -> int:
@@ -188,6 +191,9 @@ class Type:
 
 class BoundType:
     """A type with its constants resolved: knows its cells and how to show values."""
+
+    #: the Ids set name this type refers to (Ref values, SetOf members), if any
+    ref: str | None = None
 
     def cells(self) -> list[tuple[tuple[int, ...], int, int, str, tuple[str, ...] | None]]:
         """(path, lo, size, kind, labels) for each scalar cell, in layout order."""
@@ -232,6 +238,41 @@ class Int(Type):
 
     def describe(self) -> str:
         return f"{self.lo!r}..{self.hi!r}"
+
+
+class Ref(Type):
+    """A member of an index set, or ``none`` (default 0) for "no member": e.g. a leader.
+
+    Like ``Int`` but typed: under symmetry reduction the values are permuted
+    together with the index set.
+    """
+
+    def __init__(self, ids: Ids, *, none: int | None = 0, init: Any = None) -> None:
+        if not isinstance(ids, Ids):
+            raise SpecDefinitionError(f"Ref(...) takes an Ids(...) set, got {ids!r}.")
+        self.ids = ids
+        self.none = none
+        self.init = init
+
+    def bound(self, consts: Mapping[str, Any]) -> BoundType:
+        r = self.ids.bind(consts)
+        lo, hi = r.start, r.stop - 1
+        if self.none is not None:
+            if self.none != r.start - 1:
+                raise SpecDefinitionError(
+                    f"Ref({self.ids.name}, none={self.none}): 'none' must be {r.start - 1}, "
+                    "just below the index set."
+                )
+            lo = self.none
+        init = lo if self.init is None else int(resolve(self.init, consts))
+        b = _BoundScalar(lo, hi - lo + 1, "int", None, init,
+                         f"{self.ids.name}" + (f" \\cup {{{self.none}}}" if self.none is not None
+                                              else ""))
+        b.ref = self.ids.name
+        return b
+
+    def describe(self) -> str:
+        return self.ids.name + (f" + {{{self.none}}}" if self.none is not None else "")
 
 
 class Enum(Type):
@@ -287,7 +328,9 @@ class SetOf(Type):
         mask = 0
         for i in resolve(self.init, consts):
             mask |= 1 << (int(i) - ids.start)
-        return _BoundSet(ids, mask)
+        b = _BoundSet(ids, mask)
+        b.ref = self.universe.name
+        return b
 
     def describe(self) -> str:
         return f"SUBSET {self.universe.name}"

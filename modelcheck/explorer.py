@@ -100,6 +100,7 @@ class Explorer:
         *,
         invariants: Sequence[str] | None = None,
         check_deadlock: bool | None = None,
+        symmetry: bool = True,
         max_depth: int | None = None,
         batch_size: int = 1 << 16,
         progress: Callable[[Progress], None] | None = None,
@@ -108,7 +109,7 @@ class Explorer:
         invs, props = select_checks(spec, invariants)
         self.spec = spec
         self.kernel = Kernel(spec, invariants=invs, properties=props,
-                             check_deadlock=check_deadlock)
+                             check_deadlock=check_deadlock, symmetry=symmetry)
         self.layout = spec.layout
         self.max_depth = max_depth
         self.batch_size = batch_size
@@ -124,6 +125,7 @@ class Explorer:
         res = Result(spec=self.spec.name, constants=dict(self.spec.constants), status="ok",
                      fingerprint="exact" if layout.exact else "hash64",
                      state_bits=layout.bits,
+                     symmetry=list(k.symmetry.names) if k.symmetry else [],
                      checked={"invariants": [p.name for p in k.invariants],
                               "properties": [p.name for p in k.properties],
                               "deadlock": ["on" if k.check_deadlock else "off"]})
@@ -134,9 +136,7 @@ class Explorer:
         levels = LevelStore()
         self.levels = levels
 
-        init_cells = k.initial_states()
-        init_words = np.stack([layout.pack(c) for c in init_cells])
-        init_fps = layout.fingerprints(init_words)
+        init_words, init_fps = k.initial_words()
         ufps, _, rows = dedupe_min(init_fps, np.zeros(len(init_fps), dtype=np.int64))
         frontier_words = init_words[rows]
         levels.append(ufps, np.full(len(ufps), NO_PARENT, dtype=np.uint32))
@@ -207,9 +207,11 @@ class Explorer:
                 if prop_hits:
                     f, parent, a, j = min(prop_hits)
                     path = levels.path(depth, parent)
-                    trace = rebuild_trace(k, path, last=(k.actions[a], f))
+                    trace = rebuild_trace(k, path, last=(k.properties[j], f))
                     also = sorted({k.properties[jj].name for f2, p2, a2, jj in prop_hits
                                    if (f2, p2, a2) == (f, parent, a)} - {k.properties[j].name})
+                    final = layout.cells_from_values(trace[-1].state)
+                    also += [p.name for p in k.check_invariants(final)]
                     violation = Violation(k.properties[j].name, "action", trace, tuple(also))
                     res.status = "violation"
                     break
@@ -276,11 +278,13 @@ class Explorer:
 
 
 def rebuild_trace(kernel: Kernel, fps: Sequence[int],
-                  last: tuple[ActionInstance, int] | None = None) -> tuple[TraceStep, ...]:
+                  last: tuple[PredicateDecl, int] | None = None) -> tuple[TraceStep, ...]:
     """Replay the spec along a path of fingerprints, returning full states and actions.
 
-    At each step the successor with the wanted fingerprint is taken, the first in
-    action order. ``last`` appends one more step by a given action instance.
+    At each step the successor with the wanted (canonical) fingerprint is taken,
+    the first in action order, so the trace is a real behaviour even under
+    symmetry reduction. ``last = (property, fp)`` appends one more step: the first
+    transition to ``fp`` that violates the action property.
     """
     layout = kernel.layout
     cur: list[int] | None = None
@@ -291,17 +295,18 @@ def rebuild_trace(kernel: Kernel, fps: Sequence[int],
     if cur is None:  # pragma: no cover - would be an engine bug
         raise RuntimeError("trace rebuild: no initial state has the recorded fingerprint")
     steps = [TraceStep(None, {}, layout.values_from_cells(cur))]
-    targets: list[tuple[ActionInstance | None, int]] = [(None, f) for f in fps[1:]]
+    targets: list[tuple[PredicateDecl | None, int]] = [(None, f) for f in fps[1:]]
     if last is not None:
         targets.append(last)
-    for want_action, fp in targets:
+    for prop, fp in targets:
         found = None
         for inst, nxt in kernel.successors(cur):
-            if want_action is not None and inst.id != want_action.id:
+            if kernel.fingerprint(nxt) != fp:
                 continue
-            if kernel.fingerprint(nxt) == fp:
-                found = (inst, nxt)
-                break
+            if prop is not None and prop not in kernel.check_properties(cur, nxt):
+                continue
+            found = (inst, nxt)
+            break
         if found is None:  # pragma: no cover - would be an engine bug
             raise RuntimeError(f"trace rebuild: no successor has fingerprint {fp:#x}")
         inst, cur = found

@@ -28,6 +28,7 @@ import numpy as np
 from .errors import SpecEvaluationError, source_location, user_frame_location
 from .layout import Layout
 from .spec import ActionInstance, PredicateDecl, Spec
+from .symmetry import Symmetry
 from .views import NextView, StateView
 
 __all__ = ["Kernel", "Expansion", "format_state"]
@@ -71,6 +72,7 @@ class Kernel:
         invariants: Sequence[PredicateDecl] | None = None,
         properties: Sequence[PredicateDecl] | None = None,
         check_deadlock: bool | None = None,
+        symmetry: bool = True,
     ) -> None:
         self.spec = spec
         self.layout: Layout = spec.layout
@@ -80,6 +82,19 @@ class Kernel:
         self.constraints = tuple(spec.constraints)
         self.check_deadlock = spec.check_deadlock if check_deadlock is None else check_deadlock
         self._bool_cells = frozenset(c.index for c in self.layout.cells if c.kind == "bool")
+        sets = spec.symmetry_sets() if symmetry else {}
+        self.symmetry: Symmetry | None = Symmetry(self.layout, sets) if sets else None
+
+    def canonical(self, words: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Packed states and fingerprints, canonicalised when symmetry reduction is on."""
+        if self.symmetry is None:
+            return words, self.layout.fingerprints(words)
+        return self.symmetry.canonical(words)
+
+    def initial_words(self) -> tuple[np.ndarray, np.ndarray]:
+        """Packed (canonical) initial states ``(n, k)`` and their fingerprints."""
+        words = np.stack([self.layout.pack(c) for c in self.initial_states()])
+        return self.canonical(words)
 
     # ------------------------------------------------------------------ views
     def scalar_view(self, cells: Sequence[int]) -> StateView:
@@ -184,8 +199,9 @@ class Kernel:
         return bool(r)
 
     def fingerprint(self, cells: Sequence[int]) -> int:
+        """The (canonical, under symmetry) fingerprint of one state."""
         words = self.layout.pack(cells).reshape(1, -1)
-        return int(self.layout.fingerprints(words)[0])
+        return int(self.canonical(words)[1][0])
 
     # ------------------------------------------------------------ batch (numpy)
     def expand(self, words: np.ndarray, *, expand: bool = True) -> Expansion:
@@ -247,7 +263,7 @@ class Kernel:
                     post[ci] = vr
                     delta = (np.asarray(vr, dtype=np.int64) - old_r.astype(np.int64)).astype(_U64)
                     child[:, layout.word_of[ci]] += delta * layout.mult[ci]
-            fps = layout.fingerprints(child)
+            child, fps = self.canonical(child)
             out_words.append(child)
             out_fps.append(fps)
             out_parent.append(rows)
@@ -359,8 +375,9 @@ class Kernel:
                        cells: Sequence[int]) -> SpecEvaluationError:
         return SpecEvaluationError(
             f"{source_location(inst.decl.fn)}: action {inst.label} assigns {name} = {val}, "
-            f"outside its declared domain {lo}..{hi}, in the state {format_state(self.layout, cells)}. "
-            "Strengthen the guard or widen the variable's domain.",
+            f"outside its declared domain {lo}..{hi}, in the state "
+            f"{format_state(self.layout, cells)}. Strengthen the guard or widen the "
+            "variable's domain.",
             where=source_location(inst.decl.fn), what=f"action {inst.label}",
             state=self.layout.values_from_cells(cells),
         )

@@ -72,6 +72,7 @@ class VarInfo:
     n_cells: int
     dims: tuple[range, ...]  # index sets of nested arrays, outermost first
     decl: str  # "file:line" of the declaration
+    dim_names: tuple[str, ...] = ()  # names of those index sets
 
 
 class Layout:
@@ -82,9 +83,11 @@ class Layout:
         infos: dict[str, VarInfo] = {}
         for name, btype, decl in variables:
             first = len(cells)
+            ref = _leaf(btype).ref
             for path, lo, size, kind, labels in btype.cells():
-                cells.append(Cell(len(cells), name, path, lo, size, kind, labels))
-            infos[name] = VarInfo(name, btype, first, len(cells) - first, _dims(btype), decl)
+                cells.append(Cell(len(cells), name, path, lo, size, kind, labels, ref))
+            infos[name] = VarInfo(name, btype, first, len(cells) - first, _dims(btype), decl,
+                                  _dim_names(btype))
         self.cells: tuple[Cell, ...] = tuple(cells)
         self.vars: dict[str, VarInfo] = infos
         self.cell_index: dict[tuple[str, tuple[int, ...]], int] = {
@@ -238,6 +241,13 @@ class Layout:
         return rows
 
 
+def _leaf(btype: BoundType) -> BoundType:
+    t: Any = btype
+    while hasattr(t, "elem") and hasattr(t, "ids"):
+        t = t.elem
+    return t  # type: ignore[no-any-return]
+
+
 def _dims(btype: BoundType) -> tuple[range, ...]:
     dims: list[range] = []
     t: Any = btype
@@ -245,6 +255,15 @@ def _dims(btype: BoundType) -> tuple[range, ...]:
         dims.append(t.ids)
         t = t.elem
     return tuple(dims)
+
+
+def _dim_names(btype: BoundType) -> tuple[str, ...]:
+    names: list[str] = []
+    t: Any = btype
+    while hasattr(t, "elem") and hasattr(t, "ids"):
+        names.append(t.index_name)
+        t = t.elem
+    return tuple(names)
 
 
 def _flatten(value: Any, dims: tuple[range, ...]) -> list[Any]:

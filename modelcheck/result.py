@@ -85,6 +85,7 @@ class Result:
     backend: str = "local"
     memory: dict[str, int] = field(default_factory=dict)
     checked: dict[str, list[str]] = field(default_factory=dict)
+    symmetry: list[str] = field(default_factory=list)
 
     @property
     def states_per_second(self) -> float:
@@ -108,6 +109,7 @@ class Result:
             "fingerprint": self.fingerprint,
             "collision_probability": self.collision_probability,
             "state_bits": self.state_bits,
+            "symmetry": list(self.symmetry),
             "checked": self.checked,
             "coverage": [
                 {"action": c.name, "params": c.params, "fired": c.fired,
@@ -209,6 +211,9 @@ def render_text(r: Result) -> str:
     else:
         out.append(f"Fingerprints: 64-bit hash of {r.state_bits} bits of state; "
                    f"estimated collision probability {r.collision_probability:.2e}.")
+    if r.symmetry:
+        out.append(f"Symmetry reduction over {', '.join(r.symmetry)}: counts are of "
+                   "equivalence classes (canonical states).")
     if r.coverage:
         out.append("Coverage:")
         w = max(len(c.name + c.params) for c in r.coverage) + 2

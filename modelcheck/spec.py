@@ -154,6 +154,8 @@ class Spec:
 
     #: check for states without successors (TLC's deadlock check)
     check_deadlock: ClassVar[bool] = True
+    #: names of Ids sets whose members are interchangeable (symmetry reduction)
+    symmetry: ClassVar[tuple[str, ...]] = ()
 
     _consts: ClassVar[dict[str, Const]] = {}
     _vars: ClassVar[dict[str, Type]] = {}
@@ -192,6 +194,17 @@ class Spec:
                     "property with a plain attribute; decorate it with @action, "
                     "@invariant or @action_property."
                 )
+        if isinstance(cls.__dict__.get("symmetry"), str):
+            raise SpecDefinitionError(
+                f"{where}: {cls.__name__}.symmetry must be a tuple of Ids names, e.g. "
+                f"symmetry = ({cls.__dict__['symmetry']!r},)"
+            )
+        for sym in cls.symmetry:
+            if not isinstance(getattr(cls, sym, None), Ids):
+                raise SpecDefinitionError(
+                    f"{where}: {cls.__name__}.symmetry names {sym!r}, which is not an Ids(...) "
+                    "set of the spec."
+                )
         cls._consts = consts
         cls._vars = variables
         cls._actions = actions
@@ -227,6 +240,10 @@ class Spec:
         self.invariants = tuple(p for p in cls._predicates.values() if p.kind == "invariant")
         self.properties = tuple(p for p in cls._predicates.values() if p.kind == "action")
         self.constraints = tuple(p for p in cls._predicates.values() if p.kind == "constraint")
+
+    def symmetry_sets(self) -> dict[str, range]:
+        """The declared symmetric id sets with their bound members."""
+        return {name: getattr(type(self), name).bind(self.constants) for name in self.symmetry}
 
     def _instances(self) -> Iterator[ActionInstance]:
         n = 0

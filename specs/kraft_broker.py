@@ -42,7 +42,7 @@ from invariants import (
     shutdown_leads_nothing,
     unique_epochs,
 )
-from modelcheck import Array, Bool, Const, Enum, Ids, Int, Spec, action, all_of, any_of, where
+from modelcheck import Array, Bool, Const, Enum, Ids, Int, Ref, Spec, action, all_of, any_of, where
 
 
 class BState(IntEnum):
@@ -88,7 +88,7 @@ class KRaftBroker(Spec):
     fenced = Array(Brokers, Bool(init=True))
     cs = Array(Brokers, Enum(CS))
     csOffset = Array(Brokers, Int(0, MaxLog))
-    leader = Array(Partitions, Int(0, N))
+    leader = Array(Partitions, Ref(Brokers))  # 0 = no leader
     # broker processes
     bstate = Array(Brokers, Enum(BState))
     inc = Array(Brokers, Int(0, MaxRestarts))

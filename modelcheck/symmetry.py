@@ -1,0 +1,122 @@
+"""Symmetry reduction: canonical representatives of states under permutations of ids.
+
+A spec declares interchangeable identities with ``symmetry = ("Brokers",)``. A
+permutation ``pi`` of such an index set acts on a state by moving array elements
+indexed by the set (``a[i]`` becomes ``a[pi(i)]``), mapping values of
+``Ref(set)`` cells (``v`` becomes ``pi(v)``) and the bits of ``SetOf(set)`` cells.
+
+The canonical representative of a state is the member of its orbit with the
+smallest fingerprint. Since the orbit is the same for every member, this is a
+function of the orbit: two states get the same canonical fingerprint exactly
+when one is a permutation of the other (with exact fingerprints). Invariants
+and properties must themselves be symmetric (as in TLC, the spec's
+responsibility). Counterexamples remain real behaviours: the explorer stores
+canonical fingerprints, and trace replay follows actual successors whose
+canonical fingerprint matches.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Sequence
+
+import numpy as np
+
+from .errors import SpecDefinitionError
+from .layout import Layout
+
+__all__ = ["Symmetry"]
+
+
+class _Perm:
+    """One permutation, compiled to a source cell per target cell and value maps."""
+
+    def __init__(self, layout: Layout, pis: dict[str, dict[int, int]]) -> None:
+        n = len(layout.cells)
+        src = np.empty(n, dtype=np.int64)
+        self.value_maps: dict[int, np.ndarray] = {}
+        self.bit_maps: dict[int, list[tuple[int, int]]] = {}
+        for c in layout.cells:
+            info = layout.vars[c.var]
+            path = tuple(
+                pis[name].get(i, i) if name in pis else i
+                for name, i in zip(info.dim_names, c.path)
+            )
+            tgt = layout.cell_index[(c.var, path)]
+            src[tgt] = c.index
+        for c in layout.cells:
+            tgt = c.index
+            if c.ref in pis and c.kind == "int":
+                pi = pis[c.ref]
+                self.value_maps[tgt] = np.array(
+                    [pi.get(v, v) for v in range(c.lo, c.hi + 1)], dtype=np.int64)
+            elif c.ref in pis and c.kind == "set" and c.labels is not None:
+                pi = pis[c.ref]
+                ids = [int(x) for x in c.labels]
+                lo = ids[0]
+                self.bit_maps[tgt] = [(i - lo, pi[i] - lo) for i in ids]
+        self.src = src
+        self.identity = all(pis[k][i] == i for k in pis for i in pis[k])
+
+    def apply(self, layout: Layout, cols: Sequence[np.ndarray]) -> list[np.ndarray]:
+        out: list[np.ndarray] = []
+        for tgt in range(len(cols)):
+            col = cols[int(self.src[tgt])]
+            lut = self.value_maps.get(tgt)
+            if lut is not None:
+                col = lut[col - layout.cells[tgt].lo]
+            bits = self.bit_maps.get(tgt)
+            if bits is not None:
+                acc = np.zeros_like(col)
+                for frm, to in bits:
+                    acc |= ((col >> frm) & 1) << to
+                col = acc
+            out.append(col)
+        return out
+
+
+class Symmetry:
+    """Canonicalises packed states under all permutations of the declared id sets."""
+
+    def __init__(self, layout: Layout, sets: dict[str, range]) -> None:
+        self.layout = layout
+        self.names = tuple(sets)
+        for name in sets:
+            if not any(name in info.dim_names for info in layout.vars.values()) and not any(
+                    c.ref == name for c in layout.cells):
+                raise SpecDefinitionError(
+                    f"symmetry set {name!r} is not used by any variable (no array indexed by "
+                    "it, no Ref or SetOf of it)."
+                )
+        per_set = []
+        for name, ids in sets.items():
+            per_set.append([(name, dict(zip(ids, p))) for p in itertools.permutations(ids)])
+        self.perms: list[_Perm] = []
+        for combo in itertools.product(*per_set):
+            pis = dict(combo)
+            p = _Perm(layout, pis)
+            if not p.identity:
+                self.perms.append(p)
+
+    @property
+    def group_size(self) -> int:
+        return len(self.perms) + 1
+
+    def canonical(self, words: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Canonical packed states and their fingerprints for a batch ``(n, k)``."""
+        layout = self.layout
+        n = len(words)
+        fps = layout.fingerprints(words)
+        if n == 0 or not self.perms:
+            return words, fps
+        cols = [layout.decode_cell(words, i) for i in range(len(layout.cells))]
+        best_fps = fps
+        best_words = words
+        for p in self.perms:
+            w = layout.pack_columns(p.apply(layout, cols))
+            f = layout.fingerprints(w)
+            better = f < best_fps
+            if better.any():
+                best_fps = np.where(better, f, best_fps)
+                best_words = np.where(better[:, None], w, best_words)
+        return best_words, best_fps

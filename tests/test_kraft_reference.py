@@ -1,0 +1,112 @@
+"""The KRaft reference model: exact counts from shared/kraft/MODEL.md, bug variants, replay."""
+
+from __future__ import annotations
+
+import pytest
+
+from modelcheck import Explorer, Kernel, explore
+from specs.kraft_broker import (
+    KRaftBroker,
+    KRaftBrokerBugEpochReuse,
+    KRaftBrokerBugGrantWithLeaders,
+    KRaftBrokerBugNoCatchUpCheck,
+)
+
+L1 = dict(N=2, P=1, MaxLog=4, MaxRestarts=1)
+L2 = dict(N=3, P=2, MaxLog=4, MaxRestarts=1)
+L3 = dict(N=2, P=1, MaxLog=6, MaxRestarts=2)
+L4 = dict(N=3, P=1, MaxLog=5, MaxRestarts=1)
+
+
+@pytest.mark.parametrize(
+    "consts, distinct, depth, generated",
+    [
+        (L1, 5_353, 18, 15_802),
+        (L2, 257_625, 24, 1_009_101),
+        (L3, 552_953, 30, 1_812_322),
+        (L4, 1_244_976, 29, 5_226_834),
+    ],
+    ids=["L1", "L2", "L3", "L4"],
+)
+def test_reference_counts(consts: dict, distinct: int, depth: int, generated: int) -> None:
+    r = explore(KRaftBroker(**consts))
+    assert r.status == "ok"
+    assert r.violation is None
+    assert r.distinct_states == distinct
+    assert r.depth == depth
+    assert r.generated_states == generated
+    assert r.fingerprint == "exact"
+    assert sum(c.fired for c in r.coverage) == generated
+    assert sum(c.new_states for c in r.coverage) == distinct - 1
+    never = {c.name for c in r.coverage if c.fired == 0}
+    # a granted controlled shutdown needs two unfenced brokers, an election, the
+    # shutdown heartbeat, a leader move and the grant: more appends than MaxLog <= 5 allows
+    expected_never = {"GrantShutdown"} if consts["MaxLog"] <= 5 else set()
+    if consts["MaxLog"] == 4:
+        expected_never.add("MoveLeader")
+    assert never == expected_never
+
+
+def _replays(spec, trace) -> None:
+    """Every step of a trace is a transition of the spec, with the recorded action."""
+    k = Kernel(spec)
+    layout = spec.layout
+    cells = layout.cells_from_values(trace[0].state)
+    assert cells in k.initial_states()
+    for step in trace[1:]:
+        inst = spec.action_by_label(step.action, step.params)
+        assert inst is not None
+        nxt = k.step(cells, inst)
+        assert nxt == layout.cells_from_values(step.state)
+        cells = nxt
+
+
+@pytest.mark.parametrize(
+    "cls, consts, props, length, last_actions",
+    [
+        (KRaftBrokerBugNoCatchUpCheck, L1, {"CaughtUpBeforeUnfence"}, 5,
+         ["Start", "Register", "CatchUp", "Unfence"]),
+        (KRaftBrokerBugEpochReuse, L1, {"EpochMonotonic", "UniqueEpochs"}, 5, None),
+        (KRaftBrokerBugGrantWithLeaders, dict(L1, MaxLog=5), {"ShutdownLeadsNothing"}, 10,
+         ["ShutdownHeartbeat", "GrantShutdown"]),
+    ],
+    ids=["NoCatchUpCheck", "EpochReuse", "GrantWithLeaders"],
+)
+def test_bug_variants(cls, consts, props, length, last_actions) -> None:
+    spec = cls(**consts)
+    r = explore(spec)
+    assert r.status == "violation"
+    v = r.violation
+    assert v.property in props
+    assert len(v.trace) == length
+    if cls is KRaftBrokerBugEpochReuse:
+        # both fail in the same state (MODEL.md)
+        assert {v.property, *v.also_violated} == props
+    if last_actions:
+        assert [s.action for s in v.trace[-len(last_actions):]] == last_actions
+    assert v.trace[0].action is None
+    if cls is KRaftBrokerBugGrantWithLeaders:
+        assert "ElectLeader" in [s.action for s in v.trace]
+    _replays(spec, v.trace)
+
+
+def test_grant_with_leaders_needs_longer_log() -> None:
+    assert explore(KRaftBrokerBugGrantWithLeaders(**L1)).status == "ok"
+
+
+def test_result_is_independent_of_batch_size() -> None:
+    a = Explorer(KRaftBrokerBugGrantWithLeaders(**dict(L1, MaxLog=5)), batch_size=1 << 16).run()
+    b = Explorer(KRaftBrokerBugGrantWithLeaders(**dict(L1, MaxLog=5)), batch_size=7).run()
+    ja, jb = a.to_json(), b.to_json()
+    for key in ("seconds", "states_per_second", "levels", "memory"):
+        ja.pop(key), jb.pop(key)
+    assert ja == jb
+    c = Explorer(KRaftBroker(**L1), batch_size=13).run()
+    assert (c.distinct_states, c.generated_states, c.depth) == (5_353, 15_802, 18)
+
+
+def test_level_stats_add_up() -> None:
+    r = explore(KRaftBroker(**L1))
+    assert sum(lv.new for lv in r.levels) + 1 == r.distinct_states
+    assert sum(lv.generated for lv in r.levels) == r.generated_states
+    assert len([lv for lv in r.levels if lv.new]) == r.depth
