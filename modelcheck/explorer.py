@@ -220,11 +220,11 @@ class Explorer:
                     last_report = now
                     self.progress(Progress(depth + 1, len(visited), 0, len(new_fps), generated,
                                            now - t0))
-                if len(new_fps) == 0:
-                    break
                 if not can_expand:
                     res.status = "incomplete"
                     res.reason = f"--max-depth {self.max_depth} reached"
+                    break
+                if len(new_fps) == 0:
                     break
                 depth += 1
                 frontier_words = new_words

@@ -21,7 +21,8 @@ ITF                          Python
 ==========================  =============================================
 ``true`` / ``false``         ``bool`` (never confused with ``int``)
 ``{"#bigint": "-12"}``       ``int`` (plain JSON integers with
-                             ``|n| < 2**53`` are accepted on read)
+                             ``|n| < 2**53`` are accepted on read; any
+                             ``numbers.Integral`` but ``bool`` on write)
 ``"text"``                   ``str``
 ``[a, b]`` (sequence)        ``list`` (:class:`FrozenSeq` when it must be
                              hashable, see below)
@@ -53,6 +54,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import numbers
 import os
 import re
 import secrets
@@ -84,7 +86,6 @@ __all__ = [
 _SAFE_INT = 2**53
 _BIGINT_RE = re.compile(r"-?[0-9]+")
 _TAGS = ("#bigint", "#tup", "#set", "#map", "#unserializable")
-_TOP_KEYS = ("#meta", "params", "vars", "states", "loop")
 # Names printed as ``.name`` in a path; anything else is printed as ``["name"]``.
 _PLAIN_NAME_RE = re.compile(r"#?[A-Za-z_][A-Za-z0-9_]*(?:::[A-Za-z_][A-Za-z0-9_]*)*")
 
@@ -189,7 +190,14 @@ def _describe(j: Any) -> str:
         return "an array"
     if isinstance(j, dict):
         return "an object"
-    return f"a Python {type(j).__name__} (not JSON)"
+    return f"a Python {_type_name(j)} (not JSON)"
+
+
+def _type_name(v: Any) -> str:
+    cls = type(v)
+    return (
+        cls.__qualname__ if cls.__module__ == "builtins" else f"{cls.__module__}.{cls.__qualname__}"
+    )
 
 
 def _check_text(s: str, path: _Path) -> None:
@@ -464,11 +472,13 @@ def _enc(v: Any, path: _Path) -> tuple[Any, _OrderKey]:
             _fail(path, "Unserializable.text must be a string")
         _check_text(v.text, (path, "#unserializable"))
         return {"#unserializable": v.text}, (8, v.text)
+    if isinstance(v, numbers.Integral):  # e.g. numpy integers; never bool (handled above)
+        return _enc(int(v), path)
     if v is None:
         _fail(path, "None is not an ITF value")
     if isinstance(v, float):
         _fail(path, f"the float {v!r} is not an ITF value (ITF has integers only)")
-    _fail(path, f"cannot encode a Python {type(v).__name__} as an ITF value")
+    _fail(path, f"cannot encode a Python {_type_name(v)} as an ITF value")
 
 
 def encode_value(v: Any, path: str = "") -> Any:
@@ -717,7 +727,7 @@ def to_itf(trace: ItfTrace) -> dict[str, Any]:
 
 def _to_itf(trace: ItfTrace) -> dict[str, Any]:
     if not isinstance(trace, ItfTrace):
-        _fail("", f"expected an ItfTrace, got a {type(trace).__name__}")
+        _fail("", f"expected an ItfTrace, got a {_type_name(trace)}")
     vars_ = _check_names(trace.vars, ("", "vars"), "variable")
     params = _check_names(trace.params, ("", "params"), "parameter")
     for i, name in enumerate(params):
@@ -730,7 +740,7 @@ def _to_itf(trace: ItfTrace) -> dict[str, Any]:
     if not isinstance(state_meta, tuple) or len(state_meta) != len(states):
         _fail(("", "states"), f"state_meta must be a tuple of {len(states)} dict(s)")
     if not isinstance(trace.meta, dict):
-        _fail(("", "#meta"), f"meta must be a dict, got a {type(trace.meta).__name__}")
+        _fail(("", "#meta"), f"meta must be a dict, got a {_type_name(trace.meta)}")
 
     doc: dict[str, Any] = {}
     if trace.meta:
@@ -742,14 +752,14 @@ def _to_itf(trace: ItfTrace) -> dict[str, Any]:
     for i, state in enumerate(states):
         path: _Path = (("", "states"), i)
         if not isinstance(state, Mapping):
-            _fail(path, f"expected a dict from variable names to values, got {type(state)}")
+            _fail(path, f"expected a dict from variable names to values, got a {_type_name(state)}")
         if "#meta" in state:
             _fail((path, "#meta"), "put state metadata in ItfTrace.state_meta, not in the state")
         present = _check_state_keys(state, path, vars_, params, i == 0)
         obj: dict[str, Any] = {}
         smeta = state_meta[i]
         if not isinstance(smeta, dict):
-            _fail((path, "#meta"), f"state metadata must be a dict, got {type(smeta).__name__}")
+            _fail((path, "#meta"), f"state metadata must be a dict, got a {_type_name(smeta)}")
         if smeta:
             obj["#meta"] = _json_copy(smeta, (path, "#meta"))
         for name in (*present, *vars_):
@@ -758,7 +768,7 @@ def _to_itf(trace: ItfTrace) -> dict[str, Any]:
     doc["states"] = out_states
     if trace.loop is not None:
         _check_loop(trace.loop, len(states))
-        doc["loop"] = trace.loop
+        doc["loop"] = int(trace.loop)
     return doc
 
 
@@ -889,7 +899,7 @@ def loads_itf(data: bytes | str, *, source: str | None = None) -> ItfTrace:
     elif isinstance(data, str):
         text = data
     else:
-        raise ItfError(f"expected bytes or str, got {type(data).__name__}", source=source)
+        raise ItfError(f"expected bytes or str, got {_type_name(data)}", source=source)
     try:
         obj = json.loads(text, object_pairs_hook=_strict_object, parse_constant=_reject_constant)
     except json.JSONDecodeError as exc:

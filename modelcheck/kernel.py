@@ -136,7 +136,8 @@ class Kernel:
             out.append(cells)
         if not out:
             raise SpecEvaluationError(
-                f"spec {self.spec.name} has no initial state: init_states() yielded nothing."
+                f"{source_location(type(self.spec).init_states)}: spec {self.spec.name} has no "
+                "initial state: init_states() yielded nothing."
             )
         return out
 
@@ -210,6 +211,11 @@ class Kernel:
         ``words`` has shape ``(n, k)``. Parent rows in the result index ``words``.
         """
         n = len(words)
+        if n == 1:
+            # numpy lets `if` test a one-element array; evaluating two copies makes a
+            # spec that uses `if`/`and`/`or` on state values fail the same way at
+            # every batch size.
+            return _first_row(self.expand(np.repeat(words, 2, axis=0), expand=expand))
         layout = self.layout
         s = self.batch_view(words)
         inv_rows = [self._pred_rows(p, s, None, words, None) for p in self.invariants]
@@ -456,6 +462,21 @@ class Kernel:
             f"states (first state {st}).{hint}",
             where=where, what=what,
         )
+
+
+def _first_row(ex: Expansion) -> Expansion:
+    """Restrict an expansion of two identical rows to the first."""
+    keep = ex.parent_rows == 0
+    return Expansion(
+        1,
+        [r[r == 0] for r in ex.invariant_rows],
+        ex.child_words[keep], ex.child_fps[keep], ex.parent_rows[keep], ex.action_ids[keep],
+        ex.fired // 2,
+        ex.deadlock_rows[ex.deadlock_rows == 0],
+        [(rows[rows == 0], acts[rows == 0], fps[rows == 0]) for rows, acts, fps in
+         ex.property_hits],
+        None if ex.constrained_rows is None else ex.constrained_rows[ex.constrained_rows == 0],
+    )
 
 
 class _SubView:

@@ -70,6 +70,9 @@ def _import_module(modname: str, shown: str | None = None) -> ModuleType:
 
 
 def _import_failure(where: str, e: BaseException) -> str:
+    if isinstance(e, SyntaxError) and e.filename:
+        return (f"{os.path.relpath(e.filename)}:{e.lineno}: spec {where} has a syntax error: "
+                f"{e.msg}.")
     frames = traceback.extract_tb(e.__traceback__)
     loc = ""
     for fr in reversed(frames):

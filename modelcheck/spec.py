@@ -149,7 +149,48 @@ class ActionInstance:
         return self.decl.fn(spec, s, t, *(v for _, v in self.params))
 
 
-class Spec:
+class _Namespace(dict):  # type: ignore[type-arg]
+    """Class-body namespace that rejects a declaration defined twice in one class body."""
+
+    def __setitem__(self, key: str, value: Any) -> None:
+        old = self.get(key)
+        if old is not None and _is_decl(old) and _is_decl(value):
+            where = getattr(value, "where", None) or getattr(old, "where", "<spec>")
+            raise SpecDefinitionError(
+                f"{where}: {key} is declared twice in the same spec class (first as a "
+                f"{_decl_kind(old)}, then as a {_decl_kind(value)}); the second would "
+                "silently replace the first."
+            )
+        super().__setitem__(key, value)
+
+
+def _is_decl(v: Any) -> bool:
+    return isinstance(v, (Const, Type, Ids, ActionDecl, PredicateDecl))
+
+
+def _decl_kind(v: Any) -> str:
+    if isinstance(v, Const):
+        return "constant"
+    if isinstance(v, Type):
+        return "variable"
+    if isinstance(v, Ids):
+        return "index set"
+    if isinstance(v, ActionDecl):
+        return "action"
+    return getattr(v, "kind", "property")
+
+
+class _SpecMeta(type):
+    @classmethod
+    def __prepare__(mcs, name: str, bases: tuple[type, ...], **kw: Any) -> dict[str, Any]:
+        return _Namespace()
+
+    def __new__(mcs, name: str, bases: tuple[type, ...], ns: dict[str, Any],
+                **kw: Any) -> type:
+        return super().__new__(mcs, name, bases, dict(ns), **kw)
+
+
+class Spec(metaclass=_SpecMeta):
     """Base class of specs. Subclass it; instantiate with constant overrides to bind."""
 
     #: check for states without successors (TLC's deadlock check)

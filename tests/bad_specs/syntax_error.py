@@ -1,0 +1,6 @@
+"""Does not import."""
+
+from modelcheck import Spec
+
+class Broken(Spec)
+    pass
