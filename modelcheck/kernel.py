@@ -165,7 +165,7 @@ class Kernel:
         if not g:
             return None
         nxt = list(cells)
-        for ci, v in t.assigned.items():
+        for ci, v in t._assigned.items():
             nxt[ci] = self._check_assigned_scalar(inst, ci, v, cells)
         return nxt
 
@@ -243,6 +243,7 @@ class Kernel:
         out_action: list[np.ndarray] = []
         out_fps: list[np.ndarray] = []
         hits: list[list[tuple[np.ndarray, np.ndarray, np.ndarray]]] = [[] for _ in self.properties]
+        stutter = [self._stutter_verdict(p, s) for p in self.properties]
         for inst in self.actions:
             t = NextView(s)
             try:
@@ -262,7 +263,7 @@ class Kernel:
             child = words[rows]
             post: dict[int, Any] = {}
             with np.errstate(over="ignore"):
-                for ci, v in t.assigned.items():
+                for ci, v in t._assigned.items():
                     vr = self._assigned_rows(inst, ci, v, rows, n, words)
                     old = s._cell(ci)
                     old_r = old[rows]
@@ -278,8 +279,14 @@ class Kernel:
                 pre_sub = _SubView(s, rows, {})
                 post_sub = _SubView(s, rows, post)
                 for j, p in enumerate(self.properties):
-                    bad = self._pred_rows(p, pre_sub.view(layout, m), post_sub.view(layout, m),
-                                          words, rows, inst)
+                    reads, ok_mask = stutter[j]
+                    if reads is not None and reads.isdisjoint(post):
+                        # The action leaves every cell the property reads of the next
+                        # state unchanged: its verdict is the one on (s, s).
+                        bad = np.flatnonzero(~ok_mask[rows])
+                    else:
+                        bad = self._pred_rows(p, pre_sub.view(layout, m),
+                                              post_sub.view(layout, m), words, rows, inst)
                     if len(bad):
                         hits[j].append((rows[bad], np.full(len(bad), inst.id, dtype=np.int32),
                                         fps[bad]))
@@ -306,6 +313,28 @@ class Kernel:
         return Expansion(n, inv_rows, cw, cf, cp, ca, fired, deadlocks, prop_hits, constrained)
 
     # ---------------------------------------------------------------- helpers
+    def _stutter_verdict(self, p: PredicateDecl,
+                         s: StateView) -> tuple[set[int] | None, np.ndarray | None]:
+        """Evaluate action property ``p`` on ``(s, s)``, recording the cells it reads
+        of the next state. On a batch, spec code cannot branch on state values, so
+        the same cells are read for any next state; an action that assigns none of
+        them gets this verdict without evaluating ``p`` again."""
+        reads: set[int] = set()
+
+        def get(i: int) -> Any:
+            reads.add(i)
+            return s._cell(i)
+
+        try:
+            r = p.fn(self.spec, s, StateView(self.layout, get, s._n))
+        except Exception:
+            return None, None  # evaluated per action, where errors are pinpointed
+        if isinstance(r, np.ndarray) and r.dtype == np.bool_ and r.shape == (s._n,):
+            return reads, r
+        if _is_bool_scalar(r):
+            return reads, np.full(s._n or 1, bool(r))
+        return None, None
+
     def _pred_rows(self, p: PredicateDecl, s: StateView, t: StateView | None,
                    words: np.ndarray, rows: np.ndarray | None,
                    inst: ActionInstance | None = None) -> np.ndarray:
@@ -314,7 +343,7 @@ class Kernel:
             r = p.fn(self.spec, s) if t is None else p.fn(self.spec, s, t)
         except Exception as e:
             raise self._locate_pred_error(p, words, rows, inst, e) from None
-        n = s.n if s.n is not None else 1
+        n = s._n if s._n is not None else 1
         mask = self._mask(r, n, p.fn, f"{p.kind} {p.name}", words)
         return np.flatnonzero(~mask)
 
@@ -339,6 +368,12 @@ class Kernel:
     def _assigned_rows(self, inst: ActionInstance, ci: int, v: Any, rows: np.ndarray, n: int,
                        words: np.ndarray) -> Any:
         cell = self.layout.cells[ci]
+        if isinstance(v, (int, np.integer, np.bool_)):
+            val = int(v)
+            if not cell.lo <= val <= cell.hi:
+                raise self._out_of_domain(inst, cell.name, val, cell.lo, cell.hi,
+                                          self.layout.unpack(words[int(rows[0])]))
+            return np.int64(val)
         arr = np.asarray(v)
         if arr.dtype.kind not in "biu":
             raise SpecEvaluationError(

@@ -1,10 +1,15 @@
 """The state layout: cells, their exact packing into 64-bit words, and fingerprints.
 
 Every state is a vector of small integers, one per *cell* (a scalar variable or
-one element of an array). Cells are packed in mixed radix into unsigned 64-bit
-words: ``word = sum((value - lo) * mult)`` with ``mult`` the product of the sizes
-of the cells before it in the same word. Cells go into words greedily in layout
-order; a word holds cells as long as the product of their sizes is at most 2**64.
+one element of an array), packed into unsigned 64-bit words as
+``word = sum((value - lo) * mult)``:
+
+* when all cells fit in 64 bits as bit fields, ``mult = 2**offset`` (decoding is
+  a shift and a mask);
+* otherwise in mixed radix, ``mult`` being the product of the sizes of the cells
+  before it in the same word; cells go into words greedily in layout order, a
+  word holding cells while the product of their sizes is at most 2**64. (The
+  KRaft L6 state needs 71 bits as bit fields but fits one word in mixed radix.)
 
 Fingerprints:
 
@@ -89,27 +94,41 @@ class Layout:
             infos[name] = VarInfo(name, btype, first, len(cells) - first, _dims(btype), decl,
                                   _dim_names(btype))
         self.cells: tuple[Cell, ...] = tuple(cells)
+        self._leaf_maps: dict[tuple[str, tuple[int, ...]], dict[int, int]] = {}
         self.vars: dict[str, VarInfo] = infos
         self.cell_index: dict[tuple[str, tuple[int, ...]], int] = {
             (c.var, c.path): c.index for c in cells
         }
+        bits = [max(1, (c.size - 1).bit_length()) for c in cells]
         word_of: list[int] = []
         mults: list[int] = []
-        word = 0
-        product = 1
-        for c in cells:
-            if product * c.size > 2**64 and product > 1:
-                word += 1
-                product = 1
-            word_of.append(word)
-            mults.append(product)
-            product *= c.size
-        self.n_words = word + 1 if cells else 1
+        self.bitfields = sum(bits) <= 64
+        if self.bitfields:
+            # Plain bit fields: decoding is a shift and a mask.
+            off = 0
+            for b in bits:
+                word_of.append(0)
+                mults.append(1 << off)
+                off += b
+        else:
+            # Mixed radix: as many cells per word as the product of sizes allows.
+            word = 0
+            product = 1
+            for c in cells:
+                if product * c.size > 2**64 and product > 1:
+                    word += 1
+                    product = 1
+                word_of.append(word)
+                mults.append(product)
+                product *= c.size
+        self.n_words = word_of[-1] + 1 if cells else 1
         self.word_of = np.array(word_of, dtype=np.int64)
         self.mult = np.array(mults, dtype=_U64)
         self.lo = np.array([c.lo for c in cells], dtype=np.int64)
         self.size = np.array([c.size for c in cells], dtype=np.int64)
-        self.bits = sum(max(1, (c.size - 1).bit_length()) for c in cells)
+        self.bits = sum(bits)
+        self._shift = [_U64(m.bit_length() - 1) for m in mults]
+        self._mask = [_U64((1 << b) - 1) for b in bits]
         self.state_space_bound = 1
         for c in cells:
             self.state_space_bound *= c.size
@@ -117,6 +136,16 @@ class Layout:
         self._last_in_word = [
             i == len(cells) - 1 or word_of[i + 1] != word_of[i] for i in range(len(cells))
         ]
+
+    def leaf_map(self, var: str, path: tuple[int, ...]) -> dict[int, int]:
+        """``{index: cell}`` for the innermost dimension of ``var[path...]``."""
+        key = (var, path)
+        m = self._leaf_maps.get(key)
+        if m is None:
+            dims = self.vars[var].dims
+            m = {i: self.cell_index[(var, (*path, i))] for i in dims[len(path)]}
+            self._leaf_maps[key] = m
+        return m
 
     @property
     def exact(self) -> bool:
@@ -211,11 +240,14 @@ class Layout:
     def decode_cell(self, words: np.ndarray, i: int) -> np.ndarray:
         """Column of cell ``i`` (int64, actual values) from packed words ``(n, k)``."""
         w = words[:, self.word_of[i]]
-        m = self.mult[i]
-        if m != 1:
-            w = w // m
-        if not self._last_in_word[i]:
-            w = w % _U64(self.size[i])
+        if self.bitfields:
+            w = (w >> self._shift[i]) & self._mask[i]
+        else:
+            m = self.mult[i]
+            if m != 1:
+                w = w // m
+            if not self._last_in_word[i]:
+                w = w % _U64(self.size[i])
         out = w.astype(np.int64)
         if self.lo[i]:
             out += self.lo[i]

@@ -220,6 +220,11 @@ class Spec(metaclass=_SpecMeta):
                 _unique(cls, name, kinds, "constant", where)
                 consts[name] = value
             elif isinstance(value, Type):
+                if name.startswith("_"):
+                    raise SpecDefinitionError(
+                        f"{where}: variable {cls.__name__}.{name}: state variable names may "
+                        "not start with an underscore."
+                    )
                 _unique(cls, name, kinds, "variable", where)
                 value.decl_line = where
                 variables[name] = value

@@ -42,17 +42,28 @@ def dedupe_min(fps: np.ndarray, keys: np.ndarray) -> tuple[np.ndarray, np.ndarra
 
 
 class FingerprintSet:
-    """A set of 64-bit fingerprints kept as one sorted array."""
+    """A set of 64-bit fingerprints kept as one sorted array with spare capacity.
+
+    Adding a sorted batch appends it to a buffer that grows with
+    ``ndarray.resize`` (a ``realloc``, which the OS serves by remapping pages)
+    and merges the two sorted runs in place, so memory peaks at the set's own 8
+    bytes a state plus the batch, never at two copies of the set.
+    """
 
     def __init__(self) -> None:
-        self._a = np.zeros(0, dtype=np.uint64)
+        self._buf = np.zeros(1024, dtype=np.uint64)
+        self._n = 0
 
     def __len__(self) -> int:
-        return len(self._a)
+        return self._n
+
+    @property
+    def _a(self) -> np.ndarray:
+        return self._buf[:self._n]
 
     @property
     def nbytes(self) -> int:
-        return int(self._a.nbytes)
+        return int(self._buf.nbytes)
 
     def contains(self, fps: np.ndarray) -> np.ndarray:
         """Boolean mask: which of ``fps`` are in the set."""
@@ -65,11 +76,18 @@ class FingerprintSet:
 
     def add_sorted(self, fps: np.ndarray) -> None:
         """Add sorted fingerprints that are not in the set yet."""
-        if len(fps) == 0:
+        m = len(fps)
+        if m == 0:
             return
-        merged = np.concatenate((self._a, fps))
-        merged.sort(kind="stable")  # two sorted runs: a linear merge
-        self._a = merged
+        n = self._n
+        if n + m > len(self._buf):
+            cap = max(n + m, len(self._buf) + len(self._buf) // 4, 1024)
+            self._buf.resize(cap, refcheck=False)
+        self._buf[n:n + m] = fps
+        # Two sorted runs: timsort merges them in linear time with a buffer the
+        # size of the smaller run.
+        self._buf[:n + m].sort(kind="stable")
+        self._n = n + m
 
 
 @dataclass

@@ -51,21 +51,24 @@ class ArrayView:
         return i
 
     def __getitem__(self, i: Any) -> Any:
-        if _static(i):
+        if isinstance(i, int):
+            if len(self._dims) == 1:
+                ci = self._view._layout.leaf_map(self._var, self._path).get(i)
+                if ci is None:
+                    self._check(i)
+                return self._view._cell(ci)
             i = self._check(i)
-            if len(self._dims) > 1:
-                return ArrayView(self._view, self._var, (*self._path, i), self._dims[1:])
-            return self._view._cell(self._view._layout.cell_index[(self._var, (*self._path, i))])
+            return ArrayView(self._view, self._var, (*self._path, i), self._dims[1:])
         if len(self._dims) > 1:
             raise SpecEvaluationError(
                 f"dynamic indexing of {self._var} needs a constant outer index; "
                 "index nested arrays dynamically only in their last dimension"
             )
-        # Dynamic index: select per state. States whose index is outside the
-        # index set read the first element (such reads must be guarded).
         if isinstance(i, np.integer):
             j = int(i) if int(i) in self._dims[0] else self._dims[0][0]
             return self[j]
+        # Dynamic index: select per state. States whose index is outside the
+        # index set read the first element (such reads must be guarded).
         idx = np.asarray(i)
         out: Any = None
         for j in self._dims[0]:
@@ -113,7 +116,7 @@ class StateView:
         object.__setattr__(self, "_layout", layout)
         object.__setattr__(self, "_getter", getter)
         object.__setattr__(self, "_cache", {})
-        object.__setattr__(self, "n", n)  # None for one state
+        object.__setattr__(self, "_n", n)  # None for one state
 
     def _cell(self, i: int) -> Any:
         cache = self._cache
@@ -131,8 +134,13 @@ class StateView:
                 + ", ".join(self._layout.vars)
             )
         if info.dims:
+            # Not cached: the array view refers back to this view, and a cycle would
+            # keep a batch's decoded columns alive until the garbage collector runs.
             return ArrayView(self, name, (), info.dims)
-        return self._cell(info.first_cell)
+        value = self._cell(info.first_cell)
+        if not isinstance(self, NextView):  # the next state may still be assigned
+            object.__setattr__(self, name, value)  # later reads skip __getattr__
+        return value
 
     def __setattr__(self, name: str, value: Any) -> None:
         raise SpecEvaluationError(
@@ -145,17 +153,17 @@ class NextView(StateView):
     """The next state: reads see assignments made so far, writes record them."""
 
     def __init__(self, current: StateView) -> None:
-        super().__init__(current._layout, current._cell, current.n)
-        object.__setattr__(self, "assigned", {})
+        super().__init__(current._layout, current._cell, current._n)
+        object.__setattr__(self, "_assigned", {})
 
     def _cell(self, i: int) -> Any:
-        v = self.assigned.get(i)
+        v = self._assigned.get(i)
         if v is None:
             return self._getter(i)
         return v
 
     def _assign(self, i: int, value: Any) -> None:
-        self.assigned[i] = value
+        self._assigned[i] = value
 
     def __setattr__(self, name: str, value: Any) -> None:
         info = self._layout.vars.get(name)

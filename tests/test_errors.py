@@ -76,11 +76,11 @@ def test_definition_errors_are_raised_at_class_definition() -> None:
     from modelcheck import Const, Int, Spec, SpecDefinitionError, action
 
     with pytest.raises(SpecDefinitionError, match="declared twice"):
-        class Clash(Spec):  # noqa: F811
+        class Clash(Spec):
             x = Int(0, 1)
 
             @action
-            def x(self, s, t):  # type: ignore[no-redef]
+            def x(self, s, t):  # type: ignore[no-redef]  # noqa: F811
                 return True
 
     with pytest.raises(SpecDefinitionError, match="symmetry names 'Nope'"):

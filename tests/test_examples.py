@@ -121,8 +121,8 @@ def test_example_bugs(spec, prop: str, length: int) -> None:
 
 
 def test_peterson_has_no_deadlock_but_a_stuck_variant_does() -> None:
-    from modelcheck import action
     from examples.mutex import Pc
+    from modelcheck import action
 
     class Stuck(Peterson):
         @action(p=Peterson.Procs)

@@ -1,0 +1,103 @@
+#!/usr/bin/env python3
+"""Benchmark the local explorer on the KRaft ladder (shared/kraft/MODEL.md) and print a table.
+
+    python benchmarks/run.py            # L1-L5
+    python benchmarks/run.py --l6       # and L6 (28.7M states)
+    python benchmarks/run.py --only L3 --repeat 3
+
+Each configuration runs in a fresh process (one core), so peak RSS is its own.
+Columns: distinct states, depth, seconds, distinct states per second, peak RSS,
+bytes per distinct state measured as (peak RSS - RSS before exploring) / distinct,
+and the explorer's own stored bytes per state (visited set + levels).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+LADDER = {
+    "L1": dict(N=2, P=1, MaxLog=4, MaxRestarts=1),
+    "L2": dict(N=3, P=2, MaxLog=4, MaxRestarts=1),
+    "L3": dict(N=2, P=1, MaxLog=6, MaxRestarts=2),
+    "L4": dict(N=3, P=1, MaxLog=5, MaxRestarts=1),
+    "L5": dict(N=2, P=1, MaxLog=8, MaxRestarts=2),
+    "L6": dict(N=3, P=1, MaxLog=5, MaxRestarts=2),
+}
+
+EXPECTED = {"L1": 5_353, "L2": 257_625, "L3": 552_953, "L4": 1_244_976, "L5": 4_174_997,
+            "L6": 28_707_965}
+
+CHILD = r"""
+import json, resource, sys, time
+sys.path.insert(0, {root!r})
+import numpy  # noqa: F401  (counted in the baseline)
+from modelcheck import Explorer
+from {module} import {cls}
+spec = {cls}(**{consts!r})
+explorer = Explorer(spec, batch_size={batch})
+def rss_kb():
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    return 0
+base = rss_kb()
+r = explorer.run()
+peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+print(json.dumps(dict(status=r.status, distinct=r.distinct_states, depth=r.depth,
+                      generated=r.generated_states, seconds=r.seconds, base_kb=base,
+                      peak_kb=peak, stored=r.memory["bytes_per_state"])))
+"""
+
+
+def run_one(name: str, consts: dict, batch: int, spec: str) -> dict:
+    module, cls = spec.split(":")
+    code = CHILD.format(root=ROOT, module=module, cls=cls, consts=consts, batch=batch)
+    env = dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1")
+    cmd = ["taskset", "-c", "0", sys.executable, "-c", code]
+    if subprocess.run(["which", "taskset"], capture_output=True).returncode != 0:
+        cmd = cmd[3:]
+    out = subprocess.run(cmd, capture_output=True, text=True, env=env, check=True)
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--l6", action="store_true", help="also run L6 (28.7M states)")
+    ap.add_argument("--only", action="append", help="run only these configs (repeatable)")
+    ap.add_argument("--repeat", type=int, default=1, help="runs per config (best is shown)")
+    ap.add_argument("--batch-size", type=int, default=1 << 16)
+    ap.add_argument("--spec", default="specs.kraft_broker:KRaftBroker")
+    ap.add_argument("--json", help="also write the rows to this JSON file")
+    args = ap.parse_args()
+    names = args.only or [n for n in LADDER if n != "L6" or args.l6]
+    header = (f"{'config':<7}{'distinct':>12}{'depth':>7}{'seconds':>9}{'states/s':>11}"
+              f"{'peak RSS':>11}{'B/state':>9}{'stored B/st':>12}  check")
+    print(header)
+    print("-" * len(header))
+    rows = []
+    for name in names:
+        runs = [run_one(name, LADDER[name], args.batch_size, args.spec)
+                for _ in range(args.repeat)]
+        r = min(runs, key=lambda x: x["seconds"])
+        rate = r["distinct"] / r["seconds"] if r["seconds"] else 0.0
+        per_state = (r["peak_kb"] - r["base_kb"]) * 1024 / max(1, r["distinct"])
+        ok = "ok" if r["distinct"] == EXPECTED[name] else f"MISMATCH (want {EXPECTED[name]:,})"
+        print(f"{name:<7}{r['distinct']:>12,}{r['depth']:>7}{r['seconds']:>9.2f}{rate:>11,.0f}"
+              f"{r['peak_kb'] / 1024:>9.0f}MB{per_state:>9.1f}{r['stored']:>12}  {ok}",
+              flush=True)
+        rows.append(dict(config=name, **r, states_per_second=rate, bytes_per_state=per_state))
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(rows, f, indent=2)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
