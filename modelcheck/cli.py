@@ -13,10 +13,12 @@ from typing import Any, NoReturn
 
 import click
 
+from .cli_trace import graph, trace
 from .errors import ModelcheckError, UsageError
 from .explorer import Explorer, Progress
 from .loader import load_spec_class, parse_const
 from .result import Result, render_text
+from .runrecord import RunRecorder
 from .spec import Spec
 
 __all__ = ["main", "cli", "bind_spec", "print_error"]
@@ -100,9 +102,14 @@ format_option = click.option(
               help="States evaluated per batch (does not change results).")
 @format_option
 @click.option("--quiet", "-q", is_flag=True, help="No progress lines on stderr.")
+@click.option("--out", "out_dir", metavar="DIR", default=None,
+              help="Write a run folder: result.json, and on a violation trace.itf.json (ITF) "
+                   "and trace.json. Never overwrites an earlier run.")
+@click.option("--trace-out", metavar="FILE", default=None,
+              help="Write the counterexample, if any, as an ITF trace to FILE.")
 def check(spec: str, consts: tuple[str, ...], invariants: tuple[str, ...], no_deadlock: bool,
           force_deadlock: bool, max_depth: int | None, batch_size: int, fmt: str,
-          quiet: bool) -> None:
+          quiet: bool, out_dir: str | None = None, trace_out: str | None = None) -> None:
     """Explore every reachable state of SPEC breadth-first and check its properties.
 
     SPEC is a file (specs/kraft_broker.py) or module (specs.kraft_broker), optionally
@@ -111,6 +118,11 @@ def check(spec: str, consts: tuple[str, ...], invariants: tuple[str, ...], no_de
     try:
         if no_deadlock and force_deadlock:
             raise UsageError("--deadlock and --no-deadlock contradict each other.")
+        recorder = None
+        if out_dir is not None or trace_out is not None:
+            recorder = RunRecorder.prepare(spec, out_dir=out_dir, trace_out=trace_out,
+                                           ctx=click.get_current_context(),
+                                           options=click.get_current_context().params)
         bound = bind_spec(spec, consts)
         deadlock = False if no_deadlock else (True if force_deadlock else None)
         explorer = Explorer(bound, invariants=invariants or None, check_deadlock=deadlock,
@@ -123,6 +135,13 @@ def check(spec: str, consts: tuple[str, ...], invariants: tuple[str, ...], no_de
     except ModelcheckError as e:
         print_error(e, fmt)
     emit(result, fmt)
+    if recorder is not None:
+        try:
+            notes = recorder.write(result, bound)
+        except ModelcheckError as e:
+            print_error(e)
+        if not quiet:
+            click.echo("\n".join(notes), err=True)
     sys.exit(result.exit_code)
 
 
@@ -233,6 +252,10 @@ class _LazyCommand(click.Command):
             return self._real().get_short_help_str(limit)
         except Exception:  # pragma: no cover - plugin import failure shows at invocation
             return super().get_short_help_str(limit)
+
+
+cli.add_command(trace)
+cli.add_command(graph)
 
 
 def main() -> None:

@@ -10,9 +10,10 @@ own small writer with correct quoting, no pydot/pygraphviz needed), GraphML
 Node attributes: ``label`` (the state, one variable per line), ``initial``,
 ``violates`` (names of violated invariants, comma-separated; empty if none),
 ``depth`` (BFS level), ``fp`` (fingerprint, hex), ``state`` (the state as JSON
-text). Edge attributes: ``action``, ``params`` (``b=1, c=2``), ``label``
-(``Register(b=1)``), ``violates`` (violated action properties). Attribute values
-are strings, booleans or integers so that every format can hold them.
+text; a JSON object in the JSON format). Edge attributes: ``action``, ``params``
+(``b=1, c=2``), ``label`` (``Register(b=1)``), ``violates`` (violated action
+properties). Attribute values are strings, booleans or integers so that every
+format can hold them.
 """
 
 from __future__ import annotations
@@ -151,5 +152,7 @@ def graph_bytes(g: nx.MultiDiGraph, fmt: str) -> bytes:
         return buf.getvalue()
     if fmt == "json":
         data = nx.node_link_data(g, edges="edges")
+        for node in data["nodes"]:  # JSON can hold the state itself, not its text
+            node["state"] = json.loads(node["state"])
         return (json.dumps(data, indent=1) + "\n").encode("utf-8")
     raise ValueError(f"unknown graph format {fmt!r}")

@@ -169,10 +169,6 @@ class Kernel:
             nxt[ci] = self._check_assigned_scalar(inst, ci, v, cells)
         return nxt
 
-    def enabled_conjuncts(self, cells: Sequence[int], inst: ActionInstance) -> bool:
-        """Whether ``inst`` is enabled in the state (for trace replay messages)."""
-        return self.step(cells, inst) is not None
-
     def check_invariants(self, cells: Sequence[int]) -> list[PredicateDecl]:
         """The checked invariants that one state violates."""
         bad = []

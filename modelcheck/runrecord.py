@@ -47,6 +47,7 @@ __all__ = [
     "TRACE_ITF_FILE",
     "TRACE_JSON_FILE",
     "RunRecorder",
+    "RunRecordError",
     "atomic_write",
     "command_line",
     "run_record",

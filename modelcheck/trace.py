@@ -52,6 +52,11 @@ __all__ = [
     "ITF_FORMAT_DESCRIPTION",
     "loads_trace",
     "load_trace",
+    "trace_from_document",
+    "state_to_cells",
+    "cell_diffs",
+    "Styles",
+    "ExpressionError",
     "trace_to_itf",
     "trace_from_itf",
     "trace_to_json",
@@ -199,8 +204,9 @@ def trace_to_itf(trace: Trace, *, generator: str | None = None) -> ItfTrace:
         meta["also_violated"] = list(trace.also_violated)
     states = tuple({v: _itf_value(s.state[v]) for v in trace.vars} for s in trace.steps)
     state_meta = tuple(
-        {"index": i, "action": "init" if s.action is None else s.action,
-         "params": dict(s.params)}
+        {"index": i, "action": "init", "params": {}} if i == 0
+        else {"index": i} if s.action is None  # unknown action: say nothing
+        else {"index": i, "action": s.action, "params": dict(s.params)}
         for i, s in enumerate(trace.steps)
     )
     return ItfTrace(vars=trace.vars, states=states, meta=meta, state_meta=state_meta)
@@ -226,6 +232,10 @@ def trace_from_itf(itf: ItfTrace, *, source_file: str | None = None) -> Trace:
     vars_ = tuple(v for v in itf.vars if not v.startswith("mbt::"))
     steps: list[TraceStep] = []
     for i, (state, smeta) in enumerate(zip(itf.states, itf.state_meta)):
+        for v in vars_:
+            if _too_deep(state[v]):
+                raise TraceFileError(f"{where}: states[{i}].{v}: value nested more than "
+                                     f"{_MAX_DEPTH} levels deep.")
         action, params = _itf_action(state, smeta, i, where)
         steps.append(TraceStep(None if i == 0 else action, params,
                                {v: _thaw(state[v]) for v in vars_}))
@@ -265,6 +275,24 @@ def _itf_action(state: Mapping[str, Any], smeta: Mapping[str, Any], i: int,
     if action == "init" and i == 0:
         action = None
     return action, params
+
+
+_MAX_DEPTH = 32
+
+
+def _too_deep(v: Any) -> bool:
+    """Whether ``v`` nests containers more than ``_MAX_DEPTH`` deep (checked without
+    recursion, so that rendering and evaluating it later cannot overflow the stack)."""
+    stack = [(v, 0)]
+    while stack:
+        x, d = stack.pop()
+        if d > _MAX_DEPTH:
+            return True
+        if isinstance(x, Mapping):
+            stack.extend((y, d + 1) for kv in x.items() for y in kv)
+        elif isinstance(x, (list, tuple, set, frozenset, FrozenSeq)):
+            stack.extend((y, d + 1) for y in x)
+    return False
 
 
 def _thaw(v: Any) -> Any:
@@ -422,7 +450,7 @@ def _doc_str(doc: Mapping[str, Any], key: str, fail: Callable[[str, str], NoRetu
 
 def _from_json_value(j: Any, path: str, fail: Callable[[str, str], NoReturn],
                      depth: int = 0) -> Any:
-    if depth > 32:
+    if depth > _MAX_DEPTH:
         fail(path, "value nested too deeply.")
     if isinstance(j, (bool, str)):
         return j
@@ -517,6 +545,8 @@ def trace_from_document(doc: Any, *, source_file: str | None = None) -> Trace:
             return _trace_from_run_record(doc, where)
     except RecursionError:
         raise TraceFileError(f"{where}: the document is nested too deeply.") from None
+    except ItfError as e:
+        raise TraceFileError(f"not a valid ITF trace: {e}") from None
     raise TraceFileError(
         f"{where}: not a trace: expected an ITF trace (an object with \"vars\" and "
         f"\"states\"), a modelcheck JSON trace (with \"steps\") or a run record "
@@ -558,10 +588,7 @@ def load_trace(path: str | os.PathLike[str]) -> Trace:
             data = f.read()
     except OSError as e:
         raise TraceFileError(f"{name}: cannot read the trace file: {e.strerror or e}.") from None
-    try:
-        return loads_trace(data, source_file=name)
-    except ItfError as e:
-        raise TraceFileError(f"not a valid ITF trace: {e}") from None
+    return loads_trace(data, source_file=name)
 
 
 # --------------------------------------------------------------------------- rendering
@@ -605,8 +632,7 @@ def _same(a: Any, b: Any) -> bool:
         return type(a) is type(b) and a == b
     if isinstance(a, Mapping) and isinstance(b, Mapping):
         return a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
-    return bool(type(a) is type(b) and a == b) or (
-        isinstance(a, (int, np.integer)) and isinstance(b, (int, np.integer)) and a == b)
+    return bool(a == b)
 
 
 _ABSENT = Unserializable("absent")
@@ -680,17 +706,6 @@ def render_trace(trace: Trace, *, full: bool = False, names: Sequence[str] | Non
 
 
 # --------------------------------------------------------------------------- spec values
-
-
-def _cell_desc(layout: Layout, ci: int) -> str:
-    c = layout.cells[ci]
-    if c.kind == "bool":
-        return "BOOLEAN"
-    if c.kind == "enum" and c.labels:
-        return "{" + ", ".join(c.labels) + "}"
-    if c.kind == "set" and c.labels:
-        return "SUBSET {" + ", ".join(c.labels) + "}"
-    return f"{c.lo}..{c.hi}"
 
 
 def state_to_cells(layout: Layout, state: Mapping[str, Any],
@@ -797,23 +812,34 @@ def cell_diffs(layout: Layout, want: Sequence[int], got: Sequence[int],
 
 @dataclass(frozen=True)
 class Conjunct:
-    """One top-level conjunct of an action's guard, evaluated in a state."""
+    """One top-level conjunct of an action's guard (or of a helper it calls), evaluated
+    in a state. ``inner`` explains a false call of a spec helper (``self.caught_up(s, b)``)
+    by that helper's own false conjuncts."""
 
     text: str
     where: str
     value: Any  # bool, or the exception it raised
-    reads: tuple[tuple[str, Any], ...]  # (``s.x[b]``, value) state reads inside it
+    reads: tuple[tuple[str, Any], ...]  # (``s.x[b]`` or a local name, value) inside it
+    inner: tuple[Conjunct, ...] = ()
+
+
+@dataclass(frozen=True)
+class _ConjMeta:
+    text: str
+    line: int
+    reads: list[str]  # ``s.x`` / ``s.x[...]`` texts, one lambda each
+    names: list[str]  # plain names, looked up in the function's locals
+    call: str | None  # ``NAME`` when the conjunct is ``self.NAME(args)``
 
 
 @dataclass(frozen=True)
 class _Probe:
     fn: Callable[..., Any]
-    #: per return statement: (conjunct text, line, state reads, names) per conjunct
-    returns: dict[int, list[tuple[str, int, list[str], list[str]]]]
-    file: str
+    returns: dict[int, list[_ConjMeta]]  # per rewritten return statement
 
 
-_PROBES: dict[Any, _Probe | None] = {}
+_PROBES: dict[tuple[Any, bool], _Probe | None] = {}
+_CALL_DEPTH = 2
 
 
 def _flatten_and(node: ast.expr) -> list[ast.expr]:
@@ -840,11 +866,12 @@ def _state_reads(node: ast.expr, sname: str,
             out.append(n)
             visit(n.slice)
             return
-        if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) and n.value.id == sname:
-            out.append(n)
-            return
-        if isinstance(n, ast.Attribute):  # self.MaxLog, mod.X: not a local
-            visit(n.value) if not isinstance(n.value, ast.Name) else None
+        if isinstance(n, ast.Attribute):
+            if isinstance(n.value, ast.Name):
+                if n.value.id == sname:
+                    out.append(n)
+                return  # self.MaxLog, module.X: not a local
+            visit(n.value)
             return
         if isinstance(n, ast.Name) and n.id not in skip and n.id not in names:
             names.append(n.id)
@@ -855,140 +882,174 @@ def _state_reads(node: ast.expr, sname: str,
     return out, names
 
 
-class _ReturnRewriter(ast.NodeTransformer):
-    """``return E1 & E2`` -> ``return (id, [lambda: E1, lambda: E2], [lambda: s.x, ...])``."""
-
-    def __init__(self, src: str, sname: str, line0: int, skip: frozenset[str]) -> None:
-        self.src = src
-        self.sname = sname
-        self.line0 = line0
-        self.skip = skip
-        self.returns: dict[int, list[tuple[str, int, list[str], list[str]]]] = {}
-
-    def visit_FunctionDef(self, node: ast.FunctionDef) -> Any:  # noqa: N802 - ast API
-        if self.returns or getattr(self, "_entered", False):
-            return node  # nested function: leave alone
-        self._entered = True
-        self.generic_visit(node)
-        return node
-
-    def visit_Lambda(self, node: ast.Lambda) -> Any:  # noqa: N802 - ast API
-        return node
-
-    def visit_Return(self, node: ast.Return) -> Any:  # noqa: N802 - ast API
-        if node.value is None:
-            return node
-        rid = len(self.returns)
-        conjs = _flatten_and(node.value)
-        meta: list[tuple[str, int, list[str]]] = []
-        conj_lambdas: list[ast.expr] = []
-        read_lambdas: list[ast.expr] = []
-        for c in conjs:
-            text = " ".join((ast.get_source_segment(self.src, c) or ast.unparse(c)).split())
-            reads: list[str] = []
-            found, names = _state_reads(c, self.sname, self.skip)
-            for r in found:
-                rt = " ".join((ast.get_source_segment(self.src, r) or ast.unparse(r)).split())
-                if rt not in reads:
-                    reads.append(rt)
-                    read_lambdas.append(_lambda(r))
-            meta.append((text, c.lineno + self.line0, reads, names))
-            conj_lambdas.append(_lambda(c))
-        self.returns[rid] = meta
-        value = ast.Tuple([ast.Constant(rid), ast.List(conj_lambdas, ast.Load()),
-                           ast.List(read_lambdas, ast.Load()),
-                           ast.Call(ast.Name("locals", ast.Load()), [], [])], ast.Load())
-        return ast.copy_location(ast.Return(value), node)
-
-
 def _lambda(body: ast.expr) -> ast.Lambda:
     args = ast.arguments(posonlyargs=[], args=[], vararg=None, kwonlyargs=[], kw_defaults=[],
                          kwarg=None, defaults=[])
     return ast.Lambda(args, body)
 
 
-def _probe_for(fn: Callable[..., Any]) -> _Probe | None:
+class _ReturnRewriter(ast.NodeTransformer):
+    """Rewrites ``return E1 & E2`` in the function body (not in nested functions) to
+    ``return (id, [lambda: E1, ...], [lambda: s.x[b], ...], [lambda: (args,) | None, ...],
+    locals())``: the conjuncts, the state reads in them and the arguments of helper
+    calls, all evaluated later, in the function's scope."""
+
+    def __init__(self, src: str, selfname: str, sname: str, line0: int,
+                 skip: frozenset[str]) -> None:
+        self.src = src
+        self.selfname = selfname
+        self.sname = sname
+        self.line0 = line0
+        self.skip = skip
+        self.depth = 0
+        self.returns: dict[int, list[_ConjMeta]] = {}
+
+    def _text(self, node: ast.AST) -> str:
+        return " ".join((ast.get_source_segment(self.src, node) or ast.unparse(node)).split())
+
+    def visit_FunctionDef(self, node: ast.FunctionDef) -> Any:  # noqa: N802 - ast API
+        self.depth += 1
+        if self.depth == 1:
+            self.generic_visit(node)
+        self.depth -= 1
+        return node
+
+    visit_AsyncFunctionDef = visit_FunctionDef  # noqa: N815 - ast API
+
+    def visit_Lambda(self, node: ast.Lambda) -> Any:  # noqa: N802 - ast API
+        return node
+
+    def visit_ClassDef(self, node: ast.ClassDef) -> Any:  # noqa: N802 - ast API
+        return node
+
+    def visit_Return(self, node: ast.Return) -> Any:  # noqa: N802 - ast API
+        if node.value is None:
+            return node
+        rid = len(self.returns)
+        metas: list[_ConjMeta] = []
+        conj_l: list[ast.expr] = []
+        read_l: list[ast.expr] = []
+        call_l: list[ast.expr] = []
+        for c in _flatten_and(node.value):
+            reads: list[str] = []
+            found, names = _state_reads(c, self.sname, self.skip)
+            for r in found:
+                rt = self._text(r)
+                if rt not in reads:
+                    reads.append(rt)
+                    read_l.append(_lambda(r))
+            call = None
+            if (isinstance(c, ast.Call) and isinstance(c.func, ast.Attribute)
+                    and isinstance(c.func.value, ast.Name) and c.func.value.id == self.selfname
+                    and not c.keywords and not any(isinstance(a, ast.Starred) for a in c.args)):
+                call = c.func.attr
+                call_l.append(_lambda(ast.Tuple(list(c.args), ast.Load())))
+            else:
+                call_l.append(ast.Constant(None))
+            metas.append(_ConjMeta(self._text(c), c.lineno + self.line0, reads, names, call))
+            conj_l.append(_lambda(c))
+        self.returns[rid] = metas
+        value = ast.Tuple([ast.Constant(rid), ast.List(conj_l, ast.Load()),
+                           ast.List(read_l, ast.Load()), ast.List(call_l, ast.Load()),
+                           ast.Call(ast.Name("locals", ast.Load()), [], [])], ast.Load())
+        return ast.copy_location(ast.Return(value), node)
+
+
+def _probe_for(fn: Callable[..., Any], is_action: bool) -> _Probe | None:
+    """A copy of ``fn`` whose return statements report their conjuncts, or None when
+    its source cannot be analysed (a lambda, a builtin, a file that changed...)."""
     fn = inspect.unwrap(fn)
-    if fn in _PROBES:
-        return _PROBES[fn]
+    key = (fn, is_action)
+    if key in _PROBES:
+        return _PROBES[key]
     probe: _Probe | None = None
     try:
         lines, start = inspect.getsourcelines(fn)
         src = textwrap.dedent("".join(lines))
-        tree = ast.parse(src)
-        fdef = tree.body[0]
-        if isinstance(fdef, ast.FunctionDef):
+        fdef = ast.parse(src).body[0]
+        if isinstance(fdef, ast.FunctionDef) and len(fdef.args.args) >= 2:
             fdef.decorator_list = []
             params = [a.arg for a in fdef.args.args]
-            sname = params[1] if len(params) > 1 else "s"
-            rw = _ReturnRewriter(src, sname, start - 1, frozenset(params))
+            # actions show their parameters in the label; helpers show theirs as reads
+            skip = frozenset(params) if is_action else frozenset(params[:2])
+            rw = _ReturnRewriter(src, params[0], params[1], start - 1, skip)
             rw.visit(fdef)
             if rw.returns:
-                file = inspect.getsourcefile(fn) or "<spec>"
-                freevars = fn.__code__.co_freevars
+                freevars = list(fn.__code__.co_freevars)
                 outer = ast.FunctionDef(
                     name="__mc_outer__",
                     args=ast.arguments(posonlyargs=[], args=[ast.arg(v) for v in freevars],
                                        vararg=None, kwonlyargs=[], kw_defaults=[], kwarg=None,
                                        defaults=[]),
                     body=[fdef, ast.Return(ast.Name(fdef.name, ast.Load()))],
-                    decorator_list=[], returns=None, type_params=[])
+                    decorator_list=[], returns=None)
                 module = ast.Module([outer], type_ignores=[])
                 ast.fix_missing_locations(module)
                 ast.increment_lineno(module, start - 1)
-                code = compile(module, file, "exec")
+                code = compile(module, inspect.getsourcefile(fn) or "<spec>", "exec")
                 ns: dict[str, Any] = {}
-                exec(code, fn.__globals__, ns)  # noqa: S102 - the spec's own source
+                exec(code, fn.__globals__, ns)  # noqa: S102 - the spec's own source, rewritten
                 cells = [c.cell_contents for c in (fn.__closure__ or ())]
-                probe = _Probe(ns["__mc_outer__"](*cells), rw.returns, file)
-    except Exception:  # source unavailable or unusual: fall back to "not enabled"
+                probe = _Probe(ns["__mc_outer__"](*cells), rw.returns)
+    except Exception:  # noqa: BLE001 - any failure: no conjunct analysis, plain message
         probe = None
-    _PROBES[fn] = probe
+    _PROBES[key] = probe
     return probe
 
 
 def guard_conjuncts(kernel: Any, inst: ActionInstance, cells: Sequence[int]) -> list[Conjunct]:
     """The top-level conjuncts of ``inst``'s guard (the ``&`` operands of the ``return``
-    expression that the action reached), each evaluated in the state ``cells``.
+    expression the action reached), each evaluated in the state ``cells``. A false call
+    of a spec helper (``self.caught_up(s, b)``) is explained by the helper's conjuncts.
 
     Empty when the action's source cannot be analysed.
     """
     from .views import NextView
 
-    probe = _probe_for(inst.decl.fn)
+    s = kernel.scalar_view(cells)
+    return _conjuncts(kernel, inst.decl.fn, (kernel.spec, s, NextView(s),
+                                             *(v for _, v in inst.params)), True, 0)
+
+
+def _conjuncts(kernel: Any, fn: Callable[..., Any], args: tuple[Any, ...], is_action: bool,
+               depth: int) -> list[Conjunct]:
+    probe = _probe_for(fn, is_action)
     if probe is None:
         return []
-    s = kernel.scalar_view(cells)
-    t = NextView(s)
     try:
-        rid, conj_fns, read_fns, local_vars = probe.fn(kernel.spec, s, t,
-                                                       *(v for _, v in inst.params))
-    except Exception:
+        rid, conj_fns, read_fns, call_fns, local_vars = probe.fn(*args)
+    except Exception:  # noqa: BLE001 - the real evaluation reports spec errors
         return []
-    meta = probe.returns.get(rid, [])
+    metas = probe.returns.get(rid, [])
+    reads: dict[str, Any] = {}
+    for text, f in zip([r for m in metas for r in m.reads], read_fns):
+        reads[text] = _try(f)
+    rel = source_location(fn).rsplit(":", 1)[0]
     out: list[Conjunct] = []
-    seen_reads: dict[str, Any] = {}
-    # one read lambda per (conjunct, distinct read in it), in the order of ``meta``
-    all_reads = [r for _, _, reads, _ in meta for r in reads]
-    for text, fnc in zip(all_reads, read_fns):
-        try:
-            seen_reads[text] = fnc()
-        except Exception as e:  # noqa: BLE001 - shown to the user as the value
-            seen_reads[text] = e
-    rel = source_location(inst.decl.fn).rsplit(":", 1)[0]
-    for (text, line, reads, names), fnc in zip(meta, conj_fns):
-        try:
-            value: Any = fnc()
-            if isinstance(value, (np.bool_, np.ndarray)):
-                value = bool(value)
-        except Exception as e:  # noqa: BLE001 - reported, not raised
-            value = e
-        shown = [(r, seen_reads.get(r)) for r in reads if r != text]
-        shown += [(n, local_vars[n]) for n in names
-                  if n != text and n in local_vars
+    for m, f, cf in zip(metas, conj_fns, call_fns):
+        value = _try(f)
+        if isinstance(value, (np.bool_, np.ndarray)) and np.ndim(value) == 0:
+            value = bool(value)
+        shown = [(r, reads.get(r)) for r in m.reads if r != m.text]
+        shown += [(n, local_vars[n]) for n in m.names
+                  if n != m.text and n in local_vars
                   and isinstance(local_vars[n], (int, np.integer, np.bool_))]
-        out.append(Conjunct(text, f"{rel}:{line}", value, tuple(shown)))
+        inner: list[Conjunct] = []
+        if value is False and m.call is not None and cf is not None and depth < _CALL_DEPTH:
+            helper = getattr(type(kernel.spec), m.call, None)
+            call_args = _try(cf)
+            if inspect.isfunction(helper) and isinstance(call_args, tuple):
+                inner = [c for c in _conjuncts(kernel, helper, (kernel.spec, *call_args),
+                                               False, depth + 1) if c.value is not True]
+        out.append(Conjunct(m.text, f"{rel}:{m.line}", value, tuple(shown), tuple(inner)))
     return out
+
+
+def _try(f: Callable[[], Any]) -> Any:
+    try:
+        return f()
+    except Exception as e:  # noqa: BLE001 - shown to the user as the value
+        return e
 
 
 def _read_text(layout: Layout, text: str, value: Any) -> str:
@@ -1011,6 +1072,23 @@ def _is_array_view(v: Any) -> bool:
     from .views import ArrayView
 
     return isinstance(v, ArrayView)
+
+
+def _conjunct_lines(layout: Layout, conj: Sequence[Conjunct], indent: str) -> list[str]:
+    lines: list[str] = []
+    for c in conj:
+        status = "" if c.value is False else (
+            f"  [raised {type(c.value).__name__}: {c.value}]" if isinstance(c.value, Exception)
+            else f"  [is {format_value(c.value)}, not a boolean]")
+        lines.append(f"{indent}{c.text}    ({c.where}){status}")
+        reads = [_read_text(layout, t, v) for t, v in c.reads
+                 if v is not None and not _is_array_view(v)]
+        if reads:
+            lines.append(f"{indent}  where {', '.join(reads)}")
+        if c.inner:
+            lines.append(f"{indent}  false inside it:")
+            lines.extend(_conjunct_lines(layout, c.inner, indent + "    "))
+    return lines
 
 
 # --------------------------------------------------------------------------- replay
@@ -1103,8 +1181,8 @@ def replay(spec: Spec, trace: Trace) -> ReplayReport:
             return fail(step_no, _not_enabled(kernel, inst, label, prev, step_no))
         if nxt != cur:
             diffs = cell_diffs(layout, nxt, cur)
-            return fail(step_no, f"{label} is enabled in state {step_no - 1}, but its successor "
-                                 f"differs from state {step_no} of the trace in:\n  "
+            return fail(step_no, f"action {label} is enabled in state {step_no - 1}, but its "
+                                 f"successor differs from state {step_no} of the trace in:\n  "
                                  + "\n  ".join(diffs[:12]) + _more(diffs, 12))
     rep.ok = True
     rep.notes = _violations_along(kernel, [c for c, _ in converted])
@@ -1154,15 +1232,9 @@ def _not_enabled(kernel: Any, inst: ActionInstance, label: str, prev: Sequence[i
     false = [c for c in conj if c.value is not True]
     if not false:
         return head + f" (its guard at {source_location(inst.decl.fn)} is false)."
-    lines = [head + ("; its guard conjunct is false:" if len(false) == 1
+    lines = [head + ("; this guard conjunct is false:" if len(false) == 1
                      else "; these guard conjuncts are false:")]
-    for c in false:
-        status = "" if c.value is False else f"  [raised {type(c.value).__name__}: {c.value}]"
-        lines.append(f"  {c.text}    ({c.where}){status}")
-        reads = [_read_text(kernel.layout, t, v) for t, v in c.reads
-                 if v is not None and not _is_array_view(v)]
-        if reads:
-            lines.append(f"    where {', '.join(reads)}")
+    lines += _conjunct_lines(kernel.layout, false, "  ")
     return "\n".join(lines)
 
 
@@ -1265,7 +1337,7 @@ def evaluate(trace: Trace, expr: str) -> list[tuple[int, str, Any]]:
         except Exception as e:  # noqa: BLE001 - reported as one message
             raise ExpressionError(
                 f"evaluating {expr.strip()!r} in state {i + 1} ({label}) failed with "
-                f"{type(e).__name__}: {e}" + _eval_hint(e, st.state)
+                f"{type(e).__name__}: {e}" + _eval_hint(e)
             ) from None
         out.append((i + 1, label, value))
     return out
@@ -1277,7 +1349,7 @@ def _eval_value(v: Any) -> Any:
     return v
 
 
-def _eval_hint(e: Exception, state: Mapping[str, Any]) -> str:
+def _eval_hint(e: Exception) -> str:
     if isinstance(e, KeyError):
         return " (arrays are maps indexed by ints, e.g. offset[1])."
     if isinstance(e, TypeError) and "not subscriptable" in str(e):

@@ -1,0 +1,208 @@
+"""The inspection commands: ``modelcheck trace show|replay|eval`` and ``modelcheck graph``.
+
+This module owns the command-line surface of traces and state graphs; the work is
+done in :mod:`modelcheck.trace` and :mod:`modelcheck.graph`. Errors are
+:class:`~modelcheck.errors.ModelcheckError` subclasses, which the top-level group
+prints as one paragraph with exit code 2.
+
+Exit codes: ``trace show``/``trace eval``/``graph``: 0, or 2 on a bad file,
+expression or option. ``trace replay``: 0 the trace is a behaviour of the spec,
+1 it is not (the message names the step), 2 the trace does not fit the spec
+(other variables, values of the wrong type) or another error.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from functools import partial
+from typing import Any
+
+import click
+
+from .errors import ConstantError, UsageError
+from .graph import FORMATS, build_graph, graph_bytes
+from .loader import load_spec_class, parse_const
+from .runrecord import atomic_write
+from .spec import Spec
+from .trace import (
+    Styles,
+    Trace,
+    evaluate,
+    format_value,
+    load_trace,
+    render_trace,
+    replay,
+)
+
+__all__ = ["trace", "graph"]
+
+TRACE_EXIT_HELP = """\b
+Exit codes:
+  0  ok (replay: the trace is a behaviour of the spec)
+  1  replay: the trace is not a behaviour of the spec (the step is named)
+  2  unreadable trace file, a trace that does not fit the spec, a bad
+     expression or option"""
+
+_const_option = click.option(
+    "--const", "consts", multiple=True, metavar="K=V",
+    help="Override a constant of the spec, e.g. --const N=3 (repeatable).",
+)
+_color_option = click.option(
+    "--color/--no-color", default=None,
+    help="Colour the output (default: only on a terminal).",
+)
+
+
+def _styles() -> Styles:
+    s = partial(click.style)
+    return Styles(
+        header=partial(s, bold=True),
+        action=partial(s, fg="cyan", bold=True),
+        old=partial(s, fg="red"),
+        new=partial(s, fg="green"),
+        alert=partial(s, fg="red", bold=True),
+        dim=partial(s, dim=True),
+    )
+
+
+def _echo(color: bool | None) -> Callable[..., None]:
+    return partial(click.echo, color=color)
+
+
+@click.group(epilog=TRACE_EXIT_HELP)
+def trace() -> None:
+    """Read counterexample traces: ITF (*.itf.json), modelcheck JSON (trace.json) or a
+    run record (result.json or the run folder)."""
+
+
+@trace.command(epilog=TRACE_EXIT_HELP)
+@click.argument("file")
+@click.option("--full", is_flag=True, help="Print every state in full, not only the changes.")
+@click.option("--vars", "var_list", metavar="A,B", default=None,
+              help="Only these variables (comma-separated).")
+@click.option("--step", type=click.IntRange(min=1), default=None, metavar="K",
+              help="Only state K (1-based) and the action that led to it.")
+@_color_option
+def show(file: str, full: bool, var_list: str | None, step: int | None,
+         color: bool | None) -> None:
+    """Print a trace step by step: each action with its parameters and the variables it
+    changed (old -> new, per array index)."""
+    t = load_trace(file)
+    names = _select_vars(t, var_list)
+    if step is not None and step > len(t):
+        raise UsageError(f"--step {step}: the trace has only {len(t)} states.")
+    _echo(color)(render_trace(t, full=full, names=names, step=step, styles=_styles()))
+
+
+def _select_vars(t: Trace, var_list: str | None) -> list[str] | None:
+    if var_list is None:
+        return None
+    names = [v.strip() for v in var_list.split(",") if v.strip()]
+    unknown = [v for v in names if v not in t.vars]
+    if unknown or not names:
+        raise UsageError(f"--vars {var_list}: unknown variable(s) {', '.join(unknown) or '-'}; "
+                         f"the trace's variables are: {', '.join(t.vars)}.")
+    return [v for v in t.vars if v in names]
+
+
+@trace.command("replay", epilog=TRACE_EXIT_HELP)
+@click.argument("spec")
+@click.argument("file")
+@_const_option
+@_color_option
+def replay_cmd(spec: str, file: str, consts: tuple[str, ...], color: bool | None) -> None:
+    """Check that the trace in FILE is a behaviour of SPEC: its first state is initial and
+    every step is a transition of the named action with those parameters (of some action
+    when the trace names none).
+
+    Constants default to those recorded in the trace; --const overrides them.
+    """
+    t = load_trace(file)
+    bound = _bind_for_trace(spec, t, consts)
+    if t.spec and t.spec != bound.name:
+        click.echo(f"note: the trace was recorded from {t.spec}; replaying it against "
+                   f"{bound.name}.", err=True)
+    rep = replay(bound, t)
+    echo = _echo(color)
+    st = _styles()
+    if not rep.ok:
+        echo(st.alert(f"{file}: not a behaviour of {rep.spec}:") + "\n" + rep.message)
+        sys.exit(1)
+    if rep.inferred:
+        echo(f"actions found for {len(rep.inferred)} unnamed step(s): "
+             + ", ".join(f"step {k}: {v}" for k, v in rep.inferred.items()))
+    echo(f"trace of {rep.states} states is a behaviour of {rep.spec}")
+    for note in rep.notes:
+        echo(f"note: {note}")
+
+
+def _bind_for_trace(target: str, t: Trace, consts: tuple[str, ...]) -> Spec:
+    cls = load_spec_class(target)
+    known = {name: c.default for name, c in cls._consts.items()}
+    values: dict[str, Any] = {}
+    ignored = [k for k in t.constants if k not in known]
+    for k, v in t.constants.items():
+        if k in known:
+            values[k] = v
+    if ignored:
+        click.echo(f"note: ignoring constant(s) {', '.join(ignored)} recorded in the trace: "
+                   f"not constants of {cls.__name__}.", err=True)
+    values.update(dict(parse_const(c, known) for c in consts))
+    try:
+        return cls(**values)
+    except ConstantError as e:
+        raise ConstantError(f"{e} (constants from the trace's metadata, overridden by "
+                            "--const)") from None
+
+
+@trace.command("eval", epilog=TRACE_EXIT_HELP)
+@click.argument("file")
+@click.argument("expr")
+def eval_cmd(file: str, expr: str) -> None:
+    """Evaluate the Python expression EXPR in every state of the trace in FILE.
+
+    Variables are the trace's; arrays are dicts indexed by ints (offset[1] - regEpoch[1]),
+    sets are frozensets, enum values are strings ("RUNNING"). Available functions: abs,
+    min, max, len, sum, any, all, sorted, set, range, int, bool.
+    """
+    t = load_trace(file)
+    for k, label, value in evaluate(t, expr):
+        click.echo(f"step {k} ({label}): {format_value(value, python=True)}")
+
+
+@click.command("graph")
+@click.argument("spec")
+@_const_option
+@click.option("--format", "fmt", type=click.Choice(FORMATS), default=None,
+              help="Output format [default: from the --output suffix, else dot].")
+@click.option("--output", "-o", required=True, metavar="FILE",
+              help="Where to write the graph ('-' for standard output).")
+@click.option("--max-states", type=click.IntRange(min=1), default=10_000, show_default=True,
+              help="Refuse (exit 2) when more states than this are reachable.")
+def graph(spec: str, consts: tuple[str, ...], fmt: str | None, output: str,
+          max_states: int) -> None:
+    """Write the reachable state graph of SPEC (nodes: states, edges: actions with their
+    parameters; initial and violating states marked) as DOT, GraphML or JSON."""
+    from .cli import bind_spec
+
+    if fmt is None:
+        low = output.lower()
+        fmt = "graphml" if low.endswith(".graphml") else "json" if low.endswith(".json") \
+            else "dot"
+    bound = bind_spec(spec, consts)
+    g = build_graph(bound, max_states=max_states)
+    data = graph_bytes(g, fmt)
+    if output == "-":
+        click.echo(data.decode("utf-8"), nl=False)
+    else:
+        try:
+            atomic_write(output, data)
+        except OSError as e:
+            raise UsageError(f"--output {output}: cannot write: {e.strerror or e}.") from None
+    initial = sum(1 for _, a in g.nodes(data=True) if a["initial"])
+    bad = sum(1 for _, a in g.nodes(data=True) if a["violates"])
+    where = "standard output" if output == "-" else output
+    click.echo(f"State graph of {bound!r}: {g.number_of_nodes():,} states ({initial} initial, "
+               f"{bad} violating an invariant), {g.number_of_edges():,} transitions; "
+               f"written to {where} ({fmt}).", err=True)
