@@ -96,6 +96,8 @@ format_option = click.option(
 @click.option("--no-deadlock", is_flag=True, help="Do not report states without successors.")
 @click.option("--deadlock", "force_deadlock", is_flag=True,
               help="Report deadlocks even if the spec turns the check off.")
+@click.option("--no-symmetry", is_flag=True,
+              help="Explore every state even if the spec declares symmetric ids.")
 @click.option("--max-depth", type=click.IntRange(min=0), default=None,
               help="Stop after exploring this many steps from the initial states.")
 @click.option("--batch-size", type=click.IntRange(min=1), default=1 << 16, show_default=True,
@@ -108,8 +110,9 @@ format_option = click.option(
 @click.option("--trace-out", metavar="FILE", default=None,
               help="Write the counterexample, if any, as an ITF trace to FILE.")
 def check(spec: str, consts: tuple[str, ...], invariants: tuple[str, ...], no_deadlock: bool,
-          force_deadlock: bool, max_depth: int | None, batch_size: int, fmt: str,
-          quiet: bool, out_dir: str | None = None, trace_out: str | None = None) -> None:
+          force_deadlock: bool, no_symmetry: bool, max_depth: int | None, batch_size: int,
+          fmt: str, quiet: bool, out_dir: str | None = None,
+          trace_out: str | None = None) -> None:
     """Explore every reachable state of SPEC breadth-first and check its properties.
 
     SPEC is a file (specs/kraft_broker.py) or module (specs.kraft_broker), optionally
@@ -126,7 +129,8 @@ def check(spec: str, consts: tuple[str, ...], invariants: tuple[str, ...], no_de
         bound = bind_spec(spec, consts)
         deadlock = False if no_deadlock else (True if force_deadlock else None)
         explorer = Explorer(bound, invariants=invariants or None, check_deadlock=deadlock,
-                            max_depth=max_depth, batch_size=batch_size,
+                            symmetry=not no_symmetry, max_depth=max_depth,
+                            batch_size=batch_size,
                             progress=_progress_printer(not quiet))
         if not quiet:
             click.echo(f"Checking {bound!r}: {len(bound.layout.cells)} state cells, "
