@@ -52,19 +52,19 @@ equal traces always give byte-identical files.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import numbers
 import os
 import re
-import secrets
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NoReturn, TypeAlias, overload
 
 from .errors import ModelcheckError
+from .fileio import atomic_write
 
 __all__ = [
+    "parse_json_strict",
     "ItfError",
     "Record",
     "FrozenSeq",
@@ -886,6 +886,15 @@ def loads_itf(data: bytes | str, *, source: str | None = None) -> ItfTrace:
     ``NaN``/``Infinity`` and every structural problem raise :class:`ItfError`
     prefixed with ``source`` when given.
     """
+    return from_itf(parse_json_strict(data, source=source), source=source)
+
+
+def parse_json_strict(data: bytes | str, *, source: str | None = None) -> Any:
+    """Parse JSON text strictly: UTF-8 only, no duplicate keys, no ``NaN``/``Infinity``.
+
+    Every problem raises :class:`ItfError` naming ``source``, with line and column
+    for syntax errors.
+    """
     if isinstance(data, (bytes, bytearray, memoryview)):
         raw = bytes(data)
         try:
@@ -915,7 +924,7 @@ def loads_itf(data: bytes | str, *, source: str | None = None) -> ItfTrace:
     except (ValueError, RecursionError) as exc:  # too many digits / too deeply nested
         reason = "nested too deeply" if isinstance(exc, RecursionError) else str(exc)
         raise ItfError(f"invalid JSON: {reason}", source=source) from None
-    return from_itf(obj, source=source)
+    return obj
 
 
 def dump_itf(trace: ItfTrace, path: str | os.PathLike[str]) -> None:
@@ -932,20 +941,7 @@ def dump_itf(trace: ItfTrace, path: str | os.PathLike[str]) -> None:
     except ItfError as error:
         error._set_source(name)
         raise
-    directory = os.path.dirname(os.path.abspath(target))
-    tmp = os.path.join(directory, f".{os.path.basename(target)}.{secrets.token_hex(6)}.tmp")
-    # The kernel applies the umask to 0o666, so the file gets ordinary permissions.
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), 0o666)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, target)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
+    atomic_write(target, data)
 
 
 def load_itf(path: str | os.PathLike[str]) -> ItfTrace:

@@ -88,11 +88,11 @@ class Layout:
         infos: dict[str, VarInfo] = {}
         for name, btype, decl in variables:
             first = len(cells)
-            ref = _leaf(btype).ref
+            dims, dim_names, leaf = _array_chain(btype)
+            ref = leaf.ref
             for path, lo, size, kind, labels in btype.cells():
                 cells.append(Cell(len(cells), name, path, lo, size, kind, labels, ref))
-            infos[name] = VarInfo(name, btype, first, len(cells) - first, _dims(btype), decl,
-                                  _dim_names(btype))
+            infos[name] = VarInfo(name, btype, first, len(cells) - first, dims, decl, dim_names)
         self.cells: tuple[Cell, ...] = tuple(cells)
         self._leaf_maps: dict[tuple[str, tuple[int, ...]], dict[int, int]] = {}
         self.vars: dict[str, VarInfo] = infos
@@ -273,29 +273,16 @@ class Layout:
         return rows
 
 
-def _leaf(btype: BoundType) -> BoundType:
-    t: Any = btype
-    while hasattr(t, "elem") and hasattr(t, "ids"):
-        t = t.elem
-    return t  # type: ignore[no-any-return]
-
-
-def _dims(btype: BoundType) -> tuple[range, ...]:
+def _array_chain(btype: BoundType) -> tuple[tuple[range, ...], tuple[str, ...], BoundType]:
+    """Index sets and their names of (nested) arrays, outermost first, and the leaf type."""
     dims: list[range] = []
-    t: Any = btype
-    while hasattr(t, "elem") and hasattr(t, "ids"):
-        dims.append(t.ids)
-        t = t.elem
-    return tuple(dims)
-
-
-def _dim_names(btype: BoundType) -> tuple[str, ...]:
     names: list[str] = []
     t: Any = btype
     while hasattr(t, "elem") and hasattr(t, "ids"):
+        dims.append(t.ids)
         names.append(t.index_name)
         t = t.elem
-    return tuple(names)
+    return tuple(dims), tuple(names), t
 
 
 def _flatten(value: Any, dims: tuple[range, ...]) -> list[Any]:

@@ -20,12 +20,10 @@ with a ``result.json`` is complete.
 
 from __future__ import annotations
 
-import contextlib
 import inspect
 import json
 import os
 import platform
-import secrets
 import shlex
 import sys
 from dataclasses import dataclass, field
@@ -62,37 +60,13 @@ TRACE_JSON_FILE = "trace.json"
 _RUN_FILES = (RESULT_FILE, TRACE_ITF_FILE, TRACE_JSON_FILE)
 
 
+from .fileio import atomic_write  # noqa: E402
+
+
 class RunRecordError(UsageError):
     """A run folder or trace file cannot be written where asked."""
 
 
-def atomic_write(path: str | os.PathLike[str], data: bytes, *, overwrite: bool = True) -> None:
-    """Write ``data`` to ``path`` through a temporary file and a rename.
-
-    With ``overwrite=False`` an existing ``path`` is never replaced: the write
-    fails with :class:`FileExistsError` instead.
-    """
-    target = os.fspath(path)
-    directory = os.path.dirname(os.path.abspath(target))
-    tmp = os.path.join(directory, f".{os.path.basename(target)}.{secrets.token_hex(6)}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), 0o666)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        if overwrite:
-            os.replace(tmp, target)
-        else:
-            try:
-                os.link(tmp, target)  # atomic, and fails if the target exists
-            except (NotImplementedError, PermissionError):  # pragma: no cover - no hard links
-                if os.path.exists(target):
-                    raise FileExistsError(target) from None
-                os.replace(tmp, target)
-    finally:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
 
 
 def command_line(ctx: click.Context | None) -> list[str]:

@@ -38,7 +38,16 @@ from typing import Any, NoReturn
 import numpy as np
 
 from .errors import ModelcheckError, SpecEvaluationError, source_location
-from .itf import FrozenMap, FrozenSeq, ItfError, ItfTrace, Record, Unserializable, from_itf
+from .itf import (
+    FrozenMap,
+    FrozenSeq,
+    ItfError,
+    ItfTrace,
+    Record,
+    Unserializable,
+    from_itf,
+    parse_json_strict,
+)
 from .layout import Layout
 from .result import TraceStep, Violation
 from .spec import ActionInstance, Spec
@@ -491,45 +500,13 @@ def _jdesc(j: Any) -> str:
 # --------------------------------------------------------------------------- loading
 
 
-class _Dup(Exception):
-    pass
-
-
-def _strict_pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for k, v in pairs:
-        if k in out:
-            raise _Dup(k)
-        out[k] = v
-    return out
-
-
-def _no_constant(name: str) -> NoReturn:
-    raise ValueError(f"{name} is not a JSON number")
-
-
 def loads_trace(data: bytes | str, *, source_file: str | None = None) -> Trace:
     """Parse a trace file's contents: ITF, our JSON, or a run record's ``result.json``."""
     where = source_file or "the trace"
-    if isinstance(data, (bytes, bytearray)):
-        try:
-            text = bytes(data).decode("utf-8")
-        except UnicodeDecodeError as e:
-            raise TraceFileError(f"{where}: not a trace file: invalid UTF-8 at byte {e.start} "
-                                 "(trace files are JSON text).") from None
-    else:
-        text = data
     try:
-        doc = json.loads(text, object_pairs_hook=_strict_pairs, parse_constant=_no_constant)
-    except json.JSONDecodeError as e:
-        raise TraceFileError(f"{where}:{e.lineno}:{e.colno}: not a trace file: invalid JSON "
-                             f"({e.msg}).") from None
-    except _Dup as e:
-        raise TraceFileError(f"{where}: invalid JSON: duplicate key {e.args[0]!r} in an "
-                             "object.") from None
-    except (ValueError, RecursionError) as e:
-        reason = "nested too deeply" if isinstance(e, RecursionError) else str(e)
-        raise TraceFileError(f"{where}: invalid JSON: {reason}.") from None
+        doc = parse_json_strict(data, source=where)
+    except ItfError as e:
+        raise TraceFileError(f"{e} (not a trace file: trace files are JSON text).") from None
     return trace_from_document(doc, source_file=source_file)
 
 

@@ -28,6 +28,12 @@ def _static(i: Any) -> bool:
     return isinstance(i, int)
 
 
+def _unknown(layout: Layout, name: str) -> SpecEvaluationError:
+    return SpecEvaluationError(
+        f"unknown variable {name!r}; the spec declares: " + ", ".join(layout.vars)
+    )
+
+
 class ArrayView:
     """An array (or a nested sub-array) of a view, indexed by the declared ids."""
 
@@ -129,10 +135,7 @@ class StateView:
     def __getattr__(self, name: str) -> Any:
         info = self._layout.vars.get(name)
         if info is None:
-            raise SpecEvaluationError(
-                f"unknown variable {name!r}; the spec declares: "
-                + ", ".join(self._layout.vars)
-            )
+            raise _unknown(self._layout, name)
         if info.dims:
             # Not cached: the array view refers back to this view, and a cycle would
             # keep a batch's decoded columns alive until the garbage collector runs.
@@ -168,10 +171,7 @@ class NextView(StateView):
     def __setattr__(self, name: str, value: Any) -> None:
         info = self._layout.vars.get(name)
         if info is None:
-            raise SpecEvaluationError(
-                f"unknown variable {name!r}; the spec declares: "
-                + ", ".join(self._layout.vars)
-            )
+            raise _unknown(self._layout, name)
         if info.dims:
             raise SpecEvaluationError(
                 f"assign the elements of {name} one by one (t.{name}[i] = ...), "
