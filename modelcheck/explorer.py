@@ -53,13 +53,14 @@ class Progress:
 
 def select_checks(spec: Spec, names: Sequence[str] | None) -> tuple[list[PredicateDecl],
                                                                     list[PredicateDecl]]:
-    """The invariants and action properties to check: all of the spec's, or those named.
+    """The invariants and action properties to check: all of the spec's (``None``), or
+    those named (an empty list checks none).
 
     Names are looked up in the spec, then in the reusable library
     (``invariants`` package), where a predicate applies to any spec with the
     variables it reads.
     """
-    if not names:
+    if names is None:
         return list(spec.invariants), list(spec.properties)
     from .errors import UsageError
 
