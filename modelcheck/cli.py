@@ -102,6 +102,9 @@ format_option = click.option(
               help="Stop after exploring this many steps from the initial states.")
 @click.option("--batch-size", type=click.IntRange(min=1), default=1 << 16, show_default=True,
               help="States evaluated per batch (does not change results).")
+@click.option("--spill-dir", metavar="DIR", default=None,
+              help="Keep the BFS levels (parent pointers, used only to rebuild a "
+                   "counterexample) in files under DIR instead of memory.")
 @format_option
 @click.option("--quiet", "-q", is_flag=True, help="No progress lines on stderr.")
 @click.option("--out", "out_dir", metavar="DIR", default=None,
@@ -111,7 +114,7 @@ format_option = click.option(
               help="Write the counterexample, if any, as an ITF trace to FILE.")
 def check(spec: str, consts: tuple[str, ...], invariants: tuple[str, ...], no_deadlock: bool,
           force_deadlock: bool, no_symmetry: bool, max_depth: int | None, batch_size: int,
-          fmt: str, quiet: bool, out_dir: str | None = None,
+          spill_dir: str | None, fmt: str, quiet: bool, out_dir: str | None = None,
           trace_out: str | None = None) -> None:
     """Explore every reachable state of SPEC breadth-first and check its properties.
 
@@ -130,7 +133,7 @@ def check(spec: str, consts: tuple[str, ...], invariants: tuple[str, ...], no_de
         deadlock = False if no_deadlock else (True if force_deadlock else None)
         explorer = Explorer(bound, invariants=invariants or None, check_deadlock=deadlock,
                             symmetry=not no_symmetry, max_depth=max_depth,
-                            batch_size=batch_size,
+                            batch_size=batch_size, spill_dir=spill_dir,
                             progress=_progress_printer(not quiet))
         if not quiet:
             click.echo(f"Checking {bound!r}: {len(bound.layout.cells)} state cells, "

@@ -106,6 +106,7 @@ class Explorer:
         batch_size: int = 1 << 16,
         progress: Callable[[Progress], None] | None = None,
         progress_interval: float = 3.0,
+        spill_dir: str | None = None,
     ) -> None:
         invs, props = select_checks(spec, invariants)
         self.spec = spec
@@ -116,6 +117,7 @@ class Explorer:
         self.batch_size = batch_size
         self.progress = progress
         self.progress_interval = progress_interval
+        self.spill_dir = spill_dir
 
     # ------------------------------------------------------------------ run
     def run(self) -> Result:
@@ -130,12 +132,19 @@ class Explorer:
                      checked={"invariants": [p.name for p in k.invariants],
                               "properties": [p.name for p in k.properties],
                               "deadlock": ["on" if k.check_deadlock else "off"]})
+        levels = LevelStore(self.spill_dir)
+        try:
+            return self._explore(res, levels, t0)
+        finally:
+            levels.close()
+
+    def _explore(self, res: Result, levels: LevelStore, t0: float) -> Result:
+        k = self.kernel
+        layout = self.layout
         n_act = len(k.actions)
         fired = np.zeros(n_act, dtype=np.int64)
         new_by_action = np.zeros(n_act, dtype=np.int64)
         visited = FingerprintSet()
-        levels = LevelStore()
-        self.levels = levels
 
         init_words, init_fps = k.initial_words()
         ufps, _, rows = dedupe_min(init_fps, np.zeros(len(init_fps), dtype=np.int64))
@@ -240,7 +249,8 @@ class Explorer:
         res.coverage = _coverage(k.actions, fired, new_by_action)
         res.collision_probability = collision_probability(len(visited), layout.exact)
         res.memory = {"visited_bytes": visited.nbytes, "levels_bytes": levels.nbytes,
-                      "bytes_per_state": (visited.nbytes + levels.nbytes) // max(1, len(visited))}
+                      "bytes_per_state": (visited.nbytes + levels.nbytes) // max(1, len(visited)),
+                      "levels_spilled": int(levels.spilled)}
         return res
 
     # ------------------------------------------------------------- helpers

@@ -5,9 +5,9 @@
   merged in with one linear pass (two sorted runs).
 * :class:`LevelStore` — per BFS level, the level's fingerprints (sorted) and for
   each the index of its parent in the previous level (``uint32``): 12 bytes a
-  state. Paths are rebuilt by walking parent indices, and the states on a path
-  by replaying the spec from the initial state (TLC's approach: store
-  fingerprints, regenerate states).
+  state, in memory or spilled to disk. Paths are rebuilt by walking parent
+  indices, and the states on a path by replaying the spec from the initial state
+  (TLC's approach: store fingerprints, regenerate states).
 * :func:`dedupe_min` — keep one row per fingerprint, the one with the smallest
   key (parent index, then action id), which makes parent choice deterministic
   whatever the order in which successors were produced.
@@ -15,6 +15,9 @@
 
 from __future__ import annotations
 
+import os
+import shutil
+import tempfile
 from dataclasses import dataclass
 
 import numpy as np
@@ -103,20 +106,50 @@ class Level:
 
 
 class LevelStore:
-    """All BFS levels, for rebuilding the path to any explored state."""
+    """All BFS levels, for rebuilding the path to any explored state.
 
-    def __init__(self) -> None:
+    With ``spill_dir``, each level is written there as two ``.npy`` files as soon
+    as it is complete and read back memory-mapped: levels are only read to rebuild
+    a counterexample, so they cost disk, not memory. The files are removed by
+    :meth:`close`.
+    """
+
+    def __init__(self, spill_dir: str | None = None) -> None:
         self.levels: list[Level] = []
+        self._dir: str | None = None
+        if spill_dir is not None:
+            os.makedirs(spill_dir, exist_ok=True)
+            self._dir = tempfile.mkdtemp(prefix="levels-", dir=spill_dir)
 
     def append(self, fps: np.ndarray, parents: np.ndarray) -> None:
-        self.levels.append(Level(fps, parents.astype(np.uint32)))
+        parents = parents.astype(np.uint32)
+        if self._dir is not None:
+            d = len(self.levels)
+            base = os.path.join(self._dir, f"level-{d:05d}")
+            np.save(base + ".fps.npy", fps)
+            np.save(base + ".parents.npy", parents)
+            fps = np.load(base + ".fps.npy", mmap_mode="r")
+            parents = np.load(base + ".parents.npy", mmap_mode="r")
+        self.levels.append(Level(fps, parents))
+
+    @property
+    def spilled(self) -> bool:
+        return self._dir is not None
+
+    def close(self) -> None:
+        """Drop the levels and remove spilled files."""
+        self.levels = []
+        if self._dir is not None:
+            shutil.rmtree(self._dir, ignore_errors=True)
+            self._dir = None
 
     def __len__(self) -> int:
         return len(self.levels)
 
     @property
     def nbytes(self) -> int:
-        return sum(lv.nbytes for lv in self.levels)
+        """Bytes held in memory (spilled levels count as none)."""
+        return 0 if self._dir is not None else sum(lv.nbytes for lv in self.levels)
 
     def index_of(self, depth: int, fp: int) -> int:
         a = self.levels[depth].fps

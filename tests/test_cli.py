@@ -172,3 +172,24 @@ def _reference_run() -> dict:
 def test_python_dash_m_and_help(runner) -> None:
     r = runner.invoke(cli, ["check", "--help"])
     assert "Exit codes" in r.output and "3  incomplete" in r.output
+
+
+def test_spill_dir_gives_the_same_result_and_cleans_up(runner, tmp_path) -> None:
+    args = ["check", f"{KRAFT}:KRaftBrokerBugGrantWithLeaders", "--const", "MaxLog=5",
+            "--format", "json", "-q"]
+    plain = json.loads(runner.invoke(cli, args).stdout)
+    spilled = json.loads(runner.invoke(cli, [*args, "--spill-dir", str(tmp_path)]).stdout)
+    assert spilled["memory"]["levels_spilled"] == 1 and spilled["memory"]["levels_bytes"] == 0
+    for d in (plain, spilled):
+        for k in ("seconds", "states_per_second", "levels", "memory"):
+            d.pop(k)
+    assert plain == spilled
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_no_symmetry_flag(runner) -> None:
+    base = ["check", "examples/two_phase_commit.py", "--format", "json", "-q"]
+    reduced = json.loads(runner.invoke(cli, base).stdout)
+    full = json.loads(runner.invoke(cli, [*base, "--no-symmetry"]).stdout)
+    assert (reduced["distinct_states"], reduced["symmetry"]) == (80, ["RMs_"])
+    assert (full["distinct_states"], full["symmetry"]) == (288, [])
