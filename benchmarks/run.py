@@ -40,7 +40,7 @@ import numpy  # noqa: F401  (counted in the baseline)
 from modelcheck import Explorer
 from {module} import {cls}
 spec = {cls}(**{consts!r})
-explorer = Explorer(spec, batch_size={batch})
+explorer = Explorer(spec, batch_size={batch}, spill_dir={spill!r})
 def rss_kb():
     with open("/proc/self/status") as f:
         for line in f:
@@ -56,9 +56,10 @@ print(json.dumps(dict(status=r.status, distinct=r.distinct_states, depth=r.depth
 """
 
 
-def run_one(name: str, consts: dict, batch: int, spec: str) -> dict:
+def run_one(name: str, consts: dict, batch: int, spec: str, spill: str | None = None) -> dict:
     module, cls = spec.split(":")
-    code = CHILD.format(root=ROOT, module=module, cls=cls, consts=consts, batch=batch)
+    code = CHILD.format(root=ROOT, module=module, cls=cls, consts=consts, batch=batch,
+                        spill=spill)
     env = dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1")
     cmd = ["taskset", "-c", "0", sys.executable, "-c", code]
     if subprocess.run(["which", "taskset"], capture_output=True).returncode != 0:
@@ -74,6 +75,7 @@ def main() -> int:
     ap.add_argument("--repeat", type=int, default=1, help="runs per config (best is shown)")
     ap.add_argument("--batch-size", type=int, default=1 << 16)
     ap.add_argument("--spec", default="specs.kraft_broker:KRaftBroker")
+    ap.add_argument("--spill-dir", help="keep BFS levels on disk (Explorer spill_dir)")
     ap.add_argument("--json", help="also write the rows to this JSON file")
     args = ap.parse_args()
     names = args.only or [n for n in LADDER if n != "L6" or args.l6]
@@ -83,7 +85,7 @@ def main() -> int:
     print("-" * len(header))
     rows = []
     for name in names:
-        runs = [run_one(name, LADDER[name], args.batch_size, args.spec)
+        runs = [run_one(name, LADDER[name], args.batch_size, args.spec, args.spill_dir)
                 for _ in range(args.repeat)]
         r = min(runs, key=lambda x: x["seconds"])
         rate = r["distinct"] / r["seconds"] if r["seconds"] else 0.0
