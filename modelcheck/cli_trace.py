@@ -1,7 +1,8 @@
 """The inspection commands: ``modelcheck trace show|replay|eval`` and ``modelcheck graph``.
 
 This module owns the command-line surface of traces and state graphs; the work is
-done in :mod:`modelcheck.trace` and :mod:`modelcheck.graph`. Errors are
+done in :mod:`modelcheck.trace`, :mod:`modelcheck.trace_render`, :mod:`modelcheck.replay`,
+:mod:`modelcheck.trace_eval` and :mod:`modelcheck.graph`. Errors are
 :class:`~modelcheck.errors.ModelcheckError` subclasses, which the top-level group
 prints as one paragraph with exit code 2.
 
@@ -23,17 +24,12 @@ import click
 from .errors import ConstantError, UsageError
 from .graph import FORMATS, build_graph, graph_bytes
 from .loader import load_spec_class, parse_const
+from .replay import replay
 from .runrecord import atomic_write
 from .spec import Spec
-from .trace import (
-    Styles,
-    Trace,
-    evaluate,
-    format_value,
-    load_trace,
-    render_trace,
-    replay,
-)
+from .trace import Trace, load_trace
+from .trace_eval import evaluate
+from .trace_render import Styles, format_value, render_trace
 
 __all__ = ["trace", "graph"]
 

@@ -27,9 +27,9 @@ from typing import Any
 import networkx as nx
 
 from .errors import ModelcheckError
+from .kernel import Kernel
 from .layout import Layout
 from .spec import Spec
-from .trace import _kernel
 
 __all__ = ["GraphTooLarge", "build_graph", "state_label", "to_dot", "graph_bytes",
            "FORMATS"]
@@ -58,7 +58,7 @@ def build_graph(spec: Spec, *, max_states: int = 10_000,
                 progress: Callable[[int], None] | None = None) -> nx.MultiDiGraph:
     """The reachable state graph of ``spec`` (a multigraph: two actions may link the
     same states). Raises :class:`GraphTooLarge` past ``max_states`` states."""
-    kernel = _kernel(spec)
+    kernel = Kernel(spec, symmetry=False)
     layout = spec.layout
     g = nx.MultiDiGraph()
     g.graph.update(spec=spec.name, constants=json.dumps(dict(spec.constants)),

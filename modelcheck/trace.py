@@ -1,8 +1,9 @@
-"""Traces as data: reading and writing trace files, showing, replaying and evaluating them.
+"""Traces as data: the :class:`Trace` model and its two file formats.
 
 This module owns the in-memory :class:`Trace` (a sequence of states, each with the
-action and parameters that led to it, plus what the trace was recorded from) and
-everything that works on one without writing files:
+action and parameters that led to it, plus what the trace was recorded from), the
+errors of reading one (:class:`TraceFileError`) and of fitting one to a spec
+(:class:`TraceMismatchError`), and reading and writing trace files:
 
 * conversion from a checker :class:`~modelcheck.result.Violation`
   (:meth:`Trace.from_violation`);
@@ -10,13 +11,10 @@ everything that works on one without writing files:
   (through the strict codec :mod:`modelcheck.itf`), and our own JSON
   (``{"format": "modelcheck-trace", "spec", "constants", "property", "kind",
   "vars", "steps": [{"action", "params", "state"}]}``); :func:`loads_trace`
-  detects which one a file holds (a ``result.json`` run record works too);
-* rendering for ``modelcheck trace show`` (:func:`render_trace`: only the
-  variables that changed, per array index);
-* :func:`replay`: is a trace a behaviour of a spec? Failures name the step, the
-  action, the false guard conjunct (found by re-evaluating the conjuncts of the
-  action's ``return`` expression) or the variables that differ;
-* :func:`evaluate`: a Python expression over every state, in a restricted namespace.
+  detects which one a file holds (a ``result.json`` run record works too).
+
+Showing a trace is :mod:`modelcheck.trace_render`, replaying it against a spec
+:mod:`modelcheck.replay`, evaluating expressions over it :mod:`modelcheck.trace_eval`.
 
 Trace values are plain Python data: ``int``, ``bool``, ``str`` (enum members by
 name), ``dict`` (arrays, keyed by index), ``frozenset`` (sets). Files are plain
@@ -25,60 +23,44 @@ JSON; nothing here ever unpickles or imports anything from a trace.
 
 from __future__ import annotations
 
-import ast
 import builtins
-import inspect
 import json
 import os
-import textwrap
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, NoReturn
 
 import numpy as np
 
-from .errors import ModelcheckError, SpecEvaluationError, source_location
+from .errors import ModelcheckError
 from .itf import (
     FrozenMap,
     FrozenSeq,
     ItfError,
     ItfTrace,
     Record,
-    Unserializable,
     from_itf,
     parse_json_strict,
 )
-from .layout import Layout
 from .result import TraceStep, Violation
-from .spec import ActionInstance, Spec
+from .spec import Spec
 
 __all__ = [
     "Trace",
     "TraceFileError",
     "TraceMismatchError",
-    "ReplayReport",
     "TRACE_JSON_FORMAT",
     "ITF_FORMAT_DESCRIPTION",
     "loads_trace",
     "load_trace",
     "trace_from_document",
-    "state_to_cells",
-    "cell_diffs",
-    "Styles",
-    "ExpressionError",
     "trace_to_itf",
     "trace_from_itf",
     "trace_to_json",
     "trace_from_json",
     "dumps_trace_json",
-    "render_trace",
-    "format_value",
-    "changes",
-    "replay",
-    "guard_conjuncts",
-    "compile_expression",
-    "evaluate",
-    "action_label",
+    "index_key",
+    "value_sort_key",
 ]
 
 TRACE_JSON_FORMAT = "modelcheck-trace"
@@ -159,7 +141,7 @@ def _norm(v: Any) -> Any:
     """A value from the checker or our JSON in trace form: lists (sets) become frozensets,
     decimal-string keys become ints."""
     if isinstance(v, Mapping):
-        return {_key(k): _norm(x) for k, x in v.items()}
+        return {index_key(k): _norm(x) for k, x in v.items()}
     if isinstance(v, (list, tuple, set, frozenset)):
         return frozenset(_norm(x) for x in v)
     if isinstance(v, np.bool_):
@@ -169,21 +151,13 @@ def _norm(v: Any) -> Any:
     return v
 
 
-def _key(k: Any) -> Any:
+def index_key(k: Any) -> Any:
+    """An array index as a trace key: a decimal string (a JSON object key) becomes an int."""
     if isinstance(k, str):
         t = k[1:] if k.startswith("-") else k
         if t.isdigit() and t.isascii():
             return int(k)
     return k
-
-
-def action_label(action: str | None, params: Mapping[str, Any]) -> str:
-    """``Register(b=1)``; ``<initial state>`` for the first state."""
-    if action is None:
-        return "<initial state>"
-    if not params:
-        return action
-    return f"{action}({', '.join(f'{k}={format_value(v)}' for k, v in params.items())})"
 
 
 # --------------------------------------------------------------------------- ITF
@@ -372,13 +346,14 @@ def _json_value(v: Any) -> Any:
     if isinstance(v, Mapping):
         return {str(k): _json_value(x) for k, x in v.items()}
     if isinstance(v, (set, frozenset, list, tuple)):
-        return sorted((_json_value(x) for x in v), key=_order)
+        return sorted((_json_value(x) for x in v), key=value_sort_key)
     if isinstance(v, (bool, int, str)):
         return v
     raise TraceFileError(f"cannot write {v!r} in a modelcheck JSON trace.")
 
 
-def _order(v: Any) -> tuple[int, Any]:
+def value_sort_key(v: Any) -> tuple[int, Any]:
+    """The order of set members and map keys in files and text: booleans, ints, the rest."""
     if isinstance(v, bool):
         return (0, v)
     if isinstance(v, int):
@@ -466,7 +441,7 @@ def _from_json_value(j: Any, path: str, fail: Callable[[str, str], NoReturn],
     if isinstance(j, int):
         return j
     if isinstance(j, dict):
-        return {_key(k): _from_json_value(x, f"{path}[{k}]", fail, depth + 1)
+        return {index_key(k): _from_json_value(x, f"{path}[{k}]", fail, depth + 1)
                 for k, x in j.items()}
     if isinstance(j, list):
         out = set()
@@ -566,769 +541,3 @@ def load_trace(path: str | os.PathLike[str]) -> Trace:
     except OSError as e:
         raise TraceFileError(f"{name}: cannot read the trace file: {e.strerror or e}.") from None
     return loads_trace(data, source_file=name)
-
-
-# --------------------------------------------------------------------------- rendering
-
-
-def format_value(v: Any, *, python: bool = False) -> str:
-    """A trace value as text: TRUE/FALSE (``True``/``False`` with ``python``), enum names,
-    maps ``{1: 0, 2: 3}``, sets ``{1, 2}``."""
-    if isinstance(v, (bool, np.bool_)):
-        if python:
-            return "True" if v else "False"
-        return "TRUE" if v else "FALSE"
-    if isinstance(v, (int, np.integer)):
-        return str(int(v))
-    if isinstance(v, str):
-        return repr(v) if python else v
-    if isinstance(v, Record):
-        inner = ", ".join(f"{k}: {format_value(x, python=python)}" for k, x in v.items())
-        return f"[{inner}]"
-    if isinstance(v, Mapping):
-        items = sorted(v.items(), key=lambda kv: _order(kv[0]))
-        return "{" + ", ".join(f"{format_value(k, python=python)}: "
-                               f"{format_value(x, python=python)}" for k, x in items) + "}"
-    if isinstance(v, (set, frozenset)):
-        if python and not v:
-            return "set()"
-        return "{" + ", ".join(format_value(x, python=python)
-                               for x in sorted(v, key=_order)) + "}"
-    if isinstance(v, tuple):
-        return "<<" + ", ".join(format_value(x, python=python) for x in v) + ">>"
-    if isinstance(v, (list, FrozenSeq)):
-        return "[" + ", ".join(format_value(x, python=python) for x in v) + "]"
-    if isinstance(v, Unserializable):
-        return f"<{v.text}>"
-    return repr(v)
-
-
-def _same(a: Any, b: Any) -> bool:
-    """Equality that tells booleans from integers, recursively."""
-    if isinstance(a, bool) or isinstance(b, bool):
-        return type(a) is type(b) and a == b
-    if isinstance(a, Mapping) and isinstance(b, Mapping):
-        return a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
-    return bool(a == b)
-
-
-_ABSENT = Unserializable("absent")
-
-
-def changes(old: Mapping[str, Any], new: Mapping[str, Any],
-            names: Iterable[str]) -> list[tuple[str, Any, Any]]:
-    """``(path, old, new)`` for every changed value; arrays per index (``regEpoch[2]``)."""
-    out: list[tuple[str, Any, Any]] = []
-    for name in names:
-        _diff(name, old.get(name, _ABSENT), new.get(name, _ABSENT), out)
-    return out
-
-
-def _diff(path: str, a: Any, b: Any, out: list[tuple[str, Any, Any]]) -> None:
-    if _same(a, b):
-        return
-    if (isinstance(a, Mapping) and isinstance(b, Mapping)
-            and not isinstance(a, Record) and not isinstance(b, Record)):
-        keys = list(a) + [k for k in b if k not in a]
-        for k in sorted(keys, key=_order):
-            _diff(f"{path}[{format_value(k)}]", a.get(k, _ABSENT), b.get(k, _ABSENT), out)
-        return
-    out.append((path, a, b))
-
-
-@dataclass(frozen=True)
-class Styles:
-    """How to colour parts of the output; identity functions for plain text."""
-
-    header: Callable[[str], str] = str
-    action: Callable[[str], str] = str
-    old: Callable[[str], str] = str
-    new: Callable[[str], str] = str
-    alert: Callable[[str], str] = str
-    dim: Callable[[str], str] = str
-
-
-def render_trace(trace: Trace, *, full: bool = False, names: Sequence[str] | None = None,
-                 step: int | None = None, styles: Styles | None = None) -> str:
-    """The ``trace show`` text: the initial state in full, then per state the action and
-    the changed variables (``old -> new``); ``full`` prints whole states, ``names``
-    restricts to some variables, ``step`` (1-based) prints one state only."""
-    st = styles or Styles()
-    shown = list(names) if names is not None else list(trace.vars)
-    lines = [st.header(f"Trace of {trace.describe()}")]
-    vt = trace.violation_text()
-    if vt and step is None:
-        lines.append(st.alert(vt))
-    indices = range(len(trace.steps)) if step is None else [step - 1]
-    width = max((len(n) for n in shown), default=0)
-    for i in indices:
-        s = trace.steps[i]
-        label = action_label(s.action, s.params) if i == 0 or s.action is not None \
-            else "<unnamed action>"
-        lines.append("")
-        lines.append(st.header(f"State {i + 1}: ") + st.action(label))
-        if i == 0 or full:
-            for n in shown:
-                lines.append(f"    {n:<{width}} = {format_value(s.state.get(n, _ABSENT))}")
-            continue
-        diff = changes(trace.steps[i - 1].state, s.state, shown)
-        if not diff:
-            what = "variable" if names is None else "selected variable"
-            lines.append(st.dim(f"    (no {what} changed)"))
-        for path, a, b in diff:
-            lines.append(f"    {path}: {st.old(format_value(a))} -> {st.new(format_value(b))}")
-    if vt and step is not None and step == len(trace.steps):
-        lines.append(st.alert(vt))
-    return "\n".join(lines)
-
-
-# --------------------------------------------------------------------------- spec values
-
-
-def state_to_cells(layout: Layout, state: Mapping[str, Any],
-                   where: str) -> tuple[list[int], str | None]:
-    """Cell values of a trace state, and the first out-of-domain value (or None).
-
-    Values of the wrong type or shape raise :class:`TraceMismatchError`.
-    """
-    cells: list[int] = []
-    bad: str | None = None
-    for name, info in layout.vars.items():
-        leaves: list[tuple[str, Any]] = []
-        _leaves(name, state[name], info.dims, leaves, where)
-        for j, (path, v) in enumerate(leaves):
-            ci = info.first_cell + j
-            c = layout.cells[ci]
-            val: int
-            if c.kind == "bool":
-                if not isinstance(v, bool):
-                    _type_error(where, path, v, "a boolean")
-                val = int(v)
-            elif c.kind == "enum":
-                labels = c.labels or ()
-                if not isinstance(v, str):
-                    _type_error(where, path, v, "one of " + ", ".join(labels))
-                if v not in labels:
-                    bad = bad or f"{path} = {v} is not one of {', '.join(labels)}"
-                    val = 0
-                else:
-                    val = labels.index(v)
-            elif c.kind == "set":
-                labels = c.labels or ()
-                if not isinstance(v, (frozenset, set)):
-                    _type_error(where, path, v, "a set")
-                mask = 0
-                for m in v:
-                    if isinstance(m, bool) or str(m) not in labels:
-                        bad = bad or (f"{path} = {format_value(v)} has member {format_value(m)} "
-                                      f"outside {{{', '.join(labels)}}}")
-                        continue
-                    mask |= 1 << labels.index(str(m))
-                val = mask
-            else:
-                if isinstance(v, bool) or not isinstance(v, int):
-                    _type_error(where, path, v, f"an integer in {c.lo}..{c.hi}")
-                if not c.lo <= v <= c.hi:
-                    bad = bad or f"{path} = {v} is outside its domain {c.lo}..{c.hi}"
-                val = v if c.lo <= v <= c.hi else c.lo
-            cells.append(val)
-    return cells, bad
-
-
-def _leaves(path: str, v: Any, dims: tuple[range, ...], out: list[tuple[str, Any]],
-            where: str) -> None:
-    if not dims:
-        out.append((path, v))
-        return
-    ids = dims[0]
-    if not isinstance(v, Mapping) or isinstance(v, Record):
-        _type_error(where, path, v, f"a map from {ids.start}..{ids.stop - 1}")
-    keys = {_key(k) if isinstance(k, str) else k: k for k in v}
-    want = set(ids)
-    got = {k for k in keys if isinstance(k, int) and not isinstance(k, bool)}
-    if got != want or len(keys) != len(want):
-        extra = [format_value(k) for k in keys if k not in want]
-        missing = [str(k) for k in ids if k not in got]
-        detail = []
-        if missing:
-            detail.append(f"missing index {', '.join(missing)}")
-        if extra:
-            detail.append(f"unexpected index {', '.join(extra)}")
-        raise TraceMismatchError(
-            f"{where}: {path} must map exactly the indices {ids.start}..{ids.stop - 1} "
-            f"({'; '.join(detail)})."
-        )
-    for i in ids:
-        _leaves(f"{path}[{i}]", v[keys[i]], dims[1:], out, where)
-
-
-def _type_error(where: str, path: str, v: Any, want: str) -> NoReturn:
-    raise TraceMismatchError(f"{where}: {path} is {format_value(v)} ({_pytype(v)}); the spec "
-                             f"expects {want}.")
-
-
-def _pytype(v: Any) -> str:
-    return {bool: "a boolean", int: "an integer", str: "a string", dict: "a map",
-            frozenset: "a set", list: "a sequence", tuple: "a tuple"}.get(
-        type(v), "a " + type(v).__name__)
-
-
-def cell_diffs(layout: Layout, want: Sequence[int], got: Sequence[int],
-               labels: tuple[str, str] = ("the spec gives", "the trace has")) -> list[str]:
-    """``regEpoch[2]: the spec gives 2, the trace has 1`` for each differing cell."""
-    out = []
-    for c, a, b in zip(layout.cells, want, got):
-        if a != b:
-            out.append(f"{c.name}: {labels[0]} {layout.display_value(c, int(a))}, "
-                       f"{labels[1]} {layout.display_value(c, int(b))}")
-    return out
-
-
-# --------------------------------------------------------------------------- guard conjuncts
-
-
-@dataclass(frozen=True)
-class Conjunct:
-    """One top-level conjunct of an action's guard (or of a helper it calls), evaluated
-    in a state. ``inner`` explains a false call of a spec helper (``self.caught_up(s, b)``)
-    by that helper's own false conjuncts."""
-
-    text: str
-    where: str
-    value: Any  # bool, or the exception it raised
-    reads: tuple[tuple[str, Any], ...]  # (``s.x[b]`` or a local name, value) inside it
-    inner: tuple[Conjunct, ...] = ()
-
-
-@dataclass(frozen=True)
-class _ConjMeta:
-    text: str
-    line: int
-    reads: list[str]  # ``s.x`` / ``s.x[...]`` texts, one lambda each
-    names: list[str]  # plain names, looked up in the function's locals
-    call: str | None  # ``NAME`` when the conjunct is ``self.NAME(args)``
-
-
-@dataclass(frozen=True)
-class _Probe:
-    fn: Callable[..., Any]
-    returns: dict[int, list[_ConjMeta]]  # per rewritten return statement
-
-
-_PROBES: dict[tuple[Any, bool], _Probe | None] = {}
-_CALL_DEPTH = 2
-
-
-def _flatten_and(node: ast.expr) -> list[ast.expr]:
-    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitAnd):
-        return _flatten_and(node.left) + _flatten_and(node.right)
-    if isinstance(node, ast.BoolOp) and isinstance(node.op, ast.And):
-        return [x for v in node.values for x in _flatten_and(v)]
-    return [node]
-
-
-def _state_reads(node: ast.expr, sname: str,
-                 skip: frozenset[str]) -> tuple[list[ast.expr], list[str]]:
-    """``s.x`` and ``s.x[...]`` sub-expressions and plain names (possibly locals such as
-    ``b = s.leader[p]``), outside nested lambdas and comprehensions."""
-    out: list[ast.expr] = []
-    names: list[str] = []
-
-    def visit(n: ast.AST) -> None:
-        if isinstance(n, (ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp,
-                          ast.GeneratorExp)):
-            return
-        if (isinstance(n, ast.Subscript) and isinstance(n.value, ast.Attribute)
-                and isinstance(n.value.value, ast.Name) and n.value.value.id == sname):
-            out.append(n)
-            visit(n.slice)
-            return
-        if isinstance(n, ast.Attribute):
-            if isinstance(n.value, ast.Name):
-                if n.value.id == sname:
-                    out.append(n)
-                return  # self.MaxLog, module.X: not a local
-            visit(n.value)
-            return
-        if isinstance(n, ast.Name) and n.id not in skip and n.id not in names:
-            names.append(n.id)
-        for child in ast.iter_child_nodes(n):
-            visit(child)
-
-    visit(node)
-    return out, names
-
-
-def _lambda(body: ast.expr) -> ast.Lambda:
-    args = ast.arguments(posonlyargs=[], args=[], vararg=None, kwonlyargs=[], kw_defaults=[],
-                         kwarg=None, defaults=[])
-    return ast.Lambda(args, body)
-
-
-class _ReturnRewriter(ast.NodeTransformer):
-    """Rewrites ``return E1 & E2`` in the function body (not in nested functions) to
-    ``return (id, [lambda: E1, ...], [lambda: s.x[b], ...], [lambda: (args,) | None, ...],
-    locals())``: the conjuncts, the state reads in them and the arguments of helper
-    calls, all evaluated later, in the function's scope."""
-
-    def __init__(self, src: str, selfname: str, sname: str, line0: int,
-                 skip: frozenset[str]) -> None:
-        self.src = src
-        self.selfname = selfname
-        self.sname = sname
-        self.line0 = line0
-        self.skip = skip
-        self.depth = 0
-        self.returns: dict[int, list[_ConjMeta]] = {}
-
-    def _text(self, node: ast.AST) -> str:
-        return " ".join((ast.get_source_segment(self.src, node) or ast.unparse(node)).split())
-
-    def visit_FunctionDef(self, node: ast.FunctionDef) -> Any:  # noqa: N802 - ast API
-        self.depth += 1
-        if self.depth == 1:
-            self.generic_visit(node)
-        self.depth -= 1
-        return node
-
-    visit_AsyncFunctionDef = visit_FunctionDef  # noqa: N815 - ast API
-
-    def visit_Lambda(self, node: ast.Lambda) -> Any:  # noqa: N802 - ast API
-        return node
-
-    def visit_ClassDef(self, node: ast.ClassDef) -> Any:  # noqa: N802 - ast API
-        return node
-
-    def visit_Return(self, node: ast.Return) -> Any:  # noqa: N802 - ast API
-        if node.value is None:
-            return node
-        rid = len(self.returns)
-        metas: list[_ConjMeta] = []
-        conj_l: list[ast.expr] = []
-        read_l: list[ast.expr] = []
-        call_l: list[ast.expr] = []
-        for c in _flatten_and(node.value):
-            reads: list[str] = []
-            found, names = _state_reads(c, self.sname, self.skip)
-            for r in found:
-                rt = self._text(r)
-                if rt not in reads:
-                    reads.append(rt)
-                    read_l.append(_lambda(r))
-            call = None
-            if (isinstance(c, ast.Call) and isinstance(c.func, ast.Attribute)
-                    and isinstance(c.func.value, ast.Name) and c.func.value.id == self.selfname
-                    and not c.keywords and not any(isinstance(a, ast.Starred) for a in c.args)):
-                call = c.func.attr
-                call_l.append(_lambda(ast.Tuple(list(c.args), ast.Load())))
-            else:
-                call_l.append(ast.Constant(None))
-            metas.append(_ConjMeta(self._text(c), c.lineno + self.line0, reads, names, call))
-            conj_l.append(_lambda(c))
-        self.returns[rid] = metas
-        value = ast.Tuple([ast.Constant(rid), ast.List(conj_l, ast.Load()),
-                           ast.List(read_l, ast.Load()), ast.List(call_l, ast.Load()),
-                           ast.Call(ast.Name("locals", ast.Load()), [], [])], ast.Load())
-        return ast.copy_location(ast.Return(value), node)
-
-
-def _probe_for(fn: Callable[..., Any], is_action: bool) -> _Probe | None:
-    """A copy of ``fn`` whose return statements report their conjuncts, or None when
-    its source cannot be analysed (a lambda, a builtin, a file that changed...)."""
-    fn = inspect.unwrap(fn)
-    key = (fn, is_action)
-    if key in _PROBES:
-        return _PROBES[key]
-    probe: _Probe | None = None
-    try:
-        lines, start = inspect.getsourcelines(fn)
-        src = textwrap.dedent("".join(lines))
-        fdef = ast.parse(src).body[0]
-        if isinstance(fdef, ast.FunctionDef) and len(fdef.args.args) >= 2:
-            fdef.decorator_list = []
-            params = [a.arg for a in fdef.args.args]
-            # actions show their parameters in the label; helpers show theirs as reads
-            skip = frozenset(params) if is_action else frozenset(params[:2])
-            rw = _ReturnRewriter(src, params[0], params[1], start - 1, skip)
-            rw.visit(fdef)
-            if rw.returns:
-                freevars = list(fn.__code__.co_freevars)
-                outer = ast.FunctionDef(
-                    name="__mc_outer__",
-                    args=ast.arguments(posonlyargs=[], args=[ast.arg(v) for v in freevars],
-                                       vararg=None, kwonlyargs=[], kw_defaults=[], kwarg=None,
-                                       defaults=[]),
-                    body=[fdef, ast.Return(ast.Name(fdef.name, ast.Load()))],
-                    decorator_list=[], returns=None)
-                module = ast.Module([outer], type_ignores=[])
-                ast.fix_missing_locations(module)
-                ast.increment_lineno(module, start - 1)
-                code = compile(module, inspect.getsourcefile(fn) or "<spec>", "exec")
-                ns: dict[str, Any] = {}
-                exec(code, fn.__globals__, ns)  # noqa: S102 - the spec's own source, rewritten
-                cells = [c.cell_contents for c in (fn.__closure__ or ())]
-                probe = _Probe(ns["__mc_outer__"](*cells), rw.returns)
-    except Exception:  # noqa: BLE001 - any failure: no conjunct analysis, plain message
-        probe = None
-    _PROBES[key] = probe
-    return probe
-
-
-def guard_conjuncts(kernel: Any, inst: ActionInstance, cells: Sequence[int]) -> list[Conjunct]:
-    """The top-level conjuncts of ``inst``'s guard (the ``&`` operands of the ``return``
-    expression the action reached), each evaluated in the state ``cells``. A false call
-    of a spec helper (``self.caught_up(s, b)``) is explained by the helper's conjuncts.
-
-    Empty when the action's source cannot be analysed.
-    """
-    from .views import NextView
-
-    s = kernel.scalar_view(cells)
-    return _conjuncts(kernel, inst.decl.fn, (kernel.spec, s, NextView(s),
-                                             *(v for _, v in inst.params)), True, 0)
-
-
-def _conjuncts(kernel: Any, fn: Callable[..., Any], args: tuple[Any, ...], is_action: bool,
-               depth: int) -> list[Conjunct]:
-    probe = _probe_for(fn, is_action)
-    if probe is None:
-        return []
-    try:
-        rid, conj_fns, read_fns, call_fns, local_vars = probe.fn(*args)
-    except Exception:  # noqa: BLE001 - the real evaluation reports spec errors
-        return []
-    metas = probe.returns.get(rid, [])
-    reads: dict[str, Any] = {}
-    for text, f in zip([r for m in metas for r in m.reads], read_fns):
-        reads[text] = _try(f)
-    rel = source_location(fn).rsplit(":", 1)[0]
-    out: list[Conjunct] = []
-    for m, f, cf in zip(metas, conj_fns, call_fns):
-        value = _try(f)
-        if isinstance(value, (np.bool_, np.ndarray)) and np.ndim(value) == 0:
-            value = bool(value)
-        shown = [(r, reads.get(r)) for r in m.reads if r != m.text]
-        shown += [(n, local_vars[n]) for n in m.names
-                  if n != m.text and n in local_vars
-                  and isinstance(local_vars[n], (int, np.integer, np.bool_))]
-        inner: list[Conjunct] = []
-        if value is False and m.call is not None and cf is not None and depth < _CALL_DEPTH:
-            helper = getattr(type(kernel.spec), m.call, None)
-            call_args = _try(cf)
-            if inspect.isfunction(helper) and isinstance(call_args, tuple):
-                inner = [c for c in _conjuncts(kernel, helper, (kernel.spec, *call_args),
-                                               False, depth + 1) if c.value is not True]
-        out.append(Conjunct(m.text, f"{rel}:{m.line}", value, tuple(shown), tuple(inner)))
-    return out
-
-
-def _try(f: Callable[[], Any]) -> Any:
-    try:
-        return f()
-    except Exception as e:  # noqa: BLE001 - shown to the user as the value
-        return e
-
-
-def _read_text(layout: Layout, text: str, value: Any) -> str:
-    if isinstance(value, Exception):
-        return f"{text} raises {type(value).__name__}"
-    var = text.split(".", 1)[1].split("[", 1)[0] if "." in text else ""
-    info = layout.vars.get(var)
-    v = value
-    if isinstance(v, (np.bool_, bool)):
-        return f"{text} = {'TRUE' if v else 'FALSE'}"
-    if isinstance(v, np.integer):
-        v = int(v)
-    if info is not None and isinstance(v, int):
-        c = layout.cells[info.first_cell]
-        return f"{text} = {layout.display_value(c, v)}"
-    return f"{text} = {v}"
-
-
-def _is_array_view(v: Any) -> bool:
-    from .views import ArrayView
-
-    return isinstance(v, ArrayView)
-
-
-def _conjunct_lines(layout: Layout, conj: Sequence[Conjunct], indent: str) -> list[str]:
-    lines: list[str] = []
-    for c in conj:
-        status = "" if c.value is False else (
-            f"  [raised {type(c.value).__name__}: {c.value}]" if isinstance(c.value, Exception)
-            else f"  [is {format_value(c.value)}, not a boolean]")
-        lines.append(f"{indent}{c.text}    ({c.where}){status}")
-        reads = [_read_text(layout, t, v) for t, v in c.reads
-                 if v is not None and not _is_array_view(v)]
-        if reads:
-            lines.append(f"{indent}  where {', '.join(reads)}")
-        if c.inner:
-            lines.append(f"{indent}  false inside it:")
-            lines.extend(_conjunct_lines(layout, c.inner, indent + "    "))
-    return lines
-
-
-# --------------------------------------------------------------------------- replay
-
-
-@dataclass
-class ReplayReport:
-    """The outcome of :func:`replay`."""
-
-    spec: str
-    states: int
-    ok: bool
-    failed_step: int | None = None  # 1-based state number that could not be reached
-    message: str = ""
-    notes: list[str] = field(default_factory=list)
-    inferred: dict[int, str] = field(default_factory=dict)  # step -> action found
-
-
-def _kernel(spec: Spec) -> Any:
-    from .kernel import Kernel
-
-    params = inspect.signature(Kernel).parameters
-    if "symmetry" in params:
-        return Kernel(spec, symmetry=False)
-    return Kernel(spec)
-
-
-def replay(spec: Spec, trace: Trace) -> ReplayReport:
-    """Check that ``trace`` is a behaviour of ``spec``.
-
-    Raises :class:`TraceMismatchError` when the trace's variables or value types do
-    not fit the spec. Otherwise returns a report; on failure it names the step, the
-    action and why: the false guard conjunct(s), or the variables whose values
-    differ from the spec's successor.
-    """
-    layout = spec.layout
-    spec_vars = list(layout.vars)
-    unknown = [v for v in trace.vars if v not in layout.vars]
-    missing = [v for v in spec_vars if v not in trace.vars]
-    if unknown or missing:
-        parts = []
-        if unknown:
-            parts.append(f"not variables of the spec: {', '.join(unknown)}")
-        if missing:
-            parts.append(f"missing from the trace: {', '.join(missing)}")
-        raise TraceMismatchError(
-            f"the trace's variables do not match spec {spec.name} ({'; '.join(parts)}). "
-            f"The spec's variables are: {', '.join(spec_vars)}."
-        )
-    kernel = _kernel(spec)
-    converted: list[tuple[list[int], str | None]] = [
-        state_to_cells(layout, s.state, f"state {i + 1}") for i, s in enumerate(trace.steps)
-    ]
-    rep = ReplayReport(repr(spec), len(trace.steps), ok=False)
-
-    def fail(step: int, msg: str) -> ReplayReport:
-        rep.failed_step = step
-        rep.message = f"step {step}: {msg}"
-        return rep
-
-    cells0, bad0 = converted[0]
-    if bad0:
-        return fail(1, f"state 1 is not a state of {spec.name}: {bad0}.")
-    inits = kernel.initial_states()
-    if cells0 not in inits:
-        best = min(inits, key=lambda c: sum(a != b for a, b in zip(c, cells0)))
-        diffs = cell_diffs(layout, best, cells0, ("the spec's initial state has", "the trace has"))
-        return fail(1, f"state 1 is not an initial state of {spec.name}; it differs from "
-                       f"the {'closest ' if len(inits) > 1 else ''}initial state in:\n  "
-                       + "\n  ".join(diffs[:12]) + _more(diffs, 12))
-    for k in range(1, len(trace.steps)):
-        step_no = k + 1
-        prev = converted[k - 1][0]
-        cur, bad = converted[k]
-        st = trace.steps[k]
-        if bad:
-            return fail(step_no, f"state {step_no} is not a state of {spec.name}: {bad}.")
-        if st.action is None:
-            found = next((inst for inst, nxt in kernel.successors(prev) if nxt == cur), None)
-            if found is None:
-                return fail(step_no, _no_action_leads(kernel, prev, cur, step_no, spec))
-            rep.inferred[step_no] = found.label
-            continue
-        inst, why = _instance(spec, st.action, st.params)
-        label = action_label(st.action, st.params)
-        if inst is None:
-            return fail(step_no, f"{label}: {why}")
-        nxt = kernel.step(prev, inst)
-        if nxt is None:
-            return fail(step_no, _not_enabled(kernel, inst, label, prev, step_no))
-        if nxt != cur:
-            diffs = cell_diffs(layout, nxt, cur)
-            return fail(step_no, f"action {label} is enabled in state {step_no - 1}, but its "
-                                 f"successor differs from state {step_no} of the trace in:\n  "
-                                 + "\n  ".join(diffs[:12]) + _more(diffs, 12))
-    rep.ok = True
-    rep.notes = _violations_along(kernel, [c for c, _ in converted])
-    return rep
-
-
-def _more(items: Sequence[Any], n: int) -> str:
-    return f"\n  ... and {len(items) - n} more" if len(items) > n else ""
-
-
-def _instance(spec: Spec, name: str, params: Mapping[str, Any]) -> tuple[ActionInstance | None,
-                                                                        str]:
-    decl = type(spec)._actions.get(name)
-    if decl is None:
-        return None, (f"{spec.name} has no action {name!r}; its actions are: "
-                      f"{', '.join(type(spec)._actions)}.")
-    want = list(decl.params)
-    if sorted(params) != sorted(want):
-        sig = f"{name}({', '.join(want)})" if want else name
-        return None, (f"action {sig} takes the parameters ({', '.join(want)}), the trace gives "
-                      f"({', '.join(params)}).")
-    clean: dict[str, int] = {}
-    for k, v in params.items():
-        if isinstance(v, bool) or not isinstance(v, int):
-            return None, f"parameter {k} = {format_value(v)} is not an integer."
-        clean[k] = v
-    inst = spec.action_by_label(name, clean)
-    if inst is None:
-        ranges = []
-        for p in want:
-            vals = sorted({dict(a.params)[p] for a in spec.actions if a.name == name})
-            ranges.append(f"{p} in {_range_text(vals)}")
-        return None, f"no such instance of {name}: {'; '.join(ranges)}."
-    return inst, ""
-
-
-def _range_text(vals: list[int]) -> str:
-    if vals and vals == list(range(vals[0], vals[-1] + 1)):
-        return f"{vals[0]}..{vals[-1]}"
-    return "{" + ", ".join(map(str, vals)) + "}"
-
-
-def _not_enabled(kernel: Any, inst: ActionInstance, label: str, prev: Sequence[int],
-                 step_no: int) -> str:
-    head = f"action {label} is not enabled in state {step_no - 1}"
-    conj = guard_conjuncts(kernel, inst, prev)
-    false = [c for c in conj if c.value is not True]
-    if not false:
-        return head + f" (its guard at {source_location(inst.decl.fn)} is false)."
-    lines = [head + ("; this guard conjunct is false:" if len(false) == 1
-                     else "; these guard conjuncts are false:")]
-    lines += _conjunct_lines(kernel.layout, false, "  ")
-    return "\n".join(lines)
-
-
-def _no_action_leads(kernel: Any, prev: Sequence[int], cur: Sequence[int], step_no: int,
-                     spec: Spec) -> str:
-    succ = kernel.successors(prev)
-    head = f"no action of {spec.name} leads from state {step_no - 1} to state {step_no}"
-    if not succ:
-        return head + f" (no action is enabled in state {step_no - 1})."
-    ranked = sorted(succ, key=lambda p: sum(a != b for a, b in zip(p[1], cur)))[:3]
-    lines = [head + "; the closest enabled actions:"]
-    for inst, nxt in ranked:
-        diffs = cell_diffs(kernel.layout, nxt, cur)
-        lines.append(f"  {inst.label} differs in {', '.join(diffs[:4])}{' ...' * (len(diffs) > 4)}")
-    return "\n".join(lines)
-
-
-def _violations_along(kernel: Any, states: list[list[int]]) -> list[str]:
-    notes: list[str] = []
-    try:
-        for i, cells in enumerate(states):
-            bad = kernel.check_invariants(cells)
-            if bad:
-                notes.append(f"state {i + 1} violates invariant "
-                             f"{', '.join(p.name for p in bad)}")
-            if i:
-                badp = kernel.check_properties(states[i - 1], cells)
-                if badp:
-                    notes.append(f"step {i + 1} violates action property "
-                                 f"{', '.join(p.name for p in badp)}")
-    except SpecEvaluationError as e:  # a broken property: say so, the replay itself stands
-        notes.append(f"checking the properties along the trace failed: {e}")
-    return notes
-
-
-# --------------------------------------------------------------------------- evaluation
-
-SAFE_BUILTINS: dict[str, Any] = {
-    name: getattr(builtins, name)
-    for name in ("abs", "min", "max", "len", "sum", "any", "all", "sorted", "set", "range",
-                 "int", "bool")
-}
-_BLOCKED_ATTRS = frozenset({"format", "format_map", "mro"})
-
-
-class ExpressionError(ModelcheckError):
-    """A ``trace eval`` expression is malformed or failed on a state."""
-
-
-def compile_expression(expr: str, variables: Sequence[str]) -> Any:
-    """Compile ``expr`` for :func:`evaluate`; names must be trace variables or safe builtins.
-
-    Raises :class:`ExpressionError` for syntax errors, unknown names and access to
-    ``_private`` attributes. (This keeps mistakes and accidents out; it is not a
-    security sandbox for hostile input.)
-    """
-    try:
-        tree = ast.parse(expr.strip(), mode="eval")
-    except SyntaxError as e:
-        caret = " " * max(0, (e.offset or 1) - 1) + "^"
-        raise ExpressionError(f"the expression is not valid Python: {e.msg}:\n  {expr.strip()}"
-                              f"\n  {caret}") from None
-    bound: set[str] = set()
-    loaded: list[str] = []
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Attribute) and (node.attr.startswith("_")
-                                                or node.attr in _BLOCKED_ATTRS):
-            raise ExpressionError(f"attribute .{node.attr} is not allowed in trace "
-                                  "expressions.")
-        if isinstance(node, ast.Name):
-            if isinstance(node.ctx, ast.Store):
-                bound.add(node.id)
-            else:
-                loaded.append(node.id)
-        elif isinstance(node, ast.arg):
-            bound.add(node.arg)
-    known = set(variables) | set(SAFE_BUILTINS) | {"True", "False", "None"}
-    for name in loaded:
-        if name.startswith("__"):
-            raise ExpressionError(f"name {name} is not allowed in trace expressions.")
-        if name not in known and name not in bound:
-            raise ExpressionError(
-                f"unknown name {name!r} in the expression; the trace's variables are: "
-                f"{', '.join(variables)}; available functions: {', '.join(SAFE_BUILTINS)}."
-            )
-    return compile(tree, "<expression>", "eval")
-
-
-def evaluate(trace: Trace, expr: str) -> list[tuple[int, str, Any]]:
-    """``(state number, action label, value)`` of ``expr`` in every state of ``trace``."""
-    code = compile_expression(expr, trace.vars)
-    out: list[tuple[int, str, Any]] = []
-    for i, st in enumerate(trace.steps):
-        ns: dict[str, Any] = {"__builtins__": SAFE_BUILTINS}
-        ns.update({v: _eval_value(st.state[v]) for v in trace.vars})
-        label = "init" if i == 0 else (action_label(st.action, st.params)
-                                       if st.action else "<unnamed action>")
-        try:
-            value = eval(code, ns)  # noqa: S307 - restricted namespace, checked names
-        except Exception as e:  # noqa: BLE001 - reported as one message
-            raise ExpressionError(
-                f"evaluating {expr.strip()!r} in state {i + 1} ({label}) failed with "
-                f"{type(e).__name__}: {e}" + _eval_hint(e)
-            ) from None
-        out.append((i + 1, label, value))
-    return out
-
-
-def _eval_value(v: Any) -> Any:
-    if isinstance(v, Mapping) and not isinstance(v, Record):
-        return {k: _eval_value(x) for k, x in v.items()}
-    return v
-
-
-def _eval_hint(e: Exception) -> str:
-    if isinstance(e, KeyError):
-        return " (arrays are maps indexed by ints, e.g. offset[1])."
-    if isinstance(e, TypeError) and "not subscriptable" in str(e):
-        return " (only arrays can be indexed)."
-    return "."

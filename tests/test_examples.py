@@ -13,7 +13,7 @@ from bruteforce import brute_force
 from examples.counter import Counter, CounterBug
 from examples.mutex import NaiveMutex, Peterson
 from examples.two_phase_commit import TwoPhaseCommit, TwoPhaseCommitBug
-from modelcheck import Kernel, explore
+from modelcheck import explore
 
 
 @pytest.mark.parametrize(

@@ -1,5 +1,6 @@
-"""Traces (modelcheck.trace): ITF and JSON round trips, the ITF format rules, rendering,
-replay (accepting real behaviours, rejecting tampered ones at the right step) and eval."""
+"""Traces (modelcheck.trace, trace_render, replay, conjuncts, trace_eval): ITF and JSON round
+trips, the ITF format rules, rendering, replay (accepting real behaviours, rejecting tampered
+ones at the right step) and eval."""
 
 from __future__ import annotations
 
@@ -15,26 +16,23 @@ import pytest
 
 from modelcheck import Explorer
 from modelcheck.cli import bind_spec
+from modelcheck.conjuncts import guard_conjuncts
 from modelcheck.itf import ItfTrace, dumps_itf, from_itf, to_itf
+from modelcheck.kernel import Kernel
+from modelcheck.replay import replay
 from modelcheck.result import TraceStep, Violation
 from modelcheck.spec import Spec
 from modelcheck.trace import (
-    ExpressionError,
     Trace,
     TraceFileError,
     TraceMismatchError,
-    _kernel,
-    changes,
     dumps_trace_json,
-    evaluate,
-    format_value,
-    guard_conjuncts,
     loads_trace,
-    render_trace,
-    replay,
     trace_from_itf,
     trace_to_itf,
 )
+from modelcheck.trace_eval import ExpressionError, evaluate
+from modelcheck.trace_render import changes, format_value, render_trace
 
 KRAFT = "specs/kraft_broker.py"
 SMALL = ("N=2", "P=1", "MaxLog=4", "MaxRestarts=1")
@@ -103,7 +101,7 @@ def tokens(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, Spec, Trace]:
 
 def _random_walk(spec: Spec, steps: int, seed: int) -> Trace:
     """A behaviour of ``spec`` by a seeded random walk (the reference has no counterexample)."""
-    k = _kernel(spec)
+    k = Kernel(spec, symmetry=False)
     rng = random.Random(seed)
     cur = k.initial_states()[0]
     out = [TraceStep(None, {}, spec.layout.values_from_cells(cur))]
@@ -483,7 +481,7 @@ def test_eval_errors(bug_traces, expr: str, message: str) -> None:
 
 def test_guard_conjuncts_report_each_operand() -> None:
     spec = bind_spec(KRAFT, SMALL)
-    k = _kernel(spec)
+    k = Kernel(spec, symmetry=False)
     init = k.initial_states()[0]
     reg = spec.action_by_label("Register", {"b": 1})
     assert reg is not None

@@ -22,7 +22,9 @@ from modelcheck import Explorer
 from modelcheck.cli import bind_spec, cli
 from modelcheck.errors import ModelcheckError
 from modelcheck.itf import dumps_itf
-from modelcheck.trace import Trace, dumps_trace_json, evaluate, loads_trace, replay, trace_to_itf
+from modelcheck.replay import replay
+from modelcheck.trace import Trace, dumps_trace_json, loads_trace, trace_to_itf
+from modelcheck.trace_eval import evaluate
 
 SPEC = "specs/kraft_broker.py:KRaftBrokerBugEpochReuse"
 CONSTS = ("N=2", "P=1", "MaxLog=4", "MaxRestarts=1")
@@ -220,10 +222,15 @@ def test_unknown_variables_cli(workdir: str, case: tuple[str, bytes]) -> None:
 
 
 def test_never_pickle() -> None:
+    import modelcheck.conjuncts
+    import modelcheck.replay
     import modelcheck.runrecord
     import modelcheck.trace
+    import modelcheck.trace_eval
+    import modelcheck.trace_render
 
-    for mod in (modelcheck.trace, modelcheck.runrecord):
+    for mod in (modelcheck.trace, modelcheck.trace_render, modelcheck.conjuncts,
+                modelcheck.replay, modelcheck.trace_eval, modelcheck.runrecord):
         with open(mod.__file__ or "", encoding="utf-8") as f:
             source = f.read()
         assert "import pickle" not in source and "pickle.load" not in source

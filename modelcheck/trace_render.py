@@ -1,0 +1,148 @@
+"""Traces as text: the values, the per-state changes and ``modelcheck trace show``.
+
+This module owns how trace values print (:func:`format_value`: ``TRUE``/``FALSE``,
+enum names, maps, sets), how an action step is labelled (:func:`action_label`:
+``Register(b=1)``), which values changed between two states (:func:`changes`: per
+array index) and the ``trace show`` text (:func:`render_trace`), coloured through
+:class:`Styles`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from .itf import FrozenSeq, Record, Unserializable
+from .trace import Trace, value_sort_key
+
+__all__ = [
+    "Styles",
+    "render_trace",
+    "format_value",
+    "changes",
+    "action_label",
+]
+
+
+def format_value(v: Any, *, python: bool = False) -> str:
+    """A trace value as text: TRUE/FALSE (``True``/``False`` with ``python``), enum names,
+    maps ``{1: 0, 2: 3}``, sets ``{1, 2}``."""
+    if isinstance(v, (bool, np.bool_)):
+        if python:
+            return "True" if v else "False"
+        return "TRUE" if v else "FALSE"
+    if isinstance(v, (int, np.integer)):
+        return str(int(v))
+    if isinstance(v, str):
+        return repr(v) if python else v
+    if isinstance(v, Record):
+        inner = ", ".join(f"{k}: {format_value(x, python=python)}" for k, x in v.items())
+        return f"[{inner}]"
+    if isinstance(v, Mapping):
+        items = sorted(v.items(), key=lambda kv: value_sort_key(kv[0]))
+        return "{" + ", ".join(f"{format_value(k, python=python)}: "
+                               f"{format_value(x, python=python)}" for k, x in items) + "}"
+    if isinstance(v, (set, frozenset)):
+        if python and not v:
+            return "set()"
+        return "{" + ", ".join(format_value(x, python=python)
+                               for x in sorted(v, key=value_sort_key)) + "}"
+    if isinstance(v, tuple):
+        return "<<" + ", ".join(format_value(x, python=python) for x in v) + ">>"
+    if isinstance(v, (list, FrozenSeq)):
+        return "[" + ", ".join(format_value(x, python=python) for x in v) + "]"
+    if isinstance(v, Unserializable):
+        return f"<{v.text}>"
+    return repr(v)
+
+
+def action_label(action: str | None, params: Mapping[str, Any]) -> str:
+    """``Register(b=1)``; ``<initial state>`` for the first state."""
+    if action is None:
+        return "<initial state>"
+    if not params:
+        return action
+    return f"{action}({', '.join(f'{k}={format_value(v)}' for k, v in params.items())})"
+
+
+def _same(a: Any, b: Any) -> bool:
+    """Equality that tells booleans from integers, recursively."""
+    if isinstance(a, bool) or isinstance(b, bool):
+        return type(a) is type(b) and a == b
+    if isinstance(a, Mapping) and isinstance(b, Mapping):
+        return a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
+    return bool(a == b)
+
+
+_ABSENT = Unserializable("absent")
+
+
+def changes(old: Mapping[str, Any], new: Mapping[str, Any],
+            names: Iterable[str]) -> list[tuple[str, Any, Any]]:
+    """``(path, old, new)`` for every changed value; arrays per index (``regEpoch[2]``)."""
+    out: list[tuple[str, Any, Any]] = []
+    for name in names:
+        _diff(name, old.get(name, _ABSENT), new.get(name, _ABSENT), out)
+    return out
+
+
+def _diff(path: str, a: Any, b: Any, out: list[tuple[str, Any, Any]]) -> None:
+    if _same(a, b):
+        return
+    if (isinstance(a, Mapping) and isinstance(b, Mapping)
+            and not isinstance(a, Record) and not isinstance(b, Record)):
+        keys = list(a) + [k for k in b if k not in a]
+        for k in sorted(keys, key=value_sort_key):
+            _diff(f"{path}[{format_value(k)}]", a.get(k, _ABSENT), b.get(k, _ABSENT), out)
+        return
+    out.append((path, a, b))
+
+
+@dataclass(frozen=True)
+class Styles:
+    """How to colour parts of the output; identity functions for plain text."""
+
+    header: Callable[[str], str] = str
+    action: Callable[[str], str] = str
+    old: Callable[[str], str] = str
+    new: Callable[[str], str] = str
+    alert: Callable[[str], str] = str
+    dim: Callable[[str], str] = str
+
+
+def render_trace(trace: Trace, *, full: bool = False, names: Sequence[str] | None = None,
+                 step: int | None = None, styles: Styles | None = None) -> str:
+    """The ``trace show`` text: the initial state in full, then per state the action and
+    the changed variables (``old -> new``); ``full`` prints whole states, ``names``
+    restricts to some variables, ``step`` (1-based) prints one state only."""
+    st = styles or Styles()
+    shown = list(names) if names is not None else list(trace.vars)
+    lines = [st.header(f"Trace of {trace.describe()}")]
+    vt = trace.violation_text()
+    if vt and step is None:
+        lines.append(st.alert(vt))
+    indices = range(len(trace.steps)) if step is None else [step - 1]
+    width = max((len(n) for n in shown), default=0)
+    for i in indices:
+        s = trace.steps[i]
+        label = action_label(s.action, s.params) if i == 0 or s.action is not None \
+            else "<unnamed action>"
+        lines.append("")
+        lines.append(st.header(f"State {i + 1}: ") + st.action(label))
+        if i == 0 or full:
+            for n in shown:
+                lines.append(f"    {n:<{width}} = {format_value(s.state.get(n, _ABSENT))}")
+            continue
+        diff = changes(trace.steps[i - 1].state, s.state, shown)
+        if not diff:
+            what = "variable" if names is None else "selected variable"
+            lines.append(st.dim(f"    (no {what} changed)"))
+        for path, a, b in diff:
+            lines.append(f"    {path}: {st.old(format_value(a))} -> {st.new(format_value(b))}")
+    if vt and step is not None and step == len(trace.steps):
+        lines.append(st.alert(vt))
+    return "\n".join(lines)
+
