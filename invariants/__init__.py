@@ -18,6 +18,16 @@ from modelcheck.spec import PredicateDecl
 
 from .epochs import epoch_monotonic, unique_epochs
 from .fencing import caught_up_before_unfence, running_holds_epoch, shutdown_leads_nothing
+from .lifecycle import (
+    controlled_shutdown_safe,
+    fenced_not_in_isr,
+    fenced_not_leader,
+    leader_epoch_monotonic,
+    no_stale_request_effect,
+    no_superseded_registration,
+    registered_incarnation_holds_epoch,
+    single_live_registration,
+)
 
 __all__ = [
     "epoch_monotonic",
@@ -25,6 +35,14 @@ __all__ = [
     "caught_up_before_unfence",
     "shutdown_leads_nothing",
     "running_holds_epoch",
+    "fenced_not_leader",
+    "fenced_not_in_isr",
+    "leader_epoch_monotonic",
+    "no_stale_request_effect",
+    "no_superseded_registration",
+    "controlled_shutdown_safe",
+    "single_live_registration",
+    "registered_incarnation_holds_epoch",
     "catalog",
     "lookup",
 ]
@@ -35,6 +53,14 @@ _CATALOG: dict[str, Callable[[], PredicateDecl]] = {
     "CaughtUpBeforeUnfence": caught_up_before_unfence,
     "ShutdownLeadsNothing": shutdown_leads_nothing,
     "RunningHoldsCurrentEpoch": running_holds_epoch,
+    "FencedNotLeader": fenced_not_leader,
+    "FencedNotInIsr": fenced_not_in_isr,
+    "LeaderEpochMonotonic": leader_epoch_monotonic,
+    "NoStaleRequestEffect": no_stale_request_effect,
+    "NoSupersededRegistration": no_superseded_registration,
+    "ControlledShutdownSafe": controlled_shutdown_safe,
+    "SingleLiveRegistration": single_live_registration,
+    "RegisteredIncarnationHoldsEpoch": registered_incarnation_holds_epoch,
 }
 
 

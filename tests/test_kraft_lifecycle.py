@@ -1,0 +1,227 @@
+"""The message-level KRaft lifecycle spec: pinned counts, bug variants, replay, evaluators."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from invariants import lookup
+from modelcheck import Explorer, Kernel, explore
+from modelcheck.cli import cli
+from specs.kraft_lifecycle import (
+    KRaftLifecycle,
+    KRaftLifecycleBugEarlyShutdownGrant,
+    KRaftLifecycleBugFenceKeepsLeader,
+    KRaftLifecycleBugLiveReregistration,
+    KRaftLifecycleBugNoOffsetCheck,
+    KRaftLifecycleBugStaleEpoch,
+)
+
+SPEC = "specs/kraft_lifecycle.py"
+DEFAULT: dict[str, int] = {}  # N=2, P=1, MaxLog=4, MaxRestarts=1, MaxDelays=1
+SMALL = dict(MaxLog=3)
+# long enough for an ISR expansion and a granted controlled shutdown with a leader
+# move, without restarts or delays: the configuration of the early-grant bug
+GRANT = dict(MaxLog=6, MaxRestarts=0, MaxDelays=0)
+
+ALL_PROPERTIES = {
+    "UniqueEpochs", "CaughtUpBeforeUnfence", "ReportedCaughtUpBeforeUnfence",
+    "FencedNotLeader", "FencedNotInIsr", "RegisteredIncarnationHoldsEpoch",
+    "RunningHoldsEpoch", "EpochMonotonic", "NoStaleRequestEffect", "LeaderEpochMonotonic",
+    "ControlledShutdownSafe", "SingleLiveRegistration",
+}
+
+
+def test_defaults_and_declarations() -> None:
+    spec = KRaftLifecycle()
+    assert dict(spec.constants) == dict(N=2, P=1, MaxLog=4, MaxRestarts=1, MaxDelays=1)
+    assert KRaftLifecycle.symmetry == ("Brokers",)
+    assert not KRaftLifecycle.check_deadlock
+    names = {p.name for p in spec.invariants} | {p.name for p in spec.properties}
+    assert names == ALL_PROPERTIES
+    # every cell that names a broker is typed, so that brokers can be permuted
+    for var in ("leader", "logBroker"):
+        assert {c.ref for c in spec.layout.cells if c.var == var} == {"Brokers"}
+    assert {c.kind for c in spec.layout.cells if c.var == "isr"} == {"set"}
+    # one initial state per choice of each partition's last ISR member
+    assert len(Kernel(spec, symmetry=False).initial_states()) == 2
+    assert len(Kernel(KRaftLifecycle(N=3, P=2), symmetry=False).initial_states()) == 9
+
+
+@pytest.mark.parametrize(
+    "consts, distinct, depth, never",
+    [
+        (DEFAULT, 926_523, 24, {"IsrExpand"}),
+        (SMALL, 151_335, 20, {"IsrExpand"}),
+        (GRANT, 331_331, 27, {"RegistrationTimesOut", "HeartbeatTimesOut", "DropDelayed",
+                              "ControllerHandlesDelayedRegistration",
+                              "ControllerHandlesDelayedHeartbeat"}),
+    ],
+    ids=["default", "MaxLog3", "MaxLog6-no-faults"],
+)
+def test_counts(consts: dict, distinct: int, depth: int, never: set[str]) -> None:
+    r = explore(KRaftLifecycle(**consts))
+    assert r.status == "ok"
+    assert r.violation is None
+    assert (r.distinct_states, r.depth) == (distinct, depth)
+    assert set(r.checked["invariants"]) | set(r.checked["properties"]) == ALL_PROPERTIES
+    assert {c.name for c in r.coverage if c.fired == 0} == never
+
+
+@pytest.mark.slow
+def test_counts_longer_log() -> None:
+    r = explore(KRaftLifecycle(MaxLog=5))
+    assert r.status == "ok"
+    assert (r.distinct_states, r.depth) == (5_433_538, 28)
+    assert all(c.fired for c in r.coverage)
+
+
+def _replays(spec, trace) -> None:
+    """Every step of a trace is a transition of the spec by the recorded action,
+    evaluated with the scalar evaluator."""
+    k = Kernel(spec, symmetry=False)
+    layout = spec.layout
+    cells = layout.cells_from_values(trace[0].state)
+    assert cells in k.initial_states()
+    for step in trace[1:]:
+        inst = spec.action_by_label(step.action, step.params)
+        assert inst is not None
+        nxt = k.step(cells, inst)
+        assert nxt == layout.cells_from_values(step.state)
+        cells = nxt
+
+
+BUGS = [
+    # (variant, constants, violated property, also violated, states, actions after Start)
+    (KRaftLifecycleBugLiveReregistration, DEFAULT, "SingleLiveRegistration", set(), 9,
+     ["Register", "Replay", "Heartbeat", "Heartbeat", "Crash", "Start", "Register"]),
+    (KRaftLifecycleBugNoOffsetCheck, DEFAULT, "CaughtUpBeforeUnfence",
+     {"ReportedCaughtUpBeforeUnfence"}, 5, ["Register", "Heartbeat", "Heartbeat"]),
+    (KRaftLifecycleBugStaleEpoch, DEFAULT, "NoStaleRequestEffect", set(), 9,
+     ["Register", "Replay", "HeartbeatTimesOut", "Crash", "Start", "Register",
+      "ControllerHandlesDelayedHeartbeat"]),
+    (KRaftLifecycleBugFenceKeepsLeader, DEFAULT, "FencedNotLeader", {"FencedNotInIsr"}, 7,
+     ["Register", "Replay", "Heartbeat", "Heartbeat", "SessionTimeout"]),
+    (KRaftLifecycleBugEarlyShutdownGrant, GRANT, "ControlledShutdownSafe", set(), 15, None),
+]
+
+
+@pytest.mark.parametrize("cls, consts, prop, also, length, actions", BUGS,
+                         ids=[b[0].__name__.removeprefix("KRaftLifecycle") for b in BUGS])
+def test_bug_variants(cls, consts, prop, also, length, actions) -> None:
+    spec = cls(**consts)
+    r = explore(spec)
+    assert r.status == "violation"
+    v = r.violation
+    assert v.property == prop
+    assert set(v.also_violated) == also
+    assert len(v.trace) == length
+    assert v.trace[0].action is None
+    if actions is not None:
+        assert [s.action for s in v.trace[2:]] == actions
+    _replays(spec, v.trace)
+
+
+def test_early_grant_trace_moves_leadership_then_grants() -> None:
+    spec = KRaftLifecycleBugEarlyShutdownGrant(**GRANT)
+    v = explore(spec).violation
+    acts = [s.action for s in v.trace]
+    assert "BeginControlledShutdown" in acts
+    cs = acts.index("BeginControlledShutdown")
+    # the controlled-shutdown batch moves the broker's leadership, then a later
+    # heartbeat is granted although an active broker has not replayed that batch
+    last = v.trace[-1].state
+    (b,) = [b for b, st in last["bstate"].items() if st == "SHUTTING_DOWN"]
+    assert any(s.state["csOffset"][b] != 0 for s in v.trace[cs:])
+    assert last["fenced"][b] and last["leader"] == {1: 0}
+
+
+def test_early_grant_needs_a_longer_log() -> None:
+    # registrations, unfences, the controlled-shutdown batch and the grant: six batches
+    assert explore(KRaftLifecycleBugEarlyShutdownGrant(**dict(GRANT, MaxLog=5))).status == "ok"
+
+
+@pytest.mark.parametrize("cls, consts, prop, also, length, actions", BUGS,
+                         ids=[b[0].__name__.removeprefix("KRaftLifecycle") for b in BUGS])
+def test_bug_variants_cli(runner, cls, consts, prop, also, length, actions) -> None:
+    args = [f"--const={k}={v}" for k, v in consts.items()]
+    r = runner.invoke(cli, ["check", f"{SPEC}:{cls.__name__}", *args, "--format", "json", "-q"])
+    assert r.exit_code == 1, r.output
+    out = json.loads(r.output)
+    assert out["violation"]["property"] == prop
+    assert out["violation"]["trace_length"] == length
+
+
+def test_superseded_registration_finding() -> None:
+    """Kafka's rule accepts a registration whenever the stored one is fenced: a delayed
+    registration of a dead incarnation replaces a newer incarnation's registration."""
+    spec = KRaftLifecycle()
+    r = Explorer(spec, invariants=["NoSupersededRegistration"]).run()
+    assert r.status == "violation"
+    v = r.violation
+    assert v.property == "NoSupersededRegistration"
+    assert [s.action for s in v.trace[1:]] == [
+        "Start", "RegistrationTimesOut", "Crash", "Start", "Register",
+        "ControllerHandlesDelayedRegistration"]
+    last = v.trace[-1].state
+    (b,) = [b for b, i in last["inc"].items() if i == 2]
+    assert last["regInc"][b] == 1 and last["bEpoch"][b] == 1 != last["regEpoch"][b]
+    _replays(spec, v.trace)
+
+
+def test_library_predicates_by_name() -> None:
+    for name in ("FencedNotLeader", "FencedNotInIsr", "LeaderEpochMonotonic",
+                 "NoStaleRequestEffect", "NoSupersededRegistration", "ControlledShutdownSafe",
+                 "SingleLiveRegistration", "RegisteredIncarnationHoldsEpoch"):
+        p = lookup(name)
+        assert p is not None and p.name == name
+
+
+# --------------------------------------------------------------------------- evaluators
+
+EVAL_SPECS = [
+    KRaftLifecycle(),
+    KRaftLifecycle(N=3, P=1, MaxLog=5, MaxRestarts=2, MaxDelays=2),
+    KRaftLifecycleBugStaleEpoch(N=2, P=2, MaxLog=5),
+    KRaftLifecycleBugFenceKeepsLeader(N=3, P=1, MaxLog=5),
+]
+
+
+def _random_walk(kernel: Kernel, start: int, choices: list[int]) -> list[int]:
+    inits = kernel.initial_states()
+    cells = inits[start % len(inits)]
+    for c in choices:
+        succ = kernel.successors(cells)
+        if not succ:
+            break
+        cells = succ[c % len(succ)][1]
+    return cells
+
+
+@settings(max_examples=20, deadline=None)
+@given(spec_index=st.integers(0, len(EVAL_SPECS) - 1),
+       walks=st.lists(st.tuples(st.integers(0, 8), st.lists(st.integers(0, 1000), max_size=30)),
+                      min_size=1, max_size=4))
+def test_batch_and_scalar_agree(spec_index: int, walks: list) -> None:
+    spec = EVAL_SPECS[spec_index]
+    k = Kernel(spec, symmetry=False)
+    states = [_random_walk(k, start, w) for start, w in walks]
+    ex = k.expand(np.stack([spec.layout.pack(c) for c in states]))
+    for row, cells in enumerate(states):
+        scalar = sorted((inst.id, k.fingerprint(nxt)) for inst, nxt in k.successors(cells))
+        mine = ex.parent_rows == row
+        assert sorted(zip(ex.action_ids[mine].tolist(), ex.child_fps[mine].tolist())) == scalar
+        bad = {k.invariants[j].name for j, rows in enumerate(ex.invariant_rows) if row in rows}
+        assert bad == {p.name for p in k.check_invariants(cells)}
+        hits = set()
+        for j, (rows, acts, fps) in enumerate(ex.property_hits):
+            hits |= {(k.properties[j].name, int(a), int(f))
+                     for r, a, f in zip(rows, acts, fps) if r == row}
+        scalar_hits = {(p.name, inst.id, k.fingerprint(nxt))
+                       for inst, nxt in k.successors(cells)
+                       for p in k.check_properties(cells, nxt)}
+        assert hits == scalar_hits
