@@ -225,3 +225,26 @@ def test_batch_and_scalar_agree(spec_index: int, walks: list) -> None:
                        for inst, nxt in k.successors(cells)
                        for p in k.check_properties(cells, nxt)}
         assert hits == scalar_hits
+
+
+@pytest.mark.parametrize("consts, reduced, full", [(SMALL, 151_335, 302_670),
+                                                   (GRANT, 331_331, 662_662)],
+                         ids=["MaxLog3", "MaxLog6-no-faults"])
+def test_counts_without_symmetry(consts: dict, reduced: int, full: int) -> None:
+    spec = KRaftLifecycle(**consts)
+    r_full = explore(spec, symmetry=False)
+    r_red = explore(spec)
+    assert (r_red.distinct_states, r_full.distinct_states) == (reduced, full)
+    assert r_full.depth == r_red.depth
+    assert r_full.symmetry == [] and r_red.symmetry == ["Brokers"]
+
+
+@pytest.mark.parametrize("cls, consts, prop, also, length, actions", BUGS[:4],
+                         ids=[b[0].__name__.removeprefix("KRaftLifecycle") for b in BUGS[:4]])
+def test_bug_variants_same_verdict_without_symmetry(cls, consts, prop, also, length,
+                                                    actions) -> None:
+    spec = cls(**consts)
+    r = explore(spec, symmetry=False)
+    assert r.status == "violation"
+    assert r.violation.property == prop and len(r.violation.trace) == length
+    _replays(spec, r.violation.trace)
