@@ -3,6 +3,7 @@
 
     python benchmarks/run.py            # L1-L5
     python benchmarks/run.py --l6       # and L6 (28.7M states)
+    python benchmarks/run.py --lifecycle   # and the lifecycle spec, with/without symmetry
     python benchmarks/run.py --only L3 --repeat 3
 
 Each configuration runs in a fresh process (one core), so peak RSS is its own.
@@ -33,6 +34,17 @@ LADDER = {
 EXPECTED = {"L1": 5_353, "L2": 257_625, "L3": 552_953, "L4": 1_244_976, "L5": 4_174_997,
             "L6": 28_707_965}
 
+# The message-level lifecycle spec (specs/kraft_lifecycle.py), with and without
+# symmetry reduction over brokers: (constants, symmetry, expected distinct states).
+LIFECYCLE = {
+    "LC-small": (dict(MaxLog=3), True, 151_335),
+    "LC-small-nosym": (dict(MaxLog=3), False, 302_670),
+    "LC-default": ({}, True, 926_523),
+    "LC-default-nosym": ({}, False, 1_853_046),
+    "LC-grant": (dict(MaxLog=6, MaxRestarts=0, MaxDelays=0), True, 331_331),
+    "LC-grant-nosym": (dict(MaxLog=6, MaxRestarts=0, MaxDelays=0), False, 662_662),
+}
+
 CHILD = r"""
 import json, resource, sys, time
 sys.path.insert(0, {root!r})
@@ -40,7 +52,7 @@ import numpy  # noqa: F401  (counted in the baseline)
 from modelcheck import Explorer
 from {module} import {cls}
 spec = {cls}(**{consts!r})
-explorer = Explorer(spec, batch_size={batch}, spill_dir={spill!r})
+explorer = Explorer(spec, batch_size={batch}, spill_dir={spill!r}, symmetry={symmetry!r})
 def rss_kb():
     with open("/proc/self/status") as f:
         for line in f:
@@ -56,10 +68,11 @@ print(json.dumps(dict(status=r.status, distinct=r.distinct_states, depth=r.depth
 """
 
 
-def run_one(name: str, consts: dict, batch: int, spec: str, spill: str | None = None) -> dict:
+def run_one(name: str, consts: dict, batch: int, spec: str, spill: str | None = None,
+            symmetry: bool = True) -> dict:
     module, cls = spec.split(":")
     code = CHILD.format(root=ROOT, module=module, cls=cls, consts=consts, batch=batch,
-                        spill=spill)
+                        spill=spill, symmetry=symmetry)
     env = dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1")
     cmd = ["taskset", "-c", "0", sys.executable, "-c", code]
     if subprocess.run(["which", "taskset"], capture_output=True).returncode != 0:
@@ -71,6 +84,8 @@ def run_one(name: str, consts: dict, batch: int, spec: str, spill: str | None = 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--l6", action="store_true", help="also run L6 (28.7M states)")
+    ap.add_argument("--lifecycle", action="store_true",
+                    help="also run the lifecycle spec's ladder (with and without symmetry)")
     ap.add_argument("--only", action="append", help="run only these configs (repeatable)")
     ap.add_argument("--repeat", type=int, default=1, help="runs per config (best is shown)")
     ap.add_argument("--batch-size", type=int, default=1 << 16)
@@ -79,19 +94,26 @@ def main() -> int:
     ap.add_argument("--json", help="also write the rows to this JSON file")
     args = ap.parse_args()
     names = args.only or [n for n in LADDER if n != "L6" or args.l6]
-    header = (f"{'config':<7}{'distinct':>12}{'depth':>7}{'seconds':>9}{'states/s':>11}"
+    if args.lifecycle and not args.only:
+        names += list(LIFECYCLE)
+    header = (f"{'config':<17}{'distinct':>12}{'depth':>7}{'seconds':>9}{'states/s':>11}"
               f"{'peak RSS':>11}{'B/state':>9}{'stored B/st':>12}  check")
     print(header)
     print("-" * len(header))
     rows = []
     for name in names:
-        runs = [run_one(name, LADDER[name], args.batch_size, args.spec, args.spill_dir)
+        if name in LIFECYCLE:
+            consts, sym, expected = LIFECYCLE[name]
+            spec = "specs.kraft_lifecycle:KRaftLifecycle"
+        else:
+            consts, sym, expected, spec = LADDER[name], True, EXPECTED[name], args.spec
+        runs = [run_one(name, consts, args.batch_size, spec, args.spill_dir, sym)
                 for _ in range(args.repeat)]
         r = min(runs, key=lambda x: x["seconds"])
         rate = r["distinct"] / r["seconds"] if r["seconds"] else 0.0
         per_state = (r["peak_kb"] - r["base_kb"]) * 1024 / max(1, r["distinct"])
-        ok = "ok" if r["distinct"] == EXPECTED[name] else f"MISMATCH (want {EXPECTED[name]:,})"
-        print(f"{name:<7}{r['distinct']:>12,}{r['depth']:>7}{r['seconds']:>9.2f}{rate:>11,.0f}"
+        ok = "ok" if r["distinct"] == expected else f"MISMATCH (want {expected:,})"
+        print(f"{name:<17}{r['distinct']:>12,}{r['depth']:>7}{r['seconds']:>9.2f}{rate:>11,.0f}"
               f"{r['peak_kb'] / 1024:>9.0f}MB{per_state:>9.1f}{r['stored']:>12}  {ok}",
               flush=True)
         rows.append(dict(config=name, **r, states_per_second=rate, bytes_per_state=per_state))
