@@ -136,7 +136,7 @@ class _ReturnRewriter(ast.NodeTransformer):
         self.depth -= 1
         return node
 
-    visit_AsyncFunctionDef = visit_FunctionDef  # noqa: N815 - ast API
+    visit_AsyncFunctionDef = visit_FunctionDef  # type: ignore[assignment]  # noqa: N815
 
     def visit_Lambda(self, node: ast.Lambda) -> Any:  # noqa: N802 - ast API
         return node

@@ -276,7 +276,7 @@ class Kernel:
                 post_sub = _SubView(s, rows, post)
                 for j, p in enumerate(self.properties):
                     reads, ok_mask = stutter[j]
-                    if reads is not None and reads.isdisjoint(post):
+                    if reads is not None and ok_mask is not None and reads.isdisjoint(post):
                         # The action leaves every cell the property reads of the next
                         # state unchanged: its verdict is the one on (s, s).
                         bad = np.flatnonzero(~ok_mask[rows])

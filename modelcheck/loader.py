@@ -117,7 +117,10 @@ def load_spec_class(target: str) -> type[Spec]:
         raise SpecLoadError(f"{base}: defines no Spec subclass.")
     default = getattr(module, "DEFAULT_SPEC", None)
     if default is not None:
-        return default if inspect.isclass(default) else getattr(module, default)
+        chosen = default if inspect.isclass(default) else getattr(module, str(default), None)
+        if not (inspect.isclass(chosen) and issubclass(chosen, Spec)):
+            raise SpecLoadError(f"{base}: DEFAULT_SPEC = {default!r} is not a spec class.")
+        return chosen
     return classes[0]
 
 

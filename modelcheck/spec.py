@@ -182,7 +182,8 @@ def _decl_kind(v: Any) -> str:
 
 class _SpecMeta(type):
     @classmethod
-    def __prepare__(mcs, name: str, bases: tuple[type, ...], **kw: Any) -> dict[str, Any]:
+    def __prepare__(  # type: ignore[override]
+            mcs, name: str, bases: tuple[type, ...], /, **kw: Any) -> dict[str, Any]:
         return _Namespace()
 
     def __new__(mcs, name: str, bases: tuple[type, ...], ns: dict[str, Any],

@@ -444,7 +444,7 @@ def _from_json_value(j: Any, path: str, fail: Callable[[str, str], NoReturn],
         return {index_key(k): _from_json_value(x, f"{path}[{k}]", fail, depth + 1)
                 for k, x in j.items()}
     if isinstance(j, list):
-        out = set()
+        out: set[Any] = set()
         for i, x in enumerate(j):
             if isinstance(x, (dict, list)) or x is None or isinstance(x, float):
                 fail(f"{path}[{i}]", f"a set holds integers or strings, got {_jdesc(x)}.")
@@ -515,8 +515,10 @@ def _trace_from_run_record(doc: dict[str, Any], where: str) -> Trace:
                              f"{doc.get('status')!r}).")
     if not isinstance(v, dict) or not isinstance(v.get("trace"), list):
         raise TraceFileError(f"{where}: violation.trace: expected a list of steps.")
-    run = doc.get("run") if isinstance(doc.get("run"), dict) else {}
-    spec_info = run.get("spec") if isinstance(run.get("spec"), dict) else {}
+    run_doc = doc.get("run")
+    run: dict[str, Any] = run_doc if isinstance(run_doc, dict) else {}
+    spec_doc = run.get("spec")
+    spec_info: dict[str, Any] = spec_doc if isinstance(spec_doc, dict) else {}
     tdoc = {
         "spec": doc.get("spec"), "source": spec_info.get("target"),
         "constants": doc.get("constants", {}), "property": v.get("property"),
