@@ -1,0 +1,197 @@
+"""Benchmark of the Spark backend against the local explorer on the KRaft reference model.
+
+Runs, each in its own process: the local explorer, Spark ``local[1]`` and Spark
+``local[2]`` on KRaft L5 (N=2 P=1 MaxLog=8 MaxRestarts=2: 4,174,997 states, depth 36),
+and with ``--l6`` also on L6 (N=3 P=1 MaxLog=5 MaxRestarts=2: 28,707,965 states). It
+prints one table row per run: distinct states, depth, seconds (exploration only; the
+Spark session start-up is shown apart), distinct states per second, Spark's fixed
+cost per level (seconds per level of a chain spec whose levels hold one state each),
+the driver's peak RSS (the Python process) and the executors' peak RSS (the JVM,
+which in local mode is driver and executor at once, and the Python workers, summed),
+sampled with psutil.
+
+    python benchmarks/spark_bench.py            # L5
+    python benchmarks/spark_bench.py --l6       # L5 and L6
+    python benchmarks/spark_bench.py --configs L3 --masters 'local[2]' --json out.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+CONFIGS: dict[str, dict[str, int]] = {
+    "L1": {"N": 2, "P": 1, "MaxLog": 4, "MaxRestarts": 1},
+    "L3": {"N": 2, "P": 1, "MaxLog": 6, "MaxRestarts": 2},
+    "L5": {"N": 2, "P": 1, "MaxLog": 8, "MaxRestarts": 2},
+    "L6": {"N": 3, "P": 1, "MaxLog": 5, "MaxRestarts": 2},
+}
+CHAIN = '''
+from modelcheck import Const, Int, Spec, action
+
+
+class Chain(Spec):
+    """One state per level: what a level costs when there is nothing to do."""
+
+    check_deadlock = False
+    Max = Const(40)
+    x = Int(0, Max)
+
+    @action
+    def Inc(self, s, t):
+        t.x = s.x + 1
+        return s.x < self.Max
+'''
+
+
+class Sampler:
+    """Peak RSS of this process's children, sampled: JVMs and Python workers apart."""
+
+    def __init__(self, interval: float = 0.2) -> None:
+        self.interval = interval
+        self.jvm_peak = 0
+        self.workers_peak = 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def __enter__(self) -> Sampler:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join(timeout=5)
+
+    def _run(self) -> None:
+        import psutil
+
+        me = psutil.Process()
+        while not self._stop.is_set():
+            jvm = workers = 0
+            try:
+                children = me.children(recursive=True)
+            except psutil.Error:
+                children = []
+            for p in children:
+                try:
+                    name = p.name()
+                    rss = p.memory_info().rss
+                except psutil.Error:
+                    continue
+                if name == "java":
+                    jvm += rss
+                elif name.startswith("python"):
+                    workers += rss
+            self.jvm_peak = max(self.jvm_peak, jvm)
+            self.workers_peak = max(self.workers_peak, workers)
+            self._stop.wait(self.interval)
+
+
+def run_one(backend: str, config: str, partitions: int | None) -> dict[str, Any]:
+    """One measurement in this process (called in a child process by :func:`main`)."""
+    sys.path.insert(0, str(ROOT))
+    os.chdir(ROOT)
+    from modelcheck.loader import load_spec_class
+
+    spec = load_spec_class("specs/kraft_broker.py:KRaftBroker")(**CONFIGS[config])
+    out: dict[str, Any] = {"backend": backend, "config": config}
+    with Sampler() as sampler:
+        if backend == "local":
+            from modelcheck.explorer import Explorer
+
+            r = Explorer(spec).run()
+            out["startup"] = 0.0
+            out["fixed_per_level"] = None
+        else:
+            from spark_explore.explorer import SparkExplorer
+            from spark_explore.session import get_session
+
+            t0 = time.perf_counter()
+            spark, _ = get_session(backend)
+            spark.range(1).count()
+            out["startup"] = time.perf_counter() - t0
+            out["fixed_per_level"] = fixed_cost(spark)
+            r = SparkExplorer(spec, spark=spark, partitions=partitions).run()
+            out["partitions"] = r.memory.get("partitions")
+            spark.stop()
+    out.update(distinct=r.distinct_states, depth=r.depth, generated=r.generated_states,
+               seconds=r.seconds, status=r.status,
+               driver_peak_rss=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
+               jvm_peak_rss=sampler.jvm_peak, workers_peak_rss=sampler.workers_peak)
+    return out
+
+
+def fixed_cost(spark: Any) -> float:
+    """Mean seconds per level of a chain spec (one state per level), after warm-up."""
+    from modelcheck.loader import load_spec_class
+    from spark_explore.explorer import SparkExplorer
+
+    d = Path(tempfile.mkdtemp(prefix="spark-bench-"))
+    path = d / "bench_chain.py"
+    path.write_text(CHAIN)
+    spec = load_spec_class(f"{path}:Chain")(Max=25)
+    secs: list[float] = []
+    SparkExplorer(spec, spark=spark, max_depth=3).run()  # warm-up: workers, JIT
+    SparkExplorer(spec, spark=spark, progress=lambda p: secs.append(p.seconds)).run()
+    return sum(secs[2:]) / max(1, len(secs[2:]))
+
+
+def _mb(n: int | None) -> str:
+    return "-" if not n else f"{n / 2**20:,.0f} MB"
+
+
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--l6", action="store_true", help="also run L6 (28.7M states)")
+    ap.add_argument("--configs", nargs="*", default=None, help="configs (default L5 [L6])")
+    ap.add_argument("--masters", nargs="*", default=["local[1]", "local[2]"])
+    ap.add_argument("--no-local", action="store_true", help="skip the local explorer")
+    ap.add_argument("--partitions", type=int, default=None)
+    ap.add_argument("--json", default=None, help="also write the rows to this file")
+    ap.add_argument("--one", nargs=2, metavar=("BACKEND", "CONFIG"), help=argparse.SUPPRESS)
+    args = ap.parse_args(argv)
+    if args.one:
+        print("RESULT " + json.dumps(run_one(args.one[0], args.one[1], args.partitions)))
+        return
+    configs = args.configs or (["L5", "L6"] if args.l6 else ["L5"])
+    backends = ([] if args.no_local else ["local"]) + list(args.masters)
+    rows: list[dict[str, Any]] = []
+    header = (f"{'config':<6} {'backend':<9} {'distinct':>11} {'depth':>5} {'seconds':>8} "
+              f"{'states/s':>10} {'startup':>8} {'s/level':>8} {'driver RSS':>11} "
+              f"{'JVM RSS':>9} {'workers RSS':>11}")
+    print(header)
+    print("-" * len(header))
+    for config in configs:
+        for backend in backends:
+            cmd = [sys.executable, __file__, "--one", backend, config]
+            if args.partitions:
+                cmd += ["--partitions", str(args.partitions)]
+            p = subprocess.run(cmd, capture_output=True, text=True, check=False, cwd=ROOT)
+            line = next((x for x in p.stdout.splitlines() if x.startswith("RESULT ")), None)
+            if line is None:
+                print(f"{config:<6} {backend:<9} FAILED: {p.stderr.strip()[-500:]}")
+                continue
+            r = json.loads(line[len("RESULT "):])
+            rows.append(r)
+            rate = r["distinct"] / r["seconds"] if r["seconds"] else 0.0
+            fixed = "-" if r["fixed_per_level"] is None else f"{r['fixed_per_level']:.2f}"
+            print(f"{config:<6} {backend:<9} {r['distinct']:>11,} {r['depth']:>5} "
+                  f"{r['seconds']:>8.1f} {rate:>10,.0f} {r['startup']:>8.1f} {fixed:>8} "
+                  f"{_mb(r['driver_peak_rss']):>11} {_mb(r['jvm_peak_rss']):>9} "
+                  f"{_mb(r['workers_peak_rss']):>11}", flush=True)
+    if args.json:
+        Path(args.json).write_text(json.dumps(rows, indent=2))
+
+
+if __name__ == "__main__":
+    main()

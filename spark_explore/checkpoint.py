@@ -1,0 +1,214 @@
+"""The on-disk run directory of a Spark exploration: level tables and the manifest.
+
+A run directory (``--checkpoint-dir DIR``, or a temporary one) holds::
+
+    DIR/manifest.json                what was committed (written atomically, last)
+    DIR/runs/run_00000_00015/        Parquet, bucketed by fp into P buckets, sorted by fp
+    DIR/runs/run_00016_00023/        ...
+    DIR/runs/run_00024_00024/
+
+A run holds the states of a range of BFS levels, one row per state: ``fp``,
+``level`` (its depth), ``parent`` (the parent's fingerprint), ``act`` (the action id
+that reached it, -1 for initial states) and the packed words ``w0..`` for multi-word
+layouts. Every level is in exactly one run; together the runs are the visited set and
+the rows of the last level are the frontier. Newer, smaller runs are merged into
+bigger ones as the exploration goes on (see :mod:`spark_explore.explorer`). 64-bit
+values are stored as signed ``bigint`` holding the bits of the unsigned value.
+
+``manifest.json`` is rewritten (temp file + ``os.replace``) only after a level's run
+is complete; runs it no longer lists are deleted only after that. So a run killed at
+any moment leaves a consistent checkpoint: ``--resume`` continues from
+``manifest["level"]`` with the runs the manifest lists. The manifest records the spec
+(class, module, constants, a digest of the state layout and action list), the checks
+and the partition count; a checkpoint from a different spec or different constants
+is refused with :class:`CheckpointError`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from modelcheck.errors import ModelcheckError
+from modelcheck.kernel import Kernel
+
+__all__ = ["CheckpointError", "RunDir", "spec_identity", "MANIFEST", "FORMAT", "VERSION"]
+
+MANIFEST = "manifest.json"
+FORMAT = "modelcheck-spark-checkpoint"
+VERSION = 1
+
+
+class CheckpointError(ModelcheckError):
+    """A checkpoint directory is missing, unusable, full, or belongs to another run."""
+
+
+def layout_digest(kernel: Kernel) -> str:
+    """A digest of everything that gives fingerprints and action ids their meaning."""
+    layout = kernel.layout
+    desc = {
+        "cells": [[c.name, c.lo, c.size, c.kind] for c in layout.cells],
+        "n_words": layout.n_words,
+        "fingerprint": "exact" if layout.exact else "hash64-splitmix-v1",
+        "actions": [a.label for a in kernel.actions],
+    }
+    return hashlib.sha256(json.dumps(desc, sort_keys=True).encode()).hexdigest()
+
+
+def spec_identity(kernel: Kernel, target: str) -> dict[str, Any]:
+    """What a checkpoint must match to be resumed by this run."""
+    spec = kernel.spec
+    cls = type(spec)
+    return {
+        "class": cls.__qualname__,
+        "module": cls.__module__,
+        "target": target,
+        "constants": {k: v for k, v in spec.constants.items()},
+        "layout": layout_digest(kernel),
+        "n_words": kernel.layout.n_words,
+        "invariants": [p.name for p in kernel.invariants],
+        "properties": [p.name for p in kernel.properties],
+        "deadlock": bool(kernel.check_deadlock),
+        "symmetry": list(kernel.symmetry.names) if kernel.symmetry else [],
+    }
+
+
+def _describe(ident: dict[str, Any]) -> str:
+    consts = ", ".join(f"{k}={v}" for k, v in ident.get("constants", {}).items())
+    return f"{ident.get('class')}({consts})"
+
+
+@dataclass
+class RunDir:
+    """A run directory: paths, manifest I/O and compatibility checks."""
+
+    path: Path
+    temporary: bool = False
+
+    @property
+    def manifest_path(self) -> Path:
+        return self.path / MANIFEST
+
+    def level_path(self, depth: int) -> Path:
+        return self.path / "levels" / f"level_{depth:05d}"
+
+    # ------------------------------------------------------------ preparing
+    @classmethod
+    def prepare(cls, path: str | os.PathLike[str], *, resume: bool) -> RunDir:
+        """Check ``path`` before Spark starts: it must hold a checkpoint iff ``resume``."""
+        p = Path(path).expanduser().resolve()
+        if resume:
+            if not p.exists():
+                raise CheckpointError(
+                    f"--resume: the checkpoint directory {p} does not exist; run without "
+                    "--resume to start a new checkpointed run there."
+                )
+            if not (p / MANIFEST).is_file():
+                raise CheckpointError(
+                    f"--resume: {p} holds no checkpoint ({MANIFEST} is missing: no level was "
+                    "ever committed there); run without --resume to start afresh."
+                )
+            return cls(p)
+        if (p / MANIFEST).exists():
+            raise CheckpointError(
+                f"{p} already holds a checkpoint; pass --resume to continue it, or choose an "
+                "empty --checkpoint-dir (or delete that directory) to start a new run."
+            )
+        try:
+            p.mkdir(parents=True, exist_ok=True)
+            probe = p / ".write-test"
+            probe.write_bytes(b"ok")
+            probe.unlink()
+        except OSError as e:
+            raise CheckpointError(
+                f"cannot use {p} as checkpoint directory: {e.strerror or e}."
+            ) from None
+        return cls(p)
+
+    # ------------------------------------------------------------ manifest
+    def read_manifest(self) -> dict[str, Any]:
+        try:
+            data: dict[str, Any] = json.loads(self.manifest_path.read_text())
+        except (OSError, ValueError) as e:
+            raise CheckpointError(f"cannot read {self.manifest_path}: {e}") from None
+        if data.get("format") != FORMAT or data.get("version") != VERSION:
+            raise CheckpointError(
+                f"{self.manifest_path} is not a modelcheck Spark checkpoint of version "
+                f"{VERSION} (format {data.get('format')!r}, version {data.get('version')!r})."
+            )
+        return data
+
+    def write_manifest(self, data: dict[str, Any]) -> None:
+        """Atomically replace the manifest (write a temp file, fsync, rename)."""
+        data = dict(data, format=FORMAT, version=VERSION, updated=time.time())
+        tmp = self.manifest_path.with_name(f".{MANIFEST}.{os.getpid()}.tmp")
+        try:
+            with open(tmp, "w") as f:
+                json.dump(data, f, indent=1)
+                f.flush()
+                os.fsync(f.fileno())
+            os.replace(tmp, self.manifest_path)
+        except OSError as e:
+            tmp.unlink(missing_ok=True)
+            raise CheckpointError(
+                f"cannot write {self.manifest_path}: {e.strerror or e}; the levels committed "
+                "before stay usable with --resume once the problem is fixed."
+            ) from None
+
+    def check_compatible(self, manifest: dict[str, Any], ident: dict[str, Any]) -> None:
+        """Refuse a checkpoint made for another spec, other constants or other checks."""
+        have = manifest.get("spec", {})
+        diffs = []
+        if have.get("class") != ident["class"]:
+            diffs.append(f"spec class {have.get('class')} vs {ident['class']}")
+        hc, ic = have.get("constants", {}), ident["constants"]
+        for k in sorted(set(hc) | set(ic)):
+            if hc.get(k) != ic.get(k):
+                diffs.append(f"constant {k} = {hc.get(k)} vs {ic.get(k)}")
+        if not diffs and have.get("layout") != ident["layout"]:
+            diffs.append("the state layout or action list differs (the spec code changed)")
+        for key in ("invariants", "properties", "deadlock", "symmetry"):
+            if have.get(key) != ident[key]:
+                diffs.append(f"checked {key} {have.get(key)} vs {ident[key]}")
+        if diffs:
+            raise CheckpointError(
+                f"the checkpoint in {self.path} was made for {_describe(have)}, not for this "
+                f"run's {_describe(ident)}: {'; '.join(diffs)}. Resume it with the same spec, "
+                "constants and checks, or use another --checkpoint-dir for this run."
+            )
+
+    def run_path(self, lo: int, hi: int) -> Path:
+        return self.path / "runs" / f"run_{lo:05d}_{hi:05d}"
+
+    def remove_run(self, lo: int, hi: int) -> None:
+        shutil.rmtree(self.run_path(lo, hi), ignore_errors=True)
+
+    def remove_runs_except(self, keep: list[tuple[int, int]]) -> None:
+        """Delete run directories the manifest does not list (left by a killed run)."""
+        root = self.path / "runs"
+        if not root.is_dir():
+            return
+        wanted = {self.run_path(lo, hi).name for lo, hi in keep}
+        for child in root.iterdir():
+            if child.name not in wanted:
+                shutil.rmtree(child, ignore_errors=True)
+
+    def bytes_on_disk(self) -> int:
+        total = 0
+        for root, _, files in os.walk(self.path / "runs"):
+            for f in files:
+                try:
+                    total += os.path.getsize(os.path.join(root, f))
+                except OSError:
+                    pass
+        return total
+
+    def cleanup(self) -> None:
+        if self.temporary:
+            shutil.rmtree(self.path, ignore_errors=True)

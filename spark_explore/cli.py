@@ -1,0 +1,162 @@
+"""``modelcheck spark``: the command line of the Spark backend.
+
+Registered as a ``modelcheck`` subcommand through the ``modelcheck.commands`` entry
+point; ``pyspark`` is imported only when this command runs. Same report, JSON
+contract and exit codes as ``modelcheck check`` (0 ok, 1 violation or deadlock,
+2 usage, spec or Spark error, 3 interrupted or bounded), plus Spark options:
+``--master``, ``--partitions``, ``--checkpoint-dir``/``--resume``, ``--conf K=V``.
+Progress goes to stderr, one line per level.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import Any
+
+import click
+
+from modelcheck.cli import EXIT_HELP, bind_spec, const_option, emit, format_option, print_error
+from modelcheck.errors import ModelcheckError, UsageError
+
+__all__ = ["spark", "progress_printer", "parse_conf"]
+
+
+def parse_conf(items: tuple[str, ...]) -> dict[str, str]:
+    """``K=V`` Spark settings from ``--conf``."""
+    out: dict[str, str] = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise UsageError(f"--conf {item!r}: expected KEY=VALUE, e.g. "
+                             "--conf spark.executor.memory=4g.")
+        out[key.strip()] = value.strip()
+    return out
+
+
+def progress_printer(enabled: bool) -> Any:
+    """A progress callback printing one line per finished level on stderr."""
+    if not enabled:
+        return None
+
+    def show(p: Any) -> None:
+        click.echo(
+            f"[{p.elapsed:7.1f}s] level {p.level:>3}  frontier {p.frontier:>11,}  "
+            f"new {p.new:>11,}  generated {p.generated:>12,}  dups {p.duplicates:>11,}  "
+            f"{p.seconds:6.2f} s  {p.rate:>10,.0f} states/s  (distinct {p.distinct:,})",
+            err=True,
+        )
+
+    return show
+
+
+def _under_spark_submit() -> bool:
+    """True when this Python driver was started by ``spark-submit`` (a JVM is waiting)."""
+    return "PYSPARK_GATEWAY_PORT" in os.environ
+
+
+@click.command(epilog=EXIT_HELP)
+@click.argument("spec")
+@const_option
+@click.option("--invariant", "invariants", multiple=True, metavar="NAME",
+              help="Check only these invariants/action properties (repeatable).")
+@click.option("--no-deadlock", is_flag=True, help="Do not report states without successors.")
+@click.option("--deadlock", "force_deadlock", is_flag=True,
+              help="Report deadlocks even if the spec turns the check off.")
+@click.option("--no-symmetry", is_flag=True,
+              help="Explore every state even if the spec declares symmetric ids.")
+@click.option("--max-depth", type=click.IntRange(min=0), default=None,
+              help="Stop after exploring this many steps from the initial states.")
+@click.option("--master", default=None, metavar="URL",
+              help="Spark master: local[*] (default), local[N], spark://HOST:PORT, yarn, "
+                   "k8s://... Under spark-submit the submitted master is used.")
+@click.option("--partitions", type=click.IntRange(min=1), default=None,
+              help="Partitions of the state set (default: 2 x the cores Spark offers).")
+@click.option("--checkpoint-dir", type=click.Path(file_okay=False), default=None,
+              help="Commit every finished level here (Parquet + manifest.json); on a "
+                   "cluster it must be storage every host shares.")
+@click.option("--resume", is_flag=True,
+              help="Continue the run checkpointed in --checkpoint-dir.")
+@click.option("--conf", "confs", multiple=True, metavar="K=V",
+              help="A Spark setting, e.g. --conf spark.executor.memory=4g (repeatable).")
+@click.option("--store", type=click.Choice(["memory", "parquet"]), default=None,
+              help="Keep explored states as executor-local checkpoints (memory, the "
+                   "default for local masters) or Parquet files (parquet, the default "
+                   "with --checkpoint-dir and on clusters: survives lost executors).")
+@click.option("--connect-timeout", type=click.FloatRange(min=1), default=60.0,
+              show_default=True,
+              help="Seconds to wait for the master and the first executor.")
+@format_option
+@click.option("--quiet", "-q", is_flag=True, help="No progress lines on stderr.")
+def spark(spec: str, consts: tuple[str, ...], invariants: tuple[str, ...], no_deadlock: bool,
+          force_deadlock: bool, no_symmetry: bool, max_depth: int | None, master: str | None,
+          partitions: int | None, checkpoint_dir: str | None, resume: bool,
+          confs: tuple[str, ...], store: str | None, connect_timeout: float, fmt: str,
+          quiet: bool) -> None:
+    """Explore every reachable state of SPEC on Spark, with the same results as `check`.
+
+    SPEC is a file (specs/kraft_broker.py) or module (specs.kraft_broker), optionally
+    followed by :Name. Spark's fixed cost (a session takes 10-20 s to start, each
+    level 0.2-1 s) makes this worthwhile only for big state spaces; small ones belong
+    to `modelcheck check`.
+    """
+    session = None  # stopped at the end only if this command started it
+    try:
+        if no_deadlock and force_deadlock:
+            raise UsageError("--deadlock and --no-deadlock contradict each other.")
+        if resume and checkpoint_dir is None:
+            raise UsageError("--resume needs --checkpoint-dir: the directory of the run "
+                             "to continue.")
+        bound = bind_spec(spec, consts)
+        deadlock = False if no_deadlock else (True if force_deadlock else None)
+        conf = parse_conf(confs)
+        from .explorer import SparkExplorer
+        from .session import get_session
+
+        explorer = SparkExplorer(
+            bound, invariants=invariants or None, check_deadlock=deadlock,
+            symmetry=not no_symmetry, max_depth=max_depth, partitions=partitions,
+            checkpoint_dir=checkpoint_dir, resume=resume, progress=progress_printer(not quiet),
+            store=store, connect_timeout=connect_timeout)
+        # Fail on the checkpoint dir and the spec before paying for a Spark session.
+        explorer.precheck()
+        if master is None and not _under_spark_submit():
+            master = "local[*]"
+        if not quiet:
+            where = master or "the master given to spark-submit"
+            click.echo(f"Checking {bound!r} on Spark ({where}): {len(bound.layout.cells)} "
+                       f"state cells, {len(bound.actions)} action instances. Starting "
+                       "Spark...", err=True)
+        active, created = get_session(master, conf, connect_timeout=connect_timeout)
+        if created:
+            session = active
+        explorer.spark = active
+        result = explorer.run()
+        for note in explorer.notes:
+            click.echo(f"note: {note}", err=True)
+    except ModelcheckError as e:
+        _stop(session)
+        print_error(e, fmt)
+    except KeyboardInterrupt:
+        _stop(session)
+        click.echo("interrupted", err=True)
+        sys.exit(3)
+    except Exception as e:  # noqa: BLE001 - never show users a raw traceback
+        _stop(session)
+        if os.environ.get("MODELCHECK_DEBUG"):
+            raise
+        print_error(RuntimeError(
+            f"internal error in the Spark backend: {type(e).__name__}: {e} (set "
+            "MODELCHECK_DEBUG=1 for the traceback)"), fmt)
+    emit(result, fmt)
+    _stop(session)
+    sys.exit(result.exit_code)
+
+
+def _stop(session: Any) -> None:
+    if session is None:
+        return
+    try:
+        session.stop()
+    except Exception:  # noqa: BLE001 - stopping is best effort
+        pass

@@ -1,0 +1,386 @@
+"""Getting a Spark session fit for exploration, and shipping the spec's code to executors.
+
+This module owns the driver-side Spark setup:
+
+* :func:`get_session` — reuse the active ``SparkSession`` or start one with the
+  defaults exploration needs (UI off, adaptive execution off, ``PYSPARK_PYTHON`` =
+  this interpreter, a private warehouse dir, more driver memory for ``local``
+  masters), check that a ``spark://`` master is reachable first, and wait (with a
+  timeout) until executors have registered, so an unreachable or saturated master
+  gives one clear error instead of a hang.
+* :func:`ship_spec` — resolve the loader target executors use to import the spec,
+  and add a zip of the needed packages (``modelcheck``, ``invariants``,
+  ``spark_explore`` and the spec's own package or file) with ``SparkContext.addPyFile``,
+  so executors on any host can import them.
+* :func:`run_conf` — the SQL settings of a run (shuffle partitions, no broadcast
+  joins, bucketed scans that keep their sort order, ...), applied and restored
+  around each run so a shared session is left as it was found.
+
+``pyspark`` is imported only inside functions.
+"""
+
+from __future__ import annotations
+
+import atexit
+import hashlib
+import importlib.util
+import os
+import re
+import shutil
+import socket
+import sys
+import tempfile
+import time
+import zipfile
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from modelcheck.errors import ModelcheckError, UsageError
+
+__all__ = ["SparkBackendError", "get_session", "ship_spec", "run_conf", "ShippedSpec",
+           "is_local_master", "check_master_reachable", "wait_for_executors",
+           "driver_paths"]
+
+
+class SparkBackendError(ModelcheckError):
+    """Spark could not be started or reached, or a Spark job failed for a non-spec reason."""
+
+
+_SHIPPED: dict[tuple[int, str], str] = {}
+#: file name inside a shipped zip -> the driver's file it was copied from
+SHIPPED_FILES: dict[str, str] = {}
+
+
+def is_local_master(master: str) -> bool:
+    return master == "local" or master.startswith("local[") or master.startswith("local-")
+
+
+def _quiet_log4j(dirpath: Path) -> Path:
+    path = dirpath / "log4j2.properties"
+    path.write_text(
+        "rootLogger.level = error\n"
+        "rootLogger.appenderRef.stderr.ref = console\n"
+        "appender.console.type = Console\n"
+        "appender.console.name = console\n"
+        "appender.console.target = SYSTEM_ERR\n"
+        "appender.console.layout.type = PatternLayout\n"
+        "appender.console.layout.pattern = %d{HH:mm:ss} %p %c{1}: %m%n%ex\n"
+    )
+    return path
+
+
+def default_conf(master: str, workdir: Path, quiet: bool = True) -> dict[str, str]:
+    """Static settings for a session we start ourselves (users' ``--conf`` override them)."""
+    conf = {
+        "spark.ui.enabled": "false",
+        "spark.ui.showConsoleProgress": "false",
+        "spark.sql.adaptive.enabled": "false",
+        "spark.sql.warehouse.dir": str(workdir / "warehouse"),
+        "spark.python.worker.reuse": "true",
+        "spark.pyspark.python": sys.executable,
+        "spark.pyspark.driver.python": sys.executable,
+        "spark.sql.execution.arrow.maxRecordsPerBatch": "65536",
+        # Lost executors (a dead worker) must not fail the run: retry tasks and stages.
+        "spark.task.maxFailures": "8",
+        "spark.stage.maxConsecutiveAttempts": "8",
+        "spark.hadoop.mapreduce.fileoutputcommitter.algorithm.version": "2",
+        "spark.hadoop.parquet.enable.dictionary": "false",
+        "spark.sql.parquet.compression.codec": "uncompressed",
+    }
+    if is_local_master(master):
+        conf["spark.driver.memory"] = "4g"
+    if quiet:
+        log4j = _quiet_log4j(workdir)
+        conf["spark.driver.extraJavaOptions"] = f"-Dlog4j2.configurationFile=file:{log4j}"
+    return conf
+
+
+def check_master_reachable(master: str, timeout: float) -> None:
+    """For ``spark://host:port[,host:port]`` masters: fail fast if no master port answers."""
+    if not master.startswith("spark://"):
+        return
+    hosts = master[len("spark://"):].split(",")
+    errors = []
+    for hp in hosts:
+        host, _, port = hp.rpartition(":")
+        try:
+            with socket.create_connection((host, int(port)), timeout=min(timeout, 10.0)):
+                return
+        except (OSError, ValueError) as e:
+            errors.append(f"{hp}: {e}")
+    raise SparkBackendError(
+        f"cannot reach the Spark master {master} ({'; '.join(errors)}). Check that the "
+        "master is running and the URL (host and port, usually 7077) is right; "
+        "use --master 'local[*]' to run on this machine."
+    )
+
+
+def wait_for_executors(spark: Any, timeout: float) -> int:
+    """Wait until at least one executor registered; return how many there are."""
+    sc = spark.sparkContext
+    if is_local_master(sc.master):
+        return 1
+    jsc = sc._jsc.sc()
+    deadline = time.monotonic() + timeout
+    while True:
+        if jsc.isStopped():
+            raise SparkBackendError(
+                f"the Spark context stopped while waiting for executors from {sc.master} "
+                "(the master rejected or lost the application)."
+            )
+        n = len(jsc.statusTracker().getExecutorInfos()) - 1  # minus the driver
+        if n > 0:
+            return n
+        if time.monotonic() >= deadline:
+            raise SparkBackendError(
+                f"no executor registered with the application within {timeout:.0f} s "
+                f"(master {sc.master}). The master is reachable but gives no resources: are "
+                "workers alive and do they have free cores and memory for "
+                f"spark.executor.memory={sc.getConf().get('spark.executor.memory', '1g')}?"
+            )
+        time.sleep(0.2)
+
+
+def get_session(master: str | None = "local[*]", conf: Mapping[str, str] | None = None, *,
+                app_name: str = "modelcheck", connect_timeout: float = 60.0,
+                quiet: bool = True) -> tuple[Any, bool]:
+    """The active SparkSession, or a new one for ``master``; returns ``(session, created)``.
+
+    ``master=None`` takes the master from the environment (``spark-submit --master``,
+    ``spark-defaults.conf``), else ``local[*]``. A new session gets
+    :func:`default_conf` overridden by ``conf``. Raises
+    :class:`SparkBackendError` with one clear paragraph when Spark cannot start
+    (no Java, bad master URL, unreachable master, no executors within
+    ``connect_timeout`` seconds).
+    """
+    try:
+        from pyspark.sql import SparkSession
+    except ImportError as e:
+        raise SparkBackendError(
+            f"pyspark is not installed ({e}); install it with pip install 'modelcheck[spark]'."
+        ) from None
+    active = SparkSession.getActiveSession()
+    if active is not None:
+        wait_for_executors(active, connect_timeout)
+        return active, False
+    if shutil.which("java") is None and not os.environ.get("JAVA_HOME"):
+        raise SparkBackendError(
+            "Java was not found (no java on PATH and JAVA_HOME unset); Spark needs a Java 17 "
+            "runtime, e.g. apt-get install openjdk-17-jre-headless."
+        )
+    submitted = master is None and "PYSPARK_GATEWAY_PORT" in os.environ
+    if submitted:
+        # Started by spark-submit: the JVM and its configuration already exist.
+        from pyspark import SparkConf, SparkContext
+
+        SparkContext._ensure_initialized()
+        effective = SparkConf().get("spark.master", "local[*]") or "local[*]"
+    else:
+        effective = master or "local[*]"
+    check_master_reachable(effective, connect_timeout)
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
+    workdir = Path(tempfile.mkdtemp(prefix="modelcheck-spark-session-"))
+    atexit.register(shutil.rmtree, workdir, True)
+    settings = default_conf(effective, workdir, quiet)
+    if submitted:  # JVM-level settings were fixed by spark-submit; keep only SQL ones
+        settings = {k: v for k, v in settings.items() if k.startswith("spark.sql.")}
+    settings.update(conf or {})
+    builder = SparkSession.builder.appName(app_name)
+    if not submitted:
+        builder = builder.master(effective)
+    for k, v in settings.items():
+        builder = builder.config(k, v)
+    try:
+        spark = builder.getOrCreate()
+    except Exception as e:  # noqa: BLE001 - Spark start-up errors come in many types
+        raise SparkBackendError(
+            f"Spark could not start with master {effective!r}: {_first_line(e)}"
+        ) from None
+    spark.sparkContext.setLogLevel("ERROR")
+    try:
+        wait_for_executors(spark, connect_timeout)
+    except SparkBackendError:
+        spark.stop()
+        raise
+    return spark, True
+
+
+def _first_line(e: BaseException) -> str:
+    text = str(e).strip() or type(e).__name__
+    for line in text.splitlines():
+        line = line.strip()
+        if line:
+            return line[:500]
+    return text[:500]
+
+
+@contextmanager
+def run_conf(spark: Any, partitions: int) -> Iterator[None]:
+    """SQL settings of one exploration run, restored afterwards."""
+    want = {
+        "spark.sql.shuffle.partitions": str(partitions),
+        "spark.sql.adaptive.enabled": "false",
+        "spark.sql.autoBroadcastJoinThreshold": "-1",
+        # Bucketed level tables are written sorted by fp, one file per bucket: let
+        # their scans report that order so the anti-joins merge without sorting.
+        "spark.sql.legacy.bucketedTableScan.outputOrdering": "true",
+        "spark.sql.sources.bucketing.autoBucketedScan.enabled": "false",
+        "spark.sql.sources.bucketing.enabled": "true",
+        # Keep the anti-join above the de-duplicating aggregate (after the shuffle).
+        "spark.sql.optimizer.excludedRules":
+            "org.apache.spark.sql.catalyst.optimizer.PushDownLeftSemiAntiJoin",
+        "spark.sql.execution.replaceHashWithSortAgg": "true",
+        # A union of runs (all partitioned by fp) stays partitioned by fp.
+        "spark.sql.unionOutputPartitioning": "true",
+        "spark.sql.execution.arrow.maxRecordsPerBatch": "65536",
+    }
+    old: dict[str, str | None] = {}
+    for k, v in want.items():
+        try:
+            old[k] = spark.conf.get(k, None)
+            spark.conf.set(k, v)
+        except Exception:  # noqa: BLE001 - a conf unknown to this Spark version
+            old.pop(k, None)
+    try:
+        yield
+    finally:
+        for k, v in old.items():
+            try:
+                if v is None:
+                    spark.conf.unset(k)
+                else:
+                    spark.conf.set(k, v)
+            except Exception:  # noqa: BLE001 - session already stopped
+                pass
+
+
+# ------------------------------------------------------------------ shipping code
+@dataclass(frozen=True)
+class ShippedSpec:
+    """How executors find the spec: a loader target and the zip that contains it."""
+
+    target: str
+    zip_path: str | None
+
+
+def _module_root(modname: str, file: str) -> Path:
+    """The sys.path entry from which ``modname`` (defined in ``file``) is importable."""
+    p = Path(file).resolve()
+    depth = modname.count(".")
+    root = p.parent
+    if p.name == "__init__.py":
+        depth += 1
+    for _ in range(depth):
+        root = root.parent
+    return root
+
+
+def _files_of(top: str, root: Path) -> list[tuple[str, Path]]:
+    pkg = root / top
+    if pkg.is_dir():
+        return [(str(f.relative_to(root)), f) for f in sorted(pkg.rglob("*.py"))
+                if "__pycache__" not in f.parts]
+    mod = root / f"{top}.py"
+    return [(mod.name, mod)] if mod.is_file() else []
+
+
+def _package_files(name: str) -> list[tuple[str, Path]]:
+    spec = importlib.util.find_spec(name)
+    if spec is None or spec.origin is None:
+        return []
+    if spec.submodule_search_locations:
+        pkg = Path(list(spec.submodule_search_locations)[0])
+        return _files_of(name, pkg.parent)
+    origin = Path(spec.origin)
+    return [(origin.name, origin)] if origin.suffix == ".py" else []
+
+
+def spec_target(cls: type) -> tuple[str, list[tuple[str, Path]]]:
+    """The executor-side loader target of spec class ``cls`` and the files it needs."""
+    qual = cls.__qualname__
+    modname = cls.__module__
+    if "<locals>" in qual:
+        raise UsageError(
+            f"spec class {qual} is defined inside a function; the Spark backend loads specs "
+            "on executors by module and class name, so define it at module level."
+        )
+    mod = sys.modules.get(modname)
+    file = getattr(mod, "__file__", None)
+    if modname == "__main__" or file is None:
+        raise UsageError(
+            f"spec class {qual} is defined in {modname!r}, which executors cannot import; "
+            "put the spec in a module file (e.g. specs/my_spec.py) and load it from there."
+        )
+    if modname.startswith("_modelcheck_spec_"):
+        # Loaded from a file outside the working directory: ship the file under its
+        # module name, so executors import it exactly like the driver did.
+        return f"{modname}:{qual}", [(f"{modname}.py", Path(file))]
+    top = modname.split(".")[0]
+    root = _module_root(modname, file)
+    return f"{modname}:{qual}", _files_of(top, root)
+
+
+def ship_spec(spark: Any, cls: type) -> ShippedSpec:
+    """Make the spec importable on executors (a zip via ``addPyFile``); return its target."""
+    target, files = spec_target(cls)
+    members: dict[str, Path] = {}
+    for name in ("modelcheck", "invariants", "spark_explore"):
+        for arc, path in _package_files(name):
+            members.setdefault(arc, path)
+    for arc, path in files:
+        members[arc] = path
+    for arc, path in members.items():
+        SHIPPED_FILES[arc] = str(path)
+    digest = hashlib.sha1()
+    blobs: list[tuple[str, bytes]] = []
+    for arc in sorted(members):
+        data = members[arc].read_bytes()
+        blobs.append((arc, data))
+        digest.update(arc.encode() + b"\0" + data)
+    h = digest.hexdigest()[:16]
+    sc = spark.sparkContext
+    key = (id(sc), h)
+    if key in _SHIPPED:
+        return ShippedSpec(target, _SHIPPED[key])
+    outdir = Path(tempfile.gettempdir()) / "modelcheck-spark-code"
+    outdir.mkdir(parents=True, exist_ok=True)
+    zpath = outdir / f"modelcheck_code_{h}.zip"
+    if not zpath.exists():
+        tmp = zpath.with_name(zpath.name + f".{os.getpid()}.tmp")
+        with zipfile.ZipFile(tmp, "w", zipfile.ZIP_DEFLATED) as z:
+            for arc, data in blobs:
+                info = zipfile.ZipInfo(arc, date_time=(1980, 1, 1, 0, 0, 0))
+                z.writestr(info, data)
+        os.replace(tmp, zpath)
+    try:
+        sc.addPyFile(str(zpath))
+    except Exception as e:  # noqa: BLE001
+        if "already" not in str(e).lower():
+            raise SparkBackendError(f"could not ship the spec code to executors: "
+                                    f"{_first_line(e)}") from None
+    _SHIPPED[key] = str(zpath)
+    return ShippedSpec(target, str(zpath))
+
+
+_ZIP_PATH = re.compile(r"[^\s'\"\[\]()]*modelcheck_code_[0-9a-f]+\.zip/([^\s:'\"]+\.py)")
+
+
+def driver_paths(text: str) -> str:
+    """Rewrite executor paths of shipped files (``.../modelcheck_code_H.zip/specs/x.py``)
+    as the driver shows them (``specs/x.py``), so messages read as locally."""
+
+    def repl(m: re.Match[str]) -> str:
+        local = SHIPPED_FILES.get(m.group(1))
+        if local is None:
+            return m.group(1)
+        try:
+            rel = os.path.relpath(local)
+        except ValueError:
+            return local
+        return local if rel.startswith("..") else rel
+
+    return _ZIP_PATH.sub(repl, text)

@@ -1,0 +1,427 @@
+"""The Spark backend gives the local explorer's answer, field by field.
+
+One local[2] SparkSession is shared by the whole module (a session costs 10-20 s).
+Specs that executors must import are written to files (generated source), so the
+executors never import this test module.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import textwrap
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from modelcheck.errors import SpecEvaluationError, UsageError
+from modelcheck.explorer import Explorer
+from modelcheck.loader import load_spec_class
+from modelcheck.result import Result
+from modelcheck.spec import Spec
+
+HAVE_SPARK = importlib.util.find_spec("pyspark") is not None and (
+    shutil.which("java") is not None or bool(os.environ.get("JAVA_HOME")))
+
+pytestmark = [pytest.mark.spark,
+              pytest.mark.skipif(not HAVE_SPARK, reason="needs pyspark and Java")]
+
+ROOT = Path(__file__).resolve().parent.parent
+KRAFT = "specs/kraft_broker.py"
+L1 = {"N": 2, "P": 1, "MaxLog": 4, "MaxRestarts": 1}
+L3 = {"N": 2, "P": 1, "MaxLog": 6, "MaxRestarts": 2}
+COMPARED = ("status", "distinct_states", "generated_states", "depth", "coverage",
+            "violation", "fingerprint", "collision_probability", "state_bits", "checked",
+            "reason", "symmetry")
+
+
+# ---------------------------------------------------------------------- fixtures
+@pytest.fixture(scope="module")
+def spark() -> Iterator[Any]:
+    from spark_explore.session import get_session
+
+    session, created = get_session("local[2]")
+    yield session
+    if created:
+        session.stop()
+
+
+@pytest.fixture(scope="module")
+def spec_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("spark-specs")
+
+
+def write_spec(directory: Path, source: str, cls: str) -> type[Spec]:
+    """Write generated spec source to a file named by its hash and load class ``cls``."""
+    source = textwrap.dedent(source)
+    h = hashlib.sha1(source.encode()).hexdigest()[:12]
+    path = directory / f"gen_{h}.py"
+    if not path.exists():
+        path.write_text(source)
+    return load_spec_class(f"{path}:{cls}")
+
+
+def kraft(cls: str = "KRaftBroker", **consts: int) -> Spec:
+    return load_spec_class(f"{KRAFT}:{cls}")(**consts)
+
+
+def run_spark(spark: Any, spec: Spec, **kw: Any) -> Result:
+    from spark_explore.explorer import SparkExplorer
+
+    return SparkExplorer(spec, spark=spark, **kw).run()
+
+
+def levels_of(r: dict[str, Any]) -> list[tuple[int, int, int, int]]:
+    return [(lv["depth"], lv["frontier"], lv["new"], lv["generated"]) for lv in r["levels"]]
+
+
+def assert_same(local: Result, remote: Result) -> None:
+    a, b = local.to_json(), remote.to_json()
+    assert b["backend"] == "spark"
+    for key in COMPARED:
+        assert b[key] == a[key], f"{key}: spark {b[key]!r} != local {a[key]!r}"
+    assert levels_of(b) == levels_of(a)
+
+
+def compare(spark: Any, spec: Spec, spark_kw: dict[str, Any] | None = None,
+            **kw: Any) -> Result:
+    """Run ``spec`` locally and on Spark with the same options ``kw``; compare."""
+    local = Explorer(spec, **kw).run()
+    remote = run_spark(spark, spec, **kw, **(spark_kw or {}))
+    assert_same(local, remote)
+    return remote
+
+
+# ---------------------------------------------------------------------- KRaft
+def test_kraft_l1(spark: Any) -> None:
+    r = compare(spark, kraft(**L1))
+    assert (r.status, r.distinct_states, r.generated_states, r.depth) == ("ok", 5353, 15802, 18)
+
+
+def test_kraft_l3(spark: Any) -> None:
+    r = compare(spark, kraft(**L3))
+    assert (r.status, r.distinct_states, r.generated_states, r.depth) == (
+        "ok", 552953, 1812322, 30)
+
+
+@pytest.mark.parametrize(("cls", "consts", "prop", "length"), [
+    ("KRaftBrokerBugNoCatchUpCheck", L1, "CaughtUpBeforeUnfence", 5),
+    ("KRaftBrokerBugEpochReuse", L1, None, 5),
+    ("KRaftBrokerBugGrantWithLeaders", {**L1, "MaxLog": 5}, "ShutdownLeadsNothing", 10),
+])
+def test_kraft_bug_variants(spark: Any, cls: str, consts: dict[str, int], prop: str | None,
+                            length: int) -> None:
+    r = compare(spark, kraft(cls, **consts))
+    assert r.status == "violation" and r.violation is not None
+    assert len(r.violation.trace) == length
+    if prop is not None:
+        assert r.violation.property == prop
+
+
+@pytest.mark.parametrize(("cls", "symmetry"), [
+    ("KRaftLifecycleBugNoOffsetCheck", True),
+    ("KRaftLifecycleBugStaleEpoch", True),
+    ("KRaftLifecycleBugNoOffsetCheck", False),
+])
+def test_symmetric_spec_bug_variants(spark: Any, cls: str, symmetry: bool) -> None:
+    """The lifecycle spec declares symmetric brokers: canonical fingerprints, real traces."""
+    spec = load_spec_class(f"specs/kraft_lifecycle.py:{cls}")()
+    r = compare(spark, spec, symmetry=symmetry)
+    assert r.status == "violation"
+    assert r.symmetry == (["Brokers"] if symmetry else [])
+
+
+def test_parquet_store_and_max_depth(spark: Any) -> None:
+    """The Parquet store (used with checkpoints and on clusters) and --max-depth."""
+    spec = kraft(**L1)
+    assert_same(Explorer(spec, max_depth=7).run(),
+                run_spark(spark, spec, max_depth=7, store="parquet", partitions=3))
+    assert_same(Explorer(spec, invariants=["UniqueEpochs"]).run(),
+                run_spark(spark, spec, invariants=["UniqueEpochs"], store="parquet"))
+
+
+# ---------------------------------------------------------------------- multi-word
+MULTIWORD = """
+    from modelcheck import Array, Ids, Int, Spec, action, invariant
+
+    class Wide(Spec):
+        '''Six counters with huge domains: 6 x 20 bits > 64, so fingerprints are hashed.'''
+        Cells = Ids(1, 6)
+        a = Array(Cells, Int(0, 1_000_000))
+        b = Int(0, 1_000_000)
+
+        @action(i=Cells)
+        def Bump(self, s, t, i):
+            t.a[i] = s.a[i] + 1
+            t.b = s.b + i
+            return (s.a[i] < 2) & ((i == 1) | (s.a[1] >= 1))
+
+        @action(i=Cells)
+        def Drop(self, s, t, i):
+            t.a[i] = 0
+            return (s.a[i] == 2) & (s.b < 6)
+
+    class WideInv(Wide):
+        @invariant
+        def Small(self, s):
+            return s.a[2] + s.a[3] < 4
+"""
+
+
+def test_multiword_layout_deadlock(spark: Any, spec_dir: Path) -> None:
+    spec = write_spec(spec_dir, MULTIWORD, "Wide")()
+    assert spec.layout.n_words > 1
+    r = compare(spark, spec)
+    assert r.fingerprint == "hash64"
+    assert r.status == "deadlock"
+
+
+def test_multiword_layout_invariant(spark: Any, spec_dir: Path) -> None:
+    spec = write_spec(spec_dir, MULTIWORD, "WideInv")()
+    r = compare(spark, spec, spark_kw={"store": "parquet"})
+    assert r.status == "violation" and r.violation is not None
+    assert r.violation.property == "Small"
+
+
+# ---------------------------------------------------------------------- random specs
+try:
+    from hypothesis import HealthCheck, given, settings
+    from hypothesis import strategies as st
+except ImportError:  # pragma: no cover - hypothesis is a dev dependency
+    given = None
+
+
+def render_spec(desc: dict[str, Any]) -> str:
+    """Python source of a random spec: bounded ints/bools, guarded increments and resets."""
+    lines = ["from modelcheck import Bool, Int, Spec, action, invariant", "",
+             "class Rand(Spec):", "    check_deadlock = True"]
+    variables = desc["vars"]
+    for i, (kind, hi, init) in enumerate(variables):
+        if kind == "int":
+            lines.append(f"    v{i} = Int(0, {hi}, init={min(init, hi)})")
+        else:
+            lines.append(f"    v{i} = Bool(init={bool(init)})")
+    if desc["inits"]:
+        lines += ["", "    def init_states(self):", "        yield {}"]
+        for i, v in desc["inits"]:
+            kind, hi, _ = variables[i % len(variables)]
+            val = min(v, hi) if kind == "int" else bool(v % 2)
+            lines.append(f"        yield {{'v{i % len(variables)}': {val!r}}}")
+    for a, act in enumerate(desc["actions"]):
+        lines += ["", "    @action", f"    def A{a}(self, s, t):"]
+        guard = ["(s.v0 == s.v0)"]
+        for (target, op, c) in act["effects"]:
+            i = target % len(variables)
+            kind, hi, _ = variables[i]
+            if kind == "int" and op == "inc":
+                lines.append(f"        t.v{i} = s.v{i} + 1")
+                guard.append(f"(s.v{i} < {hi})")
+            elif kind == "int":
+                lines.append(f"        t.v{i} = {min(c, hi)}")
+            elif op == "inc":
+                lines.append(f"        t.v{i} = ~s.v{i}")
+            else:
+                lines.append(f"        t.v{i} = {bool(c % 2)}")
+        if act["cond"] is not None:
+            j, c, eq = act["cond"]
+            j %= len(variables)
+            kind, hi, _ = variables[j]
+            if kind == "int":
+                guard.append(f"(s.v{j} {'==' if eq else '!='} {min(c, hi)})")
+            else:
+                guard.append(f"{'' if eq else '~'}s.v{j}")
+        lines.append(f"        return {' & '.join(guard)}")
+    if desc["inv"] is not None:
+        i, bound = desc["inv"]
+        i %= len(variables)
+        lines += ["", "    @invariant", "    def Bounded(self, s):",
+                  f"        return (s.v{i} + 0) <= {bound}"]
+    return "\n".join(lines) + "\n"
+
+
+if given is not None:
+    var = st.tuples(st.sampled_from(["int", "int", "bool"]), st.integers(1, 4),
+                    st.integers(0, 4))
+    effect = st.tuples(st.integers(0, 3), st.sampled_from(["inc", "inc", "set"]),
+                       st.integers(0, 4))
+    act_s = st.fixed_dictionaries({
+        "effects": st.lists(effect, min_size=1, max_size=2),
+        "cond": st.none() | st.tuples(st.integers(0, 3), st.integers(0, 4), st.booleans()),
+    })
+    desc_s = st.fixed_dictionaries({
+        "vars": st.lists(var, min_size=1, max_size=4),
+        "actions": st.lists(act_s, min_size=1, max_size=4),
+        "inits": st.lists(st.tuples(st.integers(0, 3), st.integers(0, 4)), max_size=2),
+        "inv": st.none() | st.tuples(st.integers(0, 3), st.integers(1, 4)),
+    })
+
+    @settings(max_examples=8, deadline=None, derandomize=True,
+              suppress_health_check=[HealthCheck.too_slow,
+                                     HealthCheck.function_scoped_fixture])
+    @given(desc=desc_s)
+    def test_random_specs(spark: Any, spec_dir: Path, desc: dict[str, Any]) -> None:
+        spec = write_spec(spec_dir, render_spec(desc), "Rand")()
+        compare(spark, spec, spark_kw={"partitions": 2})
+
+
+# ---------------------------------------------------------------------- errors
+BOOM = """
+    import numpy as np
+    from modelcheck import Int, Spec, action
+
+    class Boom(Spec):
+        check_deadlock = False
+        x = Int(0, 6)
+
+        @action
+        def Inc(self, s, t):
+            t.x = s.x + 1
+            return s.x < 6
+
+        @action
+        def Explode(self, s, t):
+            if np.any(np.asarray(s.x) == 3):
+                raise ValueError("boom at three")
+            t.x = s.x
+            return s.x < 0
+"""
+
+
+def test_spec_error_in_executor_reads_as_locally(spark: Any, spec_dir: Path) -> None:
+    spec = write_spec(spec_dir, BOOM, "Boom")()
+    with pytest.raises(SpecEvaluationError) as local:
+        Explorer(spec).run()
+    with pytest.raises(SpecEvaluationError) as remote:
+        run_spark(spark, spec)
+    assert str(remote.value) == str(local.value)
+    assert "Explode" in str(remote.value) and "x=3" in str(remote.value)
+
+
+def test_unknown_invariant_is_a_usage_error() -> None:
+    from spark_explore.explorer import SparkExplorer
+
+    with pytest.raises(UsageError, match="NoSuchThing"):
+        SparkExplorer(kraft(**L1), invariants=["NoSuchThing"])
+
+
+def test_interrupt_gives_incomplete(spark: Any) -> None:
+    def stop(p: Any) -> None:
+        if p.level == 3:
+            raise KeyboardInterrupt
+
+    r = run_spark(spark, kraft(**L1), progress=stop)
+    assert (r.status, r.reason) == ("incomplete", "interrupted")
+    assert r.depth == 4 and r.distinct_states == 31
+
+
+# ---------------------------------------------------------------------- checkpoints
+def test_checkpoint_refuses_other_constants_and_missing_dirs(spark: Any,
+                                                            tmp_path: Path) -> None:
+    from spark_explore.checkpoint import CheckpointError
+
+    ck = tmp_path / "ck"
+    spec = kraft(**L1)
+    r = run_spark(spark, spec, checkpoint_dir=ck, max_depth=4)
+    assert r.status == "incomplete"
+    manifest = json.loads((ck / "manifest.json").read_text())
+    assert manifest["level"] == 4 and manifest["spec"]["constants"] == L1
+    with pytest.raises(CheckpointError, match="MaxLog = 4 vs 5"):
+        run_spark(spark, kraft(**{**L1, "MaxLog": 5}), checkpoint_dir=ck, resume=True)
+    with pytest.raises(CheckpointError, match="spec class KRaftBroker vs"):
+        run_spark(spark, kraft("KRaftBrokerBugEpochReuse", **L1), checkpoint_dir=ck,
+                  resume=True)
+    with pytest.raises(CheckpointError, match="already holds a checkpoint"):
+        run_spark(spark, spec, checkpoint_dir=ck)
+    with pytest.raises(CheckpointError, match="does not exist"):
+        run_spark(spark, spec, checkpoint_dir=tmp_path / "nope", resume=True)
+    # The same spec resumes and finishes with the uninterrupted answer.
+    assert_same(Explorer(spec).run(), run_spark(spark, spec, checkpoint_dir=ck, resume=True))
+
+
+def cli(*args: str, **kw: Any) -> subprocess.Popen[str]:
+    env = dict(os.environ, PYTHONUNBUFFERED="1")
+    return subprocess.Popen([sys.executable, "-m", "modelcheck", "spark", *args], cwd=ROOT,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env=env, **kw)
+
+
+def kraft_args(consts: dict[str, int]) -> list[str]:
+    out = [KRAFT]
+    for k, v in consts.items():
+        out += ["--const", f"{k}={v}"]
+    return out
+
+
+def test_cli_kill_and_resume(tmp_path: Path) -> None:
+    """SIGKILL the driver once >= 5 levels are committed; --resume gives the same JSON."""
+    import psutil
+
+    ck = tmp_path / "ck"
+    args = [*kraft_args(L3), "--master", "local[2]", "--partitions", "2",
+            "--checkpoint-dir", str(ck), "--format", "json", "-q"]
+    proc = cli(*args, start_new_session=True)
+    manifest = ck / "manifest.json"
+    children: list[psutil.Process] = []
+    try:
+        while True:
+            if proc.poll() is not None:
+                pytest.fail(f"the run ended before it could be killed: {proc.stderr.read()}")
+            if manifest.exists():
+                try:
+                    level = json.loads(manifest.read_text())["level"]
+                except ValueError:
+                    level = 0  # being replaced right now
+                if level >= 5:
+                    break
+            children = psutil.Process(proc.pid).children(recursive=True) or children
+            time.sleep(0.05)
+        children = psutil.Process(proc.pid).children(recursive=True)
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=30)
+    finally:
+        if proc.poll() is None:
+            os.kill(proc.pid, signal.SIGKILL)
+            proc.wait(timeout=30)
+        # The JVM leaves when its parent's pipe closes; make sure nothing lingers.
+        _, alive = psutil.wait_procs(children, timeout=30)
+        for p in alive:
+            p.kill()
+    killed_at = json.loads(manifest.read_text())["level"]
+    assert killed_at >= 5
+    resumed = cli(*args, "--resume")
+    out, err = resumed.communicate(timeout=900)
+    assert resumed.returncode == 0, err
+    got = json.loads(out)
+    want = Explorer(kraft(**L3)).run().to_json()
+    for key in COMPARED:
+        assert got[key] == want[key], key
+    assert levels_of(got) == levels_of(want)
+    assert got["backend"] == "spark"
+
+
+def test_cli_errors_are_one_paragraph(tmp_path: Path) -> None:
+    with socket.socket() as s:  # a port nobody listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    p = cli(*kraft_args(L1), "--master", f"spark://127.0.0.1:{port}", "--connect-timeout", "5",
+            "--format", "json")
+    out, err = p.communicate(timeout=120)
+    assert p.returncode == 2
+    assert json.loads(out)["status"] == "error"
+    assert "cannot reach the Spark master" in err and "Traceback" not in err
+    p = cli(*kraft_args(L1), "--checkpoint-dir", str(tmp_path / "none"), "--resume")
+    out, err = p.communicate(timeout=120)
+    assert p.returncode == 2 and "does not exist" in err and "Traceback" not in err
+    p = cli(*kraft_args(L1), "--resume")
+    out, err = p.communicate(timeout=120)
+    assert p.returncode == 2 and "--resume needs --checkpoint-dir" in err
