@@ -32,7 +32,7 @@ from .result import ActionCoverage, LevelStats, Result, TraceStep, Violation
 from .spec import ActionInstance, PredicateDecl, Spec
 from .store import NO_PARENT, FingerprintSet, LevelStore, dedupe_min
 
-__all__ = ["Explorer", "Progress", "rebuild_trace", "select_checks"]
+__all__ = ["Explorer", "Progress", "coverage_table", "rebuild_trace", "select_checks"]
 
 
 @dataclass(frozen=True)
@@ -246,7 +246,7 @@ class Explorer:
         res.generated_states = generated
         res.depth = len(levels) - 1
         res.seconds = time.perf_counter() - t0
-        res.coverage = _coverage(k.actions, fired, new_by_action)
+        res.coverage = coverage_table(k.actions, fired, new_by_action)
         res.collision_probability = collision_probability(len(visited), layout.exact)
         res.memory = {"visited_bytes": visited.nbytes, "levels_bytes": levels.nbytes,
                       "bytes_per_state": (visited.nbytes + levels.nbytes) // max(1, len(visited)),
@@ -325,8 +325,9 @@ def rebuild_trace(kernel: Kernel, fps: Sequence[int],
     return tuple(steps)
 
 
-def _coverage(actions: Sequence[ActionInstance], fired: np.ndarray,
-              new: np.ndarray) -> list[ActionCoverage]:
+def coverage_table(actions: Sequence[ActionInstance], fired: np.ndarray,
+                   new: np.ndarray) -> list[ActionCoverage]:
+    """Per-action coverage (summed over parameters) from per-instance counters."""
     out: dict[str, ActionCoverage] = {}
     for inst in actions:
         c = out.get(inst.name)

@@ -50,11 +50,11 @@ from typing import Any
 import numpy as np
 
 from modelcheck.errors import ModelcheckError, SpecEvaluationError
-from modelcheck.explorer import rebuild_trace, select_checks
+from modelcheck.explorer import coverage_table, rebuild_trace, select_checks
 from modelcheck.kernel import Kernel
 from modelcheck.layout import collision_probability
-from modelcheck.result import ActionCoverage, LevelStats, Result, Violation
-from modelcheck.spec import ActionInstance, Spec
+from modelcheck.result import LevelStats, Result, Violation
+from modelcheck.spec import Spec
 from modelcheck.store import dedupe_min
 
 from .checkpoint import CheckpointError, RunDir, spec_identity
@@ -427,7 +427,7 @@ class SparkExplorer:
         res.generated_states = generated
         res.depth = len(self._sizes) - 1
         res.seconds = time.perf_counter() - t0 + prior_seconds
-        res.coverage = _coverage(k.actions, fired, new_by_action)
+        res.coverage = coverage_table(k.actions, fired, new_by_action)
         res.collision_probability = collision_probability(res.distinct_states, layout.exact)
         res.memory = {
             "driver_peak_rss_bytes": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
@@ -738,7 +738,7 @@ class SparkExplorer:
             "stats": [[lv.depth, lv.frontier, lv.new, lv.generated, lv.seconds]
                       for lv in res.levels],
             "coverage": [{"action": c.name, "fired": c.fired, "new_states": c.new_states}
-                         for c in _coverage(self.kernel.actions, fired, new_by_action)],
+                         for c in coverage_table(self.kernel.actions, fired, new_by_action)],
             "seconds": time.perf_counter() - t0 + prior,
         })
         for lo, hi in self._obsolete:
@@ -847,16 +847,3 @@ def _first_meaningful_line(text: str) -> str:
         if line and not line.startswith(("at ", "...", "JVM stacktrace")):
             return line[:600]
     return text[:600]
-
-
-def _coverage(actions: Sequence[ActionInstance], fired: np.ndarray,
-              new: np.ndarray) -> list[ActionCoverage]:
-    out: dict[str, ActionCoverage] = {}
-    for inst in actions:
-        c = out.get(inst.name)
-        if c is None:
-            params = "(" + ", ".join(p for p in inst.decl.params) + ")" if inst.decl.params else ""
-            c = out[inst.name] = ActionCoverage(inst.name, params)
-        c.fired += int(fired[inst.id])
-        c.new_states += int(new[inst.id])
-    return list(out.values())
