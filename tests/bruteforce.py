@@ -11,7 +11,7 @@ import itertools
 
 from modelcheck import Kernel
 
-__all__ = ["brute_force"]
+__all__ = ["brute_force", "assert_replays"]
 
 
 def brute_force(spec, symmetry_sets=None) -> tuple[int, int]:
@@ -63,3 +63,18 @@ def _canonicaliser(spec, sets):
         return min(tuple(layout.cells_from_values(permute(values, pi))) for pi in perms)
 
     return canon
+
+
+def assert_replays(spec, trace) -> None:
+    """Every step of a trace is a transition of the spec by the recorded action,
+    evaluated with the scalar evaluator (symmetry off: the states are real ones)."""
+    k = Kernel(spec, symmetry=False)
+    layout = spec.layout
+    cells = layout.cells_from_values(trace[0].state)
+    assert cells in k.initial_states()
+    for step in trace[1:]:
+        inst = spec.action_by_label(step.action, step.params)
+        assert inst is not None
+        nxt = k.step(cells, inst)
+        assert nxt == layout.cells_from_values(step.state)
+        cells = nxt

@@ -6,6 +6,7 @@ import json
 
 import numpy as np
 import pytest
+from bruteforce import assert_replays
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -80,21 +81,6 @@ def test_counts_longer_log() -> None:
     assert all(c.fired for c in r.coverage)
 
 
-def _replays(spec, trace) -> None:
-    """Every step of a trace is a transition of the spec by the recorded action,
-    evaluated with the scalar evaluator."""
-    k = Kernel(spec, symmetry=False)
-    layout = spec.layout
-    cells = layout.cells_from_values(trace[0].state)
-    assert cells in k.initial_states()
-    for step in trace[1:]:
-        inst = spec.action_by_label(step.action, step.params)
-        assert inst is not None
-        nxt = k.step(cells, inst)
-        assert nxt == layout.cells_from_values(step.state)
-        cells = nxt
-
-
 BUGS = [
     # (variant, constants, violated property, also violated, states, actions after Start)
     (KRaftLifecycleBugLiveReregistration, DEFAULT, "SingleLiveRegistration", set(), 9,
@@ -123,7 +109,7 @@ def test_bug_variants(cls, consts, prop, also, length, actions) -> None:
     assert v.trace[0].action is None
     if actions is not None:
         assert [s.action for s in v.trace[2:]] == actions
-    _replays(spec, v.trace)
+    assert_replays(spec, v.trace)
 
 
 def test_early_grant_trace_moves_leadership_then_grants() -> None:
@@ -170,7 +156,7 @@ def test_superseded_registration_finding() -> None:
     last = v.trace[-1].state
     (b,) = [b for b, i in last["inc"].items() if i == 2]
     assert last["regInc"][b] == 1 and last["bEpoch"][b] == 1 != last["regEpoch"][b]
-    _replays(spec, v.trace)
+    assert_replays(spec, v.trace)
 
 
 def test_library_predicates_by_name() -> None:
@@ -247,4 +233,4 @@ def test_bug_variants_same_verdict_without_symmetry(cls, consts, prop, also, len
     r = explore(spec, symmetry=False)
     assert r.status == "violation"
     assert r.violation.property == prop and len(r.violation.trace) == length
-    _replays(spec, r.violation.trace)
+    assert_replays(spec, r.violation.trace)

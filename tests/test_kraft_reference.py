@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import pytest
+from bruteforce import assert_replays
 
-from modelcheck import Explorer, Kernel, explore
+from modelcheck import Explorer, explore
 from specs.kraft_broker import (
     KRaftBroker,
     KRaftBrokerBugEpochReuse,
@@ -47,20 +48,6 @@ def test_reference_counts(consts: dict, distinct: int, depth: int, generated: in
     assert never == expected_never
 
 
-def _replays(spec, trace) -> None:
-    """Every step of a trace is a transition of the spec, with the recorded action."""
-    k = Kernel(spec)
-    layout = spec.layout
-    cells = layout.cells_from_values(trace[0].state)
-    assert cells in k.initial_states()
-    for step in trace[1:]:
-        inst = spec.action_by_label(step.action, step.params)
-        assert inst is not None
-        nxt = k.step(cells, inst)
-        assert nxt == layout.cells_from_values(step.state)
-        cells = nxt
-
-
 @pytest.mark.parametrize(
     "cls, consts, props, length, last_actions",
     [
@@ -87,7 +74,7 @@ def test_bug_variants(cls, consts, props, length, last_actions) -> None:
     assert v.trace[0].action is None
     if cls is KRaftBrokerBugGrantWithLeaders:
         assert "ElectLeader" in [s.action for s in v.trace]
-    _replays(spec, v.trace)
+    assert_replays(spec, v.trace)
 
 
 def test_grant_with_leaders_needs_longer_log() -> None:
