@@ -17,16 +17,115 @@ The spec, ``modelcheck``, ``invariants`` and ``spark_explore`` are shipped to th
 executors as a zip, so executors need only Python with numpy and pyarrow (the
 interpreter of ``spark.pyspark.python``). On a multi-host cluster give
 ``--checkpoint-dir`` on storage every host shares (for fault tolerance and resume).
+
+``spark-submit`` runs this driver with its stderr merged into its stdout (Spark's
+``PythonRunner`` redirects the error stream), so progress lines, notes and warnings
+(e.g. PySpark's pandas-version ``FutureWarning``) would end up in front of the report.
+:func:`main` therefore sends the driver's ``sys.stderr`` to the ``spark-submit`` JVM's
+own stderr: stdout carries the report alone, as with ``modelcheck spark``.
 """
 
 from __future__ import annotations
 
+import io
 import os
 import sys
+import threading
+from typing import Any
+
+
+class JvmStderr(io.TextIOBase):
+    """A text stream writing to a JVM ``java.io.PrintStream`` (through the py4j gateway).
+
+    Text written while a write is being forwarded (py4j itself may warn, e.g. PySpark's
+    converters import ``pyspark.testing`` on the first call) is forwarded right after it
+    by the same thread. If the JVM cannot be reached, this and all later text go to
+    ``fallback``.
+    """
+
+    def __init__(self, stream: Any, fallback: Any) -> None:
+        super().__init__()
+        self._stream: Any = stream
+        self._fallback = fallback
+        self._local = threading.local()
+
+    @property
+    def encoding(self) -> str:  # type: ignore[override]
+        return "utf-8"
+
+    @property
+    def errors(self) -> str:  # type: ignore[override]
+        return "strict"
+
+    def writable(self) -> bool:
+        return True
+
+    def isatty(self) -> bool:
+        return False
+
+    def write(self, s: str) -> int:
+        if not isinstance(s, str):
+            raise TypeError(f"write() argument must be str, not {type(s).__name__}")
+        pending: list[str] | None = getattr(self._local, "pending", None)
+        if pending is not None:  # written while this thread forwards text
+            pending.append(s)
+            return len(s)
+        self._local.pending = pending = [s]
+        try:
+            while pending:
+                text = "".join(pending)
+                pending.clear()
+                if not text:
+                    continue
+                stream = self._stream
+                if stream is not None:
+                    try:
+                        stream.print(text)
+                        stream.flush()
+                        continue
+                    except Exception:  # noqa: BLE001 - gateway gone: write locally from now on
+                        self._stream = None
+                self._fallback.write(text)
+                self._fallback.flush()
+        finally:
+            self._local.pending = None
+        return len(s)
+
+    def flush(self) -> None:
+        if self._stream is None:
+            self._fallback.flush()
+
+
+def stderr_to_jvm() -> bool:
+    """Under ``spark-submit``, send ``sys.stderr`` to the JVM's stderr; True if done.
+
+    Only when stdout and stderr of this process are the same file (Spark's
+    ``PythonRunner`` merges them) and the py4j gateway of ``spark-submit`` is reachable.
+    """
+    if "PYSPARK_GATEWAY_PORT" not in os.environ:
+        return False
+    try:
+        if not os.path.samestat(os.fstat(1), os.fstat(2)):
+            return False
+    except OSError:
+        return False
+    try:
+        from pyspark import SparkContext
+
+        SparkContext._ensure_initialized()
+        jvm = SparkContext._jvm
+        assert jvm is not None
+        stream = jvm.java.lang.System.err
+    except Exception:  # noqa: BLE001 - leave stderr as it is
+        return False
+    sys.stderr.flush()
+    sys.stderr = JvmStderr(stream, sys.stderr)
+    return True
 
 
 def main(argv: list[str] | None = None) -> None:
     """Run ``modelcheck spark`` with ``argv`` (default: this process's arguments)."""
+    stderr_to_jvm()
     here = os.path.dirname(os.path.abspath(__file__))
     root = os.path.dirname(here)
     # spark-submit puts this file's directory first on sys.path; make the packages of
