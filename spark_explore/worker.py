@@ -61,7 +61,7 @@ import numpy as np
 __all__ = [
     "WorkerConfig", "expand_partition", "get_kernel", "output_fields", "TRANS", "INV", "DEAD",
     "PROP", "FIRED", "NEWACT", "KIND_SHIFT", "AUX_MASK", "SIGN", "ERROR_BEGIN", "ERROR_END",
-    "tag_of", "decode_error",
+    "tag_of", "decode_error", "LevelExpansion", "encode_error",
 ]
 
 KIND_SHIFT = 24
@@ -142,7 +142,7 @@ def _partition_id() -> int:
         return 0
 
 
-def _encode_error(e: BaseException) -> RuntimeError:
+def encode_error(e: BaseException) -> RuntimeError:
     from modelcheck.errors import ModelcheckError, SpecEvaluationError
 
     if isinstance(e, ModelcheckError):
@@ -181,7 +181,7 @@ def expand_partition(cfg: WorkerConfig, batches: Iterator[Any]) -> Iterator[Any]
     try:
         yield from _expand(cfg, batches)
     except Exception as e:  # noqa: BLE001 - everything is reported to the driver
-        raise _encode_error(e) from None
+        raise encode_error(e) from None
 
 
 def _column(b: Any, i: int) -> np.ndarray:
@@ -219,10 +219,101 @@ def _flip(u: np.ndarray) -> np.ndarray:
     return (np.asarray(u, dtype=np.uint64) ^ _SIGN_U).view(np.int64)
 
 
+class LevelExpansion:
+    """Expand states sorted by fingerprint in chunks, as the local explorer does.
+
+    Iterating :meth:`candidates` runs :meth:`modelcheck.kernel.Kernel.expand` over the
+    states and yields de-duplicated transitions ``(child fps, keys, child words)``
+    whenever ``flush_rows`` are buffered (and at the end); ``keys`` is
+    ``parent row * n_actions + action id`` (see :meth:`parents`), the smallest per
+    child. Afterwards the attributes hold what the expansion found: enabled
+    transitions per action (``fired``), per invariant the smallest violating
+    fingerprint (``inv_min``; once one is found nothing more is expanded, like the
+    local explorer), the smallest deadlocked fingerprint (``dead_min``) and per
+    action property the smallest hit ``(child fp, parent row, action id)``.
+    """
+
+    def __init__(self, kernel: Any, fps: np.ndarray, words: np.ndarray, *, expand: bool,
+                 chunk: int, flush_rows: int) -> None:
+        self.kernel = kernel
+        self.fps = fps
+        self.words = words
+        self.expand = expand
+        self.chunk = chunk
+        self.flush_rows = flush_rows
+        self.n_act = len(kernel.actions)
+        self.fired = np.zeros(self.n_act, dtype=np.int64)
+        self.inv_min: dict[int, int] = {}
+        self.dead_min: int | None = None
+        self.prop_min: dict[int, tuple[int, int, int]] = {}
+
+    def parents(self, keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """``(parent fingerprints, action ids)`` of candidate ``keys``."""
+        return self.fps[keys // self.n_act], (keys % self.n_act).astype(np.int32)
+
+    def candidates(self) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray | None]]:
+        from modelcheck.store import dedupe_min
+
+        kernel, fps, n_act = self.kernel, self.fps, self.n_act
+        exact = self.words.shape[1] == 1 and kernel.layout.exact
+        cand_fps: list[np.ndarray] = []
+        cand_keys: list[np.ndarray] = []
+        cand_words: list[np.ndarray] = []
+        buffered = 0
+
+        def flush() -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+            nonlocal buffered
+            cf = np.concatenate(cand_fps)
+            ck = np.concatenate(cand_keys)
+            if len(cand_fps) > 1:
+                u, kmin, rows = dedupe_min(cf, ck)
+            else:
+                u, kmin, rows = cf, ck, None
+            w = None
+            if not exact:
+                cw = np.concatenate(cand_words)
+                w = cw if rows is None else cw[rows]
+            cand_fps.clear()
+            cand_keys.clear()
+            cand_words.clear()
+            buffered = 0
+            return u, kmin, w
+
+        for start in range(0, len(fps), self.chunk):
+            w = self.words[start:start + self.chunk]
+            ex = kernel.expand(w, expand=self.expand and not self.inv_min)
+            for j, bad in enumerate(ex.invariant_rows):
+                if len(bad):
+                    f = int(fps[start + int(np.min(bad))])  # rows are sorted by fp
+                    self.inv_min[j] = min(self.inv_min.get(j, f), f)
+            if self.inv_min:
+                continue  # this level ends the run: successors no longer matter
+            self.fired += ex.fired
+            if len(ex.deadlock_rows):
+                f = int(fps[start + int(np.min(ex.deadlock_rows))])
+                self.dead_min = f if self.dead_min is None else min(self.dead_min, f)
+            for j, (pr, pa_, pf) in enumerate(ex.property_hits):
+                if len(pr):
+                    key = np.lexsort((pa_, pr, pf))[0]  # smallest child, parent row, action
+                    hit = (int(pf[key]), start + int(pr[key]), int(pa_[key]))
+                    if j not in self.prop_min or hit < self.prop_min[j]:
+                        self.prop_min[j] = hit
+            if len(ex.child_fps):
+                keys = (ex.parent_rows.astype(np.int64) + start) * n_act + ex.action_ids
+                u, kmin, rows = dedupe_min(ex.child_fps, keys)
+                cand_fps.append(u)
+                cand_keys.append(kmin)
+                if not exact:
+                    cand_words.append(ex.child_words[rows])
+                buffered += len(u)
+                if buffered >= self.flush_rows:
+                    yield flush()
+        if cand_fps and not self.inv_min:
+            yield flush()
+
+
 def _expand(cfg: WorkerConfig, batches: Iterator[Any]) -> Iterator[Any]:
     import pyarrow as pa
-
-    from modelcheck.store import dedupe_min
 
     kernel = get_kernel(cfg)
     n_words = cfg.n_words
@@ -257,82 +348,25 @@ def _expand(cfg: WorkerConfig, batches: Iterator[Any]) -> Iterator[Any]:
 
     # How the states of this frontier were reached (coverage: new states per action).
     reached = np.bincount(acts[acts >= 0], minlength=n_act) if n else np.zeros(n_act, np.int64)
-    inv_min: dict[int, int] = {}
-    dead_min: int | None = None
-    prop_min: dict[int, tuple[int, int, int]] = {}  # j -> (child fp, parent rank, act)
-    cand_fps: list[np.ndarray] = []
-    cand_keys: list[np.ndarray] = []
-    cand_words: list[np.ndarray] = []
-    buffered = 0
-    fired = np.zeros(n_act, dtype=np.int64)
-
-    def flush() -> Iterator[Any]:
-        nonlocal buffered
-        if not cand_fps:
-            return
-        cf = np.concatenate(cand_fps)
-        ck = np.concatenate(cand_keys)
-        if len(cand_fps) > 1:
-            u, kmin, rows = dedupe_min(cf, ck)
-        else:
-            u, kmin, rows = cf, ck, None
-        parent = fps[kmin // n_act]
-        act = (kmin % n_act).astype(np.int32)
-        w = None
-        if not exact:
-            cw = np.concatenate(cand_words)
-            w = cw if rows is None else cw[rows]
-        cand_fps.clear()
-        cand_keys.clear()
-        cand_words.clear()
-        buffered = 0
-        step = 1 << 20
+    lx = LevelExpansion(kernel, fps, words, expand=cfg.expand, chunk=cfg.chunk,
+                        flush_rows=cfg.flush_rows)
+    step = 1 << 20
+    for u, kmin, w in lx.candidates():
+        parent, act = lx.parents(kmin)
         for s in range(0, len(u), step):
             yield batch(u[s:s + step], tag_of(TRANS), _flip(parent[s:s + step]),
                         act[s:s + step], None if w is None else w[s:s + step])
-
-    for start in range(0, n, cfg.chunk):
-        w = words[start:start + cfg.chunk]
-        ex = kernel.expand(w, expand=cfg.expand and not inv_min)
-        for j, bad in enumerate(ex.invariant_rows):
-            if len(bad):
-                f = int(fps[start + int(np.min(bad))])  # rows are sorted by fp
-                inv_min[j] = min(inv_min.get(j, f), f)
-        if inv_min:
-            continue  # this level ends the run: successors no longer matter
-        fired += ex.fired
-        if len(ex.deadlock_rows):
-            f = int(fps[start + int(np.min(ex.deadlock_rows))])
-            dead_min = f if dead_min is None else min(dead_min, f)
-        for j, (pr, pa_, pf) in enumerate(ex.property_hits):
-            if len(pr):
-                key = np.lexsort((pa_, pr, pf))[0]  # smallest child, parent row, action
-                hit = (int(pf[key]), start + int(pr[key]), int(pa_[key]))
-                if j not in prop_min or hit < prop_min[j]:
-                    prop_min[j] = hit
-        if len(ex.child_fps):
-            keys = (ex.parent_rows.astype(np.int64) + start) * n_act + ex.action_ids
-            u, kmin, rows = dedupe_min(ex.child_fps, keys)
-            cand_fps.append(u)
-            cand_keys.append(kmin)
-            if not exact:
-                cand_words.append(ex.child_words[rows])
-            buffered += len(u)
-            if buffered >= cfg.flush_rows:
-                yield from flush()
-
     side: list[Any] = [counts(NEWACT, reached)]
-    if inv_min:
-        js = sorted(inv_min)
-        side.append(batch(np.array([inv_min[j] for j in js], dtype=np.uint64),
+    if lx.inv_min:
+        js = sorted(lx.inv_min)
+        side.append(batch(np.array([lx.inv_min[j] for j in js], dtype=np.uint64),
                           np.array([tag_of(INV, j) for j in js], dtype=np.int32), 0, pid))
         yield from side
         return
-    yield from flush()
-    side.append(counts(FIRED, fired))
-    if dead_min is not None:
-        side.append(batch(np.array([dead_min], dtype=np.uint64), tag_of(DEAD), 0, pid))
-    for j, (f, prow, a) in sorted(prop_min.items()):
+    side.append(counts(FIRED, lx.fired))
+    if lx.dead_min is not None:
+        side.append(batch(np.array([lx.dead_min], dtype=np.uint64), tag_of(DEAD), 0, pid))
+    for j, (f, prow, a) in sorted(lx.prop_min.items()):
         side.append(batch(np.array([f], dtype=np.uint64), tag_of(PROP, j),
                           _flip(np.array([fps[prow]], dtype=np.uint64)), a))
     yield from side
