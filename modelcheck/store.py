@@ -22,9 +22,37 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["FingerprintSet", "LevelStore", "Level", "dedupe_min"]
+__all__ = ["FingerprintSet", "LevelStore", "Level", "dedupe_min", "group_argmin"]
 
 NO_PARENT = np.uint32(0xFFFFFFFF)
+
+
+def group_argmin(first: np.ndarray, values: np.ndarray) -> np.ndarray:
+    """Per group of consecutive rows (a group starts where ``first`` is True), the
+    position of its smallest value (the first such position on ties).
+
+    Most groups of a sorted batch of successor fingerprints are single rows; only the
+    rows of larger groups go through the (slower) segmented reduction.
+    """
+    starts = np.flatnonzero(first)
+    if len(starts) == len(values):
+        return starts
+    rep = ~first  # rows repeating their predecessor's group
+    in_multi = rep.copy()
+    in_multi[:-1] |= rep[1:]
+    idx = np.flatnonzero(in_multi)
+    sub = values[idx]
+    sub_first = first[idx]
+    sub_starts = np.flatnonzero(sub_first)
+    mins = np.minimum.reduceat(sub, sub_starts)
+    gid = np.cumsum(sub_first) - 1
+    hit = np.flatnonzero(sub == mins[gid])
+    # the first hit of each multi-row group
+    hit = hit[np.concatenate(([True], gid[hit[1:]] != gid[hit[:-1]]))]
+    out = starts.copy()
+    multi = np.flatnonzero(np.diff(np.append(starts, len(values))) > 1)
+    out[multi] = idx[hit]
+    return out
 
 
 def dedupe_min(fps: np.ndarray, keys: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

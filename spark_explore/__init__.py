@@ -2,8 +2,12 @@
 
 Modules (``pyspark`` is imported only inside their functions, never by ``modelcheck``):
 
-* :mod:`spark_explore.explorer` — :class:`SparkExplorer`, the driver's level loop.
-* :mod:`spark_explore.worker` — the ``mapInArrow`` expansion run in Python workers.
+* :mod:`spark_explore.shard_explorer` — :class:`ShardExplorer`, the default engine:
+  one Spark job of per-bucket numpy tasks per level (:mod:`spark_explore.shards`).
+* :mod:`spark_explore.explorer` — :class:`SparkExplorer`, the ``dataframe`` engine
+  (JVM de-duplication and anti-joins), and what both engines share.
+* :mod:`spark_explore.worker` — the expansion run in Python workers (``mapInArrow``
+  for the dataframe engine; :class:`~spark_explore.worker.LevelExpansion` for both).
 * :mod:`spark_explore.session` — starting/reusing a SparkSession, shipping the spec.
 * :mod:`spark_explore.checkpoint` — the run directory: Parquet runs and manifest.json.
 * :mod:`spark_explore.cli` — ``modelcheck spark``; :mod:`spark_explore.submit` — the
@@ -15,7 +19,7 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["SparkExplorer"]
+__all__ = ["SparkExplorer", "ShardExplorer"]
 
 
 def __getattr__(name: str) -> Any:
@@ -23,4 +27,8 @@ def __getattr__(name: str) -> Any:
         from .explorer import SparkExplorer
 
         return SparkExplorer
+    if name == "ShardExplorer":
+        from .shard_explorer import ShardExplorer
+
+        return ShardExplorer
     raise AttributeError(name)

@@ -697,8 +697,11 @@ class StandaloneCluster:
         The daemons are identified by PID *and* creation time, so a reused PID is
         never signalled. :meth:`stop` works as usual (the base dir is kept).
         """
-        if not isinstance(state, Mapping):
-            state = json.loads(Path(state).read_text())
+        if isinstance(state, Mapping):
+            data: Mapping[str, Any] = state
+        else:
+            data = json.loads(Path(state).read_text())
+        state = data
         if state.get("version") != STATE_VERSION:
             raise ClusterError(f"unsupported cluster state version {state.get('version')!r}")
         cluster = cls(

@@ -267,7 +267,7 @@ class SparkExplorer:
             elif self.partitions:
                 p = int(self.partitions)
             else:
-                p = max(2, 2 * int(spark.sparkContext.defaultParallelism))
+                p = self._default_partitions(int(spark.sparkContext.defaultParallelism))
             self.P = p
             self.store = self._choose_store(spark)
             self._prefix = f"mc_{uuid.uuid4().hex[:10]}"
@@ -282,6 +282,10 @@ class SparkExplorer:
                 except Exception:  # noqa: BLE001
                     pass
         return res
+
+    def _default_partitions(self, cores: int) -> int:
+        """Partitions of the state set when ``partitions`` is not given."""
+        return max(2, 2 * cores)
 
     def _choose_store(self, spark: Any) -> str:
         """Where runs live (``memory`` or ``parquet``): see the module docstring."""
@@ -337,6 +341,12 @@ class SparkExplorer:
         # new_by_action is counted by the workers when they read a frontier (each state
         # carries the action that reached it): levels 1..counted are in it so far.
         if manifest is not None:
+            if manifest.get("engine", "dataframe") != "dataframe":
+                raise CheckpointError(
+                    f"the checkpoint in {self.rundir.path} was written by the "
+                    f"{manifest.get('engine')} engine; resume it with --engine "
+                    f"{manifest.get('engine')}."
+                )
             depth = int(manifest["level"])
             runs = [(int(lo), int(hi)) for lo, hi in manifest["runs"]]
             self.rundir.remove_runs_except(runs)
@@ -726,6 +736,7 @@ class SparkExplorer:
             return
         self.rundir.write_manifest({
             "spec": ident,
+            "engine": "dataframe",
             "partitions": self.P,
             "level": depth,
             "level_sizes": self._sizes[:depth + 1],
@@ -821,12 +832,13 @@ def _map_in_arrow(df: Any, fn: Callable[..., Any], schema: str) -> Any:
         return df.mapInArrow(fn, schema)
     import pyspark.sql.pandas.functions as pandas_functions
 
-    check = pandas_functions.require_minimum_pandas_version
-    pandas_functions.require_minimum_pandas_version = lambda: None
+    name = "require_minimum_pandas_version"
+    check = getattr(pandas_functions, name)
+    setattr(pandas_functions, name, lambda: None)
     try:
         return df.mapInArrow(fn, schema)
     finally:
-        pandas_functions.require_minimum_pandas_version = check
+        setattr(pandas_functions, name, check)
 
 
 def _exception_text(e: BaseException) -> str:

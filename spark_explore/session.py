@@ -31,6 +31,7 @@ import socket
 import sys
 import tempfile
 import time
+import warnings
 import zipfile
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
@@ -156,6 +157,9 @@ def get_session(master: str | None = "local[*]", conf: Mapping[str, str] | None 
     (no Java, bad master URL, unreachable master, no executors within
     ``connect_timeout`` seconds).
     """
+    # The backend never uses pandas; PySpark warns about the pandas version anyway.
+    warnings.filterwarnings("ignore", message=".*PySpark does not yet fully support pandas",
+                            category=FutureWarning)
     try:
         from pyspark.sql import SparkSession
     except ImportError as e:
@@ -248,12 +252,12 @@ def run_conf(spark: Any, partitions: int) -> Iterator[None]:
     try:
         yield
     finally:
-        for k, v in old.items():
+        for k, prev in old.items():
             try:
-                if v is None:
+                if prev is None:
                     spark.conf.unset(k)
                 else:
-                    spark.conf.set(k, v)
+                    spark.conf.set(k, prev)
             except Exception:  # noqa: BLE001 - session already stopped
                 pass
 

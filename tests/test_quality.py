@@ -18,6 +18,7 @@ def test_ruff_clean() -> None:
 
 def test_engine_types_check() -> None:
     pytest.importorskip("mypy")
-    r = subprocess.run([sys.executable, "-m", "mypy", "modelcheck", "--ignore-missing-imports"],
+    r = subprocess.run([sys.executable, "-m", "mypy", "modelcheck", "spark_explore",
+                        "--ignore-missing-imports"],
                        capture_output=True, text=True, check=False)
     assert r.returncode == 0, r.stdout + r.stderr

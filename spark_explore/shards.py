@@ -1,0 +1,355 @@
+"""Executor side of the shard engine: per-bucket de-duplication and expansion in numpy.
+
+The state space is split into ``K`` *buckets* by fingerprint (:func:`bucket_of`, a
+SplitMix64 mix of the fingerprint: the same on every machine and every run). One
+level is one Spark job of ``K`` tasks; task ``k`` of level ``d``
+(:func:`run_bucket`) owns bucket ``k``:
+
+1. it gathers the candidate transitions into bucket ``k`` that the ``K`` tasks of
+   level ``d - 1`` wrote, keeps per child fingerprint the smallest (parent
+   fingerprint, action id) (the local explorer's parent rule), drops the children
+   already in the bucket's visited shard, and writes the survivors as the bucket's
+   part of level ``d`` and the merged visited shard;
+2. it expands those states (sorted by fingerprint, in chunks, with
+   :class:`spark_explore.worker.LevelExpansion`: the batch evaluator, invariants,
+   deadlocks and action properties exactly as locally), splits the de-duplicated
+   successors by target bucket and writes them for level ``d + 1``;
+3. it returns a small summary (counts, per-action coverage, smallest violations).
+
+Everything a task reads was committed by an earlier, finished job, and everything it
+writes goes to a temporary name first and is renamed into place: a task can be
+re-run (a lost executor, a speculative copy, a resumed run) and writes the same
+bytes. The files live in the run directory, which all executors and the driver must
+reach (a local disk on one host; shared storage on a multi-host cluster)::
+
+    shards/L00012/b0003.fp.npy     level 12, bucket 3: fingerprints (sorted, uint64)
+    shards/L00012/b0003.parent.npy  parent fingerprints (uint64)
+    shards/L00012/b0003.act.npy     action ids that reached them (int32, -1: initial)
+    shards/L00012/b0003.w.npy       packed words (n, k) (multi-word layouts only)
+    shards/V00012/b0003.npy         visited fingerprints of bucket 3, levels 0..12
+    shards/C00012/f0003.*.npy       successors found by task 3 of level 12, ordered
+                                    by target bucket (``off``: K + 1 offsets)
+
+Only the levels (``L*``) are kept to the end (traces are rebuilt from them); the
+driver deletes a level's ``V`` and ``C`` files once the next level is committed.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from modelcheck.store import group_argmin
+
+from .worker import LevelExpansion, WorkerConfig, encode_error, get_kernel
+
+__all__ = ["ShardConfig", "bucket_of", "run_bucket", "level_dir", "visited_dir",
+           "cand_dir", "write_array", "write_candidates", "BucketSummary", "INIT"]
+
+_U = np.uint64
+_M1 = _U(0xBF58476D1CE4E5B9)
+_M2 = _U(0x94D049BB133111EB)
+#: the "level" whose candidate files hold the initial states (written by the driver)
+INIT = -1
+
+
+def bucket_of(fps: np.ndarray, k: int) -> np.ndarray:
+    """Bucket (``0..k-1``) of each fingerprint: SplitMix64's finaliser, then a range map.
+
+    Exact fingerprints are packed states whose low bits vary little; mixing spreads
+    them evenly. Pure arithmetic on uint64: no process-dependent hashing.
+    """
+    x = np.asarray(fps, dtype=_U)
+    with np.errstate(over="ignore"):
+        x = x ^ (x >> _U(30))
+        x = x * _M1
+        x = x ^ (x >> _U(27))
+        x = x * _M2
+        x = x ^ (x >> _U(31))
+    return ((x >> _U(32)) * _U(k) >> _U(32)).astype(np.int64)
+
+
+def _d(depth: int) -> str:
+    return "init" if depth == INIT else f"{depth:05d}"
+
+
+def level_dir(root: Path, depth: int) -> Path:
+    return root / f"L{_d(depth)}"
+
+
+def visited_dir(root: Path, depth: int) -> Path:
+    return root / f"V{_d(depth)}"
+
+
+def cand_dir(root: Path, depth: int) -> Path:
+    return root / f"C{_d(depth)}"
+
+
+def write_array(path: Path, a: np.ndarray) -> None:
+    """Write ``a`` as ``.npy`` at ``path`` atomically (temporary name, then rename)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{os.urandom(4).hex()}.tmp")
+    try:
+        with open(tmp, "wb") as f:
+            np.save(f, np.ascontiguousarray(a), allow_pickle=False)
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+
+
+def _load(path: Path, mmap: bool = True) -> np.ndarray:
+    return np.load(path, mmap_mode="r" if mmap else None, allow_pickle=False)
+
+
+def _read_rows(path: Path, lo: int, hi: int) -> np.ndarray:
+    """Rows ``lo:hi`` of the ``.npy`` array at ``path``, read with one ``read`` call."""
+    with open(path, "rb") as f:
+        fmt = np.lib.format
+        version = fmt.read_magic(f)
+        read_header = fmt.read_array_header_1_0 if version == (1, 0) else \
+            fmt.read_array_header_2_0
+        shape, fortran, dtype = read_header(f)
+        if fortran:  # pragma: no cover - never written so
+            return np.array(np.load(path, mmap_mode="r")[lo:hi])
+        row = int(np.prod(shape[1:], dtype=np.int64)) if len(shape) > 1 else 1
+        f.seek(lo * row * dtype.itemsize, os.SEEK_CUR)
+        out = np.fromfile(f, dtype=dtype, count=(hi - lo) * row)
+    return out.reshape((hi - lo, *shape[1:]))
+
+
+@dataclass(frozen=True)
+class ShardConfig:
+    """What a task needs (pickled into it): the kernel's config and the run's layout."""
+
+    worker: WorkerConfig
+    root: str  # the shards directory of the run directory
+    buckets: int
+
+    @property
+    def exact(self) -> bool:
+        return self.worker.n_words == 1
+
+
+@dataclass
+class BucketSummary:
+    """What task ``bucket`` of a level found (returned to the driver)."""
+
+    bucket: int
+    new: int  # states of this level in the bucket
+    reached: list[int]  # of those, per action id that reached them
+    expand: bool | None  # the mode of run_bucket
+    fired: list[int]  # enabled transitions per action id (when expanded)
+    inv_min: dict[int, int]  # invariant index -> smallest violating fp
+    dead_min: int | None
+    prop_min: dict[int, tuple[int, int, int]]  # property -> (child fp, parent fp, action)
+    candidates: int  # distinct successors written (before the visited check)
+
+
+def write_candidates(root: Path, depth: int, producer: int, buckets: int, fps: np.ndarray,
+                     parents: np.ndarray, acts: np.ndarray, words: np.ndarray | None) -> None:
+    """Write transitions split by target bucket (their order kept within each bucket),
+    for level ``depth + 1``."""
+    b = bucket_of(fps, buckets).astype(np.uint16 if buckets <= 1 << 16 else np.int64)
+    order = np.argsort(b, kind="stable")  # by bucket (a radix sort), fp order kept inside
+    off = np.searchsorted(b[order], np.arange(buckets + 1)).astype(np.int64)
+    d = cand_dir(root, depth)
+    name = f"f{producer:04d}"
+    write_array(d / f"{name}.fp.npy", fps[order])
+    write_array(d / f"{name}.parent.npy", parents[order])
+    write_array(d / f"{name}.act.npy", acts[order].astype(np.int32))
+    if words is not None:
+        write_array(d / f"{name}.w.npy", words[order])
+    write_array(d / f"{name}.off.npy", off)  # last: its presence marks the set complete
+
+
+def _gather(cfg: ShardConfig, depth: int, bucket: int
+            ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray | None]:
+    """All candidate transitions into ``bucket`` for level ``depth``."""
+    root = Path(cfg.root)
+    src = cand_dir(root, depth - 1 if depth > 0 else INIT)
+    producers = 1 if depth == 0 else cfg.buckets
+    fps, parents, acts, words = [], [], [], []
+    for j in range(producers):
+        name = f"f{j:04d}"
+        off = _load(src / f"{name}.off.npy", mmap=False)
+        lo, hi = int(off[bucket]), int(off[bucket + 1])
+        if hi == lo:
+            continue
+        fps.append(_read_rows(src / f"{name}.fp.npy", lo, hi))
+        parents.append(_read_rows(src / f"{name}.parent.npy", lo, hi))
+        acts.append(_read_rows(src / f"{name}.act.npy", lo, hi))
+        if not cfg.exact:
+            words.append(_read_rows(src / f"{name}.w.npy", lo, hi))
+    n_words = cfg.worker.n_words
+    if not fps:
+        return (np.zeros(0, _U), np.zeros(0, _U), np.zeros(0, np.int32),
+                None if cfg.exact else np.zeros((0, n_words), _U))
+    return (np.concatenate(fps), np.concatenate(parents), np.concatenate(acts),
+            None if cfg.exact else np.concatenate(words))
+
+
+def _dedupe(fps: np.ndarray, parents: np.ndarray, acts: np.ndarray,
+            words: np.ndarray | None) -> tuple[np.ndarray, np.ndarray, np.ndarray,
+                                               np.ndarray | None]:
+    """Per child fingerprint the row with the smallest (parent fp, action id).
+
+    Each producer already kept, per flush of its successors, one row per child (its
+    smallest action from the smallest parent in the flush), and a parent belongs to
+    exactly one flush of one producer: rows of one child have distinct parents, so the
+    smallest parent picks the row. The input is a few runs sorted by fp (one per
+    producer flush), which a stable sort merges.
+    """
+    if len(fps) == 0:
+        return fps, parents, acts, words
+    order = np.argsort(fps, kind="stable")
+    sf = fps[order]
+    first = np.empty(len(sf), dtype=bool)
+    first[0] = True
+    np.not_equal(sf[1:], sf[:-1], out=first[1:])
+    rows = order[group_argmin(first, parents[order])]
+    return fps[rows], parents[rows], acts[rows], None if words is None else words[rows]
+
+
+def _not_in(sorted_set: np.ndarray, fps: np.ndarray) -> np.ndarray:
+    """Mask of ``fps`` not in ``sorted_set`` (sorted uint64)."""
+    if len(sorted_set) == 0 or len(fps) == 0:
+        return np.ones(len(fps), dtype=bool)
+    pos = np.searchsorted(sorted_set, fps)
+    pos[pos == len(sorted_set)] = 0
+    return np.asarray(sorted_set[pos] != fps)
+
+
+def run_bucket(cfg: ShardConfig, depth: int, bucket: int, expand: bool | None,
+               again: bool = False) -> BucketSummary:
+    """Task ``bucket`` of level ``depth`` (see the module docstring).
+
+    ``expand`` is ``None`` to only commit the level (count its new states; a run that
+    stops at the level before needs their number), ``False`` to check invariants on
+    them without generating successors (``--max-depth``), ``True`` for both.
+    ``again`` expands the already committed level ``depth`` once more (a resumed run
+    whose ``--max-depth`` differs from the interrupted one's). Failures are re-raised
+    carrying their message for the driver (:func:`spark_explore.worker.encode_error`).
+    """
+    try:
+        return _run_bucket(cfg, depth, bucket, expand, again)
+    except Exception as e:  # noqa: BLE001 - everything is reported to the driver
+        raise encode_error(e) from None
+
+
+def _committed(cfg: ShardConfig, depth: int, bucket: int
+               ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray | None]:
+    lvl = level_dir(Path(cfg.root), depth)
+    name = f"b{bucket:04d}"
+    return (_load(lvl / f"{name}.fp.npy", mmap=False),
+            _load(lvl / f"{name}.parent.npy", mmap=False),
+            _load(lvl / f"{name}.act.npy", mmap=False),
+            None if cfg.exact else _load(lvl / f"{name}.w.npy", mmap=False))
+
+
+def _commit(cfg: ShardConfig, depth: int, bucket: int
+            ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray | None]:
+    """De-duplicate the transitions into ``bucket``; write its part of level ``depth``."""
+    root = Path(cfg.root)
+    name = f"b{bucket:04d}"
+    fps, parents, acts, words = _dedupe(*_gather(cfg, depth, bucket))
+    if depth > 0:
+        seen = _load(visited_dir(root, depth - 1) / f"{name}.npy", mmap=False)
+        fresh = _not_in(seen, fps)
+        fps, parents, acts = fps[fresh], parents[fresh], acts[fresh]
+        words = None if words is None else words[fresh]
+        merged = np.concatenate((seen, fps))
+        merged.sort(kind="stable")  # two sorted runs: a linear merge
+    else:
+        merged = fps
+    lvl = level_dir(root, depth)
+    write_array(lvl / f"{name}.fp.npy", fps)
+    write_array(lvl / f"{name}.parent.npy", parents)
+    write_array(lvl / f"{name}.act.npy", acts)
+    if words is not None:
+        write_array(lvl / f"{name}.w.npy", words)
+    write_array(visited_dir(root, depth) / f"{name}.npy", merged)
+    return fps, parents, acts, words
+
+
+def _run_bucket(cfg: ShardConfig, depth: int, bucket: int, expand: bool | None, again: bool
+                ) -> BucketSummary:
+    root = Path(cfg.root)
+    kernel = get_kernel(cfg.worker)
+    n_act = len(kernel.actions)
+    if again:
+        fps, parents, acts, words = _committed(cfg, depth, bucket)
+    else:
+        fps, parents, acts, words = _commit(cfg, depth, bucket)
+    real = acts[acts >= 0]
+    reached = np.bincount(real, minlength=n_act) if len(real) else np.zeros(n_act, np.int64)
+    out = BucketSummary(bucket, len(fps), [int(x) for x in reached], expand,
+                        [0] * n_act, {}, None, {}, 0)
+    if expand is None:
+        return out
+    w = fps.reshape(-1, 1) if words is None else words
+    # Successors are de-duplicated per chunk and per flush (a few million rows); the
+    # duplicates left across flushes and producers meet in the owning bucket's task.
+    lx = LevelExpansion(kernel, fps, w, expand=expand, chunk=cfg.worker.chunk,
+                        flush_rows=cfg.worker.flush_rows)
+    chunks = list(lx.candidates())
+    out.fired = [int(x) for x in lx.fired]
+    out.inv_min = dict(lx.inv_min)
+    out.dead_min = lx.dead_min
+    out.prop_min = {j: (f, int(fps[prow]), a) for j, (f, prow, a) in lx.prop_min.items()}
+    if lx.inv_min or not expand:
+        return out  # no next level: nothing to write
+    if chunks:
+        u = np.concatenate([c[0] for c in chunks])
+        kmin = np.concatenate([c[1] for c in chunks])
+        cw = None if cfg.exact else np.concatenate([c[2] for c in chunks])  # type: ignore[misc]
+    else:
+        u, kmin = np.zeros(0, _U), np.zeros(0, np.int64)
+        cw = None if cfg.exact else np.zeros((0, cfg.worker.n_words), _U)
+    cparents, cacts = lx.parents(kmin)
+    write_candidates(root, depth, bucket, cfg.buckets, u, cparents, cacts, cw)
+    out.candidates = len(u)
+    return out
+
+
+def sum_reached(summaries: Sequence[BucketSummary], n_act: int) -> np.ndarray:
+    out = np.zeros(n_act, dtype=np.int64)
+    for s in summaries:
+        out += np.asarray(s.reached, dtype=np.int64)
+    return out
+
+
+def read_level_sorted(root: Path, depth: int, buckets: int, exact: bool, n_words: int
+                      ) -> tuple[np.ndarray, np.ndarray]:
+    """All states of level ``depth`` in fingerprint order: ``(fps, words)`` (driver side)."""
+    fps: list[Any] = []
+    words: list[Any] = []
+    for b in range(buckets):
+        name = f"b{b:04d}"
+        f = _load(level_dir(root, depth) / f"{name}.fp.npy", mmap=False)
+        fps.append(f)
+        if not exact:
+            words.append(_load(level_dir(root, depth) / f"{name}.w.npy", mmap=False))
+    fp = np.concatenate(fps) if fps else np.zeros(0, _U)
+    order = np.argsort(fp, kind="stable")
+    fp = fp[order]
+    if exact:
+        return fp, fp.reshape(-1, 1)
+    w = np.concatenate(words) if words else np.zeros((0, n_words), _U)
+    return fp, np.ascontiguousarray(w[order])
+
+
+def parent_of(root: Path, depth: int, buckets: int, fp: int) -> int | None:
+    """The parent fingerprint of state ``fp`` of level ``depth`` (driver side)."""
+    b = int(bucket_of(np.array([fp], dtype=_U), buckets)[0])
+    name = f"b{b:04d}"
+    fps = _load(level_dir(root, depth) / f"{name}.fp.npy")
+    i = int(np.searchsorted(fps, _U(fp)))
+    if i >= len(fps) or int(fps[i]) != fp:
+        return None
+    return int(_load(level_dir(root, depth) / f"{name}.parent.npy")[i])

@@ -1,0 +1,90 @@
+"""The numpy primitives under both explorers, against plain-Python definitions."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from modelcheck.store import FingerprintSet, dedupe_min, group_argmin
+from spark_explore import shards
+
+small_u64 = st.lists(st.integers(0, 40), min_size=0, max_size=80)
+
+
+@settings(max_examples=200, deadline=None)
+@given(fps=small_u64, seed=st.integers(0, 2**32 - 1))
+def test_dedupe_min_keeps_smallest_key_per_fingerprint(fps: list[int], seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    keys = rng.integers(0, 10, len(fps))
+    f = np.array(fps, dtype=np.uint64)
+    u, kmin, rows = dedupe_min(f, keys.astype(np.int64))
+    assert u.tolist() == sorted(set(fps))
+    for x, k, r in zip(u.tolist(), kmin.tolist(), rows.tolist(), strict=True):
+        best = min(int(keys[i]) for i in range(len(fps)) if fps[i] == x)
+        assert k == best
+        assert r == min(i for i in range(len(fps)) if fps[i] == x)  # first row of x
+
+
+@settings(max_examples=200, deadline=None)
+@given(sizes=st.lists(st.integers(1, 5), min_size=1, max_size=30),
+       seed=st.integers(0, 2**32 - 1))
+def test_group_argmin(sizes: list[int], seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    values = rng.integers(0, 6, sum(sizes)).astype(np.uint64)
+    first = np.zeros(sum(sizes), dtype=bool)
+    first[np.cumsum([0, *sizes[:-1]])] = True
+    got = group_argmin(first, values).tolist()
+    want, start = [], 0
+    for n in sizes:
+        seg = values[start:start + n].tolist()
+        want.append(start + seg.index(min(seg)))
+        start += n
+    assert got == want
+
+
+def test_fingerprint_set_membership() -> None:
+    s = FingerprintSet()
+    s.add_sorted(np.array([3, 9, 27], dtype=np.uint64))
+    s.add_sorted(np.array([1, 10], dtype=np.uint64))
+    got = s.contains(np.array([1, 2, 3, 10, 11, 27, 28], dtype=np.uint64))
+    assert got.tolist() == [True, False, True, True, False, True, False]
+
+
+def test_buckets_are_fixed_arithmetic_and_balanced() -> None:
+    fps = np.arange(100_000, dtype=np.uint64)  # packed states: low bits vary little
+    b = shards.bucket_of(fps, 4)
+    assert b.min() == 0 and b.max() == 3
+    counts = np.bincount(b, minlength=4)
+    assert counts.min() > 0.95 * len(fps) / 4
+    # The mapping is a function of the value alone (same on every process and run).
+    assert shards.bucket_of(np.array([0, 1, 2**64 - 1], dtype=np.uint64), 7).tolist() == \
+        [int(shards.bucket_of(np.array([x], dtype=np.uint64), 7)[0]) for x in (0, 1, 2**64 - 1)]
+
+
+def test_candidate_files_round_trip(tmp_path: Path) -> None:
+    rng = np.random.default_rng(0)
+    fps = np.unique(rng.integers(0, 2**63, 1000).astype(np.uint64))
+    parents = rng.integers(0, 2**63, len(fps)).astype(np.uint64)
+    acts = rng.integers(0, 5, len(fps)).astype(np.int32)
+    shards.write_candidates(tmp_path, 3, 1, 5, fps, parents, acts, None)
+    d = shards.cand_dir(tmp_path, 3)
+    off = np.load(d / "f0001.off.npy")
+    b = shards.bucket_of(fps, 5)
+    for k in range(5):
+        got = shards._read_rows(d / "f0001.fp.npy", int(off[k]), int(off[k + 1]))
+        assert got.tolist() == fps[b == k].tolist()  # fingerprint order kept per bucket
+        par = shards._read_rows(d / "f0001.parent.npy", int(off[k]), int(off[k + 1]))
+        assert par.tolist() == parents[b == k].tolist()
+
+
+def test_shard_dedupe_picks_smallest_parent() -> None:
+    fps = np.array([5, 7, 9, 5, 9, 5], dtype=np.uint64)  # three producers' runs
+    parents = np.array([40, 41, 42, 30, 50, 35], dtype=np.uint64)
+    acts = np.array([1, 2, 3, 4, 5, 6], dtype=np.int32)
+    f, p, a, _ = shards._dedupe(fps, parents, acts, None)
+    assert f.tolist() == [5, 7, 9]
+    assert p.tolist() == [30, 41, 42]
+    assert a.tolist() == [4, 2, 3]
