@@ -87,6 +87,40 @@ format_option = click.option(
 )
 
 
+def record_options(f: Callable[..., Any]) -> Callable[..., Any]:
+    """``--out DIR`` and ``--trace-out FILE`` (see :func:`prepare_recorder`)."""
+    f = click.option("--trace-out", metavar="FILE", default=None,
+                     help="Write the counterexample, if any, as an ITF trace to FILE.")(f)
+    return click.option(
+        "--out", "out_dir", metavar="DIR", default=None,
+        help="Write a run folder: result.json, and on a violation trace.itf.json (ITF) "
+             "and trace.json. Never overwrites an earlier run.")(f)
+
+
+def prepare_recorder(spec: str, out_dir: str | None, trace_out: str | None
+                     ) -> RunRecorder | None:
+    """Check ``--out``/``--trace-out`` before a run starts (so it cannot fail at the end)."""
+    if out_dir is None and trace_out is None:
+        return None
+    ctx = click.get_current_context()
+    return RunRecorder.prepare(spec, out_dir=out_dir, trace_out=trace_out, ctx=ctx,
+                               options=ctx.params)
+
+
+def finish(result: Result, fmt: str, recorder: RunRecorder | None, bound: Spec,
+           quiet: bool) -> None:
+    """Print ``result``, write its run record and trace, and exit with its code."""
+    emit(result, fmt)
+    if recorder is not None:
+        try:
+            notes = recorder.write(result, bound)
+        except ModelcheckError as e:
+            print_error(e)
+        if not quiet:
+            click.echo("\n".join(notes), err=True)
+    sys.exit(result.exit_code)
+
+
 @cli.command(epilog=EXIT_HELP)
 @click.argument("spec")
 @const_option
@@ -107,11 +141,7 @@ format_option = click.option(
                    "counterexample) in files under DIR instead of memory.")
 @format_option
 @click.option("--quiet", "-q", is_flag=True, help="No progress lines on stderr.")
-@click.option("--out", "out_dir", metavar="DIR", default=None,
-              help="Write a run folder: result.json, and on a violation trace.itf.json (ITF) "
-                   "and trace.json. Never overwrites an earlier run.")
-@click.option("--trace-out", metavar="FILE", default=None,
-              help="Write the counterexample, if any, as an ITF trace to FILE.")
+@record_options
 def check(spec: str, consts: tuple[str, ...], invariants: tuple[str, ...], no_deadlock: bool,
           force_deadlock: bool, no_symmetry: bool, max_depth: int | None, batch_size: int,
           spill_dir: str | None, fmt: str, quiet: bool, out_dir: str | None = None,
@@ -124,11 +154,7 @@ def check(spec: str, consts: tuple[str, ...], invariants: tuple[str, ...], no_de
     try:
         if no_deadlock and force_deadlock:
             raise UsageError("--deadlock and --no-deadlock contradict each other.")
-        recorder = None
-        if out_dir is not None or trace_out is not None:
-            recorder = RunRecorder.prepare(spec, out_dir=out_dir, trace_out=trace_out,
-                                           ctx=click.get_current_context(),
-                                           options=click.get_current_context().params)
+        recorder = prepare_recorder(spec, out_dir, trace_out)
         bound = bind_spec(spec, consts)
         deadlock = False if no_deadlock else (True if force_deadlock else None)
         explorer = Explorer(bound, invariants=invariants or None, check_deadlock=deadlock,
@@ -141,15 +167,7 @@ def check(spec: str, consts: tuple[str, ...], invariants: tuple[str, ...], no_de
         result = explorer.run()
     except ModelcheckError as e:
         print_error(e, fmt)
-    emit(result, fmt)
-    if recorder is not None:
-        try:
-            notes = recorder.write(result, bound)
-        except ModelcheckError as e:
-            print_error(e)
-        if not quiet:
-            click.echo("\n".join(notes), err=True)
-    sys.exit(result.exit_code)
+    finish(result, fmt, recorder, bound, quiet)
 
 
 def emit(result: Result, fmt: str) -> None:

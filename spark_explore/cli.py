@@ -16,7 +16,16 @@ from typing import Any
 
 import click
 
-from modelcheck.cli import EXIT_HELP, bind_spec, const_option, emit, format_option, print_error
+from modelcheck.cli import (
+    EXIT_HELP,
+    bind_spec,
+    const_option,
+    finish,
+    format_option,
+    prepare_recorder,
+    print_error,
+    record_options,
+)
 from modelcheck.errors import ModelcheckError, UsageError
 
 __all__ = ["spark", "progress_printer", "parse_conf"]
@@ -71,7 +80,8 @@ def _under_spark_submit() -> bool:
               help="Spark master: local[*] (default), local[N], spark://HOST:PORT, yarn, "
                    "k8s://... Under spark-submit the submitted master is used.")
 @click.option("--partitions", type=click.IntRange(min=1), default=None,
-              help="Partitions of the state set (default: 2 x the cores Spark offers).")
+              help="Buckets (shards engine) or partitions (dataframe engine) of the state "
+                   "set (default: 2 x the cores Spark offers).")
 @click.option("--checkpoint-dir", type=click.Path(file_okay=False), default=None,
               help="Commit every finished level here (Parquet + manifest.json); on a "
                    "cluster it must be storage every host shares.")
@@ -79,20 +89,28 @@ def _under_spark_submit() -> bool:
               help="Continue the run checkpointed in --checkpoint-dir.")
 @click.option("--conf", "confs", multiple=True, metavar="K=V",
               help="A Spark setting, e.g. --conf spark.executor.memory=4g (repeatable).")
+@click.option("--engine", type=click.Choice(["shards", "dataframe"]), default="shards",
+              show_default=True,
+              help="shards: executors de-duplicate and check visited states in numpy, "
+                   "bucket by bucket (fast); dataframe: Spark SQL does it in the JVM "
+                   "(group by fp, anti-joins).")
 @click.option("--store", type=click.Choice(["memory", "parquet"]), default=None,
-              help="Keep explored states as executor-local checkpoints (memory, the "
-                   "default for local masters) or Parquet files (parquet, the default "
-                   "with --checkpoint-dir and on clusters: survives lost executors).")
+              help="dataframe engine: keep explored states as executor-local "
+                   "checkpoints (memory, the default for local masters) or Parquet files "
+                   "(parquet, the default with --checkpoint-dir and on clusters: survives "
+                   "lost executors).")
 @click.option("--connect-timeout", type=click.FloatRange(min=1), default=60.0,
               show_default=True,
               help="Seconds to wait for the master and the first executor.")
 @format_option
 @click.option("--quiet", "-q", is_flag=True, help="No progress lines on stderr.")
+@record_options
 def spark(spec: str, consts: tuple[str, ...], invariants: tuple[str, ...], no_deadlock: bool,
           force_deadlock: bool, no_symmetry: bool, max_depth: int | None, master: str | None,
           partitions: int | None, checkpoint_dir: str | None, resume: bool,
-          confs: tuple[str, ...], store: str | None, connect_timeout: float, fmt: str,
-          quiet: bool) -> None:
+          confs: tuple[str, ...], engine: str, store: str | None, connect_timeout: float,
+          fmt: str, quiet: bool, out_dir: str | None = None, trace_out: str | None = None
+          ) -> None:
     """Explore every reachable state of SPEC on Spark, with the same results as `check`.
 
     SPEC is a file (specs/kraft_broker.py) or module (specs.kraft_broker), optionally
@@ -107,13 +125,16 @@ def spark(spec: str, consts: tuple[str, ...], invariants: tuple[str, ...], no_de
         if resume and checkpoint_dir is None:
             raise UsageError("--resume needs --checkpoint-dir: the directory of the run "
                              "to continue.")
+        recorder = prepare_recorder(spec, out_dir, trace_out)
         bound = bind_spec(spec, consts)
         deadlock = False if no_deadlock else (True if force_deadlock else None)
         conf = parse_conf(confs)
         from .explorer import SparkExplorer
         from .session import get_session
+        from .shard_explorer import ShardExplorer
 
-        explorer = SparkExplorer(
+        cls = ShardExplorer if engine == "shards" else SparkExplorer
+        explorer = cls(
             bound, invariants=invariants or None, check_deadlock=deadlock,
             symmetry=not no_symmetry, max_depth=max_depth, partitions=partitions,
             checkpoint_dir=checkpoint_dir, resume=resume, progress=progress_printer(not quiet),
@@ -148,9 +169,8 @@ def spark(spec: str, consts: tuple[str, ...], invariants: tuple[str, ...], no_de
         print_error(RuntimeError(
             f"internal error in the Spark backend: {type(e).__name__}: {e} (set "
             "MODELCHECK_DEBUG=1 for the traceback)"), fmt)
-    emit(result, fmt)
     _stop(session)
-    sys.exit(result.exit_code)
+    finish(result, fmt, recorder, bound, quiet)
 
 
 def _stop(session: Any) -> None:

@@ -1,5 +1,7 @@
 """The Spark backend gives the local explorer's answer, field by field.
 
+Both engines are compared: ``shards`` (the default: numpy de-duplication per bucket on
+executors) everywhere, ``dataframe`` (JVM de-duplication) on a representative subset.
 One local[2] SparkSession is shared by the whole module (a session costs 10-20 s).
 Specs that executors must import are written to files (generated source), so the
 executors never import this test module.
@@ -7,6 +9,7 @@ executors never import this test module.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import importlib.util
 import json
@@ -75,10 +78,18 @@ def kraft(cls: str = "KRaftBroker", **consts: int) -> Spec:
     return load_spec_class(f"{KRAFT}:{cls}")(**consts)
 
 
-def run_spark(spark: Any, spec: Spec, **kw: Any) -> Result:
+def explorer_class(engine: str) -> Any:
     from spark_explore.explorer import SparkExplorer
+    from spark_explore.shard_explorer import ShardExplorer
 
-    return SparkExplorer(spec, spark=spark, **kw).run()
+    return {"shards": ShardExplorer, "dataframe": SparkExplorer}[engine]
+
+
+def run_spark(spark: Any, spec: Spec, engine: str = "shards", **kw: Any) -> Result:
+    return explorer_class(engine)(spec, spark=spark, **kw).run()
+
+
+BOTH = pytest.mark.parametrize("engine", ["shards", "dataframe"])
 
 
 def levels_of(r: dict[str, Any]) -> list[tuple[int, int, int, int]]:
@@ -94,17 +105,18 @@ def assert_same(local: Result, remote: Result) -> None:
 
 
 def compare(spark: Any, spec: Spec, spark_kw: dict[str, Any] | None = None,
-            **kw: Any) -> Result:
+            engine: str = "shards", **kw: Any) -> Result:
     """Run ``spec`` locally and on Spark with the same options ``kw``; compare."""
     local = Explorer(spec, **kw).run()
-    remote = run_spark(spark, spec, **kw, **(spark_kw or {}))
+    remote = run_spark(spark, spec, engine, **kw, **(spark_kw or {}))
     assert_same(local, remote)
     return remote
 
 
 # ---------------------------------------------------------------------- KRaft
-def test_kraft_l1(spark: Any) -> None:
-    r = compare(spark, kraft(**L1))
+@BOTH
+def test_kraft_l1(spark: Any, engine: str) -> None:
+    r = compare(spark, kraft(**L1), engine=engine)
     assert (r.status, r.distinct_states, r.generated_states, r.depth) == ("ok", 5353, 15802, 18)
 
 
@@ -114,14 +126,15 @@ def test_kraft_l3(spark: Any) -> None:
         "ok", 552953, 1812322, 30)
 
 
+@BOTH
 @pytest.mark.parametrize(("cls", "consts", "prop", "length"), [
     ("KRaftBrokerBugNoCatchUpCheck", L1, "CaughtUpBeforeUnfence", 5),
     ("KRaftBrokerBugEpochReuse", L1, None, 5),
     ("KRaftBrokerBugGrantWithLeaders", {**L1, "MaxLog": 5}, "ShutdownLeadsNothing", 10),
 ])
 def test_kraft_bug_variants(spark: Any, cls: str, consts: dict[str, int], prop: str | None,
-                            length: int) -> None:
-    r = compare(spark, kraft(cls, **consts))
+                            length: int, engine: str) -> None:
+    r = compare(spark, kraft(cls, **consts), engine=engine)
     assert r.status == "violation" and r.violation is not None
     assert len(r.violation.trace) == length
     if prop is not None:
@@ -142,12 +155,23 @@ def test_symmetric_spec_bug_variants(spark: Any, cls: str, symmetry: bool) -> No
 
 
 def test_parquet_store_and_max_depth(spark: Any) -> None:
-    """The Parquet store (used with checkpoints and on clusters) and --max-depth."""
+    """The dataframe engine's Parquet store (checkpoints, clusters) and --max-depth."""
     spec = kraft(**L1)
     assert_same(Explorer(spec, max_depth=7).run(),
-                run_spark(spark, spec, max_depth=7, store="parquet", partitions=3))
+                run_spark(spark, spec, "dataframe", max_depth=7, store="parquet", partitions=3))
     assert_same(Explorer(spec, invariants=["UniqueEpochs"]).run(),
-                run_spark(spark, spec, invariants=["UniqueEpochs"], store="parquet"))
+                run_spark(spark, spec, "dataframe", invariants=["UniqueEpochs"],
+                          store="parquet"))
+
+
+@pytest.mark.parametrize("buckets", [1, 3, 7])
+def test_shards_max_depth_and_bucket_counts(spark: Any, buckets: int) -> None:
+    """Any number of buckets gives the same answer; --max-depth stops at that level."""
+    spec = kraft(**L1)
+    assert_same(Explorer(spec, max_depth=7).run(),
+                run_spark(spark, spec, max_depth=7, partitions=buckets))
+    assert_same(Explorer(spec, invariants=["UniqueEpochs"]).run(),
+                run_spark(spark, spec, invariants=["UniqueEpochs"], partitions=buckets))
 
 
 # ---------------------------------------------------------------------- multi-word
@@ -178,17 +202,21 @@ MULTIWORD = """
 """
 
 
-def test_multiword_layout_deadlock(spark: Any, spec_dir: Path) -> None:
+@BOTH
+def test_multiword_layout_deadlock(spark: Any, spec_dir: Path, engine: str) -> None:
     spec = write_spec(spec_dir, MULTIWORD, "Wide")()
     assert spec.layout.n_words > 1
-    r = compare(spark, spec)
+    r = compare(spark, spec, engine=engine)
     assert r.fingerprint == "hash64"
     assert r.status == "deadlock"
 
 
-def test_multiword_layout_invariant(spark: Any, spec_dir: Path) -> None:
+@pytest.mark.parametrize(("engine", "spark_kw"), [("shards", {"partitions": 3}),
+                                                 ("dataframe", {"store": "parquet"})])
+def test_multiword_layout_invariant(spark: Any, spec_dir: Path, engine: str,
+                                    spark_kw: dict[str, Any]) -> None:
     spec = write_spec(spec_dir, MULTIWORD, "WideInv")()
-    r = compare(spark, spec, spark_kw={"store": "parquet"})
+    r = compare(spark, spec, spark_kw=spark_kw, engine=engine)
     assert r.status == "violation" and r.violation is not None
     assert r.violation.property == "Small"
 
@@ -297,12 +325,14 @@ BOOM = """
 """
 
 
-def test_spec_error_in_executor_reads_as_locally(spark: Any, spec_dir: Path) -> None:
+@BOTH
+def test_spec_error_in_executor_reads_as_locally(spark: Any, spec_dir: Path,
+                                                 engine: str) -> None:
     spec = write_spec(spec_dir, BOOM, "Boom")()
     with pytest.raises(SpecEvaluationError) as local:
         Explorer(spec).run()
     with pytest.raises(SpecEvaluationError) as remote:
-        run_spark(spark, spec)
+        run_spark(spark, spec, engine)
     assert str(remote.value) == str(local.value)
     assert "Explode" in str(remote.value) and "x=3" in str(remote.value)
 
@@ -314,38 +344,45 @@ def test_unknown_invariant_is_a_usage_error() -> None:
         SparkExplorer(kraft(**L1), invariants=["NoSuchThing"])
 
 
-def test_interrupt_gives_incomplete(spark: Any) -> None:
+@BOTH
+def test_interrupt_gives_incomplete(spark: Any, engine: str) -> None:
     def stop(p: Any) -> None:
         if p.level == 3:
             raise KeyboardInterrupt
 
-    r = run_spark(spark, kraft(**L1), progress=stop)
+    r = run_spark(spark, kraft(**L1), engine, progress=stop)
     assert (r.status, r.reason) == ("incomplete", "interrupted")
     assert r.depth == 4 and r.distinct_states == 31
 
 
 # ---------------------------------------------------------------------- checkpoints
-def test_checkpoint_refuses_other_constants_and_missing_dirs(spark: Any,
-                                                            tmp_path: Path) -> None:
+@BOTH
+def test_checkpoint_refuses_other_constants_and_missing_dirs(spark: Any, tmp_path: Path,
+                                                            engine: str) -> None:
     from spark_explore.checkpoint import CheckpointError
 
     ck = tmp_path / "ck"
     spec = kraft(**L1)
-    r = run_spark(spark, spec, checkpoint_dir=ck, max_depth=4)
+    run = functools.partial(run_spark, engine=engine)
+    r = run(spark, spec, checkpoint_dir=ck, max_depth=4)
     assert r.status == "incomplete"
     manifest = json.loads((ck / "manifest.json").read_text())
     assert manifest["level"] == 4 and manifest["spec"]["constants"] == L1
     with pytest.raises(CheckpointError, match="MaxLog = 4 vs 5"):
-        run_spark(spark, kraft(**{**L1, "MaxLog": 5}), checkpoint_dir=ck, resume=True)
+        run(spark, kraft(**{**L1, "MaxLog": 5}), checkpoint_dir=ck, resume=True)
     with pytest.raises(CheckpointError, match="spec class KRaftBroker vs"):
-        run_spark(spark, kraft("KRaftBrokerBugEpochReuse", **L1), checkpoint_dir=ck,
+        run(spark, kraft("KRaftBrokerBugEpochReuse", **L1), checkpoint_dir=ck,
                   resume=True)
     with pytest.raises(CheckpointError, match="already holds a checkpoint"):
-        run_spark(spark, spec, checkpoint_dir=ck)
+        run(spark, spec, checkpoint_dir=ck)
     with pytest.raises(CheckpointError, match="does not exist"):
-        run_spark(spark, spec, checkpoint_dir=tmp_path / "nope", resume=True)
-    # The same spec resumes and finishes with the uninterrupted answer.
-    assert_same(Explorer(spec).run(), run_spark(spark, spec, checkpoint_dir=ck, resume=True))
+        run(spark, spec, checkpoint_dir=tmp_path / "nope", resume=True)
+    other = "dataframe" if engine == "shards" else "shards"
+    with pytest.raises(CheckpointError, match=f"written by the {engine} engine"):
+        run_spark(spark, spec, other, checkpoint_dir=ck, resume=True)
+    # The same spec resumes (without the depth bound) and finishes with the
+    # uninterrupted answer.
+    assert_same(Explorer(spec).run(), run(spark, spec, checkpoint_dir=ck, resume=True))
 
 
 def cli(*args: str, **kw: Any) -> subprocess.Popen[str]:
@@ -425,3 +462,31 @@ def test_cli_errors_are_one_paragraph(tmp_path: Path) -> None:
     p = cli(*kraft_args(L1), "--resume")
     out, err = p.communicate(timeout=120)
     assert p.returncode == 2 and "--resume needs --checkpoint-dir" in err
+
+
+def test_cli_out_writes_the_local_trace(tmp_path: Path) -> None:
+    """``spark --out/--trace-out`` write the same counterexample files as ``check``."""
+    target = f"{KRAFT}:KRaftBrokerBugNoCatchUpCheck"
+    consts = [a for k, v in L1.items() for a in ("--const", f"{k}={v}")]
+    local = subprocess.run([sys.executable, "-m", "modelcheck", "check", target, *consts,
+                            "--out", str(tmp_path / "local"), "-q"],
+                           cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert local.returncode == 1, local.stderr
+    p = cli(target, *consts, "--master", "local[2]", "--out", str(tmp_path / "spark"),
+            "--trace-out", str(tmp_path / "t.itf.json"), "-q")
+    out, err = p.communicate(timeout=600)
+    assert p.returncode == 1, err
+    for name in ("trace.itf.json", "trace.json"):
+        assert (tmp_path / "spark" / name).read_bytes() == (tmp_path / "local" / name).read_bytes()
+    assert (tmp_path / "t.itf.json").read_bytes() == (tmp_path / "local" / "trace.itf.json"
+                                                       ).read_bytes()
+    record = json.loads((tmp_path / "spark" / "result.json").read_text())
+    want = json.loads((tmp_path / "local" / "result.json").read_text())
+    assert record["backend"] == "spark"
+    for key in COMPARED:
+        assert record[key] == want[key], key
+    assert record["run"]["options"]["master"] == "local[2]"
+    # An existing run folder is refused before Spark starts.
+    p = cli(target, *consts, "--out", str(tmp_path / "spark"), "-q")
+    out, err = p.communicate(timeout=120)
+    assert p.returncode == 2 and "already holds a run" in err and "Traceback" not in err
