@@ -20,7 +20,7 @@ then action). The trace is rebuilt by replaying the spec along stored parents.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -32,7 +32,8 @@ from .result import ActionCoverage, LevelStats, Result, TraceStep, Violation
 from .spec import ActionInstance, PredicateDecl, Spec
 from .store import NO_PARENT, FingerprintSet, LevelStore, dedupe_min
 
-__all__ = ["Explorer", "Progress", "coverage_table", "rebuild_trace", "select_checks"]
+__all__ = ["Explorer", "Progress", "coverage_table", "rebuild_trace", "select_checks",
+           "invariant_violation", "deadlock_violation", "property_violation"]
 
 
 @dataclass(frozen=True)
@@ -189,13 +190,14 @@ class Explorer:
                         self.progress(Progress(depth, len(visited), n - start - len(w),
                                                sum(len(c) for c in cand_fps),
                                                generated + int(level_fired.sum()), now - t0))
+                def path_to(fp: int, d: int = depth) -> list[int]:
+                    return levels.path(d, levels.index_of(d, fp))
+
                 if inv_hits:
-                    fp, j = min(inv_hits)
-                    idx = levels.index_of(depth, fp)
-                    also = sorted({k.invariants[jj].name for f2, jj in inv_hits if f2 == fp}
-                                  - {k.invariants[j].name})
-                    trace = rebuild_trace(k, levels.path(depth, idx))
-                    violation = Violation(k.invariants[j].name, "invariant", trace, tuple(also))
+                    inv_min: dict[int, int] = {}
+                    for f, j in inv_hits:
+                        inv_min[j] = min(inv_min.get(j, f), f)
+                    violation = invariant_violation(k, inv_min, path_to)
                     res.status = "violation"
                     break
                 generated += int(level_fired.sum())
@@ -209,20 +211,15 @@ class Explorer:
                     visited.add_sorted(new_fps)
                 if deadlocks:
                     drows = np.concatenate(deadlocks)
-                    fp = int(level_fps[drows].min())
-                    trace = rebuild_trace(k, levels.path(depth, levels.index_of(depth, fp)))
-                    violation = Violation("Deadlock", "deadlock", trace)
+                    violation = deadlock_violation(k, int(level_fps[drows].min()), path_to)
                     res.status = "deadlock"
                     break
                 if prop_hits:
-                    f, parent, a, j = min(prop_hits)
-                    path = levels.path(depth, parent)
-                    trace = rebuild_trace(k, path, last=(k.properties[j], f))
-                    also = sorted({k.properties[jj].name for f2, p2, a2, jj in prop_hits
-                                   if (f2, p2, a2) == (f, parent, a)} - {k.properties[j].name})
-                    final = layout.cells_from_values(trace[-1].state)
-                    also += [p.name for p in k.check_invariants(final)]
-                    violation = Violation(k.properties[j].name, "action", trace, tuple(also))
+                    prop_min: dict[int, tuple[int, int, int]] = {}
+                    for f, prow, a, j in prop_hits:
+                        hit = (f, int(level_fps[prow]), a)
+                        prop_min[j] = min(prop_min.get(j, hit), hit)
+                    violation = property_violation(k, prop_min, path_to)
                     res.status = "violation"
                     break
                 now = time.perf_counter()
@@ -323,6 +320,48 @@ def rebuild_trace(kernel: Kernel, fps: Sequence[int],
         inst, cur = found
         steps.append(TraceStep(inst.name, dict(inst.params), layout.values_from_cells(cur)))
     return tuple(steps)
+
+
+def invariant_violation(kernel: Kernel, inv_min: Mapping[int, int],
+                        path_to: Callable[[int], list[int]]) -> Violation:
+    """The violation to report for a level's invariant hits (the violation rule).
+
+    ``inv_min`` maps an invariant's index to the smallest fingerprint of the level
+    violating it; ``path_to(fp)`` gives the fingerprints from an initial state to
+    ``fp``. The smallest fingerprint wins, then the first invariant; the others it
+    violates are listed as ``also_violated``.
+    """
+    fp = min(inv_min.values())
+    js = sorted(j for j, f in inv_min.items() if f == fp)
+    name = kernel.invariants[js[0]].name
+    also = sorted({kernel.invariants[j].name for j in js[1:]} - {name})
+    return Violation(name, "invariant", rebuild_trace(kernel, path_to(fp)), tuple(also))
+
+
+def deadlock_violation(kernel: Kernel, fp: int,
+                       path_to: Callable[[int], list[int]]) -> Violation:
+    """The deadlock to report: state ``fp`` (the level's smallest deadlocked one)."""
+    return Violation("Deadlock", "deadlock", rebuild_trace(kernel, path_to(fp)))
+
+
+def property_violation(kernel: Kernel, prop_min: Mapping[int, tuple[int, int, int]],
+                       path_to: Callable[[int], list[int]]) -> Violation:
+    """The violation to report for a level's action-property hits (the violation rule).
+
+    ``prop_min`` maps a property's index to its smallest violating transition
+    ``(target fp, parent fp, action id)``; the smallest transition wins, then the
+    first property. ``also_violated`` lists the other properties the transition
+    violates and the invariants its target state violates.
+    """
+    best = min(prop_min.values())
+    js = sorted(j for j, hit in prop_min.items() if hit == best)
+    prop = kernel.properties[js[0]]
+    also = sorted({kernel.properties[j].name for j in js[1:]} - {prop.name})
+    child, parent, _ = best
+    trace = rebuild_trace(kernel, path_to(parent), last=(prop, child))
+    final = kernel.layout.cells_from_values(trace[-1].state)
+    also += [p.name for p in kernel.check_invariants(final)]
+    return Violation(prop.name, "action", trace, tuple(also))
 
 
 def coverage_table(actions: Sequence[ActionInstance], fired: np.ndarray,

@@ -50,7 +50,13 @@ from typing import Any
 import numpy as np
 
 from modelcheck.errors import ModelcheckError, SpecEvaluationError
-from modelcheck.explorer import coverage_table, rebuild_trace, select_checks
+from modelcheck.explorer import (
+    coverage_table,
+    deadlock_violation,
+    invariant_violation,
+    property_violation,
+    select_checks,
+)
 from modelcheck.kernel import Kernel
 from modelcheck.layout import collision_probability
 from modelcheck.result import LevelStats, Result, Violation
@@ -148,13 +154,16 @@ class _Summary:
 
 
 class SparkExplorer:
-    """Breadth-first exhaustive exploration of a bound spec on Spark.
+    """Breadth-first exhaustive exploration of a bound spec on Spark (dataframe engine).
 
     ``spark`` may be an existing ``SparkSession`` (else the active one is used, or one
     is started for ``master`` with ``spark_conf``). ``partitions`` defaults to twice
     the default parallelism. ``spec_target`` overrides the loader target executors
     use to import the spec (by default derived from the spec's class).
     """
+
+    #: ``depth`` given to :meth:`_call` minus the last committed level
+    level_offset = 0
 
     def __init__(
         self,
@@ -394,8 +403,8 @@ class SparkExplorer:
                 if n_new:
                     self._sizes.append(n_new)
                 if summ.dead_min is not None:
-                    trace = rebuild_trace(k, self._call(depth, self._path, depth, summ.dead_min))
-                    violation = Violation("Deadlock", "deadlock", trace)
+                    violation = self._call(depth, self._deadlock_violation, depth,
+                                           summ.dead_min)
                     res.status = "deadlock"
                     break
                 if summ.prop_min:
@@ -656,25 +665,14 @@ class SparkExplorer:
         return out
 
     def _invariant_violation(self, depth: int, inv_min: dict[int, int]) -> Violation:
-        k = self.kernel
-        fp = min(inv_min.values())
-        js = sorted(j for j, f in inv_min.items() if f == fp)
-        also = sorted({k.invariants[j].name for j in js[1:]} - {k.invariants[js[0]].name})
-        trace = rebuild_trace(k, self._path(depth, fp))
-        return Violation(k.invariants[js[0]].name, "invariant", trace, tuple(also))
+        return invariant_violation(self.kernel, inv_min, functools.partial(self._path, depth))
+
+    def _deadlock_violation(self, depth: int, fp: int) -> Violation:
+        return deadlock_violation(self.kernel, fp, functools.partial(self._path, depth))
 
     def _property_violation(self, depth: int,
                             prop_min: dict[int, tuple[int, int, int]]) -> Violation:
-        k = self.kernel
-        best = min(prop_min.values())
-        js = sorted(j for j, hit in prop_min.items() if hit == best)
-        name = k.properties[js[0]].name
-        also = sorted({k.properties[j].name for j in js[1:]} - {name})
-        child, parent, _ = best
-        trace = rebuild_trace(k, self._path(depth, parent), last=(k.properties[js[0]], child))
-        final = self.layout.cells_from_values(trace[-1].state)
-        also += [p.name for p in k.check_invariants(final)]
-        return Violation(name, "action", trace, tuple(also))
+        return property_violation(self.kernel, prop_min, functools.partial(self._path, depth))
 
     def _replay_level(self, depth: int, can_expand: bool,
                       err: SpecEvaluationError) -> dict[int, int]:
@@ -767,6 +765,16 @@ class SparkExplorer:
 
     def _translate(self, e: BaseException, depth: int) -> BaseException:
         text = _exception_text(e)
+        if "No space left on device" in text:
+            done = depth - self.level_offset
+            kept = ("no level is committed yet" if done < 0 else
+                    f"levels 0..{done} are committed"
+                    + ("" if self.rundir.temporary else " and stay usable with --resume once "
+                       "space is freed"))
+            return CheckpointError(
+                f"the run directory {self.rundir.path} is full (No space left on device) while "
+                f"writing level {done + 1}; {kept}."
+            )
         payload = decode_error(text)
         if payload is not None:
             message = driver_paths(str(payload.get("message")))
@@ -780,13 +788,6 @@ class SparkExplorer:
             )
         if self._interrupted or ("cancelled" in text.lower() and "job" in text.lower()):
             return KeyboardInterrupt()
-        if "No space left on device" in text:
-            return CheckpointError(
-                f"the run directory {self.rundir.path} is full (No space left on device) while "
-                f"writing level {depth + 1}; levels 0..{depth} are committed"
-                + ("" if self.rundir.temporary else " and stay usable with --resume")
-                + " once space is freed."
-            )
         return SparkBackendError(f"a Spark job failed while expanding level {depth}: "
                                  f"{_first_meaningful_line(text)}")
 

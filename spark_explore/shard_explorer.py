@@ -37,7 +37,7 @@ from typing import Any
 import numpy as np
 
 from modelcheck.errors import SpecEvaluationError
-from modelcheck.explorer import coverage_table, rebuild_trace
+from modelcheck.explorer import coverage_table
 from modelcheck.layout import collision_probability
 from modelcheck.result import LevelStats, Result, Violation
 from modelcheck.store import dedupe_min
@@ -128,6 +128,7 @@ class ShardExplorer(SparkExplorer):
     """
 
     engine = ENGINE
+    level_offset = 1  # _call(d, ...) runs job d: levels 0..d-1 are committed
 
     def _default_partitions(self, cores: int) -> int:
         # One bucket per core: every task is one Kernel.expand stream, and a level's
@@ -203,7 +204,8 @@ class ShardExplorer(SparkExplorer):
             self._tidy(depth)
             if pending.expand is not self._can_expand(depth):
                 # Interrupted with another --max-depth: expand the level as this run wants.
-                pending = self._call(depth, self._job, depth, self._can_expand(depth), True)
+                pending = self._call(depth + 1, self._job, depth, self._can_expand(depth),
+                                     True)
                 pending.new = self._sizes[depth]
         else:
             depth = 0
@@ -245,8 +247,8 @@ class ShardExplorer(SparkExplorer):
                     self._sizes.append(n_new)
                     new_by_action += nxt.reached
                 if cur.dead_min is not None:
-                    trace = rebuild_trace(k, self._call(depth, self._path, depth, cur.dead_min))
-                    violation = Violation("Deadlock", "deadlock", trace)
+                    violation = self._call(depth, self._deadlock_violation, depth,
+                                           cur.dead_min)
                     res.status = "deadlock"
                     break
                 if cur.prop_min:
