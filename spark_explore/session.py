@@ -69,6 +69,12 @@ def _quiet_log4j(dirpath: Path) -> Path:
         "appender.console.target = SYSTEM_ERR\n"
         "appender.console.layout.type = PatternLayout\n"
         "appender.console.layout.pattern = %d{HH:mm:ss} %p %c{1}: %m%n%ex\n"
+        # A failed task is reported once, as one paragraph, by the driver (the spec's
+        # error, a full disk, ...): not as the executor's and scheduler's stack traces.
+        "logger.executor.name = org.apache.spark.executor.Executor\n"
+        "logger.executor.level = off\n"
+        "logger.tasks.name = org.apache.spark.scheduler.TaskSetManager\n"
+        "logger.tasks.level = off\n"
     )
     return path
 

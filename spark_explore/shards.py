@@ -36,6 +36,7 @@ driver deletes a level's ``V`` and ``C`` files once the next level is committed.
 
 from __future__ import annotations
 
+import errno
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -94,13 +95,28 @@ def write_array(path: Path, a: np.ndarray) -> None:
     """Write ``a`` as ``.npy`` at ``path`` atomically (temporary name, then rename)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.{os.urandom(4).hex()}.tmp")
+    a = np.ascontiguousarray(a)
     try:
         with open(tmp, "wb") as f:
-            np.save(f, np.ascontiguousarray(a), allow_pickle=False)
+            np.save(f, a, allow_pickle=False)
         os.replace(tmp, path)
+    except OSError as e:
+        tmp.unlink(missing_ok=True)
+        if e.errno is None and _free_bytes(path.parent) < a.nbytes:
+            # numpy reports a short write without errno: say what it was
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(path)) from None
+        raise
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
+
+
+def _free_bytes(directory: Path) -> int:
+    try:
+        st = os.statvfs(directory)
+    except OSError:
+        return 1 << 62
+    return st.f_bavail * st.f_frsize
 
 
 def _load(path: Path, mmap: bool = True) -> np.ndarray:

@@ -435,11 +435,16 @@ def test_cli_kill_and_resume(tmp_path: Path) -> None:
             p.kill()
     killed_at = json.loads(manifest.read_text())["level"]
     assert killed_at >= 5
+    assert_resumes_to_local(args, L3)
+
+
+def assert_resumes_to_local(args: list[str], consts: dict[str, int]) -> None:
+    """``modelcheck spark ARGS --resume`` prints the local explorer's JSON answer."""
     resumed = cli(*args, "--resume")
     out, err = resumed.communicate(timeout=900)
     assert resumed.returncode == 0, err
     got = json.loads(out)
-    want = Explorer(kraft(**L3)).run().to_json()
+    want = Explorer(kraft(**consts)).run().to_json()
     for key in COMPARED:
         assert got[key] == want[key], key
     assert levels_of(got) == levels_of(want)
@@ -462,6 +467,12 @@ def test_cli_errors_are_one_paragraph(tmp_path: Path) -> None:
     p = cli(*kraft_args(L1), "--resume")
     out, err = p.communicate(timeout=120)
     assert p.returncode == 2 and "--resume needs --checkpoint-dir" in err
+    boom = tmp_path / "boom_spec.py"
+    boom.write_text(textwrap.dedent(BOOM))
+    p = cli(f"{boom}:Boom", "--master", "local[2]", "--format", "json")
+    out, err = p.communicate(timeout=300)
+    assert p.returncode == 2 and json.loads(out)["status"] == "error"
+    assert "boom at three" in err and "Explode" in err and "Traceback" not in err
 
 
 def test_cli_out_writes_the_local_trace(tmp_path: Path) -> None:
@@ -490,3 +501,34 @@ def test_cli_out_writes_the_local_trace(tmp_path: Path) -> None:
     p = cli(target, *consts, "--out", str(tmp_path / "spark"), "-q")
     out, err = p.communicate(timeout=120)
     assert p.returncode == 2 and "already holds a run" in err and "Traceback" not in err
+
+
+def test_full_checkpoint_dir_keeps_committed_levels(tmp_path: Path) -> None:
+    """A checkpoint dir that fills up: one paragraph, exit 2, and the committed levels
+    resume (here after moving them somewhere roomier) to the uninterrupted answer."""
+    small = tmp_path / "small"
+    small.mkdir()
+    try:
+        mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=3m", "tmpfs", str(small)],
+                                 capture_output=True, check=False).returncode == 0
+    except OSError:
+        mounted = False
+    if not mounted:
+        pytest.skip("needs to mount a 3 MB tmpfs (root)")
+    roomy = tmp_path / "roomy"
+    try:
+        ck = small / "ck"
+        p = cli(*kraft_args(L3), "--master", "local[2]", "--checkpoint-dir", str(ck),
+                "--format", "json", "-q")
+        out, err = p.communicate(timeout=600)
+        assert p.returncode == 2, err
+        assert json.loads(out)["status"] == "error"
+        assert "No space left on device" in err and "Traceback" not in err
+        assert "--resume" in err
+        level = json.loads((ck / "manifest.json").read_text())["level"]
+        assert level >= 1
+        shutil.copytree(ck, roomy)
+    finally:
+        subprocess.run(["umount", str(small)], check=False)
+    assert_resumes_to_local([*kraft_args(L3), "--master", "local[2]", "--checkpoint-dir",
+                             str(roomy), "--format", "json", "-q"], L3)
