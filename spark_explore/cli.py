@@ -83,8 +83,9 @@ def _under_spark_submit() -> bool:
               help="Buckets (shards engine) or partitions (dataframe engine) of the state "
                    "set (default: 2 x the cores Spark offers).")
 @click.option("--checkpoint-dir", type=click.Path(file_okay=False), default=None,
-              help="Commit every finished level here (Parquet + manifest.json); on a "
-                   "cluster it must be storage every host shares.")
+              help="Commit every finished level here (level files + manifest.json); on "
+                   "a multi-host cluster it must be storage every host mounts at the same "
+                   "path.")
 @click.option("--resume", is_flag=True,
               help="Continue the run checkpointed in --checkpoint-dir.")
 @click.option("--conf", "confs", multiple=True, metavar="K=V",

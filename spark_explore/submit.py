@@ -16,7 +16,8 @@ with the same codes (0 ok, 1 violation or deadlock, 2 usage, spec or Spark error
 The spec, ``modelcheck``, ``invariants`` and ``spark_explore`` are shipped to the
 executors as a zip, so executors need only Python with numpy and pyarrow (the
 interpreter of ``spark.pyspark.python``). On a multi-host cluster give
-``--checkpoint-dir`` on storage every host shares (for fault tolerance and resume).
+``--checkpoint-dir`` on storage every host mounts at the same path: the default
+``shards`` engine keeps the run's files there (and it is what ``--resume`` reads).
 
 ``spark-submit`` runs this driver with its stderr merged into its stdout (Spark's
 ``PythonRunner`` redirects the error stream), so progress lines, notes and warnings
