@@ -78,3 +78,16 @@ def assert_replays(spec, trace) -> None:
         nxt = k.step(cells, inst)
         assert nxt == layout.cells_from_values(step.state)
         cells = nxt
+
+
+def random_walk(kernel: Kernel, choices: list[int], start: int = 0) -> list[int]:
+    """The state reached from initial state ``start`` (modulo their number) by taking,
+    at each step, successor ``choice`` (modulo their number); stops at a deadlock."""
+    inits = kernel.initial_states()
+    cells = inits[start % len(inits)]
+    for c in choices:
+        succ = kernel.successors(cells)
+        if not succ:
+            break
+        cells = succ[c % len(succ)][1]
+    return cells

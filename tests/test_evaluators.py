@@ -9,6 +9,7 @@ action-property verdicts.
 from __future__ import annotations
 
 import numpy as np
+from bruteforce import random_walk
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -22,16 +23,6 @@ SPECS = [
     KRaftBrokerBugEpochReuse(N=3, P=1, MaxLog=5, MaxRestarts=2),
     TwoPhaseCommit(RMs=3),
 ]
-
-
-def random_walk(kernel: Kernel, choices: list[int]) -> list[int]:
-    cells = kernel.initial_states()[0]
-    for c in choices:
-        succ = kernel.successors(cells)
-        if not succ:
-            break
-        cells = succ[c % len(succ)][1]
-    return cells
 
 
 @settings(max_examples=60, deadline=None)

@@ -6,7 +6,7 @@ import json
 
 import numpy as np
 import pytest
-from bruteforce import assert_replays
+from bruteforce import assert_replays, random_walk
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -177,17 +177,6 @@ EVAL_SPECS = [
 ]
 
 
-def _random_walk(kernel: Kernel, start: int, choices: list[int]) -> list[int]:
-    inits = kernel.initial_states()
-    cells = inits[start % len(inits)]
-    for c in choices:
-        succ = kernel.successors(cells)
-        if not succ:
-            break
-        cells = succ[c % len(succ)][1]
-    return cells
-
-
 @settings(max_examples=20, deadline=None)
 @given(spec_index=st.integers(0, len(EVAL_SPECS) - 1),
        walks=st.lists(st.tuples(st.integers(0, 8), st.lists(st.integers(0, 1000), max_size=30)),
@@ -195,7 +184,7 @@ def _random_walk(kernel: Kernel, start: int, choices: list[int]) -> list[int]:
 def test_batch_and_scalar_agree(spec_index: int, walks: list) -> None:
     spec = EVAL_SPECS[spec_index]
     k = Kernel(spec, symmetry=False)
-    states = [_random_walk(k, start, w) for start, w in walks]
+    states = [random_walk(k, w, start) for start, w in walks]
     ex = k.expand(np.stack([spec.layout.pack(c) for c in states]))
     for row, cells in enumerate(states):
         scalar = sorted((inst.id, k.fingerprint(nxt)) for inst, nxt in k.successors(cells))
