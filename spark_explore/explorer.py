@@ -37,12 +37,15 @@ The driver holds only per-level counters; never the visited set or a frontier.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import functools
 import resource
+import signal
+import threading
 import time
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -280,7 +283,7 @@ class SparkExplorer:
             self.P = p
             self.store = self._choose_store(spark)
             self._prefix = f"mc_{uuid.uuid4().hex[:10]}"
-            with run_conf(spark, p):
+            with run_conf(spark, p), self._cancel_on_sigint(spark):
                 res = self._explore(t0, target, ident, manifest)
         finally:
             self._drop_tables()
@@ -291,6 +294,38 @@ class SparkExplorer:
                 except Exception:  # noqa: BLE001
                     pass
         return res
+
+    @contextlib.contextmanager
+    def _cancel_on_sigint(self, spark: Any) -> Iterator[None]:
+        """Ctrl-C cancels the running Spark job (from another thread) and ends the run
+        with the levels finished so far, instead of interrupting a py4j call midway
+        (which breaks the connection and makes PySpark log stack traces). A second
+        Ctrl-C interrupts at once."""
+        if threading.current_thread() is not threading.main_thread():
+            yield
+            return
+
+        def cancel() -> None:
+            try:
+                spark.sparkContext.cancelAllJobs()
+            except Exception:  # noqa: BLE001 - the session may be going away
+                pass
+
+        def handler(signum: int, frame: Any) -> None:
+            if self._interrupted:
+                raise KeyboardInterrupt
+            self._interrupted = True
+            threading.Thread(target=cancel, name="modelcheck-cancel", daemon=True).start()
+
+        previous = signal.signal(signal.SIGINT, handler)
+        try:
+            yield
+        finally:
+            signal.signal(signal.SIGINT, previous)
+
+    def _check_interrupt(self) -> None:
+        if self._interrupted:
+            raise KeyboardInterrupt
 
     def _default_partitions(self, cores: int) -> int:
         """Partitions of the state set when ``partitions`` is not given."""
@@ -377,6 +412,7 @@ class SparkExplorer:
                          prior_seconds)
         try:
             while True:
+                self._check_interrupt()
                 lt = time.perf_counter()
                 n = self._sizes[depth]
                 can_expand = self.max_depth is None or depth < self.max_depth

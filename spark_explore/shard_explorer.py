@@ -217,6 +217,7 @@ class ShardExplorer(SparkExplorer):
                                prior)
         try:
             while True:
+                self._check_interrupt()
                 lt = time.perf_counter()
                 cur = pending
                 n = self._sizes[depth]

@@ -532,3 +532,28 @@ def test_full_checkpoint_dir_keeps_committed_levels(tmp_path: Path) -> None:
         subprocess.run(["umount", str(small)], check=False)
     assert_resumes_to_local([*kraft_args(L3), "--master", "local[2]", "--checkpoint-dir",
                              str(roomy), "--format", "json", "-q"], L3)
+
+
+def test_cli_ctrl_c_gives_the_finished_levels() -> None:
+    """SIGINT (Ctrl-C) mid-run: exit 3, status incomplete, the levels finished so far
+    (a prefix of the local explorer's level table), and no stack trace."""
+    p = cli(*kraft_args(L3), "--master", "local[2]", "--format", "json")
+    assert p.stderr is not None
+    seen: list[str] = []
+    for line in p.stderr:
+        seen.append(line)
+        if " level   5 " in line:
+            p.send_signal(signal.SIGINT)
+            break
+    else:
+        pytest.fail("the run ended before level 5: " + "".join(seen))
+    out, err = p.communicate(timeout=300)
+    assert p.returncode == 3, err
+    assert "Traceback" not in err
+    got = json.loads(out)
+    assert (got["status"], got["reason"]) == ("incomplete", "interrupted")
+    want = Explorer(kraft(**L3)).run().to_json()
+    n = len(got["levels"])
+    assert n >= 6
+    assert levels_of(got) == levels_of(want)[:n]
+    assert got["distinct_states"] == sum(lv["new"] for lv in want["levels"][:n]) + 1
