@@ -199,9 +199,10 @@ class RunDir:
             if child.name not in wanted:
                 shutil.rmtree(child, ignore_errors=True)
 
-    def bytes_on_disk(self) -> int:
+    def bytes_on_disk(self, sub: str = "runs") -> int:
+        """Bytes of the files under the subdirectory ``sub`` of the run directory."""
         total = 0
-        for root, _, files in os.walk(self.path / "runs"):
+        for root, _, files in os.walk(self.path / sub):
             for f in files:
                 try:
                     total += os.path.getsize(os.path.join(root, f))

@@ -362,26 +362,14 @@ class SparkExplorer:
     def _explore(self, t0: float, target: str, ident: dict[str, Any],
                  manifest: dict[str, Any] | None) -> Result:
         k = self.kernel
-        layout = self.layout
         n_act = len(k.actions)
-        res = Result(spec=self.spec.name, constants=dict(self.spec.constants), status="ok",
-                     fingerprint="exact" if layout.exact else "hash64",
-                     state_bits=layout.bits, backend="spark",
-                     symmetry=list(k.symmetry.names) if k.symmetry else [],
-                     checked={"invariants": [p.name for p in k.invariants],
-                              "properties": [p.name for p in k.properties],
-                              "deadlock": ["on" if k.check_deadlock else "off"]})
+        res = self._new_result()
         fired = np.zeros(n_act, dtype=np.int64)
         new_by_action = np.zeros(n_act, dtype=np.int64)
         generated = 0
         prior_seconds = 0.0
         violation: Violation | None = None
-        self._cfg = WorkerConfig(target=target,
-                                 constants=tuple(self.spec.constants.items()),
-                                 invariants=self.invariant_names,
-                                 check_deadlock=self.check_deadlock,
-                                 symmetry=self.symmetry,
-                                 n_words=layout.n_words, chunk=self.chunk)
+        self._cfg = self._worker_config(target)
         # new_by_action is counted by the workers when they read a frontier (each state
         # carries the action that reached it): levels 1..counted are in it so far.
         if manifest is not None:
@@ -438,38 +426,16 @@ class SparkExplorer:
                                              time.perf_counter() - lt))
                 if n_new:
                     self._sizes.append(n_new)
-                if summ.dead_min is not None:
-                    violation = self._call(depth, self._deadlock_violation, depth,
-                                           summ.dead_min)
-                    res.status = "deadlock"
-                    break
-                if summ.prop_min:
-                    violation = self._call(depth, self._property_violation, depth,
-                                           summ.prop_min)
-                    res.status = "violation"
-                    break
-                if self.progress is not None:
-                    now = time.perf_counter()
-                    self.progress(LevelProgress(depth, n, n_new, int(level_fired.sum()),
-                                                sum(self._sizes), now - lt,
-                                                now - t0 + prior_seconds))
-                if not can_expand:
-                    res.status = "incomplete"
-                    res.reason = f"--max-depth {self.max_depth} reached"
-                    break
-                if n_new == 0:
+                stop, violation = self._level_end(res, depth, n, n_new, int(level_fired.sum()),
+                                                  summ.dead_min, summ.prop_min, can_expand,
+                                                  lt, t0 - prior_seconds)
+                if stop:
                     break
                 depth += 1
                 self._commit(ident, depth, generated, fired, new_by_action, counted, res, t0,
                              prior_seconds)
         except KeyboardInterrupt:
-            self._interrupted = True
-            try:
-                self.spark.sparkContext.cancelAllJobs()
-            except Exception:  # noqa: BLE001
-                pass
-            res.status = "incomplete"
-            res.reason = "interrupted"
+            self._stop_interrupted(res)
         # Levels whose states were found but never expanded: count how they were reached.
         for d in range(counted + 1, len(self._sizes)):
             try:
@@ -477,20 +443,80 @@ class SparkExplorer:
             except (ModelcheckError, KeyboardInterrupt):
                 if not self._interrupted:
                     raise
+        self._complete(res, violation, generated, fired, new_by_action, t0 - prior_seconds,
+                       "runs")
+        res.memory["runs"] = len(self._runs)
+        return res
+
+    # ------------------------------------------------------- shared by both engines
+    def _new_result(self) -> Result:
+        k = self.kernel
+        layout = self.layout
+        return Result(spec=self.spec.name, constants=dict(self.spec.constants), status="ok",
+                      fingerprint="exact" if layout.exact else "hash64",
+                      state_bits=layout.bits, backend="spark",
+                      symmetry=list(k.symmetry.names) if k.symmetry else [],
+                      checked={"invariants": [p.name for p in k.invariants],
+                               "properties": [p.name for p in k.properties],
+                               "deadlock": ["on" if k.check_deadlock else "off"]})
+
+    def _worker_config(self, target: str) -> WorkerConfig:
+        """What executors need to rebuild this run's kernel."""
+        return WorkerConfig(target=target, constants=tuple(self.spec.constants.items()),
+                            invariants=self.invariant_names,
+                            check_deadlock=self.check_deadlock, symmetry=self.symmetry,
+                            n_words=self.layout.n_words, chunk=self.chunk)
+
+    def _level_end(self, res: Result, depth: int, n: int, n_new: int, generated: int,
+                   dead_min: int | None, prop_min: dict[int, tuple[int, int, int]],
+                   can_expand: bool, lt: float, start: float) -> tuple[bool, Violation | None]:
+        """After level ``depth`` is recorded: the violation rule (deadlock, then action
+        property), progress, and whether the run stops here. ``start`` is the run's
+        start on the ``perf_counter`` clock (earlier by the time before a resume)."""
+        if dead_min is not None:
+            res.status = "deadlock"
+            return True, self._call(depth, self._deadlock_violation, depth, dead_min)
+        if prop_min:
+            res.status = "violation"
+            return True, self._call(depth, self._property_violation, depth, prop_min)
+        if self.progress is not None:
+            now = time.perf_counter()
+            self.progress(LevelProgress(depth, n, n_new, generated, sum(self._sizes),
+                                        now - lt, now - start))
+        if not can_expand:
+            res.status = "incomplete"
+            res.reason = f"--max-depth {self.max_depth} reached"
+            return True, None
+        return n_new == 0, None
+
+    def _stop_interrupted(self, res: Result) -> None:
+        """Ctrl-C: cancel what still runs; the run ends with the levels finished so far."""
+        self._interrupted = True
+        try:
+            self.spark.sparkContext.cancelAllJobs()
+        except Exception:  # noqa: BLE001
+            pass
+        res.status = "incomplete"
+        res.reason = "interrupted"
+
+    def _complete(self, res: Result, violation: Violation | None, generated: int,
+                  fired: np.ndarray, new_by_action: np.ndarray, start: float,
+                  files: str) -> None:
+        """Fill in the totals of a finished (or stopped) run; ``files`` is the run
+        directory's subdirectory holding the explored states."""
         res.violation = violation
         res.distinct_states = sum(self._sizes)
         res.generated_states = generated
         res.depth = len(self._sizes) - 1
-        res.seconds = time.perf_counter() - t0 + prior_seconds
-        res.coverage = coverage_table(k.actions, fired, new_by_action)
-        res.collision_probability = collision_probability(res.distinct_states, layout.exact)
+        res.seconds = time.perf_counter() - start
+        res.coverage = coverage_table(self.kernel.actions, fired, new_by_action)
+        res.collision_probability = collision_probability(res.distinct_states,
+                                                          self.layout.exact)
         res.memory = {
             "driver_peak_rss_bytes": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
-            "run_dir_bytes": self.rundir.bytes_on_disk(),
+            "run_dir_bytes": self.rundir.bytes_on_disk(files),
             "partitions": self.P,
-            "runs": len(self._runs),
         }
-        return res
 
     # ------------------------------------------------------------ runs
     def _word_cols(self) -> list[str]:

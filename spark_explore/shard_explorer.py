@@ -26,7 +26,6 @@ needed are deleted; ``--resume`` continues from there.
 from __future__ import annotations
 
 import functools
-import os
 import shutil
 import time
 from collections.abc import Sequence
@@ -38,12 +37,11 @@ import numpy as np
 
 from modelcheck.errors import SpecEvaluationError
 from modelcheck.explorer import coverage_table
-from modelcheck.layout import collision_probability
 from modelcheck.result import LevelStats, Result, Violation
 from modelcheck.store import dedupe_min
 
 from .checkpoint import CheckpointError
-from .explorer import LevelProgress, SparkExplorer
+from .explorer import SparkExplorer
 from .session import SparkBackendError
 from .shards import (
     INIT,
@@ -57,7 +55,6 @@ from .shards import (
     visited_dir,
     write_candidates,
 )
-from .worker import WorkerConfig
 
 __all__ = ["ShardExplorer"]
 
@@ -164,22 +161,10 @@ class ShardExplorer(SparkExplorer):
     def _explore(self, t0: float, target: str, ident: dict[str, Any],
                  manifest: dict[str, Any] | None) -> Result:
         k = self.kernel
-        layout = self.layout
         n_act = len(k.actions)
         K = self.P
-        res = Result(spec=self.spec.name, constants=dict(self.spec.constants), status="ok",
-                     fingerprint="exact" if layout.exact else "hash64",
-                     state_bits=layout.bits, backend="spark",
-                     symmetry=list(k.symmetry.names) if k.symmetry else [],
-                     checked={"invariants": [p.name for p in k.invariants],
-                              "properties": [p.name for p in k.properties],
-                              "deadlock": ["on" if k.check_deadlock else "off"]})
-        self._cfg = WorkerConfig(target=target,
-                                 constants=tuple(self.spec.constants.items()),
-                                 invariants=self.invariant_names,
-                                 check_deadlock=self.check_deadlock,
-                                 symmetry=self.symmetry,
-                                 n_words=layout.n_words, chunk=self.chunk)
+        res = self._new_result()
+        self._cfg = self._worker_config(target)
         self._scfg = ShardConfig(self._cfg, str(self._root), K)
         fired = np.zeros(n_act, dtype=np.int64)
         new_by_action = np.zeros(n_act, dtype=np.int64)
@@ -247,25 +232,10 @@ class ShardExplorer(SparkExplorer):
                     assert nxt is not None
                     self._sizes.append(n_new)
                     new_by_action += nxt.reached
-                if cur.dead_min is not None:
-                    violation = self._call(depth, self._deadlock_violation, depth,
-                                           cur.dead_min)
-                    res.status = "deadlock"
-                    break
-                if cur.prop_min:
-                    violation = self._call(depth, self._property_violation, depth,
-                                           cur.prop_min)
-                    res.status = "violation"
-                    break
-                if self.progress is not None:
-                    now = time.perf_counter()
-                    self.progress(LevelProgress(depth, n, n_new, level_fired, sum(self._sizes),
-                                                now - lt, now - t0 + prior))
-                if not can_expand:
-                    res.status = "incomplete"
-                    res.reason = f"--max-depth {self.max_depth} reached"
-                    break
-                if n_new == 0:
+                stop, violation = self._level_end(res, depth, n, n_new, level_fired,
+                                                  cur.dead_min, cur.prop_min, can_expand, lt,
+                                                  t0 - prior)
+                if stop:
                     break
                 assert nxt is not None
                 depth += 1
@@ -273,27 +243,8 @@ class ShardExplorer(SparkExplorer):
                 self._commit_level(ident, depth, pending, generated, fired, new_by_action,
                                    res, t0, prior)
         except KeyboardInterrupt:
-            self._interrupted = True
-            try:
-                self.spark.sparkContext.cancelAllJobs()
-            except Exception:  # noqa: BLE001
-                pass
-            res.status = "incomplete"
-            res.reason = "interrupted"
-        res.violation = violation
-        res.distinct_states = sum(self._sizes)
-        res.generated_states = generated
-        res.depth = len(self._sizes) - 1
-        res.seconds = time.perf_counter() - t0 + prior
-        res.coverage = coverage_table(k.actions, fired, new_by_action)
-        res.collision_probability = collision_probability(res.distinct_states, layout.exact)
-        import resource
-
-        res.memory = {
-            "driver_peak_rss_bytes": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
-            "run_dir_bytes": self.rundir_bytes(),
-            "partitions": K,
-        }
+            self._stop_interrupted(res)
+        self._complete(res, violation, generated, fired, new_by_action, t0 - prior, "shards")
         return res
 
     def _can_expand(self, depth: int) -> bool:
@@ -417,13 +368,3 @@ class ShardExplorer(SparkExplorer):
         for child in self._root.iterdir():
             if child.name not in keep:
                 shutil.rmtree(child, ignore_errors=True)
-
-    def rundir_bytes(self) -> int:
-        total = 0
-        for root, _, files in os.walk(self._root):
-            for f in files:
-                try:
-                    total += os.path.getsize(os.path.join(root, f))
-                except OSError:
-                    pass
-        return total
