@@ -1,20 +1,15 @@
 """Level-synchronous breadth-first exploration with exact, deterministic results.
 
-Per level the frontier (sorted by fingerprint) is processed in batches by the
-:class:`~modelcheck.kernel.Kernel`: invariants on the level's states, then every
-action instance, action properties on every transition (also into states seen
-before), deadlocks. Successors are de-duplicated within the batch and against
-the visited set; at the end of the level the candidates from all batches are
-merged, keeping for each new state the parent with the smallest fingerprint
-(then the smallest action id). Nothing depends on batch size or timing, so
-counts, depth and the counterexample are the same on every run.
+Per level the frontier (sorted by fingerprint) is expanded by the level engine
+(:class:`~modelcheck.engine.LevelExpansion`), which applies the one level rule of
+:mod:`modelcheck.engine` (invariants first, then expansion; the first problem in
+fingerprint order decides; spec errors are reported by the same rule). Successors
+are de-duplicated per flush and against the visited set; at the end of the level
+the candidates are merged, keeping for each new state the parent with the
+smallest fingerprint (then the smallest action id). Counts, depth, coverage and
+the counterexample therefore do not depend on the batch size or on timing.
 
-Violation rule: the first level with a violation is finished, then the shortest
-counterexample is taken: an invariant violated by a state of level ``d`` (trace of
-``d + 1`` states; the smallest violating fingerprint) before a deadlock at level
-``d`` (also ``d + 1`` states) before an action property violated by a transition
-out of level ``d`` (``d + 2`` states; smallest target fingerprint, then parent,
-then action). The trace is rebuilt by replaying the spec along stored parents.
+Traces are rebuilt by replaying the spec along stored parents.
 """
 
 from __future__ import annotations
@@ -26,9 +21,15 @@ from typing import Any
 
 import numpy as np
 
-from .kernel import Expansion, Kernel
+from .config import CheckConfig
+from .engine import LevelExpansion, LevelFindings, TransitionHook, Verdict, initial_states, report
+from .engine import rebuild_trace as rebuild_trace
+from .kernel import Kernel
 from .layout import collision_probability
-from .result import ActionCoverage, LevelStats, Result, TraceStep, Violation
+from .library import Library
+from .library import catalog as library_catalog
+from .library import lookup as library_lookup
+from .result import ActionCoverage, LevelStats, Result, Violation
 from .spec import ActionInstance, PredicateDecl, Spec
 from .store import NO_PARENT, FingerprintSet, LevelStore, dedupe_min
 
@@ -52,14 +53,16 @@ class Progress:
         return self.distinct / self.seconds if self.seconds > 0 else 0.0
 
 
-def select_checks(spec: Spec, names: Sequence[str] | None) -> tuple[list[PredicateDecl],
-                                                                    list[PredicateDecl]]:
+def select_checks(spec: Spec, names: Sequence[str] | None,
+                  library: Library | None = library_lookup
+                  ) -> tuple[list[PredicateDecl], list[PredicateDecl]]:
     """The invariants and action properties to check: all of the spec's (``None``), or
     those named (an empty list checks none).
 
-    Names are looked up in the spec, then in the reusable library
-    (``invariants`` package), where a predicate applies to any spec with the
-    variables it reads.
+    Names are looked up in the spec, then with ``library`` (default: the registered
+    predicate libraries, :mod:`modelcheck.library`, such as the reusable
+    ``invariants`` package, whose predicates apply to any spec with the variables
+    they read).
     """
     if names is None:
         return list(spec.invariants), list(spec.properties)
@@ -70,55 +73,70 @@ def select_checks(spec: Spec, names: Sequence[str] | None) -> tuple[list[Predica
     own = {p.name: p for p in (*spec.invariants, *spec.properties)}
     for name in names:
         p = own.get(name)
-        if p is None:
-            try:
-                from invariants import lookup
-            except ImportError:  # pragma: no cover - the library ships with modelcheck
-                lookup = None  # type: ignore[assignment]
-            p = lookup(name) if lookup is not None else None
+        if p is None and library is not None:
+            p = library(name)
         if p is None:
             known = ", ".join(own) or "none"
-            try:
-                from invariants import catalog
-
-                lib = ", ".join(catalog())
-            except ImportError:  # pragma: no cover
-                lib = ""
+            lib = ""
+            if library is library_lookup:
+                lib = f" nor in the invariants library ({', '.join(library_catalog())})"
+            elif library is not None:
+                lib = " nor in the given predicate library"
             raise UsageError(
                 f"--invariant {name}: no invariant or action property of that name in spec "
-                f"{spec.name} (it declares: {known}) nor in the invariants library "
-                f"({lib})."
+                f"{spec.name} (it declares: {known}){lib}."
             )
         (invs if p.kind == "invariant" else props).append(p)
     return invs, props
 
 
 class Explorer:
-    """Breadth-first exhaustive exploration of a bound spec."""
+    """Breadth-first exhaustive exploration of a bound spec.
+
+    ``config`` says what to check and how (:class:`~modelcheck.config.CheckConfig`);
+    keyword ``options`` override its fields (``Explorer(spec, max_depth=5)``).
+    ``library`` looks up predicates named in ``config.invariants`` that the spec does
+    not declare (default: the registered predicate libraries). ``on_transitions``
+    receives every batch of transitions into stored states (see
+    :class:`~modelcheck.engine.LevelExpansion`).
+    """
 
     def __init__(
         self,
         spec: Spec,
+        config: CheckConfig | None = None,
         *,
-        invariants: Sequence[str] | None = None,
-        check_deadlock: bool | None = None,
-        symmetry: bool = True,
-        max_depth: int | None = None,
-        batch_size: int = 1 << 16,
+        library: Library | None = library_lookup,
         progress: Callable[[Progress], None] | None = None,
         progress_interval: float = 3.0,
-        spill_dir: str | None = None,
+        on_transitions: TransitionHook | None = None,
+        **options: Any,
     ) -> None:
-        invs, props = select_checks(spec, invariants)
+        cfg = config or CheckConfig()
+        if options:
+            if "invariants" in options and options["invariants"] is not None:
+                options["invariants"] = tuple(options["invariants"])
+            try:
+                cfg = cfg.replace(**options)
+            except TypeError as e:
+                raise TypeError(f"Explorer: {e}") from None
+        self.config = cfg
+        invs, props = select_checks(spec, cfg.invariants, library)
         self.spec = spec
         self.kernel = Kernel(spec, invariants=invs, properties=props,
-                             check_deadlock=check_deadlock, symmetry=symmetry)
+                             check_deadlock=cfg.check_deadlock, symmetry=cfg.symmetry)
         self.layout = spec.layout
-        self.max_depth = max_depth
-        self.batch_size = batch_size
         self.progress = progress
         self.progress_interval = progress_interval
-        self.spill_dir = spill_dir
+        self.on_transitions = on_transitions
+
+    @property
+    def max_depth(self) -> int | None:
+        return self.config.max_depth
+
+    @property
+    def batch_size(self) -> int:
+        return self.config.batch_size
 
     # ------------------------------------------------------------------ run
     def run(self) -> Result:
@@ -133,7 +151,7 @@ class Explorer:
                      checked={"invariants": [p.name for p in k.invariants],
                               "properties": [p.name for p in k.properties],
                               "deadlock": ["on" if k.check_deadlock else "off"]})
-        levels = LevelStore(self.spill_dir)
+        levels = LevelStore(self.config.spill_dir)
         try:
             return self._explore(res, levels, t0)
         finally:
@@ -147,80 +165,67 @@ class Explorer:
         new_by_action = np.zeros(n_act, dtype=np.int64)
         visited = FingerprintSet()
 
-        init_words, init_fps = k.initial_words()
-        ufps, _, rows = dedupe_min(init_fps, np.zeros(len(init_fps), dtype=np.int64))
-        frontier_words = init_words[rows]
-        levels.append(ufps, np.full(len(ufps), NO_PARENT, dtype=np.uint32))
-        visited.add_sorted(ufps)
+        init_fps, frontier_words, init_findings = initial_states(k)
+        levels.append(init_fps, np.full(len(init_fps), NO_PARENT, dtype=np.uint32))
+        visited.add_sorted(init_fps)
         generated = 0
         depth = 0
         last_report = t0
         violation: Violation | None = None
+        max_depth = self.config.max_depth
         try:
             while True:
                 lt = time.perf_counter()
                 level_fps = levels.levels[depth].fps
                 n = len(level_fps)
-                can_expand = self.max_depth is None or depth < self.max_depth
-                inv_hits: list[tuple[int, int]] = []  # (fp, invariant index)
-                deadlocks: list[np.ndarray] = []
-                prop_hits: list[tuple[int, int, int, int]] = []  # (child fp, parent, act, prop)
+                can_expand = max_depth is None or depth < max_depth
                 cand_fps: list[np.ndarray] = []
                 cand_keys: list[np.ndarray] = []
                 cand_words: list[np.ndarray] = []
-                level_fired = np.zeros(n_act, dtype=np.int64)
-                for start in range(0, n, self.batch_size):
-                    w = frontier_words[start:start + self.batch_size]
-                    ex = k.expand(w, expand=can_expand and not inv_hits)
-                    for j, bad in enumerate(ex.invariant_rows):
-                        for r in bad:
-                            inv_hits.append((int(level_fps[start + r]), j))
-                    if inv_hits:
-                        continue
-                    level_fired += ex.fired
-                    if len(ex.deadlock_rows):
-                        deadlocks.append(ex.deadlock_rows + start)
-                    for j, (pr, pa, pf) in enumerate(ex.property_hits):
-                        for r, a, f in zip(pr, pa, pf):
-                            prop_hits.append((int(f), int(r) + start, int(a), j))
-                    self._collect(ex, start, n_act, visited, cand_fps, cand_keys, cand_words)
+                lx = LevelExpansion(k, level_fps, frontier_words, expand=can_expand,
+                                    batch_size=self.config.batch_size, flush_rows=0,
+                                    on_transitions=self.on_transitions)
+                for u, kmin, w in lx.candidates():
+                    fresh = ~visited.contains(u)
+                    cand_fps.append(u[fresh])
+                    cand_keys.append(kmin[fresh])
+                    if w is not None:
+                        cand_words.append(w[fresh])
                     now = time.perf_counter()
                     if self.progress is not None and now - last_report >= self.progress_interval:
                         last_report = now
-                        self.progress(Progress(depth, len(visited), n - start - len(w),
+                        done = int(kmin.max()) // n_act + 1 if len(kmin) else 0
+                        self.progress(Progress(depth, len(visited), max(0, n - done),
                                                sum(len(c) for c in cand_fps),
-                                               generated + int(level_fired.sum()), now - t0))
+                                               generated + int(lx.findings.fired.sum()),
+                                               now - t0))
+                found = lx.findings
+                if depth == 0:
+                    found.merge(init_findings)
+                verdict = found.verdict()
+
                 def path_to(fp: int, d: int = depth) -> list[int]:
+                    if d == 0 and not visited.contains(np.array([fp], dtype=np.uint64))[0]:
+                        return [fp]  # an initial state outside the state constraints
                     return levels.path(d, levels.index_of(d, fp))
 
-                if inv_hits:
-                    inv_min: dict[int, int] = {}
-                    for f, j in inv_hits:
-                        inv_min[j] = min(inv_min.get(j, f), f)
-                    violation = invariant_violation(k, inv_min, path_to)
+                if verdict is not None and verdict.phase1:
+                    violation = report(k, verdict, path_to)
                     res.status = "violation"
                     break
-                generated += int(level_fired.sum())
-                fired += level_fired
+                level_fired = int(found.fired.sum())
+                generated += level_fired
+                fired += found.fired
                 new_fps, new_words, new_parents = self._merge(
                     cand_fps, cand_keys, cand_words, n_act, new_by_action)
-                res.levels.append(LevelStats(depth, n, len(new_fps), int(level_fired.sum()),
+                res.levels.append(LevelStats(depth, n, len(new_fps), level_fired,
                                              time.perf_counter() - lt))
                 if len(new_fps):
                     levels.append(new_fps, new_parents)
                     visited.add_sorted(new_fps)
-                if deadlocks:
-                    drows = np.concatenate(deadlocks)
-                    violation = deadlock_violation(k, int(level_fps[drows].min()), path_to)
-                    res.status = "deadlock"
-                    break
-                if prop_hits:
-                    prop_min: dict[int, tuple[int, int, int]] = {}
-                    for f, prow, a, j in prop_hits:
-                        hit = (f, int(level_fps[prow]), a)
-                        prop_min[j] = min(prop_min.get(j, hit), hit)
-                    violation = property_violation(k, prop_min, path_to)
-                    res.status = "violation"
+                if verdict is not None:
+                    violation = report(k, verdict, path_to)
+                    res.status = "deadlock" if verdict.kind == "deadlock" else "violation"
                     break
                 now = time.perf_counter()
                 if self.progress is not None and now - last_report >= self.progress_interval:
@@ -229,7 +234,7 @@ class Explorer:
                                            now - t0))
                 if not can_expand:
                     res.status = "incomplete"
-                    res.reason = f"--max-depth {self.max_depth} reached"
+                    res.reason = f"--max-depth {max_depth} reached"
                     break
                 if len(new_fps) == 0:
                     break
@@ -251,19 +256,6 @@ class Explorer:
         return res
 
     # ------------------------------------------------------------- helpers
-    def _collect(self, ex: Expansion, start: int, n_act: int, visited: FingerprintSet,
-                 cand_fps: list[np.ndarray], cand_keys: list[np.ndarray],
-                 cand_words: list[np.ndarray]) -> None:
-        if len(ex.child_fps) == 0:
-            return
-        keys = (ex.parent_rows + start) * n_act + ex.action_ids
-        u, kmin, rows = dedupe_min(ex.child_fps, keys)
-        fresh = ~visited.contains(u)
-        cand_fps.append(u[fresh])
-        cand_keys.append(kmin[fresh])
-        if not self.layout.exact:
-            cand_words.append(ex.child_words[rows[fresh]])
-
     def _merge(self, cand_fps: list[np.ndarray], cand_keys: list[np.ndarray],
                cand_words: list[np.ndarray], n_act: int,
                new_by_action: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -285,83 +277,28 @@ class Explorer:
         return u, words, parents
 
 
-def rebuild_trace(kernel: Kernel, fps: Sequence[int],
-                  last: tuple[PredicateDecl, int] | None = None) -> tuple[TraceStep, ...]:
-    """Replay the spec along a path of fingerprints, returning full states and actions.
-
-    At each step the successor with the wanted (canonical) fingerprint is taken,
-    the first in action order, so the trace is a real behaviour even under
-    symmetry reduction. ``last = (property, fp)`` appends one more step: the first
-    transition to ``fp`` that violates the action property.
-    """
-    layout = kernel.layout
-    cur: list[int] | None = None
-    for cells in kernel.initial_states():
-        if kernel.fingerprint(cells) == fps[0]:
-            cur = cells
-            break
-    if cur is None:  # pragma: no cover - would be an engine bug
-        raise RuntimeError("trace rebuild: no initial state has the recorded fingerprint")
-    steps = [TraceStep(None, {}, layout.values_from_cells(cur))]
-    targets: list[tuple[PredicateDecl | None, int]] = [(None, f) for f in fps[1:]]
-    if last is not None:
-        targets.append(last)
-    for prop, fp in targets:
-        found = None
-        for inst, nxt in kernel.successors(cur):
-            if kernel.fingerprint(nxt) != fp:
-                continue
-            if prop is not None and prop not in kernel.check_properties(cur, nxt):
-                continue
-            found = (inst, nxt)
-            break
-        if found is None:  # pragma: no cover - would be an engine bug
-            raise RuntimeError(f"trace rebuild: no successor has fingerprint {fp:#x}")
-        inst, cur = found
-        steps.append(TraceStep(inst.name, dict(inst.params), layout.values_from_cells(cur)))
-    return tuple(steps)
-
-
 def invariant_violation(kernel: Kernel, inv_min: Mapping[int, int],
                         path_to: Callable[[int], list[int]]) -> Violation:
-    """The violation to report for a level's invariant hits (the violation rule).
-
-    ``inv_min`` maps an invariant's index to the smallest fingerprint of the level
-    violating it; ``path_to(fp)`` gives the fingerprints from an initial state to
-    ``fp``. The smallest fingerprint wins, then the first invariant; the others it
-    violates are listed as ``also_violated``.
-    """
-    fp = min(inv_min.values())
-    js = sorted(j for j, f in inv_min.items() if f == fp)
-    name = kernel.invariants[js[0]].name
-    also = sorted({kernel.invariants[j].name for j in js[1:]} - {name})
-    return Violation(name, "invariant", rebuild_trace(kernel, path_to(fp)), tuple(also))
+    """The violation the level rule reports for per-invariant smallest violating fps."""
+    f = LevelFindings(len(kernel.actions), inv_min=dict(inv_min))
+    v = f.verdict()
+    assert v is not None
+    return report(kernel, v, path_to)
 
 
 def deadlock_violation(kernel: Kernel, fp: int,
                        path_to: Callable[[int], list[int]]) -> Violation:
     """The deadlock to report: state ``fp`` (the level's smallest deadlocked one)."""
-    return Violation("Deadlock", "deadlock", rebuild_trace(kernel, path_to(fp)))
+    return report(kernel, Verdict("deadlock", fp), path_to)
 
 
 def property_violation(kernel: Kernel, prop_min: Mapping[int, tuple[int, int, int]],
                        path_to: Callable[[int], list[int]]) -> Violation:
-    """The violation to report for a level's action-property hits (the violation rule).
-
-    ``prop_min`` maps a property's index to its smallest violating transition
-    ``(target fp, parent fp, action id)``; the smallest transition wins, then the
-    first property. ``also_violated`` lists the other properties the transition
-    violates and the invariants its target state violates.
-    """
-    best = min(prop_min.values())
-    js = sorted(j for j, hit in prop_min.items() if hit == best)
-    prop = kernel.properties[js[0]]
-    also = sorted({kernel.properties[j].name for j in js[1:]} - {prop.name})
-    child, parent, _ = best
-    trace = rebuild_trace(kernel, path_to(parent), last=(prop, child))
-    final = kernel.layout.cells_from_values(trace[-1].state)
-    also += [p.name for p in kernel.check_invariants(final)]
-    return Violation(prop.name, "action", trace, tuple(also))
+    """The violation the level rule reports for per-property smallest transitions."""
+    f = LevelFindings(len(kernel.actions), prop_min=dict(prop_min))
+    v = f.verdict()
+    assert v is not None
+    return report(kernel, v, path_to)
 
 
 def coverage_table(actions: Sequence[ActionInstance], fired: np.ndarray,

@@ -1,10 +1,13 @@
 """The successor kernel: one spec, two evaluators (one state, or a batch of states).
 
 :class:`Kernel` is the only code that runs a spec's actions and predicates. The
-explorer, trace replay, the simulator and the Spark backend all call it.
+level engine (:mod:`modelcheck.engine`, which the local explorer and the Spark
+backend drive), trace replay and the state-graph export all call it.
 
 * :meth:`Kernel.successors` evaluates one state with numpy scalars: used to
-  replay traces, rebuild counterexamples and pinpoint errors.
+  replay traces, rebuild counterexamples, pinpoint errors and expand a single
+  state (:meth:`Kernel.successors_checked` adds the action properties and the
+  state constraints).
 * :meth:`Kernel.expand` evaluates a batch of packed states as numpy columns:
   invariants on the batch, every action instance's guard and assignments, action
   properties on every enabled transition, deadlocks. Successor fingerprints are
@@ -54,8 +57,13 @@ class Expansion:
     deadlock_rows: np.ndarray
     #: per checked action property: (parent rows, action ids, child fingerprints) violating it
     property_hits: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = field(default_factory=list)
-    #: rows excluded from expansion by a state constraint
-    constrained_rows: np.ndarray | None = None
+    #: per checked invariant: transitions (parent rows, action ids, child fingerprints)
+    #: into successors outside the state constraints that violate it (TLC checks the
+    #: invariants on such successors, but never stores or expands them)
+    outside_hits: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = field(default_factory=list)
+    #: enabled transitions into successors outside the state constraints (not in
+    #: ``child_*``)
+    outside: int = 0
 
     @property
     def generated(self) -> int:
@@ -205,6 +213,13 @@ class Kernel:
         """Check invariants on a batch of packed states and, if ``expand``, generate successors.
 
         ``words`` has shape ``(n, k)``. Parent rows in the result index ``words``.
+        When a state of the batch violates an invariant nothing is expanded: the
+        level ends with that violation, whatever the successors are.
+
+        Successors outside the state constraints (TLC's ``CONSTRAINT``) are checked
+        against the invariants (``outside_hits``) and left out of ``child_*``; they
+        still count as enabled transitions, so a state whose only successors are
+        outside the constraints is not a deadlock.
         """
         n = len(words)
         if n == 1:
@@ -218,21 +233,11 @@ class Kernel:
         fired = np.zeros(len(self.actions), dtype=np.int64)
         empty_w = np.zeros((0, layout.n_words), dtype=_U64)
         empty_i = np.zeros(0, dtype=np.int64)
-        if not expand or n == 0:
+        if not expand or n == 0 or any(len(r) for r in inv_rows):
             return Expansion(n, inv_rows, empty_w, np.zeros(0, dtype=_U64), empty_i,
                              empty_i.astype(np.int32), fired, empty_i,
-                             [(empty_i, empty_i.astype(np.int32), np.zeros(0, dtype=_U64))
-                              for _ in self.properties])
-        allowed: np.ndarray | None = None
-        constrained = None
-        for p in self.constraints:
-            bad = self._pred_rows(p, s, None, words, None)
-            if len(bad):
-                if allowed is None:
-                    allowed = np.ones(n, dtype=bool)
-                allowed[bad] = False
-        if allowed is not None:
-            constrained = np.flatnonzero(~allowed)
+                             [_no_hits() for _ in self.properties],
+                             [_no_hits() for _ in self.invariants])
         any_enabled = np.zeros(n, dtype=bool) if self.check_deadlock else None
         out_words: list[np.ndarray] = []
         out_parent: list[np.ndarray] = []
@@ -247,8 +252,6 @@ class Kernel:
             except Exception as e:
                 raise self._locate_action_error(inst, words, e) from None
             mask = self._mask(g, n, inst.decl.fn, f"the guard of action {inst.label}", words)
-            if allowed is not None:
-                mask = mask & allowed
             rows = np.flatnonzero(mask)
             m = len(rows)
             if m == 0:
@@ -288,8 +291,6 @@ class Kernel:
                                         fps[bad]))
         deadlocks = empty_i
         if any_enabled is not None:
-            if allowed is not None:
-                any_enabled |= ~allowed
             deadlocks = np.flatnonzero(~any_enabled)
         if out_words:
             cw = np.concatenate(out_words)
@@ -298,15 +299,62 @@ class Kernel:
             ca = np.concatenate(out_action)
         else:
             cw, cf, cp, ca = empty_w, np.zeros(0, dtype=_U64), empty_i, empty_i.astype(np.int32)
-        prop_hits = []
-        for h in hits:
-            if h:
-                prop_hits.append((np.concatenate([x[0] for x in h]),
-                                  np.concatenate([x[1] for x in h]),
-                                  np.concatenate([x[2] for x in h])))
-            else:
-                prop_hits.append((empty_i, empty_i.astype(np.int32), np.zeros(0, dtype=_U64)))
-        return Expansion(n, inv_rows, cw, cf, cp, ca, fired, deadlocks, prop_hits, constrained)
+        prop_hits = [_cat_hits(h) for h in hits]
+        outside_hits = [_no_hits() for _ in self.invariants]
+        outside = 0
+        if self.constraints and len(cw):
+            keep = self.in_model_rows(cw)
+            if not keep.all():
+                out = np.flatnonzero(~keep)
+                outside = len(out)
+                ow = cw[out]
+                ov = self.batch_view(ow)
+                for j, p in enumerate(self.invariants):
+                    bad = self._pred_rows(p, ov, None, ow, None)
+                    if len(bad):
+                        sel = out[bad]
+                        outside_hits[j] = (cp[sel], ca[sel], cf[sel])
+                cw, cf, cp, ca = cw[keep], cf[keep], cp[keep], ca[keep]
+        return Expansion(n, inv_rows, cw, cf, cp, ca, fired, deadlocks, prop_hits,
+                         outside_hits, outside)
+
+    def in_model_rows(self, words: np.ndarray) -> np.ndarray:
+        """Mask of the packed states that satisfy every state constraint."""
+        if len(words) == 1:
+            return self.in_model_rows(np.repeat(words, 2, axis=0))[:1]
+        v = self.batch_view(words)
+        keep = np.ones(len(words), dtype=bool)
+        for p in self.constraints:
+            keep[self._pred_rows(p, v, None, words, None)] = False
+        return keep
+
+    # ------------------------------------------------------ one state, all checks
+    def check_state(self, cells: Sequence[int], *, expand: bool = True) -> None:
+        """Evaluate everything the batch evaluator evaluates on one state, in its order
+        (invariants, then every action with its action properties, then the state
+        constraints on the successors and the invariants on those outside them), only
+        to raise the :class:`SpecEvaluationError` it raises, if any."""
+        if self.check_invariants(cells) or not expand:
+            return
+        self.successors_checked(cells)
+
+    def successors_checked(self, cells: Sequence[int]
+                           ) -> list[tuple[ActionInstance, list[int], bool]]:
+        """Every enabled action instance of one state with its successor and whether
+        the successor satisfies the state constraints; action properties are evaluated
+        on every transition, and the invariants on successors outside the constraints
+        (so this raises what :meth:`expand` raises on this state)."""
+        out = []
+        succ = self.successors(cells)
+        for _inst, nxt in succ:
+            for p in self.properties:
+                self._eval_pred_scalar(p, cells, nxt)
+        for inst, nxt in succ:
+            inside = self.satisfies_constraints(nxt)
+            if not inside:
+                self.check_invariants(nxt)
+            out.append((inst, nxt, inside))
+        return out
 
     # ---------------------------------------------------------------- helpers
     def _stutter_verdict(self, p: PredicateDecl,
@@ -506,8 +554,23 @@ def _first_row(ex: Expansion) -> Expansion:
         ex.deadlock_rows[ex.deadlock_rows == 0],
         [(rows[rows == 0], acts[rows == 0], fps[rows == 0]) for rows, acts, fps in
          ex.property_hits],
-        None if ex.constrained_rows is None else ex.constrained_rows[ex.constrained_rows == 0],
+        [(rows[rows == 0], acts[rows == 0], fps[rows == 0]) for rows, acts, fps in
+         ex.outside_hits],
+        ex.outside // 2,
     )
+
+
+def _no_hits() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    return (np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int32),
+            np.zeros(0, dtype=_U64))
+
+
+def _cat_hits(h: list[tuple[np.ndarray, np.ndarray, np.ndarray]]
+              ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    if not h:
+        return _no_hits()
+    return (np.concatenate([x[0] for x in h]), np.concatenate([x[1] for x in h]),
+            np.concatenate([x[2] for x in h]))
 
 
 class _SubView:

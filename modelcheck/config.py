@@ -1,0 +1,59 @@
+"""The typed configuration of a check, built once (by the CLI or by :func:`check`).
+
+:class:`CheckConfig` says *what* to check and *how* to explore; every explorer
+(local, Spark) takes one, and the result records it (``Result.config``). Options
+that change only speed or memory (``batch_size``, ``spill_dir``) never change a
+result.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, replace
+from typing import Any
+
+__all__ = ["CheckConfig"]
+
+
+@dataclass(frozen=True)
+class CheckConfig:
+    """What to check and how to explore it."""
+
+    #: names of the invariants and action properties to check (the spec's, or from a
+    #: predicate library); ``None`` checks all of the spec's, ``()`` none
+    invariants: tuple[str, ...] | None = None
+    #: report states without enabled actions; ``None`` follows the spec's default
+    check_deadlock: bool | None = None
+    #: apply the spec's symmetry reduction
+    symmetry: bool = True
+    #: stop after this many steps from the initial states (``None``: no bound)
+    max_depth: int | None = None
+    #: states evaluated per batch (speed and memory only)
+    batch_size: int = 1 << 16
+    #: keep the BFS levels in files under this directory instead of memory
+    spill_dir: str | None = None
+    #: write a checkpoint here at the end of every level (and resume from it)
+    checkpoint_dir: str | None = None
+    resume: bool = False
+
+    def __post_init__(self) -> None:
+        if self.invariants is not None and not isinstance(self.invariants, tuple):
+            object.__setattr__(self, "invariants", tuple(self.invariants))
+        if self.batch_size < 1:
+            raise ValueError(f"batch_size must be at least 1, not {self.batch_size}")
+        if self.max_depth is not None and self.max_depth < 0:
+            raise ValueError(f"max_depth must be at least 0, not {self.max_depth}")
+
+    def replace(self, **changes: Any) -> CheckConfig:
+        return replace(self, **changes)
+
+    def to_json(self) -> dict[str, Any]:
+        d = asdict(self)
+        if d["invariants"] is not None:
+            d["invariants"] = list(d["invariants"])
+        return d
+
+    @property
+    def identity(self) -> dict[str, Any]:
+        """The options that decide a result (a checkpoint resumes only under these)."""
+        return {"invariants": None if self.invariants is None else list(self.invariants),
+                "check_deadlock": self.check_deadlock, "symmetry": self.symmetry}

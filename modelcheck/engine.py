@@ -1,0 +1,479 @@
+"""The level engine: expand one BFS level in batches and decide what the level found.
+
+Every explorer (the local one, :mod:`modelcheck.explorer`, and the Spark backend's
+per-bucket tasks) expands a level with :class:`LevelExpansion` and decides with
+:meth:`LevelFindings.verdict`; the one rule below is written once, here.
+
+A level is a set of states, handled in *fingerprint order* (the local explorer's
+frontier is sorted; a Spark bucket is sorted, and buckets' findings are merged by
+taking minima, which gives the same answer). Batches are consecutive runs of that
+order, so nothing below depends on the batch size, the chunk size or the number of
+partitions.
+
+**The level rule.** Two phases, each deciding by the smallest fingerprint:
+
+1. *Invariants.* Every state of the level is checked against the invariants. The
+   first state (in fingerprint order) that violates one, or on which evaluating one
+   raises, decides: a violation (the first invariant in declaration order, the
+   others it violates listed as ``also_violated``) or a spec error. Nothing of the
+   level is expanded and its successors are not counted.
+2. *Expansion* (only when phase 1 found nothing). Every state is expanded: actions,
+   action properties on every transition, the state constraints on successors and
+   the invariants on successors outside them. If evaluating any of these raises, the
+   error at the first state in fingerprint order is reported. Otherwise, in this
+   order: a deadlock (the smallest deadlocked state; trace of ``d + 1`` states), an
+   invariant violated by a successor outside the state constraints, then an action
+   property violated by a transition (both: the smallest transition by target
+   fingerprint, then parent fingerprint, then action id; trace of ``d + 2``
+   states). These finish the level first: its new states are counted.
+
+**State constraints** follow TLC's ``CONSTRAINT``: a successor outside them is
+checked against the invariants but never stored, counted or expanded; an initial
+state outside them likewise; a state whose successors are all outside them is not
+a deadlock (deadlock means no enabled action).
+
+Seams for tools built on the engine: ``on_transitions`` of :class:`LevelExpansion`
+sees every transition into a stored state (the state graph, for liveness and graph
+export), and :meth:`modelcheck.kernel.Kernel.successors_checked` expands a single
+state (simulation, interactive exploration).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import numpy as np
+
+from .errors import SpecEvaluationError
+from .kernel import Expansion, Kernel
+from .result import TraceStep, Violation
+from .spec import PredicateDecl
+from .store import dedupe_min
+
+__all__ = [
+    "LevelExpansion", "LevelFindings", "Verdict", "Hit", "ErrorAt", "TransitionHook",
+    "initial_states", "report", "rebuild_trace", "error_payload", "error_from_payload",
+]
+
+#: a transition ``(target fp, parent fp, action id)``; tuples order as the rule wants
+Hit = tuple[int, int, int]
+#: ``(parent fps, action ids, child fps)`` of a batch's transitions into stored states
+TransitionHook = Callable[[np.ndarray, np.ndarray, np.ndarray], None]
+
+
+@dataclass(frozen=True)
+class ErrorAt:
+    """A spec error at the state with fingerprint ``fp`` (picklable, JSON-able)."""
+
+    fp: int
+    message: str
+    where: str | None = None
+    what: str | None = None
+    state: dict[str, Any] | None = None
+
+    def exception(self) -> SpecEvaluationError:
+        return SpecEvaluationError(self.message, where=self.where, what=self.what,
+                                   state=self.state)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"fp": self.fp, "message": self.message, "where": self.where,
+                "what": self.what, "state": self.state}
+
+    @classmethod
+    def from_json(cls, d: Mapping[str, Any]) -> ErrorAt:
+        return cls(int(d["fp"]), str(d["message"]), d.get("where"), d.get("what"),
+                   d.get("state"))
+
+
+def error_payload(fp: int, e: SpecEvaluationError) -> ErrorAt:
+    return ErrorAt(int(fp), str(e), e.where, e.what, e.state)
+
+
+def error_from_payload(err: ErrorAt) -> SpecEvaluationError:
+    return err.exception()
+
+
+def _min_err(a: ErrorAt | None, b: ErrorAt | None) -> ErrorAt | None:
+    if a is None:
+        return b
+    if b is None:
+        return a
+    return a if a.fp <= b.fp else b
+
+
+def _min_into(d: dict[int, Any], j: int, v: Any) -> None:
+    if j not in d or v < d[j]:
+        d[j] = v
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """What ends the run at a level (see the module docstring for the order)."""
+
+    kind: Literal["invariant", "error", "deadlock", "outside", "property"]
+    #: invariant: the fp; deadlock: the fp; outside/property: the transition
+    at: Any = None
+    #: predicate indexes: the winner first, then the others at the same place
+    which: tuple[int, ...] = ()
+    error: ErrorAt | None = None
+    #: decided in phase 1: the level's successors are not counted
+    phase1: bool = False
+
+
+@dataclass
+class LevelFindings:
+    """What expanding a level (or a part of it) found. Parts merge by minima."""
+
+    n_actions: int
+    fired: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    #: phase 1: per invariant the smallest violating fp, and the smallest error
+    inv_min: dict[int, int] = field(default_factory=dict)
+    inv_error: ErrorAt | None = None
+    #: phase 2
+    exp_error: ErrorAt | None = None
+    dead_min: int | None = None
+    outside_min: dict[int, Hit] = field(default_factory=dict)
+    prop_min: dict[int, Hit] = field(default_factory=dict)
+    #: enabled transitions into successors outside the state constraints
+    outside: int = 0
+
+    def __post_init__(self) -> None:
+        if len(self.fired) != self.n_actions:
+            self.fired = np.zeros(self.n_actions, dtype=np.int64)
+
+    # ------------------------------------------------------------ merging
+    def merge(self, other: LevelFindings) -> None:
+        self.fired = self.fired + other.fired
+        for j, f in other.inv_min.items():
+            _min_into(self.inv_min, j, f)
+        self.inv_error = _min_err(self.inv_error, other.inv_error)
+        self.exp_error = _min_err(self.exp_error, other.exp_error)
+        if other.dead_min is not None:
+            self.dead_min = other.dead_min if self.dead_min is None else min(self.dead_min,
+                                                                             other.dead_min)
+        for j, hit in other.outside_min.items():
+            _min_into(self.outside_min, j, hit)
+        for j, hit in other.prop_min.items():
+            _min_into(self.prop_min, j, hit)
+        self.outside += other.outside
+
+    @property
+    def phase1_problem(self) -> bool:
+        return bool(self.inv_min) or self.inv_error is not None
+
+    # ------------------------------------------------------------ the rule
+    def verdict(self) -> Verdict | None:
+        """The problem that ends the run at this level, or None (the level rule)."""
+        if self.phase1_problem:
+            v = min(self.inv_min.values()) if self.inv_min else None
+            e = self.inv_error
+            if e is not None and (v is None or e.fp < v):
+                return Verdict("error", e.fp, (), e, phase1=True)
+            assert v is not None
+            js = tuple(sorted(j for j, f in self.inv_min.items() if f == v))
+            return Verdict("invariant", v, js, phase1=True)
+        if self.exp_error is not None:
+            return Verdict("error", self.exp_error.fp, (), self.exp_error)
+        if self.dead_min is not None:
+            return Verdict("deadlock", self.dead_min)
+        for kind, hits in (("outside", self.outside_min), ("property", self.prop_min)):
+            if hits:
+                best = min(hits.values())
+                js = tuple(sorted(j for j, h in hits.items() if h == best))
+                return Verdict(kind, best, js)  # type: ignore[arg-type]
+        return None
+
+    # ------------------------------------------------------------ JSON
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "fired": [int(x) for x in self.fired],
+            "inv_min": [[j, f] for j, f in sorted(self.inv_min.items())],
+            "inv_error": None if self.inv_error is None else self.inv_error.to_json(),
+            "exp_error": None if self.exp_error is None else self.exp_error.to_json(),
+            "dead_min": self.dead_min,
+            "outside_min": [[j, *h] for j, h in sorted(self.outside_min.items())],
+            "prop_min": [[j, *h] for j, h in sorted(self.prop_min.items())],
+            "outside": self.outside,
+        }
+
+    @classmethod
+    def from_json(cls, d: Mapping[str, Any]) -> LevelFindings:
+        fired = np.asarray(d["fired"], dtype=np.int64)
+        return cls(
+            len(fired), fired,
+            {int(j): int(f) for j, f in d["inv_min"]},
+            None if d.get("inv_error") is None else ErrorAt.from_json(d["inv_error"]),
+            None if d.get("exp_error") is None else ErrorAt.from_json(d["exp_error"]),
+            None if d["dead_min"] is None else int(d["dead_min"]),
+            {int(r[0]): (int(r[1]), int(r[2]), int(r[3])) for r in d.get("outside_min", [])},
+            {int(r[0]): (int(r[1]), int(r[2]), int(r[3])) for r in d["prop_min"]},
+            int(d.get("outside", 0)),
+        )
+
+
+class LevelExpansion:
+    """Expand the states of a level, sorted by fingerprint, in batches (the level rule).
+
+    Iterating :meth:`candidates` yields de-duplicated successors ``(child fps, keys,
+    child words or None)`` whenever ``flush_rows`` are buffered, and at the end;
+    ``keys`` is ``row * n_actions + action id`` (:meth:`parents` turns them into
+    parent fingerprints and actions), the smallest per child. ``findings`` then holds
+    what the level found. Words are returned only for layouts whose fingerprint is
+    not the packed state itself. After a phase-1 problem no successor is yielded.
+    """
+
+    def __init__(self, kernel: Kernel, fps: np.ndarray, words: np.ndarray, *, expand: bool,
+                 batch_size: int, flush_rows: int = 1 << 22,
+                 on_transitions: TransitionHook | None = None) -> None:
+        self.kernel = kernel
+        self.fps = fps
+        self.words = words
+        self.expand = expand
+        self.batch_size = max(1, int(batch_size))
+        self.flush_rows = flush_rows
+        self.on_transitions = on_transitions
+        self.n_act = len(kernel.actions)
+        self.findings = LevelFindings(self.n_act)
+        self.exact = kernel.layout.exact
+
+    def parents(self, keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """``(parent fingerprints, action ids)`` of candidate ``keys``."""
+        return self.fps[keys // self.n_act], (keys % self.n_act).astype(np.int32)
+
+    def candidates(self) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray | None]]:
+        fps, n_act, f = self.fps, self.n_act, self.findings
+        cand_fps: list[np.ndarray] = []
+        cand_keys: list[np.ndarray] = []
+        cand_words: list[np.ndarray] = []
+        buffered = 0
+
+        def flush() -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+            nonlocal buffered
+            cf = np.concatenate(cand_fps)
+            ck = np.concatenate(cand_keys)
+            if len(cand_fps) > 1:
+                u, kmin, rows = dedupe_min(cf, ck)
+            else:
+                u, kmin, rows = cf, ck, None
+            w = None
+            if not self.exact:
+                cw = np.concatenate(cand_words)
+                w = cw if rows is None else cw[rows]
+            cand_fps.clear()
+            cand_keys.clear()
+            cand_words.clear()
+            buffered = 0
+            return u, kmin, w
+
+        for start in range(0, len(fps), self.batch_size):
+            w = self.words[start:start + self.batch_size]
+            expand = self.expand and f.exp_error is None
+            try:
+                ex = self.kernel.expand(w, expand=expand)
+            except SpecEvaluationError as err:
+                self._locate(w, start, expand, err)
+                if f.phase1_problem:
+                    break
+                continue
+            if self._record(ex, start):
+                break  # the first phase-1 problem in fingerprint order decides
+            if not expand:
+                continue
+            if len(ex.child_fps):
+                keys = (ex.parent_rows.astype(np.int64) + start) * n_act + ex.action_ids
+                if self.on_transitions is not None:
+                    self.on_transitions(fps[start + ex.parent_rows], ex.action_ids,
+                                        ex.child_fps)
+                u, kmin, rows = dedupe_min(ex.child_fps, keys)
+                cand_fps.append(u)
+                cand_keys.append(kmin)
+                if not self.exact:
+                    cand_words.append(ex.child_words[rows])
+                buffered += len(u)
+                if buffered >= self.flush_rows:
+                    yield flush()
+        if cand_fps and not f.phase1_problem:
+            yield flush()
+
+    # ------------------------------------------------------------ helpers
+    def _record(self, ex: Expansion, start: int) -> bool:
+        """Fold a batch's expansion into the findings; True on a phase-1 problem."""
+        fps, f = self.fps, self.findings
+        for j, bad in enumerate(ex.invariant_rows):
+            if len(bad):
+                _min_into(f.inv_min, j, int(fps[start + int(np.min(bad))]))
+        if f.inv_min:
+            return True
+        f.fired += ex.fired
+        f.outside += ex.outside
+        if len(ex.deadlock_rows):
+            d = int(fps[start + int(np.min(ex.deadlock_rows))])
+            f.dead_min = d if f.dead_min is None else min(f.dead_min, d)
+        for hits, into in ((ex.outside_hits, f.outside_min), (ex.property_hits, f.prop_min)):
+            for j, (pr, pa, pf) in enumerate(hits):
+                if len(pr):
+                    i = np.lexsort((pa, pr, pf))[0]  # smallest child, parent row, action
+                    _min_into(into, j, (int(pf[i]), int(fps[start + int(pr[i])]), int(pa[i])))
+        return False
+
+    def _locate(self, w: np.ndarray, start: int, expand: bool,
+                err: SpecEvaluationError) -> None:
+        """A batch raised: find the first state (in fingerprint order) whose evaluation
+        raises, and record what the level rule says about the batch up to it."""
+        k, f = self.kernel, self.findings
+
+        def raises(rows: np.ndarray, mode: bool) -> bool:
+            try:
+                k.expand(rows, expand=mode)
+            except SpecEvaluationError:
+                return True
+            return False
+
+        phase1 = raises(w, False)  # do the invariants alone raise?
+        mode = expand and not phase1
+        # The smallest prefix that raises ends at the first raising row: errors are
+        # per state (a spec misusing `if` on a batch raises on every prefix).
+        lo, hi = 1, len(w)
+        while lo < hi:
+            mid = (lo + hi) // 2
+            if raises(w[:mid], mode):
+                hi = mid
+            else:
+                lo = mid + 1
+        r = hi - 1
+        if r > 0 and self._record(k.expand(w[:r], expand=mode), start):
+            return  # an invariant violation before the raising state decides
+        fp = int(self.fps[start + r])
+        cells = k.layout.unpack(w[r])
+        if phase1:
+            bad: list[int] = []
+            for j, p in enumerate(k.invariants):
+                try:
+                    ok = k._eval_pred_scalar(p, cells, None)
+                except SpecEvaluationError as e:
+                    err = e
+                    break
+                if not ok:
+                    bad.append(j)
+            for j in bad:
+                _min_into(f.inv_min, j, fp)
+            if not bad:
+                f.inv_error = _min_err(f.inv_error, error_payload(fp, err))
+            return
+        try:
+            k.check_state(cells)
+        except SpecEvaluationError as e:
+            err = e
+        f.exp_error = _min_err(f.exp_error, error_payload(fp, err))
+
+
+def initial_states(kernel: Kernel) -> tuple[np.ndarray, np.ndarray, LevelFindings]:
+    """The distinct initial states inside the state constraints, sorted by fingerprint:
+    ``(fps, words, findings)``. Initial states outside the constraints are checked
+    against the invariants (their problems are in ``findings``, phase 1 of level 0)
+    and dropped."""
+    words, fps = kernel.initial_words()
+    ufps, _, rows = dedupe_min(fps, np.zeros(len(fps), dtype=np.int64))
+    words = words[rows]
+    f = LevelFindings(len(kernel.actions))
+    if not kernel.constraints:
+        return ufps, words, f
+    try:
+        keep = kernel.in_model_rows(words)
+        out = np.flatnonzero(~keep)
+        if len(out):
+            ex = kernel.expand(words[out], expand=False)
+            for j, bad in enumerate(ex.invariant_rows):
+                if len(bad):
+                    _min_into(f.inv_min, j, int(ufps[out[int(np.min(bad))]]))
+    except SpecEvaluationError:
+        # Pinpoint the first initial state (in fingerprint order) that raises.
+        keep = np.zeros(len(ufps), dtype=bool)
+        for i in range(len(ufps)):
+            cells = kernel.layout.unpack(words[i])
+            fp = int(ufps[i])
+            try:
+                keep[i] = kernel.satisfies_constraints(cells)
+                if not keep[i]:
+                    for j, p in enumerate(kernel.invariants):
+                        if not kernel._eval_pred_scalar(p, cells, None):
+                            _min_into(f.inv_min, j, fp)
+            except SpecEvaluationError as e:
+                f.inv_error = _min_err(f.inv_error, error_payload(fp, e))
+                break
+    return ufps[keep], words[keep], f
+
+
+# ---------------------------------------------------------------- reports
+def rebuild_trace(kernel: Kernel, fps: list[int] | tuple[int, ...],
+                  last: tuple[PredicateDecl | None, int] | None = None
+                  ) -> tuple[TraceStep, ...]:
+    """Replay the spec along a path of fingerprints, returning full states and actions.
+
+    At each step the successor with the wanted (canonical) fingerprint is taken,
+    the first in action order, so the trace is a real behaviour even under
+    symmetry reduction. ``last = (property, fp)`` appends one more step: the first
+    transition to ``fp`` (that violates the action property, if one is given). The
+    first state may be an initial state outside the state constraints.
+    """
+    layout = kernel.layout
+    cur: list[int] | None = None
+    for cells in kernel.initial_states():
+        if kernel.fingerprint(cells) == fps[0]:
+            cur = cells
+            break
+    if cur is None:  # pragma: no cover - would be an engine bug
+        raise RuntimeError("trace rebuild: no initial state has the recorded fingerprint")
+    steps = [TraceStep(None, {}, layout.values_from_cells(cur))]
+    targets: list[tuple[PredicateDecl | None, int]] = [(None, f) for f in fps[1:]]
+    if last is not None:
+        targets.append(last)
+    for prop, fp in targets:
+        found = None
+        for inst, nxt in kernel.successors(cur):
+            if kernel.fingerprint(nxt) != fp:
+                continue
+            if prop is not None and prop not in kernel.check_properties(cur, nxt):
+                continue
+            found = (inst, nxt)
+            break
+        if found is None:  # pragma: no cover - would be an engine bug
+            raise RuntimeError(f"trace rebuild: no successor has fingerprint {fp:#x}")
+        inst, cur = found
+        steps.append(TraceStep(inst.name, dict(inst.params), layout.values_from_cells(cur)))
+    return tuple(steps)
+
+
+def report(kernel: Kernel, verdict: Verdict,
+           path_to: Callable[[int], list[int]]) -> Violation:
+    """The violation a verdict reports (raises the spec error of an ``error`` verdict).
+
+    ``path_to(fp)`` gives the fingerprints from an initial state to a stored state
+    ``fp`` (for a phase-1 verdict at level 0 outside the constraints: ``[fp]``).
+    """
+    if verdict.kind == "error":
+        assert verdict.error is not None
+        raise verdict.error.exception()
+    if verdict.kind == "invariant":
+        names = [kernel.invariants[j].name for j in verdict.which]
+        also = sorted(set(names[1:]) - {names[0]})
+        return Violation(names[0], "invariant", rebuild_trace(kernel, path_to(verdict.at)),
+                         tuple(also))
+    if verdict.kind == "deadlock":
+        return Violation("Deadlock", "deadlock", rebuild_trace(kernel, path_to(verdict.at)))
+    child, parent, _ = verdict.at
+    if verdict.kind == "outside":
+        names = [kernel.invariants[j].name for j in verdict.which]
+        trace = rebuild_trace(kernel, path_to(parent), last=(None, child))
+        final = kernel.layout.cells_from_values(trace[-1].state)
+        others = [p.name for p in kernel.check_invariants(final)]
+        also = sorted(set(names[1:] + others) - {names[0]})
+        return Violation(names[0], "invariant", trace, tuple(also))
+    prop = kernel.properties[verdict.which[0]]
+    also = sorted({kernel.properties[j].name for j in verdict.which[1:]} - {prop.name})
+    trace = rebuild_trace(kernel, path_to(parent), last=(prop, child))
+    final = kernel.layout.cells_from_values(trace[-1].state)
+    also += [p.name for p in kernel.check_invariants(final)]
+    return Violation(prop.name, "action", trace, tuple(also))
