@@ -52,6 +52,11 @@ class CheckConfig:
             d["invariants"] = list(d["invariants"])
         return d
 
+    def decisive(self) -> dict[str, Any]:
+        """The options that can change a result (recorded in it; ``batch_size``,
+        ``spill_dir`` and checkpoints change only speed, memory and durability)."""
+        return {**self.identity, "max_depth": self.max_depth}
+
     @property
     def identity(self) -> dict[str, Any]:
         """The options that decide a result (a checkpoint resumes only under these)."""

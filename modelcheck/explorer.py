@@ -33,7 +33,8 @@ from .result import ActionCoverage, LevelStats, Result, Violation
 from .spec import ActionInstance, PredicateDecl, Spec
 from .store import NO_PARENT, FingerprintSet, LevelStore, dedupe_min
 
-__all__ = ["Explorer", "Progress", "coverage_table", "rebuild_trace", "select_checks",
+__all__ = ["Explorer", "Progress", "check", "explore", "coverage_table", "rebuild_trace",
+           "select_checks",
            "invariant_violation", "deadlock_violation", "property_violation"]
 
 
@@ -150,7 +151,8 @@ class Explorer:
                      symmetry=list(k.symmetry.names) if k.symmetry else [],
                      checked={"invariants": [p.name for p in k.invariants],
                               "properties": [p.name for p in k.properties],
-                              "deadlock": ["on" if k.check_deadlock else "off"]})
+                              "deadlock": ["on" if k.check_deadlock else "off"]},
+                     config=self.config.decisive())
         levels = LevelStore(self.config.spill_dir)
         try:
             return self._explore(res, levels, t0)
@@ -315,6 +317,17 @@ def coverage_table(actions: Sequence[ActionInstance], fired: np.ndarray,
     return list(out.values())
 
 
+def check(spec: Spec, config: CheckConfig | None = None, **kwargs: Any) -> Result:
+    """Check a bound spec: ``Explorer(spec, config, **kwargs).run()``.
+
+    ``config`` (:class:`~modelcheck.config.CheckConfig`) and keyword options (its
+    fields, and ``library``, ``progress``, ``on_transitions``) as for
+    :class:`Explorer`. Spec errors raise
+    :class:`~modelcheck.errors.SpecEvaluationError`.
+    """
+    return Explorer(spec, config, **kwargs).run()
+
+
 def explore(spec: Spec, **kwargs: Any) -> Result:
-    """Shorthand for ``Explorer(spec, **kwargs).run()``."""
+    """Shorthand for ``Explorer(spec, **kwargs).run()`` (the same as :func:`check`)."""
     return Explorer(spec, **kwargs).run()

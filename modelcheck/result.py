@@ -86,6 +86,8 @@ class Result:
     memory: dict[str, int] = field(default_factory=dict)
     checked: dict[str, list[str]] = field(default_factory=dict)
     symmetry: list[str] = field(default_factory=list)
+    #: the options of the check that decide its result (``CheckConfig.decisive()``)
+    config: dict[str, Any] = field(default_factory=dict)
 
     @property
     def states_per_second(self) -> float:
@@ -111,6 +113,7 @@ class Result:
             "state_bits": self.state_bits,
             "symmetry": list(self.symmetry),
             "checked": self.checked,
+            "config": dict(self.config),
             "coverage": [
                 {"action": c.name, "params": c.params, "fired": c.fired,
                  "new_states": c.new_states} for c in self.coverage
