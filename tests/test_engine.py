@@ -84,7 +84,7 @@ def oracle(spec: Spec, inv_raise: set[int], inv_bad: set[int], act_raise: set[in
            dead: bool) -> tuple[str, int]:
     """The level rule on level 0, one state at a time in fingerprint order."""
     k = Kernel(spec)
-    states = sorted(((k.fingerprint(c), c) for c in k.initial_states()))
+    states = sorted((k.fingerprint(c), c) for c in k.initial_states())
     for _fp, c in states:  # phase 1: the first invariant problem decides
         if c[0] in inv_raise:
             return "error", c[0]
