@@ -18,8 +18,8 @@ from .errors import ModelcheckError, UsageError
 from .explorer import Explorer, Progress
 from .loader import load_spec_class, parse_const
 from .result import Result, render_text
-from .runrecord import RunRecorder
 from .spec import Spec
+from .trace.runrecord import RunRecorder
 
 __all__ = ["main", "cli", "bind_spec", "print_error"]
 

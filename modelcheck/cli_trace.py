@@ -24,12 +24,12 @@ import click
 from .errors import ConstantError, UsageError
 from .graph import FORMATS, build_graph, graph_bytes
 from .loader import load_spec_class, parse_const
-from .replay import replay
-from .runrecord import atomic_write
 from .spec import Spec
 from .trace import Trace, load_trace
-from .trace_eval import evaluate
-from .trace_render import Styles, format_value, render_trace
+from .trace.evaluate import evaluate
+from .trace.render import Styles, format_value, render_trace
+from .trace.replay import replay
+from .trace.runrecord import atomic_write
 
 __all__ = ["trace", "graph"]
 

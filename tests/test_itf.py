@@ -15,7 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from modelcheck.errors import ModelcheckError
-from modelcheck.itf import (
+from modelcheck.trace.itf import (
     FrozenMap,
     FrozenSeq,
     ItfError,

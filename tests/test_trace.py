@@ -16,10 +16,7 @@ import pytest
 
 from modelcheck import Explorer
 from modelcheck.cli import bind_spec
-from modelcheck.conjuncts import guard_conjuncts
-from modelcheck.itf import ItfTrace, dumps_itf, from_itf, to_itf
 from modelcheck.kernel import Kernel
-from modelcheck.replay import replay
 from modelcheck.result import TraceStep, Violation
 from modelcheck.spec import Spec
 from modelcheck.trace import (
@@ -31,8 +28,11 @@ from modelcheck.trace import (
     trace_from_itf,
     trace_to_itf,
 )
-from modelcheck.trace_eval import ExpressionError, evaluate
-from modelcheck.trace_render import changes, format_value, render_trace
+from modelcheck.trace.conjuncts import guard_conjuncts
+from modelcheck.trace.evaluate import ExpressionError, evaluate
+from modelcheck.trace.itf import ItfTrace, dumps_itf, from_itf, to_itf
+from modelcheck.trace.render import changes, format_value, render_trace
+from modelcheck.trace.replay import replay
 
 KRAFT = "specs/kraft_broker.py"
 SMALL = ("N=2", "P=1", "MaxLog=4", "MaxRestarts=1")

@@ -14,14 +14,14 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NoReturn
 
+from ..errors import SpecEvaluationError, source_location
+from ..kernel import Kernel
+from ..layout import Layout
+from ..spec import ActionInstance, Spec
 from .conjuncts import conjunct_lines, guard_conjuncts
-from .errors import SpecEvaluationError, source_location
 from .itf import Record
-from .kernel import Kernel
-from .layout import Layout
-from .spec import ActionInstance, Spec
-from .trace import Trace, TraceMismatchError, index_key
-from .trace_render import action_label, format_value
+from .model import Trace, TraceMismatchError, index_key
+from .render import action_label, format_value
 
 __all__ = [
     "ReplayReport",

@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from .itf import FrozenSeq, Record, Unserializable
-from .trace import Trace, value_sort_key
+from .model import Trace, value_sort_key
 
 __all__ = [
     "Styles",

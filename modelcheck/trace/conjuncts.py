@@ -19,11 +19,11 @@ from typing import Any
 
 import numpy as np
 
-from .errors import source_location
-from .layout import Layout
-from .spec import ActionInstance
-from .trace_render import format_value
-from .views import ArrayView, NextView
+from ..errors import source_location
+from ..layout import Layout
+from ..spec import ActionInstance
+from ..views import ArrayView, NextView
+from .render import format_value
 
 __all__ = [
     "Conjunct",

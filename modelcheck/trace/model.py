@@ -32,7 +32,9 @@ from typing import Any, NoReturn
 
 import numpy as np
 
-from .errors import ModelcheckError
+from ..errors import ModelcheckError
+from ..result import TraceStep, Violation
+from ..spec import Spec
 from .itf import (
     FrozenMap,
     FrozenSeq,
@@ -42,8 +44,6 @@ from .itf import (
     from_itf,
     parse_json_strict,
 )
-from .result import TraceStep, Violation
-from .spec import Spec
 
 __all__ = [
     "Trace",
