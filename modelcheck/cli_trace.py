@@ -1,10 +1,10 @@
 """The inspection commands: ``modelcheck trace show|replay|eval`` and ``modelcheck graph``.
 
 This module owns the command-line surface of traces and state graphs; the work is
-done in :mod:`modelcheck.trace`, :mod:`modelcheck.trace_render`, :mod:`modelcheck.replay`,
-:mod:`modelcheck.trace_eval` and :mod:`modelcheck.graph`. Errors are
-:class:`~modelcheck.errors.ModelcheckError` subclasses, which the top-level group
-prints as one paragraph with exit code 2.
+done in the :mod:`modelcheck.trace` package (:mod:`~modelcheck.trace.render`,
+:mod:`~modelcheck.trace.replay`, :mod:`~modelcheck.trace.evaluate`) and
+:mod:`modelcheck.graph`. Errors are :class:`~modelcheck.errors.ModelcheckError`
+subclasses, which the top-level group prints as one paragraph with exit code 2.
 
 Exit codes: ``trace show``/``trace eval``/``graph``: 0, or 2 on a bad file,
 expression or option. ``trace replay``: 0 the trace is a behaviour of the spec,

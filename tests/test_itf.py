@@ -1,4 +1,4 @@
-"""Tests of the ITF codec (modelcheck.itf): value round trips, strictness, files."""
+"""Tests of the ITF codec (modelcheck.trace.itf): value round trips, strictness, files."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Traces (modelcheck.trace, trace_render, replay, conjuncts, trace_eval): ITF and JSON round
+"""Traces (modelcheck.trace: model, render, replay, conjuncts, evaluate): ITF and JSON round
 trips, the ITF format rules, rendering, replay (accepting real behaviours, rejecting tampered
 ones at the right step) and eval."""
 

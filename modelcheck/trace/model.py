@@ -8,13 +8,14 @@ errors of reading one (:class:`TraceFileError`) and of fitting one to a spec
 * conversion from a checker :class:`~modelcheck.result.Violation`
   (:meth:`Trace.from_violation`);
 * the two file formats: ITF, the Informal Trace Format of Apalache/Quint
-  (through the strict codec :mod:`modelcheck.itf`), and our own JSON
+  (through the strict codec :mod:`modelcheck.trace.itf`), and our own JSON
   (``{"format": "modelcheck-trace", "spec", "constants", "property", "kind",
   "vars", "steps": [{"action", "params", "state"}]}``); :func:`loads_trace`
   detects which one a file holds (a ``result.json`` run record works too).
 
-Showing a trace is :mod:`modelcheck.trace_render`, replaying it against a spec
-:mod:`modelcheck.replay`, evaluating expressions over it :mod:`modelcheck.trace_eval`.
+Showing a trace is :mod:`modelcheck.trace.render`, replaying it against a spec
+:mod:`modelcheck.trace.replay`, evaluating expressions over it
+:mod:`modelcheck.trace.evaluate`.
 
 Trace values are plain Python data: ``int``, ``bool``, ``str`` (enum members by
 name), ``dict`` (arrays, keyed by index), ``frozenset`` (sets). Files are plain

@@ -3,7 +3,7 @@
 This module owns :func:`replay` and its :class:`ReplayReport`, and the conversion
 of trace values into a spec's cells (:func:`state_to_cells`, :func:`cell_diffs`).
 A failed replay names the step, the action and why: the false guard conjunct(s)
-(:mod:`modelcheck.conjuncts`), or the variables whose values differ from the
+(:mod:`modelcheck.trace.conjuncts`), or the variables whose values differ from the
 spec's successor. Values of the wrong type or shape raise
 :class:`~modelcheck.trace.TraceMismatchError`.
 """

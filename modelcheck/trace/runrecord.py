@@ -7,7 +7,7 @@ This module owns writing results to disk, atomically:
   and version, the command line, start and finish time in UTC, the spec's target,
   file and class, the options) and ``files`` (what else the folder holds);
 * on a violation, ``DIR/trace.itf.json`` (ITF) and ``DIR/trace.json`` (our JSON
-  trace), see :mod:`modelcheck.trace`;
+  trace), see :mod:`modelcheck.trace.model`;
 * ``--trace-out FILE``: just the ITF trace.
 
 Every file is written to a temporary file in the same directory, flushed and
