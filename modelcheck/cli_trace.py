@@ -23,7 +23,7 @@ import click
 
 from .errors import ConstantError, UsageError
 from .graph import FORMATS, build_graph, graph_bytes
-from .loader import load_spec_class, parse_const
+from .loader import bind_spec, load_spec_class, parse_const
 from .spec import Spec
 from .trace import Trace, load_trace
 from .trace.evaluate import evaluate
@@ -180,8 +180,6 @@ def graph(spec: str, consts: tuple[str, ...], fmt: str | None, output: str,
           max_states: int) -> None:
     """Write the reachable state graph of SPEC (nodes: states, edges: actions with their
     parameters; initial and violating states marked) as DOT, GraphML or JSON."""
-    from .cli import bind_spec
-
     if fmt is None:
         low = output.lower()
         fmt = "graphml" if low.endswith(".graphml") else "json" if low.endswith(".json") \
