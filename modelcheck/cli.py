@@ -17,7 +17,8 @@ from .cli_trace import graph, trace
 from .errors import ModelcheckError, UsageError
 from .explorer import Explorer, Progress
 from .loader import bind_spec
-from .result import Result, render_text
+from .report import render_text
+from .result import Result
 from .spec import Spec
 from .trace.runrecord import RunRecorder
 

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from modelcheck import Explorer
-from modelcheck.cli import bind_spec
+from modelcheck.cli import bind_spec, cli
 from modelcheck.kernel import Kernel
 from modelcheck.result import TraceStep, Violation
 from modelcheck.spec import Spec
@@ -443,6 +443,42 @@ def test_changes_and_values() -> None:
     assert format_value({2: "A"}, python=True) == "{2: 'A'}"
     assert format_value(frozenset(), python=True) == "set()"
     assert format_value((1, False)) == "<<1, FALSE>>"
+
+
+# --------------------------------------------------------------------------- one renderer
+
+
+def _words(line: str) -> str:
+    return " ".join(line.split())
+
+
+def test_check_report_and_trace_show_print_the_same_values(runner, tokens, tmp_path) -> None:
+    """``check``'s counterexample and ``trace show`` of the saved trace come from one
+    renderer: the same state headers, action labels and changes, sets as ``{1, 2}``."""
+    path, _, _ = tokens
+    saved = tmp_path / "t.itf.json"
+    r = runner.invoke(cli, ["check", path, "-q", "--trace-out", str(saved)])
+    assert r.exit_code == 1, r.output
+    shown = runner.invoke(cli, ["trace", "show", str(saved)])
+    assert shown.exit_code == 0, shown.output
+    report = r.stdout.split("Shortest counterexample, 4 states:\n")[1].split("\nResult:")[0]
+    checked = [_words(line) for line in report.splitlines()]
+    in_show = {_words(line) for line in shown.stdout.splitlines()}
+    headers = [line for line in checked if line.startswith("State ")]
+    assert headers == ["State 1: <initial state>", "State 2: Take(p=1)", "State 3: Take(p=2)",
+                       "State 4: Take(p=3)"]
+    steps = [line for line in checked if " -> " in line]
+    assert "holders: {1} -> {1, 2}" in steps and "holders: {1, 2} -> {1, 2, 3}" in steps
+    assert "holders = {}" in checked and "grid[2][1] = FALSE" in checked
+    missing = [line for line in headers + steps if line not in in_show]
+    assert not missing, missing
+
+
+def test_check_report_prints_sets_in_braces(runner) -> None:
+    r = runner.invoke(cli, ["check", "examples/two_phase_commit.py:TwoPhaseCommitBug", "-q"])
+    assert r.exit_code == 1, r.output
+    assert "tmPrepared = {}" in r.stdout and "msgPrepared: {} -> {1}" in r.stdout
+    assert "tmPrepared: {} -> {1}" in r.stdout and "[]" not in r.stdout
 
 
 # --------------------------------------------------------------------------- eval
