@@ -16,6 +16,7 @@ import pytest
 
 from modelcheck import Explorer
 from modelcheck.cli import bind_spec, cli
+from modelcheck.graph import build_graph
 from modelcheck.kernel import Kernel
 from modelcheck.result import TraceStep, Violation
 from modelcheck.spec import Spec
@@ -31,7 +32,7 @@ from modelcheck.trace import (
 from modelcheck.trace.conjuncts import guard_conjuncts
 from modelcheck.trace.evaluate import ExpressionError, evaluate
 from modelcheck.trace.itf import ItfTrace, dumps_itf, from_itf, to_itf
-from modelcheck.trace.render import changes, format_value, render_trace
+from modelcheck.trace.render import action_label, changes, format_value, render_trace
 from modelcheck.trace.replay import replay
 
 KRAFT = "specs/kraft_broker.py"
@@ -479,6 +480,35 @@ def test_check_report_prints_sets_in_braces(runner) -> None:
     assert r.exit_code == 1, r.output
     assert "tmPrepared = {}" in r.stdout and "msgPrepared: {} -> {1}" in r.stdout
     assert "tmPrepared: {} -> {1}" in r.stdout and "[]" not in r.stdout
+
+
+def test_one_action_label(tokens) -> None:
+    assert action_label("Heartbeat", {"b": 1}) == "Heartbeat(b=1)"
+    assert action_label("Move", {"p": 2, "to": "LEADER"}) == "Move(p=2, to=LEADER)"
+    assert action_label("Tick", {}) == "Tick"
+    assert action_label(None, {}) == "<initial state>"
+    _, spec, t = tokens
+    labels = [action_label(s.action, s.params) for s in t.steps]
+    assert labels[1:] == ["Take(p=1)", "Take(p=2)", "Take(p=3)"]
+    assert [label for _, label, _ in evaluate(t, "taken")][1:] == labels[1:]
+    assert re.findall(r"State \d+: (.*)", render_trace(t)) == labels
+    edges = build_graph(spec).edges(data=True)
+    assert edges and all(a["label"] == action_label(a["action"], _params(a["params"]))
+                         for _, _, a in edges)
+    assert {a["label"] for _, _, a in edges} == {"Take(p=1)", "Take(p=2)", "Take(p=3)"}
+
+
+def _params(text: str) -> dict[str, int]:
+    return {k: int(v) for k, v in (p.split("=") for p in text.split(", ") if p)}
+
+
+def test_replay_names_the_closest_actions_with_parameter_names(bug_traces) -> None:
+    spec, t = bug_traces["KRaftBrokerBugNoCatchUpCheck"]
+    bare = Trace(t.vars, tuple(TraceStep(None, {}, s.state) for s in t.steps))
+    rep = replay(spec, Trace(t.vars, bare.steps[:1] + bare.steps[2:]))
+    assert not rep.ok
+    closest = rep.message.splitlines()[1:]
+    assert closest and all(re.match(r"  Start\(b=\d\) differs in ", line) for line in closest)
 
 
 # --------------------------------------------------------------------------- eval

@@ -281,7 +281,8 @@ def _no_action_leads(kernel: Any, prev: Sequence[int], cur: Sequence[int], step_
     lines = [head + "; the closest enabled actions:"]
     for inst, nxt in ranked:
         diffs = cell_diffs(kernel.layout, nxt, cur)
-        lines.append(f"  {inst.label} differs in {', '.join(diffs[:4])}{' ...' * (len(diffs) > 4)}")
+        lines.append(f"  {action_label(inst.name, dict(inst.params))} differs in "
+                     f"{', '.join(diffs[:4])}{' ...' * (len(diffs) > 4)}")
     return "\n".join(lines)
 
 
