@@ -16,10 +16,11 @@ import click
 from .cli_trace import graph, trace
 from .errors import ModelcheckError, UsageError
 from .explorer import Explorer, Progress
-from .loader import load_spec_class, parse_const
-from .result import Result, render_text
-from .runrecord import RunRecorder
+from .loader import bind_spec
+from .report import render_text
+from .result import Result
 from .spec import Spec
+from .trace.runrecord import RunRecorder
 
 __all__ = ["main", "cli", "bind_spec", "print_error"]
 
@@ -29,14 +30,6 @@ Exit codes:
   1  an invariant or action property is violated, or a deadlock was found
   2  usage error, or an error in the spec (reported with file and line)
   3  incomplete: interrupted (Ctrl-C) or --max-depth reached"""
-
-
-def bind_spec(target: str, consts: tuple[str, ...]) -> Spec:
-    """Load ``target`` and bind it with ``K=V`` constant overrides."""
-    cls = load_spec_class(target)
-    known = {name: c.default for name, c in cls._consts.items()}
-    overrides = dict(parse_const(c, known) for c in consts)
-    return cls(**overrides)
 
 
 def print_error(e: BaseException, fmt: str = "text") -> NoReturn:

@@ -1,10 +1,10 @@
 """The inspection commands: ``modelcheck trace show|replay|eval`` and ``modelcheck graph``.
 
 This module owns the command-line surface of traces and state graphs; the work is
-done in :mod:`modelcheck.trace`, :mod:`modelcheck.trace_render`, :mod:`modelcheck.replay`,
-:mod:`modelcheck.trace_eval` and :mod:`modelcheck.graph`. Errors are
-:class:`~modelcheck.errors.ModelcheckError` subclasses, which the top-level group
-prints as one paragraph with exit code 2.
+done in the :mod:`modelcheck.trace` package (:mod:`~modelcheck.trace.render`,
+:mod:`~modelcheck.trace.replay`, :mod:`~modelcheck.trace.evaluate`) and
+:mod:`modelcheck.graph`. Errors are :class:`~modelcheck.errors.ModelcheckError`
+subclasses, which the top-level group prints as one paragraph with exit code 2.
 
 Exit codes: ``trace show``/``trace eval``/``graph``: 0, or 2 on a bad file,
 expression or option. ``trace replay``: 0 the trace is a behaviour of the spec,
@@ -23,13 +23,13 @@ import click
 
 from .errors import ConstantError, UsageError
 from .graph import FORMATS, build_graph, graph_bytes
-from .loader import load_spec_class, parse_const
-from .replay import replay
-from .runrecord import atomic_write
+from .loader import bind_spec, load_spec_class, parse_const
 from .spec import Spec
 from .trace import Trace, load_trace
-from .trace_eval import evaluate
-from .trace_render import Styles, format_value, render_trace
+from .trace.evaluate import evaluate
+from .trace.render import Styles, format_value, render_trace
+from .trace.replay import replay
+from .trace.runrecord import atomic_write
 
 __all__ = ["trace", "graph"]
 
@@ -180,8 +180,6 @@ def graph(spec: str, consts: tuple[str, ...], fmt: str | None, output: str,
           max_states: int) -> None:
     """Write the reachable state graph of SPEC (nodes: states, edges: actions with their
     parameters; initial and violating states marked) as DOT, GraphML or JSON."""
-    from .cli import bind_spec
-
     if fmt is None:
         low = output.lower()
         fmt = "graphml" if low.endswith(".graphml") else "json" if low.endswith(".json") \

@@ -11,7 +11,8 @@ Node attributes: ``label`` (the state, one variable per line), ``initial``,
 ``violates`` (names of violated invariants, comma-separated; empty if none),
 ``depth`` (BFS level), ``fp`` (fingerprint, hex), ``state`` (the state as JSON
 text; a JSON object in the JSON format). Edge attributes: ``action``, ``params``
-(``b=1, c=2``), ``label`` (``Register(b=1)``), ``violates`` (violated action
+(``b=1, c=2``), ``label`` (``Register(b=1)``, as every output labels a step:
+:func:`~modelcheck.trace.render.action_label`), ``violates`` (violated action
 properties). Attribute values are strings, booleans or integers so that every
 format can hold them.
 """
@@ -30,6 +31,7 @@ from .errors import ModelcheckError
 from .kernel import Kernel
 from .layout import Layout
 from .spec import Spec
+from .trace.render import action_label
 
 __all__ = ["GraphTooLarge", "build_graph", "state_label", "to_dot", "graph_bytes",
            "FORMATS"]
@@ -95,7 +97,7 @@ def build_graph(spec: Spec, *, max_states: int = 10_000,
             nfp = add(nxt, depth + 1, False)
             props = [p.name for p in kernel.check_properties(cells, nxt)]
             params = ", ".join(f"{k}={v}" for k, v in inst.params)
-            label = f"{inst.name}({params})" if params else inst.name
+            label = action_label(inst.name, dict(inst.params))
             g.add_edge(fp, nfp, key=label, action=inst.name, params=params, label=label,
                        violates=",".join(props))
     return g

@@ -20,7 +20,7 @@ from typing import Any
 from .errors import SpecDefinitionError, SpecLoadError
 from .spec import Spec
 
-__all__ = ["load_spec_class", "parse_const", "spec_classes"]
+__all__ = ["load_spec_class", "parse_const", "spec_classes", "bind_spec"]
 
 
 def _import_file(path: str) -> ModuleType:
@@ -145,3 +145,11 @@ def parse_const(text: str, known: dict[str, Any]) -> tuple[str, int | bool]:
         return key, int(raw, 0)
     except ValueError:
         raise SpecLoadError(f"--const {text!r}: {key} is an integer; got {raw!r}.") from None
+
+
+def bind_spec(target: str, consts: tuple[str, ...]) -> Spec:
+    """Load ``target`` and bind it with ``K=V`` constant overrides."""
+    cls = load_spec_class(target)
+    known = {name: c.default for name, c in cls._consts.items()}
+    overrides = dict(parse_const(c, known) for c in consts)
+    return cls(**overrides)

@@ -1,9 +1,9 @@
 """The result of a run: status, exact counts, coverage, per-level stats and the counterexample.
 
 :class:`Result` is what every backend returns; :meth:`Result.to_json` is the
-stable machine-readable contract (``--format json``) and :func:`render_text` the
-human report. Exit codes (:data:`EXIT_CODES`): 0 ok, 1 violation or deadlock,
-2 usage or spec error, 3 incomplete.
+stable machine-readable contract (``--format json``); the human report is
+:func:`modelcheck.report.render_text`. Exit codes (:data:`EXIT_CODES`): 0 ok,
+1 violation or deadlock, 2 usage or spec error, 3 incomplete.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 __all__ = ["Result", "Violation", "TraceStep", "ActionCoverage", "LevelStats", "EXIT_CODES",
-           "exit_code", "render_text", "render_trace"]
+           "exit_code"]
 
 EXIT_CODES = {"ok": 0, "violation": 1, "deadlock": 1, "error": 2, "incomplete": 3}
 
@@ -138,90 +138,3 @@ def _jsonable(v: Any) -> Any:
     if isinstance(v, dict):
         return {str(k): _jsonable(x) for k, x in v.items()}
     return v
-
-
-def _flat(state: dict[str, Any], prefix: str = "") -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for k, v in state.items():
-        name = f"{prefix}[{k}]" if prefix else str(k)
-        if isinstance(v, dict):
-            out.update(_flat(v, name))
-        else:
-            out[name] = v
-    return out
-
-
-def _show(v: Any, labels: dict[str, Any] | None = None) -> str:
-    if isinstance(v, bool):
-        return "TRUE" if v else "FALSE"
-    return str(v)
-
-
-def render_trace(trace: tuple[TraceStep, ...] | list[TraceStep], *, full: bool = False) -> str:
-    """Steps of a trace: the initial state in full, then per step only what changed."""
-    lines: list[str] = []
-    prev: dict[str, Any] | None = None
-    for i, step in enumerate(trace):
-        flat = _flat(step.state)
-        if step.action is None:
-            lines.append(f"  State {i + 1}: <Initial state>")
-        else:
-            params = ", ".join(f"{k}={v}" for k, v in step.params.items())
-            lines.append(f"  State {i + 1}: {step.action}({params})" if params
-                         else f"  State {i + 1}: {step.action}")
-        for name, v in flat.items():
-            if prev is None or full:
-                lines.append(f"      {name} = {_show(v)}")
-            elif prev.get(name) != v:
-                lines.append(f"      {name}: {_show(prev.get(name))} -> {_show(v)}")
-        prev = flat
-    return "\n".join(lines)
-
-
-def render_text(r: Result) -> str:
-    """The human-readable report printed by ``modelcheck check``."""
-    out: list[str] = []
-    consts = ", ".join(f"{k}={v}" for k, v in r.constants.items())
-    out.append(f"Spec {r.spec} ({consts})")
-    if r.status == "error":
-        out.append(f"Error: {r.error}")
-        return "\n".join(out)
-    if r.violation is not None:
-        v = r.violation
-        if v.kind == "deadlock":
-            out.append(f"Deadlock reached: a state with no enabled action "
-                       f"(trace of {len(v.trace)} states).")
-        else:
-            what = "Invariant" if v.kind == "invariant" else "Action property"
-            also = f" (the same level also violates: {', '.join(v.also_violated)})" \
-                if v.also_violated else ""
-            out.append(f"{what} {v.property} is violated{also}. "
-                       f"Shortest counterexample, {len(v.trace)} states:")
-        out.append(render_trace(v.trace))
-    status_line = {
-        "ok": "No error found: every reachable state explored.",
-        "violation": "Result: VIOLATION",
-        "deadlock": "Result: DEADLOCK",
-        "incomplete": f"Result: INCOMPLETE ({r.reason or 'stopped'}); counts are partial.",
-    }.get(r.status, r.status)
-    out.append(status_line)
-    out.append(
-        f"{r.distinct_states:,} distinct states, {r.generated_states:,} generated, "
-        f"depth {r.depth}, {r.seconds:.2f} s ({r.states_per_second:,.0f} distinct states/s)."
-    )
-    if r.fingerprint == "exact":
-        out.append(f"Fingerprints: exact ({r.state_bits} bits of state packed in 64).")
-    else:
-        out.append(f"Fingerprints: 64-bit hash of {r.state_bits} bits of state; "
-                   f"estimated collision probability {r.collision_probability:.2e}.")
-    if r.symmetry:
-        out.append(f"Symmetry reduction over {', '.join(r.symmetry)}: counts are of "
-                   "equivalence classes (canonical states).")
-    if r.coverage:
-        out.append("Coverage:")
-        w = max(len(c.name + c.params) for c in r.coverage) + 2
-        out.append(f"  {'action':<{w}} {'fired':>12} {'new states':>12}")
-        for c in r.coverage:
-            flag = "   (never enabled)" if c.fired == 0 else ""
-            out.append(f"  {c.name + c.params:<{w}} {c.fired:>12,} {c.new_states:>12,}{flag}")
-    return "\n".join(out)

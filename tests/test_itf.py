@@ -1,4 +1,4 @@
-"""Tests of the ITF codec (modelcheck.itf): value round trips, strictness, files."""
+"""Tests of the ITF codec (modelcheck.trace.itf): value round trips, strictness, files."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from modelcheck.errors import ModelcheckError
-from modelcheck.itf import (
+from modelcheck.trace.itf import (
     FrozenMap,
     FrozenSeq,
     ItfError,

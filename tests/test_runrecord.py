@@ -13,8 +13,8 @@ from click.testing import CliRunner
 
 import modelcheck
 from modelcheck.cli import cli
-from modelcheck.runrecord import RunRecorder, RunRecordError, atomic_write
 from modelcheck.trace import load_trace
+from modelcheck.trace.runrecord import RunRecorder, RunRecordError, atomic_write
 
 KRAFT = "specs/kraft_broker.py"
 SMALL = ["--const", "N=2", "--const", "P=1", "--const", "MaxLog=4", "--const", "MaxRestarts=1"]

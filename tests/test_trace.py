@@ -1,4 +1,4 @@
-"""Traces (modelcheck.trace, trace_render, replay, conjuncts, trace_eval): ITF and JSON round
+"""Traces (modelcheck.trace: model, render, replay, conjuncts, evaluate): ITF and JSON round
 trips, the ITF format rules, rendering, replay (accepting real behaviours, rejecting tampered
 ones at the right step) and eval."""
 
@@ -15,11 +15,9 @@ from typing import Any
 import pytest
 
 from modelcheck import Explorer
-from modelcheck.cli import bind_spec
-from modelcheck.conjuncts import guard_conjuncts
-from modelcheck.itf import ItfTrace, dumps_itf, from_itf, to_itf
+from modelcheck.cli import bind_spec, cli
+from modelcheck.graph import build_graph
 from modelcheck.kernel import Kernel
-from modelcheck.replay import replay
 from modelcheck.result import TraceStep, Violation
 from modelcheck.spec import Spec
 from modelcheck.trace import (
@@ -31,8 +29,11 @@ from modelcheck.trace import (
     trace_from_itf,
     trace_to_itf,
 )
-from modelcheck.trace_eval import ExpressionError, evaluate
-from modelcheck.trace_render import changes, format_value, render_trace
+from modelcheck.trace.conjuncts import guard_conjuncts
+from modelcheck.trace.evaluate import ExpressionError, evaluate
+from modelcheck.trace.itf import ItfTrace, dumps_itf, from_itf, to_itf
+from modelcheck.trace.render import action_label, changes, format_value, render_trace
+from modelcheck.trace.replay import replay
 
 KRAFT = "specs/kraft_broker.py"
 SMALL = ("N=2", "P=1", "MaxLog=4", "MaxRestarts=1")
@@ -443,6 +444,71 @@ def test_changes_and_values() -> None:
     assert format_value({2: "A"}, python=True) == "{2: 'A'}"
     assert format_value(frozenset(), python=True) == "set()"
     assert format_value((1, False)) == "<<1, FALSE>>"
+
+
+# --------------------------------------------------------------------------- one renderer
+
+
+def _words(line: str) -> str:
+    return " ".join(line.split())
+
+
+def test_check_report_and_trace_show_print_the_same_values(runner, tokens, tmp_path) -> None:
+    """``check``'s counterexample and ``trace show`` of the saved trace come from one
+    renderer: the same state headers, action labels and changes, sets as ``{1, 2}``."""
+    path, _, _ = tokens
+    saved = tmp_path / "t.itf.json"
+    r = runner.invoke(cli, ["check", path, "-q", "--trace-out", str(saved)])
+    assert r.exit_code == 1, r.output
+    shown = runner.invoke(cli, ["trace", "show", str(saved)])
+    assert shown.exit_code == 0, shown.output
+    report = r.stdout.split("Shortest counterexample, 4 states:\n")[1].split("\nResult:")[0]
+    checked = [_words(line) for line in report.splitlines()]
+    in_show = {_words(line) for line in shown.stdout.splitlines()}
+    headers = [line for line in checked if line.startswith("State ")]
+    assert headers == ["State 1: <initial state>", "State 2: Take(p=1)", "State 3: Take(p=2)",
+                       "State 4: Take(p=3)"]
+    steps = [line for line in checked if " -> " in line]
+    assert "holders: {1} -> {1, 2}" in steps and "holders: {1, 2} -> {1, 2, 3}" in steps
+    assert "holders = {}" in checked and "grid[2][1] = FALSE" in checked
+    missing = [line for line in headers + steps if line not in in_show]
+    assert not missing, missing
+
+
+def test_check_report_prints_sets_in_braces(runner) -> None:
+    r = runner.invoke(cli, ["check", "examples/two_phase_commit.py:TwoPhaseCommitBug", "-q"])
+    assert r.exit_code == 1, r.output
+    assert "tmPrepared = {}" in r.stdout and "msgPrepared: {} -> {1}" in r.stdout
+    assert "tmPrepared: {} -> {1}" in r.stdout and "[]" not in r.stdout
+
+
+def test_one_action_label(tokens) -> None:
+    assert action_label("Heartbeat", {"b": 1}) == "Heartbeat(b=1)"
+    assert action_label("Move", {"p": 2, "to": "LEADER"}) == "Move(p=2, to=LEADER)"
+    assert action_label("Tick", {}) == "Tick"
+    assert action_label(None, {}) == "<initial state>"
+    _, spec, t = tokens
+    labels = [action_label(s.action, s.params) for s in t.steps]
+    assert labels[1:] == ["Take(p=1)", "Take(p=2)", "Take(p=3)"]
+    assert [label for _, label, _ in evaluate(t, "taken")][1:] == labels[1:]
+    assert re.findall(r"State \d+: (.*)", render_trace(t)) == labels
+    edges = build_graph(spec).edges(data=True)
+    assert edges and all(a["label"] == action_label(a["action"], _params(a["params"]))
+                         for _, _, a in edges)
+    assert {a["label"] for _, _, a in edges} == {"Take(p=1)", "Take(p=2)", "Take(p=3)"}
+
+
+def _params(text: str) -> dict[str, int]:
+    return {k: int(v) for k, v in (p.split("=") for p in text.split(", ") if p)}
+
+
+def test_replay_names_the_closest_actions_with_parameter_names(bug_traces) -> None:
+    spec, t = bug_traces["KRaftBrokerBugNoCatchUpCheck"]
+    bare = Trace(t.vars, tuple(TraceStep(None, {}, s.state) for s in t.steps))
+    rep = replay(spec, Trace(t.vars, bare.steps[:1] + bare.steps[2:]))
+    assert not rep.ok
+    closest = rep.message.splitlines()[1:]
+    assert closest and all(re.match(r"  Start\(b=\d\) differs in ", line) for line in closest)
 
 
 # --------------------------------------------------------------------------- eval

@@ -21,10 +21,10 @@ from hypothesis import strategies as st
 from modelcheck import Explorer
 from modelcheck.cli import bind_spec, cli
 from modelcheck.errors import ModelcheckError
-from modelcheck.itf import dumps_itf
-from modelcheck.replay import replay
 from modelcheck.trace import Trace, dumps_trace_json, loads_trace, trace_to_itf
-from modelcheck.trace_eval import evaluate
+from modelcheck.trace.evaluate import evaluate
+from modelcheck.trace.itf import dumps_itf
+from modelcheck.trace.replay import replay
 
 SPEC = "specs/kraft_broker.py:KRaftBrokerBugEpochReuse"
 CONSTS = ("N=2", "P=1", "MaxLog=4", "MaxRestarts=1")
@@ -222,15 +222,15 @@ def test_unknown_variables_cli(workdir: str, case: tuple[str, bytes]) -> None:
 
 
 def test_never_pickle() -> None:
-    import modelcheck.conjuncts
-    import modelcheck.replay
-    import modelcheck.runrecord
-    import modelcheck.trace
-    import modelcheck.trace_eval
-    import modelcheck.trace_render
+    import modelcheck.trace.conjuncts
+    import modelcheck.trace.evaluate
+    import modelcheck.trace.model
+    import modelcheck.trace.render
+    import modelcheck.trace.replay
+    import modelcheck.trace.runrecord
 
-    for mod in (modelcheck.trace, modelcheck.trace_render, modelcheck.conjuncts,
-                modelcheck.replay, modelcheck.trace_eval, modelcheck.runrecord):
+    for mod in (modelcheck.trace.model, modelcheck.trace.render, modelcheck.trace.conjuncts,
+                modelcheck.trace.replay, modelcheck.trace.evaluate, modelcheck.trace.runrecord):
         with open(mod.__file__ or "", encoding="utf-8") as f:
             source = f.read()
         assert "import pickle" not in source and "pickle.load" not in source

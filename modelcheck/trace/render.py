@@ -1,10 +1,13 @@
 """Traces as text: the values, the per-state changes and ``modelcheck trace show``.
 
 This module owns how trace values print (:func:`format_value`: ``TRUE``/``FALSE``,
-enum names, maps, sets), how an action step is labelled (:func:`action_label`:
+enum names, maps, sets ``{1, 2}``), how an action step is labelled (:func:`action_label`:
 ``Register(b=1)``), which values changed between two states (:func:`changes`: per
-array index) and the ``trace show`` text (:func:`render_trace`), coloured through
-:class:`Styles`.
+array index), the states of a trace as text (:func:`render_states`, shared by the
+counterexample in ``modelcheck check``'s report and by ``trace show``) and the
+``trace show`` text (:func:`render_trace`), coloured through :class:`Styles`. Every
+place that shows a step's action or a trace value goes through these functions, so
+a value reads the same in every output.
 """
 
 from __future__ import annotations
@@ -16,11 +19,12 @@ from typing import Any
 import numpy as np
 
 from .itf import FrozenSeq, Record, Unserializable
-from .trace import Trace, value_sort_key
+from .model import Trace, value_sort_key
 
 __all__ = [
     "Styles",
     "render_trace",
+    "render_states",
     "format_value",
     "changes",
     "action_label",
@@ -115,34 +119,64 @@ class Styles:
 
 def render_trace(trace: Trace, *, full: bool = False, names: Sequence[str] | None = None,
                  step: int | None = None, styles: Styles | None = None) -> str:
-    """The ``trace show`` text: the initial state in full, then per state the action and
-    the changed variables (``old -> new``); ``full`` prints whole states, ``names``
-    restricts to some variables, ``step`` (1-based) prints one state only."""
+    """The ``trace show`` text: a header, what the trace is a counterexample to, then
+    :func:`render_states`."""
     st = styles or Styles()
-    shown = list(names) if names is not None else list(trace.vars)
     lines = [st.header(f"Trace of {trace.describe()}")]
     vt = trace.violation_text()
     if vt and step is None:
         lines.append(st.alert(vt))
-    indices = range(len(trace.steps)) if step is None else [step - 1]
-    width = max((len(n) for n in shown), default=0)
-    for i in indices:
-        s = trace.steps[i]
-        label = action_label(s.action, s.params) if i == 0 or s.action is not None \
-            else "<unnamed action>"
-        lines.append("")
-        lines.append(st.header(f"State {i + 1}: ") + st.action(label))
-        if i == 0 or full:
-            for n in shown:
-                lines.append(f"    {n:<{width}} = {format_value(s.state.get(n, _ABSENT))}")
-            continue
-        diff = changes(trace.steps[i - 1].state, s.state, shown)
-        if not diff:
-            what = "variable" if names is None else "selected variable"
-            lines.append(st.dim(f"    (no {what} changed)"))
-        for path, a, b in diff:
-            lines.append(f"    {path}: {st.old(format_value(a))} -> {st.new(format_value(b))}")
+    lines += render_states(trace, full=full, names=names, step=step, styles=st)
     if vt and step is not None and step == len(trace.steps):
         lines.append(st.alert(vt))
     return "\n".join(lines)
 
+
+def render_states(trace: Trace, *, full: bool = False, names: Sequence[str] | None = None,
+                  step: int | None = None, styles: Styles | None = None,
+                  compact: bool = False) -> list[str]:
+    """The states of ``trace`` as lines: the initial state in full, then per state the
+    action and the changed variables (``old -> new``, per array index); ``full`` prints
+    whole states, ``names`` restricts to some variables, ``step`` (1-based) prints one
+    state only.
+
+    ``compact`` is the form of ``modelcheck check``'s report: indented under it, no
+    blank line between states, whole states one line per array element
+    (``offset[1] = 0``). Values and action labels are the same in both forms.
+    """
+    st = styles or Styles()
+    shown = list(names) if names is not None else list(trace.vars)
+    lines: list[str] = []
+    indices = range(len(trace.steps)) if step is None else [step - 1]
+    width = max((len(n) for n in shown), default=0)
+    head, body = ("  ", "      ") if compact else ("", "    ")
+    for i in indices:
+        s = trace.steps[i]
+        label = action_label(s.action, s.params) if i == 0 or s.action is not None \
+            else "<unnamed action>"
+        if not compact:
+            lines.append("")
+        lines.append(head + st.header(f"State {i + 1}: ") + st.action(label))
+        if i == 0 or full:
+            for n in shown:
+                value = s.state.get(n, _ABSENT)
+                if compact:
+                    lines += [f"{body}{path} = {format_value(v)}" for path, v in _leaves(n, value)]
+                else:
+                    lines.append(f"{body}{n:<{width}} = {format_value(value)}")
+            continue
+        diff = changes(trace.steps[i - 1].state, s.state, shown)
+        if not diff:
+            what = "variable" if names is None else "selected variable"
+            lines.append(st.dim(f"{body}(no {what} changed)"))
+        for path, a, b in diff:
+            lines.append(f"{body}{path}: {st.old(format_value(a))} -> {st.new(format_value(b))}")
+    return lines
+
+
+def _leaves(path: str, v: Any) -> list[tuple[str, Any]]:
+    """``(path, value)`` per array element (``offset[1]``), as :func:`changes` names them."""
+    if isinstance(v, Mapping) and not isinstance(v, Record):
+        return [leaf for k in sorted(v, key=value_sort_key)
+                for leaf in _leaves(f"{path}[{format_value(k)}]", v[k])]
+    return [(path, v)]

@@ -7,7 +7,7 @@ This module owns writing results to disk, atomically:
   and version, the command line, start and finish time in UTC, the spec's target,
   file and class, the options) and ``files`` (what else the folder holds);
 * on a violation, ``DIR/trace.itf.json`` (ITF) and ``DIR/trace.json`` (our JSON
-  trace), see :mod:`modelcheck.trace`;
+  trace), see :mod:`modelcheck.trace.model`;
 * ``--trace-out FILE``: just the ITF trace.
 
 Every file is written to a temporary file in the same directory, flushed and
@@ -30,11 +30,11 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from .errors import UsageError
+from ..errors import UsageError
+from ..result import Result
+from ..spec import Spec
 from .itf import dumps_itf
-from .result import Result
-from .spec import Spec
-from .trace import Trace, dumps_trace_json, trace_to_itf
+from .model import Trace, dumps_trace_json, trace_to_itf
 
 if TYPE_CHECKING:
     import click
@@ -60,7 +60,7 @@ TRACE_JSON_FILE = "trace.json"
 _RUN_FILES = (RESULT_FILE, TRACE_ITF_FILE, TRACE_JSON_FILE)
 
 
-from .fileio import atomic_write  # noqa: E402
+from ..fileio import atomic_write  # noqa: E402
 
 
 class RunRecordError(UsageError):
@@ -117,7 +117,7 @@ def run_record(result: Result, *, target: str, spec: Spec | None, command: list[
                started: datetime, finished: datetime, options: dict[str, Any] | None = None,
                files: dict[str, str] | None = None) -> dict[str, Any]:
     """The ``result.json`` document: the result's JSON plus the run's metadata."""
-    from . import __version__
+    from .. import __version__
 
     doc: dict[str, Any] = {"format": RUN_FORMAT, "format_version": RUN_FORMAT_VERSION}
     doc.update(result.to_json())
@@ -143,7 +143,7 @@ def _iso(t: datetime) -> str:
 
 
 def _generator() -> str:
-    from . import __version__
+    from .. import __version__
 
     return f"modelcheck {__version__}"
 

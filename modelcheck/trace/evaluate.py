@@ -13,10 +13,10 @@ import builtins
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from .errors import ModelcheckError
+from ..errors import ModelcheckError
 from .itf import Record
-from .trace import Trace
-from .trace_render import action_label
+from .model import Trace
+from .render import action_label
 
 __all__ = [
     "ExpressionError",

@@ -3,7 +3,7 @@
 This module owns :func:`replay` and its :class:`ReplayReport`, and the conversion
 of trace values into a spec's cells (:func:`state_to_cells`, :func:`cell_diffs`).
 A failed replay names the step, the action and why: the false guard conjunct(s)
-(:mod:`modelcheck.conjuncts`), or the variables whose values differ from the
+(:mod:`modelcheck.trace.conjuncts`), or the variables whose values differ from the
 spec's successor. Values of the wrong type or shape raise
 :class:`~modelcheck.trace.TraceMismatchError`.
 """
@@ -14,14 +14,14 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NoReturn
 
+from ..errors import SpecEvaluationError, source_location
+from ..kernel import Kernel
+from ..layout import Layout
+from ..spec import ActionInstance, Spec
 from .conjuncts import conjunct_lines, guard_conjuncts
-from .errors import SpecEvaluationError, source_location
 from .itf import Record
-from .kernel import Kernel
-from .layout import Layout
-from .spec import ActionInstance, Spec
-from .trace import Trace, TraceMismatchError, index_key
-from .trace_render import action_label, format_value
+from .model import Trace, TraceMismatchError, index_key
+from .render import action_label, format_value
 
 __all__ = [
     "ReplayReport",
@@ -281,7 +281,8 @@ def _no_action_leads(kernel: Any, prev: Sequence[int], cur: Sequence[int], step_
     lines = [head + "; the closest enabled actions:"]
     for inst, nxt in ranked:
         diffs = cell_diffs(kernel.layout, nxt, cur)
-        lines.append(f"  {inst.label} differs in {', '.join(diffs[:4])}{' ...' * (len(diffs) > 4)}")
+        lines.append(f"  {action_label(inst.name, dict(inst.params))} differs in "
+                     f"{', '.join(diffs[:4])}{' ...' * (len(diffs) > 4)}")
     return "\n".join(lines)
 
 

@@ -6,15 +6,16 @@ errors of reading one (:class:`TraceFileError`) and of fitting one to a spec
 (:class:`TraceMismatchError`), and reading and writing trace files:
 
 * conversion from a checker :class:`~modelcheck.result.Violation`
-  (:meth:`Trace.from_violation`);
+  (:meth:`Trace.from_violation`; :meth:`Trace.from_result` without the spec);
 * the two file formats: ITF, the Informal Trace Format of Apalache/Quint
-  (through the strict codec :mod:`modelcheck.itf`), and our own JSON
+  (through the strict codec :mod:`modelcheck.trace.itf`), and our own JSON
   (``{"format": "modelcheck-trace", "spec", "constants", "property", "kind",
   "vars", "steps": [{"action", "params", "state"}]}``); :func:`loads_trace`
   detects which one a file holds (a ``result.json`` run record works too).
 
-Showing a trace is :mod:`modelcheck.trace_render`, replaying it against a spec
-:mod:`modelcheck.replay`, evaluating expressions over it :mod:`modelcheck.trace_eval`.
+Showing a trace is :mod:`modelcheck.trace.render`, replaying it against a spec
+:mod:`modelcheck.trace.replay`, evaluating expressions over it
+:mod:`modelcheck.trace.evaluate`.
 
 Trace values are plain Python data: ``int``, ``bool``, ``str`` (enum members by
 name), ``dict`` (arrays, keyed by index), ``frozenset`` (sets). Files are plain
@@ -32,7 +33,9 @@ from typing import Any, NoReturn
 
 import numpy as np
 
-from .errors import ModelcheckError
+from ..errors import ModelcheckError
+from ..result import Result, TraceStep, Violation
+from ..spec import Spec
 from .itf import (
     FrozenMap,
     FrozenSeq,
@@ -42,8 +45,6 @@ from .itf import (
     from_itf,
     parse_json_strict,
 )
-from .result import TraceStep, Violation
-from .spec import Spec
 
 __all__ = [
     "Trace",
@@ -117,6 +118,19 @@ class Trace:
         return cls(vars=tuple(spec.layout.vars), steps=steps, spec=spec.name, source=source,
                    constants=dict(spec.constants), property=violation.property,
                    kind=violation.kind, also_violated=tuple(violation.also_violated))
+
+    @classmethod
+    def from_result(cls, result: Result, source: str | None = None) -> Trace | None:
+        """The counterexample of a check result without its spec (None if it has none):
+        the variables are those of its states, in their order."""
+        v = result.violation
+        if v is None:
+            return None
+        steps = tuple(TraceStep(s.action, dict(s.params), {k: _norm(x) for k, x in s.state.items()})
+                      for s in v.trace)
+        return cls(vars=tuple(v.trace[0].state) if v.trace else (), steps=steps, spec=result.spec,
+                   source=source, constants=dict(result.constants), property=v.property,
+                   kind=v.kind, also_violated=tuple(v.also_violated))
 
     def describe(self) -> str:
         """One line: what the trace is of, and how long."""

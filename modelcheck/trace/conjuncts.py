@@ -1,6 +1,6 @@
 """Guard conjuncts: which part of an action's guard is false in a state, and why.
 
-This module owns :func:`guard_conjuncts`, the explanation :func:`~modelcheck.replay.replay`
+This module owns :func:`guard_conjuncts`, the explanation :func:`~modelcheck.trace.replay.replay`
 gives for an action that is not enabled. It rewrites a copy of the action's source
 (an AST probe, cached per function) so that each ``return E1 & E2 ...`` reports its
 top-level conjuncts, the state values they read and the arguments of spec helpers
@@ -19,11 +19,11 @@ from typing import Any
 
 import numpy as np
 
-from .errors import source_location
-from .layout import Layout
-from .spec import ActionInstance
-from .trace_render import format_value
-from .views import ArrayView, NextView
+from ..errors import source_location
+from ..layout import Layout
+from ..spec import ActionInstance
+from ..views import ArrayView, NextView
+from .render import format_value
 
 __all__ = [
     "Conjunct",

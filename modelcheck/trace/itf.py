@@ -60,8 +60,8 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NoReturn, TypeAlias, overload
 
-from .errors import ModelcheckError
-from .fileio import atomic_write
+from ..errors import ModelcheckError
+from ..fileio import atomic_write
 
 __all__ = [
     "parse_json_strict",

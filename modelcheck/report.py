@@ -1,0 +1,67 @@
+"""The report of a run as text: what ``modelcheck check`` prints.
+
+:func:`render_text` turns a :class:`~modelcheck.result.Result` into the human report:
+the spec, the violation with its counterexample, the status, counts, fingerprints
+and coverage. The counterexample is rendered by :mod:`modelcheck.trace.render`, as
+``modelcheck trace show`` renders the saved trace: the same values (sets ``{1, 2}``)
+and the same action labels (``Register(b=1)``).
+"""
+
+from __future__ import annotations
+
+from .result import Result
+from .trace.model import Trace
+from .trace.render import render_states
+
+__all__ = ["render_text"]
+
+
+def render_text(r: Result) -> str:
+    """The human-readable report printed by ``modelcheck check``."""
+    out: list[str] = []
+    consts = ", ".join(f"{k}={v}" for k, v in r.constants.items())
+    out.append(f"Spec {r.spec} ({consts})")
+    if r.status == "error":
+        out.append(f"Error: {r.error}")
+        return "\n".join(out)
+    if r.violation is not None:
+        v = r.violation
+        if v.kind == "deadlock":
+            out.append(f"Deadlock reached: a state with no enabled action "
+                       f"(trace of {len(v.trace)} states).")
+        else:
+            what = "Invariant" if v.kind == "invariant" else "Action property"
+            also = f" (the same level also violates: {', '.join(v.also_violated)})" \
+                if v.also_violated else ""
+            out.append(f"{what} {v.property} is violated{also}. "
+                       f"Shortest counterexample, {len(v.trace)} states:")
+        trace = Trace.from_result(r)
+        if trace is not None:
+            out += render_states(trace, compact=True)
+    status_line = {
+        "ok": "No error found: every reachable state explored.",
+        "violation": "Result: VIOLATION",
+        "deadlock": "Result: DEADLOCK",
+        "incomplete": f"Result: INCOMPLETE ({r.reason or 'stopped'}); counts are partial.",
+    }.get(r.status, r.status)
+    out.append(status_line)
+    out.append(
+        f"{r.distinct_states:,} distinct states, {r.generated_states:,} generated, "
+        f"depth {r.depth}, {r.seconds:.2f} s ({r.states_per_second:,.0f} distinct states/s)."
+    )
+    if r.fingerprint == "exact":
+        out.append(f"Fingerprints: exact ({r.state_bits} bits of state packed in 64).")
+    else:
+        out.append(f"Fingerprints: 64-bit hash of {r.state_bits} bits of state; "
+                   f"estimated collision probability {r.collision_probability:.2e}.")
+    if r.symmetry:
+        out.append(f"Symmetry reduction over {', '.join(r.symmetry)}: counts are of "
+                   "equivalence classes (canonical states).")
+    if r.coverage:
+        out.append("Coverage:")
+        w = max(len(c.name + c.params) for c in r.coverage) + 2
+        out.append(f"  {'action':<{w}} {'fired':>12} {'new states':>12}")
+        for c in r.coverage:
+            flag = "   (never enabled)" if c.fired == 0 else ""
+            out.append(f"  {c.name + c.params:<{w}} {c.fired:>12,} {c.new_states:>12,}{flag}")
+    return "\n".join(out)
