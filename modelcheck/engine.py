@@ -271,7 +271,7 @@ class LevelExpansion:
             w = self.words[start:start + self.batch_size]
             expand = self.expand and f.exp_error is None
             try:
-                ex = self.kernel.expand(w, expand=expand)
+                ex = self.kernel.expand(w, expand=expand, stop_on_violation=True)
             except SpecEvaluationError as err:
                 self._locate(w, start, expand, err)
                 if f.phase1_problem:
@@ -326,7 +326,7 @@ class LevelExpansion:
 
         def raises(rows: np.ndarray, mode: bool) -> bool:
             try:
-                k.expand(rows, expand=mode)
+                k.expand(rows, expand=mode, stop_on_violation=True)
             except SpecEvaluationError:
                 return True
             return False
@@ -343,7 +343,7 @@ class LevelExpansion:
             else:
                 lo = mid + 1
         r = hi - 1
-        if r > 0 and self._record(k.expand(w[:r], expand=mode), start):
+        if r > 0 and self._record(k.expand(w[:r], expand=mode, stop_on_violation=True), start):
             return  # an invariant violation before the raising state decides
         fp = int(self.fps[start + r])
         cells = k.layout.unpack(w[r])

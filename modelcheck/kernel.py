@@ -209,12 +209,14 @@ class Kernel:
         return int(self.canonical(words)[1][0])
 
     # ------------------------------------------------------------ batch (numpy)
-    def expand(self, words: np.ndarray, *, expand: bool = True) -> Expansion:
+    def expand(self, words: np.ndarray, *, expand: bool = True,
+               stop_on_violation: bool = False) -> Expansion:
         """Check invariants on a batch of packed states and, if ``expand``, generate successors.
 
         ``words`` has shape ``(n, k)``. Parent rows in the result index ``words``.
-        When a state of the batch violates an invariant nothing is expanded: the
-        level ends with that violation, whatever the successors are.
+        With ``stop_on_violation``, nothing is expanded when a state of the batch
+        violates an invariant (the level engine's rule: the level ends with that
+        violation, whatever the successors are).
 
         Successors outside the state constraints (TLC's ``CONSTRAINT``) are checked
         against the invariants (``outside_hits``) and left out of ``child_*``; they
@@ -226,14 +228,15 @@ class Kernel:
             # numpy lets `if` test a one-element array; evaluating two copies makes a
             # spec that uses `if`/`and`/`or` on state values fail the same way at
             # every batch size.
-            return _first_row(self.expand(np.repeat(words, 2, axis=0), expand=expand))
+            return _first_row(self.expand(np.repeat(words, 2, axis=0), expand=expand,
+                                          stop_on_violation=stop_on_violation))
         layout = self.layout
         s = self.batch_view(words)
         inv_rows = [self._pred_rows(p, s, None, words, None) for p in self.invariants]
         fired = np.zeros(len(self.actions), dtype=np.int64)
         empty_w = np.zeros((0, layout.n_words), dtype=_U64)
         empty_i = np.zeros(0, dtype=np.int64)
-        if not expand or n == 0 or any(len(r) for r in inv_rows):
+        if not expand or n == 0 or (stop_on_violation and any(len(r) for r in inv_rows)):
             return Expansion(n, inv_rows, empty_w, np.zeros(0, dtype=_U64), empty_i,
                              empty_i.astype(np.int32), fired, empty_i,
                              [_no_hits() for _ in self.properties],
