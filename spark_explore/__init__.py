@@ -12,7 +12,6 @@ Modules (``pyspark`` is imported only inside their functions, never by ``modelch
 * :mod:`spark_explore.checkpoint` — the run directory: Parquet runs and manifest.json.
 * :mod:`spark_explore.cli` — ``modelcheck spark``; :mod:`spark_explore.submit` — the
   ``spark-submit`` entry point.
-* :mod:`spark_explore.cluster` — a standalone cluster on 127.0.0.1 for tests.
 """
 
 from __future__ import annotations
