@@ -2,12 +2,12 @@
 
 Modules (``pyspark`` is imported only inside their functions, never by ``modelcheck``):
 
-* :mod:`spark_explore.shard_explorer` — :class:`ShardExplorer`, the default engine:
+* :mod:`spark_explore.shard_explorer` — :class:`ShardExplorer`, the exploration:
   one Spark job of per-bucket numpy tasks per level (:mod:`spark_explore.shards`).
-* :mod:`spark_explore.explorer` — :class:`SparkExplorer`, the ``dataframe`` engine
-  (JVM de-duplication and anti-joins), and what both engines share.
-* :mod:`spark_explore.worker` — the expansion run in Python workers (``mapInArrow``
-  for the dataframe engine; :class:`~spark_explore.worker.LevelExpansion` for both).
+* :mod:`spark_explore.explorer` — :class:`SparkExplorer`, its driver-side base
+  (session, run directory, error translation, end-of-level rule).
+* :mod:`spark_explore.worker` — executor-side helpers (kernel cache, error transport,
+  :class:`~spark_explore.worker.LevelExpansion`).
 * :mod:`spark_explore.session` — starting/reusing a SparkSession, shipping the spec.
 * :mod:`spark_explore.checkpoint` — the run directory: Parquet runs and manifest.json.
 * :mod:`spark_explore.cli` — ``modelcheck spark``; :mod:`spark_explore.submit` — the

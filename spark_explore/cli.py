@@ -80,8 +80,8 @@ def _under_spark_submit() -> bool:
               help="Spark master: local[*] (default), local[N], spark://HOST:PORT, yarn, "
                    "k8s://... Under spark-submit the submitted master is used.")
 @click.option("--partitions", type=click.IntRange(min=1), default=None,
-              help="Buckets (shards engine) or partitions (dataframe engine) of the state "
-                   "set (default: 2 x the cores Spark offers).")
+              help="Buckets of the state set: tasks per level (default: the cores Spark "
+                   "offers).")
 @click.option("--checkpoint-dir", type=click.Path(file_okay=False), default=None,
               help="Commit every finished level here (level files + manifest.json); on "
                    "a multi-host cluster it must be storage every host mounts at the same "
@@ -90,16 +90,6 @@ def _under_spark_submit() -> bool:
               help="Continue the run checkpointed in --checkpoint-dir.")
 @click.option("--conf", "confs", multiple=True, metavar="K=V",
               help="A Spark setting, e.g. --conf spark.executor.memory=4g (repeatable).")
-@click.option("--engine", type=click.Choice(["shards", "dataframe"]), default="shards",
-              show_default=True,
-              help="shards: executors de-duplicate and check visited states in numpy, "
-                   "bucket by bucket (fast); dataframe: Spark SQL does it in the JVM "
-                   "(group by fp, anti-joins).")
-@click.option("--store", type=click.Choice(["memory", "parquet"]), default=None,
-              help="dataframe engine: keep explored states as executor-local "
-                   "checkpoints (memory, the default for local masters) or Parquet files "
-                   "(parquet, the default with --checkpoint-dir and on clusters: survives "
-                   "lost executors).")
 @click.option("--connect-timeout", type=click.FloatRange(min=1), default=60.0,
               show_default=True,
               help="Seconds to wait for the master and the first executor.")
@@ -109,7 +99,7 @@ def _under_spark_submit() -> bool:
 def spark(spec: str, consts: tuple[str, ...], invariants: tuple[str, ...], no_deadlock: bool,
           force_deadlock: bool, no_symmetry: bool, max_depth: int | None, master: str | None,
           partitions: int | None, checkpoint_dir: str | None, resume: bool,
-          confs: tuple[str, ...], engine: str, store: str | None, connect_timeout: float,
+          confs: tuple[str, ...], connect_timeout: float,
           fmt: str, quiet: bool, out_dir: str | None = None, trace_out: str | None = None
           ) -> None:
     """Explore every reachable state of SPEC on Spark, with the same results as `check`.
@@ -130,16 +120,14 @@ def spark(spec: str, consts: tuple[str, ...], invariants: tuple[str, ...], no_de
         bound = bind_spec(spec, consts)
         deadlock = False if no_deadlock else (True if force_deadlock else None)
         conf = parse_conf(confs)
-        from .explorer import SparkExplorer
         from .session import get_session
         from .shard_explorer import ShardExplorer
 
-        cls = ShardExplorer if engine == "shards" else SparkExplorer
-        explorer = cls(
+        explorer = ShardExplorer(
             bound, invariants=invariants or None, check_deadlock=deadlock,
             symmetry=not no_symmetry, max_depth=max_depth, partitions=partitions,
             checkpoint_dir=checkpoint_dir, resume=resume, progress=progress_printer(not quiet),
-            store=store, connect_timeout=connect_timeout)
+            connect_timeout=connect_timeout)
         # Fail on the checkpoint dir and the spec before paying for a Spark session.
         explorer.precheck()
         if master is None and not _under_spark_submit():
@@ -154,8 +142,6 @@ def spark(spec: str, consts: tuple[str, ...], invariants: tuple[str, ...], no_de
             session = active
         explorer.spark = active
         result = explorer.run()
-        for note in explorer.notes:
-            click.echo(f"note: {note}", err=True)
     except ModelcheckError as e:
         _stop(session)
         print_error(e, fmt)

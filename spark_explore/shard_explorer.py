@@ -1,12 +1,12 @@
 """The shard engine's driver: Spark schedules per-bucket numpy tasks, one job per level.
 
 :class:`ShardExplorer` gives the same results as :class:`modelcheck.explorer.Explorer`
-(and as the DataFrame engine, :class:`spark_explore.explorer.SparkExplorer`, whose
-session handling, checkpoint directory, error translation and trace rebuilding it
-shares), with the state space split into ``K`` buckets by fingerprint and each
-bucket's visited set, levels and candidate transitions kept as ``.npy`` files in the
-run directory (:mod:`spark_explore.shards`). Per level Spark runs one job of ``K``
-tasks and moves nothing but their small summaries; de-duplication, the visited check,
+(the session handling, checkpoint directory, error translation and end-of-level rule
+are :class:`spark_explore.explorer.SparkExplorer`'s), with the state space split into
+``K`` buckets by fingerprint and each bucket's visited set, levels and candidate
+transitions kept as ``.npy`` files in the run directory (:mod:`spark_explore.shards`).
+Per level Spark runs one job of ``K`` tasks and moves nothing but their small
+summaries; de-duplication, the visited check,
 expansion and the checks all run in numpy inside the executors.
 
 Level ``d``'s job commits level ``d`` (de-duplicating the transitions found by level
@@ -116,7 +116,7 @@ class _Level:
 
 
 class ShardExplorer(SparkExplorer):
-    """Breadth-first exhaustive exploration on Spark with numpy shards (the default engine).
+    """Breadth-first exhaustive exploration on Spark with numpy shards.
 
     Same constructor as :class:`~spark_explore.explorer.SparkExplorer`; ``partitions``
     is the number of buckets (default: the cores Spark offers). The run directory
@@ -132,9 +132,7 @@ class ShardExplorer(SparkExplorer):
         # fixed cost grows with the number of tasks.
         return max(1, cores)
 
-    def _choose_store(self, spark: Any) -> str:
-        if self.requested_store is not None:
-            self.notes.append("--store applies to the dataframe engine only; ignored.")
+    def _check_run_dir(self, spark: Any) -> None:
         sc = spark.sparkContext
         from .explorer import _is_this_host
         from .session import is_local_master
@@ -151,7 +149,6 @@ class ShardExplorer(SparkExplorer):
                     "keeps the run's files in its run directory: pass --checkpoint-dir on "
                     "storage every host mounts at the same path (e.g. NFS)."
                 )
-        return ENGINE
 
     @property
     def _root(self) -> Path:
@@ -175,8 +172,8 @@ class ShardExplorer(SparkExplorer):
             if manifest.get("engine") != ENGINE:
                 raise CheckpointError(
                     f"the checkpoint in {self.rundir.path} was written by the "
-                    f"{manifest.get('engine', 'dataframe')} engine; resume it with "
-                    f"--engine {manifest.get('engine', 'dataframe')}."
+                    f"{manifest.get('engine', 'dataframe')} engine, which this version no "
+                    "longer has; start a new run in another --checkpoint-dir."
                 )
             depth = int(manifest["level"])
             self._sizes = [int(x) for x in manifest["level_sizes"]]
