@@ -99,12 +99,6 @@ class Sampler:
             self._stop.wait(self.interval)
 
 
-def explorer_class() -> Any:
-    from spark_explore.shard_explorer import ShardExplorer
-
-    return ShardExplorer
-
-
 def run_one(backend: str, config: str, partitions: int | None) -> dict[str, Any]:
     """One measurement in this process (called in a child process by :func:`main`)."""
     sys.path.insert(0, str(ROOT))
@@ -121,6 +115,7 @@ def run_one(backend: str, config: str, partitions: int | None) -> dict[str, Any]
             out["startup"] = 0.0
             out["fixed_per_level"] = None
         else:
+            from spark_explore.driver import SparkExplorer
             from spark_explore.session import get_session
 
             t0 = time.perf_counter()
@@ -128,7 +123,7 @@ def run_one(backend: str, config: str, partitions: int | None) -> dict[str, Any]
             spark.range(1).count()
             out["startup"] = time.perf_counter() - t0
             out["fixed_per_level"] = fixed_cost(spark)
-            r = explorer_class()(spec, spark=spark, partitions=partitions).run()
+            r = SparkExplorer(spec, spark=spark, partitions=partitions).run()
             out["partitions"] = r.memory.get("partitions")
             spark.stop()
     out.update(distinct=r.distinct_states, depth=r.depth, generated=r.generated_states,
@@ -141,15 +136,15 @@ def run_one(backend: str, config: str, partitions: int | None) -> dict[str, Any]
 def fixed_cost(spark: Any) -> float:
     """Mean seconds per level of a chain spec (one state per level), after warm-up."""
     from modelcheck.loader import load_spec_class
+    from spark_explore.driver import SparkExplorer
 
-    explorer = explorer_class()
     d = Path(tempfile.mkdtemp(prefix="spark-bench-"))
     path = d / "bench_chain.py"
     path.write_text(CHAIN)
     spec = load_spec_class(f"{path}:Chain")(Max=25)
     secs: list[float] = []
-    explorer(spec, spark=spark, max_depth=3).run()  # warm-up: workers, JIT
-    explorer(spec, spark=spark, progress=lambda p: secs.append(p.seconds)).run()
+    SparkExplorer(spec, spark=spark, max_depth=3).run()  # warm-up: workers, JIT
+    SparkExplorer(spec, spark=spark, progress=lambda p: secs.append(p.seconds)).run()
     return sum(secs[2:]) / max(1, len(secs[2:]))
 
 

@@ -109,7 +109,6 @@ def spark(spec: str, consts: tuple[str, ...], invariants: tuple[str, ...], no_de
     level 0.2-1 s) makes this worthwhile only for big state spaces; small ones belong
     to `modelcheck check`.
     """
-    session = None  # stopped at the end only if this command started it
     try:
         if no_deadlock and force_deadlock:
             raise UsageError("--deadlock and --no-deadlock contradict each other.")
@@ -120,50 +119,34 @@ def spark(spec: str, consts: tuple[str, ...], invariants: tuple[str, ...], no_de
         bound = bind_spec(spec, consts)
         deadlock = False if no_deadlock else (True if force_deadlock else None)
         conf = parse_conf(confs)
-        from .session import get_session
-        from .shard_explorer import ShardExplorer
-
-        explorer = ShardExplorer(
-            bound, invariants=invariants or None, check_deadlock=deadlock,
-            symmetry=not no_symmetry, max_depth=max_depth, partitions=partitions,
-            checkpoint_dir=checkpoint_dir, resume=resume, progress=progress_printer(not quiet),
-            connect_timeout=connect_timeout)
-        # Fail on the checkpoint dir and the spec before paying for a Spark session.
-        explorer.precheck()
         if master is None and not _under_spark_submit():
             master = "local[*]"
+        from .driver import SparkExplorer
+
+        # The session is started by run() and stopped at its end if it started it.
+        explorer = SparkExplorer(
+            bound, invariants=invariants or None, check_deadlock=deadlock,
+            symmetry=not no_symmetry, max_depth=max_depth, master=master,
+            partitions=partitions, checkpoint_dir=checkpoint_dir, resume=resume,
+            spark_conf=conf, progress=progress_printer(not quiet),
+            connect_timeout=connect_timeout, stop_session=True)
+        # Fail on the checkpoint dir and the spec before paying for a Spark session.
+        explorer.precheck()
         if not quiet:
             where = master or "the master given to spark-submit"
             click.echo(f"Checking {bound!r} on Spark ({where}): {len(bound.layout.cells)} "
                        f"state cells, {len(bound.actions)} action instances. Starting "
                        "Spark...", err=True)
-        active, created = get_session(master, conf, connect_timeout=connect_timeout)
-        if created:
-            session = active
-        explorer.spark = active
         result = explorer.run()
     except ModelcheckError as e:
-        _stop(session)
         print_error(e, fmt)
     except KeyboardInterrupt:
-        _stop(session)
         click.echo("interrupted", err=True)
         sys.exit(3)
     except Exception as e:  # noqa: BLE001 - never show users a raw traceback
-        _stop(session)
         if os.environ.get("MODELCHECK_DEBUG"):
             raise
         print_error(RuntimeError(
             f"internal error in the Spark backend: {type(e).__name__}: {e} (set "
             "MODELCHECK_DEBUG=1 for the traceback)"), fmt)
-    _stop(session)
     finish(result, fmt, recorder, bound, quiet)
-
-
-def _stop(session: Any) -> None:
-    if session is None:
-        return
-    try:
-        session.stop()
-    except Exception:  # noqa: BLE001 - stopping is best effort
-        pass

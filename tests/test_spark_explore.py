@@ -76,9 +76,9 @@ def kraft(cls: str = "KRaftBroker", **consts: int) -> Spec:
 
 
 def run_spark(spark: Any, spec: Spec, **kw: Any) -> Result:
-    from spark_explore.shard_explorer import ShardExplorer
+    from spark_explore import SparkExplorer
 
-    return ShardExplorer(spec, spark=spark, **kw).run()
+    return SparkExplorer(spec, spark=spark, **kw).run()
 
 
 def levels_of(r: dict[str, Any]) -> list[tuple[int, int, int, int]]:
@@ -309,10 +309,10 @@ def test_spec_error_in_executor_reads_as_locally(spark: Any, spec_dir: Path) -> 
 
 
 def test_unknown_invariant_is_a_usage_error() -> None:
-    from spark_explore.shard_explorer import ShardExplorer
+    from spark_explore import SparkExplorer
 
     with pytest.raises(UsageError, match="NoSuchThing"):
-        ShardExplorer(kraft(**L1), invariants=["NoSuchThing"])
+        SparkExplorer(kraft(**L1), invariants=["NoSuchThing"])
 
 
 def test_interrupt_gives_incomplete(spark: Any) -> None:
