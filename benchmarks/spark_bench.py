@@ -1,20 +1,18 @@
 """Benchmark of the Spark backend against the local explorer on the KRaft reference model.
 
 Runs, each in its own process: the local explorer, Spark ``local[1]`` and Spark
-``local[2]`` (the ``shards`` engine; the ``dataframe`` engine too if asked) on KRaft
-L5 (N=2 P=1 MaxLog=8 MaxRestarts=2: 4,174,997 states, depth 36), and with ``--l6``
-also on L6 (N=3 P=1 MaxLog=5 MaxRestarts=2: 28,707,965 states). It
-prints one table row per run: distinct states, depth, seconds (exploration only; the
-Spark session start-up is shown apart), distinct states per second, Spark's fixed
-cost per level (seconds per level of a chain spec whose levels hold one state each),
-the driver's peak RSS (the Python process) and the executors' peak RSS (the JVM,
-which in local mode is driver and executor at once, and the Python workers, summed),
-sampled with psutil.
+``local[2]`` on KRaft L5 (N=2 P=1 MaxLog=8 MaxRestarts=2: 4,174,997 states, depth
+36), and with ``--l6`` also on L6 (N=3 P=1 MaxLog=5 MaxRestarts=2: 28,707,965
+states). It prints one table row per run: distinct states, depth, seconds
+(exploration only; the Spark session start-up is shown apart), distinct states per
+second, Spark's fixed cost per level (seconds per level of a chain spec whose levels
+hold one state each), the driver's peak RSS (the Python process) and the executors'
+peak RSS (the JVM, which in local mode is driver and executor at once, and the
+Python workers, summed), sampled with psutil.
 
     python benchmarks/spark_bench.py            # L5
     python benchmarks/spark_bench.py --l6       # L5 and L6
     python benchmarks/spark_bench.py --configs L3 --masters 'local[2]' --json out.json
-    python benchmarks/spark_bench.py --engines shards dataframe     # both engines
     python benchmarks/spark_bench.py --configs L7 --masters 'local[2]'  # ~10^8 states
 """
 
@@ -101,22 +99,14 @@ class Sampler:
             self._stop.wait(self.interval)
 
 
-def explorer_class(engine: str) -> Any:
-    from spark_explore.explorer import SparkExplorer
-    from spark_explore.shard_explorer import ShardExplorer
-
-    return ShardExplorer if engine == "shards" else SparkExplorer
-
-
-def run_one(backend: str, config: str, partitions: int | None, engine: str
-            ) -> dict[str, Any]:
+def run_one(backend: str, config: str, partitions: int | None) -> dict[str, Any]:
     """One measurement in this process (called in a child process by :func:`main`)."""
     sys.path.insert(0, str(ROOT))
     os.chdir(ROOT)
     from modelcheck.loader import load_spec_class
 
     spec = load_spec_class("specs/kraft_broker.py:KRaftBroker")(**CONFIGS[config])
-    out: dict[str, Any] = {"backend": backend, "config": config, "engine": engine}
+    out: dict[str, Any] = {"backend": backend, "config": config}
     with Sampler() as sampler:
         if backend == "local":
             from modelcheck.explorer import Explorer
@@ -125,14 +115,15 @@ def run_one(backend: str, config: str, partitions: int | None, engine: str
             out["startup"] = 0.0
             out["fixed_per_level"] = None
         else:
+            from spark_explore.driver import SparkExplorer
             from spark_explore.session import get_session
 
             t0 = time.perf_counter()
             spark, _ = get_session(backend)
             spark.range(1).count()
             out["startup"] = time.perf_counter() - t0
-            out["fixed_per_level"] = fixed_cost(spark, engine)
-            r = explorer_class(engine)(spec, spark=spark, partitions=partitions).run()
+            out["fixed_per_level"] = fixed_cost(spark)
+            r = SparkExplorer(spec, spark=spark, partitions=partitions).run()
             out["partitions"] = r.memory.get("partitions")
             spark.stop()
     out.update(distinct=r.distinct_states, depth=r.depth, generated=r.generated_states,
@@ -142,18 +133,18 @@ def run_one(backend: str, config: str, partitions: int | None, engine: str
     return out
 
 
-def fixed_cost(spark: Any, engine: str) -> float:
+def fixed_cost(spark: Any) -> float:
     """Mean seconds per level of a chain spec (one state per level), after warm-up."""
     from modelcheck.loader import load_spec_class
+    from spark_explore.driver import SparkExplorer
 
-    explorer = explorer_class(engine)
     d = Path(tempfile.mkdtemp(prefix="spark-bench-"))
     path = d / "bench_chain.py"
     path.write_text(CHAIN)
     spec = load_spec_class(f"{path}:Chain")(Max=25)
     secs: list[float] = []
-    explorer(spec, spark=spark, max_depth=3).run()  # warm-up: workers, JIT
-    explorer(spec, spark=spark, progress=lambda p: secs.append(p.seconds)).run()
+    SparkExplorer(spec, spark=spark, max_depth=3).run()  # warm-up: workers, JIT
+    SparkExplorer(spec, spark=spark, progress=lambda p: secs.append(p.seconds)).run()
     return sum(secs[2:]) / max(1, len(secs[2:]))
 
 
@@ -168,41 +159,36 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--masters", nargs="*", default=["local[1]", "local[2]"])
     ap.add_argument("--no-local", action="store_true", help="skip the local explorer")
     ap.add_argument("--partitions", type=int, default=None)
-    ap.add_argument("--engines", nargs="*", default=["shards"],
-                    choices=["shards", "dataframe"], help="Spark engines (default shards)")
     ap.add_argument("--json", default=None, help="also write the rows to this file")
-    ap.add_argument("--one", nargs=3, metavar=("BACKEND", "CONFIG", "ENGINE"),
-                    help=argparse.SUPPRESS)
+    ap.add_argument("--one", nargs=2, metavar=("BACKEND", "CONFIG"), help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.one:
-        print("RESULT " + json.dumps(run_one(args.one[0], args.one[1], args.partitions,
-                                             args.one[2])))
+        print("RESULT " + json.dumps(run_one(args.one[0], args.one[1], args.partitions)))
         return
     configs = args.configs or (["L5", "L6"] if args.l6 else ["L5"])
-    backends = ([] if args.no_local else [("local", "-")]) + [
-        (m, e) for e in args.engines for m in args.masters]
+    backends = ([] if args.no_local else ["local"]) + list(args.masters)
     rows: list[dict[str, Any]] = []
-    header = (f"{'config':<6} {'backend':<9} {'engine':<9} {'distinct':>11} {'depth':>5} "
+    header = (f"{'config':<6} {'backend':<9} {'distinct':>11} {'depth':>5} "
               f"{'seconds':>8} {'states/s':>10} {'startup':>8} {'s/level':>8} {'driver RSS':>11} "
               f"{'JVM RSS':>9} {'workers RSS':>11}")
     print(header)
     print("-" * len(header))
     for config in configs:
-        for backend, engine in backends:
-            cmd = [sys.executable, __file__, "--one", backend, config, engine]
+        for backend in backends:
+            cmd = [sys.executable, __file__, "--one", backend, config]
             if args.partitions:
                 cmd += ["--partitions", str(args.partitions)]
             p = subprocess.run(cmd, capture_output=True, text=True, check=False, cwd=ROOT)
             line = next((x for x in p.stdout.splitlines() if x.startswith("RESULT ")), None)
             if line is None:
-                print(f"{config:<6} {backend:<9} {engine:<9} FAILED: "
+                print(f"{config:<6} {backend:<9} FAILED: "
                       f"{p.stderr.strip()[-500:]}")
                 continue
             r = json.loads(line[len("RESULT "):])
             rows.append(r)
             rate = r["distinct"] / r["seconds"] if r["seconds"] else 0.0
             fixed = "-" if r["fixed_per_level"] is None else f"{r['fixed_per_level']:.2f}"
-            print(f"{config:<6} {backend:<9} {engine:<9} {r['distinct']:>11,} {r['depth']:>5} "
+            print(f"{config:<6} {backend:<9} {r['distinct']:>11,} {r['depth']:>5} "
                   f"{r['seconds']:>8.1f} {rate:>10,.0f} {r['startup']:>8.1f} {fixed:>8} "
                   f"{_mb(r['driver_peak_rss']):>11} {_mb(r['jvm_peak_rss']):>9} "
                   f"{_mb(r['workers_peak_rss']):>11}", flush=True)

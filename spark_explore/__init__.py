@@ -2,33 +2,31 @@
 
 Modules (``pyspark`` is imported only inside their functions, never by ``modelcheck``):
 
-* :mod:`spark_explore.shard_explorer` — :class:`ShardExplorer`, the default engine:
-  one Spark job of per-bucket numpy tasks per level (:mod:`spark_explore.shards`).
-* :mod:`spark_explore.explorer` — :class:`SparkExplorer`, the ``dataframe`` engine
-  (JVM de-duplication and anti-joins), and what both engines share.
-* :mod:`spark_explore.worker` — the expansion run in Python workers (``mapInArrow``
-  for the dataframe engine; :class:`~spark_explore.worker.LevelExpansion` for both).
+* :mod:`spark_explore.driver` — :class:`SparkExplorer`, what ``modelcheck spark``
+  calls: session, run directory and manifest, Ctrl-C, error translation, and the
+  level loop with its decisions; it drives the engine through
+  :class:`~spark_explore.driver.LevelEngine`.
+* :mod:`spark_explore.shard_engine` — :class:`~spark_explore.shard_engine.ShardEngine`,
+  the engine: one Spark job of per-bucket numpy tasks per level.
+* :mod:`spark_explore.shards` — the task code and the on-disk layout of the buckets.
+* :mod:`spark_explore.worker` — executor-side helpers (kernel cache, error transport,
+  :class:`~spark_explore.worker.LevelExpansion`).
 * :mod:`spark_explore.session` — starting/reusing a SparkSession, shipping the spec.
-* :mod:`spark_explore.checkpoint` — the run directory: Parquet runs and manifest.json.
+* :mod:`spark_explore.checkpoint` — the run directory's manifest and its checks.
 * :mod:`spark_explore.cli` — ``modelcheck spark``; :mod:`spark_explore.submit` — the
   ``spark-submit`` entry point.
-* :mod:`spark_explore.cluster` — a standalone cluster on 127.0.0.1 for tests.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["SparkExplorer", "ShardExplorer"]
+__all__ = ["SparkExplorer"]
 
 
 def __getattr__(name: str) -> Any:
     if name == "SparkExplorer":
-        from .explorer import SparkExplorer
+        from .driver import SparkExplorer
 
         return SparkExplorer
-    if name == "ShardExplorer":
-        from .shard_explorer import ShardExplorer
-
-        return ShardExplorer
     raise AttributeError(name)

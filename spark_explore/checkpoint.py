@@ -1,27 +1,18 @@
-"""The on-disk run directory of a Spark exploration: level tables and the manifest.
+"""The run directory of a Spark exploration: the manifest and its checks.
 
 A run directory (``--checkpoint-dir DIR``, or a temporary one) holds::
 
-    DIR/manifest.json                what was committed (written atomically, last)
-    DIR/runs/run_00000_00015/        Parquet, bucketed by fp into P buckets, sorted by fp
-    DIR/runs/run_00016_00023/        ...
-    DIR/runs/run_00024_00024/
+    DIR/manifest.json     what was committed (written atomically, last)
+    DIR/shards/...        the level, visited and candidate files of the shard tasks
+                          (layout: :mod:`spark_explore.shards`)
 
-A run holds the states of a range of BFS levels, one row per state: ``fp``,
-``level`` (its depth), ``parent`` (the parent's fingerprint), ``act`` (the action id
-that reached it, -1 for initial states) and the packed words ``w0..`` for multi-word
-layouts. Every level is in exactly one run; together the runs are the visited set and
-the rows of the last level are the frontier. Newer, smaller runs are merged into
-bigger ones as the exploration goes on (see :mod:`spark_explore.explorer`). 64-bit
-values are stored as signed ``bigint`` holding the bits of the unsigned value.
-
-``manifest.json`` is rewritten (temp file + ``os.replace``) only after a level's run
-is complete; runs it no longer lists are deleted only after that. So a run killed at
+``manifest.json`` is rewritten (temp file + ``os.replace``) only after a level is
+complete; files it no longer needs are deleted only after that. So a run killed at
 any moment leaves a consistent checkpoint: ``--resume`` continues from
-``manifest["level"]`` with the runs the manifest lists. The manifest records the spec
-(class, module, constants, a digest of the state layout and action list), the checks
-and the partition count; a checkpoint from a different spec or different constants
-is refused with :class:`CheckpointError`.
+``manifest["level"]``. The manifest records the spec (class, module, constants, a
+digest of the state layout and action list), the checks and the bucket count; a
+checkpoint from a different spec or different constants is refused with
+:class:`CheckpointError`.
 """
 
 from __future__ import annotations
@@ -94,9 +85,6 @@ class RunDir:
     @property
     def manifest_path(self) -> Path:
         return self.path / MANIFEST
-
-    def level_path(self, depth: int) -> Path:
-        return self.path / "levels" / f"level_{depth:05d}"
 
     # ------------------------------------------------------------ preparing
     @classmethod
@@ -183,23 +171,7 @@ class RunDir:
                 "constants and checks, or use another --checkpoint-dir for this run."
             )
 
-    def run_path(self, lo: int, hi: int) -> Path:
-        return self.path / "runs" / f"run_{lo:05d}_{hi:05d}"
-
-    def remove_run(self, lo: int, hi: int) -> None:
-        shutil.rmtree(self.run_path(lo, hi), ignore_errors=True)
-
-    def remove_runs_except(self, keep: list[tuple[int, int]]) -> None:
-        """Delete run directories the manifest does not list (left by a killed run)."""
-        root = self.path / "runs"
-        if not root.is_dir():
-            return
-        wanted = {self.run_path(lo, hi).name for lo, hi in keep}
-        for child in root.iterdir():
-            if child.name not in wanted:
-                shutil.rmtree(child, ignore_errors=True)
-
-    def bytes_on_disk(self, sub: str = "runs") -> int:
+    def bytes_on_disk(self, sub: str = "shards") -> int:
         """Bytes of the files under the subdirectory ``sub`` of the run directory."""
         total = 0
         for root, _, files in os.walk(self.path / sub):

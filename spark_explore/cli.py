@@ -80,8 +80,8 @@ def _under_spark_submit() -> bool:
               help="Spark master: local[*] (default), local[N], spark://HOST:PORT, yarn, "
                    "k8s://... Under spark-submit the submitted master is used.")
 @click.option("--partitions", type=click.IntRange(min=1), default=None,
-              help="Buckets (shards engine) or partitions (dataframe engine) of the state "
-                   "set (default: 2 x the cores Spark offers).")
+              help="Buckets of the state set: tasks per level (default: the cores Spark "
+                   "offers).")
 @click.option("--checkpoint-dir", type=click.Path(file_okay=False), default=None,
               help="Commit every finished level here (level files + manifest.json); on "
                    "a multi-host cluster it must be storage every host mounts at the same "
@@ -90,16 +90,6 @@ def _under_spark_submit() -> bool:
               help="Continue the run checkpointed in --checkpoint-dir.")
 @click.option("--conf", "confs", multiple=True, metavar="K=V",
               help="A Spark setting, e.g. --conf spark.executor.memory=4g (repeatable).")
-@click.option("--engine", type=click.Choice(["shards", "dataframe"]), default="shards",
-              show_default=True,
-              help="shards: executors de-duplicate and check visited states in numpy, "
-                   "bucket by bucket (fast); dataframe: Spark SQL does it in the JVM "
-                   "(group by fp, anti-joins).")
-@click.option("--store", type=click.Choice(["memory", "parquet"]), default=None,
-              help="dataframe engine: keep explored states as executor-local "
-                   "checkpoints (memory, the default for local masters) or Parquet files "
-                   "(parquet, the default with --checkpoint-dir and on clusters: survives "
-                   "lost executors).")
 @click.option("--connect-timeout", type=click.FloatRange(min=1), default=60.0,
               show_default=True,
               help="Seconds to wait for the master and the first executor.")
@@ -109,7 +99,7 @@ def _under_spark_submit() -> bool:
 def spark(spec: str, consts: tuple[str, ...], invariants: tuple[str, ...], no_deadlock: bool,
           force_deadlock: bool, no_symmetry: bool, max_depth: int | None, master: str | None,
           partitions: int | None, checkpoint_dir: str | None, resume: bool,
-          confs: tuple[str, ...], engine: str, store: str | None, connect_timeout: float,
+          confs: tuple[str, ...], connect_timeout: float,
           fmt: str, quiet: bool, out_dir: str | None = None, trace_out: str | None = None
           ) -> None:
     """Explore every reachable state of SPEC on Spark, with the same results as `check`.
@@ -119,7 +109,6 @@ def spark(spec: str, consts: tuple[str, ...], invariants: tuple[str, ...], no_de
     level 0.2-1 s) makes this worthwhile only for big state spaces; small ones belong
     to `modelcheck check`.
     """
-    session = None  # stopped at the end only if this command started it
     try:
         if no_deadlock and force_deadlock:
             raise UsageError("--deadlock and --no-deadlock contradict each other.")
@@ -130,54 +119,34 @@ def spark(spec: str, consts: tuple[str, ...], invariants: tuple[str, ...], no_de
         bound = bind_spec(spec, consts)
         deadlock = False if no_deadlock else (True if force_deadlock else None)
         conf = parse_conf(confs)
-        from .explorer import SparkExplorer
-        from .session import get_session
-        from .shard_explorer import ShardExplorer
-
-        cls = ShardExplorer if engine == "shards" else SparkExplorer
-        explorer = cls(
-            bound, invariants=invariants or None, check_deadlock=deadlock,
-            symmetry=not no_symmetry, max_depth=max_depth, partitions=partitions,
-            checkpoint_dir=checkpoint_dir, resume=resume, progress=progress_printer(not quiet),
-            store=store, connect_timeout=connect_timeout)
-        # Fail on the checkpoint dir and the spec before paying for a Spark session.
-        explorer.precheck()
         if master is None and not _under_spark_submit():
             master = "local[*]"
+        from .driver import SparkExplorer
+
+        # The session is started by run() and stopped at its end if it started it.
+        explorer = SparkExplorer(
+            bound, invariants=invariants or None, check_deadlock=deadlock,
+            symmetry=not no_symmetry, max_depth=max_depth, master=master,
+            partitions=partitions, checkpoint_dir=checkpoint_dir, resume=resume,
+            spark_conf=conf, progress=progress_printer(not quiet),
+            connect_timeout=connect_timeout, stop_session=True)
+        # Fail on the checkpoint dir and the spec before paying for a Spark session.
+        explorer.precheck()
         if not quiet:
             where = master or "the master given to spark-submit"
             click.echo(f"Checking {bound!r} on Spark ({where}): {len(bound.layout.cells)} "
                        f"state cells, {len(bound.actions)} action instances. Starting "
                        "Spark...", err=True)
-        active, created = get_session(master, conf, connect_timeout=connect_timeout)
-        if created:
-            session = active
-        explorer.spark = active
         result = explorer.run()
-        for note in explorer.notes:
-            click.echo(f"note: {note}", err=True)
     except ModelcheckError as e:
-        _stop(session)
         print_error(e, fmt)
     except KeyboardInterrupt:
-        _stop(session)
         click.echo("interrupted", err=True)
         sys.exit(3)
     except Exception as e:  # noqa: BLE001 - never show users a raw traceback
-        _stop(session)
         if os.environ.get("MODELCHECK_DEBUG"):
             raise
         print_error(RuntimeError(
             f"internal error in the Spark backend: {type(e).__name__}: {e} (set "
             "MODELCHECK_DEBUG=1 for the traceback)"), fmt)
-    _stop(session)
     finish(result, fmt, recorder, bound, quiet)
-
-
-def _stop(session: Any) -> None:
-    if session is None:
-        return
-    try:
-        session.stop()
-    except Exception:  # noqa: BLE001 - stopping is best effort
-        pass

@@ -12,9 +12,6 @@ This module owns the driver-side Spark setup:
   and add a zip of the needed packages (``modelcheck``, ``invariants``,
   ``spark_explore`` and the spec's own package or file) with ``SparkContext.addPyFile``,
   so executors on any host can import them.
-* :func:`run_conf` — the SQL settings of a run (shuffle partitions, no broadcast
-  joins, bucketed scans that keep their sort order, ...), applied and restored
-  around each run so a shared session is left as it was found.
 
 ``pyspark`` is imported only inside functions.
 """
@@ -33,15 +30,14 @@ import tempfile
 import time
 import warnings
 import zipfile
-from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from modelcheck.errors import ModelcheckError, UsageError
 
-__all__ = ["SparkBackendError", "get_session", "ship_spec", "run_conf", "ShippedSpec",
+__all__ = ["SparkBackendError", "get_session", "ship_spec", "ShippedSpec",
            "is_local_master", "check_master_reachable", "wait_for_executors",
            "driver_paths"]
 
@@ -84,18 +80,13 @@ def default_conf(master: str, workdir: Path, quiet: bool = True) -> dict[str, st
     conf = {
         "spark.ui.enabled": "false",
         "spark.ui.showConsoleProgress": "false",
-        "spark.sql.adaptive.enabled": "false",
         "spark.sql.warehouse.dir": str(workdir / "warehouse"),
         "spark.python.worker.reuse": "true",
         "spark.pyspark.python": sys.executable,
         "spark.pyspark.driver.python": sys.executable,
-        "spark.sql.execution.arrow.maxRecordsPerBatch": "65536",
         # Lost executors (a dead worker) must not fail the run: retry tasks and stages.
         "spark.task.maxFailures": "8",
         "spark.stage.maxConsecutiveAttempts": "8",
-        "spark.hadoop.mapreduce.fileoutputcommitter.algorithm.version": "2",
-        "spark.hadoop.parquet.enable.dictionary": "false",
-        "spark.sql.parquet.compression.codec": "uncompressed",
     }
     if is_local_master(master):
         conf["spark.driver.memory"] = "4g"
@@ -226,46 +217,6 @@ def _first_line(e: BaseException) -> str:
         if line:
             return line[:500]
     return text[:500]
-
-
-@contextmanager
-def run_conf(spark: Any, partitions: int) -> Iterator[None]:
-    """SQL settings of one exploration run, restored afterwards."""
-    want = {
-        "spark.sql.shuffle.partitions": str(partitions),
-        "spark.sql.adaptive.enabled": "false",
-        "spark.sql.autoBroadcastJoinThreshold": "-1",
-        # Bucketed level tables are written sorted by fp, one file per bucket: let
-        # their scans report that order so the anti-joins merge without sorting.
-        "spark.sql.legacy.bucketedTableScan.outputOrdering": "true",
-        "spark.sql.sources.bucketing.autoBucketedScan.enabled": "false",
-        "spark.sql.sources.bucketing.enabled": "true",
-        # Keep the anti-join above the de-duplicating aggregate (after the shuffle).
-        "spark.sql.optimizer.excludedRules":
-            "org.apache.spark.sql.catalyst.optimizer.PushDownLeftSemiAntiJoin",
-        "spark.sql.execution.replaceHashWithSortAgg": "true",
-        # A union of runs (all partitioned by fp) stays partitioned by fp.
-        "spark.sql.unionOutputPartitioning": "true",
-        "spark.sql.execution.arrow.maxRecordsPerBatch": "65536",
-    }
-    old: dict[str, str | None] = {}
-    for k, v in want.items():
-        try:
-            old[k] = spark.conf.get(k, None)
-            spark.conf.set(k, v)
-        except Exception:  # noqa: BLE001 - a conf unknown to this Spark version
-            old.pop(k, None)
-    try:
-        yield
-    finally:
-        for k, prev in old.items():
-            try:
-                if prev is None:
-                    spark.conf.unset(k)
-                else:
-                    spark.conf.set(k, prev)
-            except Exception:  # noqa: BLE001 - session already stopped
-                pass
 
 
 # ------------------------------------------------------------------ shipping code

@@ -1,4 +1,4 @@
-"""Tests for spark_explore.cluster: a real Spark standalone cluster on 127.0.0.1.
+"""Tests for scripts/spark_cluster.py: a real Spark standalone cluster on 127.0.0.1.
 
 The Spark driver of these tests runs in a child Python process (``_DRIVER`` below),
 so that it never shares a JVM / SparkContext with other test modules that may hold a
@@ -21,7 +21,7 @@ from typing import Any
 
 import pytest
 
-from spark_explore.cluster import StandaloneCluster, find_spark_home
+from scripts.spark_cluster import StandaloneCluster, find_spark_home
 
 pytestmark = [
     pytest.mark.spark,

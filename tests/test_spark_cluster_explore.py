@@ -46,7 +46,7 @@ EXECUTOR_CONF = ["--conf", "spark.executor.memory=512m", "--conf", "spark.cores.
 
 @pytest.fixture(scope="module")
 def cluster() -> Iterator[Any]:
-    from spark_explore.cluster import StandaloneCluster
+    from scripts.spark_cluster import StandaloneCluster
 
     with StandaloneCluster(workers=2, cores=1, memory="1g") as c:
         yield c
@@ -74,7 +74,7 @@ def assert_same(got: dict[str, Any], want: dict[str, Any]) -> None:
 
 
 def test_spark_submit_matches_local(cluster: Any) -> None:
-    from spark_explore.cluster import find_spark_home
+    from scripts.spark_cluster import find_spark_home
 
     submit = str(find_spark_home() / "bin" / "spark-submit")
     env = dict(os.environ, PYSPARK_PYTHON=sys.executable, PYSPARK_DRIVER_PYTHON=sys.executable)

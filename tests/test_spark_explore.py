@@ -1,7 +1,5 @@
 """The Spark backend gives the local explorer's answer, field by field.
 
-Both engines are compared: ``shards`` (the default: numpy de-duplication per bucket on
-executors) everywhere, ``dataframe`` (JVM de-duplication) on a representative subset.
 One local[2] SparkSession is shared by the whole module (a session costs 10-20 s).
 Specs that executors must import are written to files (generated source), so the
 executors never import this test module.
@@ -9,7 +7,6 @@ executors never import this test module.
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import importlib.util
 import json
@@ -78,18 +75,10 @@ def kraft(cls: str = "KRaftBroker", **consts: int) -> Spec:
     return load_spec_class(f"{KRAFT}:{cls}")(**consts)
 
 
-def explorer_class(engine: str) -> Any:
-    from spark_explore.explorer import SparkExplorer
-    from spark_explore.shard_explorer import ShardExplorer
+def run_spark(spark: Any, spec: Spec, **kw: Any) -> Result:
+    from spark_explore import SparkExplorer
 
-    return {"shards": ShardExplorer, "dataframe": SparkExplorer}[engine]
-
-
-def run_spark(spark: Any, spec: Spec, engine: str = "shards", **kw: Any) -> Result:
-    return explorer_class(engine)(spec, spark=spark, **kw).run()
-
-
-BOTH = pytest.mark.parametrize("engine", ["shards", "dataframe"])
+    return SparkExplorer(spec, spark=spark, **kw).run()
 
 
 def levels_of(r: dict[str, Any]) -> list[tuple[int, int, int, int]]:
@@ -105,18 +94,17 @@ def assert_same(local: Result, remote: Result) -> None:
 
 
 def compare(spark: Any, spec: Spec, spark_kw: dict[str, Any] | None = None,
-            engine: str = "shards", **kw: Any) -> Result:
+            **kw: Any) -> Result:
     """Run ``spec`` locally and on Spark with the same options ``kw``; compare."""
     local = Explorer(spec, **kw).run()
-    remote = run_spark(spark, spec, engine, **kw, **(spark_kw or {}))
+    remote = run_spark(spark, spec, **kw, **(spark_kw or {}))
     assert_same(local, remote)
     return remote
 
 
 # ---------------------------------------------------------------------- KRaft
-@BOTH
-def test_kraft_l1(spark: Any, engine: str) -> None:
-    r = compare(spark, kraft(**L1), engine=engine)
+def test_kraft_l1(spark: Any) -> None:
+    r = compare(spark, kraft(**L1))
     assert (r.status, r.distinct_states, r.generated_states, r.depth) == ("ok", 5353, 15802, 18)
 
 
@@ -126,15 +114,14 @@ def test_kraft_l3(spark: Any) -> None:
         "ok", 552953, 1812322, 30)
 
 
-@BOTH
 @pytest.mark.parametrize(("cls", "consts", "prop", "length"), [
     ("KRaftBrokerBugNoCatchUpCheck", L1, "CaughtUpBeforeUnfence", 5),
     ("KRaftBrokerBugEpochReuse", L1, None, 5),
     ("KRaftBrokerBugGrantWithLeaders", {**L1, "MaxLog": 5}, "ShutdownLeadsNothing", 10),
 ])
 def test_kraft_bug_variants(spark: Any, cls: str, consts: dict[str, int], prop: str | None,
-                            length: int, engine: str) -> None:
-    r = compare(spark, kraft(cls, **consts), engine=engine)
+                            length: int) -> None:
+    r = compare(spark, kraft(cls, **consts))
     assert r.status == "violation" and r.violation is not None
     assert len(r.violation.trace) == length
     if prop is not None:
@@ -152,16 +139,6 @@ def test_symmetric_spec_bug_variants(spark: Any, cls: str, symmetry: bool) -> No
     r = compare(spark, spec, symmetry=symmetry)
     assert r.status == "violation"
     assert r.symmetry == (["Brokers"] if symmetry else [])
-
-
-def test_parquet_store_and_max_depth(spark: Any) -> None:
-    """The dataframe engine's Parquet store (checkpoints, clusters) and --max-depth."""
-    spec = kraft(**L1)
-    assert_same(Explorer(spec, max_depth=7).run(),
-                run_spark(spark, spec, "dataframe", max_depth=7, store="parquet", partitions=3))
-    assert_same(Explorer(spec, invariants=["UniqueEpochs"]).run(),
-                run_spark(spark, spec, "dataframe", invariants=["UniqueEpochs"],
-                          store="parquet"))
 
 
 @pytest.mark.parametrize("buckets", [1, 3, 7])
@@ -202,21 +179,17 @@ MULTIWORD = """
 """
 
 
-@BOTH
-def test_multiword_layout_deadlock(spark: Any, spec_dir: Path, engine: str) -> None:
+def test_multiword_layout_deadlock(spark: Any, spec_dir: Path) -> None:
     spec = write_spec(spec_dir, MULTIWORD, "Wide")()
     assert spec.layout.n_words > 1
-    r = compare(spark, spec, engine=engine)
+    r = compare(spark, spec)
     assert r.fingerprint == "hash64"
     assert r.status == "deadlock"
 
 
-@pytest.mark.parametrize(("engine", "spark_kw"), [("shards", {"partitions": 3}),
-                                                 ("dataframe", {"store": "parquet"})])
-def test_multiword_layout_invariant(spark: Any, spec_dir: Path, engine: str,
-                                    spark_kw: dict[str, Any]) -> None:
+def test_multiword_layout_invariant(spark: Any, spec_dir: Path) -> None:
     spec = write_spec(spec_dir, MULTIWORD, "WideInv")()
-    r = compare(spark, spec, spark_kw=spark_kw, engine=engine)
+    r = compare(spark, spec, spark_kw={"partitions": 3})
     assert r.status == "violation" and r.violation is not None
     assert r.violation.property == "Small"
 
@@ -325,64 +298,62 @@ BOOM = """
 """
 
 
-@BOTH
-def test_spec_error_in_executor_reads_as_locally(spark: Any, spec_dir: Path,
-                                                 engine: str) -> None:
+def test_spec_error_in_executor_reads_as_locally(spark: Any, spec_dir: Path) -> None:
     spec = write_spec(spec_dir, BOOM, "Boom")()
     with pytest.raises(SpecEvaluationError) as local:
         Explorer(spec).run()
     with pytest.raises(SpecEvaluationError) as remote:
-        run_spark(spark, spec, engine)
+        run_spark(spark, spec)
     assert str(remote.value) == str(local.value)
     assert "Explode" in str(remote.value) and "x=3" in str(remote.value)
 
 
 def test_unknown_invariant_is_a_usage_error() -> None:
-    from spark_explore.explorer import SparkExplorer
+    from spark_explore import SparkExplorer
 
     with pytest.raises(UsageError, match="NoSuchThing"):
         SparkExplorer(kraft(**L1), invariants=["NoSuchThing"])
 
 
-@BOTH
-def test_interrupt_gives_incomplete(spark: Any, engine: str) -> None:
+def test_interrupt_gives_incomplete(spark: Any) -> None:
     def stop(p: Any) -> None:
         if p.level == 3:
             raise KeyboardInterrupt
 
-    r = run_spark(spark, kraft(**L1), engine, progress=stop)
+    r = run_spark(spark, kraft(**L1), progress=stop)
     assert (r.status, r.reason) == ("incomplete", "interrupted")
     assert r.depth == 4 and r.distinct_states == 31
 
 
 # ---------------------------------------------------------------------- checkpoints
-@BOTH
-def test_checkpoint_refuses_other_constants_and_missing_dirs(spark: Any, tmp_path: Path,
-                                                            engine: str) -> None:
+def test_checkpoint_refuses_other_constants_and_missing_dirs(spark: Any, tmp_path: Path) -> None:
     from spark_explore.checkpoint import CheckpointError
 
     ck = tmp_path / "ck"
     spec = kraft(**L1)
-    run = functools.partial(run_spark, engine=engine)
-    r = run(spark, spec, checkpoint_dir=ck, max_depth=4)
+    r = run_spark(spark, spec, checkpoint_dir=ck, max_depth=4)
     assert r.status == "incomplete"
     manifest = json.loads((ck / "manifest.json").read_text())
     assert manifest["level"] == 4 and manifest["spec"]["constants"] == L1
     with pytest.raises(CheckpointError, match="MaxLog = 4 vs 5"):
-        run(spark, kraft(**{**L1, "MaxLog": 5}), checkpoint_dir=ck, resume=True)
+        run_spark(spark, kraft(**{**L1, "MaxLog": 5}), checkpoint_dir=ck, resume=True)
     with pytest.raises(CheckpointError, match="spec class KRaftBroker vs"):
-        run(spark, kraft("KRaftBrokerBugEpochReuse", **L1), checkpoint_dir=ck,
+        run_spark(spark, kraft("KRaftBrokerBugEpochReuse", **L1), checkpoint_dir=ck,
                   resume=True)
     with pytest.raises(CheckpointError, match="already holds a checkpoint"):
-        run(spark, spec, checkpoint_dir=ck)
+        run_spark(spark, spec, checkpoint_dir=ck)
     with pytest.raises(CheckpointError, match="does not exist"):
-        run(spark, spec, checkpoint_dir=tmp_path / "nope", resume=True)
-    other = "dataframe" if engine == "shards" else "shards"
-    with pytest.raises(CheckpointError, match=f"written by the {engine} engine"):
-        run_spark(spark, spec, other, checkpoint_dir=ck, resume=True)
+        run_spark(spark, spec, checkpoint_dir=tmp_path / "nope", resume=True)
+    # A checkpoint of the former dataframe engine is refused.
+    other = tmp_path / "other"
+    shutil.copytree(ck, other)
+    manifest["engine"] = "dataframe"
+    (other / "manifest.json").write_text(json.dumps(manifest))
+    with pytest.raises(CheckpointError, match="written by the dataframe engine"):
+        run_spark(spark, spec, checkpoint_dir=other, resume=True)
     # The same spec resumes (without the depth bound) and finishes with the
     # uninterrupted answer.
-    assert_same(Explorer(spec).run(), run(spark, spec, checkpoint_dir=ck, resume=True))
+    assert_same(Explorer(spec).run(), run_spark(spark, spec, checkpoint_dir=ck, resume=True))
 
 
 def cli(*args: str, **kw: Any) -> subprocess.Popen[str]:

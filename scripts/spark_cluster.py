@@ -1,5 +1,10 @@
 """A real Spark standalone cluster on 127.0.0.1, for tests and benchmarks.
 
+A development harness, not part of the installed package: ``scripts/spark-cluster``
+is its command line, and the cluster tests import it from here
+(``from scripts.spark_cluster import StandaloneCluster``, the project root on
+``sys.path``).
+
 :class:`StandaloneCluster` starts one standalone master and ``N`` workers with the
 launcher scripts bundled in the ``pyspark`` wheel (``bin/spark-class``), waits until
 every worker has registered with the master, and stops everything again by PID.

@@ -1,0 +1,221 @@
+"""The shard engine: Spark schedules per-bucket numpy tasks, one job per level.
+
+The state space is split into ``K`` buckets by fingerprint; each bucket's visited
+set, levels and candidate transitions are ``.npy`` files under ``shards/`` in the
+run directory (layout and task code: :mod:`spark_explore.shards`). Per level Spark
+runs one job of ``K`` tasks and moves nothing but their small summaries;
+de-duplication, the visited check, expansion and the checks all run in numpy inside
+the executors.
+
+:class:`ShardEngine` is what the driver (:class:`spark_explore.driver.SparkExplorer`)
+calls, through :class:`spark_explore.driver.LevelEngine`:
+
+* :meth:`~ShardEngine.start` writes the initial states as the candidates of level 0;
+* :meth:`~ShardEngine.run_level` runs job ``d``: it commits level ``d`` (the
+  de-duplicated, unvisited transitions found by job ``d - 1``) and, as asked,
+  expands it, returning a :class:`LevelSummary`; so the size of level ``d + 1`` is
+  known one job later;
+* :meth:`~ShardEngine.parent` and :meth:`~ShardEngine.level_states` read committed
+  levels on the driver (trace rebuild, replay after a spec error);
+* :meth:`~ShardEngine.tidy` deletes what resuming from a committed level no longer
+  needs.
+
+Spark's exceptions are left to the driver, which translates them.
+"""
+
+from __future__ import annotations
+
+import functools
+import shutil
+import socket
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from .checkpoint import RunDir
+from .session import SparkBackendError, is_local_master
+from .shards import (
+    INIT,
+    BucketSummary,
+    ShardConfig,
+    cand_dir,
+    level_dir,
+    parent_of,
+    read_level_sorted,
+    run_bucket,
+    visited_dir,
+    write_candidates,
+)
+from .worker import WorkerConfig
+
+__all__ = ["ShardEngine", "LevelSummary", "NAME"]
+
+#: the engine name recorded in a checkpoint's manifest
+NAME = "shards"
+#: the run directory's subdirectory holding the engine's files
+SUBDIR = "shards"
+
+
+@dataclass
+class LevelSummary:
+    """What one job found: level ``depth`` committed and (maybe) expanded."""
+
+    depth: int
+    new: int  # states of level ``depth``
+    reached: np.ndarray  # of those, per action id that reached them
+    expand: bool | None  # the mode it ran in (see spark_explore.shards.run_bucket)
+    fired: np.ndarray
+    inv_min: dict[int, int] = field(default_factory=dict)
+    dead_min: int | None = None
+    prop_min: dict[int, tuple[int, int, int]] = field(default_factory=dict)
+    candidates: int = 0  # successors written for level depth + 1
+    seconds: float = 0.0
+
+    @classmethod
+    def combine(cls, depth: int, parts: Sequence[BucketSummary], n_act: int) -> LevelSummary:
+        out = cls(depth, 0, np.zeros(n_act, np.int64), None, np.zeros(n_act, np.int64))
+        for s in sorted(parts, key=lambda s: s.bucket):
+            out.new += s.new
+            out.reached += np.asarray(s.reached, dtype=np.int64)
+            out.expand = s.expand
+            out.fired += np.asarray(s.fired, dtype=np.int64)
+            for j, f in s.inv_min.items():
+                out.inv_min[j] = min(out.inv_min.get(j, f), f)
+            if s.dead_min is not None:
+                out.dead_min = s.dead_min if out.dead_min is None else min(out.dead_min,
+                                                                           s.dead_min)
+            for j, hit in s.prop_min.items():
+                if j not in out.prop_min or hit < out.prop_min[j]:
+                    out.prop_min[j] = hit
+            out.candidates += s.candidates
+        return out
+
+    def to_json(self) -> dict[str, Any]:
+        return {"depth": self.depth, "new": self.new, "reached": [int(x) for x in self.reached],
+                "expand": self.expand, "fired": [int(x) for x in self.fired],
+                "inv_min": [[j, f] for j, f in sorted(self.inv_min.items())],
+                "dead_min": self.dead_min,
+                "prop_min": [[j, *hit] for j, hit in sorted(self.prop_min.items())],
+                "candidates": self.candidates, "seconds": self.seconds}
+
+    @classmethod
+    def from_json(cls, d: dict[str, Any]) -> LevelSummary:
+        return cls(int(d["depth"]), int(d["new"]), np.asarray(d["reached"], dtype=np.int64),
+                   d["expand"], np.asarray(d["fired"], dtype=np.int64),
+                   {int(j): int(f) for j, f in d["inv_min"]},
+                   None if d["dead_min"] is None else int(d["dead_min"]),
+                   {int(r[0]): (int(r[1]), int(r[2]), int(r[3])) for r in d["prop_min"]},
+                   int(d["candidates"]), float(d["seconds"]))
+
+
+class ShardEngine:
+    """Levels as per-bucket ``.npy`` files in ``rundir``, computed by Spark tasks.
+
+    ``spark`` is the session, ``buckets`` the number of buckets (tasks per level),
+    ``worker`` what executors need to rebuild the kernel, ``n_act`` the number of
+    action instances. The run directory must be reachable at the same path from every
+    executor and the driver: on a multi-host cluster a temporary one is refused here
+    (:class:`~spark_explore.session.SparkBackendError`).
+    """
+
+    name = NAME
+
+    def __init__(self, spark: Any, rundir: RunDir, buckets: int, worker: WorkerConfig,
+                 n_act: int) -> None:
+        self.sc = spark.sparkContext
+        self.rundir = rundir
+        self.root = rundir.path / SUBDIR
+        self.buckets = buckets
+        self.n_act = n_act
+        self.exact = worker.n_words == 1
+        self.n_words = worker.n_words
+        self.cfg = ShardConfig(worker, str(self.root), buckets)
+        if rundir.temporary:
+            _check_one_host(self.sc)
+
+    @staticmethod
+    def default_buckets(cores: int) -> int:
+        """One bucket per core: every task is one ``Kernel.expand`` stream, and a level's
+        fixed cost grows with the number of tasks."""
+        return max(1, cores)
+
+    def start(self, fps: np.ndarray, words: np.ndarray | None) -> None:
+        """A fresh run: the initial states (distinct fingerprints, their packed words for
+        multi-word layouts) become the candidates of level 0."""
+        shutil.rmtree(self.root, ignore_errors=True)
+        m = len(fps)
+        write_candidates(self.root, INIT, 0, self.buckets, fps, np.zeros(m, np.uint64),
+                         np.full(m, -1, np.int32), None if self.exact else words)
+
+    def run_level(self, depth: int, expand: bool | None, again: bool = False
+                  ) -> LevelSummary:
+        """Job ``depth``: commit level ``depth``, then expand it if ``expand`` is True,
+        check it without generating successors if False, nothing more if None.
+        ``again`` re-expands the already committed level ``depth`` (see
+        :func:`spark_explore.shards.run_bucket`)."""
+        fn = functools.partial(run_bucket, self.cfg, depth, expand=expand, again=again)
+        self.sc.setJobDescription(f"modelcheck level {depth}")
+        try:
+            parts: list[BucketSummary] = (
+                self.sc.parallelize(range(self.buckets), self.buckets).map(fn).collect())
+        finally:
+            self.sc.setJobDescription(None)
+        return LevelSummary.combine(depth, parts, self.n_act)
+
+    def parent(self, depth: int, fp: int) -> int | None:
+        """The parent fingerprint of state ``fp`` of committed level ``depth``."""
+        return parent_of(self.root, depth, self.buckets, fp)
+
+    def level_states(self, depth: int) -> tuple[np.ndarray, np.ndarray]:
+        """All states of committed level ``depth`` in fingerprint order: ``(fps, words)``."""
+        return read_level_sorted(self.root, depth, self.buckets, self.exact, self.n_words)
+
+    def tidy(self, depth: int) -> None:
+        """Levels ``0..depth`` are committed: keep them, the visited shards and the
+        candidates of ``depth``; delete the rest."""
+        keep = {level_dir(self.root, d).name for d in range(depth + 1)}
+        keep |= {visited_dir(self.root, depth).name, cand_dir(self.root, depth).name}
+        if not self.root.is_dir():
+            return
+        for child in self.root.iterdir():
+            if child.name not in keep:
+                shutil.rmtree(child, ignore_errors=True)
+
+    def bytes_on_disk(self) -> int:
+        return self.rundir.bytes_on_disk(SUBDIR)
+
+
+def _check_one_host(sc: Any) -> None:
+    """Refuse executors on other hosts than the driver (they cannot see a temporary
+    run directory)."""
+    if is_local_master(sc.master):
+        return
+    try:
+        infos = sc._jsc.sc().statusTracker().getExecutorInfos()
+        hosts = {str(i.host()) for i in infos}
+    except Exception:  # noqa: BLE001
+        hosts = set()
+    if not all(_is_this_host(h) for h in hosts):
+        raise SparkBackendError(
+            "executors run on other hosts than this driver, and the shard engine "
+            "keeps the run's files in its run directory: pass --checkpoint-dir on "
+            "storage every host mounts at the same path (e.g. NFS)."
+        )
+
+
+def _is_this_host(host: str) -> bool:
+    """Whether ``host`` (an executor's) is the machine this driver runs on."""
+    if host in ("localhost", socket.gethostname(), socket.getfqdn()):
+        return True
+    try:
+        addr = socket.gethostbyname(host)
+    except OSError:
+        return False
+    if addr.startswith("127."):
+        return True
+    try:
+        return addr in socket.gethostbyname_ex(socket.gethostname())[2]
+    except OSError:
+        return False
