@@ -6,6 +6,7 @@ error, 3 incomplete (interrupted or a bound reached).
 
 from __future__ import annotations
 
+import functools
 import json
 import sys
 from collections.abc import Callable
@@ -14,6 +15,7 @@ from typing import Any, NoReturn
 import click
 
 from .cli_trace import graph, trace
+from .config import CheckConfig
 from .errors import ModelcheckError, UsageError
 from .explorer import Explorer, Progress
 from .loader import bind_spec
@@ -22,7 +24,7 @@ from .result import Result
 from .spec import Spec
 from .trace.runrecord import RunRecorder
 
-__all__ = ["main", "cli", "bind_spec", "print_error"]
+__all__ = ["main", "cli", "bind_spec", "print_error", "check_options"]
 
 EXIT_HELP = """\b
 Exit codes:
@@ -80,6 +82,63 @@ format_option = click.option(
 )
 
 
+def check_options(f: Callable[..., Any]) -> Callable[..., Any]:
+    """The options that say what to check and how, shared by ``check``, ``spark`` and
+    any later subcommand: ``--invariant``, ``--no-deadlock``/``--deadlock``,
+    ``--no-symmetry``, ``--max-depth``, ``--batch-size``, ``--checkpoint-dir``,
+    ``--resume``. The command receives them as one ``config``
+    (:class:`~modelcheck.config.CheckConfig`); a contradiction among them is a usage
+    error reported in the command's ``--format``."""
+
+    @functools.wraps(f)
+    def command(*args: Any, invariants: tuple[str, ...], no_deadlock: bool,
+                force_deadlock: bool, no_symmetry: bool, max_depth: int | None,
+                batch_size: int, checkpoint_dir: str | None, resume: bool,
+                **kwargs: Any) -> Any:
+        try:
+            if no_deadlock and force_deadlock:
+                raise UsageError("--deadlock and --no-deadlock contradict each other.")
+            if resume and checkpoint_dir is None:
+                raise UsageError("--resume needs --checkpoint-dir: the directory of the run "
+                                 "to continue.")
+        except UsageError as e:
+            print_error(e, kwargs.get("fmt", "text"))
+        config = CheckConfig(
+            invariants=invariants or None,
+            check_deadlock=False if no_deadlock else (True if force_deadlock else None),
+            symmetry=not no_symmetry, max_depth=max_depth, batch_size=batch_size,
+            checkpoint_dir=checkpoint_dir, resume=resume)
+        return f(*args, config=config, **kwargs)
+
+    options = [
+        click.option("--invariant", "invariants", multiple=True, metavar="NAME",
+                     help="Check only these invariants/action properties (repeatable); "
+                          "names from the spec or from a predicate library such as "
+                          "the invariants package."),
+        click.option("--no-deadlock", is_flag=True,
+                     help="Do not report states without successors."),
+        click.option("--deadlock", "force_deadlock", is_flag=True,
+                     help="Report deadlocks even if the spec turns the check off."),
+        click.option("--no-symmetry", is_flag=True,
+                     help="Explore every state even if the spec declares symmetric ids."),
+        click.option("--max-depth", type=click.IntRange(min=0), default=None,
+                     help="Stop after exploring this many steps from the initial states."),
+        click.option("--batch-size", type=click.IntRange(min=1), default=1 << 16,
+                     show_default=True,
+                     help="States evaluated per batch (speed and memory only: never "
+                          "changes a result)."),
+        click.option("--checkpoint-dir", type=click.Path(file_okay=False), default=None,
+                     help="Commit every finished level here (atomically), so that "
+                          "--resume can continue the run. For `spark`: storage every "
+                          "executor reaches at the same path."),
+        click.option("--resume", is_flag=True,
+                     help="Continue the run checkpointed in --checkpoint-dir."),
+    ]
+    for opt in reversed(options):
+        command = opt(command)
+    return command
+
+
 def record_options(f: Callable[..., Any]) -> Callable[..., Any]:
     """``--out DIR`` and ``--trace-out FILE`` (see :func:`prepare_recorder`)."""
     f = click.option("--trace-out", metavar="FILE", default=None,
@@ -117,27 +176,15 @@ def finish(result: Result, fmt: str, recorder: RunRecorder | None, bound: Spec,
 @cli.command(epilog=EXIT_HELP)
 @click.argument("spec")
 @const_option
-@click.option("--invariant", "invariants", multiple=True, metavar="NAME",
-              help="Check only these invariants/action properties (repeatable); names from "
-                   "the spec or from the invariants library.")
-@click.option("--no-deadlock", is_flag=True, help="Do not report states without successors.")
-@click.option("--deadlock", "force_deadlock", is_flag=True,
-              help="Report deadlocks even if the spec turns the check off.")
-@click.option("--no-symmetry", is_flag=True,
-              help="Explore every state even if the spec declares symmetric ids.")
-@click.option("--max-depth", type=click.IntRange(min=0), default=None,
-              help="Stop after exploring this many steps from the initial states.")
-@click.option("--batch-size", type=click.IntRange(min=1), default=1 << 16, show_default=True,
-              help="States evaluated per batch (does not change results).")
+@check_options
 @click.option("--spill-dir", metavar="DIR", default=None,
               help="Keep the BFS levels (parent pointers, used only to rebuild a "
                    "counterexample) in files under DIR instead of memory.")
 @format_option
 @click.option("--quiet", "-q", is_flag=True, help="No progress lines on stderr.")
 @record_options
-def check(spec: str, consts: tuple[str, ...], invariants: tuple[str, ...], no_deadlock: bool,
-          force_deadlock: bool, no_symmetry: bool, max_depth: int | None, batch_size: int,
-          spill_dir: str | None, fmt: str, quiet: bool, out_dir: str | None = None,
+def check(spec: str, consts: tuple[str, ...], config: CheckConfig, spill_dir: str | None,
+          fmt: str, quiet: bool, out_dir: str | None = None,
           trace_out: str | None = None) -> None:
     """Explore every reachable state of SPEC breadth-first and check its properties.
 
@@ -145,14 +192,9 @@ def check(spec: str, consts: tuple[str, ...], invariants: tuple[str, ...], no_de
     followed by :Name to pick one spec class from it.
     """
     try:
-        if no_deadlock and force_deadlock:
-            raise UsageError("--deadlock and --no-deadlock contradict each other.")
         recorder = prepare_recorder(spec, out_dir, trace_out)
         bound = bind_spec(spec, consts)
-        deadlock = False if no_deadlock else (True if force_deadlock else None)
-        explorer = Explorer(bound, invariants=invariants or None, check_deadlock=deadlock,
-                            symmetry=not no_symmetry, max_depth=max_depth,
-                            batch_size=batch_size, spill_dir=spill_dir,
+        explorer = Explorer(bound, config.replace(spill_dir=spill_dir),
                             progress=_progress_printer(not quiet))
         if not quiet:
             click.echo(f"Checking {bound!r}: {len(bound.layout.cells)} state cells, "

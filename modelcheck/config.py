@@ -46,6 +46,22 @@ class CheckConfig:
     def replace(self, **changes: Any) -> CheckConfig:
         return replace(self, **changes)
 
+    @classmethod
+    def of(cls, config: CheckConfig | None, options: dict[str, Any], owner: str
+           ) -> CheckConfig:
+        """``config`` (default: all defaults) with the fields in ``options`` replaced: how
+        every explorer takes ``(config, **options)``. An unknown option is a
+        ``TypeError`` naming ``owner``."""
+        cfg = config or cls()
+        if not options:
+            return cfg
+        if options.get("invariants") is not None:
+            options = {**options, "invariants": tuple(options["invariants"])}
+        try:
+            return cfg.replace(**options)
+        except TypeError as e:
+            raise TypeError(f"{owner}: {e}") from None
+
     def to_json(self) -> dict[str, Any]:
         d = asdict(self)
         if d["invariants"] is not None:

@@ -15,14 +15,14 @@ Traces are rebuilt by replaying the spec along stored parents.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from .config import CheckConfig
-from .engine import LevelExpansion, LevelFindings, TransitionHook, Verdict, initial_states, report
+from .engine import LevelExpansion, TransitionHook, initial_states, report
 from .engine import rebuild_trace as rebuild_trace
 from .kernel import Kernel
 from .layout import collision_probability
@@ -34,8 +34,7 @@ from .spec import ActionInstance, PredicateDecl, Spec
 from .store import NO_PARENT, FingerprintSet, LevelStore, dedupe_min
 
 __all__ = ["Explorer", "Progress", "check", "explore", "coverage_table", "rebuild_trace",
-           "select_checks",
-           "invariant_violation", "deadlock_violation", "property_violation"]
+           "select_checks", "build_kernel", "new_result", "complete_result"]
 
 
 @dataclass(frozen=True)
@@ -91,6 +90,14 @@ def select_checks(spec: Spec, names: Sequence[str] | None,
     return invs, props
 
 
+def build_kernel(spec: Spec, config: CheckConfig, library: Library | None = library_lookup
+                 ) -> Kernel:
+    """The kernel that checks what ``config`` says (every explorer's)."""
+    invs, props = select_checks(spec, config.invariants, library)
+    return Kernel(spec, invariants=invs, properties=props,
+                  check_deadlock=config.check_deadlock, symmetry=config.symmetry)
+
+
 class Explorer:
     """Breadth-first exhaustive exploration of a bound spec.
 
@@ -113,19 +120,15 @@ class Explorer:
         on_transitions: TransitionHook | None = None,
         **options: Any,
     ) -> None:
-        cfg = config or CheckConfig()
-        if options:
-            if "invariants" in options and options["invariants"] is not None:
-                options["invariants"] = tuple(options["invariants"])
-            try:
-                cfg = cfg.replace(**options)
-            except TypeError as e:
-                raise TypeError(f"Explorer: {e}") from None
+        cfg = CheckConfig.of(config, options, "Explorer")
+        if cfg.checkpoint_dir is not None or cfg.resume:
+            from .errors import UsageError
+
+            raise UsageError("--checkpoint-dir/--resume: the local explorer does not write "
+                             "checkpoints; `modelcheck spark --checkpoint-dir DIR` does.")
         self.config = cfg
-        invs, props = select_checks(spec, cfg.invariants, library)
         self.spec = spec
-        self.kernel = Kernel(spec, invariants=invs, properties=props,
-                             check_deadlock=cfg.check_deadlock, symmetry=cfg.symmetry)
+        self.kernel = build_kernel(spec, cfg, library)
         self.layout = spec.layout
         self.progress = progress
         self.progress_interval = progress_interval
@@ -142,17 +145,8 @@ class Explorer:
     # ------------------------------------------------------------------ run
     def run(self) -> Result:
         """Explore; Ctrl-C returns the levels finished so far with status ``incomplete``."""
-        k = self.kernel
-        layout = self.layout
         t0 = time.perf_counter()
-        res = Result(spec=self.spec.name, constants=dict(self.spec.constants), status="ok",
-                     fingerprint="exact" if layout.exact else "hash64",
-                     state_bits=layout.bits,
-                     symmetry=list(k.symmetry.names) if k.symmetry else [],
-                     checked={"invariants": [p.name for p in k.invariants],
-                              "properties": [p.name for p in k.properties],
-                              "deadlock": ["on" if k.check_deadlock else "off"]},
-                     config=self.config.decisive())
+        res = new_result(self.kernel, self.config)
         levels = LevelStore(self.config.spill_dir)
         try:
             return self._explore(res, levels, t0)
@@ -161,7 +155,6 @@ class Explorer:
 
     def _explore(self, res: Result, levels: LevelStore, t0: float) -> Result:
         k = self.kernel
-        layout = self.layout
         n_act = len(k.actions)
         fired = np.zeros(n_act, dtype=np.int64)
         new_by_action = np.zeros(n_act, dtype=np.int64)
@@ -245,13 +238,10 @@ class Explorer:
         except KeyboardInterrupt:
             res.status = "incomplete"
             res.reason = "interrupted"
-        res.violation = violation
-        res.distinct_states = len(visited)
-        res.generated_states = generated
-        res.depth = len(levels) - 1
-        res.seconds = time.perf_counter() - t0
-        res.coverage = coverage_table(k.actions, fired, new_by_action)
-        res.collision_probability = collision_probability(len(visited), layout.exact)
+        complete_result(res, k, violation=violation, distinct=len(visited),
+                        generated=generated, depth=len(levels) - 1,
+                        seconds=time.perf_counter() - t0, fired=fired,
+                        new_by_action=new_by_action)
         res.memory = {"visited_bytes": visited.nbytes, "levels_bytes": levels.nbytes,
                       "bytes_per_state": (visited.nbytes + levels.nbytes) // max(1, len(visited)),
                       "levels_spilled": int(levels.spilled)}
@@ -279,28 +269,30 @@ class Explorer:
         return u, words, parents
 
 
-def invariant_violation(kernel: Kernel, inv_min: Mapping[int, int],
-                        path_to: Callable[[int], list[int]]) -> Violation:
-    """The violation the level rule reports for per-invariant smallest violating fps."""
-    f = LevelFindings(len(kernel.actions), inv_min=dict(inv_min))
-    v = f.verdict()
-    assert v is not None
-    return report(kernel, v, path_to)
+def new_result(kernel: Kernel, config: CheckConfig, backend: str = "local") -> Result:
+    """An empty result of a check of ``kernel``'s spec with ``config`` (every explorer's)."""
+    spec, layout = kernel.spec, kernel.layout
+    return Result(spec=spec.name, constants=dict(spec.constants), status="ok",
+                  fingerprint="exact" if layout.exact else "hash64",
+                  state_bits=layout.bits, backend=backend,
+                  symmetry=list(kernel.symmetry.names) if kernel.symmetry else [],
+                  checked={"invariants": [p.name for p in kernel.invariants],
+                           "properties": [p.name for p in kernel.properties],
+                           "deadlock": ["on" if kernel.check_deadlock else "off"]},
+                  config=config.decisive())
 
 
-def deadlock_violation(kernel: Kernel, fp: int,
-                       path_to: Callable[[int], list[int]]) -> Violation:
-    """The deadlock to report: state ``fp`` (the level's smallest deadlocked one)."""
-    return report(kernel, Verdict("deadlock", fp), path_to)
-
-
-def property_violation(kernel: Kernel, prop_min: Mapping[int, tuple[int, int, int]],
-                       path_to: Callable[[int], list[int]]) -> Violation:
-    """The violation the level rule reports for per-property smallest transitions."""
-    f = LevelFindings(len(kernel.actions), prop_min=dict(prop_min))
-    v = f.verdict()
-    assert v is not None
-    return report(kernel, v, path_to)
+def complete_result(res: Result, kernel: Kernel, *, violation: Violation | None,
+                    distinct: int, generated: int, depth: int, seconds: float,
+                    fired: np.ndarray, new_by_action: np.ndarray) -> None:
+    """Fill in the totals of a finished (or stopped) run (every explorer's)."""
+    res.violation = violation
+    res.distinct_states = distinct
+    res.generated_states = generated
+    res.depth = depth
+    res.seconds = seconds
+    res.coverage = coverage_table(kernel.actions, fired, new_by_action)
+    res.collision_probability = collision_probability(distinct, kernel.layout.exact)
 
 
 def coverage_table(actions: Sequence[ActionInstance], fired: np.ndarray,

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import itertools
 
-from modelcheck import Kernel
+from modelcheck.kernel import Kernel
 
 __all__ = ["brute_force", "assert_replays"]
 

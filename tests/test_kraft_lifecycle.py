@@ -11,8 +11,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from invariants import lookup
-from modelcheck import Explorer, Kernel, explore
+from modelcheck import Explorer, explore
 from modelcheck.cli import cli
+from modelcheck.kernel import Kernel
 from specs.kraft_lifecycle import (
     KRaftLifecycle,
     KRaftLifecycleBugEarlyShutdownGrant,

@@ -6,7 +6,8 @@ from bruteforce import brute_force
 from hypothesis import HealthCheck, given, settings
 from randspec import random_spec
 
-from modelcheck import Kernel, explore
+from modelcheck import explore
+from modelcheck.kernel import Kernel
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -68,7 +68,7 @@ def test_constraint_and_several_initial_states() -> None:
 
 
 def brute_force_constrained(spec) -> int:
-    from modelcheck import Kernel
+    from modelcheck.kernel import Kernel
 
     k = Kernel(spec)
     seen = {tuple(c) for c in k.initial_states() if k.satisfies_constraints(c)}
