@@ -1,14 +1,17 @@
 """The level engine: expand one BFS level in batches and decide what the level found.
 
-Every explorer (the local one, :mod:`modelcheck.explorer`, and the Spark backend's
-per-bucket tasks) expands a level with :class:`LevelExpansion` and decides with
-:meth:`LevelFindings.verdict`; the one rule below is written once, here.
+The local explorer (:mod:`modelcheck.explorer`) expands every level with
+:class:`LevelExpansion` and decides with :meth:`LevelFindings.verdict`; the rule
+below is written once, here, for the explorers built on this engine. (The Spark
+backend, :mod:`spark_explore`, does not use it yet: its per-bucket tasks run their
+own expansion loop, which neither drops initial states outside the state
+constraints nor reports invariant violations by successors outside them.)
 
 A level is a set of states, handled in *fingerprint order* (the local explorer's
-frontier is sorted; a Spark bucket is sorted, and buckets' findings are merged by
-taking minima, which gives the same answer). Batches are consecutive runs of that
-order, so nothing below depends on the batch size, the chunk size or the number of
-partitions.
+frontier is sorted). Batches are consecutive runs of that order, and each finding
+is the minimum over the level, so nothing below depends on the batch size; parts
+of a level expanded separately (sorted) merge by minima
+(:meth:`LevelFindings.merge`) into the same findings.
 
 **The level rule.** Two phases, each deciding by the smallest fingerprint:
 

@@ -400,12 +400,14 @@ class SparkExplorer:
 
     def _replay_level(self, depth: int, can_expand: bool,
                       err: SpecEvaluationError) -> dict[int, int]:
-        """Expand level ``depth`` on the driver as the local explorer does (batches of
-        states in fingerprint order, no expansion after an invariant violation): raise
-        ``err`` again, or return the invariant hits that pre-empt it."""
+        """Expand level ``depth`` on the driver (batches of states in fingerprint order,
+        no expansion after an invariant violation): raise ``err`` again, or return the
+        invariant hits that pre-empt it."""
         k = self.kernel
         fps, words = self.engine.level_states(depth)
-        batch_size = 1 << 16  # modelcheck.explorer.Explorer's default batch size
+        # Batches only bound memory: every state's invariants are checked whatever
+        # their size, so the hits returned do not depend on it.
+        batch_size = 1 << 16
         inv_hits: list[tuple[int, int]] = []
         for s in range(0, len(fps), batch_size):
             ex = k.expand(words[s:s + batch_size], expand=can_expand and not inv_hits)

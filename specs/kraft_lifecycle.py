@@ -1,8 +1,8 @@
 """KRaft broker lifecycle at the message level: incarnations, RPCs, reported offsets.
 
-A refinement of the reference model (``specs/kraft_broker.py``, ``kraft/MODEL.md``)
-down to where lifecycle and fencing bugs live. There, broker and controller update
-the epoch in one step, the controller reads the broker's true offset, and fencing
+A refinement of the reference model (``specs/kraft_broker.py``) down to where
+lifecycle and fencing bugs live. There, broker and controller update the epoch in
+one step, the controller reads the broker's true offset, and fencing
 and leadership moves are separate steps. Here, broker processes and the controller
 talk through requests that can be delayed, reordered and lost; the controller only
 knows what heartbeats *report*; fencing, leadership moves and ISR shrinks are one

@@ -117,3 +117,44 @@ def test_peterson_has_no_deadlock_but_a_stuck_variant_does() -> None:
     last = r.violation.trace[-1].state
     assert last["pc"] == {0: "WAITING", 1: "WAITING"}
     assert explore(Stuck(), check_deadlock=False).status == "ok"
+
+
+def _docstring_commands() -> list[tuple[str, list[str], str]]:
+    """``(file, check arguments, comment)`` of every ``modelcheck check ...  # comment``
+    line in the examples' docstrings."""
+    import pathlib
+    import re
+    import shlex
+
+    out = []
+    for path in sorted(pathlib.Path("examples").glob("*.py")):
+        for line in path.read_text().splitlines():
+            m = re.match(r"\s+modelcheck check (.+?)\s+#\s*(.+)$", line)
+            if m:
+                out.append((path.name, shlex.split(m.group(1)), m.group(2)))
+    return out
+
+
+@pytest.mark.parametrize("file, args, comment", _docstring_commands(),
+                         ids=lambda x: " ".join(x) if isinstance(x, list) else str(x))
+def test_docstring_commands_say_what_happens(runner, file: str, args: list[str],
+                                             comment: str) -> None:
+    import json
+    import re
+
+    from modelcheck.cli import cli
+
+    d = json.loads(runner.invoke(cli, ["check", *args, "--format", "json", "-q"]).stdout)
+    if "violation" in comment:
+        assert d["status"] == "violation"
+    else:
+        assert d["status"] == "ok"
+    m = re.search(r"([\d,]+) states", comment)
+    if m:
+        assert d["distinct_states"] == int(m.group(1).replace(",", ""))
+    m = re.search(r"(\d+)-state trace", comment)
+    if m:
+        assert d["violation"]["trace_length"] == int(m.group(1))
+    m = re.search(r"violation of (\w+)", comment)
+    if m:
+        assert d["violation"]["property"] == m.group(1)

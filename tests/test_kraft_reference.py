@@ -1,4 +1,4 @@
-"""The KRaft reference model: exact counts from shared/kraft/MODEL.md, bug variants, replay."""
+"""The KRaft reference model: exact counts (L1-L6, specs/kraft_broker.py), bug variants, replay."""
 
 from __future__ import annotations
 
@@ -67,7 +67,7 @@ def test_bug_variants(cls, consts, props, length, last_actions) -> None:
     assert v.property in props
     assert len(v.trace) == length
     if cls is KRaftBrokerBugEpochReuse:
-        # both fail in the same state (MODEL.md)
+        # both fail in the same state (as the reference checkers found)
         assert {v.property, *v.also_violated} == props
     if last_actions:
         assert [s.action for s in v.trace[-len(last_actions):]] == last_actions
