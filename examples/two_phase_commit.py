@@ -5,8 +5,9 @@ Resource managers (RMs) prepare or abort on their own; the transaction manager
 grows (a message, once sent, may be received any number of times). The
 classic result: with 3 RMs, 288 reachable states, and no two RMs disagree.
 
-    modelcheck check examples/two_phase_commit.py                     # 288 states
-    modelcheck check examples/two_phase_commit.py --const RMs=4       # 1,568 states
+    modelcheck check examples/two_phase_commit.py                     # 80 states (symmetry)
+    modelcheck check examples/two_phase_commit.py --no-symmetry       # 288 states
+    modelcheck check examples/two_phase_commit.py --const RMs=4 --no-symmetry  # 1,568 states
     modelcheck check examples/two_phase_commit.py:TwoPhaseCommitBug   # violation
 """
 

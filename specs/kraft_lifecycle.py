@@ -1,8 +1,8 @@
 """KRaft broker lifecycle at the message level: incarnations, RPCs, reported offsets.
 
-A refinement of the reference model (``specs/kraft_broker.py``, ``kraft/MODEL.md``)
-down to where lifecycle and fencing bugs live. There, broker and controller update
-the epoch in one step, the controller reads the broker's true offset, and fencing
+A refinement of the reference model (``specs/kraft_broker.py``) down to where
+lifecycle and fencing bugs live. There, broker and controller update the epoch in
+one step, the controller reads the broker's true offset, and fencing
 and leadership moves are separate steps. Here, broker processes and the controller
 talk through requests that can be delayed, reordered and lost; the controller only
 knows what heartbeats *report*; fencing, leadership moves and ISR shrinks are one
@@ -134,8 +134,9 @@ registration is live), :class:`KRaftLifecycleBugNoOffsetCheck` (unfence without 
 reported-offset check), :class:`KRaftLifecycleBugStaleEpoch` (accept stale-epoch
 heartbeats), :class:`KRaftLifecycleBugFenceKeepsLeader` (fence without moving
 leadership in the same batch), :class:`KRaftLifecycleBugEarlyShutdownGrant` (grant a
-controlled shutdown before the others caught up; needs ``MaxLog=6``, run with
-``--const MaxLog=6 --const MaxRestarts=0 --const MaxDelays=0``).
+controlled shutdown before the others caught up; it needs ``MaxLog=6``, so its
+defaults are ``MaxLog=6, MaxRestarts=0, MaxDelays=0``). Each fails with its own
+defaults: ``modelcheck check specs/kraft_lifecycle.py:<variant>``.
 
 Not a default check: ``--invariant NoSupersededRegistration`` shows that Kafka's
 acceptance rule lets a delayed registration of a dead incarnation replace a newer
@@ -648,7 +649,17 @@ class KRaftLifecycleBugFenceKeepsLeader(KRaftLifecycle):
 
 class KRaftLifecycleBugEarlyShutdownGrant(KRaftLifecycle):
     """Bug: a controlled shutdown is granted without waiting for the active brokers to
-    report the controlled shutdown offset."""
+    report the controlled shutdown offset.
+
+    Its defaults are the smallest configuration with a counterexample: registrations,
+    unfences, the controlled-shutdown batch and the grant take six batches (with
+    ``MaxLog=5`` the bug is unreachable); restarts and delays are not needed.
+    """
+
+    MaxLog = Const(6, min=1, doc="bound on the metadata log end offset (batches)")
+    MaxRestarts = Const(0, min=0, doc="restarts in a run, over all brokers (each broker "
+                                      "also starts once)")
+    MaxDelays = Const(0, min=0, doc="requests the network may delay in a run")
 
     def others_caught_up(self, s: Any, b: int) -> Any:
         return s.csOffset[b] >= 0  # always
