@@ -533,7 +533,7 @@ class BoundRef(BoundInt):
 
     def permutation(self, pis: Mapping[str, Mapping[int, int]]
                     ) -> Callable[[np.ndarray], np.ndarray] | None:
-        if self.ref not in pis:
+        if self.ref is None or self.ref not in pis:
             return None
         pi, lo = pis[self.ref], self.lo
         lut = np.array([pi.get(v, v) for v in range(lo, self.hi + 1)], dtype=np.int64)
@@ -635,7 +635,7 @@ class BoundSet(ScalarType):
 
     def permutation(self, pis: Mapping[str, Mapping[int, int]]
                     ) -> Callable[[np.ndarray], np.ndarray] | None:
-        if self.ref not in pis:
+        if self.ref is None or self.ref not in pis:
             return None
         pi, lo = pis[self.ref], self.ids.start
         bits = [(i - lo, pi[i] - lo) for i in self.ids]
