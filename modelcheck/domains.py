@@ -5,6 +5,13 @@ variables typed by finite domains (:class:`Bool`, :class:`Int`, :class:`Enum`,
 :class:`Array`, :class:`SetOf`). Bounds may refer to constants, so they are
 *deferred* until the constants are bound; :func:`resolve` does that.
 
+A declared :class:`Type` binds (``Type.bound(constants)``) to a :class:`BoundType`,
+which owns its cells: a :class:`ScalarType` is one cell and owns everything about
+its values (Python and trace conversion, display, symmetry), a :class:`BoundArray`
+is a structure of them. The rest of the engine delegates to these objects and never
+switches on a type's kind, so a new type is one ``Type`` subclass and one
+``ScalarType`` subclass (``tests/test_types.py`` defines one outside the package).
+
 For example::
 
     class Counter(Spec):

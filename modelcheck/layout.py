@@ -1,5 +1,9 @@
 """The state layout: cells, their exact packing into 64-bit words, and fingerprints.
 
+The layout keeps each variable's bound type (:class:`VarInfo`) and each cell's
+:class:`~modelcheck.domains.ScalarType` (:attr:`Layout.types`), to which it delegates
+value conversion and display; it never looks at what kind of type a cell has.
+
 Every state is a vector of small integers, one per *cell* (a scalar variable or
 one element of an array), packed into unsigned 64-bit words as
 ``word = sum((value - lo) * mult)``:
@@ -85,6 +89,7 @@ class Layout:
 
     def __init__(self, variables: Sequence[tuple[str, BoundType, str]]) -> None:
         cells: list[Cell] = []
+        types: list[ScalarType] = []
         infos: dict[str, VarInfo] = {}
         for name, btype, decl in variables:
             first = len(cells)
@@ -92,11 +97,11 @@ class Layout:
             for path, t in btype.cells():
                 cells.append(Cell(len(cells), name, path, t.lo, t.size, t.kind, t.labels, t.ref,
                                   t))
+                types.append(t)
             infos[name] = VarInfo(name, btype, first, len(cells) - first, dims, decl, dim_names)
         self.cells: tuple[Cell, ...] = tuple(cells)
         #: the scalar type of each cell (it converts, shows and permutes the cell's values)
-        self.types: tuple[ScalarType, ...] = tuple(t for _, bt, _ in variables
-                                                   for _, t in bt.cells())
+        self.types: tuple[ScalarType, ...] = tuple(types)
         #: cells that expressions read as booleans
         self.bool_cells: frozenset[int] = frozenset(
             i for i, t in enumerate(self.types) if t.boolean)

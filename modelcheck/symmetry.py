@@ -2,8 +2,9 @@
 
 A spec declares interchangeable identities with ``symmetry = ("Brokers",)``. A
 permutation ``pi`` of such an index set acts on a state by moving array elements
-indexed by the set (``a[i]`` becomes ``a[pi(i)]``), mapping values of
-``Ref(set)`` cells (``v`` becomes ``pi(v)``) and the bits of ``SetOf(set)`` cells.
+indexed by the set (``a[i]`` becomes ``a[pi(i)]``) and mapping the values of cells
+whose type depends on the set (:meth:`~modelcheck.domains.ScalarType.permutation`:
+``Ref(set)`` values ``v`` become ``pi(v)``, the bits of ``SetOf(set)`` move).
 
 The canonical representative of a state is the member of its orbit with the
 smallest fingerprint. Since the orbit is the same for every member, this is a
