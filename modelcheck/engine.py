@@ -48,7 +48,7 @@ import numpy as np
 
 from .errors import SpecEvaluationError
 from .kernel import Expansion, Kernel
-from .result import TraceStep, Violation
+from .result import TraceStep, Violation, json_value
 from .spec import PredicateDecl
 from .store import dedupe_min
 
@@ -79,7 +79,8 @@ class ErrorAt:
 
     def to_json(self) -> dict[str, Any]:
         return {"fp": self.fp, "message": self.message, "where": self.where,
-                "what": self.what, "state": self.state}
+                "what": self.what,
+                "state": None if self.state is None else json_value(self.state)}
 
     @classmethod
     def from_json(cls, d: Mapping[str, Any]) -> ErrorAt:

@@ -89,7 +89,7 @@ class Kernel:
         self.properties = tuple(spec.properties if properties is None else properties)
         self.constraints = tuple(spec.constraints)
         self.check_deadlock = spec.check_deadlock if check_deadlock is None else check_deadlock
-        self._bool_cells = frozenset(c.index for c in self.layout.cells if c.kind == "bool")
+        self._bool_cells = self.layout.bool_cells
         sets = spec.symmetry_sets() if symmetry else {}
         self.symmetry: Symmetry | None = Symmetry(self.layout, sets) if sets else None
 

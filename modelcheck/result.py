@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 __all__ = ["Result", "Violation", "TraceStep", "ActionCoverage", "LevelStats", "EXIT_CODES",
-           "exit_code"]
+           "exit_code", "json_value"]
 
 EXIT_CODES = {"ok": 0, "violation": 1, "deadlock": 1, "error": 2, "incomplete": 3}
 
@@ -27,7 +27,7 @@ class TraceStep:
 
     def to_json(self) -> dict[str, Any]:
         return {"action": self.action, "params": dict(self.params),
-                "state": _jsonable(self.state)}
+                "state": json_value(self.state)}
 
 
 @dataclass(frozen=True)
@@ -134,7 +134,13 @@ def exit_code(status: str) -> int:
     return EXIT_CODES.get(status, 2)
 
 
-def _jsonable(v: Any) -> Any:
+def json_value(v: Any) -> Any:
+    """A state value as JSON data: maps keyed by strings, sets as sorted lists (the
+    ``--format json`` contract), lists and tuples as lists."""
     if isinstance(v, dict):
-        return {str(k): _jsonable(x) for k, x in v.items()}
+        return {str(k): json_value(x) for k, x in v.items()}
+    if isinstance(v, (set, frozenset)):
+        return sorted((json_value(x) for x in v), key=lambda x: (str(type(x)), x))
+    if isinstance(v, (list, tuple)):
+        return [json_value(x) for x in v]
     return v

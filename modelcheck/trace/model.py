@@ -18,8 +18,12 @@ Showing a trace is :mod:`modelcheck.trace.render`, replaying it against a spec
 :mod:`modelcheck.trace.evaluate`.
 
 Trace values are plain Python data: ``int``, ``bool``, ``str`` (enum members by
-name), ``dict`` (arrays, keyed by index), ``frozenset`` (sets). Files are plain
-JSON; nothing here ever unpickles or imports anything from a trace.
+name), ``dict`` (arrays, keyed by index), ``frozenset`` (sets), ``tuple``, and
+``list`` (sequences: a list stays a list through every reader and writer; it is
+never taken for a set). A spec variable's type decides how a value becomes a
+state (:meth:`~modelcheck.domains.ScalarType.from_itf`; a ``SetOf`` variable
+accepts a set or a list of distinct ids). Files are plain JSON; nothing here ever
+unpickles or imports anything from a trace.
 """
 
 from __future__ import annotations
@@ -65,7 +69,9 @@ __all__ = [
 ]
 
 TRACE_JSON_FORMAT = "modelcheck-trace"
-TRACE_JSON_VERSION = 1
+#: version 2 writes sets as ``{"#set": [...]}`` and tuples as ``{"#tup": [...]}`` (version 1
+#: wrote sets as plain lists, which now read back as lists)
+TRACE_JSON_VERSION = 2
 ITF_FORMAT_DESCRIPTION = "https://apalache-mc.org/docs/adr/015adr-trace.html"
 #: Quint's model-based-testing variables: the action taken and its nondeterministic picks
 _MBT_ACTION = "mbt::actionTaken"
@@ -113,7 +119,9 @@ class Trace:
     @classmethod
     def from_violation(cls, spec: Spec, violation: Violation, source: str | None = None) -> Trace:
         """The counterexample of a check result, with the spec's variables and constants."""
-        steps = tuple(TraceStep(s.action, dict(s.params), {k: _norm(v) for k, v in s.state.items()})
+        layout = spec.layout
+        steps = tuple(TraceStep(s.action, dict(s.params),
+                                layout.itf_values_from_cells(layout.cells_from_values(s.state)))
                       for s in violation.trace)
         return cls(vars=tuple(spec.layout.vars), steps=steps, spec=spec.name, source=source,
                    constants=dict(spec.constants), property=violation.property,
@@ -152,12 +160,17 @@ class Trace:
 
 
 def _norm(v: Any) -> Any:
-    """A value from the checker or our JSON in trace form: lists (sets) become frozensets,
-    decimal-string keys become ints."""
+    """A value from the checker in trace form: decimal-string keys become ints, numpy
+    scalars Python ones; sets stay sets and lists lists (the checker's values are typed:
+    :meth:`~modelcheck.domains.ScalarType.to_python` gives a ``frozenset`` for a set)."""
     if isinstance(v, Mapping):
         return {index_key(k): _norm(x) for k, x in v.items()}
-    if isinstance(v, (list, tuple, set, frozenset)):
+    if isinstance(v, (set, frozenset)):
         return frozenset(_norm(x) for x in v)
+    if isinstance(v, list):
+        return [_norm(x) for x in v]
+    if isinstance(v, tuple):
+        return tuple(_norm(x) for x in v)
     if isinstance(v, np.bool_):
         return bool(v)
     if isinstance(v, np.integer):
@@ -217,8 +230,6 @@ def _itf_description(trace: Trace) -> str:
 def _itf_value(v: Any) -> Any:
     if isinstance(v, Mapping) and not isinstance(v, Record):
         return {k: _itf_value(x) for k, x in v.items()}
-    if isinstance(v, list):  # our sets, if a caller did not normalise
-        return frozenset(v)
     return v
 
 
@@ -334,7 +345,8 @@ def _meta_constants(meta: Mapping[str, Any], where: str) -> dict[str, Any]:
 
 
 def trace_to_json(trace: Trace) -> dict[str, Any]:
-    """Our JSON trace document (arrays as objects keyed by index, sets as sorted lists)."""
+    """Our JSON trace document: arrays as objects keyed by index, sets as
+    ``{"#set": [sorted members]}``, tuples as ``{"#tup": [...]}``, lists as lists."""
     return {
         "format": TRACE_JSON_FORMAT,
         "version": TRACE_JSON_VERSION,
@@ -357,10 +369,14 @@ def dumps_trace_json(trace: Trace) -> str:
 
 
 def _json_value(v: Any) -> Any:
-    if isinstance(v, Mapping):
+    if isinstance(v, Mapping) and not isinstance(v, Record):
         return {str(k): _json_value(x) for k, x in v.items()}
-    if isinstance(v, (set, frozenset, list, tuple)):
-        return sorted((_json_value(x) for x in v), key=value_sort_key)
+    if isinstance(v, (set, frozenset)):
+        return {"#set": sorted((_json_value(x) for x in v), key=value_sort_key)}
+    if isinstance(v, tuple):
+        return {"#tup": [_json_value(x) for x in v]}
+    if isinstance(v, (list, FrozenSeq)):
+        return [_json_value(x) for x in v]
     if isinstance(v, (bool, int, str)):
         return v
     raise TraceFileError(f"cannot write {v!r} in a modelcheck JSON trace.")
@@ -454,20 +470,31 @@ def _from_json_value(j: Any, path: str, fail: Callable[[str, str], NoReturn],
         return j
     if isinstance(j, int):
         return j
+    if isinstance(j, dict) and len(j) == 1 and next(iter(j)) in ("#set", "#tup"):
+        tag, body = next(iter(j.items()))
+        if not isinstance(body, list):
+            fail(f"{path}.{tag}", f"expected a list, got {_jdesc(body)}.")
+        if tag == "#tup":
+            return tuple(_from_json_value(x, f"{path}.#tup[{i}]", fail, depth + 1)
+                         for i, x in enumerate(body))
+        out: set[Any] = set()
+        for i, x in enumerate(body):
+            if not isinstance(x, (bool, int, str)):
+                fail(f"{path}.#set[{i}]", f"a set holds integers or strings, got {_jdesc(x)}.")
+            if x in out:
+                fail(f"{path}.#set[{i}]", "duplicate set element"
+                     + (" (a boolean equals 0 or 1)." if isinstance(x, bool)
+                        or type(next(y for y in out if y == x)) is bool else "."))
+            out.add(x)
+        return frozenset(out)
     if isinstance(j, dict):
         return {index_key(k): _from_json_value(x, f"{path}[{k}]", fail, depth + 1)
                 for k, x in j.items()}
     if isinstance(j, list):
-        out: set[Any] = set()
-        for i, x in enumerate(j):
-            if isinstance(x, (dict, list)) or x is None or isinstance(x, float):
-                fail(f"{path}[{i}]", f"a set holds integers or strings, got {_jdesc(x)}.")
-            if x in out and type(next(y for y in out if y == x)) is type(x):
-                fail(f"{path}[{i}]", "duplicate set element.")
-            out.add(x)
-        return frozenset(out)
-    fail(path, f"expected an integer, boolean, string, object (array) or list (set), got "
-               f"{_jdesc(j)}.")
+        # a sequence stays a sequence (a set is {"#set": [...]})
+        return [_from_json_value(x, f"{path}[{i}]", fail, depth + 1) for i, x in enumerate(j)]
+    fail(path, f"expected an integer, boolean, string, list, object (array), {{\"#set\": "
+               f"[...]}} or {{\"#tup\": [...]}}, got {_jdesc(j)}.")
 
 
 def _jdesc(j: Any) -> str:

@@ -14,6 +14,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NoReturn
 
+from ..domains import ValueDomainError, ValueKindError
 from ..errors import SpecEvaluationError, source_location
 from ..kernel import Kernel
 from ..layout import Layout
@@ -46,40 +47,14 @@ def state_to_cells(layout: Layout, state: Mapping[str, Any],
         leaves: list[tuple[str, Any]] = []
         _leaves(name, state[name], info.dims, leaves, where)
         for j, (path, v) in enumerate(leaves):
-            ci = info.first_cell + j
-            c = layout.cells[ci]
-            val: int
-            if c.kind == "bool":
-                if not isinstance(v, bool):
-                    _type_error(where, path, v, "a boolean")
-                val = int(v)
-            elif c.kind == "enum":
-                labels = c.labels or ()
-                if not isinstance(v, str):
-                    _type_error(where, path, v, "one of " + ", ".join(labels))
-                if v not in labels:
-                    bad = bad or f"{path} = {v} is not one of {', '.join(labels)}"
-                    val = 0
-                else:
-                    val = labels.index(v)
-            elif c.kind == "set":
-                labels = c.labels or ()
-                if not isinstance(v, (frozenset, set)):
-                    _type_error(where, path, v, "a set")
-                mask = 0
-                for m in v:
-                    if isinstance(m, bool) or str(m) not in labels:
-                        bad = bad or (f"{path} = {format_value(v)} has member {format_value(m)} "
-                                      f"outside {{{', '.join(labels)}}}")
-                        continue
-                    mask |= 1 << labels.index(str(m))
-                val = mask
-            else:
-                if isinstance(v, bool) or not isinstance(v, int):
-                    _type_error(where, path, v, f"an integer in {c.lo}..{c.hi}")
-                if not c.lo <= v <= c.hi:
-                    bad = bad or f"{path} = {v} is outside its domain {c.lo}..{c.hi}"
-                val = v if c.lo <= v <= c.hi else c.lo
+            t = layout.types[info.first_cell + j]
+            try:
+                val = t.from_itf(v)
+            except ValueKindError as e:
+                _type_error(where, path, v, e.expected)
+            except ValueDomainError as e:
+                bad = bad or f"{path} {e}"
+                val = t.lo
             cells.append(val)
     return cells, bad
 
