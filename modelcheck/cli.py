@@ -13,6 +13,7 @@ from typing import Any, NoReturn
 
 import click
 
+from .checkpoint import has_checkpoint
 from .cli_trace import graph, trace
 from .errors import ModelcheckError, UsageError
 from .explorer import Explorer, Progress
@@ -132,13 +133,19 @@ def finish(result: Result, fmt: str, recorder: RunRecorder | None, bound: Spec,
 @click.option("--spill-dir", metavar="DIR", default=None,
               help="Keep the BFS levels (parent pointers, used only to rebuild a "
                    "counterexample) in files under DIR instead of memory.")
+@click.option("--checkpoint-dir", metavar="DIR", default=None,
+              help="Commit a checkpoint to DIR at the end of every level (atomically; a "
+                   "killed run leaves the last complete level).")
+@click.option("--resume", is_flag=True,
+              help="Continue the checkpoint in --checkpoint-dir (refused if the spec, "
+                   "constants or checks differ); starts afresh if DIR holds none.")
 @format_option
 @click.option("--quiet", "-q", is_flag=True, help="No progress lines on stderr.")
 @record_options
 def check(spec: str, consts: tuple[str, ...], invariants: tuple[str, ...], no_deadlock: bool,
           force_deadlock: bool, no_symmetry: bool, max_depth: int | None, batch_size: int,
-          spill_dir: str | None, fmt: str, quiet: bool, out_dir: str | None = None,
-          trace_out: str | None = None) -> None:
+          spill_dir: str | None, checkpoint_dir: str | None, resume: bool, fmt: str,
+          quiet: bool, out_dir: str | None = None, trace_out: str | None = None) -> None:
     """Explore every reachable state of SPEC breadth-first and check its properties.
 
     SPEC is a file (specs/kraft_broker.py) or module (specs.kraft_broker), optionally
@@ -153,10 +160,13 @@ def check(spec: str, consts: tuple[str, ...], invariants: tuple[str, ...], no_de
         explorer = Explorer(bound, invariants=invariants or None, check_deadlock=deadlock,
                             symmetry=not no_symmetry, max_depth=max_depth,
                             batch_size=batch_size, spill_dir=spill_dir,
+                            checkpoint_dir=checkpoint_dir, resume=resume,
                             progress=_progress_printer(not quiet))
         if not quiet:
             click.echo(f"Checking {bound!r}: {len(bound.layout.cells)} state cells, "
                        f"{len(bound.actions)} action instances.", err=True)
+        if resume and checkpoint_dir and not has_checkpoint(checkpoint_dir):
+            click.echo(f"--resume: no checkpoint in {checkpoint_dir}; starting afresh.", err=True)
         result = explorer.run()
     except ModelcheckError as e:
         print_error(e, fmt)

@@ -14,6 +14,7 @@ Traces are rebuilt by replaying the spec along stored parents.
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -21,6 +22,7 @@ from typing import Any
 
 import numpy as np
 
+from .checkpoint import Checkpoint, CheckpointError, Final, Snapshot
 from .config import CheckConfig
 from .engine import LevelExpansion, LevelFindings, TransitionHook, Verdict, initial_states, report
 from .engine import rebuild_trace as rebuild_trace
@@ -161,19 +163,32 @@ class Explorer:
 
     def _explore(self, res: Result, levels: LevelStore, t0: float) -> Result:
         k = self.kernel
-        layout = self.layout
         n_act = len(k.actions)
         fired = np.zeros(n_act, dtype=np.int64)
         new_by_action = np.zeros(n_act, dtype=np.int64)
         visited = FingerprintSet()
-
-        init_fps, frontier_words, init_findings = initial_states(k)
-        levels.append(init_fps, np.full(len(init_fps), NO_PARENT, dtype=np.uint32))
-        visited.add_sorted(init_fps)
-        generated = 0
-        depth = 0
-        last_report = t0
+        ckpt = self._checkpoint()
+        snap, final = ckpt.load(levels, visited) if ckpt and self.config.resume else (None, None)
+        if final is not None:
+            return self._ended(res, final, levels, visited)
+        if snap is None:
+            init_fps, frontier_words, init_findings = initial_states(k)
+            levels.append(init_fps, np.full(len(init_fps), NO_PARENT, dtype=np.uint32))
+            visited.add_sorted(init_fps)
+            generated = 0
+            depth = 0
+        else:
+            init_findings = LevelFindings(n_act)
+            depth, generated = snap.depth, snap.generated
+            fired += snap.fired
+            new_by_action += snap.new_by_action
+            res.levels = list(snap.stats)
+            t0 -= snap.seconds
+            frontier_words = (snap.words if snap.words is not None
+                              else levels.levels[depth].fps.reshape(-1, 1))
+        last_report = time.perf_counter()
         violation: Violation | None = None
+        verdict: Verdict | None = None
         max_depth = self.config.max_depth
         try:
             while True:
@@ -205,12 +220,7 @@ class Explorer:
                 if depth == 0:
                     found.merge(init_findings)
                 verdict = found.verdict()
-
-                def path_to(fp: int, d: int = depth) -> list[int]:
-                    if d == 0 and not visited.contains(np.array([fp], dtype=np.uint64))[0]:
-                        return [fp]  # an initial state outside the state constraints
-                    return levels.path(d, levels.index_of(d, fp))
-
+                path_to = _path_finder(levels, visited, depth)
                 if verdict is not None and verdict.phase1:
                     violation = report(k, verdict, path_to)
                     res.status = "violation"
@@ -242,6 +252,10 @@ class Explorer:
                     break
                 depth += 1
                 frontier_words = new_words
+                if ckpt is not None:
+                    ckpt.commit(levels, Snapshot(
+                        depth, generated, fired, new_by_action, res.levels,
+                        time.perf_counter() - t0, None if self.layout.exact else new_words))
         except KeyboardInterrupt:
             res.status = "incomplete"
             res.reason = "interrupted"
@@ -251,10 +265,43 @@ class Explorer:
         res.depth = len(levels) - 1
         res.seconds = time.perf_counter() - t0
         res.coverage = coverage_table(k.actions, fired, new_by_action)
-        res.collision_probability = collision_probability(len(visited), layout.exact)
+        res.collision_probability = collision_probability(len(visited), self.layout.exact)
         res.memory = {"visited_bytes": visited.nbytes, "levels_bytes": levels.nbytes,
                       "bytes_per_state": (visited.nbytes + levels.nbytes) // max(1, len(visited)),
                       "levels_spilled": int(levels.spilled)}
+        if ckpt is not None and res.reason != "interrupted":
+            with contextlib.suppress(KeyboardInterrupt):  # the run is over: report it
+                ckpt.finish(levels, depth, Final(
+                    Snapshot(depth, generated, fired, new_by_action, res.levels, res.seconds),
+                    res.status, res.reason, max_depth, res.distinct_states, res.depth,
+                    res.memory, verdict))
+        return res
+
+    def _checkpoint(self) -> Checkpoint | None:
+        cfg = self.config
+        if cfg.checkpoint_dir is None:
+            if cfg.resume:
+                raise CheckpointError("--resume needs --checkpoint-dir DIR (the directory "
+                                      "of the checkpoint to continue).")
+            return None
+        return Checkpoint(cfg.checkpoint_dir, self.kernel, cfg)
+
+    def _ended(self, res: Result, final: Final, levels: LevelStore,
+               visited: FingerprintSet) -> Result:
+        """The result of a run whose checkpoint records its end (no exploration)."""
+        c = final.counters
+        res.status, res.reason = final.status, final.reason
+        if final.verdict is not None:
+            path_to = _path_finder(levels, visited, c.depth)
+            res.violation = report(self.kernel, final.verdict, path_to)
+        res.levels = list(c.stats)
+        res.distinct_states = final.distinct
+        res.generated_states = c.generated
+        res.depth = final.result_depth
+        res.seconds = c.seconds
+        res.coverage = coverage_table(self.kernel.actions, c.fired, c.new_by_action)
+        res.collision_probability = collision_probability(final.distinct, self.layout.exact)
+        res.memory = dict(final.memory)
         return res
 
     # ------------------------------------------------------------- helpers
@@ -277,6 +324,18 @@ class Explorer:
         else:
             words = np.concatenate(cand_words)[rows]
         return u, words, parents
+
+
+def _path_finder(levels: LevelStore, visited: FingerprintSet,
+                 depth: int) -> Callable[[int], list[int]]:
+    """``path_to(fp)`` for a state of level ``depth`` (see :func:`~modelcheck.engine.report`)."""
+
+    def path_to(fp: int) -> list[int]:
+        if depth == 0 and not visited.contains(np.array([fp], dtype=np.uint64))[0]:
+            return [fp]  # an initial state outside the state constraints
+        return levels.path(depth, levels.index_of(depth, fp))
+
+    return path_to
 
 
 def invariant_violation(kernel: Kernel, inv_min: Mapping[int, int],
