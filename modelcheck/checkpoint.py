@@ -199,6 +199,7 @@ class Checkpoint:
         self.identity = identity(kernel)
         self._levels: list[dict[str, int]] = []  # the levels on disk, as in the manifest
         self._state: dict[str, Any] | None = None
+        self._stale_frontiers: list[str] | None = None  # frontier files to delete
         if not config.resume and has_checkpoint(self.path):
             raise CheckpointError(
                 f"--checkpoint-dir {self.path} already holds a checkpoint; pass --resume to "
@@ -249,7 +250,7 @@ class Checkpoint:
         tmp = self.path / f".{MANIFEST}.{os.getpid()}.tmp"
         try:
             with open(tmp, "w") as f:
-                json.dump(data, f, indent=1)
+                f.write(json.dumps(data, separators=(",", ":")))  # the fast C encoder
                 f.flush()
                 os.fsync(f.fileno())
             os.replace(tmp, self.manifest_path)
@@ -271,9 +272,12 @@ class Checkpoint:
         self._state = state
         self._write_manifest(None)
         keep = state.get("frontier", {}).get("file")
-        for p in self.path.glob("frontier-*.words.npy"):
-            if p.name != keep:
-                p.unlink(missing_ok=True)
+        if self._stale_frontiers is None:  # the first commit: any left by earlier runs
+            self._stale_frontiers = [p.name for p in self.path.glob("frontier-*.words.npy")]
+        for name in self._stale_frontiers:
+            if name != keep:
+                (self.path / name).unlink(missing_ok=True)
+        self._stale_frontiers = [keep] if keep else []
 
     def finish(self, levels: LevelStore, depth: int, final: Final) -> None:
         """Record how the run ended at level ``depth`` (keeping the resumable state)."""
@@ -357,6 +361,7 @@ class Checkpoint:
         if final is not None and final.max_depth != self.config.max_depth:
             final = None
         if final is None and snap is None:
+            self._levels = []
             return None, None  # ended at level 0 under another --max-depth: start afresh
         if final is None and snap is not None:
             md = self.config.max_depth
