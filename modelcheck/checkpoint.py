@@ -32,6 +32,7 @@ own copy in ``spark_explore.checkpoint`` and could use this one.
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import hashlib
 import inspect
 import json
@@ -207,9 +208,22 @@ class Checkpoint:
                 "new run.")
         try:
             self.path.mkdir(parents=True, exist_ok=True)
+            # held while this object lives; the OS drops it when the process dies
+            self._lock = open(self.path / ".lock", "a")  # noqa: SIM115
         except OSError as e:
-            raise CheckpointError(f"--checkpoint-dir: cannot create {self.path}: "
+            raise CheckpointError(f"--checkpoint-dir: cannot use {self.path}: "
                                   f"{e.strerror or e}.") from None
+        try:
+            fcntl.flock(self._lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            self._lock.close()
+            raise CheckpointError(
+                f"--checkpoint-dir {self.path} is in use by another running check; wait for "
+                "it to end, or choose another directory.") from None
+
+    def close(self) -> None:
+        """Release the directory (for other runs)."""
+        self._lock.close()
 
     @property
     def manifest_path(self) -> Path:
@@ -274,6 +288,8 @@ class Checkpoint:
         keep = state.get("frontier", {}).get("file")
         if self._stale_frontiers is None:  # the first commit: any left by earlier runs
             self._stale_frontiers = [p.name for p in self.path.glob("frontier-*.words.npy")]
+            for p in self.path.glob(".*.tmp"):  # of commits cut short
+                p.unlink(missing_ok=True)
         for name in self._stale_frontiers:
             if name != keep:
                 (self.path / name).unlink(missing_ok=True)

@@ -156,18 +156,21 @@ class Explorer:
                               "deadlock": ["on" if k.check_deadlock else "off"]},
                      config=self.config.decisive())
         levels = LevelStore(self.config.spill_dir)
+        ckpt = self._checkpoint()
         try:
-            return self._explore(res, levels, t0)
+            return self._explore(res, levels, ckpt, t0)
         finally:
+            if ckpt is not None:
+                ckpt.close()
             levels.close()
 
-    def _explore(self, res: Result, levels: LevelStore, t0: float) -> Result:
+    def _explore(self, res: Result, levels: LevelStore, ckpt: Checkpoint | None,
+                 t0: float) -> Result:
         k = self.kernel
         n_act = len(k.actions)
         fired = np.zeros(n_act, dtype=np.int64)
         new_by_action = np.zeros(n_act, dtype=np.int64)
         visited = FingerprintSet()
-        ckpt = self._checkpoint()
         snap, final = ckpt.load(levels, visited) if ckpt and self.config.resume else (None, None)
         if final is not None:
             return self._ended(res, final, levels, visited)

@@ -19,9 +19,10 @@ from hypothesis import strategies as st
 from ladder_spec import Ladder
 from randspec import random_spec
 
-from modelcheck import Explorer, Result, explore
-from modelcheck.checkpoint import MANIFEST, CheckpointError
+from modelcheck import Explorer, Kernel, Result, explore
+from modelcheck.checkpoint import MANIFEST, Checkpoint, CheckpointError
 from modelcheck.cli import cli
+from modelcheck.config import CheckConfig
 
 ROOT = Path(__file__).resolve().parent.parent
 LADDER = "tests/ladder_spec.py"
@@ -115,6 +116,17 @@ def test_resume_without_a_checkpoint_starts_afresh(tmp_path) -> None:
     assert comparable(r) == comparable(explore(spec))
     with pytest.raises(CheckpointError, match="--resume needs --checkpoint-dir"):
         Explorer(spec, resume=True).run()
+
+
+def test_one_run_at_a_time_per_directory(tmp_path) -> None:
+    spec = Ladder(L=5, M=2)
+    holder = Checkpoint(tmp_path, Kernel(spec), CheckConfig())
+    try:
+        with pytest.raises(CheckpointError, match="in use by another running check"):
+            explore(spec, checkpoint_dir=tmp_path)
+    finally:
+        holder.close()
+    assert explore(spec, checkpoint_dir=tmp_path).status == "violation"
 
 
 # ---------------------------------------------------------------- command line
