@@ -372,7 +372,7 @@ class Checkpoint:
             state = data.get("state")
             snap = Snapshot.from_json(state) if state is not None else None
             self._levels = [{k: int(v) for k, v in lv.items()} for lv in data["levels"]]
-        except (KeyError, TypeError, ValueError) as e:
+        except (KeyError, TypeError, ValueError, AttributeError) as e:
             raise self._fail(f"{MANIFEST} lacks or garbles {e}") from None
         if final is not None and final.max_depth != self.config.max_depth:
             final = None

@@ -198,6 +198,9 @@ def test_refuses_other_invariants(runner, tmp_path) -> None:
 @pytest.mark.parametrize("damage, says", [
     (lambda d: (d / MANIFEST).write_text("{not json"), "cannot read manifest.json"),
     (lambda d: (d / MANIFEST).write_text('{"format": "x"}'), "not a modelcheck checkpoint"),
+    (lambda d: (d / MANIFEST).write_text(json.dumps(
+        dict(json.loads((d / MANIFEST).read_text()), identity=[], levels=3))),
+     "manifest.json lacks or garbles"),
     (lambda d: (d / "level-00002.fps.npy").unlink(), "cannot read level-00002.fps.npy"),
     (lambda d: (d / "level-00001.parents.npy").write_bytes(
         (d / "level-00001.parents.npy").read_bytes()[:-4]), "level-00001.parents.npy"),
