@@ -14,6 +14,7 @@ from typing import Any, NoReturn
 
 import click
 
+from .checkpoint import has_checkpoint
 from .cli_trace import graph, trace
 from .config import CheckConfig
 from .errors import ModelcheckError, UsageError
@@ -128,11 +129,13 @@ def check_options(f: Callable[..., Any]) -> Callable[..., Any]:
                      help="States evaluated per batch (speed and memory only: never "
                           "changes a result)."),
         click.option("--checkpoint-dir", type=click.Path(file_okay=False), default=None,
-                     help="Commit every finished level here (atomically), so that "
-                          "--resume can continue the run. For `spark`: storage every "
-                          "executor reaches at the same path."),
+                     help="Commit every finished level here (atomically: a killed run "
+                          "leaves the last complete level), so that --resume can continue "
+                          "the run. For `spark`: storage every executor reaches at the "
+                          "same path."),
         click.option("--resume", is_flag=True,
-                     help="Continue the run checkpointed in --checkpoint-dir."),
+                     help="Continue the run checkpointed in --checkpoint-dir (refused if "
+                          "the spec, constants or checks differ)."),
     ]
     for opt in reversed(options):
         command = opt(command)
@@ -199,6 +202,9 @@ def check(spec: str, consts: tuple[str, ...], config: CheckConfig, spill_dir: st
         if not quiet:
             click.echo(f"Checking {bound!r}: {len(bound.layout.cells)} state cells, "
                        f"{len(bound.actions)} action instances.", err=True)
+        cp = config.checkpoint_dir
+        if config.resume and cp and not has_checkpoint(cp):
+            click.echo(f"--resume: no checkpoint in {cp}; starting afresh.", err=True)
         result = explorer.run()
     except ModelcheckError as e:
         print_error(e, fmt)

@@ -31,8 +31,9 @@ class CheckConfig:
     batch_size: int = 1 << 16
     #: keep the BFS levels in files under this directory instead of memory
     spill_dir: str | None = None
-    #: write a checkpoint here at the end of every level (and resume from it)
+    #: commit a checkpoint here at the end of every level (:mod:`modelcheck.checkpoint`)
     checkpoint_dir: str | None = None
+    #: continue the checkpoint in ``checkpoint_dir`` (start afresh if it holds none)
     resume: bool = False
 
     def __post_init__(self) -> None:

@@ -14,6 +14,7 @@ Traces are rebuilt by replaying the spec along stored parents.
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -21,8 +22,9 @@ from typing import Any
 
 import numpy as np
 
+from .checkpoint import Checkpoint, CheckpointError, Final, Snapshot
 from .config import CheckConfig
-from .engine import LevelExpansion, TransitionHook, initial_states, report
+from .engine import LevelExpansion, LevelFindings, TransitionHook, Verdict, initial_states, report
 from .engine import rebuild_trace as rebuild_trace
 from .kernel import Kernel
 from .layout import collision_probability
@@ -121,11 +123,6 @@ class Explorer:
         **options: Any,
     ) -> None:
         cfg = CheckConfig.of(config, options, "Explorer")
-        if cfg.checkpoint_dir is not None or cfg.resume:
-            from .errors import UsageError
-
-            raise UsageError("--checkpoint-dir/--resume: the local explorer does not write "
-                             "checkpoints; `modelcheck spark --checkpoint-dir DIR` does.")
         self.config = cfg
         self.spec = spec
         self.kernel = build_kernel(spec, cfg, library)
@@ -148,25 +145,42 @@ class Explorer:
         t0 = time.perf_counter()
         res = new_result(self.kernel, self.config)
         levels = LevelStore(self.config.spill_dir)
+        ckpt = self._checkpoint()
         try:
-            return self._explore(res, levels, t0)
+            return self._explore(res, levels, ckpt, t0)
         finally:
+            if ckpt is not None:
+                ckpt.close()
             levels.close()
 
-    def _explore(self, res: Result, levels: LevelStore, t0: float) -> Result:
+    def _explore(self, res: Result, levels: LevelStore, ckpt: Checkpoint | None,
+                 t0: float) -> Result:
         k = self.kernel
         n_act = len(k.actions)
         fired = np.zeros(n_act, dtype=np.int64)
         new_by_action = np.zeros(n_act, dtype=np.int64)
         visited = FingerprintSet()
-
-        init_fps, frontier_words, init_findings = initial_states(k)
-        levels.append(init_fps, np.full(len(init_fps), NO_PARENT, dtype=np.uint32))
-        visited.add_sorted(init_fps)
-        generated = 0
-        depth = 0
-        last_report = t0
+        snap, final = ckpt.load(levels, visited) if ckpt and self.config.resume else (None, None)
+        if final is not None:
+            return self._ended(res, final, levels, visited)
+        if snap is None:
+            init_fps, frontier_words, init_findings = initial_states(k)
+            levels.append(init_fps, np.full(len(init_fps), NO_PARENT, dtype=np.uint32))
+            visited.add_sorted(init_fps)
+            generated = 0
+            depth = 0
+        else:
+            init_findings = LevelFindings(n_act)
+            depth, generated = snap.depth, snap.generated
+            fired += snap.fired
+            new_by_action += snap.new_by_action
+            res.levels = list(snap.stats)
+            t0 -= snap.seconds
+            frontier_words = (snap.words if snap.words is not None
+                              else levels.levels[depth].fps.reshape(-1, 1))
+        last_report = time.perf_counter()
         violation: Violation | None = None
+        verdict: Verdict | None = None
         max_depth = self.config.max_depth
         try:
             while True:
@@ -198,12 +212,7 @@ class Explorer:
                 if depth == 0:
                     found.merge(init_findings)
                 verdict = found.verdict()
-
-                def path_to(fp: int, d: int = depth) -> list[int]:
-                    if d == 0 and not visited.contains(np.array([fp], dtype=np.uint64))[0]:
-                        return [fp]  # an initial state outside the state constraints
-                    return levels.path(d, levels.index_of(d, fp))
-
+                path_to = _path_finder(levels, visited, depth)
                 if verdict is not None and verdict.phase1:
                     violation = report(k, verdict, path_to)
                     res.status = "violation"
@@ -235,6 +244,10 @@ class Explorer:
                     break
                 depth += 1
                 frontier_words = new_words
+                if ckpt is not None:
+                    ckpt.commit(levels, Snapshot(
+                        depth, generated, fired, new_by_action, res.levels,
+                        time.perf_counter() - t0, None if self.layout.exact else new_words))
         except KeyboardInterrupt:
             res.status = "incomplete"
             res.reason = "interrupted"
@@ -245,6 +258,37 @@ class Explorer:
         res.memory = {"visited_bytes": visited.nbytes, "levels_bytes": levels.nbytes,
                       "bytes_per_state": (visited.nbytes + levels.nbytes) // max(1, len(visited)),
                       "levels_spilled": int(levels.spilled)}
+        if ckpt is not None and res.reason != "interrupted":
+            with contextlib.suppress(KeyboardInterrupt):  # the run is over: report it
+                ckpt.finish(levels, depth, Final(
+                    Snapshot(depth, generated, fired, new_by_action, res.levels, res.seconds),
+                    res.status, res.reason, max_depth, res.distinct_states, res.depth,
+                    res.memory, verdict))
+        return res
+
+    def _checkpoint(self) -> Checkpoint | None:
+        cfg = self.config
+        if cfg.checkpoint_dir is None:
+            if cfg.resume:
+                raise CheckpointError("--resume needs --checkpoint-dir DIR (the directory "
+                                      "of the checkpoint to continue).")
+            return None
+        return Checkpoint(cfg.checkpoint_dir, self.kernel, cfg)
+
+    def _ended(self, res: Result, final: Final, levels: LevelStore,
+               visited: FingerprintSet) -> Result:
+        """The result of a run whose checkpoint records its end (no exploration)."""
+        c = final.counters
+        res.status, res.reason = final.status, final.reason
+        violation = None
+        if final.verdict is not None:
+            path_to = _path_finder(levels, visited, c.depth)
+            violation = report(self.kernel, final.verdict, path_to)
+        res.levels = list(c.stats)
+        complete_result(res, self.kernel, violation=violation, distinct=final.distinct,
+                        generated=c.generated, depth=final.result_depth, seconds=c.seconds,
+                        fired=c.fired, new_by_action=c.new_by_action)
+        res.memory = dict(final.memory)
         return res
 
     # ------------------------------------------------------------- helpers
@@ -267,6 +311,18 @@ class Explorer:
         else:
             words = np.concatenate(cand_words)[rows]
         return u, words, parents
+
+
+def _path_finder(levels: LevelStore, visited: FingerprintSet,
+                 depth: int) -> Callable[[int], list[int]]:
+    """``path_to(fp)`` for a state of level ``depth`` (see :func:`~modelcheck.engine.report`)."""
+
+    def path_to(fp: int) -> list[int]:
+        if depth == 0 and not visited.contains(np.array([fp], dtype=np.uint64))[0]:
+            return [fp]  # an initial state outside the state constraints
+        return levels.path(depth, levels.index_of(depth, fp))
+
+    return path_to
 
 
 def new_result(kernel: Kernel, config: CheckConfig, backend: str = "local") -> Result:
