@@ -131,14 +131,6 @@ class Explorer:
         self.progress_interval = progress_interval
         self.on_transitions = on_transitions
 
-    @property
-    def max_depth(self) -> int | None:
-        return self.config.max_depth
-
-    @property
-    def batch_size(self) -> int:
-        return self.config.batch_size
-
     # ------------------------------------------------------------------ run
     def run(self) -> Result:
         """Explore; Ctrl-C returns the levels finished so far with status ``incomplete``."""

@@ -174,18 +174,6 @@ class SparkExplorer:
         self._interrupted = False
         self._prechecked: tuple[str, dict[str, Any], dict[str, Any] | None] | None = None
 
-    @property
-    def max_depth(self) -> int | None:
-        return self.config.max_depth
-
-    @property
-    def checkpoint_dir(self) -> str | None:
-        return self.config.checkpoint_dir
-
-    @property
-    def resume(self) -> bool:
-        return self.config.resume
-
     # ------------------------------------------------------------------ run
     def precheck(self) -> None:
         """Check what can be checked before Spark starts: the spec can be shipped, and the
@@ -198,9 +186,10 @@ class SparkExplorer:
             target = self.spec_target
         ident = spec_identity(self.kernel, target)
         manifest: dict[str, Any] | None = None
-        if self.checkpoint_dir is not None:
-            rundir = RunDir.prepare(self.checkpoint_dir, resume=self.resume)
-            if self.resume:
+        cfg = self.config
+        if cfg.checkpoint_dir is not None:
+            rundir = RunDir.prepare(cfg.checkpoint_dir, resume=cfg.resume)
+            if cfg.resume:
                 manifest = rundir.read_manifest()
                 rundir.check_compatible(manifest, ident)
                 if manifest.get("engine") != ShardEngine.name:
@@ -338,7 +327,7 @@ class SparkExplorer:
                                                 now - lt, now - t0 + prior))
                 if not can_expand:
                     res.status = "incomplete"
-                    res.reason = f"--max-depth {self.max_depth} reached"
+                    res.reason = f"--max-depth {self.config.max_depth} reached"
                     break
                 if n_new == 0:
                     break
@@ -353,7 +342,8 @@ class SparkExplorer:
         return res
 
     def _can_expand(self, depth: int) -> bool:
-        return self.max_depth is None or depth < self.max_depth
+        max_depth = self.config.max_depth
+        return max_depth is None or depth < max_depth
 
     def _job(self, depth: int, expand: bool | None, again: bool = False) -> LevelSummary:
         """The engine's job ``depth`` (level 0 includes what the initial states outside
