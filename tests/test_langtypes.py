@@ -1,7 +1,7 @@
 """Records, sequences, sets of any finite type and bags, end to end.
 
-``Mailbox`` sends requests (records) through a FIFO queue (a ``Seq``) into an
-unordered channel that may hold duplicates (a ``Bag``); acknowledged senders go
+``examples/mailbox.py``: ``Mailbox`` sends requests (records) through a FIFO queue
+(a ``Seq``) into an unordered channel that may hold duplicates (a ``Bag``); acknowledged senders go
 into a ``SetOf`` ids, every message seen into a ``SetOf`` records. It is checked
 by the batch explorer and by the brute-force oracle (scalar evaluator only), with
 and without symmetry; its counterexample renders, round-trips through ITF and
@@ -13,109 +13,19 @@ one.
 from __future__ import annotations
 
 import json
-from enum import IntEnum
 
 import numpy as np
 import pytest
 from bruteforce import brute_force, random_walk
 
-from modelcheck import (
-    Bag,
-    Const,
-    Enum,
-    Ids,
-    Int,
-    Record,
-    Ref,
-    Seq,
-    SetOf,
-    Spec,
-    action,
-    explore,
-    implies,
-    invariant,
-    where,
-)
+from examples.mailbox import Mailbox, MailboxBug, MailboxSym
+from modelcheck import Bag, Int, Seq, Spec, action, explore
 from modelcheck.errors import SpecEvaluationError
 from modelcheck.kernel import Kernel
 from modelcheck.trace import Trace, loads_trace, trace_to_itf
 from modelcheck.trace.itf import dumps_itf
 from modelcheck.trace.render import render_trace
 from modelcheck.trace.replay import replay
-
-
-class Kind(IntEnum):
-    REQ = 0
-    ACK = 1
-
-
-Procs = Ids(1, 2)
-Msg = Record(src=Procs, kind=Enum(Kind))
-
-
-class Mailbox(Spec):
-    check_deadlock = False
-    Cap = Const(2)
-    Procs = Procs
-    queue = Seq(Msg, Cap)
-    chan = Bag(Msg, 2)
-    acked = SetOf(Procs)
-    seen = SetOf(Msg)
-    last = Record(src=Ref(Procs, none=0), n=Int(0, 2))
-
-    @action(p=Procs)
-    def Send(self, s, t, p):
-        t.queue = s.queue.append({"src": p, "kind": Kind.REQ})
-        return ~s.acked.has(p) & (s.queue.len() < self.Cap) & ~s.queue.contains(
-            {"src": p, "kind": Kind.REQ})
-
-    @action
-    def Deliver(self, s, t):
-        m = s.queue.head()
-        t.queue = s.queue.tail()
-        t.chan = s.chan.add(m)
-        return ~s.queue.is_empty() & (s.chan.count(m) < 2)
-
-    @action(p=Procs)
-    def Ack(self, s, t, p):
-        req = {"src": p, "kind": Kind.REQ}
-        t.chan = s.chan.remove(req)
-        t.acked = s.acked.with_(p)
-        t.seen = s.seen.with_(req).with_({"src": p, "kind": Kind.ACK})
-        t.last = {"src": p, "n": where(s.last.n < 2, s.last.n + 1, 2)}
-        return s.chan.has(req)
-
-    @action
-    def Reset(self, s, t):
-        t.acked = s.acked - s.acked
-        t.last = s.last.with_fields(src=0)
-        return s.acked.size() == 2
-
-    @invariant
-    def Consistent(self, s):
-        return (implies(~s.acked.is_empty(), s.seen.has({"src": s.acked.min(), "kind": Kind.ACK}))
-                & (s.queue.len() <= self.Cap) & (s.chan.size() <= 4)
-                & implies(s.last.src != 0, s.acked.has(s.last.src)))
-
-
-class MailboxSym(Mailbox):
-    symmetry = ("Procs",)
-
-
-class MailboxBug(Mailbox):
-    """Forgets to record the request among the seen messages."""
-
-    @invariant
-    def AckSeen(self, s):
-        return implies(s.acked.has(1), s.seen.has({"src": 1, "kind": Kind.REQ}))
-
-    @action(p=Procs)
-    def Ack(self, s, t, p):
-        req = {"src": p, "kind": Kind.REQ}
-        t.chan = s.chan.remove(req)
-        t.acked = s.acked.with_(p)
-        t.seen = s.seen.with_({"src": p, "kind": Kind.ACK})
-        return s.chan.has(req)
 
 
 def test_counts_match_the_brute_force_oracle() -> None:
@@ -281,3 +191,30 @@ def test_inspect_shows_the_new_types() -> None:
     assert names[:5] == ["queue.len", "queue[1].src", "queue[1].kind", "queue[2].src",
                          "queue[2].kind"]
     assert "chan[[src: 1, kind: REQ]]" in names and "last.src" in names
+
+
+def test_cli_run_folder_and_trace_commands(tmp_path) -> None:
+    from click.testing import CliRunner
+
+    from modelcheck.cli import cli
+
+    runner = CliRunner()
+    out = tmp_path / "run"
+    r = runner.invoke(cli, ["check", "examples/mailbox.py:MailboxBug", "-q", "--out", str(out)])
+    assert r.exit_code == 1, r.output
+    assert "seen: {} -> {[src: 1, kind: ACK]}" in r.output
+    for name in ("trace.itf.json", "trace.json"):
+        shown = runner.invoke(cli, ["trace", "show", str(out / name)])
+        assert shown.exit_code == 0, shown.output
+        # (ITF writes record fields sorted, so they read back in that order)
+        assert ("chan[[src: 1, kind: REQ]]: 1 -> <absent>" in shown.output
+                or "chan[[kind: REQ, src: 1]]: 1 -> <absent>" in shown.output)
+        rep = runner.invoke(cli, ["trace", "replay", "examples/mailbox.py:MailboxBug",
+                                  str(out / name)])
+        assert rep.exit_code == 0, rep.output
+    ev = runner.invoke(cli, ["trace", "eval", str(out / "trace.itf.json"), "len(queue)"])
+    assert ev.output.splitlines()[1:] == ["step 2 (Send(p=1)): 1", "step 3 (Deliver): 0",
+                                          "step 4 (Ack(p=1)): 0"]
+    ins = runner.invoke(cli, ["inspect", "examples/mailbox.py"])
+    assert "SUBSET [src: 1..2, kind: {REQ, ACK}]" in ins.output
+
