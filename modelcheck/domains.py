@@ -383,8 +383,11 @@ class BoundType(ABC):
                           ) -> Callable[[list[np.ndarray]], list[np.ndarray]] | None:
         """How permutations ``pis`` of symmetric id sets map the columns of the leaf's
         cells, or None when no value changes (default: each cell by its own type)."""
-        fns = [(k, t.permutation(pis)) for k, (_, t) in enumerate(self.cells())]
-        fns = [(k, f) for k, f in fns if f is not None]
+        fns: list[tuple[int, Callable[[np.ndarray], np.ndarray]]] = []
+        for k, (_, t) in enumerate(self.cells()):
+            f = t.permutation(pis)
+            if f is not None:
+                fns.append((k, f))
         if not fns:
             return None
 

@@ -42,7 +42,7 @@ class _Perm:
             info = layout.vars[c.var]
             nd = len(info.dim_names)
             path = tuple(
-                pis[name].get(i, i) if name in pis else i  # type: ignore[call-overload]
+                pis[name].get(int(i), int(i)) if name in pis else i
                 for name, i in zip(info.dim_names, c.path)
             ) + c.path[nd:]
             tgt = layout.cell_index[(c.var, path)]

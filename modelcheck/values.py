@@ -120,6 +120,8 @@ class SetValue(Value):
     value), in chunks of at most 62 bits, plus ``bad``: rows where an element outside
     ``T`` was added (stored as an out-of-domain chunk, hence reported)."""
 
+    type: BoundSet
+
     def __init__(self, type_: BoundSet, chunks: list[Any], bad: Any = False) -> None:
         self.type = type_
         self.chunks = chunks
@@ -274,6 +276,8 @@ class SetValue(Value):
 class RecordValue(Value):
     """A value of ``Record(f=T, ...)``: fields are attributes (``m.clock``)."""
 
+    type: BoundRecord
+
     def __init__(self, type_: BoundRecord, fields: dict[str, Any]) -> None:
         object.__setattr__(self, "type", type_)
         object.__setattr__(self, "_fields", fields)
@@ -313,6 +317,8 @@ class SeqValue(Value):
     capacity (``s.q.append(a).tail()`` is exact); storing one longer than the
     capacity is a spec error.
     """
+
+    type: BoundSeq
 
     def __init__(self, type_: BoundSeq, length: Any, elems: list[Any]) -> None:
         self.type = type_
@@ -429,6 +435,8 @@ class SeqValue(Value):
 
 class BagValue(Value):
     """A value of ``Bag(T, max_count)``: a count per value of ``T`` (TLA+ ``Bags``)."""
+
+    type: BoundBag
 
     def __init__(self, type_: BoundBag, counts: list[Any]) -> None:
         self.type = type_
