@@ -27,7 +27,7 @@ For example::
 """
 
 from .config import CheckConfig
-from .domains import Array, Bool, Const, Enum, Ids, Int, Ref, SetOf
+from .domains import Array, Bag, Bool, Const, Enum, Ids, Int, Record, Ref, Seq, SetOf
 from .errors import (
     ConstantError,
     ModelcheckError,
@@ -55,6 +55,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "Spec", "Const", "Ids", "Bool", "Int", "Enum", "Array", "SetOf", "Ref",
+    "Record", "Seq", "Bag",
     "action", "invariant", "action_property", "constraint",
     "where", "any_of", "all_of", "implies", "has", "with_", "without", "count",
     "check", "CheckConfig", "Explorer", "Progress", "explore",

@@ -19,11 +19,19 @@ from typing import Any
 
 import numpy as np
 
+from .errors import SpecEvaluationError
+from .values import SetValue, Value
+
 __all__ = ["where", "any_of", "all_of", "implies", "has", "with_", "without", "count"]
 
 
 def where(cond: Any, a: Any, b: Any) -> Any:
-    """``IF cond THEN a ELSE b``, element-wise on batches."""
+    """``IF cond THEN a ELSE b``, element-wise on batches (also for set, record, sequence
+    and bag values)."""
+    if isinstance(a, Value):
+        return a.select(cond, b)
+    if isinstance(b, Value):
+        return b.select(cond, a, swap=True)
     if isinstance(cond, np.ndarray) or isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
         return np.where(cond, a, b)
     return a if cond else b
@@ -50,25 +58,29 @@ def implies(a: Any, b: Any) -> Any:
     return ~a | b
 
 
-def has(mask: Any, bit: int) -> Any:
-    """Whether bit ``bit`` is set in a set-valued variable's mask (``SetOf`` stores id ``i``
-    at bit ``i - lo``)."""
-    return (mask >> bit) & 1 == 1
+def _set(S: Any, fn: str) -> SetValue:
+    if isinstance(S, SetValue):
+        return S
+    raise SpecEvaluationError(
+        f"{fn}() takes a set value (a SetOf variable or an expression of sets), got "
+        f"{type(S).__name__}; SetOf sets hold element values, not bit positions")
 
 
-def with_(mask: Any, bit: int) -> Any:
-    """The mask with bit ``bit`` set."""
-    return mask | (1 << bit)
+def has(S: Any, x: Any) -> Any:
+    """``x \\in S`` for a set value ``S`` (``S.has(x)``)."""
+    return _set(S, "has").has(x)
 
 
-def without(mask: Any, bit: int) -> Any:
-    """The mask with bit ``bit`` cleared."""
-    return mask & ~(1 << bit)
+def with_(S: Any, x: Any) -> Any:
+    """``S \\cup {x}`` (``S.with_(x)``)."""
+    return _set(S, "with_").with_(x)
 
 
-def count(mask: Any, width: int) -> Any:
-    """Number of set bits among the low ``width`` bits."""
-    acc: Any = 0
-    for i in range(width):
-        acc = acc + ((mask >> i) & 1)
-    return acc
+def without(S: Any, x: Any) -> Any:
+    """``S \\ {x}`` (``S.without(x)``)."""
+    return _set(S, "without").without(x)
+
+
+def count(S: Any) -> Any:
+    """``Cardinality(S)`` (``S.size()``)."""
+    return _set(S, "count").size()

@@ -8,6 +8,8 @@ stable machine-readable contract (``--format json``); the human report is
 
 from __future__ import annotations
 
+import json
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -137,10 +139,18 @@ def exit_code(status: str) -> int:
 def json_value(v: Any) -> Any:
     """A state value as JSON data: maps keyed by strings, sets as sorted lists (the
     ``--format json`` contract), lists and tuples as lists."""
-    if isinstance(v, dict):
-        return {str(k): json_value(x) for k, x in v.items()}
+    if isinstance(v, Mapping):
+        return {k if isinstance(k, str) else
+                str(k) if isinstance(k, int) else json.dumps(json_value(k), sort_keys=True):
+                json_value(x) for k, x in v.items()}
     if isinstance(v, (set, frozenset)):
-        return sorted((json_value(x) for x in v), key=lambda x: (str(type(x)), x))
-    if isinstance(v, (list, tuple)):
+        return sorted((json_value(x) for x in v), key=_member_key)
+    if isinstance(v, (list, tuple, Sequence)) and not isinstance(v, str):
         return [json_value(x) for x in v]
     return v
+
+
+def _member_key(x: Any) -> tuple[str, Any]:
+    if isinstance(x, (int, str)):
+        return (str(type(x)), x)
+    return (str(type(x)), json.dumps(x, sort_keys=True))

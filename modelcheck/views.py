@@ -4,6 +4,11 @@ The same classes serve one state (cells are numpy scalars) and a batch (cells
 are numpy columns). ``s.x`` is a scalar variable; ``s.a[i]`` an array element,
 where ``i`` is a constant index or, for dynamic indexing, a state value.
 ``t.x = v`` / ``t.a[i] = v`` assign; unassigned cells keep their value.
+
+A variable (or array element) of a compound type spans several cells; the view
+hands its type's expression value (:meth:`~modelcheck.domains.BoundType.view`:
+a set, record, sequence or bag value) and an assignment splits the assigned value
+into the cells again (:meth:`~modelcheck.domains.BoundType.columns`).
 """
 
 from __future__ import annotations
@@ -13,8 +18,10 @@ from typing import Any
 
 import numpy as np
 
+from .domains import ScalarType
 from .errors import SpecEvaluationError
 from .layout import Layout
+from .values import Value
 
 __all__ = ["StateView", "NextView", "ArrayView"]
 
@@ -32,6 +39,27 @@ def _unknown(layout: Layout, name: str) -> SpecEvaluationError:
     return SpecEvaluationError(
         f"unknown variable {name!r}; the spec declares: " + ", ".join(layout.vars)
     )
+
+
+def _leaf(view: StateView, var: str, first: int) -> Any:
+    """The expression value of the element (or variable) whose cells start at ``first``."""
+    info = view._layout.vars[var]
+    if info.leaf_cells == 1 and isinstance(info.leaf, ScalarType):
+        return view._cell(first)
+    assert info.leaf is not None
+    return info.leaf.view([view._cell(first + k) for k in range(info.leaf_cells)])
+
+
+def _assign_leaf(view: NextView, var: str, first: int, value: Any) -> None:
+    info = view._layout.vars[var]
+    assert info.leaf is not None
+    if info.leaf_cells == 1 and isinstance(info.leaf, ScalarType):
+        if isinstance(value, Value):
+            info.leaf.columns(value)  # raises: a compound value for a scalar
+        view._assign(first, value)
+        return
+    for k, col in enumerate(info.leaf.columns(value)):
+        view._assign(first + k, col)
 
 
 class ArrayView:
@@ -62,7 +90,7 @@ class ArrayView:
                 ci = self._view._layout.leaf_map(self._var, self._path).get(i)
                 if ci is None:
                     self._check(i)
-                return self._view._cell(ci)
+                return _leaf(self._view, self._var, ci)
             i = self._check(i)
             return ArrayView(self._view, self._var, (*self._path, i), self._dims[1:])
         if len(self._dims) > 1:
@@ -76,11 +104,25 @@ class ArrayView:
         # Dynamic index: select per state. States whose index is outside the
         # index set read the first element (such reads must be guarded).
         idx = np.asarray(i)
-        out: Any = None
-        for j in self._dims[0]:
-            v = self._view._cell(self._view._layout.cell_index[(self._var, (*self._path, j))])
-            out = v if out is None else np.where(idx == j, v, out)
-        return out
+        view = self._view
+        leaves = view._layout.leaf_map(self._var, self._path)
+        k = view._layout.vars[self._var].leaf_cells
+        if k == 1 and isinstance(view._layout.vars[self._var].leaf, ScalarType):
+            out: Any = None
+            for j in self._dims[0]:
+                v = view._cell(leaves[j])
+                out = v if out is None else np.where(idx == j, v, out)
+            return out
+        cols: list[Any] = []
+        for m in range(k):
+            col: Any = None
+            for j in self._dims[0]:
+                v = view._cell(leaves[j] + m)
+                col = v if col is None else np.where(idx == j, v, col)
+            cols.append(col)
+        leaf = view._layout.vars[self._var].leaf
+        assert leaf is not None
+        return leaf.view(cols)
 
     def __setitem__(self, i: Any, value: Any) -> None:
         view = self._view
@@ -95,12 +137,24 @@ class ArrayView:
                 raise SpecEvaluationError(
                     f"assign the elements of {self._var} one by one, not a whole sub-array"
                 )
-            view._assign(view._layout.cell_index[(self._var, (*self._path, i))], value)
+            _assign_leaf(view, self._var, view._layout.leaf_map(self._var, self._path)[i], value)
             return
         idx = np.asarray(i)
+        info = view._layout.vars[self._var]
+        leaves = view._layout.leaf_map(self._var, self._path)
+        if info.leaf_cells == 1 and isinstance(info.leaf, ScalarType):
+            if isinstance(value, Value):
+                info.leaf.columns(value)  # raises
+            for j in self._dims[0]:
+                ci = leaves[j]
+                view._assign(ci, np.where(idx == j, value, view._cell(ci)))
+            return
+        assert info.leaf is not None
+        cols = info.leaf.columns(value)
         for j in self._dims[0]:
-            ci = view._layout.cell_index[(self._var, (*self._path, j))]
-            view._assign(ci, np.where(idx == j, value, view._cell(ci)))
+            for m, col in enumerate(cols):
+                ci = leaves[j] + m
+                view._assign(ci, np.where(idx == j, col, view._cell(ci)))
 
     def __iter__(self) -> Any:
         raise SpecEvaluationError(
@@ -140,7 +194,7 @@ class StateView:
             # Not cached: the array view refers back to this view, and a cycle would
             # keep a batch's decoded columns alive until the garbage collector runs.
             return ArrayView(self, name, (), info.dims)
-        value = self._cell(info.first_cell)
+        value = _leaf(self, name, info.first_cell)
         if not isinstance(self, NextView):  # the next state may still be assigned
             object.__setattr__(self, name, value)  # later reads skip __getattr__
         return value
@@ -177,4 +231,4 @@ class NextView(StateView):
                 f"assign the elements of {name} one by one (t.{name}[i] = ...), "
                 "not the whole array"
             )
-        self._assign(info.first_cell, value)
+        _assign_leaf(self, name, info.first_cell, value)

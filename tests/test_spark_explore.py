@@ -611,3 +611,10 @@ def test_cli_ctrl_c_gives_the_finished_levels() -> None:
     assert n >= 6
     assert levels_of(got) == levels_of(want)[:n]
     assert got["distinct_states"] == sum(lv["new"] for lv in want["levels"][:n]) + 1
+
+
+def test_compound_types_as_locally(spark: Any) -> None:
+    """Records, sequences, sets of records and bags (examples/mailbox.py) on Spark."""
+    for cls in ("Mailbox", "MailboxSym", "MailboxBug"):
+        r = compare(spark, load_spec_class(f"examples/mailbox.py:{cls}")())
+        assert r.distinct_states == {"Mailbox": 334, "MailboxSym": 170}.get(cls, 13)

@@ -65,11 +65,11 @@ class Tokens(Spec):
 
     @action(p=Procs)
     def Take(self, s, t, p):
-        t.holders = with_(s.holders, p - 1)
+        t.holders = with_(s.holders, p)
         t.mode[p] = Mode.BUSY
         t.grid[p][1] = True
         t.taken = s.taken + 1
-        return ~has(s.holders, p - 1) & (s.mode[p] == Mode.IDLE)
+        return ~has(s.holders, p) & (s.mode[p] == Mode.IDLE)
 
     @invariant
     def AtMostTwo(self, s):

@@ -176,12 +176,12 @@ class Tokens(Spec):
 
     @action(p=Procs)
     def Take(self, s, t, p):
-        t.holders = with_(s.holders, p - 1)
-        return ~has(s.holders, p - 1)
+        t.holders = with_(s.holders, p)
+        return ~has(s.holders, p)
 
     @invariant
     def NotAll(self, s):
-        return s.holders != 7
+        return s.holders != {1, 2, 3}
 
 
 @pytest.fixture(scope="module")

@@ -46,16 +46,17 @@ def state_to_cells(layout: Layout, state: Mapping[str, Any],
     for name, info in layout.vars.items():
         leaves: list[tuple[str, Any]] = []
         _leaves(name, state[name], info.dims, leaves, where)
-        for j, (path, v) in enumerate(leaves):
-            t = layout.types[info.first_cell + j]
+        leaf = info.leaf
+        assert leaf is not None
+        for path, v in leaves:
             try:
-                val = t.from_itf(v)
+                vals = leaf.codes_from_itf(v)
             except ValueKindError as e:
                 _type_error(where, path, v, e.expected)
             except ValueDomainError as e:
                 bad = bad or f"{path} {e}"
-                val = t.lo
-            cells.append(val)
+                vals = [t.lo for _, t in leaf.cells()]
+            cells.extend(vals)
     return cells, bad
 
 
