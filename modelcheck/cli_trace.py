@@ -26,7 +26,7 @@ from .graph import FORMATS, build_graph, graph_bytes
 from .loader import bind_spec, load_spec_class, parse_const
 from .spec import Spec
 from .trace import Trace, load_trace
-from .trace.evaluate import evaluate
+from .trace.evaluate import DEFAULT_LIMITS, Limits, evaluate
 from .trace.render import Styles, format_value, render_trace
 from .trace.replay import replay
 from .trace.runrecord import atomic_write
@@ -152,18 +152,47 @@ def _bind_for_trace(target: str, t: Trace, consts: tuple[str, ...]) -> Spec:
                             "--const)") from None
 
 
+class ByteSize(click.ParamType):
+    """A size in bytes: ``512M``, ``2G``, ``1.5GiB``, ``100000`` (units of 1024)."""
+
+    name = "size"
+    _UNITS = {"": 1, "B": 1, "K": 2**10, "M": 2**20, "G": 2**30, "T": 2**40}
+
+    def convert(self, value: Any, param: click.Parameter | None,
+                ctx: click.Context | None) -> int:
+        if isinstance(value, int):
+            return value
+        text = str(value).strip().upper().removesuffix("IB").removesuffix("B")
+        num = text.rstrip("KMGT")
+        unit = text[len(num):]
+        try:
+            n = int(float(num) * self._UNITS[unit])
+        except (ValueError, KeyError):
+            self.fail(f"{value!r} is not a size such as 512M or 2G.", param, ctx)
+        if n <= 0:
+            self.fail(f"{value!r}: the size must be positive.", param, ctx)
+        return n
+
+
 @trace.command("eval", epilog=TRACE_EXIT_HELP)
 @click.argument("file")
 @click.argument("expr")
-def eval_cmd(file: str, expr: str) -> None:
+@click.option("--timeout", type=click.FloatRange(min=0, min_open=True),
+              default=DEFAULT_LIMITS.seconds, show_default=True, metavar="SECONDS",
+              help="Stop (exit 2) when evaluating the whole trace takes longer.")
+@click.option("--memory-limit", type=ByteSize(), default="512M", show_default=True,
+              help="Stop (exit 2) when the evaluation needs more memory than this.")
+def eval_cmd(file: str, expr: str, timeout: float, memory_limit: int) -> None:
     """Evaluate the Python expression EXPR in every state of the trace in FILE.
 
     Variables are the trace's; arrays are dicts indexed by ints (offset[1] - regEpoch[1]),
     sets are frozensets, enum values are strings ("RUNNING"). Available functions: abs,
-    min, max, len, sum, any, all, sorted, set, range, int, bool.
+    min, max, len, sum, any, all, sorted, set, range, int, bool. The evaluation runs in
+    a child process bounded by --timeout and --memory-limit.
     """
     t = load_trace(file)
-    for k, label, value in evaluate(t, expr):
+    limits = Limits(seconds=timeout, memory=memory_limit)
+    for k, label, value in evaluate(t, expr, limits=limits):
         click.echo(f"step {k} ({label}): {format_value(value, python=True)}")
 
 
