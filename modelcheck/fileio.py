@@ -92,7 +92,7 @@ def probe_file(path: str | os.PathLike[str], option: str) -> None:
 
 
 def _ancestors(p: str) -> list[str]:
-    out = []
+    out: list[str] = []
     while True:
         parent = os.path.dirname(p)
         if parent == p:
