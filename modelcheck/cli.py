@@ -105,7 +105,7 @@ def check_options(f: Callable[..., Any]) -> Callable[..., Any]:
                 raise UsageError("--resume needs --checkpoint-dir: the directory of the run "
                                  "to continue.")
             if checkpoint_dir is not None:  # a working directory: tried before any work
-                prepare_dir(checkpoint_dir, "--checkpoint-dir")
+                prepare_dir(checkpoint_dir, "--checkpoint-dir", create=not resume)
         except UsageError as e:
             print_error(e, kwargs.get("fmt", "text"))
         config = CheckConfig(

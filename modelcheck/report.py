@@ -20,7 +20,7 @@ def render_text(r: Result) -> str:
     """The human-readable report printed by ``modelcheck check``."""
     out: list[str] = []
     consts = ", ".join(f"{k}={v}" for k, v in r.constants.items())
-    out.append(f"Spec {r.spec} ({consts})")
+    out.append(f"Spec {r.spec} ({consts})" if consts else f"Spec {r.spec}")
     if r.status == "error":
         out.append(f"Error: {r.error}")
         return "\n".join(out)
@@ -28,7 +28,7 @@ def render_text(r: Result) -> str:
         v = r.violation
         if v.kind == "deadlock":
             out.append(f"Deadlock reached: a state with no enabled action "
-                       f"(trace of {len(v.trace)} states).")
+                       f"(trace of {len(v.trace)} state{'s' if len(v.trace) != 1 else ''}).")
         else:
             what = "Invariant" if v.kind == "invariant" else "Action property"
             also = f" (the same level also violates: {', '.join(v.also_violated)})" \

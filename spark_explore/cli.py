@@ -112,6 +112,9 @@ def spark(spec: str, consts: tuple[str, ...], config: CheckConfig, master: str |
             stop_session=True)
         # Fail on the checkpoint dir and the spec before paying for a Spark session.
         explorer.precheck()
+        resumed = explorer.resume_point
+        if resumed is not None:
+            click.echo(f"resuming at level {resumed[0]} ({resumed[1]:,} states)", err=True)
         if not quiet:
             where = master or "the master given to spark-submit"
             click.echo(f"Checking {bound!r} on Spark ({where}): {len(bound.layout.cells)} "

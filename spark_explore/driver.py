@@ -215,6 +215,15 @@ class SparkExplorer:
         self.rundir = rundir
         self._prechecked = (target, ident, manifest)
 
+    @property
+    def resume_point(self) -> tuple[int, int] | None:
+        """After :meth:`precheck`: ``(level, distinct states)`` where a ``--resume`` run
+        continues its checkpoint, or None for a fresh run."""
+        manifest = self._prechecked[2] if self._prechecked is not None else None
+        if manifest is None:
+            return None
+        return int(manifest["level"]), sum(int(x) for x in manifest["level_sizes"])
+
     def run(self) -> Result:
         """Explore; Ctrl-C returns the levels finished so far with status ``incomplete``."""
         t0 = time.perf_counter()

@@ -11,6 +11,7 @@ import hashlib
 import importlib.util
 import json
 import os
+import re
 import shutil
 import signal
 import socket
@@ -497,6 +498,7 @@ def assert_resumes_to_local(args: list[str], consts: dict[str, int]) -> None:
     resumed = cli(*args, "--resume")
     out, err = resumed.communicate(timeout=900)
     assert resumed.returncode == 0, err
+    assert re.search(r"^resuming at level \d+ \([\d,]+ states\)$", err, re.M), err
     got = json.loads(out)
     want = Explorer(kraft(**consts)).run().to_json()
     for key in COMPARED:
