@@ -50,9 +50,11 @@ def render_text(r: Result) -> str:
         f"depth {r.depth}, {r.seconds:.2f} s ({r.states_per_second:,.0f} distinct states/s)."
     )
     if r.fingerprint == "exact":
-        out.append(f"Fingerprints: exact ({r.state_bits} bits of state packed in 64).")
+        out.append(f"Fingerprints: exact (the state's {r.state_cells} values packed as one "
+                   "mixed-radix code in a 64-bit word).")
     else:
-        out.append(f"Fingerprints: 64-bit hash of {r.state_bits} bits of state; "
+        out.append(f"Fingerprints: 64-bit hash of the state's {r.state_cells} values "
+                   f"({r.state_bits} bits as separate fields); "
                    f"estimated collision probability {r.collision_probability:.2e}.")
     if r.symmetry:
         out.append(f"Symmetry reduction over {', '.join(r.symmetry)}: counts are of "
