@@ -36,6 +36,12 @@ Exit codes:
   3  incomplete: interrupted (Ctrl-C) or --max-depth reached"""
 
 
+INSPECT_EXIT_HELP = """\b
+Exit codes:
+  0  ok
+  2  usage error, or an error in the spec (reported with file and line)"""
+
+
 def print_error(e: BaseException, fmt: str = "text") -> NoReturn:
     """Report a user-facing error as one paragraph and exit with code 2."""
     msg = str(e)
@@ -232,7 +238,7 @@ def emit(result: Result, fmt: str) -> None:
         click.echo(render_text(result))
 
 
-@cli.command(epilog=EXIT_HELP)
+@cli.command(epilog=INSPECT_EXIT_HELP)
 @click.argument("spec")
 @const_option
 @format_option

@@ -39,6 +39,27 @@ Exit codes:
   1  replay: the trace is not a behaviour of the spec (the step is named)
   2  unreadable trace file, a trace that does not fit the spec, a bad
      expression or option"""
+SHOW_EXIT_HELP = """\b
+Exit codes:
+  0  ok
+  2  unreadable trace file, a trace that does not fit --spec, a bad option"""
+EVAL_EXIT_HELP = """\b
+Exit codes:
+  0  ok
+  2  unreadable trace file, a trace that does not fit --spec, a bad
+     expression or option, --timeout or --memory-limit exceeded"""
+REPLAY_EXIT_HELP = """\b
+Exit codes:
+  0  the trace is a behaviour of the spec
+  1  the trace is not a behaviour of the spec (the step is named)
+  2  unreadable trace file, a trace that does not fit the spec (other
+     variables, a value of the wrong type or outside its domain), a spec
+     error or a bad option"""
+GRAPH_EXIT_HELP = """\b
+Exit codes:
+  0  the graph is written
+  2  usage or spec error, more reachable states than --max-states, or
+     --output cannot be written"""
 
 _const_option = click.option(
     "--const", "consts", multiple=True, metavar="K=V",
@@ -96,7 +117,7 @@ def _fits(file: str, spec: Spec, t: Trace) -> list[list[int]]:
         raise TraceMismatchError(f"{file}: {e}") from None
 
 
-@trace.command(epilog=TRACE_EXIT_HELP)
+@trace.command(epilog=SHOW_EXIT_HELP)
 @click.argument("file")
 @_spec_option
 @_const_option
@@ -128,7 +149,7 @@ def _select_vars(t: Trace, var_list: str | None) -> list[str] | None:
     return [v for v in t.vars if v in names]
 
 
-@trace.command("replay", epilog=TRACE_EXIT_HELP)
+@trace.command("replay", epilog=REPLAY_EXIT_HELP)
 @click.argument("spec")
 @click.argument("file")
 @_const_option
@@ -201,7 +222,7 @@ class ByteSize(click.ParamType):
         return n
 
 
-@trace.command("eval", epilog=TRACE_EXIT_HELP)
+@trace.command("eval", epilog=EVAL_EXIT_HELP)
 @click.argument("file")
 @click.argument("expr")
 @_spec_option
@@ -226,7 +247,7 @@ def eval_cmd(file: str, expr: str, spec_target: str | None, consts: tuple[str, .
         click.echo(f"step {k} ({label}): {format_value(value, python=True)}")
 
 
-@click.command("graph")
+@click.command("graph", epilog=GRAPH_EXIT_HELP)
 @click.argument("spec")
 @_const_option
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default=None,
