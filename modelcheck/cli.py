@@ -19,6 +19,7 @@ from .cli_trace import graph, trace
 from .config import CheckConfig
 from .errors import ModelcheckError, UsageError
 from .explorer import Explorer, Progress
+from .fileio import prepare_dir
 from .loader import bind_spec
 from .report import render_text
 from .result import Result
@@ -33,6 +34,12 @@ Exit codes:
   1  an invariant or action property is violated, or a deadlock was found
   2  usage error, or an error in the spec (reported with file and line)
   3  incomplete: interrupted (Ctrl-C) or --max-depth reached"""
+
+
+INSPECT_EXIT_HELP = """\b
+Exit codes:
+  0  ok
+  2  usage error, or an error in the spec (reported with file and line)"""
 
 
 def print_error(e: BaseException, fmt: str = "text") -> NoReturn:
@@ -89,7 +96,8 @@ def check_options(f: Callable[..., Any]) -> Callable[..., Any]:
     ``--no-symmetry``, ``--max-depth``, ``--batch-size``, ``--checkpoint-dir``,
     ``--resume``. The command receives them as one ``config``
     (:class:`~modelcheck.config.CheckConfig`); a contradiction among them is a usage
-    error reported in the command's ``--format``."""
+    error reported in the command's ``--format``, and so is a ``--checkpoint-dir``
+    that cannot be created or written in (probed before any work)."""
 
     @functools.wraps(f)
     def command(*args: Any, invariants: tuple[str, ...], no_deadlock: bool,
@@ -102,6 +110,8 @@ def check_options(f: Callable[..., Any]) -> Callable[..., Any]:
             if resume and checkpoint_dir is None:
                 raise UsageError("--resume needs --checkpoint-dir: the directory of the run "
                                  "to continue.")
+            if checkpoint_dir is not None:  # a working directory: tried before any work
+                prepare_dir(checkpoint_dir, "--checkpoint-dir", create=not resume)
         except UsageError as e:
             print_error(e, kwargs.get("fmt", "text"))
         config = CheckConfig(
@@ -154,7 +164,9 @@ def record_options(f: Callable[..., Any]) -> Callable[..., Any]:
 
 def prepare_recorder(spec: str, out_dir: str | None, trace_out: str | None
                      ) -> RunRecorder | None:
-    """Check ``--out``/``--trace-out`` before a run starts (so it cannot fail at the end)."""
+    """Probe ``--out``/``--trace-out`` before a run starts (a file is created and removed
+    where each will be written), so that a bad destination is a usage error naming the
+    user's path, before any work."""
     if out_dir is None and trace_out is None:
         return None
     ctx = click.get_current_context()
@@ -164,13 +176,18 @@ def prepare_recorder(spec: str, out_dir: str | None, trace_out: str | None
 
 def finish(result: Result, fmt: str, recorder: RunRecorder | None, bound: Spec,
            quiet: bool) -> None:
-    """Print ``result``, write its run record and trace, and exit with its code."""
+    """Print ``result``, write its run record and trace, and exit with its code.
+
+    The destinations were probed before the run (:func:`prepare_recorder`); should a
+    write still fail, the error is reported and the exit code stays the result's
+    (a violation is still 1), or 2 when the result alone would have been 0."""
     emit(result, fmt)
     if recorder is not None:
         try:
             notes = recorder.write(result, bound)
         except ModelcheckError as e:
-            print_error(e)
+            click.echo(f"error: {e}", err=True)
+            sys.exit(result.exit_code or 2)
         if not quiet:
             click.echo("\n".join(notes), err=True)
     sys.exit(result.exit_code)
@@ -196,6 +213,8 @@ def check(spec: str, consts: tuple[str, ...], config: CheckConfig, spill_dir: st
     """
     try:
         recorder = prepare_recorder(spec, out_dir, trace_out)
+        if spill_dir is not None:
+            prepare_dir(spill_dir, "--spill-dir")
         bound = bind_spec(spec, consts)
         explorer = Explorer(bound, config.replace(spill_dir=spill_dir),
                             progress=_progress_printer(not quiet))
@@ -219,7 +238,7 @@ def emit(result: Result, fmt: str) -> None:
         click.echo(render_text(result))
 
 
-@cli.command(epilog=EXIT_HELP)
+@cli.command(epilog=INSPECT_EXIT_HELP)
 @click.argument("spec")
 @const_option
 @format_option

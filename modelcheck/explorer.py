@@ -322,7 +322,7 @@ def new_result(kernel: Kernel, config: CheckConfig, backend: str = "local") -> R
     spec, layout = kernel.spec, kernel.layout
     return Result(spec=spec.name, constants=dict(spec.constants), status="ok",
                   fingerprint="exact" if layout.exact else "hash64",
-                  state_bits=layout.bits, backend=backend,
+                  state_bits=layout.bits, state_cells=len(layout.cells), backend=backend,
                   symmetry=list(kernel.symmetry.names) if kernel.symmetry else [],
                   checked={"invariants": [p.name for p in kernel.invariants],
                            "properties": [p.name for p in kernel.properties],

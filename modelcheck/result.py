@@ -82,6 +82,7 @@ class Result:
     fingerprint: str = "exact"
     collision_probability: float = 0.0
     state_bits: int = 0
+    state_cells: int = 0  # values a state holds (one per scalar cell of the layout)
     reason: str | None = None
     error: str | None = None
     backend: str = "local"
@@ -113,6 +114,7 @@ class Result:
             "fingerprint": self.fingerprint,
             "collision_probability": self.collision_probability,
             "state_bits": self.state_bits,
+            "state_cells": self.state_cells,
             "symmetry": list(self.symmetry),
             "checked": self.checked,
             "config": dict(self.config),

@@ -22,6 +22,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .errors import UsageError
+
 __all__ = ["FingerprintSet", "LevelStore", "Level", "dedupe_min", "group_argmin"]
 
 NO_PARENT = np.uint32(0xFFFFFFFF)
@@ -146,8 +148,14 @@ class LevelStore:
         self.levels: list[Level] = []
         self._dir: str | None = None
         if spill_dir is not None:
-            os.makedirs(spill_dir, exist_ok=True)
-            self._dir = tempfile.mkdtemp(prefix="levels-", dir=spill_dir)
+            try:
+                os.makedirs(spill_dir, exist_ok=True)
+                self._dir = tempfile.mkdtemp(prefix="levels-", dir=spill_dir)
+            except OSError as e:
+                reason = ("a file is in the way (a directory is needed)"
+                          if isinstance(e, FileExistsError | NotADirectoryError)
+                          else e.strerror or str(e))
+                raise UsageError(f"--spill-dir {spill_dir}: cannot use it: {reason}.") from None
 
     def append(self, fps: np.ndarray, parents: np.ndarray) -> None:
         parents = parents.astype(np.uint32)

@@ -146,6 +146,7 @@ class SparkExplorer:
         spec_target: str | None = None,
         connect_timeout: float = 60.0,
         stop_session: bool = False,
+        verbose: bool = False,
         **options: Any,
     ) -> None:
         cfg = CheckConfig.of(config, options, "SparkExplorer")
@@ -157,6 +158,7 @@ class SparkExplorer:
             raise UsageError("--resume needs --checkpoint-dir: the directory of the run to "
                              "continue.")
         self.config = cfg
+        self.verbose = verbose
         self.library = library
         self.spec = spec
         self.kernel = build_kernel(spec, cfg, library)
@@ -204,6 +206,15 @@ class SparkExplorer:
         self.rundir = rundir
         self._prechecked = (target, ident, manifest)
 
+    @property
+    def resume_point(self) -> tuple[int, int] | None:
+        """After :meth:`precheck`: ``(level, distinct states)`` where a ``--resume`` run
+        continues its checkpoint, or None for a fresh run."""
+        manifest = self._prechecked[2] if self._prechecked is not None else None
+        if manifest is None:
+            return None
+        return int(manifest["level"]), sum(int(x) for x in manifest["level_sizes"])
+
     def run(self) -> Result:
         """Explore; Ctrl-C returns the levels finished so far with status ``incomplete``."""
         t0 = time.perf_counter()
@@ -219,7 +230,8 @@ class SparkExplorer:
         try:
             if spark is None:
                 spark, created = get_session(self.master, self.spark_conf,
-                                             connect_timeout=self.connect_timeout)
+                                             connect_timeout=self.connect_timeout,
+                                             quiet=not self.verbose)
             self.spark = spark
             if not self.spec_target:
                 target = ship_spec(spark, type(self.spec)).target

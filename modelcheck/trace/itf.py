@@ -716,7 +716,8 @@ def parse_json_strict(data: bytes | str, *, source: str | None = None) -> Any:
         obj = json.loads(text, object_pairs_hook=_strict_object, parse_constant=_reject_constant)
     except json.JSONDecodeError as exc:
         raise ItfError(
-            f"invalid JSON: {exc.msg}", source=source, line=exc.lineno, column=exc.colno
+            f"invalid JSON: {_json_error_text(exc, text)}", source=source, line=exc.lineno,
+            column=exc.colno
         ) from None
     except _DuplicateKey as exc:
         raise ItfError(
@@ -728,6 +729,18 @@ def parse_json_strict(data: bytes | str, *, source: str | None = None) -> Any:
         reason = "nested too deeply" if isinstance(exc, RecursionError) else str(exc)
         raise ItfError(f"invalid JSON: {reason}", source=source) from None
     return obj
+
+
+def _json_error_text(exc: json.JSONDecodeError, text: str) -> str:
+    """The decoder's complaint as a whole sentence, saying so when the text ends early
+    (a truncated file): ``json`` reports an unterminated string as "Unterminated
+    string starting at" and leaves the position to the caller."""
+    if exc.msg.startswith("Unterminated string"):
+        return ("a string that starts here is never closed: the text ends inside it "
+                "(is the file truncated?)")
+    if exc.pos >= len(text.rstrip()) and text.strip():
+        return f"{exc.msg} where the text ends (is the file truncated?)"
+    return exc.msg
 
 
 def dump_itf(trace: ItfTrace, path: str | os.PathLike[str]) -> None:

@@ -554,7 +554,8 @@ def loads_trace(data: bytes | str, *, source_file: str | None = None) -> Trace:
     try:
         doc = parse_json_strict(data, source=where)
     except ItfError as e:
-        raise TraceFileError(f"{e} (not a trace file: trace files are JSON text).") from None
+        hint = "" if "truncated" in str(e) else " (not a trace file: trace files are JSON text)"
+        raise TraceFileError(f"{e}{hint}.") from None
     return trace_from_document(doc, source_file=source_file)
 
 
