@@ -445,8 +445,11 @@ class _Run:
                 return batch_size
             got = budget.batch_rows(self._held(), self.cand_rows, n - start, batch_size,
                                     budget.fanout(self.fanout_seen))
-            if got == 0:
-                raise StopRun("memory", self._memory_message(None, start / max(1, n)))
+            done = start / max(1, n)
+            # Stop as soon as the level clearly cannot fit (a tenth of it seen), rather
+            # than creep towards the limit in ever smaller batches.
+            if got == 0 or (done >= 0.1 and self._projected(done) > 1.25 * budget.limit):
+                raise StopRun("memory", self._memory_message(None, done))
             return got
 
         return rows
@@ -456,32 +459,37 @@ class _Run:
         ex = self.ex
         tips = []
         if not self.levels.spilled:
-            tips.append("--spill-dir DIR keeps the BFS levels (12 of the 20 bytes a state) "
-                        "on disk")
+            tips.append("--spill-dir DIR (keeps the BFS levels, 12 of the 20 bytes a state, "
+                        "on disk)")
         if self.k.symmetry is None:
             if ex.spec.symmetry_sets():
                 tips.append("symmetry reduction (drop --no-symmetry)")
             else:
                 tips.append("symmetry reduction (declare interchangeable ids in the spec)")
-        tips.append("the Spark backend (modelcheck spark) spreads the states over a "
-                    "cluster")
+        tips.append("the Spark backend (modelcheck spark, which spreads the states over a "
+                    "cluster)")
         tips.append("smaller constants (--const)")
         tips.append("a larger --memory-limit if the machine has memory to spare")
         return "To go further, try " + "; ".join(tips) + "."
+
+    def _projected(self, done: float) -> int:
+        """Bytes the explorer would hold at the end of the level being expanded
+        (projected from the part ``done``, a fraction, of it)."""
+        b = self.budget
+        held = self._held() - self.cand_bytes
+        n = len(self.levels.levels[self.depth].fps)
+        fan = b.fanout(self.fanout_seen) / 1.5 if self.fanout_seen else b.fanout(None)
+        cands = self.cand_rows / done if done > 0 and self.cand_rows else fan * n
+        return int(held + cands * (b.per_candidate + b.merge_per_candidate + 12)
+                   + min(n, self.ex.config.batch_size) * (b.per_state + fan * b.per_successor))
 
     def _memory_message(self, need: int | None, done: float) -> str:
         """Why the run stopped for memory, how much more it would need (projected from
         the part of the level done), and what to try."""
         limit = self.budget.limit or 0
         held = self._held() - self.cand_bytes
-        b = self.budget
         if need is None:
-            n = len(self.levels.levels[self.depth].fps)
-            fan = b.fanout(self.fanout_seen) / 1.5 if self.fanout_seen else b.fanout(None)
-            cands = self.cand_rows / done if done > 0 and self.cand_rows else fan * n
-            need = int(held + cands * (b.per_candidate + b.merge_per_candidate + 12)
-                       + min(n, self.ex.config.batch_size)
-                       * (b.per_state + fan * b.per_successor))
+            need = self._projected(done)
         what = (f"expanding level {self.depth} ({len(self.levels.levels[self.depth].fps):,} "
                 f"states, {done:.0%} done)" if done < 1 else f"storing level {self.depth + 1}")
         src = " (a safe share of the memory available at start)" \
