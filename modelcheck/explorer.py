@@ -10,6 +10,12 @@ smallest fingerprint (then the smallest action id). Counts, depth, coverage and
 the counterexample therefore do not depend on the batch size or on timing.
 
 Traces are rebuilt by replaying the spec along stored parents.
+
+Before every batch the run checks Ctrl-C (:mod:`modelcheck.interrupt`) and sizes the
+batch to the memory budget (:mod:`modelcheck.budget`); before storing a level it checks
+``max_states`` and the memory the level takes. A stop, or a ``MemoryError``, ends the
+run at the last complete level (status ``incomplete``, a ``message`` saying why and
+what to try) and commits that level to the checkpoint, if there is one.
 """
 
 from __future__ import annotations
