@@ -45,6 +45,8 @@ def render_text(r: Result) -> str:
         "incomplete": f"Result: INCOMPLETE ({r.reason or 'stopped'}); counts are partial.",
     }.get(r.status, r.status)
     out.append(status_line)
+    if r.status == "incomplete" and r.message:
+        out.append(r.message)
     out.append(
         f"{r.distinct_states:,} distinct states, {r.generated_states:,} generated, "
         f"depth {r.depth}, {r.seconds:.2f} s ({r.states_per_second:,.0f} distinct states/s)."

@@ -83,7 +83,11 @@ class Result:
     collision_probability: float = 0.0
     state_bits: int = 0
     state_cells: int = 0  # values a state holds (one per scalar cell of the layout)
+    #: why an incomplete run stopped: ``interrupted``, ``memory``, ``max-states`` or
+    #: ``--max-depth N reached``
     reason: str | None = None
+    #: for an incomplete run, what stopped it and what to try (one paragraph)
+    message: str | None = None
     error: str | None = None
     backend: str = "local"
     memory: dict[str, int] = field(default_factory=dict)
@@ -129,6 +133,7 @@ class Result:
             ],
             "memory": dict(self.memory),
             "reason": self.reason,
+            "message": self.message,
             "error": self.error,
             "violation": self.violation.to_json() if self.violation else None,
         }

@@ -183,6 +183,10 @@ class SparkExplorer:
         engine)."""
         if self._prechecked is not None:
             return
+        if self.config.max_states is not None:
+            raise UsageError("--max-states is not supported by the spark backend yet (its "
+                             "levels live on the executors); use --max-depth, or the local "
+                             "`modelcheck check`.")
         target, _ = spec_target(type(self.spec))
         if self.spec_target:
             target = self.spec_target
