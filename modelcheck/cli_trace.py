@@ -21,6 +21,7 @@ from typing import Any
 
 import click
 
+from .budget import parse_size
 from .errors import ConstantError, UsageError
 from .graph import FORMATS, build_graph, graph_bytes
 from .loader import bind_spec, load_spec_class, parse_consts
@@ -201,25 +202,19 @@ def _bind_for_trace(target: str, t: Trace, consts: tuple[str, ...]) -> Spec:
 
 
 class ByteSize(click.ParamType):
-    """A size in bytes: ``512M``, ``2G``, ``1.5GiB``, ``100000`` (units of 1024)."""
+    """A size in bytes (:func:`modelcheck.budget.parse_size`): ``512M``, ``2G``,
+    ``1.5GiB``, ``100000`` (units of 1024)."""
 
     name = "size"
-    _UNITS = {"": 1, "B": 1, "K": 2**10, "M": 2**20, "G": 2**30, "T": 2**40}
 
     def convert(self, value: Any, param: click.Parameter | None,
                 ctx: click.Context | None) -> int:
         if isinstance(value, int):
             return value
-        text = str(value).strip().upper().removesuffix("IB").removesuffix("B")
-        num = text.rstrip("KMGT")
-        unit = text[len(num):]
         try:
-            n = int(float(num) * self._UNITS[unit])
-        except (ValueError, KeyError):
-            self.fail(f"{value!r} is not a size such as 512M or 2G.", param, ctx)
-        if n <= 0:
-            self.fail(f"{value!r}: the size must be positive.", param, ctx)
-        return n
+            return parse_size(str(value))
+        except ValueError as e:
+            self.fail(str(e), param, ctx)
 
 
 @trace.command("eval", epilog=EVAL_EXIT_HELP)
