@@ -245,3 +245,73 @@ def test_definition_errors():
             @eventually
             def P(self, s, t):
                 return s.x == 1
+
+
+# ------------------------------------------------------------------ output, files, CLI
+LIVE = "tests/test_liveness.py"
+
+
+def test_cli_check_prints_the_lasso_and_writes_it_as_itf_and_json(tmp_path):
+    import json
+
+    from click.testing import CliRunner
+
+    from modelcheck.cli import cli
+    from modelcheck.trace import load_trace
+    from modelcheck.trace.replay import replay
+
+    runner = CliRunner()
+    r = runner.invoke(cli, ["check", f"{LIVE}:FlipWeakSet", "-q", "--out", str(tmp_path / "run")])
+    assert r.exit_code == 1, r.output
+    assert "Temporal property SetWeak (<>P) is violated (also violated: SetStrong)" in r.output
+    assert "State 1: <initial state>   <- the loop starts here" in r.output
+    assert "State 3 is state 1: the loop from state 1 repeats forever." in r.output
+    assert "WF(Toggle): taken on the loop (step to state 2, Toggle)" in r.output
+    for name in ("trace.itf.json", "trace.json", "result.json"):
+        t = load_trace(tmp_path / "run" / name)
+        assert t.loop == 0 and t.kind == "liveness" and len(t) == 3
+        assert t.fairness == ("WF(Toggle): taken on the loop (step to state 2, Toggle)",)
+        rep = replay(FlipWeakSet(), t)
+        assert rep.ok and rep.notes[0] == "the loop closes: state 3 is state 1"
+    assert json.loads((tmp_path / "run" / "trace.itf.json").read_text())["loop"] == 0
+    r = runner.invoke(cli, ["check", f"{LIVE}:FlipWeakSet", "-q", "--format", "json",
+                            "--invariant", "SetStrong"])
+    doc = json.loads(r.output)
+    assert doc["violation"]["property"] == "SetStrong" and doc["violation"]["loop"] == 0
+    assert doc["liveness"]["properties"] == {"SetStrong": "violated"}
+    r = runner.invoke(cli, ["check", f"{LIVE}:FlipStrongSet", "-q", "--invariant", "SetStrong"])
+    assert r.exit_code == 0, r.output
+    r = runner.invoke(cli, ["trace", "show", str(tmp_path / "run" / "trace.itf.json")])
+    assert "this infinite behaviour violates temporal property SetWeak" in r.output
+    assert "repeats forever" in r.output
+
+
+def test_replay_refuses_a_loop_that_does_not_close():
+    from modelcheck.trace.model import Trace
+
+    spec = FlipWeakSet()
+    t = Trace.from_violation(spec, check_liveness(spec).violation)
+    bad = Trace(vars=t.vars, steps=t.steps[:2], loop=0, kind="liveness", property="SetWeak")
+    from modelcheck.trace.replay import replay
+
+    rep = replay(spec, bad)
+    assert not rep.ok and "the loop does not close" in rep.message
+
+
+def test_inspect_lists_temporal_properties_and_fairness():
+    from click.testing import CliRunner
+
+    from modelcheck.cli import cli
+
+    r = CliRunner().invoke(cli, ["inspect", f"{LIVE}:FlipStrongSet"])
+    assert "SetWeak (<>P)" in r.output and "[fairness: WF(Toggle)]" in r.output
+    assert "Fairness: WF(Toggle), SF(Set)" in r.output
+
+
+def test_the_spark_backend_refuses_temporal_properties():
+    from modelcheck.config import CheckConfig
+    from modelcheck.liveness import refuse_liveness
+
+    with pytest.raises(LivenessError, match="run `modelcheck check` locally"):
+        refuse_liveness(FlipWeakSet(), CheckConfig(), "Spark")
+    refuse_liveness(FlipWeakSet(), CheckConfig(invariants=()), "Spark")
