@@ -3,12 +3,14 @@
 This module owns checking the temporal properties of :mod:`modelcheck.temporal`.
 :func:`check_liveness` runs the local explorer (so the invariants, action properties
 and deadlocks are checked as usual, and decide first) and collects the state graph
-through its seams: ``on_transitions`` gives every transition into a stored state as
-arrays (parent fingerprints, action ids, child fingerprints: 20 bytes an edge while
-exploring, no Python object per edge), ``on_level`` every level's states, on which
-the properties' state predicates are evaluated in batches by the kernel (one byte a
-state per predicate). After the BFS the fingerprints become node indices (12 bytes an
-edge: two ``int32`` node indices and an ``int32`` action id, plus a CSR index).
+through its seams: ``on_level`` gives every level's states (numbered in BFS order), on
+which the properties' state predicates are evaluated in batches by the kernel (one
+byte a state per predicate), and ``on_transitions`` every transition into a stored
+state as arrays (source index, target fingerprint, action id: 14 bytes an edge while
+exploring, no Python object per edge). After the BFS the targets become node indices:
+the graph holds 10 bytes an edge (``int32`` source and target, ``int16`` action) and
+17 bytes a state (fingerprint, CSR offset, flags), plus transient arrays while it is
+built and searched (peak about twice that).
 
 **Semantics (TLA+/TLC).** Behaviours are infinite and every state may stutter, so
 every node has an implicit stuttering self-loop, a state without enabled actions
@@ -126,14 +128,15 @@ def _refusals(spec: Spec, config: CheckConfig, temporal: Sequence[TemporalDecl])
 # ------------------------------------------------------------------ the graph
 @dataclass
 class StateGraph:
-    """The reachable state graph: nodes are states sorted by fingerprint, edges the
-    transitions that change the state (self-loops are implicit: every state stutters)."""
+    """The reachable state graph: nodes are states in BFS order (level by level, each
+    level sorted by fingerprint), edges the transitions that change the state
+    (self-loops are implicit: every state stutters)."""
 
-    fps: np.ndarray        # uint64, sorted
+    fps: np.ndarray        # uint64, per node
     initial: np.ndarray    # bool per node
     src: np.ndarray        # int32 per edge, edges sorted by source
     dst: np.ndarray        # int32
-    act: np.ndarray        # int32 action instance id
+    act: np.ndarray        # int16 (int32 past 32,767 instances) action instance id
     indptr: np.ndarray     # CSR: edges of node i are indptr[i]:indptr[i + 1]
     preds: dict[str, np.ndarray]  # state predicate values per node
 
@@ -155,21 +158,33 @@ class StateGraph:
 
     def in_cond(self, cond: FairnessCondition) -> np.ndarray:
         """Per edge: its action is one of the condition's."""
-        return np.isin(self.act, np.asarray(cond.action_ids, dtype=np.int32))
+        if len(cond.action_ids) == 1:
+            return self.act == cond.action_ids[0]
+        return np.isin(self.act, np.asarray(cond.action_ids, dtype=self.act.dtype))
 
 
 class GraphCollector:
     """Collects the state graph through the explorer's hooks and evaluates the state
-    predicates ``parts`` (invariant-like declarations) on every stored state."""
+    predicates ``parts`` (invariant-like declarations) on every stored state.
+
+    Nodes are numbered in BFS order (level by level, each level sorted by
+    fingerprint), so a transition's source, a state of the level being expanded, gets
+    its index at once (``int32``); its target keeps its fingerprint until the end (14
+    bytes an edge while exploring: ``int32`` source, ``uint64`` target, ``int16``
+    action)."""
 
     def __init__(self, spec: Spec, parts: Sequence[Any], batch_size: int) -> None:
         self.kernel = Kernel(spec, invariants=list(parts), properties=[], check_deadlock=False,
                              symmetry=False)
         self.names = [p.name for p in parts]
         self.batch_size = max(2, batch_size)
+        self._act_type = np.int16 if len(spec.actions) < 1 << 15 else np.int32
         self._fps: list[np.ndarray] = []
         self._bits: list[np.ndarray] = []
         self._n_init = 0
+        self._n = 0
+        self._level = np.zeros(0, dtype=np.uint64)
+        self._offset = 0
         self._src: list[np.ndarray] = []
         self._dst: list[np.ndarray] = []
         self._act: list[np.ndarray] = []
@@ -183,38 +198,49 @@ class GraphCollector:
             ex = self.kernel.expand(words[start:start + self.batch_size], expand=False)
             for j, rows in enumerate(ex.invariant_rows):
                 bits[start + rows, j] = False
-        self._fps.append(np.array(fps, dtype=np.uint64))
+        self._level = np.array(fps, dtype=np.uint64)
+        self._offset = self._n
+        self._n += len(fps)
+        self._fps.append(self._level)
         self._bits.append(bits)
 
     def on_transitions(self, parents: np.ndarray, acts: np.ndarray,
                        children: np.ndarray) -> None:
         keep = parents != children
-        self._src.append(parents[keep].astype(np.uint64))
+        src = np.searchsorted(self._level, parents[keep]) + self._offset
+        self._src.append(src.astype(np.int32))
         self._dst.append(children[keep].astype(np.uint64))
-        self._act.append(acts[keep].astype(np.int32))
-        self.edge_bytes += int(keep.sum()) * 20
+        self._act.append(acts[keep].astype(self._act_type))
+        self.edge_bytes += len(src) * (4 + 8 + np.dtype(self._act_type).itemsize)
 
     def graph(self) -> StateGraph:
         """The collected graph, with node indices (frees the collected arrays)."""
         fps = np.concatenate(self._fps) if self._fps else np.zeros(0, dtype=np.uint64)
         bits = np.concatenate(self._bits) if self._bits else np.zeros((0, len(self.names)), bool)
+        self._fps, self._bits = [], []
         initial = np.zeros(len(fps), dtype=bool)
         initial[:self._n_init] = True
-        order = np.argsort(fps, kind="stable")
-        fps, bits, initial = fps[order], bits[order], initial[order]
-        self._fps, self._bits = [], []
 
         def cat(parts: list[np.ndarray], dtype: Any) -> np.ndarray:
             return np.concatenate(parts) if parts else np.zeros(0, dtype=dtype)
 
-        src = np.searchsorted(fps, cat(self._src, np.uint64)).astype(np.int32)
+        src = cat(self._src, np.int32)
         self._src = []
-        dst = np.searchsorted(fps, cat(self._dst, np.uint64)).astype(np.int32)
-        self._dst = []
-        act = cat(self._act, np.int32)
+        act = cat(self._act, self._act_type)
         self._act = []
-        order = np.argsort(src, kind="stable")
-        src, dst, act = src[order], dst[order], act[order]
+        # targets: fingerprints to BFS indices, through the sorted fingerprints and with
+        # sorted queries (searchsorted is cache-friendly on sorted keys)
+        by_fp = np.argsort(fps, kind="stable")
+        sorted_fps = fps[by_fp]
+        dst_fp = cat(self._dst, np.uint64)
+        self._dst = []
+        q = np.argsort(dst_fp)
+        dst = np.empty(len(dst_fp), dtype=np.int32)
+        dst[q] = by_fp[np.searchsorted(sorted_fps, dst_fp[q])]
+        del dst_fp, q, sorted_fps, by_fp
+        if len(src) > 1 and np.any(src[1:] < src[:-1]):
+            order = np.argsort(src, kind="stable")
+            src, dst, act = src[order], dst[order], act[order]
         indptr = np.searchsorted(src, np.arange(len(fps) + 1)).astype(np.int64)
         preds = {name: np.ascontiguousarray(bits[:, j]) for j, name in enumerate(self.names)}
         return StateGraph(fps, initial, src, dst, act, indptr, preds)
@@ -268,7 +294,7 @@ def _bfs(g: StateGraph, sources: np.ndarray, allowed: np.ndarray, targets: np.nd
          ) -> tuple[list[int], list[int]] | None:
     """The shortest path within ``allowed`` from a source to a target: ``(nodes,
     actions)`` (``actions[i]`` leads from ``nodes[i]`` to ``nodes[i + 1]``); among equal
-    lengths the smallest fingerprints win. None if no target is reachable."""
+    lengths the smallest node indices win (deterministic). None if no target is reachable."""
     seen = np.zeros(g.n, dtype=bool)
     pred = np.full(g.n, -1, dtype=np.int64)
     pact = np.full(g.n, -1, dtype=np.int64)
