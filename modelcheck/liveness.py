@@ -241,7 +241,8 @@ class GraphCollector:
         if len(src) > 1 and np.any(src[1:] < src[:-1]):
             order = np.argsort(src, kind="stable")
             src, dst, act = src[order], dst[order], act[order]
-        indptr = np.searchsorted(src, np.arange(len(fps) + 1)).astype(np.int64)
+        indptr = np.zeros(len(fps) + 1, dtype=np.int64)
+        np.cumsum(np.bincount(src, minlength=len(fps)), out=indptr[1:])
         preds = {name: np.ascontiguousarray(bits[:, j]) for j, name in enumerate(self.names)}
         return StateGraph(fps, initial, src, dst, act, indptr, preds)
 
