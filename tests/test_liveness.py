@@ -177,24 +177,86 @@ class Procs(Spec):
 
 
 class ProcsFamily(Procs):
+    fairness = {"Finish": "weak-family"}
+
+
+class ProcsStrongFamily(Procs):
     fairness = {"Finish": "strong-family"}
 
 
 class ProcsEach(Procs):
+    fairness = {"Finish": "weak"}
+
+
+class ProcsStrongEach(Procs):
     fairness = {"Finish": "strong"}
 
 
 def test_fairness_per_instance_and_per_family():
-    spec = ProcsEach()
-    assert [c.name for c in fairness_conditions(spec)] == [
+    assert [c.name for c in fairness_conditions(ProcsStrongEach())] == [
         "WF(Go(p=1))", "WF(Go(p=2))", "SF(Finish(p=1))", "SF(Finish(p=2))"]
-    assert [c.name for c in fairness_conditions(ProcsFamily())][-1] == "SF(Finish(*))"
-    assert check_liveness(ProcsEach()).status == "ok"
-    # one fair family step suffices for the family: process 1 finishes, 2 never does
-    # (with done = 1, Finish(2) is enabled only at turn 2, so the family stays enabled
-    # infinitely often and is taken once: fair)
+    assert [c.name for c in fairness_conditions(ProcsFamily())][-1] == "WF(Finish(*))"
+    # Finish(p) is enabled only at turn p, so never continuously: weak fairness per
+    # instance does not force it, strong fairness does. The family as one action is
+    # enabled at both turns only until one process finished: weakly fair, the other
+    # may still never finish; strongly fair, it must.
+    r = check_liveness(ProcsEach())
+    assert r.liveness["properties"] == {"Both": "violated"}
+    assert "WF(Finish(p=1)): disabled at state" in "\n".join(r.violation.fairness)
+    assert check_liveness(ProcsStrongEach()).status == "ok"
     r = check_liveness(ProcsFamily())
-    assert r.status == "ok" or r.violation.property == "Both"
+    assert r.violation.fairness[-1] == "WF(Finish(*)): disabled at state 2 on the loop"
+    assert [s.action for s in r.violation.trace] == [None, "Finish", "Go", "Go"]
+    assert check_liveness(ProcsStrongFamily()).status == "ok"
+    assert check_liveness(Procs()).violation.fairness == (
+        "WF(Go(p=1)): taken on the loop (step to state 2, Go(1))",
+        "WF(Go(p=2)): taken on the loop (step to state 3, Go(2))")
+
+
+class Wide(Spec):
+    """A state too wide for 64 bits (hashed fingerprints), and a safety violation."""
+
+    check_deadlock = False
+    x = Int(0, 2**40)
+    y = Int(0, 2**40)
+
+    @action(fair="weak")
+    def Step(self, s, t):
+        t.x = where(s.x < 3, s.x + 1, 0)
+        return s.y == 0
+
+    @leads_to
+    def ZeroAgain(self, s):
+        return s.x == 2, s.x == 0
+
+    @eventually_always
+    def Settles(self, s):
+        return s.x == 3
+
+
+def test_hashed_layouts_safety_first_and_selection():
+    from modelcheck import invariant
+    from modelcheck.config import CheckConfig
+    from modelcheck.liveness import split_checks
+
+    spec = Wide()
+    assert not spec.layout.exact
+    r = check_liveness(spec)
+    assert r.liveness["properties"] == {"ZeroAgain": "holds", "Settles": "violated"}
+    assert r.violation.loop == 0 and len(r.violation.trace) == 5
+
+    class WideBad(Wide):
+        @invariant
+        def Small(self, s):
+            return s.x < 2
+
+    r = check_liveness(WideBad())
+    assert r.violation.kind == "invariant"
+    assert r.liveness["properties"] == {"ZeroAgain": "not checked", "Settles": "not checked"}
+    cfg, temporal = split_checks(WideBad(), CheckConfig(invariants=("Small",)))
+    assert cfg.invariants == ("Small",) and temporal == []
+    cfg, temporal = split_checks(WideBad(), CheckConfig(invariants=("Settles",)))
+    assert cfg.invariants == () and [p.name for p in temporal] == ["Settles"]
 
 
 class Counter(Spec):
