@@ -38,8 +38,10 @@ from .errors import (
 )
 from .explorer import Explorer, Progress, check, explore
 from .expr import all_of, any_of, count, has, implies, where, with_, without
+from .liveness import check_liveness
 from .result import EXIT_CODES, ActionCoverage, LevelStats, Result, TraceStep, Violation
 from .spec import Spec, action, action_property, constraint, invariant
+from .temporal import always_eventually, eventually, eventually_always, leads_to
 from .trace import (
     Trace,
     TraceFileError,
@@ -57,8 +59,9 @@ __all__ = [
     "Spec", "Const", "Ids", "Bool", "Int", "Enum", "Array", "SetOf", "Ref",
     "Record", "Seq", "Bag",
     "action", "invariant", "action_property", "constraint",
+    "eventually", "always_eventually", "eventually_always", "leads_to",
     "where", "any_of", "all_of", "implies", "has", "with_", "without", "count",
-    "check", "CheckConfig", "Explorer", "Progress", "explore",
+    "check", "check_liveness", "CheckConfig", "Explorer", "Progress", "explore",
     "Result", "TraceStep", "Violation", "ActionCoverage", "LevelStats", "EXIT_CODES",
     "Trace", "load_trace", "loads_trace", "dumps_trace_json", "trace_to_itf", "trace_to_json",
     "TraceFileError", "TraceMismatchError",

@@ -23,10 +23,12 @@ from .errors import ModelcheckError, UsageError
 from .explorer import Explorer, Progress
 from .fileio import prepare_dir
 from .interrupt import Interrupts
+from .liveness import check_liveness, split_checks
 from .loader import bind_spec
 from .report import render_text
 from .result import Result
 from .spec import Spec
+from .temporal import fairness_conditions
 from .trace.runrecord import RunRecorder
 
 __all__ = ["main", "cli", "bind_spec", "print_error", "check_options"]
@@ -151,9 +153,9 @@ def check_options(f: Callable[..., Any]) -> Callable[..., Any]:
 
     options = [
         click.option("--invariant", "invariants", multiple=True, metavar="NAME",
-                     help="Check only these invariants/action properties (repeatable); "
-                          "names from the spec or from a predicate library such as "
-                          "the invariants package."),
+                     help="Check only these invariants/action properties/temporal "
+                          "properties (repeatable); names from the spec or from a "
+                          "predicate library such as the invariants package."),
         click.option("--no-deadlock", is_flag=True,
                      help="Do not report states without successors."),
         click.option("--deadlock", "force_deadlock", is_flag=True,
@@ -255,15 +257,17 @@ def check(spec: str, consts: tuple[str, ...], config: CheckConfig, spill_dir: st
             if spill_dir is not None:
                 prepare_dir(spill_dir, "--spill-dir")
             bound = bind_spec(spec, consts)
-            explorer = Explorer(bound, config.replace(spill_dir=spill_dir),
-                                progress=_progress_printer(not quiet))
+            cfg = config.replace(spill_dir=spill_dir)
+            safety, temporal = split_checks(bound, cfg)
+            if not temporal:
+                Explorer(bound, safety)  # report a wrong --invariant before anything else
             if not quiet:
                 click.echo(f"Checking {bound!r}: {len(bound.layout.cells)} state cells, "
                            f"{len(bound.actions)} action instances.", err=True)
             cp = config.checkpoint_dir
             if config.resume and cp and not has_checkpoint(cp):
                 click.echo(f"--resume: no checkpoint in {cp}; starting afresh.", err=True)
-            result = explorer.run()
+            result = check_liveness(bound, cfg, progress=_progress_printer(not quiet))
         except ModelcheckError as e:
             print_error(e, fmt)
         except MemoryError as e:
@@ -327,6 +331,11 @@ def inspect(spec: str, consts: tuple[str, ...], fmt: str) -> None:
                        for p in bound.invariants],
         "properties": [{"name": p.name, "doc": p.doc, "defined": p.where}
                        for p in bound.properties],
+        "temporal": [{"name": p.name, "form": getattr(p, "formula", ""), "doc": p.doc,
+                      "fairness": [c.name for c in fairness_conditions(
+                          bound, getattr(p, "fairness", None))],
+                      "defined": p.where} for p in bound.temporal],
+        "fairness": [c.name for c in fairness_conditions(bound)],
         "constraints": [p.name for p in bound.constraints],
         "check_deadlock": bound.check_deadlock,
     }
@@ -349,6 +358,13 @@ def inspect(spec: str, consts: tuple[str, ...], fmt: str) -> None:
     out.extend(f"  {p['name']}: {p['doc']}" for p in info["invariants"])
     out.append("Action properties:")
     out.extend(f"  {p['name']}: {p['doc']}" for p in info["properties"])
+    if info["temporal"]:
+        out.append("Temporal properties:")
+        for p in info["temporal"]:
+            fair = ", ".join(p["fairness"]) or "none"
+            out.append(f"  {p['name']} ({p['form']}): {p['doc']}  [fairness: {fair}]")
+    if info["fairness"]:
+        out.append("Fairness: " + ", ".join(info["fairness"]))
     if info["constraints"]:
         out.append("State constraints: " + ", ".join(info["constraints"]))
     out.append(f"Deadlock check: {'on' if info['check_deadlock'] else 'off'}")

@@ -117,7 +117,8 @@ class Explorer:
     ``library`` looks up predicates named in ``config.invariants`` that the spec does
     not declare (default: the registered predicate libraries). ``on_transitions``
     receives every batch of transitions into stored states (see
-    :class:`~modelcheck.engine.LevelExpansion`).
+    :class:`~modelcheck.engine.LevelExpansion`); ``on_level(depth, fps, words)`` every
+    level's stored states (sorted fingerprints and packed words) before it is expanded.
     """
 
     def __init__(
@@ -129,6 +130,7 @@ class Explorer:
         progress: Callable[[Progress], None] | None = None,
         progress_interval: float = 3.0,
         on_transitions: TransitionHook | None = None,
+        on_level: Callable[[int, np.ndarray, np.ndarray], None] | None = None,
         **options: Any,
     ) -> None:
         cfg = CheckConfig.of(config, options, "Explorer")
@@ -139,6 +141,7 @@ class Explorer:
         self.progress = progress
         self.progress_interval = progress_interval
         self.on_transitions = on_transitions
+        self.on_level = on_level
 
     # ------------------------------------------------------------------ run
     def run(self) -> Result:
@@ -269,6 +272,8 @@ class _Run:
                 level_fps = levels.levels[depth].fps
                 n = len(level_fps)
                 can_expand = max_depth is None or depth < max_depth
+                if ex.on_level is not None:
+                    ex.on_level(depth, level_fps, self.frontier_words)
                 self._clear_candidates()
                 lx = LevelExpansion(k, level_fps, self.frontier_words, expand=can_expand,
                                     batch_size=ex.config.batch_size, flush_rows=0,

@@ -29,6 +29,13 @@ def render_text(r: Result) -> str:
         if v.kind == "deadlock":
             out.append(f"Deadlock reached: a state with no enabled action "
                        f"(trace of {len(v.trace)} state{'s' if len(v.trace) != 1 else ''}).")
+        elif v.kind == "liveness":
+            also = f" (also violated: {', '.join(v.also_violated)})" if v.also_violated else ""
+            shape = ("stutters forever in its last state" if v.loop == len(v.trace) - 1
+                     else f"loops back to state {(v.loop or 0) + 1}")
+            out.append(f"Temporal property {v.property} ({v.formula}) is violated{also}. "
+                       f"Counterexample, a fair behaviour ({len(v.trace)} states) that "
+                       f"{shape}:")
         else:
             what = "Invariant" if v.kind == "invariant" else "Action property"
             also = f" (the same level also violates: {', '.join(v.also_violated)})" \

@@ -34,18 +34,32 @@ class TraceStep:
 
 @dataclass(frozen=True)
 class Violation:
-    """A violated invariant (``kind='invariant'``), action property or a deadlock."""
+    """A violated invariant (``kind='invariant'``), action property (``'action'``), a
+    deadlock, or a temporal property (``'liveness'``).
+
+    A liveness counterexample is a lasso: ``loop`` is the index of the state where the
+    loop starts; when the loop has steps, the last state equals state ``loop`` (the last
+    step closes the loop), otherwise (``loop`` is the last index) the behaviour stutters
+    there forever. ``fairness`` says, per fairness condition, why the loop satisfies it.
+    """
 
     property: str
     kind: str
     trace: tuple[TraceStep, ...]
     also_violated: tuple[str, ...] = ()
+    loop: int | None = None
+    fairness: tuple[str, ...] = ()
+    #: the property as a formula (``P ~> Q``) for a liveness violation
+    formula: str | None = None
 
     def to_json(self) -> dict[str, Any]:
-        return {"property": self.property, "kind": self.kind,
-                "also_violated": list(self.also_violated),
-                "trace_length": len(self.trace),
-                "trace": [s.to_json() for s in self.trace]}
+        d = {"property": self.property, "kind": self.kind,
+             "also_violated": list(self.also_violated),
+             "trace_length": len(self.trace),
+             "trace": [s.to_json() for s in self.trace]}
+        if self.loop is not None:
+            d.update(loop=self.loop, fairness=list(self.fairness), formula=self.formula)
+        return d
 
 
 @dataclass
@@ -95,6 +109,8 @@ class Result:
     symmetry: list[str] = field(default_factory=list)
     #: the options of the check that decide its result (``CheckConfig.decisive()``)
     config: dict[str, Any] = field(default_factory=dict)
+    #: liveness checking: per temporal property its verdict, graph size, time, memory
+    liveness: dict[str, Any] = field(default_factory=dict)
 
     @property
     def states_per_second(self) -> float:
@@ -136,6 +152,7 @@ class Result:
             "message": self.message,
             "error": self.error,
             "violation": self.violation.to_json() if self.violation else None,
+            **({"liveness": dict(self.liveness)} if self.liveness else {}),
         }
 
 

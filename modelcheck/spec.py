@@ -57,11 +57,15 @@ __all__ = [
 
 
 class ActionDecl:
-    """An action as declared: the function and its parameter domains."""
+    """An action as declared: the function, its parameter domains and its fairness
+    (``None``, or a :data:`~modelcheck.temporal.FAIRNESS_KINDS` value, see
+    :mod:`modelcheck.temporal`)."""
 
-    def __init__(self, fn: Callable[..., Any], params: dict[str, Any]) -> None:
+    def __init__(self, fn: Callable[..., Any], params: dict[str, Any],
+                 fair: str | None = None) -> None:
         self.fn = fn
         self.params = params
+        self.fair = fair
         self.name = fn.__name__
         self.where = source_location(fn)
         sig = list(inspect.signature(fn).parameters)
@@ -73,9 +77,19 @@ class ActionDecl:
                 f"arguments of @action, in the same order), not `def {self.name}"
                 f"({', '.join(sig)})`."
             )
+        if fair is not None and fair not in _FAIRNESS:
+            raise SpecDefinitionError(
+                f"{self.where}: action {self.name}: fair={fair!r}; use one of "
+                f"{', '.join(map(repr, _FAIRNESS))}."
+            )
 
     def __set_name__(self, owner: type, name: str) -> None:
         self.name = name
+
+
+#: fairness of an action: per instance (``weak``, ``strong``: TLA+'s ``\A b: WF(A(b))``)
+#: or of the family as one action (``TLA+'s WF(\E b: A(b))``)
+_FAIRNESS = ("weak", "strong", "weak-family", "strong-family")
 
 
 class PredicateDecl:
@@ -88,7 +102,7 @@ class PredicateDecl:
         self.name = name or fn.__name__
         self.where = source_location(fn)
         self.doc = (doc or inspect.getdoc(fn) or "").split("\n\n")[0]
-        n_args = 2 if kind in ("invariant", "constraint") else 3
+        n_args = 3 if kind == "action" else 2
         sig = list(inspect.signature(fn).parameters)
         if len(sig) != n_args:
             want = "(self, s)" if n_args == 2 else "(self, s, t)"
@@ -100,16 +114,19 @@ class PredicateDecl:
         self.name = name
 
 
-def action(fn: Callable[..., Any] | None = None, /, **params: Any) -> Any:
+def action(fn: Callable[..., Any] | None = None, /, *, fair: str | None = None,
+           **params: Any) -> Any:
     """Declare a guarded action; keyword arguments give parameter domains.
 
-    ``@action`` or ``@action(b=Brokers, c=Ids(0, N))``.
+    ``@action`` or ``@action(b=Brokers, c=Ids(0, N))``. ``fair="weak"`` (or
+    ``"strong"``) makes every instance weakly (strongly) fair, ``"weak-family"``
+    (``"strong-family"``) the family as one action; see :mod:`modelcheck.temporal`.
     """
     if fn is not None:
         if not callable(fn):
             raise SpecDefinitionError("@action takes keyword parameter domains: @action(b=Brokers)")
         return ActionDecl(fn, {})
-    return lambda f: ActionDecl(f, params)
+    return lambda f: ActionDecl(f, params, fair)
 
 
 def invariant(fn: Callable[..., Any]) -> PredicateDecl:
@@ -198,6 +215,9 @@ class Spec(metaclass=_SpecMeta):
     check_deadlock: ClassVar[bool] = True
     #: names of Ids sets whose members are interchangeable (symmetry reduction)
     symmetry: ClassVar[tuple[str, ...]] = ()
+    #: fairness by action name or instance label (``{"Tick": "weak"}``), added to the
+    #: ``fair=`` of ``@action`` (see :mod:`modelcheck.temporal`)
+    fairness: ClassVar[Mapping[str, str]] = {}
 
     _consts: ClassVar[dict[str, Const]] = {}
     _vars: ClassVar[dict[str, Type]] = {}
@@ -287,6 +307,8 @@ class Spec(metaclass=_SpecMeta):
         self.invariants = tuple(p for p in cls._predicates.values() if p.kind == "invariant")
         self.properties = tuple(p for p in cls._predicates.values() if p.kind == "action")
         self.constraints = tuple(p for p in cls._predicates.values() if p.kind == "constraint")
+        #: temporal properties (:mod:`modelcheck.temporal`), checked by the liveness checker
+        self.temporal = tuple(p for p in cls._predicates.values() if p.kind == "temporal")
 
     def symmetry_sets(self) -> dict[str, range]:
         """The declared symmetric id sets with their bound members."""

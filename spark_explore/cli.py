@@ -29,6 +29,7 @@ from modelcheck.cli import (
 )
 from modelcheck.config import CheckConfig
 from modelcheck.errors import ModelcheckError, UsageError
+from modelcheck.liveness import refuse_liveness
 
 __all__ = ["spark", "progress_printer", "parse_conf"]
 
@@ -102,6 +103,7 @@ def spark(spec: str, consts: tuple[str, ...], config: CheckConfig, master: str |
     try:
         recorder = prepare_recorder(spec, out_dir, trace_out)
         bound = bind_spec(spec, consts)
+        refuse_liveness(bound, config, "Spark")
         conf = parse_conf(confs)
         if master is None and not _under_spark_submit():
             master = "local[*]"

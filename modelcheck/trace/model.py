@@ -108,6 +108,13 @@ class Trace:
     kind: str | None = None
     also_violated: tuple[str, ...] = ()
     file_format: str = "json"
+    #: a lasso (an infinite behaviour): the index of the state where the loop starts;
+    #: the last state equals it when the loop has steps, else the last state stutters
+    loop: int | None = None
+    #: why the loop satisfies each fairness condition (liveness counterexamples)
+    fairness: tuple[str, ...] = ()
+    #: the violated temporal property as a formula (``P ~> Q``)
+    formula: str | None = None
 
     def __len__(self) -> int:
         return len(self.steps)
@@ -126,7 +133,9 @@ class Trace:
                       for s in violation.trace)
         return cls(vars=tuple(spec.layout.vars), steps=steps, spec=spec.name, source=source,
                    constants=dict(spec.constants), property=violation.property,
-                   kind=violation.kind, also_violated=tuple(violation.also_violated))
+                   kind=violation.kind, also_violated=tuple(violation.also_violated),
+                   loop=violation.loop, fairness=tuple(violation.fairness),
+                   formula=violation.formula)
 
     @classmethod
     def from_result(cls, result: Result, source: str | None = None) -> Trace | None:
@@ -139,7 +148,8 @@ class Trace:
                       for s in v.trace)
         return cls(vars=tuple(v.trace[0].state) if v.trace else (), steps=steps, spec=result.spec,
                    source=source, constants=dict(result.constants), property=v.property,
-                   kind=v.kind, also_violated=tuple(v.also_violated))
+                   kind=v.kind, also_violated=tuple(v.also_violated), loop=v.loop,
+                   fairness=tuple(v.fairness), formula=v.formula)
 
     def describe(self) -> str:
         """One line: what the trace is of, and how long."""
@@ -154,6 +164,12 @@ class Trace:
             return None
         if self.kind == "deadlock":
             return "Deadlock: the last state has no enabled action."
+        if self.kind == "liveness" or self.loop is not None:
+            formula = f" ({self.formula})" if self.formula else ""
+            also = f" (also violated: {', '.join(self.also_violated)})" \
+                if self.also_violated else ""
+            return (f"Counterexample: this infinite behaviour violates temporal property "
+                    f"{self.property}{formula}{also}.")
         what = {"invariant": "invariant", "action": "action property"}.get(self.kind, self.kind)
         where = "the last step" if self.kind == "action" else "the last state"
         also = f" (also violated: {', '.join(self.also_violated)})" if self.also_violated else ""
@@ -216,6 +232,10 @@ def trace_to_itf(trace: Trace, *, generator: str | None = None) -> ItfTrace:
         meta["kind"] = trace.kind
     if trace.also_violated:
         meta["also_violated"] = list(trace.also_violated)
+    if trace.fairness:
+        meta["fairness"] = list(trace.fairness)
+    if trace.formula:
+        meta["formula"] = trace.formula
     states = tuple({v: _itf_value(s.state[v]) for v in trace.vars} for s in trace.steps)
     state_meta = tuple(
         {"index": i, "action": "init", "params": {}} if i == 0
@@ -223,7 +243,8 @@ def trace_to_itf(trace: Trace, *, generator: str | None = None) -> ItfTrace:
         else {"index": i, "action": s.action, "params": dict(s.params)}
         for i, s in enumerate(trace.steps)
     )
-    return ItfTrace(vars=trace.vars, states=states, meta=meta, state_meta=state_meta)
+    return ItfTrace(vars=trace.vars, states=states, meta=meta, state_meta=state_meta,
+                    loop=trace.loop)
 
 
 def _itf_description(trace: Trace) -> str:
@@ -257,6 +278,8 @@ def trace_from_itf(itf: ItfTrace, *, source_file: str | None = None) -> Trace:
         constants=_meta_constants(meta, where),
         property=_meta_str(meta, "property", where), kind=_meta_str(meta, "kind", where),
         also_violated=_meta_names(meta, "also_violated", where), file_format="itf",
+        loop=itf.loop, fairness=_meta_names(meta, "fairness", where),
+        formula=_meta_str(meta, "formula", where),
     )
 
 
@@ -360,6 +383,8 @@ def trace_to_json(trace: Trace) -> dict[str, Any]:
         "property": trace.property,
         "kind": trace.kind,
         "also_violated": list(trace.also_violated),
+        **({"loop": trace.loop, "fairness": list(trace.fairness), "formula": trace.formula}
+           if trace.loop is not None else {}),
         "vars": list(trace.vars),
         "steps": [{"action": s.action, "params": {k: _json_value(v) for k, v in s.params.items()},
                    "state": {v: _json_value(s.state[v]) for v in trace.vars}}
@@ -464,7 +489,18 @@ def trace_from_json(doc: Any, *, source_file: str | None = None) -> Trace:
         constants=_meta_constants(doc, where),
         property=_doc_str(doc, "property", fail), kind=_doc_str(doc, "kind", fail),
         also_violated=_meta_names(doc, "also_violated", where), file_format="json",
+        loop=_doc_loop(doc, len(steps), fail), fairness=_meta_names(doc, "fairness", where),
+        formula=_doc_str(doc, "formula", fail),
     )
+
+
+def _doc_loop(doc: Mapping[str, Any], n: int, fail: Callable[[str, str], NoReturn]) -> int | None:
+    v = doc.get("loop")
+    if v is None:
+        return None
+    if isinstance(v, bool) or not isinstance(v, int) or not 0 <= v < n:
+        fail("loop", f"expected the index of a state (0..{n - 1}) or null, got {_jdesc(v)}.")
+    return v
 
 
 def _doc_str(doc: Mapping[str, Any], key: str, fail: Callable[[str, str], NoReturn]) -> str | None:
@@ -598,6 +634,7 @@ def _trace_from_run_record(doc: dict[str, Any], where: str) -> Trace:
         "constants": doc.get("constants", {}), "property": v.get("property"),
         "kind": v.get("kind"), "also_violated": v.get("also_violated", []),
         "steps": v["trace"],
+        **{k: v[k] for k in ("loop", "fairness", "formula") if k in v},
     }
     return trace_from_json(tdoc, source_file=where)
 

@@ -207,8 +207,20 @@ def replay(spec: Spec, trace: Trace) -> ReplayReport:
             return fail(step_no, f"action {label} is enabled in state {step_no - 1}, but its "
                                  f"successor differs from state {step_no} of the trace in:\n  "
                                  + "\n  ".join(diffs[:12]) + _more(diffs, 12))
+    loop = trace.loop
+    if loop is not None and loop < len(converted) - 1 and converted[-1] != converted[loop]:
+        n = len(converted)
+        diffs = cell_diffs(layout, converted[loop], converted[-1],
+                           (f"state {loop + 1} has", f"state {n} has"))
+        return fail(n, f"the loop does not close: the last state (state {n}) should be state "
+                       f"{loop + 1}, where the loop starts, but differs from it in:\n  "
+                       + "\n  ".join(diffs[:12]) + _more(diffs, 12))
     rep.ok = True
     rep.notes = _violations_along(kernel, converted)
+    if loop is not None:
+        rep.notes.insert(0, f"the loop closes: state {len(converted)} is state {loop + 1}"
+                         if loop < len(converted) - 1
+                         else f"the behaviour stutters forever in state {loop + 1}")
     return rep
 
 
