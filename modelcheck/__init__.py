@@ -37,7 +37,26 @@ from .errors import (
     UsageError,
 )
 from .explorer import Explorer, Progress, check, explore
-from .expr import all_of, any_of, count, has, implies, where, with_, without
+from .expr import (
+    BOOLEAN,
+    all_of,
+    any_of,
+    choose,
+    count,
+    count_of,
+    excluding,
+    functions,
+    has,
+    implies,
+    init_product,
+    max_of,
+    min_of,
+    not_,
+    sum_of,
+    where,
+    with_,
+    without,
+)
 from .result import EXIT_CODES, ActionCoverage, LevelStats, Result, TraceStep, Violation
 from .spec import Spec, action, action_property, constraint, invariant
 from .trace import (
@@ -57,6 +76,8 @@ __all__ = [
     "Spec", "Const", "Ids", "Bool", "Int", "Enum", "Array", "SetOf", "Ref",
     "action", "invariant", "action_property", "constraint",
     "where", "any_of", "all_of", "implies", "has", "with_", "without", "count",
+    "not_", "choose", "sum_of", "max_of", "min_of", "count_of", "excluding", "BOOLEAN",
+    "functions", "init_product",
     "check", "CheckConfig", "Explorer", "Progress", "explore",
     "Result", "TraceStep", "Violation", "ActionCoverage", "LevelStats", "EXIT_CODES",
     "Trace", "load_trace", "loads_trace", "dumps_trace_json", "trace_to_itf", "trace_to_json",

@@ -29,6 +29,7 @@ from typing import Any
 import numpy as np
 
 from .errors import SpecEvaluationError, source_location, user_frame_location
+from .expr import bool_hint, collect_undefined
 from .layout import Layout
 from .spec import ActionInstance, PredicateDecl, Spec
 from .symmetry import Symmetry
@@ -162,16 +163,21 @@ class Kernel:
         """The successor of one state by one action instance, or None if not enabled."""
         s = self.scalar_view(cells)
         t = NextView(s)
-        try:
-            g = inst.call(self.spec, s, t)
-        except SpecEvaluationError as e:
-            raise self._error(inst.decl.fn, f"action {inst.label}", e, cells) from None
-        except Exception as e:
-            raise self._error(inst.decl.fn, f"action {inst.label}", e, cells) from None
+        with collect_undefined() as undefined:
+            try:
+                g = inst.call(self.spec, s, t)
+            except Exception as e:
+                raise self._error(inst.decl.fn, f"action {inst.label}", e, cells) from None
         if not _is_bool_scalar(g):
             raise self._not_bool(inst.decl.fn, f"the guard of action {inst.label}", g, cells)
         if not g:
             return None
+        for _mask, where, message in undefined:
+            raise SpecEvaluationError(
+                f"{where}: action {inst.label} is enabled in the state "
+                f"{format_state(self.layout, cells)}, but {message}.",
+                where=where, what=f"action {inst.label}",
+                state=self.layout.values_from_cells(cells))
         nxt = list(cells)
         for ci, v in t._assigned.items():
             nxt[ci] = self._check_assigned_scalar(inst, ci, v, cells)
@@ -250,11 +256,17 @@ class Kernel:
         stutter = [self._stutter_verdict(p, s) for p in self.properties]
         for inst in self.actions:
             t = NextView(s)
-            try:
-                g = inst.call(self.spec, s, t)
-            except Exception as e:
-                raise self._locate_action_error(inst, words, e) from None
+            with collect_undefined() as undefined:
+                try:
+                    g = inst.call(self.spec, s, t)
+                except Exception as e:
+                    raise self._locate_action_error(inst, words, e) from None
             mask = self._mask(g, n, inst.decl.fn, f"the guard of action {inst.label}", words)
+            for um, _where, message in undefined:
+                bad = np.flatnonzero(mask & um)
+                if len(bad):
+                    raise self._locate_action_error(inst, words[bad],
+                                                    SpecEvaluationError(message))
             rows = np.flatnonzero(mask)
             m = len(rows)
             if m == 0:
@@ -476,8 +488,9 @@ class Kernel:
         st = f" in the state {format_state(self.layout, cells)}" if cells is not None else ""
         return SpecEvaluationError(
             f"{source_location(fn)}: {what} returned {_short_repr(value)} of type {kind}, "
-            f"not a boolean{st}. Build conditions with comparisons and & | ~ (not `and`, "
-            "`or`, `not`), and return them.",
+            f"not a boolean{st}."
+            + (bool_hint(value) or " Build conditions with comparisons and & | ~ (not "
+               "`and`, `or`, `not`), and return them."),
             where=source_location(fn), what=what,
             state=self.layout.values_from_cells(cells) if cells is not None else None,
         )

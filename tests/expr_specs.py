@@ -1,0 +1,86 @@
+"""Small specs exercising the expression language (one construct family each); the
+expression tests check them against the brute-force oracle and both evaluators."""
+
+from __future__ import annotations
+
+from modelcheck import (
+    Array,
+    Const,
+    Ids,
+    Int,
+    Spec,
+    action,
+    action_property,
+    choose,
+    count_of,
+    implies,
+    invariant,
+    max_of,
+    min_of,
+    not_,
+    sum_of,
+)
+
+
+class Tokens(Spec):
+    """Processes pass tokens; an election picks the first process holding the most
+    (CHOOSE over a maximum); a bump feeds the first process holding the fewest."""
+
+    check_deadlock = False
+
+    N = Const(3, min=2)
+    Max = Const(2, min=1)
+    Procs = Ids(1, N)
+
+    val = Array(Procs, Int(0, Max))
+    leader = Int(0, N)
+    top = Int(0, Max)
+    total = Int(0, N * Max)
+
+    @action(p=Procs, q=Procs)
+    def Give(self, s, t, p, q):
+        t.val[p] = s.val[p] - 1
+        t.val[q] = s.val[q] + 1
+        # p != q is a Python bool: not_ and implies take it as well as numpy bools
+        return not_(p == q) & implies(p > q, s.val[q] == 0) & (s.val[p] > 0) & \
+            (s.val[q] < self.Max)
+
+    @action
+    def Elect(self, s, t):
+        m = max_of(self.Procs, lambda p: s.val[p])
+        t.leader = choose(self.Procs, lambda p: s.val[p] == m)
+        t.top = m
+        t.total = sum_of(self.Procs, lambda p: s.val[p])
+        return m > 0
+
+    @action
+    def Bump(self, s, t):
+        low = min_of(self.Procs, lambda p: s.val[p])
+        p = choose(self.Procs, lambda p: s.val[p] == low)
+        t.val[p] = low + 1
+        return (low < self.Max) & (count_of(self.Procs, lambda q: s.val[q] == self.Max) < 2)
+
+    @invariant
+    def LeaderHoldsTop(self, s):
+        return implies(s.leader != 0, s.top <= self.Max)
+
+    @action_property
+    def ElectionKeepsTokens(self, s, t):
+        return implies(t.leader != s.leader,
+                       sum_of(self.Procs, lambda p: t.val[p]) ==
+                       sum_of(self.Procs, lambda p: s.val[p]))
+
+
+class ChooseNone(Spec):
+    """``Pick`` needs a value above ``x``: CHOOSE finds none when ``x = Top``, where the
+    guard ``x < Top`` (``Guarded``) disables the action, or not (``Unguarded``)."""
+
+    check_deadlock = False
+    Top = Const(3)
+    guarded = Const(True)
+    x = Int(0, Top)
+
+    @action
+    def Pick(self, s, t):
+        t.x = choose(range(0, self.Top + 1), lambda v: v > s.x)
+        return (s.x < self.Top) | (not self.guarded)
