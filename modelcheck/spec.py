@@ -34,8 +34,8 @@ For example::
 
 from __future__ import annotations
 
+import enum
 import inspect
-import itertools
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar
@@ -295,20 +295,38 @@ class Spec(metaclass=_SpecMeta):
     def _instances(self) -> Iterator[ActionInstance]:
         n = 0
         for decl in type(self)._actions.values():
-            domains = []
-            for pname, dom in decl.params.items():
-                values = self._domain_values(dom, decl, pname)
-                domains.append([(pname, v) for v in values])
-            for combo in itertools.product(*domains):
-                yield ActionInstance(n, decl, tuple(combo))
+            for combo in self._param_combos(decl, list(decl.params.items()), ()):
+                yield ActionInstance(n, decl, combo)
                 n += 1
 
-    def _domain_values(self, dom: Any, decl: ActionDecl, pname: str) -> list[int]:
+    def _param_combos(self, decl: ActionDecl, rest: list[tuple[str, Any]],
+                      bound: tuple[tuple[str, int], ...]
+                      ) -> Iterator[tuple[tuple[str, int], ...]]:
+        """Parameter tuples in order; a callable domain may depend on earlier parameters
+        (``q=lambda self, p: excluding(self.Procs, p)``)."""
+        if not rest:
+            yield bound
+            return
+        (pname, dom), tail = rest[0], rest[1:]
+        for v in self._domain_values(dom, decl, pname, dict(bound)):
+            yield from self._param_combos(decl, tail, (*bound, (pname, v)))
+
+    def _domain_values(self, dom: Any, decl: ActionDecl, pname: str,
+                       earlier: dict[str, int]) -> list[int]:
         if isinstance(dom, Ids):
             return list(dom.bind(self.constants))
         value = resolve(dom, self.constants)
         if callable(value) and not isinstance(value, Deferred):
-            value = value(self)
+            wants = list(inspect.signature(value).parameters)[1:]
+            unknown = [w for w in wants if w not in earlier]
+            if unknown:
+                raise SpecDefinitionError(
+                    f"{decl.where}: the domain of parameter {pname} of action {decl.name} "
+                    f"takes ({', '.join(['self', *wants])}), but {', '.join(unknown)} "
+                    f"{'is not a parameter' if len(unknown) == 1 else 'are not parameters'} "
+                    f"declared before {pname} (parameters: {', '.join(decl.params)})."
+                )
+            value = value(self, **{w: earlier[w] for w in wants})
         try:
             values = [int(v) for v in value]
         except (TypeError, ValueError):
@@ -363,8 +381,29 @@ class Spec(metaclass=_SpecMeta):
         return None
 
     def __repr__(self) -> str:
-        args = ", ".join(f"{k}={v}" for k, v in self.constants.items())
+        args = ", ".join(f"{k}={_const_text(v)}" for k, v in self.constants.items())
         return f"{type(self).__name__}({args})"
+
+
+def _enum_const(spec: str, name: str, cls: type[enum.Enum], value: Any) -> Any:
+    """An enum-valued constant: a member, its name or its integer value."""
+    if isinstance(value, cls):
+        return value
+    if isinstance(value, str) and value in cls.__members__:
+        return cls.__members__[value]
+    if isinstance(value, int) and not isinstance(value, bool):
+        try:
+            return cls(value)
+        except ValueError:
+            pass
+    raise ConstantError(
+        f"constant {name} of spec {spec} is one of {', '.join(cls.__members__)} "
+        f"({cls.__name__}); got {value!r}."
+    )
+
+
+def _const_text(v: Any) -> str:
+    return v.name if isinstance(v, enum.Enum) else str(v)
 
 
 def source_location_of_class(cls: type) -> str:
@@ -389,6 +428,8 @@ def _unique(cls: type, name: str, kinds: list[str], kind: str, where: str) -> No
 
 
 def _check_const(spec: str, name: str, c: Const, value: Any) -> Any:
+    if isinstance(c.default, enum.Enum):
+        return _enum_const(spec, name, type(c.default), value)
     if c.kind is bool:
         if not isinstance(value, bool):
             raise ConstantError(

@@ -3,8 +3,12 @@ expression tests check them against the brute-force oracle and both evaluators."
 
 from __future__ import annotations
 
+from enum import IntEnum
+
 from modelcheck import (
+    BOOLEAN,
     Array,
+    Bool,
     Const,
     Ids,
     Int,
@@ -13,7 +17,10 @@ from modelcheck import (
     action_property,
     choose,
     count_of,
+    excluding,
+    functions,
     implies,
+    init_product,
     invariant,
     max_of,
     min_of,
@@ -84,3 +91,36 @@ class ChooseNone(Spec):
     def Pick(self, s, t):
         t.x = choose(range(0, self.Top + 1), lambda v: v > s.x)
         return (s.x < self.Top) | (not self.guarded)
+
+
+class Speed(IntEnum):
+    SLOW = 1
+    FAST = 2
+
+
+class Gossip(Spec):
+    """Every node starts up or down, every way (``up \\in [Nodes -> BOOLEAN]``), and
+    ``rumour \\in BOOLEAN``; an up node tells another (``q \\in Nodes \\ {p}``), in
+    steps of ``Step`` (an enum-valued constant)."""
+
+    check_deadlock = False
+    N = Const(3, min=2)
+    Step = Const(Speed.FAST)
+    Nodes = Ids(1, N)
+
+    up = Array(Nodes, Bool())
+    heard = Array(Nodes, Int(0, 2))
+    rumour = Bool()
+
+    def init_states(self):
+        return init_product(up=functions(self.Nodes, BOOLEAN), rumour=BOOLEAN)
+
+    @action(p=Nodes, q=lambda self, p: excluding(self.Nodes, p))
+    def Tell(self, s, t, p, q):
+        t.heard[q] = min_of([s.heard[q] + int(self.Step), 2])
+        return s.up[p] & s.rumour & (s.heard[q] < 2)
+
+    @action(p=Nodes)
+    def Toggle(self, s, t, p):
+        t.up[p] = not_(s.up[p])
+        return s.heard[p] == 0

@@ -8,15 +8,18 @@ import numpy as np
 import pytest
 from bruteforce import assert_replays, brute_force, random_walk
 from evalcheck import assert_batch_matches_scalar
-from expr_specs import ChooseNone, Tokens
+from expr_specs import ChooseNone, Gossip, Speed, Tokens
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from modelcheck import (
+    BOOLEAN,
     SpecEvaluationError,
     choose,
     explore,
+    functions,
     implies,
+    init_product,
     max_of,
     min_of,
     not_,
@@ -106,3 +109,63 @@ def test_traces_replay() -> None:
     assert r.status == "violation"
     assert r.violation.trace[-1].action == "Elect"
     assert_replays(Bad(), r.violation.trace)
+
+
+# ---------------------------------------------- parameters, constants, initial states
+def test_dependent_parameter_domains() -> None:
+    spec = Gossip()
+    tell = [dict(a.params) for a in spec.actions if a.name == "Tell"]
+    assert tell == [{"p": p, "q": q} for p in (1, 2, 3) for q in (1, 2, 3) if p != q]
+
+
+def test_parameter_domain_naming_a_later_parameter_is_refused() -> None:
+    from modelcheck import Ids, Int, Spec, SpecDefinitionError, action
+
+    class Wrong(Spec):
+        P = Ids(1, 2)
+        x = Int(0, 1)
+
+        @action(p=lambda self, q: [q], q=P)
+        def A(self, s, t, p, q):
+            return s.x == 0
+
+    with pytest.raises(SpecDefinitionError, match="q is not a parameter declared before p"):
+        Wrong()
+
+
+def test_initial_states_per_variable() -> None:
+    inits = Kernel(Gossip()).initial_states()
+    assert len(inits) == 2 ** 3 * 2 and len({tuple(c) for c in inits}) == 16
+    assert functions([1, 2], BOOLEAN) == [{1: False, 2: False}, {1: False, 2: True},
+                                          {1: True, 2: False}, {1: True, 2: True}]
+    assert init_product(x=[1, 2], y=BOOLEAN) == [
+        {"x": 1, "y": False}, {"x": 1, "y": True}, {"x": 2, "y": False}, {"x": 2, "y": True}]
+
+
+def test_enum_constants(runner) -> None:
+    from modelcheck import ConstantError
+    from modelcheck.cli import cli
+
+    assert Gossip().Step is Speed.FAST
+    assert Gossip(Step="SLOW").Step is Speed.SLOW and Gossip(Step=1).Step is Speed.SLOW
+    assert repr(Gossip(Step=Speed.SLOW)) == "Gossip(N=3, Step=SLOW)"
+    with pytest.raises(ConstantError, match="one of SLOW, FAST"):
+        Gossip(Step=7)
+    r = runner.invoke(cli, ["check", "tests/expr_specs.py:Gossip", "--const", "Step=slow",
+                            "--format", "json"])
+    assert r.exit_code == 0, r.output
+    assert '"Step": 1' in r.output
+
+
+@pytest.mark.parametrize("spec", [Gossip(), Gossip(Step=Speed.SLOW), Gossip(N=2)], ids=repr)
+def test_gossip_matches_the_oracle(spec) -> None:
+    r = explore(spec)
+    assert (r.status, r.distinct_states, r.depth) == ("ok", *brute_force(spec))
+
+
+@settings(max_examples=20, deadline=None)
+@given(walks=st.lists(st.lists(st.integers(0, 1000), max_size=12), min_size=1, max_size=5),
+       start=st.integers(0, 15))
+def test_gossip_evaluators_agree(walks: list[list[int]], start: int) -> None:
+    k = Kernel(Gossip(Step=Speed.SLOW), symmetry=False)
+    assert_batch_matches_scalar(k, [random_walk(k, w, start + i) for i, w in enumerate(walks)])
