@@ -45,7 +45,7 @@ __all__ = [
     "where", "any_of", "all_of", "implies", "not_", "choose",
     "sum_of", "max_of", "min_of", "count_of", "excluding",
     "has", "with_", "without", "count", "functions", "init_product",
-    "collect_undefined", "bool_hint",
+    "collect_undefined", "undefined_mark", "bool_hint",
 ]
 
 #: TLA+'s ``BOOLEAN``, for initial states and parameter domains
@@ -249,6 +249,13 @@ def _undefined(mask: Any, message: str) -> None:
             sink.append((mask, _caller(), message))
     elif np.any(mask):
         raise SpecEvaluationError(f"{_caller()}: {message}")
+
+
+def undefined_mark() -> int:
+    """How many undefined values have been collected so far (0 outside a collection):
+    a branch of an action notes the marks around its block."""
+    sink = _sink.get()
+    return len(sink) if sink is not None else 0
 
 
 @contextmanager

@@ -34,8 +34,10 @@ For example::
 
 from __future__ import annotations
 
+import ast
 import enum
 import inspect
+import textwrap
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar
@@ -73,9 +75,66 @@ class ActionDecl:
                 f"arguments of @action, in the same order), not `def {self.name}"
                 f"({', '.join(sig)})`."
             )
+        #: names of the ``with t.branch(name, cond):`` blocks, in source order
+        self.branches: tuple[str, ...] = _branch_names(fn, self.name)
 
     def __set_name__(self, owner: type, name: str) -> None:
         self.name = name
+
+
+def _branch_names(fn: Callable[..., Any], action_name: str) -> tuple[str, ...]:
+    """The branch names of an action, read from its source: the string literals of its
+    ``with t.branch("name", cond):`` blocks (``t`` being its third argument)."""
+    try:
+        src = textwrap.dedent(inspect.getsource(fn))
+        first = inspect.getsourcelines(fn)[1]
+    except (OSError, TypeError):
+        return ()
+    if ".branch" not in src:
+        return ()
+    tree = ast.parse(src)
+    func = next((n for n in ast.walk(tree)
+                 if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))), None)
+    if func is None or len(func.args.args) < 3:
+        return ()
+    tname = func.args.args[2].arg
+    file = source_location(fn).rsplit(":", 1)[0]
+
+    def is_branch(node: ast.AST) -> bool:
+        return (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                and node.func.attr == "branch" and isinstance(node.func.value, ast.Name)
+                and node.func.value.id == tname)
+
+    names: list[str] = []
+    at: dict[str, tuple[int, int]] = {}
+    in_with: set[int] = set()
+    for node in ast.walk(func):
+        if isinstance(node, ast.With):
+            for item in node.items:
+                if not is_branch(item.context_expr):
+                    continue
+                call = item.context_expr
+                assert isinstance(call, ast.Call)
+                in_with.add(id(call))
+                where = f"{file}:{first + call.lineno - 1}"
+                if not call.args or not isinstance(call.args[0], ast.Constant) \
+                        or not isinstance(call.args[0].value, str):
+                    raise SpecDefinitionError(
+                        f"{where}: action {action_name}: a branch is named by a string "
+                        f"literal, `with {tname}.branch(\"name\", cond):`, so that its "
+                        "branches are known when the spec is defined.")
+                name = call.args[0].value
+                if name in names:
+                    raise SpecDefinitionError(
+                        f"{where}: action {action_name} has two branches named {name!r}.")
+                names.append(name)
+                at[name] = (call.lineno, call.col_offset)
+    for node in ast.walk(func):
+        if is_branch(node) and id(node) not in in_with:
+            raise SpecDefinitionError(
+                f"{file}:{first + getattr(node, 'lineno', 1) - 1}: action {action_name}: "
+                f"use a branch as a block, `with {tname}.branch(\"name\", cond):`.")
+    return tuple(sorted(names, key=at.__getitem__))
 
 
 class PredicateDecl:
@@ -134,16 +193,21 @@ class ActionInstance:
     id: int
     decl: ActionDecl
     params: tuple[tuple[str, int], ...]
+    #: the branch (``with t.branch(name, ...)``) this instance takes, if the action has any
+    branch: str | None = None
 
     @property
     def name(self) -> str:
-        return self.decl.name
+        """The action's name, with its branch: ``Decide`` or ``Decide[commit]``."""
+        if self.branch is None:
+            return self.decl.name
+        return f"{self.decl.name}[{self.branch}]"
 
     @property
     def label(self) -> str:
         if not self.params:
-            return self.decl.name
-        return f"{self.decl.name}({', '.join(str(v) for _, v in self.params)})"
+            return self.name
+        return f"{self.name}({', '.join(str(v) for _, v in self.params)})"
 
     def call(self, spec: Spec, s: Any, t: Any) -> Any:
         return self.decl.fn(spec, s, t, *(v for _, v in self.params))
@@ -226,6 +290,11 @@ class Spec(metaclass=_SpecMeta):
                         f"{where}: variable {cls.__name__}.{name}: state variable names may "
                         "not start with an underscore."
                     )
+                if name == "branch":
+                    raise SpecDefinitionError(
+                        f"{where}: variable {cls.__name__}.branch: `branch` is reserved "
+                        "(`with t.branch(...)` declares a branch of an action); rename it."
+                    )
                 _unique(cls, name, kinds, "variable", where)
                 value.decl_line = where
                 variables[name] = value
@@ -296,8 +365,9 @@ class Spec(metaclass=_SpecMeta):
         n = 0
         for decl in type(self)._actions.values():
             for combo in self._param_combos(decl, list(decl.params.items()), ()):
-                yield ActionInstance(n, decl, combo)
-                n += 1
+                for branch in decl.branches or (None,):
+                    yield ActionInstance(n, decl, combo, branch)
+                    n += 1
 
     def _param_combos(self, decl: ActionDecl, rest: list[tuple[str, Any]],
                       bound: tuple[tuple[str, int], ...]

@@ -9,14 +9,16 @@ where ``i`` is a constant index or, for dynamic indexing, a state value.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from .errors import SpecEvaluationError
+from .expr import undefined_mark
 from .layout import Layout
 
-__all__ = ["StateView", "NextView", "ArrayView"]
+__all__ = ["StateView", "NextView", "ArrayView", "Branch"]
 
 
 def _static(i: Any) -> bool:
@@ -152,12 +154,64 @@ class StateView:
         )
 
 
+@dataclass
+class Branch:
+    """What one ``with t.branch(name, cond):`` block did: its condition, the cells it
+    assigned, and the span of undefined values (``CHOOSE``) collected inside it."""
+
+    cond: Any
+    assigned: dict[int, Any]
+    undefined: tuple[int, int]
+
+
+class _BranchBlock:
+    """The context manager of ``t.branch``: assignments inside it belong to the branch."""
+
+    def __init__(self, t: NextView, name: str, cond: Any) -> None:
+        self._t, self._name, self._cond = t, name, cond
+        self._saved: dict[int, Any] = {}
+        self._start = 0
+
+    def __enter__(self) -> None:
+        t = self._t
+        if t._in_branch is not None:
+            raise SpecEvaluationError(
+                f"branch {self._name!r} is inside branch {t._in_branch!r}; branches do not "
+                "nest (write the combinations as branches of their own)")
+        if self._name in t._branches:
+            raise SpecEvaluationError(f"branch {self._name!r} is taken twice in one action")
+        self._saved = dict(t._assigned)
+        self._start = undefined_mark()
+        object.__setattr__(t, "_in_branch", self._name)
+
+    def __exit__(self, kind: Any, exc: Any, tb: Any) -> None:
+        t = self._t
+        saved = self._saved
+        own = {ci: v for ci, v in t._assigned.items() if ci not in saved or saved[ci] is not v}
+        t._assigned.clear()
+        t._assigned.update(saved)
+        object.__setattr__(t, "_in_branch", None)
+        if kind is None:
+            t._branches[self._name] = Branch(self._cond, own, (self._start, undefined_mark()))
+
+
 class NextView(StateView):
-    """The next state: reads see assignments made so far, writes record them."""
+    """The next state: reads see assignments made so far, writes record them.
+
+    ``with t.branch(name, cond):`` opens a branch: the assignments inside it make one
+    successor (when ``cond`` and the guard hold), on top of the assignments made
+    outside every branch.
+    """
 
     def __init__(self, current: StateView) -> None:
         super().__init__(current._layout, current._cell, current._n)
         object.__setattr__(self, "_assigned", {})
+        object.__setattr__(self, "_branches", {})
+        object.__setattr__(self, "_in_branch", None)
+
+    def branch(self, name: str, cond: Any = True) -> _BranchBlock:
+        """A branch of the action (TLA+'s disjunct): ``with t.branch("commit", c): ...``."""
+        return _BranchBlock(self, name, cond)
 
     def _cell(self, i: int) -> Any:
         v = self._assigned.get(i)

@@ -124,3 +124,68 @@ class Gossip(Spec):
     def Toggle(self, s, t, p):
         t.up[p] = not_(s.up[p])
         return s.heard[p] == 0
+
+
+class Branching(Spec):
+    """Each step of a process either increments, doubles, jumps past the next two values
+    (a CHOOSE that has no value near the top, where the branch is disabled) or resets:
+    one action, four branches (TLA+'s disjuncts), a shared step counter."""
+
+    check_deadlock = False
+    Max = Const(6)
+    Procs = Ids(1, 2)
+    x = Array(Procs, Int(0, Max))
+    steps = Int(0, 3)
+
+    @action(p=Procs)
+    def Step(self, s, t, p):
+        t.steps = s.steps + 1
+        with t.branch("inc", s.x[p] < self.Max):
+            t.x[p] = s.x[p] + 1
+        with t.branch("double", (s.x[p] > 0) & (2 * s.x[p] <= self.Max)):
+            t.x[p] = 2 * s.x[p]
+        with t.branch("jump", s.x[p] + 2 < self.Max):
+            t.x[p] = choose(range(self.Max + 1), lambda v: v > s.x[p] + 2)
+        if p == 1:  # a branch only some parameters have
+            with t.branch("reset"):
+                t.x[p] = 0
+                t.steps = 0
+        return s.steps < 3
+
+    @invariant
+    def Small(self, s):
+        return s.x[1] + s.x[2] <= self.Max + 3
+
+
+class BranchingByHand(Spec):
+    """:class:`Branching` written the old way: one action per branch."""
+
+    check_deadlock = False
+    Max = Const(6)
+    Procs = Ids(1, 2)
+    x = Array(Procs, Int(0, Max))
+    steps = Int(0, 3)
+
+    @action(p=Procs)
+    def Inc(self, s, t, p):
+        t.steps = s.steps + 1
+        t.x[p] = s.x[p] + 1
+        return (s.steps < 3) & (s.x[p] < self.Max)
+
+    @action(p=Procs)
+    def Double(self, s, t, p):
+        t.steps = s.steps + 1
+        t.x[p] = 2 * s.x[p]
+        return (s.steps < 3) & (s.x[p] > 0) & (2 * s.x[p] <= self.Max)
+
+    @action(p=Procs)
+    def Jump(self, s, t, p):
+        t.steps = s.steps + 1
+        t.x[p] = s.x[p] + 3
+        return (s.steps < 3) & (s.x[p] + 3 <= self.Max)
+
+    @action(p=Ids(1, 1))
+    def Reset(self, s, t, p):
+        t.x[p] = 0
+        t.steps = 0
+        return s.steps < 3

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from bruteforce import assert_replays, brute_force, random_walk
 from evalcheck import assert_batch_matches_scalar
-from expr_specs import ChooseNone, Gossip, Speed, Tokens
+from expr_specs import Branching, BranchingByHand, ChooseNone, Gossip, Speed, Tokens
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -169,3 +169,94 @@ def test_gossip_matches_the_oracle(spec) -> None:
 def test_gossip_evaluators_agree(walks: list[list[int]], start: int) -> None:
     k = Kernel(Gossip(Step=Speed.SLOW), symmetry=False)
     assert_batch_matches_scalar(k, [random_walk(k, w, start + i) for i, w in enumerate(walks)])
+
+
+# ------------------------------------------------------------------ branches
+def test_branches_are_action_instances() -> None:
+    spec = Branching()
+    assert [a.label for a in spec.actions] == [
+        "Step[inc](1)", "Step[double](1)", "Step[jump](1)", "Step[reset](1)",
+        "Step[inc](2)", "Step[double](2)", "Step[jump](2)", "Step[reset](2)"]
+    assert type(spec).Step.branches == ("inc", "double", "jump", "reset")
+
+
+@pytest.mark.parametrize("const", [{}, {"Max": 3}, {"Max": 9}], ids=str)
+def test_branches_match_the_oracle_and_the_hand_written_spec(const) -> None:
+    spec, hand = Branching(**const), BranchingByHand(**const)
+    r, h = explore(spec, invariants=[]), explore(hand, invariants=[])
+    assert (r.distinct_states, r.depth) == brute_force(spec)
+    assert (r.distinct_states, r.generated_states, r.depth) == \
+        (h.distinct_states, h.generated_states, h.depth)
+    cov = {c.name: c.fired for c in r.coverage}
+    hand_cov = {c.name: c.fired for c in h.coverage}
+    assert cov == {"Step[inc]": hand_cov["Inc"], "Step[double]": hand_cov["Double"],
+                   "Step[jump]": hand_cov["Jump"], "Step[reset]": hand_cov["Reset"]}
+
+
+@settings(max_examples=40, deadline=None)
+@given(walks=st.lists(st.lists(st.integers(0, 1000), max_size=12), min_size=1, max_size=6),
+       top=st.sampled_from([3, 6, 9]))
+def test_branch_evaluators_agree(walks: list[list[int]], top: int) -> None:
+    k = Kernel(Branching(Max=top), symmetry=False)
+    assert_batch_matches_scalar(k, [random_walk(k, w) for w in walks])
+
+
+def test_branch_traces_replay(runner, tmp_path) -> None:
+    from modelcheck.cli import cli
+
+    r = explore(Branching())
+    assert r.status == "violation" and r.violation.property == "Small"
+    labels = [s.action for s in r.violation.trace[1:]]
+    assert all(a.startswith("Step[") for a in labels), labels
+    assert_replays(Branching(), r.violation.trace)
+    out = tmp_path / "t.itf.json"
+    c = runner.invoke(cli, ["check", "tests/expr_specs.py:Branching", "--trace-out", str(out)])
+    assert c.exit_code == 1, c.output
+    assert "Step[jump](p=" in c.output or "Step[double](p=" in c.output
+    rep = runner.invoke(cli, ["trace", "replay", "tests/expr_specs.py:Branching", str(out)])
+    assert rep.exit_code == 0, rep.output
+    text = out.read_text().replace("Step[", "Step[no")
+    out.write_text(text)
+    rep = runner.invoke(cli, ["trace", "replay", "tests/expr_specs.py:Branching", str(out)])
+    assert rep.exit_code == 1 and "Step[inc], Step[double]" in rep.output, rep.output
+
+
+def test_branch_mistakes_are_named() -> None:
+    from modelcheck import Int, Spec, SpecDefinitionError, action
+
+    with pytest.raises(SpecDefinitionError, match="named by a string literal"):
+        class Dynamic(Spec):
+            x = Int(0, 1)
+
+            @action
+            def A(self, s, t):
+                for name in ("a", "b"):
+                    with t.branch(name):
+                        t.x = 1
+                return s.x == 0
+
+    with pytest.raises(SpecDefinitionError, match="use a branch as a block"):
+        class NotABlock(Spec):
+            x = Int(0, 1)
+
+            @action
+            def A(self, s, t):
+                t.branch("a")
+                return s.x == 0
+
+    with pytest.raises(SpecDefinitionError, match="`branch` is reserved"):
+        class Reserved(Spec):
+            branch = Int(0, 1)
+
+    class Nested(Spec):
+        x = Int(0, 1)
+
+        @action
+        def A(self, s, t):
+            with t.branch("a"):
+                with t.branch("b"):
+                    t.x = 1
+            return s.x == 0
+
+    with pytest.raises(SpecEvaluationError, match="branches do not nest"):
+        explore(Nested())
