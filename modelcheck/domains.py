@@ -601,6 +601,11 @@ class BoundSet(ScalarType):
     def to_python(self, code: int) -> Any:
         return frozenset(i for b, i in enumerate(self.ids) if code >> b & 1)
 
+    def set_members(self, code: Any) -> list[tuple[int, Any]]:
+        """``(id, in_set)`` for every id of the universe, ``code`` being one mask or a
+        column of masks (the set-valued expression protocol of :mod:`modelcheck.expr`)."""
+        return [(i, (code >> b) & 1 == 1) for b, i in enumerate(self.ids)]
+
     def from_python(self, value: Any) -> int:
         if isinstance(value, (list, tuple, set, frozenset)):
             mask = 0

@@ -116,7 +116,8 @@ def _pairs(domain: Any) -> list[tuple[Any, Any]]:
     """``(element, in_set)`` pairs of a domain; ``in_set`` is None for plain iterables."""
     members = getattr(domain, "members", None)
     if callable(members):
-        return list(members())
+        return [(x, inside if isinstance(inside, np.ndarray) else np.bool_(inside))
+                for x, inside in members()]
     if isinstance(domain, (np.ndarray, np.generic)):
         raise SpecEvaluationError(
             "a quantifier or fold ranges over a state value that is not a set; range over "

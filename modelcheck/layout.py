@@ -105,6 +105,10 @@ class Layout:
         #: cells that expressions read as booleans
         self.bool_cells: frozenset[int] = frozenset(
             i for i, t in enumerate(self.types) if t.boolean)
+        #: cells whose values are sets: their type has ``set_members(code)`` (expressions
+        #: read them as :class:`~modelcheck.views.SetValue`, which quantifiers range over)
+        self.set_cells: frozenset[int] = frozenset(
+            i for i, t in enumerate(self.types) if callable(getattr(t, "set_members", None)))
         self._leaf_maps: dict[tuple[str, tuple[int, ...]], dict[int, int]] = {}
         self.vars: dict[str, VarInfo] = infos
         self.cell_index: dict[tuple[str, tuple[int, ...]], int] = {

@@ -18,7 +18,7 @@ from .errors import SpecEvaluationError
 from .expr import undefined_mark
 from .layout import Layout
 
-__all__ = ["StateView", "NextView", "ArrayView", "Branch"]
+__all__ = ["StateView", "NextView", "ArrayView", "Branch", "SetValue"]
 
 
 def _static(i: Any) -> bool:
@@ -34,6 +34,45 @@ def _unknown(layout: Layout, name: str) -> SpecEvaluationError:
     return SpecEvaluationError(
         f"unknown variable {name!r}; the spec declares: " + ", ".join(layout.vars)
     )
+
+
+class SetValue(np.lib.mixins.NDArrayOperatorsMixin):
+    """The value of a set-valued cell (one mask, or a column of masks) as spec code sees it.
+
+    Operators and numpy functions act on the code exactly as before (``has``,
+    ``with_``, ``|``, ``==``, assignment), and :meth:`members` makes it a domain of
+    the quantifiers and folds of :mod:`modelcheck.expr`: ``any_of(s.msgs, fn)``.
+    It delegates to the cell's type, whose ``set_members(code)`` returns
+    ``(element, in_set)`` pairs; any set type that has that method plugs in.
+    """
+
+    __slots__ = ("code", "_type")
+
+    def __init__(self, code: Any, typ: Any) -> None:
+        self.code = code
+        self._type = typ
+
+    def members(self) -> list[tuple[Any, Any]]:
+        return list(self._type.set_members(self.code))
+
+    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+        return np.asarray(self.code, dtype=dtype)
+
+    def __array_ufunc__(self, ufunc: Any, method: str, *inputs: Any, **kwargs: Any) -> Any:
+        raw = tuple(x.code if isinstance(x, SetValue) else x for x in inputs)
+        return getattr(ufunc, method)(*raw, **kwargs)
+
+    def __int__(self) -> int:
+        return int(self.code)
+
+    def __index__(self) -> int:
+        return int(self.code)
+
+    def __bool__(self) -> bool:
+        return bool(self.code)
+
+    def __repr__(self) -> str:
+        return repr(self.code)
 
 
 class ArrayView:
@@ -64,7 +103,7 @@ class ArrayView:
                 ci = self._view._layout.leaf_map(self._var, self._path).get(i)
                 if ci is None:
                     self._check(i)
-                return self._view._cell(ci)
+                return self._view._value(ci)
             i = self._check(i)
             return ArrayView(self._view, self._var, (*self._path, i), self._dims[1:])
         if len(self._dims) > 1:
@@ -79,10 +118,12 @@ class ArrayView:
         # index set read the first element (such reads must be guarded).
         idx = np.asarray(i)
         out: Any = None
+        ci = 0
         for j in self._dims[0]:
-            v = self._view._cell(self._view._layout.cell_index[(self._var, (*self._path, j))])
+            ci = self._view._layout.cell_index[(self._var, (*self._path, j))]
+            v = self._view._cell(ci)
             out = v if out is None else np.where(idx == j, v, out)
-        return out
+        return self._view._wrap(ci, out)
 
     def __setitem__(self, i: Any, value: Any) -> None:
         view = self._view
@@ -134,6 +175,13 @@ class StateView:
             cache[i] = v
         return v
 
+    def _wrap(self, i: int, v: Any) -> Any:
+        """A value of cell ``i`` as spec code sees it (sets as :class:`SetValue`)."""
+        return SetValue(v, self._layout.types[i]) if i in self._layout.set_cells else v
+
+    def _value(self, i: int) -> Any:
+        return self._wrap(i, self._cell(i))
+
     def __getattr__(self, name: str) -> Any:
         info = self._layout.vars.get(name)
         if info is None:
@@ -142,7 +190,7 @@ class StateView:
             # Not cached: the array view refers back to this view, and a cycle would
             # keep a batch's decoded columns alive until the garbage collector runs.
             return ArrayView(self, name, (), info.dims)
-        value = self._cell(info.first_cell)
+        value = self._value(info.first_cell)
         if not isinstance(self, NextView):  # the next state may still be assigned
             object.__setattr__(self, name, value)  # later reads skip __getattr__
         return value

@@ -12,13 +12,17 @@ from modelcheck import (
     Const,
     Ids,
     Int,
+    SetOf,
     Spec,
     action,
     action_property,
+    all_of,
+    any_of,
     choose,
     count_of,
     excluding,
     functions,
+    has,
     implies,
     init_product,
     invariant,
@@ -26,6 +30,9 @@ from modelcheck import (
     min_of,
     not_,
     sum_of,
+    where,
+    with_,
+    without,
 )
 
 
@@ -189,3 +196,70 @@ class BranchingByHand(Spec):
         t.x[p] = 0
         t.steps = 0
         return s.steps < 3
+
+
+class Votes(Spec):
+    """Voters vote for 1 or 2; quantifiers and folds range over the set of voters who
+    voted (``s.voted``, a ``SetOf``): a tally, the highest voter, a retraction of the
+    first voter for 2 (a CHOOSE over the set)."""
+
+    check_deadlock = False
+    N = Const(3, min=1)
+    Voters = Ids(1, N)
+    voted = SetOf(Voters)
+    choice = Array(Voters, Int(0, 2))
+    winner = Int(0, 2)
+    top = Int(0, N)
+
+    @action(v=Voters, c=Ids(1, 2))
+    def Vote(self, s, t, v, c):
+        t.voted = with_(s.voted, v - 1)
+        t.choice[v] = c
+        return ~has(s.voted, v - 1) & (s.winner == 0)
+
+    @action
+    def Tally(self, s, t):
+        ones = count_of(s.voted, lambda v: s.choice[v] == 1)
+        twos = sum_of(s.voted, lambda v: where(s.choice[v] == 2, 1, 0))
+        t.winner = where(ones >= twos, 1, 2)
+        t.top = max_of(s.voted, lambda v: v, default=0)
+        return any_of(s.voted, lambda v: s.choice[v] != 0) & (s.winner == 0)
+
+    @action
+    def Retract(self, s, t):
+        v = choose(s.voted, lambda v: s.choice[v] == 2)
+        t.voted = without(s.voted, v - 1)
+        t.choice[v] = 0
+        return any_of(s.voted, lambda v: s.choice[v] == 2) & (s.winner == 0)
+
+    @invariant
+    def VotersChose(self, s):
+        return all_of(s.voted, lambda v: s.choice[v] != 0) & \
+            (min_of(s.voted, lambda v: v, default=1) >= 1)
+
+
+class VotesByHand(Votes):
+    """:class:`Votes` with every quantifier spelled over ``Voters`` and ``has``."""
+
+    @action
+    def Tally(self, s, t):
+        mine = [(v, has(s.voted, v - 1)) for v in self.Voters]
+        ones = sum(where(m & (s.choice[v] == 1), 1, 0) for v, m in mine)
+        twos = sum(where(m & (s.choice[v] == 2), 1, 0) for v, m in mine)
+        top = 0
+        for v, m in mine:
+            top = where(m, v, top)
+        t.winner = where(ones >= twos, 1, 2)
+        t.top = top
+        return any_of(self.Voters, lambda v: has(s.voted, v - 1) & (s.choice[v] != 0)) & \
+            (s.winner == 0)
+
+    @action
+    def Retract(self, s, t):
+        v = 0
+        for u in reversed(self.Voters):
+            v = where(has(s.voted, u - 1) & (s.choice[u] == 2), u, v)
+        t.voted = s.voted & ~(1 << (v - 1))
+        t.choice[v] = 0
+        return any_of(self.Voters, lambda u: has(s.voted, u - 1) & (s.choice[u] == 2)) & \
+            (s.winner == 0)

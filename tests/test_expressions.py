@@ -8,13 +8,23 @@ import numpy as np
 import pytest
 from bruteforce import assert_replays, brute_force, random_walk
 from evalcheck import assert_batch_matches_scalar
-from expr_specs import Branching, BranchingByHand, ChooseNone, Gossip, Speed, Tokens
+from expr_specs import (
+    Branching,
+    BranchingByHand,
+    ChooseNone,
+    Gossip,
+    Speed,
+    Tokens,
+    Votes,
+    VotesByHand,
+)
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from modelcheck import (
     BOOLEAN,
     SpecEvaluationError,
+    any_of,
     choose,
     explore,
     functions,
@@ -260,3 +270,36 @@ def test_branch_mistakes_are_named() -> None:
 
     with pytest.raises(SpecEvaluationError, match="branches do not nest"):
         explore(Nested())
+
+
+# ------------------------------------------------------- over set-valued variables
+@pytest.mark.parametrize("n", [1, 2, 3, 4])
+def test_set_quantifiers_match_the_oracle_and_the_hand_written_spec(n: int) -> None:
+    spec, hand = Votes(N=n), VotesByHand(N=n)
+    r, h = explore(spec), explore(hand)
+    assert r.status == h.status == "ok"
+    assert (r.distinct_states, r.depth) == brute_force(spec)
+    assert (r.distinct_states, r.generated_states, r.depth) == \
+        (h.distinct_states, h.generated_states, h.depth)
+
+
+@settings(max_examples=40, deadline=None)
+@given(walks=st.lists(st.lists(st.integers(0, 1000), max_size=10), min_size=1, max_size=6))
+def test_set_quantifier_evaluators_agree(walks: list[list[int]]) -> None:
+    k = Kernel(Votes(), symmetry=False)
+    assert_batch_matches_scalar(k, [random_walk(k, w) for w in walks])
+
+
+def test_set_values_are_domains_and_masks() -> None:
+    from modelcheck.views import SetValue
+
+    typ = Votes().layout.types[Votes().layout.vars["voted"].first_cell]
+    one = SetValue(np.int64(0b101), typ)
+    assert [x for x, inside in one.members() if inside] == [1, 3]
+    assert choose(one, lambda v: v > 1) == 3 and sum_of(one, lambda v: v) == 4
+    assert int(one | 2) == 7 and bool(one == 5)
+    col = SetValue(np.array([0b001, 0b110]), typ)
+    assert any_of(col, lambda v: v == 2).tolist() == [False, True]
+    assert max_of(col, lambda v: v, default=0).tolist() == [1, 3]
+    with pytest.raises(SpecEvaluationError, match="CHOOSE found no value"):
+        choose(col, lambda v: v == 1)
