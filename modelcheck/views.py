@@ -8,7 +8,7 @@ where ``i`` is a constant index or, for dynamic indexing, a state value.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -135,9 +135,8 @@ class ArrayView:
         if _static(i):
             i = self._check(i)
             if len(self._dims) > 1:
-                raise SpecEvaluationError(
-                    f"assign the elements of {self._var} one by one, not a whole sub-array"
-                )
+                _assign_whole(view, self._var, (*self._path, i), self._dims[1:], value)
+                return
             view._assign(view._layout.cell_index[(self._var, (*self._path, i))], value)
             return
         idx = np.asarray(i)
@@ -275,8 +274,34 @@ class NextView(StateView):
         if info is None:
             raise _unknown(self._layout, name)
         if info.dims:
-            raise SpecEvaluationError(
-                f"assign the elements of {name} one by one (t.{name}[i] = ...), "
-                "not the whole array"
-            )
+            _assign_whole(self, name, (), info.dims, value)
+            return
         self._assign(info.first_cell, value)
+
+
+def _assign_whole(t: NextView, var: str, path: tuple[int, ...], dims: tuple[range, ...],
+                  value: Any) -> None:
+    """Assign a whole (sub-)array: from another array (``t.a = s.b``), a mapping of
+    every index (``{1: x, 2: y}``) or a function of the index (``lambda i: ...``, TLA+'s
+    ``[i \\in S |-> e]``); for nested arrays the value per index is again one of those."""
+    name = f"{var}{''.join(f'[{p}]' for p in path)}"
+    for j in dims[0]:
+        if isinstance(value, ArrayView):
+            v = value[j]
+        elif isinstance(value, Mapping):
+            if j not in value:
+                raise SpecEvaluationError(
+                    f"assigning {name} from a mapping without index {j}; give every index "
+                    f"of {dims[0].start}..{dims[0].stop - 1}")
+            v = value[j]
+        elif callable(value):
+            v = value(j)
+        else:
+            raise SpecEvaluationError(
+                f"assign the array {name} from another array (t.{var} = s.other), a mapping "
+                f"of every index or a function of the index (lambda i: ...), not "
+                f"{type(value).__name__}")
+        if len(dims) > 1:
+            _assign_whole(t, var, (*path, j), dims[1:], v)
+        else:
+            t._assign(t._layout.cell_index[(var, (*path, j))], v)

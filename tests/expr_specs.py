@@ -263,3 +263,72 @@ class VotesByHand(Votes):
         t.choice[v] = 0
         return any_of(self.Voters, lambda u: has(s.voted, u - 1) & (s.choice[u] == 2)) & \
             (s.winner == 0)
+
+
+class Rotate(Spec):
+    """Whole-array assignment: rotate a ring of values, copy it, reset it, and transpose
+    a small matrix (``[i \\in S |-> e]``)."""
+
+    check_deadlock = False
+    N = Const(3, min=2)
+    Ring = Ids(1, N)
+    a = Array(Ring, Int(0, 2))
+    b = Array(Ring, Int(0, 2))
+    m = Array(Ids(1, 2), Array(Ids(1, 2), Int(0, 1)))
+
+    @action(i=Ring)
+    def Bump(self, s, t, i):
+        t.a[i] = s.a[i] + 1
+        return s.a[i] < 2
+
+    @action
+    def Shift(self, s, t):
+        t.a = lambda i: s.a[i % self.N + 1]
+        return s.a[1] != s.a[2]
+
+    @action
+    def Copy(self, s, t):
+        t.b = s.a
+        return s.b[1] != s.a[1]
+
+    @action
+    def Reset(self, s, t):
+        t.a = {i: 0 for i in self.Ring}
+        t.m[1] = {1: s.m[2][1], 2: 1}
+        return s.a[self.N] == 2
+
+    @action
+    def Transpose(self, s, t):
+        t.m = lambda i: lambda j: s.m[j][i]
+        return s.m[1][2] != s.m[2][1]
+
+
+class RotateByHand(Rotate):
+    """:class:`Rotate` with every cell assigned one by one."""
+
+    @action
+    def Shift(self, s, t):
+        for i in self.Ring:
+            t.a[i] = s.a[i % self.N + 1]
+        return s.a[1] != s.a[2]
+
+    @action
+    def Copy(self, s, t):
+        for i in self.Ring:
+            t.b[i] = s.a[i]
+        return s.b[1] != s.a[1]
+
+    @action
+    def Reset(self, s, t):
+        for i in self.Ring:
+            t.a[i] = 0
+        t.m[1][1] = s.m[2][1]
+        t.m[1][2] = 1
+        return s.a[self.N] == 2
+
+    @action
+    def Transpose(self, s, t):
+        for i in (1, 2):
+            for j in (1, 2):
+                t.m[i][j] = s.m[j][i]
+        return s.m[1][2] != s.m[2][1]

@@ -13,6 +13,8 @@ from expr_specs import (
     BranchingByHand,
     ChooseNone,
     Gossip,
+    Rotate,
+    RotateByHand,
     Speed,
     Tokens,
     Votes,
@@ -303,3 +305,35 @@ def test_set_values_are_domains_and_masks() -> None:
     assert max_of(col, lambda v: v, default=0).tolist() == [1, 3]
     with pytest.raises(SpecEvaluationError, match="CHOOSE found no value"):
         choose(col, lambda v: v == 1)
+
+
+# ---------------------------------------------------------- whole-array assignment
+@pytest.mark.parametrize("n", [2, 3])
+def test_whole_array_assignment_matches_the_hand_written_spec(n: int) -> None:
+    spec, hand = Rotate(N=n), RotateByHand(N=n)
+    r, h = explore(spec), explore(hand)
+    assert (r.distinct_states, r.depth) == brute_force(spec)
+    assert (r.distinct_states, r.generated_states, r.depth) == \
+        (h.distinct_states, h.generated_states, h.depth)
+
+
+@settings(max_examples=30, deadline=None)
+@given(walks=st.lists(st.lists(st.integers(0, 1000), max_size=12), min_size=1, max_size=6))
+def test_whole_array_evaluators_agree(walks: list[list[int]]) -> None:
+    k = Kernel(Rotate(), symmetry=False)
+    assert_batch_matches_scalar(k, [random_walk(k, w) for w in walks])
+
+
+def test_whole_array_mistakes_are_named() -> None:
+    from modelcheck import Array, Ids, Int, Spec, action
+
+    class Partial(Spec):
+        a = Array(Ids(1, 2), Int(0, 1))
+
+        @action
+        def A(self, s, t):
+            t.a = {1: 1}
+            return s.a[1] == 0
+
+    with pytest.raises(SpecEvaluationError, match="mapping without index 2"):
+        explore(Partial())
