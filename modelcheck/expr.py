@@ -108,7 +108,9 @@ def where(cond: Any, a: Any, b: Any) -> Any:
     cond = _bool(cond, "the condition of where")
     if isinstance(cond, np.ndarray) or isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
         return np.where(cond, a, b)
-    return a if cond else b
+    r = a if cond else b
+    # never a Python bool: ~ on it would be integer negation (np.where gives numpy too)
+    return np.bool_(r) if isinstance(r, bool) else r
 
 
 # ---------------------------------------------------------- domains and sets

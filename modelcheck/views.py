@@ -264,6 +264,11 @@ class NextView(StateView):
         v = self._assigned.get(i)
         if v is None:
             return self._getter(i)
+        if i in self._layout.bool_cells and not (
+                isinstance(v, (np.bool_, np.ndarray)) and v.dtype == np.bool_):
+            # a boolean cell reads back as a numpy boolean whatever was assigned (True,
+            # 1, an integer column), so that ~ and where mean what they say
+            return np.asarray(v) != 0
         return v
 
     def _assign(self, i: int, value: Any) -> None:

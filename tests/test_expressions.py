@@ -337,3 +337,8 @@ def test_whole_array_mistakes_are_named() -> None:
 
     with pytest.raises(SpecEvaluationError, match="mapping without index 2"):
         explore(Partial())
+
+
+def test_where_and_next_state_reads_give_numpy_booleans() -> None:
+    assert isinstance(where(np.True_, True, False), np.bool_)
+    assert not bool(~where(np.True_, True, False))
