@@ -63,14 +63,14 @@ class TwoPhaseCommit(Spec):
 
     @action(rm=RMs_)
     def TMRcvPrepared(self, s, t, rm):
-        t.tmPrepared = with_(s.tmPrepared, rm - 1)
-        return (s.tmState == TM.INIT) & has(s.msgPrepared, rm - 1)
+        t.tmPrepared = with_(s.tmPrepared, rm)
+        return (s.tmState == TM.INIT) & has(s.msgPrepared, rm)
 
     @action
     def TMCommit(self, s, t):
         t.tmState = TM.COMMITTED
         t.msgCommit = True
-        return (s.tmState == TM.INIT) & all_of(self.RMs_, lambda r: has(s.tmPrepared, r - 1))
+        return (s.tmState == TM.INIT) & all_of(self.RMs_, lambda r: has(s.tmPrepared, r))
 
     @action
     def TMAbort(self, s, t):
@@ -81,7 +81,7 @@ class TwoPhaseCommit(Spec):
     @action(rm=RMs_)
     def RMPrepare(self, s, t, rm):
         t.rmState[rm] = RM.PREPARED
-        t.msgPrepared = with_(s.msgPrepared, rm - 1)
+        t.msgPrepared = with_(s.msgPrepared, rm)
         return s.rmState[rm] == RM.WORKING
 
     @action(rm=RMs_)
@@ -114,4 +114,4 @@ class TwoPhaseCommitBug(TwoPhaseCommit):
     def TMCommit(self, s, t):
         t.tmState = TM.COMMITTED
         t.msgCommit = True
-        return (s.tmState == TM.INIT) & (s.tmPrepared != 0)
+        return (s.tmState == TM.INIT) & ~s.tmPrepared.is_empty()

@@ -27,7 +27,7 @@ For example::
 """
 
 from .config import CheckConfig
-from .domains import Array, Bool, Const, Enum, Ids, Int, Ref, SetOf
+from .domains import Array, Bag, Bool, Const, Enum, Ids, Int, Record, Ref, Seq, SetOf
 from .errors import (
     ConstantError,
     ModelcheckError,
@@ -74,6 +74,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "Spec", "Const", "Ids", "Bool", "Int", "Enum", "Array", "SetOf", "Ref",
+    "Record", "Seq", "Bag",
     "action", "invariant", "action_property", "constraint",
     "where", "any_of", "all_of", "implies", "has", "with_", "without", "count",
     "not_", "choose", "sum_of", "max_of", "min_of", "count_of", "excluding", "BOOLEAN",

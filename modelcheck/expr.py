@@ -14,11 +14,13 @@ anything else with a message naming that mistake; :func:`not_` negates all three
 Domains: the quantifiers (:func:`any_of`, :func:`all_of`), :func:`choose` and the
 folds (:func:`sum_of`, :func:`max_of`, :func:`min_of`, :func:`count_of`) range over
 a finite domain, which is either an iterable of values (``self.Procs``, a
-``range``, a list) or a *set-valued expression* such as ``s.msgs`` for a
-``SetOf`` variable. A set-valued expression implements one method,
-``members()``, returning ``(element, in_set)`` pairs for every element of its
-universe, ``in_set`` being a boolean (a numpy bool for one state, a column for a
-batch); elements are visited in that order.
+``range``, a list) or a *set-valued expression*: a ``SetOf`` value such as
+``s.msgs`` or ``s.S | s.T`` (:class:`~modelcheck.values.SetValue`), whose members
+are element values of its element type (ids, ints, enum members, records...).
+A set-valued expression implements one method, ``members()``, returning
+``(element, in_set)`` pairs for every value of its element type, ``in_set`` being
+a boolean (a numpy bool for one state, a column for a batch); elements are visited
+in the element type's order.
 
 For example::
 
@@ -39,6 +41,7 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 
 from .errors import SpecEvaluationError, _short
+from .values import SetValue, Value
 
 __all__ = [
     "BOOLEAN", "SetLike",
@@ -104,8 +107,13 @@ def implies(a: Any, b: Any) -> Any:
 
 
 def where(cond: Any, a: Any, b: Any) -> Any:
-    """``IF cond THEN a ELSE b``, element-wise on batches."""
+    """``IF cond THEN a ELSE b``, element-wise on batches (also for set, record, sequence
+    and bag values, each of which selects its own cells)."""
     cond = _bool(cond, "the condition of where")
+    if isinstance(a, Value):
+        return a.select(cond, b)
+    if isinstance(b, Value):
+        return b.select(cond, a, swap=True)
     if isinstance(cond, np.ndarray) or isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
         return np.where(cond, a, b)
     r = a if cond else b
@@ -116,10 +124,14 @@ def where(cond: Any, a: Any, b: Any) -> Any:
 # ---------------------------------------------------------- domains and sets
 def _pairs(domain: Any) -> list[tuple[Any, Any]]:
     """``(element, in_set)`` pairs of a domain; ``in_set`` is None for plain iterables."""
-    members = getattr(domain, "members", None)
+    if isinstance(domain, Value) and not isinstance(domain, SetValue):
+        raise SpecEvaluationError(
+            f"a quantifier or fold ranges over a {domain.type.describe()} value, which is no "
+            "set; range over a set value (s.msgs, s.S | s.T), an index set or a range.")
+    members = getattr(type(domain), "members", None)
     if callable(members):
         return [(x, inside if isinstance(inside, np.ndarray) else np.bool_(inside))
-                for x, inside in members()]
+                for x, inside in domain.members()]
     if isinstance(domain, (np.ndarray, np.generic)):
         raise SpecEvaluationError(
             "a quantifier or fold ranges over a state value that is not a set; range over "
@@ -274,29 +286,33 @@ def collect_undefined() -> Iterator[list[tuple[Any, str, str]]]:
         _sink.reset(token)
 
 
-# ------------------------------------------------------------------ bitmasks
-def has(mask: Any, bit: int) -> Any:
-    """Whether bit ``bit`` is set in a set-valued variable's mask (``SetOf`` stores id ``i``
-    at bit ``i - lo``)."""
-    return (mask >> bit) & 1 == 1
+# ------------------------------------------------------------------ set values
+def _set(S: Any, fn: str) -> SetValue:
+    if isinstance(S, SetValue):
+        return S
+    raise SpecEvaluationError(
+        f"{fn}() takes a set value (a SetOf variable or an expression of sets), got "
+        f"{type(S).__name__}; SetOf sets hold element values, not bit positions")
 
 
-def with_(mask: Any, bit: int) -> Any:
-    """The mask with bit ``bit`` set."""
-    return mask | (1 << bit)
+def has(S: Any, x: Any) -> Any:
+    """``x \\in S`` for a set value ``S`` (``S.has(x)``)."""
+    return _set(S, "has").has(x)
 
 
-def without(mask: Any, bit: int) -> Any:
-    """The mask with bit ``bit`` cleared."""
-    return mask & ~(1 << bit)
+def with_(S: Any, x: Any) -> Any:
+    """``S \\cup {x}`` (``S.with_(x)``)."""
+    return _set(S, "with_").with_(x)
 
 
-def count(mask: Any, width: int) -> Any:
-    """Number of set bits among the low ``width`` bits."""
-    acc: Any = 0
-    for i in range(width):
-        acc = acc + ((mask >> i) & 1)
-    return acc
+def without(S: Any, x: Any) -> Any:
+    """``S \\ {x}`` (``S.without(x)``)."""
+    return _set(S, "without").without(x)
+
+
+def count(S: Any) -> Any:
+    """``Cardinality(S)`` (``S.size()``)."""
+    return _set(S, "count").size()
 
 
 # ------------------------------------------------------------ initial states

@@ -47,9 +47,8 @@ def state_label(layout: Layout, cells: list[int]) -> str:
     """A compact state text, one variable per line: ``regEpoch=[1,0]``, ``fenced=[T,F]``."""
     lines = []
     for name, info in layout.vars.items():
-        first = info.first_cell
-        vals = [layout.types[i].display_short(int(cells[i]))
-                for i in range(first, first + info.n_cells)]
+        assert info.leaf is not None
+        vals = [info.leaf.show(codes, short=True) for _, codes in layout.leaf_values(cells, name)]
         lines.append(f"{name}={vals[0]}" if not info.dims else f"{name}=[{','.join(vals)}]")
     return "\n".join(lines)
 

@@ -476,8 +476,7 @@ class Kernel:
         if isinstance(v, (int, np.integer, np.bool_)):
             val = int(v)
             if not cell.lo <= val <= cell.hi:
-                raise self._out_of_domain(inst, cell.name, val, cell.lo, cell.hi,
-                                          self.layout.unpack(words[int(rows[0])]))
+                raise self._out_of_domain(inst, ci, val, self.layout.unpack(words[int(rows[0])]))
             return np.int64(val)
         arr = np.asarray(v)
         if arr.dtype.kind not in "biu":
@@ -498,8 +497,7 @@ class Kernel:
             i = int(np.flatnonzero(np.atleast_1d(bad))[0])
             row = int(rows[i])
             val = int(np.atleast_1d(vr)[i])
-            raise self._out_of_domain(inst, cell.name, val, cell.lo, cell.hi,
-                                      self.layout.unpack(words[row]))
+            raise self._out_of_domain(inst, ci, val, self.layout.unpack(words[row]))
         return vr
 
     def _check_assigned_scalar(self, inst: ActionInstance, ci: int, v: Any,
@@ -514,14 +512,18 @@ class Kernel:
             )
         val = int(arr)
         if not cell.lo <= val <= cell.hi:
-            raise self._out_of_domain(inst, cell.name, val, cell.lo, cell.hi, cells)
+            raise self._out_of_domain(inst, ci, val, cells)
         return val
 
-    def _out_of_domain(self, inst: ActionInstance, name: str, val: int, lo: int, hi: int,
+    def _out_of_domain(self, inst: ActionInstance, ci: int, val: int,
                        cells: Sequence[int]) -> SpecEvaluationError:
+        cell = self.layout.cells[ci]
+        what = self.layout.types[ci].explain_out_of_domain(cell.name, val)
+        if what is None:
+            what = (f"assigns {cell.name} = {val}, outside its declared domain "
+                    f"{cell.lo}..{cell.hi}")
         return SpecEvaluationError(
-            f"{source_location(inst.decl.fn)}: action {inst.label} assigns {name} = {val}, "
-            f"outside its declared domain {lo}..{hi}, in the state "
+            f"{source_location(inst.decl.fn)}: action {inst.label} {what}, in the state "
             f"{format_state(self.layout, cells)}. Strengthen the guard or widen the "
             "variable's domain.",
             where=source_location(inst.decl.fn), what=f"action {inst.label}",

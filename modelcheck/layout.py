@@ -82,6 +82,10 @@ class VarInfo:
     dims: tuple[range, ...]  # index sets of nested arrays, outermost first
     decl: str  # "file:line" of the declaration
     dim_names: tuple[str, ...] = ()  # names of those index sets
+    #: the type of the array elements (of the variable itself when it is no array):
+    #: it owns each element's value over its ``leaf_cells`` consecutive cells
+    leaf: BoundType | None = None
+    leaf_cells: int = 1
 
 
 class Layout:
@@ -93,25 +97,22 @@ class Layout:
         infos: dict[str, VarInfo] = {}
         for name, btype, decl in variables:
             first = len(cells)
-            dims, dim_names = _array_chain(btype)
+            dims, dim_names, leaf = _array_chain(btype)
             for path, t in btype.cells():
                 cells.append(Cell(len(cells), name, path, t.lo, t.size, t.kind, t.labels, t.ref,
                                   t))
                 types.append(t)
-            infos[name] = VarInfo(name, btype, first, len(cells) - first, dims, decl, dim_names)
+            infos[name] = VarInfo(name, btype, first, len(cells) - first, dims, decl, dim_names,
+                                  leaf, leaf.n_cells)
         self.cells: tuple[Cell, ...] = tuple(cells)
         #: the scalar type of each cell (it converts, shows and permutes the cell's values)
         self.types: tuple[ScalarType, ...] = tuple(types)
         #: cells that expressions read as booleans
         self.bool_cells: frozenset[int] = frozenset(
             i for i, t in enumerate(self.types) if t.boolean)
-        #: cells whose values are sets: their type has ``set_members(code)`` (expressions
-        #: read them as :class:`~modelcheck.views.SetValue`, which quantifiers range over)
-        self.set_cells: frozenset[int] = frozenset(
-            i for i, t in enumerate(self.types) if callable(getattr(t, "set_members", None)))
         self._leaf_maps: dict[tuple[str, tuple[int, ...]], dict[int, int]] = {}
         self.vars: dict[str, VarInfo] = infos
-        self.cell_index: dict[tuple[str, tuple[int, ...]], int] = {
+        self.cell_index: dict[tuple[str, tuple[int | str, ...]], int] = {
             (c.var, c.path): c.index for c in cells
         }
         bits = [max(1, (c.size - 1).bit_length()) for c in cells]
@@ -153,12 +154,14 @@ class Layout:
         ]
 
     def leaf_map(self, var: str, path: tuple[int, ...]) -> dict[int, int]:
-        """``{index: cell}`` for the innermost dimension of ``var[path...]``."""
+        """``{index: first cell of the element}`` for the innermost dimension of
+        ``var[path...]`` (an element has ``VarInfo.leaf_cells`` consecutive cells)."""
         key = (var, path)
         m = self._leaf_maps.get(key)
         if m is None:
-            dims = self.vars[var].dims
-            m = {i: self.cell_index[(var, (*path, i))] for i in dims[len(path)]}
+            info = self.vars[var]
+            sub = info.leaf.cells()[0][0] if info.leaf is not None else ()
+            m = {i: self.cell_index[(var, (*path, i, *sub))] for i in info.dims[len(path)]}
             self._leaf_maps[key] = m
         return m
 
@@ -171,20 +174,26 @@ class Layout:
     def cells_from_values(self, values: Mapping[str, Any]) -> list[int]:
         """Flatten ``{var: value}`` (arrays as ``{index: value}``) into cell values.
 
-        Each cell's type converts its value (:meth:`ScalarType.from_python`, lenient:
-        enum names or ints, sets as any collection of ids or a mask); array indices
-        may be ints or their decimal strings (as JSON has them).
+        Each element's type converts its value (:meth:`BoundType.codes`, lenient: enum
+        names or ints, sets as any collection of elements); array indices may be ints
+        or their decimal strings (as JSON has them).
         """
         out: list[int] = []
         for name, info in self.vars.items():
             flat = _flatten(values[name], info.dims)
+            leaf = info.leaf
+            assert leaf is not None
             for j, v in enumerate(flat):
-                i = info.first_cell + j
                 try:
-                    out.append(self.types[i].from_python(v))
+                    out.extend(leaf.codes(v))
                 except ValueError as e:
-                    raise ValueError(f"{self.cells[i].name}: {e}") from None
+                    i = info.first_cell + j * info.leaf_cells
+                    raise ValueError(f"{self._leaf_name(i, info)}: {e}") from None
         return out
+
+    def _leaf_name(self, i: int, info: VarInfo) -> str:
+        c = self.cells[i]
+        return c.var + "".join(f"[{p}]" for p in c.path[:len(info.dims)])
 
     def values_from_cells(self, cells: Sequence[int]) -> dict[str, Any]:
         """Inverse of :meth:`cells_from_values`: each cell's Python value
@@ -198,13 +207,21 @@ class Layout:
 
     def _values(self, cells: Sequence[int], *, itf: bool) -> dict[str, Any]:
         out: dict[str, Any] = {}
-        types = self.types
         for name, info in self.vars.items():
-            lo = info.first_cell
-            chunk = [types[i].to_itf(int(cells[i])) if itf else types[i].to_python(int(cells[i]))
-                     for i in range(lo, lo + info.n_cells)]
+            lo, k, leaf = info.first_cell, info.leaf_cells, info.leaf
+            assert leaf is not None
+            chunk = [leaf.value([int(c) for c in cells[i:i + k]], itf=itf)
+                     for i in range(lo, lo + info.n_cells, k)]
             out[name] = _unflatten(chunk, info.dims)
         return out
+
+    def leaf_values(self, cells: Sequence[int], name: str) -> list[tuple[int, list[int]]]:
+        """``(first cell, codes)`` of each element of variable ``name`` (one for a
+        variable that is not an array)."""
+        info = self.vars[name]
+        k = info.leaf_cells
+        return [(i, [int(c) for c in cells[i:i + k]])
+                for i in range(info.first_cell, info.first_cell + info.n_cells, k)]
 
     def display_value(self, cell: Cell, value: int) -> str:
         """A cell value as a user reads it: enum names, TRUE/FALSE, set braces
@@ -269,8 +286,9 @@ class Layout:
         return rows
 
 
-def _array_chain(btype: BoundType) -> tuple[tuple[range, ...], tuple[str, ...]]:
-    """Index sets and their names of (nested) arrays, outermost first."""
+def _array_chain(btype: BoundType) -> tuple[tuple[range, ...], tuple[str, ...], BoundType]:
+    """Index sets and their names of (nested) arrays, outermost first, and the element
+    type."""
     dims: list[range] = []
     names: list[str] = []
     t = btype
@@ -278,7 +296,7 @@ def _array_chain(btype: BoundType) -> tuple[tuple[range, ...], tuple[str, ...]]:
         dims.append(t.ids)
         names.append(t.index_name)
         t = t.elem
-    return tuple(dims), tuple(names)
+    return tuple(dims), tuple(names), t
 
 
 def _flatten(value: Any, dims: tuple[range, ...]) -> list[Any]:

@@ -8,6 +8,8 @@ stable machine-readable contract (``--format json``); the human report is
 
 from __future__ import annotations
 
+import json
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -80,7 +82,12 @@ class Result:
     fingerprint: str = "exact"
     collision_probability: float = 0.0
     state_bits: int = 0
+    state_cells: int = 0  # values a state holds (one per scalar cell of the layout)
+    #: why an incomplete run stopped: ``interrupted``, ``memory``, ``max-states`` or
+    #: ``--max-depth N reached``
     reason: str | None = None
+    #: for an incomplete run, what stopped it and what to try (one paragraph)
+    message: str | None = None
     error: str | None = None
     backend: str = "local"
     memory: dict[str, int] = field(default_factory=dict)
@@ -111,6 +118,7 @@ class Result:
             "fingerprint": self.fingerprint,
             "collision_probability": self.collision_probability,
             "state_bits": self.state_bits,
+            "state_cells": self.state_cells,
             "symmetry": list(self.symmetry),
             "checked": self.checked,
             "config": dict(self.config),
@@ -125,6 +133,7 @@ class Result:
             ],
             "memory": dict(self.memory),
             "reason": self.reason,
+            "message": self.message,
             "error": self.error,
             "violation": self.violation.to_json() if self.violation else None,
         }
@@ -137,10 +146,18 @@ def exit_code(status: str) -> int:
 def json_value(v: Any) -> Any:
     """A state value as JSON data: maps keyed by strings, sets as sorted lists (the
     ``--format json`` contract), lists and tuples as lists."""
-    if isinstance(v, dict):
-        return {str(k): json_value(x) for k, x in v.items()}
+    if isinstance(v, Mapping):
+        return {k if isinstance(k, str) else
+                str(k) if isinstance(k, int) else json.dumps(json_value(k), sort_keys=True):
+                json_value(x) for k, x in v.items()}
     if isinstance(v, (set, frozenset)):
-        return sorted((json_value(x) for x in v), key=lambda x: (str(type(x)), x))
-    if isinstance(v, (list, tuple)):
+        return sorted((json_value(x) for x in v), key=_member_key)
+    if isinstance(v, (list, tuple, Sequence)) and not isinstance(v, str):
         return [json_value(x) for x in v]
     return v
+
+
+def _member_key(x: Any) -> tuple[str, Any]:
+    if isinstance(x, (int, str)):
+        return (str(type(x)), x)
+    return (str(type(x)), json.dumps(x, sort_keys=True))

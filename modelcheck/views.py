@@ -4,6 +4,11 @@ The same classes serve one state (cells are numpy scalars) and a batch (cells
 are numpy columns). ``s.x`` is a scalar variable; ``s.a[i]`` an array element,
 where ``i`` is a constant index or, for dynamic indexing, a state value.
 ``t.x = v`` / ``t.a[i] = v`` assign; unassigned cells keep their value.
+
+A variable (or array element) of a compound type spans several cells; the view
+hands its type's expression value (:meth:`~modelcheck.domains.BoundType.view`:
+a set, record, sequence or bag value) and an assignment splits the assigned value
+into the cells again (:meth:`~modelcheck.domains.BoundType.columns`).
 """
 
 from __future__ import annotations
@@ -14,11 +19,13 @@ from typing import Any
 
 import numpy as np
 
+from .domains import ScalarType
 from .errors import SpecEvaluationError
 from .expr import undefined_mark
 from .layout import Layout
+from .values import Value
 
-__all__ = ["StateView", "NextView", "ArrayView", "Branch", "SetValue"]
+__all__ = ["StateView", "NextView", "ArrayView", "Branch"]
 
 
 def _static(i: Any) -> bool:
@@ -36,43 +43,25 @@ def _unknown(layout: Layout, name: str) -> SpecEvaluationError:
     )
 
 
-class SetValue(np.lib.mixins.NDArrayOperatorsMixin):
-    """The value of a set-valued cell (one mask, or a column of masks) as spec code sees it.
+def _leaf(view: StateView, var: str, first: int) -> Any:
+    """The expression value of the element (or variable) whose cells start at ``first``."""
+    info = view._layout.vars[var]
+    if info.leaf_cells == 1 and isinstance(info.leaf, ScalarType):
+        return view._cell(first)
+    assert info.leaf is not None
+    return info.leaf.view([view._cell(first + k) for k in range(info.leaf_cells)])
 
-    Operators and numpy functions act on the code exactly as before (``has``,
-    ``with_``, ``|``, ``==``, assignment), and :meth:`members` makes it a domain of
-    the quantifiers and folds of :mod:`modelcheck.expr`: ``any_of(s.msgs, fn)``.
-    It delegates to the cell's type, whose ``set_members(code)`` returns
-    ``(element, in_set)`` pairs; any set type that has that method plugs in.
-    """
 
-    __slots__ = ("code", "_type")
-
-    def __init__(self, code: Any, typ: Any) -> None:
-        self.code = code
-        self._type = typ
-
-    def members(self) -> list[tuple[Any, Any]]:
-        return list(self._type.set_members(self.code))
-
-    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
-        return np.asarray(self.code, dtype=dtype)
-
-    def __array_ufunc__(self, ufunc: Any, method: str, *inputs: Any, **kwargs: Any) -> Any:
-        raw = tuple(x.code if isinstance(x, SetValue) else x for x in inputs)
-        return getattr(ufunc, method)(*raw, **kwargs)
-
-    def __int__(self) -> int:
-        return int(self.code)
-
-    def __index__(self) -> int:
-        return int(self.code)
-
-    def __bool__(self) -> bool:
-        return bool(self.code)
-
-    def __repr__(self) -> str:
-        return repr(self.code)
+def _assign_leaf(view: NextView, var: str, first: int, value: Any) -> None:
+    info = view._layout.vars[var]
+    assert info.leaf is not None
+    if info.leaf_cells == 1 and isinstance(info.leaf, ScalarType):
+        if isinstance(value, Value):
+            info.leaf.columns(value)  # raises: a compound value for a scalar
+        view._assign(first, value)
+        return
+    for k, col in enumerate(info.leaf.columns(value)):
+        view._assign(first + k, col)
 
 
 class ArrayView:
@@ -103,7 +92,7 @@ class ArrayView:
                 ci = self._view._layout.leaf_map(self._var, self._path).get(i)
                 if ci is None:
                     self._check(i)
-                return self._view._value(ci)
+                return _leaf(self._view, self._var, ci)
             i = self._check(i)
             return ArrayView(self._view, self._var, (*self._path, i), self._dims[1:])
         if len(self._dims) > 1:
@@ -117,13 +106,25 @@ class ArrayView:
         # Dynamic index: select per state. States whose index is outside the
         # index set read the first element (such reads must be guarded).
         idx = np.asarray(i)
-        out: Any = None
-        ci = 0
-        for j in self._dims[0]:
-            ci = self._view._layout.cell_index[(self._var, (*self._path, j))]
-            v = self._view._cell(ci)
-            out = v if out is None else np.where(idx == j, v, out)
-        return self._view._wrap(ci, out)
+        view = self._view
+        leaves = view._layout.leaf_map(self._var, self._path)
+        k = view._layout.vars[self._var].leaf_cells
+        if k == 1 and isinstance(view._layout.vars[self._var].leaf, ScalarType):
+            out: Any = None
+            for j in self._dims[0]:
+                v = view._cell(leaves[j])
+                out = v if out is None else np.where(idx == j, v, out)
+            return out
+        cols: list[Any] = []
+        for m in range(k):
+            col: Any = None
+            for j in self._dims[0]:
+                v = view._cell(leaves[j] + m)
+                col = v if col is None else np.where(idx == j, v, col)
+            cols.append(col)
+        leaf = view._layout.vars[self._var].leaf
+        assert leaf is not None
+        return leaf.view(cols)
 
     def __setitem__(self, i: Any, value: Any) -> None:
         view = self._view
@@ -137,12 +138,24 @@ class ArrayView:
             if len(self._dims) > 1:
                 _assign_whole(view, self._var, (*self._path, i), self._dims[1:], value)
                 return
-            view._assign(view._layout.cell_index[(self._var, (*self._path, i))], value)
+            _assign_leaf(view, self._var, view._layout.leaf_map(self._var, self._path)[i], value)
             return
         idx = np.asarray(i)
+        info = view._layout.vars[self._var]
+        leaves = view._layout.leaf_map(self._var, self._path)
+        if info.leaf_cells == 1 and isinstance(info.leaf, ScalarType):
+            if isinstance(value, Value):
+                info.leaf.columns(value)  # raises
+            for j in self._dims[0]:
+                ci = leaves[j]
+                view._assign(ci, np.where(idx == j, value, view._cell(ci)))
+            return
+        assert info.leaf is not None
+        cols = info.leaf.columns(value)
         for j in self._dims[0]:
-            ci = view._layout.cell_index[(self._var, (*self._path, j))]
-            view._assign(ci, np.where(idx == j, value, view._cell(ci)))
+            for m, col in enumerate(cols):
+                ci = leaves[j] + m
+                view._assign(ci, np.where(idx == j, col, view._cell(ci)))
 
     def __iter__(self) -> Any:
         raise SpecEvaluationError(
@@ -174,13 +187,6 @@ class StateView:
             cache[i] = v
         return v
 
-    def _wrap(self, i: int, v: Any) -> Any:
-        """A value of cell ``i`` as spec code sees it (sets as :class:`SetValue`)."""
-        return SetValue(v, self._layout.types[i]) if i in self._layout.set_cells else v
-
-    def _value(self, i: int) -> Any:
-        return self._wrap(i, self._cell(i))
-
     def __getattr__(self, name: str) -> Any:
         info = self._layout.vars.get(name)
         if info is None:
@@ -189,7 +195,7 @@ class StateView:
             # Not cached: the array view refers back to this view, and a cycle would
             # keep a batch's decoded columns alive until the garbage collector runs.
             return ArrayView(self, name, (), info.dims)
-        value = self._value(info.first_cell)
+        value = _leaf(self, name, info.first_cell)
         if not isinstance(self, NextView):  # the next state may still be assigned
             object.__setattr__(self, name, value)  # later reads skip __getattr__
         return value
@@ -281,7 +287,7 @@ class NextView(StateView):
         if info.dims:
             _assign_whole(self, name, (), info.dims, value)
             return
-        self._assign(info.first_cell, value)
+        _assign_leaf(self, name, info.first_cell, value)
 
 
 def _assign_whole(t: NextView, var: str, path: tuple[int, ...], dims: tuple[range, ...],
@@ -309,4 +315,4 @@ def _assign_whole(t: NextView, var: str, path: tuple[int, ...], dims: tuple[rang
         if len(dims) > 1:
             _assign_whole(t, var, (*path, j), dims[1:], v)
         else:
-            t._assign(t._layout.cell_index[(var, (*path, j))], v)
+            _assign_leaf(t, var, t._layout.leaf_map(var, path)[j], v)

@@ -83,11 +83,13 @@ def _under_spark_submit() -> bool:
               help="Seconds to wait for the master and the first executor.")
 @format_option
 @click.option("--quiet", "-q", is_flag=True, help="No progress lines on stderr.")
+@click.option("--verbose", is_flag=True,
+              help="Show Spark's own start-up messages and log (filtered out by default).")
 @record_options
 def spark(spec: str, consts: tuple[str, ...], config: CheckConfig, master: str | None,
           partitions: int | None, confs: tuple[str, ...], connect_timeout: float,
-          fmt: str, quiet: bool, out_dir: str | None = None, trace_out: str | None = None
-          ) -> None:
+          fmt: str, quiet: bool, verbose: bool, out_dir: str | None = None,
+          trace_out: str | None = None) -> None:
     """Explore every reachable state of SPEC on Spark, with the same results as `check`.
 
     SPEC is a file (specs/kraft_broker.py) or module (specs.kraft_broker), optionally
@@ -109,9 +111,12 @@ def spark(spec: str, consts: tuple[str, ...], config: CheckConfig, master: str |
         explorer = SparkExplorer(
             bound, config, master=master, partitions=partitions, spark_conf=conf,
             progress=progress_printer(not quiet), connect_timeout=connect_timeout,
-            stop_session=True)
+            stop_session=True, verbose=verbose)
         # Fail on the checkpoint dir and the spec before paying for a Spark session.
         explorer.precheck()
+        resumed = explorer.resume_point
+        if resumed is not None:
+            click.echo(f"resuming at level {resumed[0]} ({resumed[1]:,} states)", err=True)
         if not quiet:
             where = master or "the master given to spark-submit"
             click.echo(f"Checking {bound!r} on Spark ({where}): {len(bound.layout.cells)} "

@@ -146,6 +146,7 @@ class SparkExplorer:
         spec_target: str | None = None,
         connect_timeout: float = 60.0,
         stop_session: bool = False,
+        verbose: bool = False,
         **options: Any,
     ) -> None:
         cfg = CheckConfig.of(config, options, "SparkExplorer")
@@ -157,6 +158,7 @@ class SparkExplorer:
             raise UsageError("--resume needs --checkpoint-dir: the directory of the run to "
                              "continue.")
         self.config = cfg
+        self.verbose = verbose
         self.library = library
         self.spec = spec
         self.kernel = build_kernel(spec, cfg, library)
@@ -174,18 +176,6 @@ class SparkExplorer:
         self._interrupted = False
         self._prechecked: tuple[str, dict[str, Any], dict[str, Any] | None] | None = None
 
-    @property
-    def max_depth(self) -> int | None:
-        return self.config.max_depth
-
-    @property
-    def checkpoint_dir(self) -> str | None:
-        return self.config.checkpoint_dir
-
-    @property
-    def resume(self) -> bool:
-        return self.config.resume
-
     # ------------------------------------------------------------------ run
     def precheck(self) -> None:
         """Check what can be checked before Spark starts: the spec can be shipped, and the
@@ -193,14 +183,19 @@ class SparkExplorer:
         engine)."""
         if self._prechecked is not None:
             return
+        if self.config.max_states is not None:
+            raise UsageError("--max-states is not supported by the spark backend yet (its "
+                             "levels live on the executors); use --max-depth, or the local "
+                             "`modelcheck check`.")
         target, _ = spec_target(type(self.spec))
         if self.spec_target:
             target = self.spec_target
         ident = spec_identity(self.kernel, target)
         manifest: dict[str, Any] | None = None
-        if self.checkpoint_dir is not None:
-            rundir = RunDir.prepare(self.checkpoint_dir, resume=self.resume)
-            if self.resume:
+        cfg = self.config
+        if cfg.checkpoint_dir is not None:
+            rundir = RunDir.prepare(cfg.checkpoint_dir, resume=cfg.resume)
+            if cfg.resume:
                 manifest = rundir.read_manifest()
                 rundir.check_compatible(manifest, ident)
                 if manifest.get("engine") != ShardEngine.name:
@@ -214,6 +209,15 @@ class SparkExplorer:
                             temporary=True)
         self.rundir = rundir
         self._prechecked = (target, ident, manifest)
+
+    @property
+    def resume_point(self) -> tuple[int, int] | None:
+        """After :meth:`precheck`: ``(level, distinct states)`` where a ``--resume`` run
+        continues its checkpoint, or None for a fresh run."""
+        manifest = self._prechecked[2] if self._prechecked is not None else None
+        if manifest is None:
+            return None
+        return int(manifest["level"]), sum(int(x) for x in manifest["level_sizes"])
 
     def run(self) -> Result:
         """Explore; Ctrl-C returns the levels finished so far with status ``incomplete``."""
@@ -230,7 +234,8 @@ class SparkExplorer:
         try:
             if spark is None:
                 spark, created = get_session(self.master, self.spark_conf,
-                                             connect_timeout=self.connect_timeout)
+                                             connect_timeout=self.connect_timeout,
+                                             quiet=not self.verbose)
             self.spark = spark
             if not self.spec_target:
                 target = ship_spec(spark, type(self.spec)).target
@@ -338,7 +343,7 @@ class SparkExplorer:
                                                 now - lt, now - t0 + prior))
                 if not can_expand:
                     res.status = "incomplete"
-                    res.reason = f"--max-depth {self.max_depth} reached"
+                    res.reason = f"--max-depth {self.config.max_depth} reached"
                     break
                 if n_new == 0:
                     break
@@ -353,7 +358,8 @@ class SparkExplorer:
         return res
 
     def _can_expand(self, depth: int) -> bool:
-        return self.max_depth is None or depth < self.max_depth
+        max_depth = self.config.max_depth
+        return max_depth is None or depth < max_depth
 
     def _job(self, depth: int, expand: bool | None, again: bool = False) -> LevelSummary:
         """The engine's job ``depth`` (level 0 includes what the initial states outside

@@ -174,9 +174,7 @@ from modelcheck import (
     action,
     all_of,
     any_of,
-    has,
     where,
-    without,
 )
 
 
@@ -362,19 +360,18 @@ class KRaftLifecycle(Spec):
         ``nl``'s choice for every partition b led or that had no leader.
         ``unfence`` (brokerToAdd = b): b leads every leaderless partition whose ISR holds it.
         """
-        bit = b - self.Brokers.start
         if not self.fence_moves_leadership():
             remove = False
         ok: Any = True
         for p in self.Partitions:
             isr, ld, le = s.isr[p], s.leader[p], s.leaderEpoch[p]
-            in_isr = has(isr, bit)
+            in_isr = isr.has(b)
             aff = remove & (in_isr | (ld == b))
-            new_isr = where(aff & (isr != (1 << bit)), without(isr, bit), isr)
+            new_isr = where(aff & (isr != {b}), isr.without(b), isr)
             need = aff & ((ld == b) | (ld == 0))
 
             def cand(c: int, new_isr: Any = new_isr) -> Any:
-                return has(new_isr, c - self.Brokers.start) & self.acceptable(s, c)
+                return new_isr.has(c) & self.acceptable(s, c)
 
             c = self._choice(nl, p)
             if c == 0:
@@ -581,14 +578,13 @@ class KRaftLifecycle(Spec):
     @action(p=Partitions, c=Brokers)
     def IsrExpand(self, s, t, p, c):
         """The leader's AlterPartition adds follower ``c`` to the ISR."""
-        bit = c - self.Brokers.start
         leader_up = any_of(self.Brokers, lambda lb: (s.leader[p] == lb) & self.alive(s, lb)
                            & (s.bEpoch[lb] == s.regEpoch[lb]))
         follower_up = (((s.bstate[c] == RECOVERY) | (s.bstate[c] == RUNNING)
                         | (s.bstate[c] == PENDING_CS)) & (s.bEpoch[c] == s.regEpoch[c]))
-        t.isr[p] = s.isr[p] | (1 << bit)
+        t.isr[p] = s.isr[p].with_(c)
         self._append(s, t, True, Rec.ISR_EXPAND, c)
-        return (leader_up & ~has(s.isr[p], bit) & self.acceptable(s, c) & follower_up
+        return (leader_up & ~s.isr[p].has(c) & self.acceptable(s, c) & follower_up
                 & self.can_append(s))
 
     # -- properties (from the reusable library in invariants/) --------------------------

@@ -10,8 +10,10 @@ from modelcheck import (
     Array,
     Bool,
     Const,
+    Enum,
     Ids,
     Int,
+    Record,
     SetOf,
     Spec,
     action,
@@ -213,9 +215,9 @@ class Votes(Spec):
 
     @action(v=Voters, c=Ids(1, 2))
     def Vote(self, s, t, v, c):
-        t.voted = with_(s.voted, v - 1)
+        t.voted = with_(s.voted, v)
         t.choice[v] = c
-        return ~has(s.voted, v - 1) & (s.winner == 0)
+        return ~has(s.voted, v) & (s.winner == 0)
 
     @action
     def Tally(self, s, t):
@@ -228,7 +230,7 @@ class Votes(Spec):
     @action
     def Retract(self, s, t):
         v = choose(s.voted, lambda v: s.choice[v] == 2)
-        t.voted = without(s.voted, v - 1)
+        t.voted = without(s.voted, v)
         t.choice[v] = 0
         return any_of(s.voted, lambda v: s.choice[v] == 2) & (s.winner == 0)
 
@@ -243,7 +245,7 @@ class VotesByHand(Votes):
 
     @action
     def Tally(self, s, t):
-        mine = [(v, has(s.voted, v - 1)) for v in self.Voters]
+        mine = [(v, has(s.voted, v)) for v in self.Voters]
         ones = sum(where(m & (s.choice[v] == 1), 1, 0) for v, m in mine)
         twos = sum(where(m & (s.choice[v] == 2), 1, 0) for v, m in mine)
         top = 0
@@ -251,17 +253,17 @@ class VotesByHand(Votes):
             top = where(m, v, top)
         t.winner = where(ones >= twos, 1, 2)
         t.top = top
-        return any_of(self.Voters, lambda v: has(s.voted, v - 1) & (s.choice[v] != 0)) & \
+        return any_of(self.Voters, lambda v: has(s.voted, v) & (s.choice[v] != 0)) & \
             (s.winner == 0)
 
     @action
     def Retract(self, s, t):
         v = 0
         for u in reversed(self.Voters):
-            v = where(has(s.voted, u - 1) & (s.choice[u] == 2), u, v)
-        t.voted = s.voted & ~(1 << (v - 1))
+            v = where(has(s.voted, u) & (s.choice[u] == 2), u, v)
+        t.voted = without(s.voted, v)
         t.choice[v] = 0
-        return any_of(self.Voters, lambda u: has(s.voted, u - 1) & (s.choice[u] == 2)) & \
+        return any_of(self.Voters, lambda u: has(s.voted, u) & (s.choice[u] == 2)) & \
             (s.winner == 0)
 
 
@@ -332,3 +334,52 @@ class RotateByHand(Rotate):
             for j in (1, 2):
                 t.m[i][j] = s.m[j][i]
         return s.m[1][2] != s.m[2][1]
+
+
+class Kind(IntEnum):
+    REQ = 0
+    ACK = 1
+
+
+class Inbox(Spec):
+    """Quantifiers, folds and CHOOSE over sets of records, enums and ints (element
+    values of the generic ``SetOf``): senders post requests and acks as records; a
+    receiver takes the first request (a CHOOSE over the set), notes its sender and
+    the sum of the pending senders; the kinds ever seen form a set of enum values."""
+
+    check_deadlock = False
+    N = Const(2, min=1)
+    Procs = Ids(1, N)
+    msgs = SetOf(Record(src=Procs, kind=Enum(Kind)))
+    kinds = SetOf(Enum(Kind))
+    sums = SetOf(Int(0, 7))
+    last = Int(0, N)
+
+    @action(p=Procs, k=[Kind.REQ, Kind.ACK])
+    def Send(self, s, t, p, k):
+        t.msgs = s.msgs.with_({"src": p, "kind": k})
+        t.kinds = with_(s.kinds, k)
+        return ~s.msgs.has({"src": p, "kind": k})
+
+    @action
+    def Receive(self, s, t):
+        m = choose(s.msgs, lambda m: m.kind == Kind.REQ)
+        t.msgs = without(s.msgs, m)
+        t.last = m.src
+        t.sums = s.sums.with_(sum_of(s.msgs, lambda m: m.src) % 8)
+        return any_of(s.msgs, lambda m: m.kind == Kind.REQ)
+
+    @action
+    def Forget(self, s, t):
+        k = min_of(s.kinds, lambda k: k, default=0)
+        t.kinds = s.kinds.without(k)
+        t.sums = s.sums - s.sums.without(max_of(s.sums, lambda x: x, default=0)).without(0)
+        return (count_of(s.msgs, lambda m: m.kind == k) == 0) & ~s.kinds.is_empty()
+
+    @invariant
+    def KindsSeen(self, s):
+        return all_of(s.msgs, lambda m: s.kinds.has(m.kind))
+
+    @invariant
+    def LastWasARequester(self, s):
+        return (s.last == 0) | any_of(self.Procs, lambda p: p == s.last)

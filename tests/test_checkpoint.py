@@ -177,9 +177,10 @@ def test_sigkill_midway_then_resume_gives_the_uninterrupted_result(runner, tmp_p
     (["--deadlock"], "checked deadlock False vs True (--deadlock/--no-deadlock)"),
 ])
 def test_refuses_a_checkpoint_of_another_check(runner, tmp_path, change, says) -> None:
-    base = ["--const", "L=8", "--const", "M=3", "--checkpoint-dir", str(tmp_path)]
-    assert _check(runner, *base, "--max-depth", "3").exit_code == 3
-    r = _check(runner, *base, "--resume", *change)
+    base = ["--const", "L=8", "--checkpoint-dir", str(tmp_path)]
+    assert _check(runner, *base, "--const", "M=3", "--max-depth", "3").exit_code == 3
+    m = [] if "--const" in change else ["--const", "M=3"]
+    r = _check(runner, *base, *m, "--resume", *change)
     if says is None:
         assert r.exit_code == 1, r.output
         return

@@ -11,6 +11,7 @@ import hashlib
 import importlib.util
 import json
 import os
+import re
 import shutil
 import signal
 import socket
@@ -446,6 +447,18 @@ def cli(*args: str, **kw: Any) -> subprocess.Popen[str]:
                             env=env, **kw)
 
 
+def test_cli_filters_spark_noise() -> None:
+    """Spark's start-up chatter (the JVM's incubator-module warning, the log-level
+    lines) is not shown without --verbose; our own lines are."""
+    p = cli("examples/counter.py", "--master", "local[1]")
+    out, err = p.communicate(timeout=300)
+    assert p.returncode == 0, err
+    assert "Checking Counter" in err and "level   0" in err
+    for noise in ("Using incubator modules", "Setting default log level",
+                  "sc.setLogLevel"):
+        assert noise not in err
+
+
 def kraft_args(consts: dict[str, int]) -> list[str]:
     out = [KRAFT]
     for k, v in consts.items():
@@ -497,6 +510,7 @@ def assert_resumes_to_local(args: list[str], consts: dict[str, int]) -> None:
     resumed = cli(*args, "--resume")
     out, err = resumed.communicate(timeout=900)
     assert resumed.returncode == 0, err
+    assert re.search(r"^resuming at level \d+ \([\d,]+ states\)$", err, re.M), err
     got = json.loads(out)
     want = Explorer(kraft(**consts)).run().to_json()
     for key in COMPARED:
@@ -611,3 +625,10 @@ def test_cli_ctrl_c_gives_the_finished_levels() -> None:
     assert n >= 6
     assert levels_of(got) == levels_of(want)[:n]
     assert got["distinct_states"] == sum(lv["new"] for lv in want["levels"][:n]) + 1
+
+
+def test_compound_types_as_locally(spark: Any) -> None:
+    """Records, sequences, sets of records and bags (examples/mailbox.py) on Spark."""
+    for cls in ("Mailbox", "MailboxSym", "MailboxBug"):
+        r = compare(spark, load_spec_class(f"examples/mailbox.py:{cls}")())
+        assert r.distinct_states == {"Mailbox": 334, "MailboxSym": 170}.get(cls, 13)

@@ -89,7 +89,7 @@ class Tokens(Spec):
     def Pass(self, s, t, d):
         nxt = where(s.holder + d > self.N, s.holder + d - self.N, s.holder + d)
         t.holder = nxt
-        t.visited = with_(s.visited, nxt - 1)
+        t.visited = with_(s.visited, nxt)
         # dynamic index on the left-hand side: paint the node that receives the token
         t.paint[nxt] = where(s.paint[nxt] == Color.BLUE, Color.RED, s.paint[nxt] + 1)
         t.hops = s.hops + 1
@@ -98,12 +98,12 @@ class Tokens(Spec):
     @action
     def Finish(self, s, t):
         t.done = True
-        t.visited = without(s.visited, 0)
-        return ~s.done & (count(s.visited, self.N) == self.N)
+        t.visited = without(s.visited, 1)
+        return ~s.done & (count(s.visited) == self.N)
 
     @invariant
     def HolderVisited(self, s):
-        return has(s.visited, s.holder - 1) | s.done
+        return has(s.visited, s.holder) | s.done
 
     @action_property
     def HopsGrow(self, s, t):

@@ -46,6 +46,7 @@ from .itf import (
     ItfError,
     ItfTrace,
     Record,
+    freeze,
     from_itf,
     parse_json_strict,
 )
@@ -163,11 +164,14 @@ def _norm(v: Any) -> Any:
     """A value from the checker in trace form: decimal-string keys become ints, numpy
     scalars Python ones; sets stay sets and lists lists (the checker's values are typed:
     :meth:`~modelcheck.domains.ScalarType.to_python` gives a ``frozenset`` for a set)."""
+    if isinstance(v, Record):
+        return Record({k: _norm(x) for k, x in v.items()})
     if isinstance(v, Mapping):
-        return {index_key(k): _norm(x) for k, x in v.items()}
+        return {index_key(k) if isinstance(k, str) else freeze(_norm(k)): _norm(x)
+                for k, x in v.items()}
     if isinstance(v, (set, frozenset)):
-        return frozenset(_norm(x) for x in v)
-    if isinstance(v, list):
+        return frozenset(freeze(_norm(x)) for x in v)
+    if isinstance(v, (list, FrozenSeq)):
         return [_norm(x) for x in v]
     if isinstance(v, tuple):
         return tuple(_norm(x) for x in v)
@@ -369,10 +373,18 @@ def dumps_trace_json(trace: Trace) -> str:
 
 
 def _json_value(v: Any) -> Any:
-    if isinstance(v, Mapping) and not isinstance(v, Record):
-        return {str(k): _json_value(x) for k, x in v.items()}
+    if isinstance(v, Record):
+        return {"#rec": {k: _json_value(x) for k, x in v.items()}}
+    if isinstance(v, Mapping):
+        if all(isinstance(k, (int, str)) and not isinstance(k, bool) for k in v):
+            return {str(k): _json_value(x) for k, x in v.items()}
+        return {"#map": sorted(([_json_value(k), _json_value(x)] for k, x in v.items()),
+                               key=lambda kv: json.dumps(kv[0], sort_keys=True))}
     if isinstance(v, (set, frozenset)):
-        return {"#set": sorted((_json_value(x) for x in v), key=value_sort_key)}
+        members = [_json_value(x) for x in v]
+        if all(isinstance(x, (bool, int, str)) for x in members):
+            return {"#set": sorted(members, key=value_sort_key)}
+        return {"#set": sorted(members, key=lambda x: json.dumps(x, sort_keys=True))}
     if isinstance(v, tuple):
         return {"#tup": [_json_value(x) for x in v]}
     if isinstance(v, (list, FrozenSeq)):
@@ -470,6 +482,20 @@ def _from_json_value(j: Any, path: str, fail: Callable[[str, str], NoReturn],
         return j
     if isinstance(j, int):
         return j
+    if isinstance(j, dict) and len(j) == 1 and next(iter(j)) == "#rec":
+        body = j["#rec"]
+        if not isinstance(body, dict):
+            fail(f"{path}.#rec", f"expected an object, got {_jdesc(body)}.")
+        return Record({k: _from_json_value(x, f"{path}.{k}", fail, depth + 1)
+                       for k, x in body.items()})
+    if isinstance(j, dict) and len(j) == 1 and next(iter(j)) == "#map":
+        body = j["#map"]
+        if not isinstance(body, list) or not all(isinstance(e, list) and len(e) == 2
+                                                 for e in body):
+            fail(f"{path}.#map", "expected a list of [key, value] pairs.")
+        return {freeze(_from_json_value(k, f"{path}.#map[{i}][0]", fail, depth + 1)):
+                _from_json_value(x, f"{path}.#map[{i}][1]", fail, depth + 1)
+                for i, (k, x) in enumerate(body)}
     if isinstance(j, dict) and len(j) == 1 and next(iter(j)) in ("#set", "#tup"):
         tag, body = next(iter(j.items()))
         if not isinstance(body, list):
@@ -479,8 +505,14 @@ def _from_json_value(j: Any, path: str, fail: Callable[[str, str], NoReturn],
                          for i, x in enumerate(body))
         out: set[Any] = set()
         for i, x in enumerate(body):
-            if not isinstance(x, (bool, int, str)):
-                fail(f"{path}.#set[{i}]", f"a set holds integers or strings, got {_jdesc(x)}.")
+            if isinstance(x, dict) and len(x) == 1 and next(iter(x)) in ("#rec", "#tup", "#set",
+                                                                         "#map"):
+                x = freeze(_from_json_value(x, f"{path}.#set[{i}]", fail, depth + 1))
+            elif isinstance(x, list):
+                x = freeze(_from_json_value(x, f"{path}.#set[{i}]", fail, depth + 1))
+            elif not isinstance(x, (bool, int, str)):
+                fail(f"{path}.#set[{i}]", f"a set holds integers, strings, records, tuples, "
+                                          f"sequences or sets, got {_jdesc(x)}.")
             if x in out:
                 fail(f"{path}.#set[{i}]", "duplicate set element"
                      + (" (a boolean equals 0 or 1)." if isinstance(x, bool)
@@ -522,7 +554,8 @@ def loads_trace(data: bytes | str, *, source_file: str | None = None) -> Trace:
     try:
         doc = parse_json_strict(data, source=where)
     except ItfError as e:
-        raise TraceFileError(f"{e} (not a trace file: trace files are JSON text).") from None
+        hint = "" if "truncated" in str(e) else " (not a trace file: trace files are JSON text)"
+        raise TraceFileError(f"{e}{hint}.") from None
     return trace_from_document(doc, source_file=source_file)
 
 
