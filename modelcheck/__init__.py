@@ -37,7 +37,26 @@ from .errors import (
     UsageError,
 )
 from .explorer import Explorer, Progress, check, explore
-from .expr import all_of, any_of, count, has, implies, where, with_, without
+from .expr import (
+    BOOLEAN,
+    all_of,
+    any_of,
+    choose,
+    count,
+    count_of,
+    excluding,
+    functions,
+    has,
+    implies,
+    init_product,
+    max_of,
+    min_of,
+    not_,
+    sum_of,
+    where,
+    with_,
+    without,
+)
 from .liveness import check_liveness
 from .result import EXIT_CODES, ActionCoverage, LevelStats, Result, TraceStep, Violation
 from .spec import Spec, action, action_property, constraint, invariant
@@ -61,6 +80,8 @@ __all__ = [
     "action", "invariant", "action_property", "constraint",
     "eventually", "always_eventually", "eventually_always", "leads_to",
     "where", "any_of", "all_of", "implies", "has", "with_", "without", "count",
+    "not_", "choose", "sum_of", "max_of", "min_of", "count_of", "excluding", "BOOLEAN",
+    "functions", "init_product",
     "check", "check_liveness", "CheckConfig", "Explorer", "Progress", "explore",
     "Result", "TraceStep", "Violation", "ActionCoverage", "LevelStats", "EXIT_CODES",
     "Trace", "load_trace", "loads_trace", "dumps_trace_json", "trace_to_itf", "trace_to_json",

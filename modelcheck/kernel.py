@@ -21,6 +21,7 @@ with its parameters and the offending state.
 
 from __future__ import annotations
 
+import itertools
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -29,10 +30,11 @@ from typing import Any
 import numpy as np
 
 from .errors import SpecEvaluationError, source_location, user_frame_location
+from .expr import bool_hint, collect_undefined
 from .layout import Layout
 from .spec import ActionInstance, PredicateDecl, Spec
 from .symmetry import Symmetry
-from .views import NextView, StateView
+from .views import Branch, NextView, StateView
 
 __all__ = ["Kernel", "Expansion", "format_state"]
 
@@ -162,20 +164,58 @@ class Kernel:
         """The successor of one state by one action instance, or None if not enabled."""
         s = self.scalar_view(cells)
         t = NextView(s)
-        try:
-            g = inst.call(self.spec, s, t)
-        except SpecEvaluationError as e:
-            raise self._error(inst.decl.fn, f"action {inst.label}", e, cells) from None
-        except Exception as e:
-            raise self._error(inst.decl.fn, f"action {inst.label}", e, cells) from None
+        with collect_undefined() as undefined:
+            try:
+                g = inst.call(self.spec, s, t)
+            except Exception as e:
+                raise self._error(inst.decl.fn, f"action {inst.label}", e, cells) from None
         if not _is_bool_scalar(g):
             raise self._not_bool(inst.decl.fn, f"the guard of action {inst.label}", g, cells)
-        if not g:
+        taken = self._taken(inst, t, undefined)
+        if taken is None:
             return None
+        cond, assigned, undefined = taken
+        if cond is not None and not _is_bool_scalar(cond):
+            raise self._not_bool(inst.decl.fn, f"the condition of action {inst.label}", cond,
+                                 cells)
+        if not g or (cond is not None and not cond):
+            return None
+        for _mask, where, message in undefined:
+            raise SpecEvaluationError(
+                f"{where}: action {inst.label} is enabled in the state "
+                f"{format_state(self.layout, cells)}, but {message}.",
+                where=where, what=f"action {inst.label}",
+                state=self.layout.values_from_cells(cells))
         nxt = list(cells)
-        for ci, v in t._assigned.items():
+        for ci, v in assigned.items():
             nxt[ci] = self._check_assigned_scalar(inst, ci, v, cells)
         return nxt
+
+    def _taken(self, inst: ActionInstance, t: NextView, undefined: list[Any]
+               ) -> tuple[Any, dict[int, Any], list[Any]] | None:
+        """What instance ``inst`` does after its action ran on ``t``: the condition of its
+        branch (None without branches), the cells it assigns and the undefined values
+        (CHOOSE) that matter to it; None when the body never reached its branch."""
+        branches: dict[str, Branch] = t._branches
+        unknown = [b for b in branches if b not in inst.decl.branches]
+        if unknown:
+            raise SpecEvaluationError(
+                f"{source_location(inst.decl.fn)}: action {inst.decl.name} took branch(es) "
+                f"{', '.join(map(repr, unknown))} that its source does not show; write "
+                "`with t.branch(\"name\", cond):` directly in the action's body, with a "
+                "string literal name.", where=source_location(inst.decl.fn),
+                what=f"action {inst.label}")
+        if inst.branch is None:
+            return None if branches else (None, t._assigned, undefined)
+        mine = branches.get(inst.branch)
+        if mine is None:
+            return None
+        assigned = dict(t._assigned)
+        assigned.update(mine.assigned)
+        others = [b.undefined for name, b in branches.items() if name != inst.branch]
+        keep = [u for i, u in enumerate(undefined)
+                if not any(lo <= i < hi for lo, hi in others)]
+        return mine.cond, assigned, keep
 
     def check_invariants(self, cells: Sequence[int]) -> list[PredicateDecl]:
         """The checked invariants that one state violates."""
@@ -248,50 +288,68 @@ class Kernel:
         out_fps: list[np.ndarray] = []
         hits: list[list[tuple[np.ndarray, np.ndarray, np.ndarray]]] = [[] for _ in self.properties]
         stutter = [self._stutter_verdict(p, s) for p in self.properties]
-        for inst in self.actions:
+        for _key, group in itertools.groupby(self.actions, key=lambda a: (a.decl, a.params)):
+            insts = list(group)
             t = NextView(s)
-            try:
-                g = inst.call(self.spec, s, t)
-            except Exception as e:
-                raise self._locate_action_error(inst, words, e) from None
-            mask = self._mask(g, n, inst.decl.fn, f"the guard of action {inst.label}", words)
-            rows = np.flatnonzero(mask)
-            m = len(rows)
-            if m == 0:
-                continue
-            fired[inst.id] = m
-            if any_enabled is not None:
-                any_enabled |= mask
-            child = words[rows]
-            post: dict[int, Any] = {}
-            with np.errstate(over="ignore"):
-                for ci, v in t._assigned.items():
-                    vr = self._assigned_rows(inst, ci, v, rows, n, words)
-                    old = s._cell(ci)
-                    old_r = old[rows]
-                    post[ci] = vr
-                    delta = (np.asarray(vr, dtype=np.int64) - old_r.astype(np.int64)).astype(_U64)
-                    child[:, layout.word_of[ci]] += delta * layout.mult[ci]
-            child, fps = self.canonical(child)
-            out_words.append(child)
-            out_fps.append(fps)
-            out_parent.append(rows)
-            out_action.append(np.full(m, inst.id, dtype=np.int32))
-            if self.properties:
-                pre_sub = _SubView(s, rows, {})
-                post_sub = _SubView(s, rows, post)
-                for j, p in enumerate(self.properties):
-                    reads, ok_mask = stutter[j]
-                    if reads is not None and ok_mask is not None and reads.isdisjoint(post):
-                        # The action leaves every cell the property reads of the next
-                        # state unchanged: its verdict is the one on (s, s).
-                        bad = np.flatnonzero(~ok_mask[rows])
-                    else:
-                        bad = self._pred_rows(p, pre_sub.view(layout, m),
-                                              post_sub.view(layout, m), words, rows, inst)
+            with collect_undefined() as undefined:
+                try:
+                    g = insts[0].call(self.spec, s, t)
+                except Exception as e:
+                    raise self._locate_action_error(insts[0], words, e) from None
+            for inst in insts:
+                taken = self._taken(inst, t, undefined)
+                if taken is None:
+                    continue
+                cond, assigned, und = taken
+                mask = self._mask(g, n, inst.decl.fn, f"the guard of action {inst.label}",
+                                  words)
+                if cond is not None:
+                    mask = mask & self._mask(cond, n, inst.decl.fn,
+                                             f"the condition of action {inst.label}", words)
+                for um, _where, message in und:
+                    bad = np.flatnonzero(mask & um)
                     if len(bad):
-                        hits[j].append((rows[bad], np.full(len(bad), inst.id, dtype=np.int32),
-                                        fps[bad]))
+                        raise self._locate_action_error(inst, words[bad],
+                                                        SpecEvaluationError(message))
+                rows = np.flatnonzero(mask)
+                m = len(rows)
+                if m == 0:
+                    continue
+                fired[inst.id] = m
+                if any_enabled is not None:
+                    any_enabled |= mask
+                child = words[rows]
+                post: dict[int, Any] = {}
+                with np.errstate(over="ignore"):
+                    for ci, v in assigned.items():
+                        vr = self._assigned_rows(inst, ci, v, rows, n, words)
+                        old = s._cell(ci)
+                        old_r = old[rows]
+                        post[ci] = vr
+                        delta = (np.asarray(vr, dtype=np.int64)
+                                 - old_r.astype(np.int64)).astype(_U64)
+                        child[:, layout.word_of[ci]] += delta * layout.mult[ci]
+                child, fps = self.canonical(child)
+                out_words.append(child)
+                out_fps.append(fps)
+                out_parent.append(rows)
+                out_action.append(np.full(m, inst.id, dtype=np.int32))
+                if self.properties:
+                    pre_sub = _SubView(s, rows, {})
+                    post_sub = _SubView(s, rows, post)
+                    for j, p in enumerate(self.properties):
+                        reads, ok_mask = stutter[j]
+                        if reads is not None and ok_mask is not None and reads.isdisjoint(post):
+                            # The action leaves every cell the property reads of the next
+                            # state unchanged: its verdict is the one on (s, s).
+                            bad = np.flatnonzero(~ok_mask[rows])
+                        else:
+                            bad = self._pred_rows(p, pre_sub.view(layout, m),
+                                                  post_sub.view(layout, m), words, rows, inst)
+                        if len(bad):
+                            hits[j].append((rows[bad],
+                                            np.full(len(bad), inst.id, dtype=np.int32),
+                                            fps[bad]))
         deadlocks = empty_i
         if any_enabled is not None:
             deadlocks = np.flatnonzero(~any_enabled)
@@ -478,8 +536,9 @@ class Kernel:
         st = f" in the state {format_state(self.layout, cells)}" if cells is not None else ""
         return SpecEvaluationError(
             f"{source_location(fn)}: {what} returned {_short_repr(value)} of type {kind}, "
-            f"not a boolean{st}. Build conditions with comparisons and & | ~ (not `and`, "
-            "`or`, `not`), and return them.",
+            f"not a boolean{st}."
+            + (bool_hint(value) or " Build conditions with comparisons and & | ~ (not "
+               "`and`, `or`, `not`), and return them."),
             where=source_location(fn), what=what,
             state=self.layout.values_from_cells(cells) if cells is not None else None,
         )

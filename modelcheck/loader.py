@@ -8,6 +8,7 @@ defined in it.
 
 from __future__ import annotations
 
+import enum
 import importlib
 import importlib.util
 import inspect
@@ -124,16 +125,22 @@ def load_spec_class(target: str) -> type[Spec]:
     return classes[0]
 
 
-def parse_const(text: str, known: dict[str, Any]) -> tuple[str, int | bool]:
+def parse_const(text: str, known: dict[str, Any]) -> tuple[str, Any]:
     """Parse ``K=V`` against the spec's constants (``known``: name -> default)."""
     if "=" not in text:
         raise SpecLoadError(f"--const {text!r}: expected NAME=VALUE, e.g. --const N=3.")
     key, raw = (p.strip() for p in text.split("=", 1))
     if key not in known:
-        have = ", ".join(f"{k}={v}" for k, v in known.items()) or "none"
+        have = ", ".join(f"{k}={getattr(v, 'name', v)}" for k, v in known.items()) or "none"
         raise SpecLoadError(f"--const {text!r}: unknown constant {key!r}; the spec's "
                             f"constants are: {have}.")
     default = known[key]
+    if isinstance(default, enum.Enum):
+        members = type(default).__members__
+        for n, m in members.items():
+            if n.lower() == raw.lower():
+                return key, m
+        raise SpecLoadError(f"--const {text!r}: {key} is one of {', '.join(members)}.")
     if isinstance(default, bool):
         low = raw.lower()
         if low in ("true", "1", "yes"):

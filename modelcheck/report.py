@@ -19,7 +19,7 @@ __all__ = ["render_text"]
 def render_text(r: Result) -> str:
     """The human-readable report printed by ``modelcheck check``."""
     out: list[str] = []
-    consts = ", ".join(f"{k}={v}" for k, v in r.constants.items())
+    consts = ", ".join(f"{k}={getattr(v, 'name', v)}" for k, v in r.constants.items())
     out.append(f"Spec {r.spec} ({consts})" if consts else f"Spec {r.spec}")
     if r.status == "error":
         out.append(f"Error: {r.error}")

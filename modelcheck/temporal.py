@@ -141,11 +141,13 @@ class FairnessCondition:
         return f"{'WF' if self.kind == 'weak' else 'SF'}({self.label})"
 
 
-def label_of(inst: ActionInstance) -> str:
-    """``Register(b=1)``, as traces label a step."""
+def label_of(inst: ActionInstance, branch: bool = True) -> str:
+    """``Register(b=1)``, as traces label a step (``Decide[commit](b=1)`` for a branch of
+    an action; with ``branch=False`` the action whose disjunct it is, ``Decide(b=1)``)."""
+    name = inst.name if branch else inst.decl.name
     if not inst.params:
-        return inst.name
-    return f"{inst.name}({', '.join(f'{k}={v}' for k, v in inst.params)})"
+        return name
+    return f"{name}({', '.join(f'{k}={v}' for k, v in inst.params)})"
 
 
 def fairness_conditions(spec: Spec, select: Sequence[str] | None = None
@@ -153,7 +155,13 @@ def fairness_conditions(spec: Spec, select: Sequence[str] | None = None
     """The spec's fairness conditions, in action order; with ``select``, only those of
     the named action families or instance labels (unknown names are an error)."""
     cls = type(spec)
-    by_label = {label_of(a): a for a in spec.actions}
+    # the branches of an action (``with t.branch(...)``) are disjuncts of one action:
+    # fairness is of the whole action, WF(A) with A = A1 \/ A2, as TLA+ writes it
+    by_label: dict[str, list[ActionInstance]] = {}
+    for a in spec.actions:
+        by_label.setdefault(label_of(a, branch=False), []).append(a)
+        if a.branch is not None:
+            by_label.setdefault(label_of(a), []).append(a)
     decls = cls._actions
     wanted: dict[str, str] = {}
     for name, d in decls.items():
@@ -187,16 +195,21 @@ def fairness_conditions(spec: Spec, select: Sequence[str] | None = None
     for key, kind in wanted.items():
         base = kind.split("-")[0]
         if key in by_label and key not in decls:
-            inst = by_label[key]
-            if select is None or key in select or inst.name in select:
-                out.append(FairnessCondition(base, key, inst.name, (inst.id,)))
+            insts = by_label[key]
+            family = insts[0].decl.name
+            if select is None or key in select or family in select:
+                out.append(FairnessCondition(base, key, family, tuple(a.id for a in insts)))
             continue
         if select is not None and key not in select:
             continue
-        insts = [a for a in spec.actions if a.name == key]
+        insts = [a for a in spec.actions if a.decl.name == key]
         if kind.endswith("-family") and decls[key].params:
             out.append(FairnessCondition(base, f"{key}(*)", key, tuple(a.id for a in insts)))
         else:
-            out.extend(FairnessCondition(base, label_of(a), key, (a.id,)) for a in insts)
+            groups: dict[str, list[int]] = {}
+            for a in insts:
+                groups.setdefault(label_of(a, branch=False), []).append(a.id)
+            out.extend(FairnessCondition(base, lbl, key, tuple(ids))
+                       for lbl, ids in groups.items())
     out.sort(key=lambda c: c.action_ids)
     return out

@@ -230,6 +230,21 @@ class SetValue(Value):
     def __gt__(self, other: Any) -> Any:
         return (self >= other) & (self != other)
 
+    def members(self) -> list[tuple[Any, Any]]:
+        """``(element, in_set)`` for every value of the element type, in the type's order
+        (ids and ints ascending, enums by value, records field by field): the set-valued
+        expression protocol of the quantifiers, folds and ``choose`` of
+        :mod:`modelcheck.expr` (``any_of(s.msgs, fn)``). An element is an expression value
+        of the element type (an int, a record value...); ``in_set`` is a numpy bool, a
+        column for a batch."""
+        w = self.type.chunk_bits
+        elem = self.type.elem
+        out: list[tuple[Any, Any]] = []
+        for i in range(self.type.width):
+            inside = (as_int(self.chunks[i // w]) >> (i % w)) & 1 == 1
+            out.append((elem.value_at(i), inside))
+        return out
+
     def size(self) -> Any:
         """``Cardinality(S)``."""
         acc: Any = np.int64(0)

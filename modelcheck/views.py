@@ -13,17 +13,19 @@ into the cells again (:meth:`~modelcheck.domains.BoundType.columns`).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from .domains import ScalarType
 from .errors import SpecEvaluationError
+from .expr import undefined_mark
 from .layout import Layout
 from .values import Value
 
-__all__ = ["StateView", "NextView", "ArrayView"]
+__all__ = ["StateView", "NextView", "ArrayView", "Branch"]
 
 
 def _static(i: Any) -> bool:
@@ -134,9 +136,8 @@ class ArrayView:
         if _static(i):
             i = self._check(i)
             if len(self._dims) > 1:
-                raise SpecEvaluationError(
-                    f"assign the elements of {self._var} one by one, not a whole sub-array"
-                )
+                _assign_whole(view, self._var, (*self._path, i), self._dims[1:], value)
+                return
             _assign_leaf(view, self._var, view._layout.leaf_map(self._var, self._path)[i], value)
             return
         idx = np.asarray(i)
@@ -206,17 +207,74 @@ class StateView:
         )
 
 
+@dataclass
+class Branch:
+    """What one ``with t.branch(name, cond):`` block did: its condition, the cells it
+    assigned, and the span of undefined values (``CHOOSE``) collected inside it."""
+
+    cond: Any
+    assigned: dict[int, Any]
+    undefined: tuple[int, int]
+
+
+class _BranchBlock:
+    """The context manager of ``t.branch``: assignments inside it belong to the branch."""
+
+    def __init__(self, t: NextView, name: str, cond: Any) -> None:
+        self._t, self._name, self._cond = t, name, cond
+        self._saved: dict[int, Any] = {}
+        self._start = 0
+
+    def __enter__(self) -> None:
+        t = self._t
+        if t._in_branch is not None:
+            raise SpecEvaluationError(
+                f"branch {self._name!r} is inside branch {t._in_branch!r}; branches do not "
+                "nest (write the combinations as branches of their own)")
+        if self._name in t._branches:
+            raise SpecEvaluationError(f"branch {self._name!r} is taken twice in one action")
+        self._saved = dict(t._assigned)
+        self._start = undefined_mark()
+        object.__setattr__(t, "_in_branch", self._name)
+
+    def __exit__(self, kind: Any, exc: Any, tb: Any) -> None:
+        t = self._t
+        saved = self._saved
+        own = {ci: v for ci, v in t._assigned.items() if ci not in saved or saved[ci] is not v}
+        t._assigned.clear()
+        t._assigned.update(saved)
+        object.__setattr__(t, "_in_branch", None)
+        if kind is None:
+            t._branches[self._name] = Branch(self._cond, own, (self._start, undefined_mark()))
+
+
 class NextView(StateView):
-    """The next state: reads see assignments made so far, writes record them."""
+    """The next state: reads see assignments made so far, writes record them.
+
+    ``with t.branch(name, cond):`` opens a branch: the assignments inside it make one
+    successor (when ``cond`` and the guard hold), on top of the assignments made
+    outside every branch.
+    """
 
     def __init__(self, current: StateView) -> None:
         super().__init__(current._layout, current._cell, current._n)
         object.__setattr__(self, "_assigned", {})
+        object.__setattr__(self, "_branches", {})
+        object.__setattr__(self, "_in_branch", None)
+
+    def branch(self, name: str, cond: Any = True) -> _BranchBlock:
+        """A branch of the action (TLA+'s disjunct): ``with t.branch("commit", c): ...``."""
+        return _BranchBlock(self, name, cond)
 
     def _cell(self, i: int) -> Any:
         v = self._assigned.get(i)
         if v is None:
             return self._getter(i)
+        if i in self._layout.bool_cells and not (
+                isinstance(v, (np.bool_, np.ndarray)) and v.dtype == np.bool_):
+            # a boolean cell reads back as a numpy boolean whatever was assigned (True,
+            # 1, an integer column), so that ~ and where mean what they say
+            return np.asarray(v) != 0
         return v
 
     def _assign(self, i: int, value: Any) -> None:
@@ -227,8 +285,34 @@ class NextView(StateView):
         if info is None:
             raise _unknown(self._layout, name)
         if info.dims:
-            raise SpecEvaluationError(
-                f"assign the elements of {name} one by one (t.{name}[i] = ...), "
-                "not the whole array"
-            )
+            _assign_whole(self, name, (), info.dims, value)
+            return
         _assign_leaf(self, name, info.first_cell, value)
+
+
+def _assign_whole(t: NextView, var: str, path: tuple[int, ...], dims: tuple[range, ...],
+                  value: Any) -> None:
+    """Assign a whole (sub-)array: from another array (``t.a = s.b``), a mapping of
+    every index (``{1: x, 2: y}``) or a function of the index (``lambda i: ...``, TLA+'s
+    ``[i \\in S |-> e]``); for nested arrays the value per index is again one of those."""
+    name = f"{var}{''.join(f'[{p}]' for p in path)}"
+    for j in dims[0]:
+        if isinstance(value, ArrayView):
+            v = value[j]
+        elif isinstance(value, Mapping):
+            if j not in value:
+                raise SpecEvaluationError(
+                    f"assigning {name} from a mapping without index {j}; give every index "
+                    f"of {dims[0].start}..{dims[0].stop - 1}")
+            v = value[j]
+        elif callable(value):
+            v = value(j)
+        else:
+            raise SpecEvaluationError(
+                f"assign the array {name} from another array (t.{var} = s.other), a mapping "
+                f"of every index or a function of the index (lambda i: ...), not "
+                f"{type(value).__name__}")
+        if len(dims) > 1:
+            _assign_whole(t, var, (*path, j), dims[1:], v)
+        else:
+            _assign_leaf(t, var, t._layout.leaf_map(var, path)[j], v)

@@ -213,6 +213,45 @@ def test_fairness_per_instance_and_per_family():
         "WF(Go(p=2)): taken on the loop (step to state 3, Go(2))")
 
 
+class Branchy(Spec):
+    """One action of two disjuncts (branches): ``b`` toggles x, always enabled; ``a``
+    sets y while y = 0. WF(Step) is fairness of the disjunction."""
+
+    check_deadlock = False
+    x = Bool()
+    y = Bool()
+
+    @action(fair="weak")
+    def Step(self, s, t):
+        with t.branch("b", s.x | ~s.x):
+            t.x = ~s.x
+        with t.branch("a", ~s.y):
+            t.y = True
+        return s.x | ~s.x
+
+    @eventually
+    def EventuallyX(self, s):
+        return s.x
+
+    @eventually
+    def EventuallyY(self, s):
+        return s.y
+
+
+def test_fairness_of_an_action_with_branches_is_of_the_whole_disjunction():
+    # WF(Step) with Step = b \/ a: one condition over both branch instances
+    assert [(c.name, len(c.action_ids)) for c in fairness_conditions(Branchy())] == [
+        ("WF(Step)", 2)]
+    r = check_liveness(Branchy())
+    # Step is always enabled, so it is taken: x becomes TRUE (a fair behaviour cannot
+    # stutter at the start) ...
+    assert r.liveness["properties"]["EventuallyX"] == "holds"
+    # ... but toggling x forever takes Step infinitely often: y may stay FALSE (weak
+    # fairness of each branch separately would force `a`, which stays enabled)
+    assert r.liveness["properties"]["EventuallyY"] == "violated"
+    assert {s.action for s in r.violation.trace[1:]} <= {"Step[b]"}
+
+
 class Wide(Spec):
     """A state too wide for 64 bits (hashed fingerprints), and a safety violation."""
 

@@ -230,10 +230,14 @@ def _more(items: Sequence[Any], n: int) -> str:
 
 def _instance(spec: Spec, name: str, params: Mapping[str, Any]) -> tuple[ActionInstance | None,
                                                                         str]:
-    decl = type(spec)._actions.get(name)
+    base, _, branch = name.partition("[")
+    decl = type(spec)._actions.get(base)
     if decl is None:
         return None, (f"{spec.name} has no action {name!r}; its actions are: "
                       f"{', '.join(type(spec)._actions)}.")
+    if (branch[:-1] if branch else None) not in (decl.branches or (None,)):
+        have = ", ".join(f"{base}[{b}]" for b in decl.branches) or f"{base} (no branches)"
+        return None, f"{spec.name} has no action {name!r}; its branches are: {have}."
     want = list(decl.params)
     if sorted(params) != sorted(want):
         sig = f"{name}({', '.join(want)})" if want else name
