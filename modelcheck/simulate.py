@@ -490,7 +490,11 @@ def simulate(spec: Spec, config: CheckConfig | None = None, *,
              library: Library | None = library_lookup,
              progress: Callable[[SimProgress], None] | None = None,
              **options: Any) -> Result:
-    """Simulate a bound spec: ``Simulator(spec, config, SimConfig(**options)).run()``.
+    """Simulate a bound spec: ``Simulator(spec, config, SimConfig(...)).run()``.
+
+    Keyword ``options`` are fields of :class:`SimConfig` (``seed``, ``runs``, ...; with
+    ``runs`` and no ``time_limit``, no time limit) or of
+    :class:`~modelcheck.config.CheckConfig` (``invariants``, ``check_deadlock``, ...).
 
     For example::
 
@@ -507,7 +511,11 @@ def simulate(spec: Spec, config: CheckConfig | None = None, *,
         >>> r.status, r.simulation["steps"], r.distinct_states
         ('ok', 15, 4)
     """
-    return Simulator(spec, config, SimConfig(**_sim_options(options)), library=library,
+    sim_fields = set(SimConfig.__dataclass_fields__)
+    check_opts = {k: v for k, v in options.items() if k not in sim_fields}
+    sim_opts = {k: v for k, v in options.items() if k in sim_fields}
+    cfg = CheckConfig.of(config, check_opts, "simulate")
+    return Simulator(spec, cfg, SimConfig(**_sim_options(sim_opts)), library=library,
                      progress=progress).run()
 
 
