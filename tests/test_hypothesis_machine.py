@@ -10,7 +10,7 @@ from examples.counter import Counter
 from modelcheck.testing import state_machine
 from specs.kraft_broker import KRaftBroker, KRaftBrokerBugNoCatchUpCheck
 
-SETTINGS = settings(max_examples=300, stateful_step_count=20, database=None, deadline=None,
+SETTINGS = settings(max_examples=200, stateful_step_count=10, database=None, deadline=None,
                     derandomize=True, suppress_health_check=list(HealthCheck))
 
 
