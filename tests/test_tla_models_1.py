@@ -22,7 +22,8 @@ from examples.tla.bakery import (
 )
 from examples.tla.inner_fifo import InnerFIFO, InnerFIFOBugIncrement
 from examples.tla.simple_regular import SimpleRegular, SimpleRegularBugNoWrite
-from modelcheck import explore
+from examples.tla.token_ring import TokenRing, TokenRingSmallM
+from modelcheck import check_liveness, explore
 from modelcheck.errors import SpecEvaluationError
 from modelcheck.kernel import Kernel
 
@@ -132,3 +133,27 @@ def test_inner_fifo_against_brute_force(qlen: int) -> None:
 def test_inner_fifo_bug_is_a_type_error() -> None:
     with pytest.raises(SpecEvaluationError, match=r"SSend.*in_\.rdy = 2, outside its declared"):
         explore(InnerFIFOBugIncrement())
+
+
+# ---------------------------------------------------------------- TokenRing
+def test_token_ring_manifest_config_and_stab() -> None:
+    # TokenRing.cfg: N=6, M=6, PROPERTIES Stab; manifest: 46,656 distinct (= 6^6, all
+    # initial), 248,832 total (our generated plus the initial states), depth 1 (ours 0)
+    r = check_liveness(TokenRing())
+    assert (r.status, r.distinct_states, r.depth) == ("ok", 46_656, 0)
+    assert r.generated_states + 46_656 == 248_832
+    assert r.liveness["properties"] == {"Stab": "holds"}
+
+
+@pytest.mark.parametrize("n, m", [(2, 1), (3, 2), (4, 4)])
+def test_token_ring_small_against_brute_force(n: int, m: int) -> None:
+    r = check_liveness(TokenRing(N=n, M=m))
+    assert r.status == "ok" and r.distinct_states == m ** n
+    assert (r.distinct_states, r.depth) == brute_force(TokenRing(N=n, M=m))
+
+
+def test_token_ring_needs_enough_counter_values() -> None:
+    # N = 5 > M + 1 = 4 breaks the module's ASSUME: several tokens may circulate forever
+    r = check_liveness(TokenRingSmallM())
+    assert r.status == "violation" and r.violation.kind == "liveness"
+    assert r.violation.property == "Stab" and r.violation.loop is not None
