@@ -8,6 +8,7 @@ Each model's docstring names its source files and how its counts compare with TL
 
 from __future__ import annotations
 
+from examples.tla.kvstore import KVStore, KVStoreBugInsertOverwrites
 from examples.tla.tcp import MCtcp, MCtcpBugNoAck
 from modelcheck import explore
 
@@ -30,3 +31,61 @@ def test_tcp_bug_breaks_inv() -> None:
     r = explore(MCtcpBugNoAck())
     assert r.status == "violation" and r.violation.property == "Inv"
     assert [st.action for st in r.violation.trace] == [None, "Listen", "SynSent[synack]"]
+
+
+# -- btree: kvstore -----------------------------------------------------------------
+
+
+def _kvstore_bfs() -> tuple[int, int, int]:
+    """(distinct, generated with the initial state, depth) of kvstore.cfg by a BFS
+    written directly from kvstore.tla: strings and tuples, no modelcheck."""
+    keys, vals = ("A", "B", "C"), ("X", "Y", "Z")
+
+    def succ(st):
+        op, args, ret, state, d = st
+        dd = dict(d)
+        if state == "ready":
+            for k in keys:
+                yield "get", (k,), None, "working", d
+                yield "delete", (k,), None, "working", d
+                for v in vals:
+                    yield "insert", (k, v), None, "working", d
+                    yield "update", (k, v), None, "working", d
+        if op == "get":
+            yield op, args, dd[args[0]], "ready", d
+        if op in ("insert", "update") and (op == "update" or state == "working"):
+            k, v = args
+            doit = (dd[k] == "missing") == (op == "insert")
+            nd = {**dd, k: v} if doit else dd
+            yield op, args, "ok" if doit else "error", "ready", tuple(sorted(nd.items()))
+        if op == "delete":
+            yield op, args, "ok", "ready", tuple(sorted({**dd, args[0]: "missing"}.items()))
+
+    init = (None, None, None, "ready", tuple((k, "missing") for k in keys))
+    depth, frontier, gen = {init: 0}, [init], 1
+    while frontier:
+        nxt = []
+        for s in frontier:
+            for t in succ(s):
+                gen += 1
+                if t not in depth:
+                    depth[t] = depth[s] + 1
+                    nxt.append(t)
+        frontier = nxt
+    return len(depth), gen, max(depth.values())
+
+
+def test_kvstore_matches_the_manifest_and_an_independent_bfs() -> None:
+    r = explore(KVStore())
+    assert r.status == "ok"
+    # manifest: distinctStates 2641, totalStates 28585 (with the initial state)
+    assert (r.distinct_states, r.generated_states + 1) == (2641, 28585)
+    # the manifest's stateDepth 11 is not the BFS depth: 8 steps (TLC would print 9)
+    assert (r.distinct_states, r.generated_states + 1, r.depth) == _kvstore_bfs() \
+        == (2641, 28585, 8)
+
+
+def test_kvstore_bug_insert_overwrites() -> None:
+    r = explore(KVStoreBugInsertOverwrites())
+    assert r.status == "violation" and r.violation.property == "InsertKeepsValue"
+    assert len(r.violation.trace) == 5
