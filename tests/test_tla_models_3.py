@@ -8,7 +8,11 @@ Each model's docstring names its source files and how its counts compare with TL
 
 from __future__ import annotations
 
+import pytest
+
+from examples.tla.crdt import MCCRDT, MCCRDTBugGossipOverwrites
 from examples.tla.kvstore import KVStore, KVStoreBugInsertOverwrites
+from examples.tla.replicated_log import MCReplicatedLog, MCReplicatedLogBugExecuteAhead
 from examples.tla.tcp import MCtcp, MCtcpBugNoAck
 from modelcheck import explore
 
@@ -89,3 +93,37 @@ def test_kvstore_bug_insert_overwrites() -> None:
     r = explore(KVStoreBugInsertOverwrites())
     assert r.status == "violation" and r.violation.property == "InsertKeepsValue"
     assert len(r.violation.trace) == 5
+
+
+# -- FiniteMonotonic: MCReplicatedLog and MCCRDT -------------------------------------
+
+
+def _composed_steps(r) -> int:
+    return sum(c.fired for c in r.coverage if c.name.endswith("AndReduction"))
+
+
+@pytest.mark.parametrize(
+    "spec, distinct, total, tlc_depth",
+    [(MCReplicatedLog(), 1_363, 17_425, 13), (MCCRDT(), 25_000, 1_350_001, 16)],
+    ids=["MCReplicatedLog", "MCCRDT"],
+)
+def test_finite_monotonic_models_match_the_manifest(spec, distinct, total, tlc_depth) -> None:
+    r = explore(spec)
+    assert r.status == "ok"
+    assert (r.distinct_states, r.depth + 1) == (distinct, tlc_depth)
+    # TLC's totalStates also counts the intermediate state of every composed step
+    # (A \cdot Reduction) and the initial state
+    assert r.generated_states + _composed_steps(r) + 1 == total
+
+
+def test_finite_monotonic_bounds_lose_nothing() -> None:
+    assert explore(MCReplicatedLog(Cap=6)).distinct_states == 1_363
+    assert explore(MCCRDT(Max=5)).distinct_states == 25_000
+
+
+@pytest.mark.parametrize("spec, length", [(MCReplicatedLogBugExecuteAhead(), 2),
+                                          (MCCRDTBugGossipOverwrites(), 4)])
+def test_finite_monotonic_bugs_break_safety(spec, length) -> None:
+    r = explore(spec)
+    assert r.status == "violation" and r.violation.property == "Safety"
+    assert len(r.violation.trace) == length
