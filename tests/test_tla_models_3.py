@@ -11,6 +11,7 @@ from __future__ import annotations
 import pytest
 
 from examples.tla.crdt import MCCRDT, MCCRDTBugGossipOverwrites
+from examples.tla.echo import MCEcho, MCEchoBugInitiatorSendsC, MCEchoBugSelfParent
 from examples.tla.kvstore import KVStore, KVStoreBugInsertOverwrites
 from examples.tla.replicated_log import MCReplicatedLog, MCReplicatedLogBugExecuteAhead
 from examples.tla.tcp import MCtcp, MCtcpBugNoAck
@@ -127,3 +128,20 @@ def test_finite_monotonic_bugs_break_safety(spec, length) -> None:
     r = explore(spec)
     assert r.status == "violation" and r.violation.property == "Safety"
     assert len(r.violation.trace) == length
+
+
+# -- echo: MCEcho --------------------------------------------------------------------
+
+
+def test_echo_matches_the_manifest() -> None:
+    r = explore(MCEcho())
+    assert r.status == "ok"
+    # manifest: distinctStates 75, totalStates 116 (with the initial state), stateDepth 16
+    assert (r.distinct_states, r.generated_states + 1, r.depth + 1) == (75, 116, 16)
+
+
+@pytest.mark.parametrize("spec, prop", [(MCEchoBugSelfParent(), "ParentIsNbr"),
+                                        (MCEchoBugInitiatorSendsC(), "FirstMessageIsM")])
+def test_echo_bugs_fail_the_plus_cal_asserts(spec, prop) -> None:
+    r = explore(spec)
+    assert r.status == "violation" and r.violation.property == prop
