@@ -14,8 +14,9 @@ from examples.tla.crdt import MCCRDT, MCCRDTBugGossipOverwrites
 from examples.tla.echo import MCEcho, MCEchoBugInitiatorSendsC, MCEchoBugSelfParent
 from examples.tla.kvstore import KVStore, KVStoreBugInsertOverwrites
 from examples.tla.replicated_log import MCReplicatedLog, MCReplicatedLogBugExecuteAhead
+from examples.tla.span_tree import SpanTree, SpanTreeBugNoMom, SpanTreeBugUnfair
 from examples.tla.tcp import MCtcp, MCtcpBugNoAck
-from modelcheck import explore
+from modelcheck import check_liveness, explore
 
 # -- tcp: MCtcp ---------------------------------------------------------------------
 
@@ -145,3 +146,47 @@ def test_echo_matches_the_manifest() -> None:
 def test_echo_bugs_fail_the_plus_cal_asserts(spec, prop) -> None:
     r = explore(spec)
     assert r.status == "violation" and r.violation.property == prop
+
+
+# -- SpanningTree: SpanTree ----------------------------------------------------------
+
+
+def _span_tree_bfs() -> tuple[int, int, int]:
+    """(distinct, generated with the initial state, depth) of SpanTree.cfg by a BFS
+    written directly from SpanTree.tla: tuples, no modelcheck."""
+    edges = {(1, 2), (1, 3), (2, 3), (2, 4), (3, 4), (3, 5), (4, 5)}
+    nodes, mx = range(1, 6), 6
+    nbrs = {n: [m for m in nodes if (m, n) in edges or (n, m) in edges] for n in nodes}
+    init = (tuple(nodes), tuple(0 if n == 1 else mx for n in nodes))
+    depth, frontier, gen = {init: 0}, [init], 1
+    while frontier:
+        nxt = []
+        for mom, dist in frontier:
+            for n in nodes:
+                for m in nbrs[n]:
+                    for d in range(dist[m - 1] + 1, dist[n - 1]):
+                        t = (mom[:n - 1] + (m,) + mom[n:], dist[:n - 1] + (d,) + dist[n:])
+                        gen += 1
+                        if t not in depth:
+                            depth[t] = depth[(mom, dist)] + 1
+                            nxt.append(t)
+        frontier = nxt
+    return len(depth), gen, max(depth.values())
+
+
+def test_span_tree_matches_the_manifest_and_liveness_holds() -> None:
+    r = check_liveness(SpanTree())
+    assert r.status == "ok" and r.liveness["properties"] == {"Liveness": "holds"}
+    # manifest: distinctStates 1236, totalStates 10278 (with the initial state)
+    assert (r.distinct_states, r.generated_states + 1) == (1_236, 10_278)
+    # the manifest's stateDepth 6 is not the BFS depth: 4 steps (TLC would print 5)
+    assert (r.distinct_states, r.generated_states + 1, r.depth) == _span_tree_bfs() \
+        == (1_236, 10_278, 4)
+
+
+def test_span_tree_bugs() -> None:
+    r = check_liveness(SpanTreeBugUnfair())
+    assert r.status == "violation" and r.violation.property == "Liveness"
+    assert r.violation.loop == 0 and len(r.violation.trace) == 1  # stutters at the start
+    r = explore(SpanTreeBugNoMom())
+    assert r.status == "violation" and r.violation.property == "Safety"

@@ -37,7 +37,7 @@ cfg checks it with ``CONSTRAINT Constraint``, which our liveness checker refuses
 the second conjunct (eventually only ``WriteTx(n, tx)`` steps, a property of the
 behaviour rather than a fairness condition) is not expressible as modelcheck fairness.
 
-    modelcheck check examples/tla/replicated_log.py          # 1,363 states
+    modelcheck check examples/tla/replicated_log.py:MCReplicatedLog   # 1,363 states
 """
 
 from __future__ import annotations

@@ -51,7 +51,7 @@ constraints (cut-off states would stutter forever). The fairness is not declared
 either: ``WF_vars(System)`` is one condition on the disjunction of ten actions, which
 would have to be written as one action with a branch per disjunct.
 
-    modelcheck check examples/tla/tcp.py                      # MCtcp: 1,182 states
+    modelcheck check examples/tla/tcp.py:MCtcp                # 1,182 states
     modelcheck check examples/tla/tcp.py:MCtcpBugNoAck   # Inv fails
 """
 
