@@ -11,12 +11,13 @@ from __future__ import annotations
 import pytest
 
 from examples.tla.crdt import MCCRDT, MCCRDTBugGossipOverwrites
+from examples.tla.disruptor_spmc import DisruptorSPMC, DisruptorSPMCBugNoWrapCheck
 from examples.tla.echo import MCEcho, MCEchoBugInitiatorSendsC, MCEchoBugSelfParent
 from examples.tla.kvstore import KVStore, KVStoreBugInsertOverwrites
 from examples.tla.replicated_log import MCReplicatedLog, MCReplicatedLogBugExecuteAhead
 from examples.tla.span_tree import SpanTree, SpanTreeBugNoMom, SpanTreeBugUnfair
 from examples.tla.tcp import MCtcp, MCtcpBugNoAck
-from modelcheck import check_liveness, explore
+from modelcheck import all_of, check_liveness, explore, implies, invariant
 
 # -- tcp: MCtcp ---------------------------------------------------------------------
 
@@ -190,3 +191,33 @@ def test_span_tree_bugs() -> None:
     assert r.violation.loop == 0 and len(r.violation.trace) == 1  # stutters at the start
     r = explore(SpanTreeBugNoMom())
     assert r.status == "violation" and r.violation.property == "Safety"
+
+
+# -- Disruptor: Disruptor_SPMC -------------------------------------------------------
+
+
+def test_disruptor_spmc_matches_the_manifest() -> None:
+    r = explore(DisruptorSPMC())
+    assert r.status == "ok"
+    # manifest: distinctStates 8496, totalStates 28049 (with the initial state),
+    # stateDepth 82
+    assert (r.distinct_states, r.generated_states + 1, r.depth + 1) == (8_496, 28_049, 82)
+
+
+def test_disruptor_spmc_consumers_read_every_value_in_order() -> None:
+    # what Liveliness asks of every behaviour, checked here on every state: a
+    # consumer's history is 0, 1, ..., read[r] (and one more while it reads)
+    class Histories(DisruptorSPMC):
+        @invariant
+        def ConsumedInOrder(self, s):
+            return all_of(self.Readers, lambda r: all_of(
+                range(1, self.MaxPublished + 1),
+                lambda i: implies(i <= s.consumed[r].len(), s.consumed[r].at(i) == i - 1)))
+
+    assert explore(Histories()).status == "ok"
+
+
+def test_disruptor_spmc_bug_laps_a_consumer() -> None:
+    r = explore(DisruptorSPMCBugNoWrapCheck())
+    assert r.status == "violation" and r.violation.property == "NoDataRaces"
+    assert len(r.violation.trace) == 11
