@@ -11,10 +11,10 @@ from __future__ import annotations
 import pytest
 
 from examples.tla.crdt import MCCRDT, MCCRDTBugGossipOverwrites
-from examples.tla.disruptor_spmc import DisruptorSPMC, DisruptorSPMCBugNoWrapCheck
+from examples.tla.disruptor_spmc import DisruptorSPMC, DisruptorSPMCBugLaps
 from examples.tla.echo import MCEcho, MCEchoBugInitiatorSendsC, MCEchoBugSelfParent
 from examples.tla.kvstore import KVStore, KVStoreBugInsertOverwrites
-from examples.tla.replicated_log import MCReplicatedLog, MCReplicatedLogBugExecuteAhead
+from examples.tla.replicated_log import MCReplicatedLog, MCReplicatedLogBugAhead
 from examples.tla.span_tree import SpanTree, SpanTreeBugNoMom, SpanTreeBugUnfair
 from examples.tla.tcp import MCtcp, MCtcpBugNoAck
 from modelcheck import all_of, check_liveness, explore, implies, invariant
@@ -124,7 +124,7 @@ def test_finite_monotonic_bounds_lose_nothing() -> None:
     assert explore(MCCRDT(Max=5)).distinct_states == 25_000
 
 
-@pytest.mark.parametrize("spec, length", [(MCReplicatedLogBugExecuteAhead(), 2),
+@pytest.mark.parametrize("spec, length", [(MCReplicatedLogBugAhead(), 2),
                                           (MCCRDTBugGossipOverwrites(), 4)])
 def test_finite_monotonic_bugs_break_safety(spec, length) -> None:
     r = explore(spec)
@@ -218,6 +218,51 @@ def test_disruptor_spmc_consumers_read_every_value_in_order() -> None:
 
 
 def test_disruptor_spmc_bug_laps_a_consumer() -> None:
-    r = explore(DisruptorSPMCBugNoWrapCheck())
+    r = explore(DisruptorSPMCBugLaps())
     assert r.status == "violation" and r.violation.property == "NoDataRaces"
     assert len(r.violation.trace) == 11
+
+
+# -- the modules' docstring commands say what happens --------------------------------
+
+MODULES = ("tcp", "kvstore", "replicated_log", "crdt", "echo", "span_tree", "disruptor_spmc")
+
+
+def _docstring_commands() -> list[tuple[str, list[str], str]]:
+    import importlib
+    import re
+    import shlex
+
+    out = []
+    for name in MODULES:
+        doc = importlib.import_module(f"examples.tla.{name}").__doc__
+        for line in doc.splitlines():
+            m = re.match(r"\s+modelcheck check (.+?)\s+#\s*(.+)$", line)
+            if m:
+                out.append((name, shlex.split(m.group(1)), m.group(2)))
+    return out
+
+
+def test_every_module_shows_its_commands() -> None:
+    assert {name for name, _, _ in _docstring_commands()} == set(MODULES)
+
+
+@pytest.mark.parametrize("name, args, comment", _docstring_commands(),
+                         ids=lambda x: " ".join(x) if isinstance(x, list) else str(x))
+def test_docstring_commands_say_what_happens(runner, name: str, args: list[str],
+                                             comment: str) -> None:
+    import json
+    import re
+
+    from modelcheck.cli import cli
+
+    d = json.loads(runner.invoke(cli, ["check", *args, "--format", "json", "-q"]).stdout)
+    m = re.search(r"violates (\w+)", comment)
+    if m:
+        assert d["status"] == "violation" and d["violation"]["property"] == m.group(1)
+    else:
+        assert d["status"] == "ok"
+        n = re.search(r"([\d,]+) states", comment).group(1)
+        assert d["distinct_states"] == int(n.replace(",", ""))
+        if "Liveness holds" in comment:
+            assert d["liveness"]["properties"]["Liveness"] == "holds"

@@ -38,7 +38,8 @@ second conjunct (eventually only gossip steps, a property of the behaviour rathe
 a fairness condition) is not expressible as modelcheck fairness. ``Monotonicity`` is
 left out by the cfg itself (the reduction breaks it).
 
-    modelcheck check examples/tla/crdt.py:MCCRDT             # 25,000 states
+    modelcheck check examples/tla/crdt.py:MCCRDT                      # 25,000 states
+    modelcheck check examples/tla/crdt.py:MCCRDTBugGossipOverwrites   # violates Safety
 """
 
 from __future__ import annotations

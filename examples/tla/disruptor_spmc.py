@@ -38,8 +38,8 @@ WF_vars(BeginRead(r))`` and ``WF_vars(EndRead(r))``, declared here with
 ``fair="weak"``). The cfg checks it with ``CONSTRAINT StateConstraint``, which our
 liveness checker refuses (cut-off states would stutter forever).
 
-    modelcheck check examples/tla/disruptor_spmc.py          # 8,496 states
-    modelcheck check examples/tla/disruptor_spmc.py:DisruptorSPMCBugNoWrapCheck
+    modelcheck check examples/tla/disruptor_spmc.py      # 8,496 states
+    modelcheck check examples/tla/disruptor_spmc.py:DisruptorSPMCBugLaps  # violates NoDataRaces
 """
 
 from __future__ import annotations
@@ -64,7 +64,7 @@ from modelcheck import (
     where,
 )
 
-__all__ = ["Pc", "DisruptorSPMC", "DisruptorSPMCBugNoWrapCheck"]
+__all__ = ["Pc", "DisruptorSPMC", "DisruptorSPMCBugLaps"]
 
 NULL = -1
 
@@ -157,7 +157,7 @@ class DisruptorSPMC(Spec):
             & (s.ringbuffer[i].writers.size() <= 1)))
 
 
-class DisruptorSPMCBugNoWrapCheck(DisruptorSPMC):
+class DisruptorSPMCBugLaps(DisruptorSPMC):
     """The producer does not wait for the slowest consumer: it laps it and writes a
     slot that is being read (``NoDataRaces`` fails)."""
 

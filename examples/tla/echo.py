@@ -39,9 +39,9 @@ Not in the cfg, hence not checked: the temporal ``Termination`` (``Spec`` has no
 fairness) and the invariants ``InitiatorNoParent``, ``ParentIsNeighbor``,
 ``ParentChild`` defined in ``Echo.tla``.
 
-    modelcheck check examples/tla/echo.py                   # 75 states
-    modelcheck check examples/tla/echo.py:MCEchoBugSelfParent        # ParentIsNbr
-    modelcheck check examples/tla/echo.py:MCEchoBugInitiatorSendsC   # FirstMessageIsM
+    modelcheck check examples/tla/echo.py                            # 75 states
+    modelcheck check examples/tla/echo.py:MCEchoBugSelfParent        # violates ParentIsNbr
+    modelcheck check examples/tla/echo.py:MCEchoBugInitiatorSendsC   # violates FirstMessageIsM
 """
 
 from __future__ import annotations

@@ -35,8 +35,8 @@ Fairness: ``Spec`` has ``WF_op(\\E k \\in Keys: DeleteReq(k))``, but the cfg che
 temporal property; the fairness is left out (``WF_op`` is fairness on the subscript
 ``op`` alone, not on all variables, which modelcheck does not express).
 
-    modelcheck check examples/tla/kvstore.py                 # 2,641 states
-    modelcheck check examples/tla/kvstore.py:KVStoreBugInsertOverwrites
+    modelcheck check examples/tla/kvstore.py     # 2,641 states
+    modelcheck check examples/tla/kvstore.py:KVStoreBugInsertOverwrites  # violates InsertKeepsValue
 """
 
 from __future__ import annotations

@@ -38,6 +38,7 @@ the second conjunct (eventually only ``WriteTx(n, tx)`` steps, a property of the
 behaviour rather than a fairness condition) is not expressible as modelcheck fairness.
 
     modelcheck check examples/tla/replicated_log.py:MCReplicatedLog   # 1,363 states
+    modelcheck check examples/tla/replicated_log.py:MCReplicatedLogBugAhead  # violates Safety
 """
 
 from __future__ import annotations
@@ -56,7 +57,7 @@ from modelcheck import (
     min_of,
 )
 
-__all__ = ["ReplicatedLog", "MCReplicatedLog", "MCReplicatedLogBugExecuteAhead"]
+__all__ = ["ReplicatedLog", "MCReplicatedLog", "MCReplicatedLogBugAhead"]
 
 
 class ReplicatedLog(Spec):
@@ -128,7 +129,7 @@ class MCReplicatedLog(ReplicatedLog):
         return (s.log.len() < 5) & all_of(self.Node, lambda n: s.log.len() - s.executed[n] < 5)
 
 
-class MCReplicatedLogBugExecuteAhead(MCReplicatedLog):
+class MCReplicatedLogBugAhead(MCReplicatedLog):
     """``ExecuteTx`` without its guard: a node executes past the end of the log
     (``Safety`` fails after one step)."""
 

@@ -30,9 +30,9 @@ Translation choices:
   checked (``modelcheck check`` checks it: no state constraint, no symmetry).
 * ``TypeOK`` holds by construction.
 
-    modelcheck check examples/tla/span_tree.py               # 1,236 states, Liveness holds
-    modelcheck check examples/tla/span_tree.py:SpanTreeBugUnfair   # Liveness fails
-    modelcheck check examples/tla/span_tree.py:SpanTreeBugNoMom    # Safety fails
+    modelcheck check examples/tla/span_tree.py                     # 1,236 states, Liveness holds
+    modelcheck check examples/tla/span_tree.py:SpanTreeBugUnfair   # violates Liveness
+    modelcheck check examples/tla/span_tree.py:SpanTreeBugNoMom    # violates Safety
 """
 
 from __future__ import annotations

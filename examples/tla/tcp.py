@@ -35,10 +35,11 @@ Translation choices:
   port hand-rolls one: ``MCtcp`` adds a boolean ``cut``, which these three actions set,
   and the state constraint ``SingleActiveOpen == ~cut``. As in TLC, such a successor is
   generated and checked against the invariants but never stored, and a state whose only
-  steps are cut is not a deadlock (TLC decides deadlock before applying constraints:
-  the state where both peers are CLOSED with a SYN in flight has only ``ACTIVE_OPEN`` and
-  ``PASSIVE_OPEN`` steps, and is no deadlock in TLC). ``cut`` is FALSE in every stored
-  state, so it adds no states.
+  steps are cut is not a deadlock. TLC behaves so: the cfg checks deadlock, and the
+  reachable state where both peers are CLOSED with a SYN in flight (three steps from
+  ``MCInit``) has only ``ACTIVE_OPEN`` and ``PASSIVE_OPEN`` steps, yet the manifest's run
+  succeeded; with the three actions simply removed, it is a deadlock. ``cut`` is FALSE
+  in every stored state, so it adds no states.
 * ``TypeOK`` holds by construction: the variables' types are its sets, and storing a
   value outside them is a spec error.
 
@@ -51,8 +52,8 @@ constraints (cut-off states would stutter forever). The fairness is not declared
 either: ``WF_vars(System)`` is one condition on the disjunction of ten actions, which
 would have to be written as one action with a branch per disjunct.
 
-    modelcheck check examples/tla/tcp.py:MCtcp                # 1,182 states
-    modelcheck check examples/tla/tcp.py:MCtcpBugNoAck   # Inv fails
+    modelcheck check examples/tla/tcp.py:MCtcp           # 1,182 states
+    modelcheck check examples/tla/tcp.py:MCtcpBugNoAck   # violates Inv
 """
 
 from __future__ import annotations
