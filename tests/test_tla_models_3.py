@@ -17,7 +17,7 @@ from examples.tla.kvstore import KVStore, KVStoreBugInsertOverwrites
 from examples.tla.replicated_log import MCReplicatedLog, MCReplicatedLogBugAhead
 from examples.tla.span_tree import SpanTree, SpanTreeBugNoMom, SpanTreeBugUnfair
 from examples.tla.tcp import MCtcp, MCtcpBugNoAck
-from modelcheck import all_of, check_liveness, explore, implies, invariant
+from modelcheck import action, all_of, check_liveness, excluding, explore, implies, invariant
 
 # -- tcp: MCtcp ---------------------------------------------------------------------
 
@@ -32,6 +32,23 @@ def test_tcp_mctcp_matches_the_manifest() -> None:
 
 def test_tcp_capacity_is_large_enough() -> None:
     assert explore(MCtcp(Cap=6)).distinct_states == 1182
+
+
+def test_tcp_action_constraint_cuts_steps_rather_than_removing_actions() -> None:
+    # TLC's run of MCtcp.cfg (deadlock checked) succeeds; with the three actions that
+    # SingleActiveOpen forbids removed outright, a reachable state deadlocks
+    class Removed(MCtcp):
+        @action(local=MCtcp.Peers, remote=lambda self, local: excluding(self.Peers, local))
+        def ACTIVE_OPEN(self, s, t, local, remote):
+            return False
+
+        @action(local=MCtcp.Peers, remote=lambda self, local: excluding(self.Peers, local))
+        def PASSIVE_OPEN(self, s, t, local, remote):
+            return False
+
+    r = explore(Removed())
+    assert r.status == "deadlock" and len(r.violation.trace) == 3
+    assert r.violation.trace[-1].state["connstate"] == {1: "CLOSED", 2: "CLOSED"}
 
 
 def test_tcp_bug_breaks_inv() -> None:
