@@ -1,4 +1,5 @@
-"""Reusable invariants and action properties, usable from any spec and by name from the CLI.
+"""Reusable invariants, action properties and temporal properties, usable from any spec
+and by name from the CLI.
 
 Each entry is a factory returning a predicate bound to variable names (with
 defaults that follow the KRaft specs). Put one in a spec as a class attribute::
@@ -28,6 +29,12 @@ from .lifecycle import (
     registered_incarnation_holds_epoch,
     single_live_registration,
 )
+from .liveness import (
+    controlled_shutdown_completes,
+    dead_broker_eventually_fenced,
+    eventually_unfenced,
+    registration_resolves,
+)
 
 __all__ = [
     "epoch_monotonic",
@@ -43,6 +50,10 @@ __all__ = [
     "controlled_shutdown_safe",
     "single_live_registration",
     "registered_incarnation_holds_epoch",
+    "eventually_unfenced",
+    "controlled_shutdown_completes",
+    "registration_resolves",
+    "dead_broker_eventually_fenced",
     "catalog",
     "lookup",
 ]
@@ -61,6 +72,11 @@ _CATALOG: dict[str, Callable[[], PredicateDecl]] = {
     "ControlledShutdownSafe": controlled_shutdown_safe,
     "SingleLiveRegistration": single_live_registration,
     "RegisteredIncarnationHoldsEpoch": registered_incarnation_holds_epoch,
+    # temporal properties (leads-to, about broker 1): checked by the liveness checker
+    "EventuallyUnfenced": eventually_unfenced,
+    "ControlledShutdownCompletes": controlled_shutdown_completes,
+    "RegistrationResolves": registration_resolves,
+    "DeadBrokerEventuallyFenced": dead_broker_eventually_fenced,
 }
 
 
