@@ -1,4 +1,5 @@
-"""Reusable invariants and action properties, usable from any spec and by name from the CLI.
+"""Reusable invariants, action properties and temporal properties, usable from any spec
+and by name from the CLI.
 
 Each entry is a factory returning a predicate bound to variable names (with
 defaults that follow the KRaft specs). Put one in a spec as a class attribute::
@@ -38,6 +39,12 @@ from .lifecycle import (
     registered_incarnation_holds_epoch,
     single_live_registration,
 )
+from .liveness import (
+    controlled_shutdown_completes,
+    dead_broker_eventually_fenced,
+    eventually_unfenced,
+    registration_resolves,
+)
 
 __all__ = [
     "epoch_monotonic",
@@ -61,6 +68,10 @@ __all__ = [
     "leader_in_isr",
     "isr_holds_committed",
     "committed_not_lost",
+    "eventually_unfenced",
+    "controlled_shutdown_completes",
+    "registration_resolves",
+    "dead_broker_eventually_fenced",
     "catalog",
     "lookup",
 ]
@@ -87,6 +98,11 @@ _CATALOG: dict[str, Callable[[], PredicateDecl]] = {
     "LeaderInIsr": leader_in_isr,
     "IsrHoldsCommitted": isr_holds_committed,
     "CommittedNotLost": committed_not_lost,
+    # temporal properties (leads-to, about broker 1): checked by the liveness checker
+    "EventuallyUnfenced": eventually_unfenced,
+    "ControlledShutdownCompletes": controlled_shutdown_completes,
+    "RegistrationResolves": registration_resolves,
+    "DeadBrokerEventuallyFenced": dead_broker_eventually_fenced,
 }
 
 

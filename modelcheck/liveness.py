@@ -76,17 +76,28 @@ class LivenessError(UsageError):
 
 
 # ------------------------------------------------------------------ selection
-def split_checks(spec: Spec, config: CheckConfig) -> tuple[CheckConfig, list[TemporalDecl]]:
+def split_checks(spec: Spec, config: CheckConfig, library: Library | None = library_lookup
+                 ) -> tuple[CheckConfig, list[TemporalDecl]]:
     """The safety part of ``config`` and the temporal properties it selects: all of
-    the spec's when ``config.invariants`` is None, else those named there (the other
-    names stay invariants and action properties)."""
+    the spec's when ``config.invariants`` is None, else those named there, the spec's
+    own or, for a name the spec does not declare, a temporal property of ``library``
+    (the other names stay invariants and action properties)."""
     own = [p for p in spec.temporal if isinstance(p, TemporalDecl)]
     temporal = {p.name: p for p in own}
     if config.invariants is None:
         return config, own
-    chosen = [temporal[n] for n in config.invariants if n in temporal]
-    rest = tuple(n for n in config.invariants if n not in temporal)
-    return config.replace(invariants=rest), chosen
+    declared = {p.name for p in (*spec.invariants, *spec.properties)}
+    chosen: list[TemporalDecl] = []
+    rest: list[str] = []
+    for n in config.invariants:
+        found: Any = temporal.get(n)
+        if found is None and n not in declared and library is not None:
+            found = library(n)
+        if isinstance(found, TemporalDecl):
+            chosen.append(found)
+        else:
+            rest.append(n)
+    return config.replace(invariants=tuple(rest)), chosen
 
 
 def refuse_liveness(spec: Spec, config: CheckConfig, backend: str) -> None:
@@ -513,7 +524,7 @@ def check_liveness(spec: Spec, config: CheckConfig | None = None, *,
     lasso (``Violation.kind == "liveness"``; the other violated ones are listed in its
     ``also_violated``, and every verdict in ``Result.liveness["properties"]``)."""
     cfg = CheckConfig.of(config, options, "check_liveness")
-    safety, selected = split_checks(spec, cfg)
+    safety, selected = split_checks(spec, cfg, library)
     if temporal is not None:
         selected = list(temporal)
     if not selected:

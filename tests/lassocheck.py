@@ -1,0 +1,83 @@
+"""An independent check of a reported lasso against any spec with temporal properties.
+
+It uses the scalar evaluator only (``Kernel.step``/``successors``), never the liveness
+checker's graph: the trace starts in an initial state, every step is a transition of
+the named action that changes the state, the loop closes (or is a single stuttering
+state), every fairness condition of the property is satisfied on the loop from the
+definitions (WF: taken on the loop or disabled at one of its states; SF: taken, or
+disabled at all of them), and the property is false on the behaviour.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from modelcheck import Spec
+from modelcheck.kernel import Kernel
+from modelcheck.temporal import TemporalDecl, fairness_conditions
+
+__all__ = ["check_lasso_generic", "lasso_shape"]
+
+
+def _decl(spec: Spec, name: str, library: Any = None) -> TemporalDecl:
+    for p in spec.temporal:
+        if p.name == name:
+            assert isinstance(p, TemporalDecl)
+            return p
+    found = library(name) if library is not None else None
+    assert isinstance(found, TemporalDecl), f"no temporal property {name}"
+    return found
+
+
+def check_lasso_generic(spec: Spec, violation: Any, library: Any = None) -> None:
+    """Assert that ``violation`` (a liveness :class:`~modelcheck.result.Violation`) is a
+    fair behaviour of ``spec`` violating its property."""
+    k = Kernel(spec, symmetry=False, invariants=[], properties=[], check_deadlock=False)
+    layout = spec.layout
+    cells = [layout.cells_from_values(s.state) for s in violation.trace]
+    loop = violation.loop
+    assert loop is not None and 0 <= loop < len(cells)
+    assert cells[0] in k.initial_states()
+    ids = []
+    for i, st in enumerate(violation.trace[1:], 1):
+        inst = spec.action_by_label(st.action, st.params)
+        assert inst is not None, f"step {i + 1}: unknown action {st.action}"
+        assert k.step(cells[i - 1], inst) == cells[i], f"step {i + 1} is not a transition"
+        assert cells[i] != cells[i - 1]
+        ids.append(inst.id)
+    if loop < len(cells) - 1:
+        assert cells[-1] == cells[loop], "the loop does not close"
+        cycle = list(range(loop, len(cells) - 1))
+        taken_ids = set(ids[loop:])
+    else:
+        cycle, taken_ids = [loop], set()
+    decl = _decl(spec, violation.property, library)
+    for c in fairness_conditions(spec, decl.fairness):
+        acts = set(c.action_ids)
+        if acts & taken_ids:
+            continue
+
+        def enabled(i: int, acts: set[int] = acts) -> bool:
+            return any(inst.id in acts and nxt != cells[i] for inst, nxt in k.successors(cells[i]))
+
+        off = [not enabled(i) for i in cycle]
+        assert any(off) if c.kind == "weak" else all(off), f"{c.name} is not satisfied"
+    parts = decl.parts()
+    views = [k.scalar_view(c) for c in cells]
+    vals = [[bool(part.fn(spec, v)) for v in views] for part in parts]
+    last = len(cells) - 1 if loop < len(cells) - 1 else loop
+    if decl.form == "always_eventually":
+        assert not any(vals[0][i] for i in cycle)
+    elif decl.form == "eventually_always":
+        assert not all(vals[0][i] for i in cycle)
+    elif decl.form == "eventually":
+        assert not any(vals[0])
+    else:
+        pv, qv = vals
+        assert any(pv[i] and not any(qv[j] for j in range(min(i, loop), last + 1))
+                   for i in range(last + 1)), "no P state is followed by ~Q forever"
+
+
+def lasso_shape(violation: Any) -> tuple[int, int, list[str]]:
+    """(states, loop index, action names of the steps): what tests pin."""
+    return len(violation.trace), violation.loop, [s.action for s in violation.trace[1:]]
