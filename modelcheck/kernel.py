@@ -103,7 +103,8 @@ class Kernel:
 
     def initial_words(self) -> tuple[np.ndarray, np.ndarray]:
         """Packed (canonical) initial states ``(n, k)`` and their fingerprints."""
-        words = np.stack([self.layout.pack(c) for c in self.initial_states()])
+        cells = np.array(self.initial_states(), dtype=np.int64).reshape(-1, len(self.layout.cells))
+        words = self.layout.pack_columns([cells[:, i] for i in range(cells.shape[1])])
         return self.canonical(words)
 
     # ------------------------------------------------------------------ views
@@ -137,13 +138,20 @@ class Kernel:
                     f"spec {self.spec.name}: an initial state is malformed ({e!r}); "
                     f"give every array element a value. State: {values}"
                 ) from None
-            for c, v in zip(self.layout.cells, cells):
-                if not c.lo <= v <= c.hi:
-                    raise SpecEvaluationError(
-                        f"{self.layout.vars[c.var].decl}: initial value {c.name} = {v} is "
-                        f"outside its domain {c.lo}..{c.hi} in spec {self.spec.name}."
-                    )
             out.append(cells)
+        if out:
+            # the domains, checked for all initial states at once
+            arr = np.array(out, dtype=np.int64).reshape(len(out), -1)
+            lo = np.array([c.lo for c in self.layout.cells], dtype=np.int64)
+            hi = np.array([c.hi for c in self.layout.cells], dtype=np.int64)
+            bad = np.argwhere((arr < lo) | (arr > hi))
+            if len(bad):
+                r, i = (int(x) for x in bad[0])
+                c, v = self.layout.cells[i], int(arr[r, i])
+                raise SpecEvaluationError(
+                    f"{self.layout.vars[c.var].decl}: initial value {c.name} = {v} is "
+                    f"outside its domain {c.lo}..{c.hi} in spec {self.spec.name}."
+                )
         if not out:
             raise SpecEvaluationError(
                 f"{source_location(type(self.spec).init_states)}: spec {self.spec.name} has no "
