@@ -1,0 +1,89 @@
+"""Ports of tlaplus/Examples models (Paxos family): the manifest's distinct-state counts,
+the invariants and properties of each model's cfg, and broken variants.
+
+Each count is the one ``specifications/<Dir>/manifest.json`` gives for the model's cfg
+(TLC's ``stateDepth`` is our depth + 1: TLC counts the initial state as depth 1).
+"""
+
+from __future__ import annotations
+
+import pytest
+from bruteforce import brute_force
+
+from examples.tla.mc_paxos import MCPaxos, MCPaxosBug, MCPaxosTwo
+from examples.tla.mc_voting import MCVoting, MCVotingBug
+from modelcheck import explore
+from modelcheck.kernel import Kernel
+
+
+def _ok(spec, distinct: int, depth: int, *, symmetry: bool = True) -> None:
+    r = explore(spec, symmetry=symmetry)
+    assert r.status == "ok", r.violation
+    assert (r.distinct_states, r.depth) == (distinct, depth)
+
+
+def _initial_views(spec):
+    k = Kernel(spec, symmetry=False)
+    return [k.scalar_view(cells) for cells in k.initial_states()]
+
+
+# -- specifications/Paxos: MCVoting.cfg (77) ---------------------------------------------
+def test_mc_voting_manifest_count() -> None:
+    _ok(MCVoting(), 77, 10)
+
+
+def test_mc_voting_without_symmetry_against_brute_force() -> None:
+    spec = MCVoting()
+    assert brute_force(spec) == (599, 10)
+    _ok(spec, 599, 10, symmetry=False)
+
+
+def test_mc_voting_consensus_init() -> None:
+    # C!Init of PROPERTY ConsensusSpecBar: chosen = {} in every initial state
+    spec = MCVoting()
+    for s in _initial_views(spec):
+        assert not any(bool(spec.chosen_has(s, v)) for v in spec.Value)
+
+
+def test_mc_voting_bug() -> None:
+    r = explore(MCVotingBug())
+    assert r.status == "violation" and r.violation.property == "VotesSafe"
+    assert len(r.violation.trace) == 2
+
+
+# -- specifications/Paxos: MCPaxos.cfg (25) ----------------------------------------------
+def test_mc_paxos_manifest_count() -> None:
+    r = explore(MCPaxos())
+    assert r.status == "ok"
+    # manifest: 25 distinct, 82 total (TLC's total counts the initial state), depth 9
+    assert (r.distinct_states, r.generated_states + 1, r.depth) == (25, 82, 8)
+
+
+def test_mc_paxos_voting_init() -> None:
+    # V!Init of PROPERTY VotingSpecBar: votes = [a |-> {}], maxBal = [a |-> -1]
+    spec = MCPaxos()
+    for s in _initial_views(spec):
+        for a in spec.Acceptor:
+            assert int(s.maxBal[a]) == -1
+            assert not any(bool(spec.voted_for(s, a, b, v))
+                           for b in spec.Ballot for v in spec.Value)
+
+
+def test_mc_paxos_larger_model_and_brute_force() -> None:
+    spec = MCPaxosTwo()
+    _ok(spec, 56, 12)
+    r = explore(spec, symmetry=False)
+    assert (r.distinct_states, r.depth) == brute_force(spec)
+
+
+def test_mc_paxos_bug() -> None:
+    r = explore(MCPaxosBug())
+    assert r.status == "violation" and r.violation.property == "Inv3"
+    assert r.violation.trace[-1].action == "Phase2a"
+
+
+@pytest.mark.parametrize("spec", [MCVoting(), MCPaxos()], ids=["voting", "paxos"])
+def test_refinement_property_is_checked(spec) -> None:
+    # the action properties standing for the cfg's PROPERTY are part of every run
+    assert [p.name for p in spec.properties] == (
+        ["ConsensusNext"] if isinstance(spec, MCVoting) else ["VotingNext"])
