@@ -226,6 +226,29 @@ class PaxosBase(Spec):
         well_formed = all_of(s.msgs, lambda m: self.is_message(m))
         return in_range & well_formed
 
+    def max_vote_recorded(self, s):
+        """``\\A a: IF maxVBal[a] = -1 THEN maxVal[a] = None ELSE <<maxVBal[a], maxVal[a]>>
+        \\in votes[a]``."""
+        return all_of(self.Acceptor, lambda a: where(
+            s.maxVBal[a] == -1, s.maxVal[a] == NONE,
+            any_of(self.Ballot, lambda b: any_of(self.Value, lambda v: (
+                s.maxVBal[a] == b) & (s.maxVal[a] == v) & self.voted_for(s, a, b, v)))))
+
+    def msg_inv(self, s, m):
+        """Inv!3 for one message value m (its fields are constants here: Python tests on
+        them pick the conjuncts that apply; values outside Message, never sent (Inv1),
+        are skipped)."""
+        if not self.is_message(m):
+            return True
+        if m.kind == MType.P1b:
+            mbal_voted = True if m.mbal < 0 else self.voted_for(s, m.acc, m.mbal, m.val)
+            return (s.maxBal[m.acc] >= m.bal) & mbal_voted
+        if m.kind == MType.P2a:
+            return (any_of(self.Quorum, lambda q: self.shows_safe_at(s, q, m.bal, m.val))
+                    & all_of([w for w in self.Value if w != m.val],
+                             lambda w: not_(self.sent(s, self.msg_2a(m.bal, w)))))
+        return True
+
     # -- PROPERTY VotingSpecBar: [][V!Next]_<<votes, maxBal>> -------------------------------
     @action_property
     def VotingNext(self, s, t):
@@ -268,32 +291,13 @@ class MCPaxos(PaxosBase):
 
     @invariant
     def Inv2(self, s):
-        """``\\A a: IF maxVBal[a] = -1 THEN maxVal[a] = None ELSE <<maxVBal[a], maxVal[a]>>
-        \\in votes[a]``."""
-        return all_of(self.Acceptor, lambda a: where(
-            s.maxVBal[a] == -1, s.maxVal[a] == NONE,
-            any_of(self.Ballot, lambda b: any_of(self.Value, lambda v: (
-                s.maxVBal[a] == b) & (s.maxVal[a] == v) & self.voted_for(s, a, b, v)))))
-
-    def inv3_msg(self, s, m):
-        """Inv!3 for one message value m (its fields are constants here: Python tests on
-        them pick the conjuncts that apply; values outside Message, never sent (Inv1),
-        are skipped)."""
-        if not self.is_message(m):
-            return True
-        if m.kind == MType.P1b:
-            mbal_voted = True if m.mbal < 0 else self.voted_for(s, m.acc, m.mbal, m.val)
-            return (s.maxBal[m.acc] >= m.bal) & mbal_voted
-        if m.kind == MType.P2a:
-            return (any_of(self.Quorum, lambda q: self.shows_safe_at(s, q, m.bal, m.val))
-                    & all_of([w for w in self.Value if w != m.val],
-                             lambda w: not_(self.sent(s, self.msg_2a(m.bal, w)))))
-        return True
+        """``Inv!2``: the vote <<maxVBal[a], maxVal[a]>> is one of a's votes."""
+        return self.max_vote_recorded(s)
 
     @invariant
     def Inv3(self, s):
         """``\\A m \\in msgs: (m.type = "1b") => ... /\\ (m.type = "2a") => ...``."""
-        return all_of(s.msgs, lambda m: self.inv3_msg(s, m))
+        return all_of(s.msgs, lambda m: self.msg_inv(s, m))
 
     @invariant
     def Inv4(self, s):
