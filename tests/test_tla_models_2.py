@@ -13,6 +13,7 @@ from bruteforce import brute_force
 from examples.tla.mc_paxos import MCPaxos, MCPaxosBug, MCPaxosTwo
 from examples.tla.mc_paxos_tiny import MCPaxosTiny, MCPaxosTinyBug
 from examples.tla.mc_voting import MCVoting, MCVotingBug
+from examples.tla.simplified_fast_paxos import SimplifiedPaxos, SimplifiedPaxosBug
 from modelcheck import explore
 from modelcheck.kernel import Kernel
 
@@ -95,6 +96,30 @@ def test_mc_paxos_tiny_bug() -> None:
     assert r.status == "violation"
     assert {r.violation.property, *r.violation.also_violated} >= {"MsgsConsistent"}
     assert r.violation.trace[-1].action == "Phase2b"
+
+
+# -- specifications/SimplifiedFastPaxos: Paxos.cfg (1,207) -------------------------------
+@pytest.mark.slow
+def test_simplified_paxos_manifest_count() -> None:
+    # 144 symmetries (4! replicas x 3! values): ~70 s here (TLC: 5 s)
+    _ok(SimplifiedPaxos(), 1_207, 21)
+
+
+def test_simplified_paxos_smaller_config() -> None:
+    _ok(SimplifiedPaxos(NReplicas=3, NValues=2), 701, 17)
+
+
+def test_simplified_paxos_against_brute_force() -> None:
+    spec = SimplifiedPaxos(NReplicas=3, NValues=1, MaxBallot=1)
+    r = explore(spec, symmetry=False)
+    assert r.status == "ok"
+    assert (r.distinct_states, r.depth) == brute_force(spec)
+
+
+def test_simplified_paxos_bug() -> None:
+    r = explore(SimplifiedPaxosBug(NReplicas=3, NValues=2))
+    assert r.status == "violation" and r.violation.property == "PaxosConsistency"
+    assert r.violation.trace[-1].action == "PaxosDecide"
 
 
 @pytest.mark.parametrize("spec", [MCVoting(), MCPaxos()], ids=["voting", "paxos"])
