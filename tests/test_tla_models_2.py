@@ -13,6 +13,7 @@ from bruteforce import brute_force
 from examples.tla.mc_paxos import MCPaxos, MCPaxosBug, MCPaxosTwo
 from examples.tla.mc_paxos_tiny import MCPaxosTiny, MCPaxosTinyBug
 from examples.tla.mc_voting import MCVoting, MCVotingBug
+from examples.tla.multi_paxos import MultiPaxos, MultiPaxosBug
 from examples.tla.simplified_fast_paxos import SimplifiedPaxos, SimplifiedPaxosBug
 from modelcheck import explore
 from modelcheck.kernel import Kernel
@@ -120,6 +121,25 @@ def test_simplified_paxos_bug() -> None:
     r = explore(SimplifiedPaxosBug(NReplicas=3, NValues=2))
     assert r.status == "violation" and r.violation.property == "PaxosConsistency"
     assert r.violation.trace[-1].action == "PaxosDecide"
+
+
+# -- specifications/MultiPaxos-SMR: MultiPaxos_MC_small.cfg (343,796) ----------------------
+@pytest.mark.slow
+def test_multi_paxos_manifest_count() -> None:
+    # manifest: 343,796 distinct, 736,012 total, depth 28
+    _ok(MultiPaxos(), 343_796, 27)
+
+
+def test_multi_paxos_one_write_no_read() -> None:
+    # the same spec with Reads = {} (allowed by ReadsAssumption): one command, one slot
+    _ok(MultiPaxos(NReads=0), 2_628, 18)
+
+
+def test_multi_paxos_bug() -> None:
+    r = explore(MultiPaxosBug())
+    assert r.status == "violation" and r.violation.property == "TypeOK"
+    assert len(r.violation.trace) == 9
+    assert r.violation.trace[-1].action == "HandlePrepareReplies"
 
 
 @pytest.mark.parametrize("spec", [MCVoting(), MCPaxos()], ids=["voting", "paxos"])
