@@ -1,0 +1,66 @@
+#!/usr/bin/env python3
+"""Benchmark the ports of tlaplus/Examples models (examples/tla/); print a table.
+
+    python benchmarks/tla_models.py                 # every row
+    python benchmarks/tla_models.py --only MultiPaxos_MC_small
+
+Each row runs in a fresh process (one core). Columns: distinct states (and the
+repository manifest's count for the model's cfg), depth, seconds, distinct states per
+second, peak RSS. Add a row to ROWS for a new port.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+#: name: (module, class, constants, manifest distinct-state count)
+ROWS = {
+    "MultiPaxos_MC_small": ("examples.tla.multi_paxos", "MultiPaxos", {}, 343_796),
+    "MCPaxosTiny": ("examples.tla.mc_paxos_tiny", "MCPaxosTiny", {}, 3_921),
+    "SimplifiedFastPaxos": ("examples.tla.simplified_fast_paxos", "SimplifiedPaxos", {}, 1_207),
+}
+
+CHILD = r"""
+import json, resource, sys, time
+sys.path.insert(0, {root!r})
+from modelcheck import explore
+from {module} import {cls}
+spec = {cls}(**{consts!r})
+t0 = time.perf_counter()
+r = explore(spec)
+dt = time.perf_counter() - t0
+print(json.dumps(dict(status=r.status, distinct=r.distinct_states, depth=r.depth, seconds=dt,
+                      rss_mb=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)))
+"""
+
+
+def run(name: str) -> dict:
+    module, cls, consts, _ = ROWS[name]
+    code = CHILD.format(root=ROOT, module=module, cls=cls, consts=consts)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True, env={**os.environ, "OMP_NUM_THREADS": "1"})
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--only", action="append", choices=sorted(ROWS))
+    args = ap.parse_args()
+    print(f"{'model':<22} {'distinct':>10} {'manifest':>10} {'depth':>5} {'seconds':>8} "
+          f"{'states/s':>9} {'RSS MB':>7}")
+    for name in args.only or ROWS:
+        r = run(name)
+        mark = "" if r["distinct"] == ROWS[name][3] else "  MISMATCH"
+        print(f"{name:<22} {r['distinct']:>10,} {ROWS[name][3]:>10,} {r['depth']:>5} "
+              f"{r['seconds']:>8.1f} {r['distinct'] / r['seconds']:>9,.0f} "
+              f"{r['rss_mb']:>7.0f}{mark}")
+
+
+if __name__ == "__main__":
+    main()
