@@ -126,8 +126,9 @@ def test_simplified_paxos_bug() -> None:
 # -- specifications/MultiPaxos-SMR: MultiPaxos_MC_small.cfg (343,796) ----------------------
 @pytest.mark.slow
 def test_multi_paxos_manifest_count() -> None:
-    # manifest: 343,796 distinct, 736,012 total, depth 28 (matched: 735,917 generated
-    # + the initial state; ~7 min here on a loaded machine, TLC: 10 s)
+    # manifest: 343,796 distinct, 736,012 total, depth 28. We generate 735,917 (TLC's
+    # total also counts initial states and per-witness duplicates). ~7 min here on a
+    # loaded machine; TLC: 10 s.
     _ok(MultiPaxos(), 343_796, 27)
 
 
