@@ -1112,13 +1112,19 @@ class BoundSet(BoundType):
         if to is None:
             return None
         w = self.chunk_bits
-        moves = [(i // w, i % w, j // w, j % w) for i, j in enumerate(to)]
+        widths = list(self.chunk_widths)
+        # the bit of element j of the result is the bit of element src[j] of the argument
+        src = np.empty(len(to), dtype=np.int64)
+        src[np.asarray(to, dtype=np.int64)] = np.arange(len(to))
+        shifts = [np.arange(k, dtype=np.int64) for k in widths]
 
         def apply(cols: list[np.ndarray]) -> list[np.ndarray]:
-            out = [np.zeros_like(c) for c in cols]
-            for ck, b, dk, d in moves:
-                out[dk] |= ((cols[ck] >> b) & 1) << d
-            return out
+            # one gather over an (n, width) bit matrix instead of one numpy pass per bit
+            bits = np.concatenate(
+                [(np.asarray(c, dtype=np.int64)[..., None] >> sh) & 1
+                 for c, sh in zip(cols, shifts)], axis=-1)[..., src]
+            return [np.sum(bits[..., k * w:k * w + len(sh)] << sh, axis=-1).astype(
+                np.asarray(c).dtype) for k, (c, sh) in enumerate(zip(cols, shifts))]
 
         return apply
 

@@ -238,11 +238,14 @@ class SetValue(Value):
         of the element type (an int, a record value...); ``in_set`` is a numpy bool, a
         column for a batch."""
         w = self.type.chunk_bits
-        elem = self.type.elem
+        values = self.type.__dict__.get("_member_values")
+        if values is None:  # the element values are constants: built once per type
+            values = [self.type.elem.value_at(i) for i in range(self.type.width)]
+            self.type._member_values = values
         out: list[tuple[Any, Any]] = []
-        for i in range(self.type.width):
+        for i, x in enumerate(values):
             inside = (as_int(self.chunks[i // w]) >> (i % w)) & 1 == 1
-            out.append((elem.value_at(i), inside))
+            out.append((x, inside))
         return out
 
     def size(self) -> Any:
