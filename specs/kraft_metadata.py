@@ -1,6 +1,130 @@
-"""KRaft metadata propagation (Kafka 4.4): the loader, KIP-866 transactions, the cache.
+r"""KRaft metadata propagation (Kafka 4.4): the loader, KIP-866 transactions, the cache.
 
-DOCSTRING
+Source: the seed on Kafka 4.4 metadata propagation (``kraft/seeds/004``: "From
+RaftClient callbacks to a published image", "Batch folding & metadata transactions",
+"The catch-up gate", "KRaftMetadataCache, the read path", "Failure modes"), following
+the outline of this spec in the seed-systems note (§2(c)); where they differ, or the
+model needed another shape, it says so below.
+
+Modelled
+--------
+**The log and its controller.** ``log`` is a ``Seq`` of records ``[kind, key, val]``:
+data records (``val`` 0 is "absent": a deleted topic or broker) and the KIP-866
+markers BEGIN, END and ABORT. It starts with the committed bootstrap record (the
+metadata.version record that "precedes every record", a data record of no modelled
+key). ``hwm`` counts the committed records (``Commit``: Raft commits one more).
+The active controller appends data records (``Write``) in or out of its transaction
+(``Begin``/``End``, with room kept for the END). ``Failover(keep)``: a new controller
+takes over with ``log[1..keep]``, ``hwm <= keep``: it holds every committed record
+and may lose the uncommitted tail. A transaction open at ``keep`` is dangling
+(``mustAbort``) and the new controller writes nothing before ``AbortDangling``
+appends its ABORT (the issue's "a controller failover must abort a dangling
+transaction").
+
+**The loader** (``MetadataLoader`` + ``MetadataBatchLoader``), per broker, on one
+thread: ``Start`` (an empty image, ``catchingUp`` true), ``LearnHwm`` (the Raft
+client learns the high-water mark; records are delivered only after),
+``Load`` replays the next *committed* record (``handleCommit``) through the
+transaction table of 4.3: BEGIN from NO/ENDED/ABORTED -> STARTED, a data record
+STARTED -> CONTINUED and ENDED/ABORTED -> NO, END/ABORT from STARTED/CONTINUED; a
+BEGIN inside a transaction, an END or ABORT outside one, is a fault ("throws",
+``faultHandler``; fatal on a broker: the loader stops). A BEGIN after accumulated
+records first emits them (``applyDeltaAndUpdate``; "a delta emitted mid-batch ...
+is marked not-aligned"). ``Flush`` is ``maybeFlushBatches`` at the end of a
+``handleCommit`` (a batch boundary, after any load): STARTED/CONTINUED publish
+nothing, ABORTED "publishes an empty delta built on the unchanged image", NO/ENDED
+the accumulated delta; the batch loader then resets to the new image. Each new image
+goes through ``maybePublishMetadata``: the loader's image always advances ("stores
+the new image into this.image"), the cache only once the catch-up gate is open
+(``stillNeedToCatchUp``: the high-water mark unknown, the image "behind
+highWaterMark - 1", or no record seen; then it "flips the flag permanently").
+``LoadSnapshot(i)`` (``handleLoadSnapshot``): a loader behind gets the snapshot of
+a committed offset ``i`` outside any transaction; the image is the current one plus
+the snapshot's records, and ``finishSnapshot()`` "generates removal entries for
+anything in the old image not present in the snapshot".
+
+**The cache and readers.** ``cache``/``cacheOff``: ``KRaftMetadataCache``'s one
+volatile image (``setImage`` swaps it whole). ``Grab``: a request thread "must grab
+currentImage once and operate on that snapshot"; ``rd`` is what it works on.
+
+Offsets are 1-based here (record ``i`` is Kafka's offset ``i - 1``), so Kafka's
+gate "offset < highWaterMark - 1" is ``imgOff < hwm``, and "no record seen" is
+``imgOff < 1`` (offset 1 is the bootstrap data record).
+
+Properties (:mod:`invariants.metadata`): AbortedNeverVisible, PublishedIsCommittedPrefix
+(the cache is ``Fold(cacheOff)``, the committed image of a committed offset outside
+any transaction; ``Fold(i)`` skips the data records of transactions aborted or
+still open at ``i``), CatchUpBeforePublish (action: the first publish is at or above
+the high-water mark at ``Start``, the history variable ``startHwm``), ImageMonotonic
+(action), Agreement (two caches at one offset are equal; needs ``N=2``),
+LoaderNeverFaults, ReaderSeesOneImage (``rd`` is ``Fold(i)`` of some committed
+transaction-free ``i``).
+
+Where the seeds disagree, a constant
+-------------------------------------
+``GateCurrentHwm`` (default True, 4.4: the gate reads ``highWaterMark()`` each time)
+or False (KIP-631: catch up to "what the controller's high water mark used to be",
+here the one ``LearnHwm`` saw). Both pass every property (507,158 states with False).
+The first publish of a loader under False may be below the *current* high-water mark.
+
+Findings
+--------
+* **The transition table alone publishes an aborted transaction.** A data record
+  after ABORT moves the table to NO_TRANSACTION without resetting the delta, and
+  NO_TRANSACTION publishes it (as does a BEGIN after ABORT, which emits the
+  accumulated delta): when one ``handleCommit`` delivers the ABORT and a later record
+  together, the aborted records are published. :class:`KRaftMetadataLiteralAbort`
+  (``FlushAtAbort=False``) fails AbortedNeverVisible in 18 states (Begin, Write,
+  Failover, AbortDangling, Write, four Commits, the loads, one Flush). The default
+  ``FlushAtAbort=True`` assumes the loader flushes after an ABORT before loading
+  more; the seed does not say whether Raft ever delivers an ABORT with later
+  records in one commit.
+* The outline expected NoFlushOnBegin to lose an *ended* transaction; its shortest
+  failure loses a plain record written before the BEGIN (it joins the transaction
+  in the delta and the abort drops it); SnapshotNoRemovals fails
+  PublishedIsCommittedPrefix already with one broker (Agreement needs two, and fails
+  then too); LoadUncommitted fails at once (an uncommitted offset is published),
+  before any failover.
+* Snapshots make Load-and-Flush paths redundant for state counting: every state a
+  Flush reaches, a snapshot reaches in fewer steps (``Flush`` adds no new state).
+
+Constants and results
+---------------------
+Defaults N=1, K=2, V=1, MaxLog=5, MaxFailovers=1, MaxCrashes=0: 263,553 distinct
+states, depth 16, about 3 s. ``N=2, MaxLog=4`` (Agreement between two loaders):
+837,463 classes with symmetry, depth 19, about 15 s. ``MaxLog=3``: 2,565, depth 10,
+the count the brute-force oracle of the tests confirms.
+
+Bug variants, each failing with its own defaults (``tests/test_kraft_metadata.py``
+pins the counterexamples): :class:`KRaftMetadataBugNoCatchUpGate` (CatchUpBeforePublish,
+6 states), :class:`KRaftMetadataBugPublishInsideTxn` (PublishedIsCommittedPrefix, 8),
+:class:`KRaftMetadataBugAbortPublishesDelta` (AbortedNeverVisible, 15),
+:class:`KRaftMetadataBugNoFlushOnBegin` (PublishedIsCommittedPrefix, 15),
+:class:`KRaftMetadataBugNoAbortOnFailover` (LoaderNeverFaults, 11),
+:class:`KRaftMetadataBugSnapshotNoRemovals` (PublishedIsCommittedPrefix, 9),
+:class:`KRaftMetadataBugReaderReReads` (ReaderSeesOneImage, 9),
+:class:`KRaftMetadataBugLoadUncommitted` (PublishedIsCommittedPrefix, 7).
+
+Liveness
+--------
+:class:`KRaftMetadataLive` (no symmetry) checks, under weak fairness of Commit, End,
+AbortDangling, Start, LearnHwm, Load and Flush (none on Write, Begin, Failover,
+LoadSnapshot, Grab, Crash): **EventuallyPublishes** (``up /\ ~fault ~> cacheOff > 0
+\/ ~up``, broker 1), **EventuallyCurrent** (``<>[] \A b: up[b] /\ cacheOff[b] =
+hwm``) and **DanglingTxnEventuallyAborted** (``mustAbort ~> ~mustAbort``). All hold,
+with either gate: the log is bounded, so the writer stops. That a loader slower than
+an unbounded writer never passes the current-high-water-mark gate (the outline's
+expectation) needs head-relative offsets and is not checked.
+
+Abstracted or left out
+----------------------
+Record contents (keys with small values stand for topics, brokers, configs);
+batches (a record is a batch; a flush may follow any load); publishers other than
+the cache, their install order and the catch-up snapshot for new publishers;
+``metadata.version`` gating; the time and size triggers of snapshots (any committed,
+transaction-free offset ahead of the loader); Raft itself (``hwm`` is one number
+every broker eventually learns; a broker's Raft client may lag, which the loader's
+own lag covers); the lifecycle manager and heartbeats (``specs/kraft_lifecycle.py``).
 """
 
 from __future__ import annotations
@@ -31,6 +155,9 @@ from modelcheck import (
     Seq,
     Spec,
     action,
+    all_of,
+    eventually_always,
+    leads_to,
     not_,
     where,
 )
@@ -46,6 +173,8 @@ __all__ = [
     "KRaftMetadataBugSnapshotNoRemovals",
     "KRaftMetadataBugReaderReReads",
     "KRaftMetadataBugLoadUncommitted",
+    "KRaftMetadataLive",
+    "KRaftMetadataLiteralAbort",
 ]
 
 
@@ -412,3 +541,38 @@ class KRaftMetadataBugLoadUncommitted(KRaftMetadata):
 
     def load_limit(self, s: Any) -> Any:
         return s.log.len()
+
+
+class KRaftMetadataLive(KRaftMetadata):
+    """Liveness: the loader publishes, becomes current, and a dangling transaction is
+    aborted, under weak fairness of Raft's commits, the controller closing its
+    transaction or aborting a dangling one, and every loader step (the same model,
+    without symmetry reduction, which liveness checking refuses)."""
+
+    symmetry = ()
+    fairness = {"Commit": "weak", "End": "weak", "AbortDangling": "weak", "Start": "weak",
+                "LearnHwm": "weak", "Load": "weak", "Flush": "weak"}
+
+    @leads_to
+    def EventuallyPublishes(self, s):
+        """A running loader that has not faulted publishes (or stops running)."""
+        return (s.up[1] & not_(s.fault[1]), (s.cacheOff[1] > 0) | not_(s.up[1]))
+
+    @eventually_always
+    def EventuallyCurrent(self, s):
+        """From some point on, every cache holds the last committed offset."""
+        return all_of(self.Brokers, lambda b: s.up[b] & (s.cacheOff[b] == s.hwm))
+
+    @leads_to
+    def DanglingTxnEventuallyAborted(self, s):
+        """A transaction a former controller left open is eventually aborted."""
+        return s.mustAbort, not_(s.mustAbort)
+
+
+class KRaftMetadataLiteralAbort(KRaftMetadata):
+    """The transition table alone (``FlushAtAbort=False``): a data record loaded after
+    an ABORT, before the flush, resets the table to NO_TRANSACTION and the flush
+    publishes the aborted records with it."""
+
+    FlushAtAbort = Const(False, doc="the loader flushes after an ABORT record before it "
+                                    "loads the next; False: the transition table alone")
