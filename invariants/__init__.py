@@ -38,6 +38,15 @@ from .lifecycle import (
     registered_incarnation_holds_epoch,
     single_live_registration,
 )
+from .metadata import (
+    aborted_never_visible,
+    agreement,
+    catch_up_before_publish,
+    image_monotonic,
+    loader_never_faults,
+    published_is_committed_prefix,
+    reader_sees_one_image,
+)
 
 __all__ = [
     "epoch_monotonic",
@@ -61,6 +70,13 @@ __all__ = [
     "leader_in_isr",
     "isr_holds_committed",
     "committed_not_lost",
+    "published_is_committed_prefix",
+    "aborted_never_visible",
+    "catch_up_before_publish",
+    "image_monotonic",
+    "agreement",
+    "loader_never_faults",
+    "reader_sees_one_image",
     "catalog",
     "lookup",
 ]
@@ -87,6 +103,13 @@ _CATALOG: dict[str, Callable[[], PredicateDecl]] = {
     "LeaderInIsr": leader_in_isr,
     "IsrHoldsCommitted": isr_holds_committed,
     "CommittedNotLost": committed_not_lost,
+    "PublishedIsCommittedPrefix": published_is_committed_prefix,
+    "AbortedNeverVisible": aborted_never_visible,
+    "CatchUpBeforePublish": catch_up_before_publish,
+    "ImageMonotonic": image_monotonic,
+    "Agreement": agreement,
+    "LoaderNeverFaults": loader_never_faults,
+    "ReaderSeesOneImage": reader_sees_one_image,
 }
 
 
