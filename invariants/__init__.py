@@ -45,6 +45,15 @@ from .liveness import (
     eventually_unfenced,
     registration_resolves,
 )
+from .metadata import (
+    aborted_never_visible,
+    agreement,
+    catch_up_before_publish,
+    image_monotonic,
+    loader_never_faults,
+    published_is_committed_prefix,
+    reader_sees_one_image,
+)
 
 __all__ = [
     "epoch_monotonic",
@@ -72,6 +81,13 @@ __all__ = [
     "controlled_shutdown_completes",
     "registration_resolves",
     "dead_broker_eventually_fenced",
+    "published_is_committed_prefix",
+    "aborted_never_visible",
+    "catch_up_before_publish",
+    "image_monotonic",
+    "agreement",
+    "loader_never_faults",
+    "reader_sees_one_image",
     "catalog",
     "lookup",
 ]
@@ -103,6 +119,13 @@ _CATALOG: dict[str, Callable[[], PredicateDecl]] = {
     "ControlledShutdownCompletes": controlled_shutdown_completes,
     "RegistrationResolves": registration_resolves,
     "DeadBrokerEventuallyFenced": dead_broker_eventually_fenced,
+    "PublishedIsCommittedPrefix": published_is_committed_prefix,
+    "AbortedNeverVisible": aborted_never_visible,
+    "CatchUpBeforePublish": catch_up_before_publish,
+    "ImageMonotonic": image_monotonic,
+    "Agreement": agreement,
+    "LoaderNeverFaults": loader_never_faults,
+    "ReaderSeesOneImage": reader_sees_one_image,
 }
 
 
