@@ -29,8 +29,9 @@ from typing import Any
 import numpy as np
 
 from .errors import SpecEvaluationError, source_location, user_frame_location
+from .family import Decoder, FamilyState, Leaf, call_family, grid_values, param_column
 from .layout import Layout
-from .spec import ActionInstance, PredicateDecl, Spec
+from .spec import ActionDecl, ActionInstance, PredicateDecl, Spec
 from .symmetry import Symmetry
 from .views import NextView, StateView
 
@@ -81,6 +82,7 @@ class Kernel:
         properties: Sequence[PredicateDecl] | None = None,
         check_deadlock: bool | None = None,
         symmetry: bool = True,
+        family_rows: int = 1 << 12,
     ) -> None:
         self.spec = spec
         self.layout: Layout = spec.layout
@@ -92,6 +94,15 @@ class Kernel:
         self._bool_cells = frozenset(c.index for c in self.layout.cells if c.kind == "bool")
         sets = spec.symmetry_sets() if symmetry else {}
         self.symmetry: Symmetry | None = Symmetry(self.layout, sets) if sets else None
+        #: a family of instances is evaluated in one call over up to this many
+        #: (instance, state) pairs when that covers two instances or more; 0 turns
+        #: family evaluation off (speed only: the results are the same)
+        self.family_rows = family_rows
+        self._families = _families(self.actions)
+        self._family_failed: set[int] = set()
+        self._leaves: dict[tuple[str, tuple[int, ...]], Leaf | None] = {}
+        self._hi = self.layout.lo + self.layout.size - 1
+        self._decoder = Decoder(self.layout)
 
     def canonical(self, words: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Packed states and fingerprints, canonicalised when symmetry reduction is on."""
@@ -241,65 +252,33 @@ class Kernel:
                              empty_i.astype(np.int32), fired, empty_i,
                              [_no_hits() for _ in self.properties],
                              [_no_hits() for _ in self.invariants])
-        any_enabled = np.zeros(n, dtype=bool) if self.check_deadlock else None
-        out_words: list[np.ndarray] = []
-        out_parent: list[np.ndarray] = []
-        out_action: list[np.ndarray] = []
-        out_fps: list[np.ndarray] = []
-        hits: list[list[tuple[np.ndarray, np.ndarray, np.ndarray]]] = [[] for _ in self.properties]
+        acc = _Accumulator(n, len(self.actions), self.check_deadlock, len(self.properties))
         stutter = [self._stutter_verdict(p, s) for p in self.properties]
-        for inst in self.actions:
-            t = NextView(s)
-            try:
-                g = inst.call(self.spec, s, t)
-            except Exception as e:
-                raise self._locate_action_error(inst, words, e) from None
-            mask = self._mask(g, n, inst.decl.fn, f"the guard of action {inst.label}", words)
-            rows = np.flatnonzero(mask)
-            m = len(rows)
-            if m == 0:
-                continue
-            fired[inst.id] = m
-            if any_enabled is not None:
-                any_enabled |= mask
-            child = words[rows]
-            post: dict[int, Any] = {}
-            with np.errstate(over="ignore"):
-                for ci, v in t._assigned.items():
-                    vr = self._assigned_rows(inst, ci, v, rows, n, words)
-                    old = s._cell(ci)
-                    old_r = old[rows]
-                    post[ci] = vr
-                    delta = (np.asarray(vr, dtype=np.int64) - old_r.astype(np.int64)).astype(_U64)
-                    child[:, layout.word_of[ci]] += delta * layout.mult[ci]
-            child, fps = self.canonical(child)
-            out_words.append(child)
-            out_fps.append(fps)
-            out_parent.append(rows)
-            out_action.append(np.full(m, inst.id, dtype=np.int32))
-            if self.properties:
-                pre_sub = _SubView(s, rows, {})
-                post_sub = _SubView(s, rows, post)
-                for j, p in enumerate(self.properties):
-                    reads, ok_mask = stutter[j]
-                    if reads is not None and ok_mask is not None and reads.isdisjoint(post):
-                        # The action leaves every cell the property reads of the next
-                        # state unchanged: its verdict is the one on (s, s).
-                        bad = np.flatnonzero(~ok_mask[rows])
-                    else:
-                        bad = self._pred_rows(p, pre_sub.view(layout, m),
-                                              post_sub.view(layout, m), words, rows, inst)
-                    if len(bad):
-                        hits[j].append((rows[bad], np.full(len(bad), inst.id, dtype=np.int32),
-                                        fps[bad]))
+        fam_state: FamilyState | None = None
+        for fi, fam in enumerate(self._families):
+            chunk = self._family_chunk(fi, fam, n)
+            lo = 0
+            while chunk >= 2 and fam.count - lo >= 2 and fi not in self._family_failed:
+                hi = min(fam.count, lo + chunk)
+                if fam_state is None:
+                    fam_state = FamilyState(s, words, self._decoder, self._bool_cells,
+                                            self._leaves)
+                if self._expand_family(fam, lo, hi, fam_state, s, words, acc, stutter):
+                    lo = hi
+                else:
+                    # evaluated one by one from now on (which also reports its errors)
+                    self._family_failed.add(fi)
+            for inst in self.actions[fam.first + lo:fam.first + fam.count]:
+                self._expand_instance(inst, s, words, acc, stutter)
+        fired, hits, any_enabled = acc.fired, acc.hits, acc.any_enabled
         deadlocks = empty_i
         if any_enabled is not None:
             deadlocks = np.flatnonzero(~any_enabled)
-        if out_words:
-            cw = np.concatenate(out_words)
-            cf = np.concatenate(out_fps)
-            cp = np.concatenate(out_parent)
-            ca = np.concatenate(out_action)
+        if acc.words:
+            cw = np.concatenate(acc.words)
+            cf = np.concatenate(acc.fps)
+            cp = np.concatenate(acc.parents)
+            ca = np.concatenate(acc.action_ids)
         else:
             cw, cf, cp, ca = empty_w, np.zeros(0, dtype=_U64), empty_i, empty_i.astype(np.int32)
         prop_hits = [_cat_hits(h) for h in hits]
@@ -320,6 +299,127 @@ class Kernel:
                 cw, cf, cp, ca = cw[keep], cf[keep], cp[keep], ca[keep]
         return Expansion(n, inv_rows, cw, cf, cp, ca, fired, deadlocks, prop_hits,
                          outside_hits, outside)
+
+    def _family_chunk(self, fi: int, fam: _Family, n: int) -> int:
+        """Instances of family ``fam`` per family call on ``n`` states (< 2: none)."""
+        if fam.count < 2 or fi in self._family_failed or not fam.values.shape[1]:
+            return 0
+        return min(fam.count, self.family_rows // max(n, 1))
+
+    def _expand_instance(self, inst: ActionInstance, s: StateView, words: np.ndarray,
+                         acc: _Accumulator, stutter: list[tuple[set[int] | None,
+                                                                np.ndarray | None]]) -> None:
+        """Evaluate one action instance on the batch (the per-instance evaluator)."""
+        layout, n = self.layout, acc.n
+        t = NextView(s)
+        try:
+            g = inst.call(self.spec, s, t)
+        except Exception as e:
+            raise self._locate_action_error(inst, words, e) from None
+        mask = self._mask(g, n, inst.decl.fn, f"the guard of action {inst.label}", words)
+        rows = np.flatnonzero(mask)
+        m = len(rows)
+        if m == 0:
+            return
+        acc.fired[inst.id] = m
+        if acc.any_enabled is not None:
+            acc.any_enabled |= mask
+        child = words[rows]
+        post: dict[int, Any] = {}
+        with np.errstate(over="ignore"):
+            for ci, v in t._assigned.items():
+                vr = self._assigned_rows(inst, ci, v, rows, n, words)
+                old = s._cell(ci)
+                old_r = old[rows]
+                post[ci] = vr
+                delta = (np.asarray(vr, dtype=np.int64) - old_r.astype(np.int64)).astype(_U64)
+                child[:, layout.word_of[ci]] += delta * layout.mult[ci]
+        child, fps = self.canonical(child)
+        ids = np.full(m, inst.id, dtype=np.int32)
+        acc.add(child, fps, rows, ids)
+        if self.properties:
+            pre_sub = _SubView(s, rows, {})
+            post_sub = _SubView(s, rows, post)
+            for j, p in enumerate(self.properties):
+                reads, ok_mask = stutter[j]
+                if reads is not None and ok_mask is not None and reads.isdisjoint(post):
+                    # The action leaves every cell the property reads of the next
+                    # state unchanged: its verdict is the one on (s, s).
+                    bad = np.flatnonzero(~ok_mask[rows])
+                else:
+                    bad = self._pred_rows(p, pre_sub.view(layout, m),
+                                          post_sub.view(layout, m), words, rows, inst)
+                if len(bad):
+                    acc.hits[j].append((rows[bad], ids[bad], fps[bad]))
+
+    def _expand_family(self, fam: _Family, lo: int, hi: int, fs: FamilyState, s: StateView,
+                       words: np.ndarray, acc: _Accumulator,
+                       stutter: list[tuple[set[int] | None, np.ndarray | None]]) -> bool:
+        """Evaluate instances ``lo:hi`` of family ``fam`` on the batch in one call
+        (:mod:`modelcheck.family`), with the per-instance evaluator's results; False
+        (nothing recorded) when they must be evaluated one by one instead."""
+        layout, n, k = self.layout, acc.n, hi - lo
+        params = [param_column(fam.values[lo:hi, j]) for j in range(fam.values.shape[1])]
+        call = call_family(self.spec, fam.decl.fn, fs, params, k)
+        if call is None:
+            return False
+        flat = np.flatnonzero(call.mask)
+        m = len(flat)
+        if m == 0:
+            return True
+        inst = flat // n
+        rows = flat % n
+        child = words[rows]
+        post: dict[int, np.ndarray] = {}
+        scattered: list[tuple[np.ndarray, np.ndarray, frozenset[int]]] = []
+        with np.errstate(over="ignore"):
+            for ci, v in call.assigned.items():
+                vr = grid_values(v, k, n, flat)
+                if vr is None or np.any((vr < layout.lo[ci]) | (vr > self._hi[ci])):
+                    return False
+                post[ci] = vr
+                delta = (vr - s._cell(ci)[rows].astype(np.int64)).astype(_U64)
+                child[:, layout.word_of[ci]] += delta * layout.mult[ci]
+            at = np.arange(m)
+            for sc in call.scatters:
+                cr = grid_values(sc.cells, k, n, flat)
+                vr = grid_values(sc.value, k, n, flat)
+                if cr is None or vr is None or np.any((vr < layout.lo[cr])
+                                                      | (vr > self._hi[cr])):
+                    return False
+                scattered.append((cr, vr, frozenset(np.unique(cr).tolist())))
+                delta = (vr - self._decoder.per_row(words, rows, cr)).astype(_U64)
+                child[at, layout.word_of[cr]] += delta * layout.mult[cr]
+        child, fps = self.canonical(child)
+        ids = (inst + (fam.first + lo)).astype(np.int32)
+        hits: list[np.ndarray] = []
+        if self.properties:
+            written = set(post).union(*(c for _, _, c in scattered))
+            pre = _SubView(s, rows, {}).view(layout, m)
+            post_view = _scattered_view(s, rows, post, scattered, layout, m)
+            for j, p in enumerate(self.properties):
+                reads, ok_mask = stutter[j]
+                if reads is not None and ok_mask is not None and reads.isdisjoint(written):
+                    hits.append(np.flatnonzero(~ok_mask[rows]))
+                    continue
+                try:
+                    r = p.fn(self.spec, pre, post_view)
+                except Exception:
+                    return False
+                if isinstance(r, np.ndarray) and r.dtype == np.bool_ and r.shape == (m,):
+                    hits.append(np.flatnonzero(~r))
+                elif _is_bool_scalar(r):
+                    hits.append(np.arange(m) if not r else np.zeros(0, dtype=np.int64))
+                else:
+                    return False
+        acc.fired[fam.first + lo:fam.first + hi] = np.bincount(inst, minlength=k)
+        if acc.any_enabled is not None:
+            acc.any_enabled |= call.mask.any(axis=0)
+        acc.add(child, fps, rows, ids)
+        for j, bad in enumerate(hits):
+            if len(bad):
+                acc.hits[j].append((rows[bad], ids[bad], fps[bad]))
+        return True
 
     def in_model_rows(self, words: np.ndarray) -> np.ndarray:
         """Mask of the packed states that satisfy every state constraint."""
@@ -544,6 +644,71 @@ class Kernel:
             f"states (first state {st}).{hint}",
             where=where, what=what,
         )
+
+
+@dataclass(frozen=True)
+class _Family:
+    """A run of instances of one action: ids ``first..first + count - 1``, parameter
+    values ``values[j]`` of instance ``first + j`` (one column per parameter)."""
+
+    decl: ActionDecl
+    first: int
+    count: int
+    values: np.ndarray
+
+
+def _families(actions: Sequence[ActionInstance]) -> list[_Family]:
+    out: list[_Family] = []
+    i = 0
+    while i < len(actions):
+        j = i
+        while j < len(actions) and actions[j].decl is actions[i].decl:
+            j += 1
+        values = np.array([[v for _, v in a.params] for a in actions[i:j]],
+                          dtype=np.int64).reshape(j - i, len(actions[i].params))
+        out.append(_Family(actions[i].decl, i, j - i, values))
+        i = j
+    return out
+
+
+class _Accumulator:
+    """The successors, counts and property hits of one batch, in action order."""
+
+    def __init__(self, n: int, n_actions: int, deadlock: bool, n_props: int) -> None:
+        self.n = n
+        self.fired = np.zeros(n_actions, dtype=np.int64)
+        self.any_enabled = np.zeros(n, dtype=bool) if deadlock else None
+        self.words: list[np.ndarray] = []
+        self.fps: list[np.ndarray] = []
+        self.parents: list[np.ndarray] = []
+        self.action_ids: list[np.ndarray] = []
+        self.hits: list[list[tuple[np.ndarray, np.ndarray, np.ndarray]]] = [
+            [] for _ in range(n_props)]
+
+    def add(self, words: np.ndarray, fps: np.ndarray, parents: np.ndarray,
+            action_ids: np.ndarray) -> None:
+        self.words.append(words)
+        self.fps.append(fps)
+        self.parents.append(parents)
+        self.action_ids.append(action_ids)
+
+
+def _scattered_view(s: StateView, rows: np.ndarray, post: dict[int, np.ndarray],
+                    scattered: list[tuple[np.ndarray, np.ndarray, frozenset[int]]],
+                    layout: Layout, m: int) -> StateView:
+    """The next states of a family's transitions: ``s`` at ``rows`` with the fixed
+    assignments ``post`` and the per-row cells of ``scattered``."""
+    sub = _SubView(s, rows, post).view(layout, m)
+
+    def get(i: int) -> Any:
+        col = sub._cell(i)
+        for cells, values, cellset in scattered:
+            if i in cellset:
+                v = values != 0 if col.dtype == np.bool_ else values
+                col = np.where(cells == i, v, col)
+        return col
+
+    return StateView(layout, get, m)
 
 
 def _first_row(ex: Expansion) -> Expansion:

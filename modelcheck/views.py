@@ -73,14 +73,7 @@ class ArrayView:
         if isinstance(i, np.integer):
             j = int(i) if int(i) in self._dims[0] else self._dims[0][0]
             return self[j]
-        # Dynamic index: select per state. States whose index is outside the
-        # index set read the first element (such reads must be guarded).
-        idx = np.asarray(i)
-        out: Any = None
-        for j in self._dims[0]:
-            v = self._view._cell(self._view._layout.cell_index[(self._var, (*self._path, j))])
-            out = v if out is None else np.where(idx == j, v, out)
-        return out
+        return self._view._read_dynamic(self._var, self._path, self._dims[0], i)
 
     def __setitem__(self, i: Any, value: Any) -> None:
         view = self._view
@@ -97,10 +90,7 @@ class ArrayView:
                 )
             view._assign(view._layout.cell_index[(self._var, (*self._path, i))], value)
             return
-        idx = np.asarray(i)
-        for j in self._dims[0]:
-            ci = view._layout.cell_index[(self._var, (*self._path, j))]
-            view._assign(ci, np.where(idx == j, value, view._cell(ci)))
+        view._write_dynamic(self._var, self._path, self._dims[0], i, value)
 
     def __iter__(self) -> Any:
         raise SpecEvaluationError(
@@ -131,6 +121,17 @@ class StateView:
             v = self._getter(i)
             cache[i] = v
         return v
+
+    def _read_dynamic(self, var: str, path: tuple[int, ...], ids: range, i: Any) -> Any:
+        """``var[path...][i]`` for an index ``i`` that is a state value (a column on a
+        batch): selected per state. States whose index is outside the index set read
+        the first element (such reads must be guarded)."""
+        idx = np.asarray(i)
+        out: Any = None
+        for j in ids:
+            v = self._cell(self._layout.cell_index[(var, (*path, j))])
+            out = v if out is None else np.where(idx == j, v, out)
+        return out
 
     def __getattr__(self, name: str) -> Any:
         info = self._layout.vars.get(name)
@@ -167,6 +168,15 @@ class NextView(StateView):
 
     def _assign(self, i: int, value: Any) -> None:
         self._assigned[i] = value
+
+    def _write_dynamic(self, var: str, path: tuple[int, ...], ids: range, i: Any,
+                       value: Any) -> None:
+        """``var[path...][i] = value`` for an index ``i`` that is a state value: every
+        element is assigned, ``value`` where the index selects it, else itself."""
+        idx = np.asarray(i)
+        for j in ids:
+            ci = self._layout.cell_index[(var, (*path, j))]
+            self._assign(ci, np.where(idx == j, value, self._cell(ci)))
 
     def __setattr__(self, name: str, value: Any) -> None:
         info = self._layout.vars.get(name)
