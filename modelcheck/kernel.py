@@ -83,6 +83,7 @@ class Kernel:
         check_deadlock: bool | None = None,
         symmetry: bool = True,
         family_rows: int = 1 << 12,
+        family_min: int = 8,
     ) -> None:
         self.spec = spec
         self.layout: Layout = spec.layout
@@ -94,10 +95,12 @@ class Kernel:
         self._bool_cells = frozenset(c.index for c in self.layout.cells if c.kind == "bool")
         sets = spec.symmetry_sets() if symmetry else {}
         self.symmetry: Symmetry | None = Symmetry(self.layout, sets) if sets else None
-        #: a family of instances is evaluated in one call over up to this many
-        #: (instance, state) pairs when that covers two instances or more; 0 turns
-        #: family evaluation off (speed only: the results are the same)
+        #: the instances of an action family are evaluated in one call over up to
+        #: ``family_rows`` (instance, state) pairs, when that covers ``family_min``
+        #: instances or more (a call over the grid costs a few per-instance calls);
+        #: ``family_rows=0`` turns it off. Speed only: the results are the same.
         self.family_rows = family_rows
+        self.family_min = family_min
         self._families = _families(self.actions)
         self._family_failed: set[int] = set()
         self._leaves: dict[tuple[str, tuple[int, ...]], Leaf | None] = {}
@@ -304,7 +307,8 @@ class Kernel:
         """Instances of family ``fam`` per family call on ``n`` states (< 2: none)."""
         if fam.count < 2 or fi in self._family_failed or not fam.values.shape[1]:
             return 0
-        return min(fam.count, self.family_rows // max(n, 1))
+        chunk = min(fam.count, self.family_rows // max(n, 1))
+        return chunk if chunk >= max(2, self.family_min) else 0
 
     def _expand_instance(self, inst: ActionInstance, s: StateView, words: np.ndarray,
                          acc: _Accumulator, stutter: list[tuple[set[int] | None,
