@@ -5,6 +5,7 @@
     python benchmarks/run.py --l6       # and L6 (28.7M states)
     python benchmarks/run.py --lifecycle   # and the lifecycle spec, with/without symmetry
     python benchmarks/run.py --only L3 --repeat 3
+    python benchmarks/run.py --only wave-3000  # the wave spec (benchmarks/wave.py)
 
 Each configuration runs in a fresh process (one core), so peak RSS is its own.
 Columns: distinct states, depth, seconds, distinct states per second, peak RSS,
@@ -43,6 +44,13 @@ LIFECYCLE = {
     "LC-default-nosym": ({}, False, 1_853_046),
     "LC-grant": (dict(MaxLog=6, MaxRestarts=0, MaxDelays=0), True, 331_331),
     "LC-grant-nosym": (dict(MaxLog=6, MaxRestarts=0, MaxDelays=0), False, 662_662),
+}
+
+# The wave spec (benchmarks/wave.py): a chain of N + 3 states through 2 N action
+# instances, at most one enabled per state; a level costs what its work costs, not
+# what its instances number. Always run: (constants, expected distinct states).
+WAVE = {
+    "wave-3000": (dict(N=3000), 3_003),
 }
 
 CHILD = r"""
@@ -96,6 +104,8 @@ def main() -> int:
     names = args.only or [n for n in LADDER if n != "L6" or args.l6]
     if args.lifecycle and not args.only:
         names += list(LIFECYCLE)
+    if not args.only:
+        names += list(WAVE)
     header = (f"{'config':<17}{'distinct':>12}{'depth':>7}{'seconds':>9}{'states/s':>11}"
               f"{'peak RSS':>11}{'B/state':>9}{'stored B/st':>12}  check")
     print(header)
@@ -105,6 +115,9 @@ def main() -> int:
         if name in LIFECYCLE:
             consts, sym, expected = LIFECYCLE[name]
             spec = "specs.kraft_lifecycle:KRaftLifecycle"
+        elif name in WAVE:
+            (consts, expected), sym = WAVE[name], True
+            spec = "benchmarks.wave:Wave"
         else:
             consts, sym, expected, spec = LADDER[name], True, EXPECTED[name], args.spec
         runs = [run_one(name, consts, args.batch_size, spec, args.spill_dir, sym)
