@@ -83,7 +83,9 @@ class ParamArray(np.ndarray):
     def __array_ufunc__(self, ufunc: Any, method: str, *inputs: Any, **kwargs: Any) -> Any:
         if method != "__call__" or "out" in kwargs:
             raise GiveUp(f"{ufunc.__name__}.{method} on an action parameter")
-        return _taint(getattr(ufunc, method)(*_plain(inputs), **kwargs))
+        out = ufunc(*[x.view(np.ndarray) if type(x) is ParamArray else x for x in inputs],
+                    **kwargs)
+        return out.view(ParamArray) if type(out) is np.ndarray else _taint(out)
 
     def __array_function__(self, func: Any, types: Any, args: Any, kwargs: Any) -> Any:
         if func not in _ALLOWED_FUNCTIONS:

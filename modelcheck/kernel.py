@@ -82,7 +82,7 @@ class Kernel:
         properties: Sequence[PredicateDecl] | None = None,
         check_deadlock: bool | None = None,
         symmetry: bool = True,
-        family_rows: int = 1 << 12,
+        family_rows: int = 1 << 15,
         family_min: int = 8,
     ) -> None:
         self.spec = spec
