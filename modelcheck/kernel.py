@@ -12,6 +12,9 @@ backend drive), trace replay and the state-graph export all call it.
   invariants on the batch, every action instance's guard and assignments, action
   properties on every enabled transition, deadlocks. Successor fingerprints are
   computed incrementally from the packed parent (only assigned cells change).
+  On a small batch, the instances of a large action family are evaluated in one
+  call over (instances x states) (:mod:`modelcheck.family`), falling back to one
+  call per instance whenever that cannot be shown to give the same results.
 
 Both validate what the spec returns (guards must be boolean, assigned values
 integers inside the declared domain) and turn any failure into a
