@@ -305,3 +305,29 @@ def test_reading_back_a_written_cell_sees_the_write() -> None:
     on, off = run(ReadBack(), True), run(ReadBack(), False)
     assert summary(on) == summary(off)
     assert (on.distinct_states, on.depth) == brute_force(ReadBack())
+
+
+def _real_specs() -> list[tuple[str, Spec]]:
+    from test_spec_api import Tokens, Walk
+
+    from examples.counter import Counter
+    from examples.mutex import Peterson
+    from examples.two_phase_commit import TwoPhaseCommit
+    from specs.kraft_broker import KRaftBroker, KRaftBrokerBugNoCatchUpCheck
+    from specs.kraft_lifecycle import KRaftLifecycle
+
+    return [("tokens", Tokens()), ("walk", Walk()), ("counter", Counter()),
+            ("peterson", Peterson()), ("2pc", TwoPhaseCommit()),
+            ("kraft-L1", KRaftBroker(N=2, P=1, MaxLog=4, MaxRestarts=1)),
+            ("kraft-N3P2", KRaftBroker(N=3, P=2, MaxLog=2, MaxRestarts=1)),
+            ("kraft-bug", KRaftBrokerBugNoCatchUpCheck()),
+            ("lifecycle", KRaftLifecycle(MaxLog=2))]
+
+
+@pytest.mark.parametrize("name", [n for n, _ in _real_specs()])
+def test_the_specs_give_the_same_results_with_every_family_evaluated_at_once(name) -> None:
+    """The project's specs (Refs, sets, enums, any_of, nested arrays, symmetry, action
+    properties, constraints) with every family of two or more instances evaluated in
+    one call, where it can be, against one call per instance."""
+    spec = dict(_real_specs())[name]
+    assert summary(run(spec, True)) == summary(run(spec, False))
