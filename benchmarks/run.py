@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Benchmark the local explorer on the KRaft ladder (shared/kraft/MODEL.md) and print a table.
+"""Benchmark the local explorer on the KRaft ladder (L1-L6 of specs/kraft_broker.py); print a table.
 
     python benchmarks/run.py            # L1-L5
     python benchmarks/run.py --l6       # and L6 (28.7M states)

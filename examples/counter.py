@@ -5,7 +5,7 @@ parameterised action (its guard is the return value, its effects are
 assignments to ``t``), an invariant, and a deliberately broken variant.
 
     modelcheck check examples/counter.py              # ok: 16 states
-    modelcheck check examples/counter.py:CounterBug   # violation, 5-state trace
+    modelcheck check examples/counter.py:CounterBug   # violation, 3-state trace
 """
 
 from __future__ import annotations

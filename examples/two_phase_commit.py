@@ -5,8 +5,9 @@ Resource managers (RMs) prepare or abort on their own; the transaction manager
 grows (a message, once sent, may be received any number of times). The
 classic result: with 3 RMs, 288 reachable states, and no two RMs disagree.
 
-    modelcheck check examples/two_phase_commit.py                     # 288 states
-    modelcheck check examples/two_phase_commit.py --const RMs=4       # 1,568 states
+    modelcheck check examples/two_phase_commit.py                     # 80 states (symmetry)
+    modelcheck check examples/two_phase_commit.py --no-symmetry       # 288 states
+    modelcheck check examples/two_phase_commit.py --const RMs=4 --no-symmetry  # 1,568 states
     modelcheck check examples/two_phase_commit.py:TwoPhaseCommitBug   # violation
 """
 
@@ -62,14 +63,14 @@ class TwoPhaseCommit(Spec):
 
     @action(rm=RMs_)
     def TMRcvPrepared(self, s, t, rm):
-        t.tmPrepared = with_(s.tmPrepared, rm - 1)
-        return (s.tmState == TM.INIT) & has(s.msgPrepared, rm - 1)
+        t.tmPrepared = with_(s.tmPrepared, rm)
+        return (s.tmState == TM.INIT) & has(s.msgPrepared, rm)
 
     @action
     def TMCommit(self, s, t):
         t.tmState = TM.COMMITTED
         t.msgCommit = True
-        return (s.tmState == TM.INIT) & all_of(self.RMs_, lambda r: has(s.tmPrepared, r - 1))
+        return (s.tmState == TM.INIT) & all_of(self.RMs_, lambda r: has(s.tmPrepared, r))
 
     @action
     def TMAbort(self, s, t):
@@ -80,7 +81,7 @@ class TwoPhaseCommit(Spec):
     @action(rm=RMs_)
     def RMPrepare(self, s, t, rm):
         t.rmState[rm] = RM.PREPARED
-        t.msgPrepared = with_(s.msgPrepared, rm - 1)
+        t.msgPrepared = with_(s.msgPrepared, rm)
         return s.rmState[rm] == RM.WORKING
 
     @action(rm=RMs_)
@@ -113,4 +114,4 @@ class TwoPhaseCommitBug(TwoPhaseCommit):
     def TMCommit(self, s, t):
         t.tmState = TM.COMMITTED
         t.msgCommit = True
-        return (s.tmState == TM.INIT) & (s.tmPrepared != 0)
+        return (s.tmState == TM.INIT) & ~s.tmPrepared.is_empty()

@@ -32,7 +32,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from modelcheck import all_of, has, implies, where
+from modelcheck import all_of, implies, where
 from modelcheck.spec import PredicateDecl
 
 from ._util import enum_value, ids_of
@@ -103,10 +103,9 @@ def fenced_not_in_isr(*, fenced: str = "fenced", isr: str = "isr", leader: str =
 
     def inv(spec: Any, s: Any) -> Any:
         brokers = ids_of(spec, fenced)
-        lo = brokers.start
         f, i, ld = getattr(s, fenced), getattr(s, isr), getattr(s, leader)
         return all_of(ids_of(spec, isr), lambda p: all_of(brokers, lambda b: implies(
-            has(i[p], b - lo) & f[b], (i[p] == (1 << (b - lo))) & (ld[p] == 0))))
+            i[p].has(b) & f[b], (i[p] == {b}) & (ld[p] == 0))))
 
     return PredicateDecl(inv, "invariant", name,
                          doc="A fenced broker is in no ISR, except as the last member of a "

@@ -1,14 +1,19 @@
 """modelcheck: an explicit-state, TLA+-style model checker for specs written in Python.
 
 A spec is a :class:`Spec` subclass with typed, finite state variables and guarded
-actions written once as expressions; :class:`Explorer` explores every reachable
-state breadth-first with exact fingerprints and returns a :class:`Result`, with the
-shortest counterexample when an invariant, an action property or deadlock freedom
-fails.
+actions written once as expressions; :func:`check` explores every reachable state
+breadth-first with exact fingerprints, as a :class:`CheckConfig` says, and returns
+a :class:`Result`, with the shortest counterexample when an invariant, an action
+property or deadlock freedom fails. Traces (:class:`Trace`) are read with
+:func:`load_trace` (ITF, JSON or a run folder).
+
+This module is the public API: what spec authors and tool builders use. The engine
+itself (:mod:`modelcheck.kernel`, :mod:`modelcheck.engine`, :mod:`modelcheck.layout`)
+is importable for tools that extend it, but is not promised to stay the same.
 
 For example::
 
-    >>> from modelcheck import Spec, Const, Int, action, invariant, explore
+    >>> from modelcheck import Spec, Const, Int, action, check
     >>> class Counter(Spec):
     ...     Max = Const(3)
     ...     x = Int(0, Max)
@@ -17,11 +22,12 @@ For example::
     ...     def Inc(self, s, t):
     ...         t.x = s.x + 1
     ...         return s.x < self.Max
-    >>> explore(Counter()).distinct_states
+    >>> check(Counter()).distinct_states
     4
 """
 
-from .domains import Array, Bool, Const, Enum, Ids, Int, Ref, SetOf
+from .config import CheckConfig
+from .domains import Array, Bag, Bool, Const, Enum, Ids, Int, Record, Ref, Seq, SetOf
 from .errors import (
     ConstantError,
     ModelcheckError,
@@ -30,22 +36,56 @@ from .errors import (
     SpecLoadError,
     UsageError,
 )
-from .explorer import Explorer, Progress, explore, rebuild_trace
-from .expr import all_of, any_of, count, has, implies, where, with_, without
-from .kernel import Expansion, Kernel
-from .layout import Layout, fingerprint64
-from .result import EXIT_CODES, Result, TraceStep, Violation
+from .explorer import Explorer, Progress, check, explore
+from .expr import (
+    BOOLEAN,
+    all_of,
+    any_of,
+    choose,
+    count,
+    count_of,
+    excluding,
+    functions,
+    has,
+    implies,
+    init_product,
+    max_of,
+    min_of,
+    not_,
+    sum_of,
+    where,
+    with_,
+    without,
+)
+from .liveness import check_liveness
+from .result import EXIT_CODES, ActionCoverage, LevelStats, Result, TraceStep, Violation
 from .spec import Spec, action, action_property, constraint, invariant
+from .temporal import always_eventually, eventually, eventually_always, leads_to
+from .trace import (
+    Trace,
+    TraceFileError,
+    TraceMismatchError,
+    dumps_trace_json,
+    load_trace,
+    loads_trace,
+    trace_to_itf,
+    trace_to_json,
+)
 
 __version__ = "0.1.0"
 
 __all__ = [
     "Spec", "Const", "Ids", "Bool", "Int", "Enum", "Array", "SetOf", "Ref",
+    "Record", "Seq", "Bag",
     "action", "invariant", "action_property", "constraint",
+    "eventually", "always_eventually", "eventually_always", "leads_to",
     "where", "any_of", "all_of", "implies", "has", "with_", "without", "count",
-    "Kernel", "Expansion", "Layout", "fingerprint64",
-    "Explorer", "Progress", "explore", "rebuild_trace",
-    "Result", "TraceStep", "Violation", "EXIT_CODES",
+    "not_", "choose", "sum_of", "max_of", "min_of", "count_of", "excluding", "BOOLEAN",
+    "functions", "init_product",
+    "check", "check_liveness", "CheckConfig", "Explorer", "Progress", "explore",
+    "Result", "TraceStep", "Violation", "ActionCoverage", "LevelStats", "EXIT_CODES",
+    "Trace", "load_trace", "loads_trace", "dumps_trace_json", "trace_to_itf", "trace_to_json",
+    "TraceFileError", "TraceMismatchError",
     "ModelcheckError", "SpecDefinitionError", "SpecEvaluationError", "SpecLoadError",
     "ConstantError", "UsageError", "__version__",
 ]

@@ -6,30 +6,46 @@ error, 3 incomplete (interrupted or a bound reached).
 
 from __future__ import annotations
 
+import functools
 import json
+import signal
 import sys
 from collections.abc import Callable
 from typing import Any, NoReturn
 
 import click
 
+from .budget import SAFE_SHARE, format_size, parse_size
+from .checkpoint import has_checkpoint
 from .cli_trace import graph, trace
+from .config import CheckConfig
 from .errors import ModelcheckError, UsageError
 from .explorer import Explorer, Progress
+from .fileio import prepare_dir
+from .interrupt import Interrupts
+from .liveness import check_liveness, split_checks
 from .loader import bind_spec
 from .report import render_text
 from .result import Result
 from .spec import Spec
+from .temporal import fairness_conditions
 from .trace.runrecord import RunRecorder
 
-__all__ = ["main", "cli", "bind_spec", "print_error"]
+__all__ = ["main", "cli", "bind_spec", "print_error", "check_options"]
 
 EXIT_HELP = """\b
 Exit codes:
   0  ok: every reachable state explored, nothing violated
   1  an invariant or action property is violated, or a deadlock was found
   2  usage error, or an error in the spec (reported with file and line)
-  3  incomplete: interrupted (Ctrl-C) or --max-depth reached"""
+  3  incomplete: interrupted (Ctrl-C), --max-depth or --max-states reached, or
+     the memory limit reached (counts cover the complete levels)"""
+
+
+INSPECT_EXIT_HELP = """\b
+Exit codes:
+  0  ok
+  2  usage error, or an error in the spec (reported with file and line)"""
 
 
 def print_error(e: BaseException, fmt: str = "text") -> NoReturn:
@@ -62,6 +78,28 @@ class _Group(click.Group):
             return super().invoke(ctx)
         except ModelcheckError as e:
             print_error(e)
+        except KeyboardInterrupt as e:  # not click's "Aborted!" with exit code 1
+            if isinstance(e.__context__, SystemExit):
+                raise e.__context__ from None  # the command had finished: its exit stands
+            click.echo("interrupted", err=True)
+            sys.exit(3)
+
+
+class MemorySize(click.ParamType):
+    """A size such as ``512M`` or ``8G`` (bytes), or ``none`` for no limit."""
+
+    name = "size"
+
+    def convert(self, value: Any, param: click.Parameter | None,
+                ctx: click.Context | None) -> int | str | None:
+        if value is None or isinstance(value, int) or value == "auto":
+            return value  # type: ignore[no-any-return]
+        if str(value).strip().lower() in ("none", "off", "unlimited"):
+            return None
+        try:
+            return parse_size(str(value))
+        except ValueError as e:
+            self.fail(str(e), param, ctx)
 
 
 @click.group(cls=_Group, epilog=EXIT_HELP)
@@ -80,6 +118,78 @@ format_option = click.option(
 )
 
 
+def check_options(f: Callable[..., Any]) -> Callable[..., Any]:
+    """The options that say what to check and how, shared by ``check``, ``spark`` and
+    any later subcommand: ``--invariant``, ``--no-deadlock``/``--deadlock``,
+    ``--no-symmetry``, ``--max-depth``, ``--batch-size``, ``--checkpoint-dir``,
+    ``--resume``, ``--max-states``, ``--memory-limit``. The command receives them as one
+    ``config`` (:class:`~modelcheck.config.CheckConfig`); a contradiction among them is a usage
+    error reported in the command's ``--format``, and so is a ``--checkpoint-dir``
+    that cannot be created or written in (probed before any work)."""
+
+    @functools.wraps(f)
+    def command(*args: Any, invariants: tuple[str, ...], no_deadlock: bool,
+                force_deadlock: bool, no_symmetry: bool, max_depth: int | None,
+                batch_size: int, checkpoint_dir: str | None, resume: bool,
+                max_states: int | None, memory_limit: int | str | None,
+                **kwargs: Any) -> Any:
+        try:
+            if no_deadlock and force_deadlock:
+                raise UsageError("--deadlock and --no-deadlock contradict each other.")
+            if resume and checkpoint_dir is None:
+                raise UsageError("--resume needs --checkpoint-dir: the directory of the run "
+                                 "to continue.")
+            if checkpoint_dir is not None:  # a working directory: tried before any work
+                prepare_dir(checkpoint_dir, "--checkpoint-dir", create=not resume)
+        except UsageError as e:
+            print_error(e, kwargs.get("fmt", "text"))
+        config = CheckConfig(
+            invariants=invariants or None,
+            check_deadlock=False if no_deadlock else (True if force_deadlock else None),
+            symmetry=not no_symmetry, max_depth=max_depth, batch_size=batch_size,
+            checkpoint_dir=checkpoint_dir, resume=resume, max_states=max_states,
+            memory_limit=memory_limit)  # type: ignore[arg-type]
+        return f(*args, config=config, **kwargs)
+
+    options = [
+        click.option("--invariant", "invariants", multiple=True, metavar="NAME",
+                     help="Check only these invariants/action properties/temporal "
+                          "properties (repeatable); names from the spec or from a "
+                          "predicate library such as the invariants package."),
+        click.option("--no-deadlock", is_flag=True,
+                     help="Do not report states without successors."),
+        click.option("--deadlock", "force_deadlock", is_flag=True,
+                     help="Report deadlocks even if the spec turns the check off."),
+        click.option("--no-symmetry", is_flag=True,
+                     help="Explore every state even if the spec declares symmetric ids."),
+        click.option("--max-depth", type=click.IntRange(min=0), default=None,
+                     help="Stop after exploring this many steps from the initial states."),
+        click.option("--batch-size", type=click.IntRange(min=1), default=1 << 16,
+                     show_default=True,
+                     help="States evaluated per batch (speed and memory only: never "
+                          "changes a result)."),
+        click.option("--checkpoint-dir", type=click.Path(file_okay=False), default=None,
+                     help="Commit every finished level here (atomically: a killed run "
+                          "leaves the last complete level), so that --resume can continue "
+                          "the run. For `spark`: storage every executor reaches at the "
+                          "same path."),
+        click.option("--resume", is_flag=True,
+                     help="Continue the run checkpointed in --checkpoint-dir (refused if "
+                          "the spec, constants or checks differ)."),
+        click.option("--max-states", type=click.IntRange(min=1), default=None, metavar="N",
+                     help="Stop at the last complete level rather than store more than N "
+                          "distinct states (exit code 3, reason max-states)."),
+        click.option("--memory-limit", type=MemorySize(), default="auto", metavar="SIZE",
+                     help="Memory the explorer's states may take, e.g. 8G; at the limit it "
+                          "stops at the last complete level (exit code 3, reason memory). "
+                          f"Default: {SAFE_SHARE:.0%} of the memory available at start; "
+                          "'none' for no limit."),
+    ]
+    for opt in reversed(options):
+        command = opt(command)
+    return command
+
+
 def record_options(f: Callable[..., Any]) -> Callable[..., Any]:
     """``--out DIR`` and ``--trace-out FILE`` (see :func:`prepare_recorder`)."""
     f = click.option("--trace-out", metavar="FILE", default=None,
@@ -92,7 +202,9 @@ def record_options(f: Callable[..., Any]) -> Callable[..., Any]:
 
 def prepare_recorder(spec: str, out_dir: str | None, trace_out: str | None
                      ) -> RunRecorder | None:
-    """Check ``--out``/``--trace-out`` before a run starts (so it cannot fail at the end)."""
+    """Probe ``--out``/``--trace-out`` before a run starts (a file is created and removed
+    where each will be written), so that a bad destination is a usage error naming the
+    user's path, before any work."""
     if out_dir is None and trace_out is None:
         return None
     ctx = click.get_current_context()
@@ -102,13 +214,18 @@ def prepare_recorder(spec: str, out_dir: str | None, trace_out: str | None
 
 def finish(result: Result, fmt: str, recorder: RunRecorder | None, bound: Spec,
            quiet: bool) -> None:
-    """Print ``result``, write its run record and trace, and exit with its code."""
+    """Print ``result``, write its run record and trace, and exit with its code.
+
+    The destinations were probed before the run (:func:`prepare_recorder`); should a
+    write still fail, the error is reported and the exit code stays the result's
+    (a violation is still 1), or 2 when the result alone would have been 0."""
     emit(result, fmt)
     if recorder is not None:
         try:
             notes = recorder.write(result, bound)
         except ModelcheckError as e:
-            print_error(e)
+            click.echo(f"error: {e}", err=True)
+            sys.exit(result.exit_code or 2)
         if not quiet:
             click.echo("\n".join(notes), err=True)
     sys.exit(result.exit_code)
@@ -117,50 +234,65 @@ def finish(result: Result, fmt: str, recorder: RunRecorder | None, bound: Spec,
 @cli.command(epilog=EXIT_HELP)
 @click.argument("spec")
 @const_option
-@click.option("--invariant", "invariants", multiple=True, metavar="NAME",
-              help="Check only these invariants/action properties (repeatable); names from "
-                   "the spec or from the invariants library.")
-@click.option("--no-deadlock", is_flag=True, help="Do not report states without successors.")
-@click.option("--deadlock", "force_deadlock", is_flag=True,
-              help="Report deadlocks even if the spec turns the check off.")
-@click.option("--no-symmetry", is_flag=True,
-              help="Explore every state even if the spec declares symmetric ids.")
-@click.option("--max-depth", type=click.IntRange(min=0), default=None,
-              help="Stop after exploring this many steps from the initial states.")
-@click.option("--batch-size", type=click.IntRange(min=1), default=1 << 16, show_default=True,
-              help="States evaluated per batch (does not change results).")
+@check_options
 @click.option("--spill-dir", metavar="DIR", default=None,
               help="Keep the BFS levels (parent pointers, used only to rebuild a "
                    "counterexample) in files under DIR instead of memory.")
 @format_option
 @click.option("--quiet", "-q", is_flag=True, help="No progress lines on stderr.")
 @record_options
-def check(spec: str, consts: tuple[str, ...], invariants: tuple[str, ...], no_deadlock: bool,
-          force_deadlock: bool, no_symmetry: bool, max_depth: int | None, batch_size: int,
-          spill_dir: str | None, fmt: str, quiet: bool, out_dir: str | None = None,
+def check(spec: str, consts: tuple[str, ...], config: CheckConfig, spill_dir: str | None,
+          fmt: str, quiet: bool, out_dir: str | None = None,
           trace_out: str | None = None) -> None:
     """Explore every reachable state of SPEC breadth-first and check its properties.
 
     SPEC is a file (specs/kraft_broker.py) or module (specs.kraft_broker), optionally
     followed by :Name to pick one spec class from it.
     """
-    try:
-        if no_deadlock and force_deadlock:
-            raise UsageError("--deadlock and --no-deadlock contradict each other.")
-        recorder = prepare_recorder(spec, out_dir, trace_out)
-        bound = bind_spec(spec, consts)
-        deadlock = False if no_deadlock else (True if force_deadlock else None)
-        explorer = Explorer(bound, invariants=invariants or None, check_deadlock=deadlock,
-                            symmetry=not no_symmetry, max_depth=max_depth,
-                            batch_size=batch_size, spill_dir=spill_dir,
-                            progress=_progress_printer(not quiet))
-        if not quiet:
-            click.echo(f"Checking {bound!r}: {len(bound.layout.cells)} state cells, "
-                       f"{len(bound.actions)} action instances.", err=True)
-        result = explorer.run()
-    except ModelcheckError as e:
-        print_error(e, fmt)
-    finish(result, fmt, recorder, bound, quiet)
+    # Ctrl-C is recorded from here to the exit, and the run stops at the next batch:
+    # never lost, never a half-printed report (a second Ctrl-C exits at once).
+    with Interrupts():
+        try:
+            recorder = prepare_recorder(spec, out_dir, trace_out)
+            if spill_dir is not None:
+                prepare_dir(spill_dir, "--spill-dir")
+            bound = bind_spec(spec, consts)
+            cfg = config.replace(spill_dir=spill_dir)
+            safety, temporal = split_checks(bound, cfg)
+            if not temporal:
+                Explorer(bound, safety)  # report a wrong --invariant before anything else
+            if not quiet:
+                click.echo(f"Checking {bound!r}: {len(bound.layout.cells)} state cells, "
+                           f"{len(bound.actions)} action instances.", err=True)
+            cp = config.checkpoint_dir
+            if config.resume and cp and not has_checkpoint(cp):
+                click.echo(f"--resume: no checkpoint in {cp}; starting afresh.", err=True)
+            result = check_liveness(bound, cfg, progress=_progress_printer(not quiet))
+        except ModelcheckError as e:
+            print_error(e, fmt)
+        except MemoryError as e:
+            out_of_memory(e, fmt)
+        finish(result, fmt, recorder, bound, quiet)
+
+
+def out_of_memory(e: MemoryError, fmt: str) -> NoReturn:
+    """Report a ``MemoryError`` outside exploration (loading a spec, building its
+    layout and action instances, or reporting) as one paragraph; exit code 3."""
+    avail = available_memory_text()
+    msg = (f"Ran out of memory before exploring ({e or 'MemoryError'}). The spec's state "
+           f"layout and action instances do not fit{avail}: try smaller constants (--const).")
+    if fmt == "json":
+        click.echo(json.dumps({"status": "incomplete", "reason": "memory", "message": msg},
+                              indent=2))
+    click.echo(f"error: {msg}", err=True)
+    sys.exit(3)
+
+
+def available_memory_text() -> str:
+    from .budget import available_memory
+
+    avail = available_memory()
+    return "" if avail is None else f" in the {format_size(avail)} available"
 
 
 def emit(result: Result, fmt: str) -> None:
@@ -171,7 +303,7 @@ def emit(result: Result, fmt: str) -> None:
         click.echo(render_text(result))
 
 
-@cli.command(epilog=EXIT_HELP)
+@cli.command(epilog=INSPECT_EXIT_HELP)
 @click.argument("spec")
 @const_option
 @format_option
@@ -199,6 +331,11 @@ def inspect(spec: str, consts: tuple[str, ...], fmt: str) -> None:
                        for p in bound.invariants],
         "properties": [{"name": p.name, "doc": p.doc, "defined": p.where}
                        for p in bound.properties],
+        "temporal": [{"name": p.name, "form": getattr(p, "formula", ""), "doc": p.doc,
+                      "fairness": [c.name for c in fairness_conditions(
+                          bound, getattr(p, "fairness", None))],
+                      "defined": p.where} for p in bound.temporal],
+        "fairness": [c.name for c in fairness_conditions(bound)],
         "constraints": [p.name for p in bound.constraints],
         "check_deadlock": bound.check_deadlock,
     }
@@ -221,6 +358,13 @@ def inspect(spec: str, consts: tuple[str, ...], fmt: str) -> None:
     out.extend(f"  {p['name']}: {p['doc']}" for p in info["invariants"])
     out.append("Action properties:")
     out.extend(f"  {p['name']}: {p['doc']}" for p in info["properties"])
+    if info["temporal"]:
+        out.append("Temporal properties:")
+        for p in info["temporal"]:
+            fair = ", ".join(p["fairness"]) or "none"
+            out.append(f"  {p['name']} ({p['form']}): {p['doc']}  [fairness: {fair}]")
+    if info["fairness"]:
+        out.append("Fairness: " + ", ".join(info["fairness"]))
     if info["constraints"]:
         out.append("State constraints: " + ", ".join(info["constraints"]))
     out.append(f"Deadlock check: {'on' if info['check_deadlock'] else 'off'}")
@@ -284,4 +428,8 @@ def main() -> None:
     except KeyboardInterrupt:  # pragma: no cover - interrupted outside exploration
         click.echo("interrupted", err=True)
         sys.exit(3)
+    finally:
+        # The command is over and its result printed: a Ctrl-C now must not turn the
+        # exit into a kill by SIGINT.
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
 

@@ -21,14 +21,15 @@ from typing import Any
 
 import click
 
+from .budget import parse_size
 from .errors import ConstantError, UsageError
 from .graph import FORMATS, build_graph, graph_bytes
-from .loader import bind_spec, load_spec_class, parse_const
+from .loader import bind_spec, load_spec_class, parse_consts
 from .spec import Spec
-from .trace import Trace, load_trace
-from .trace.evaluate import evaluate
+from .trace import Trace, TraceMismatchError, load_trace
+from .trace.evaluate import DEFAULT_LIMITS, Limits, evaluate
 from .trace.render import Styles, format_value, render_trace
-from .trace.replay import replay
+from .trace.replay import replay, trace_cells
 from .trace.runrecord import atomic_write
 
 __all__ = ["trace", "graph"]
@@ -39,6 +40,27 @@ Exit codes:
   1  replay: the trace is not a behaviour of the spec (the step is named)
   2  unreadable trace file, a trace that does not fit the spec, a bad
      expression or option"""
+SHOW_EXIT_HELP = """\b
+Exit codes:
+  0  ok
+  2  unreadable trace file, a trace that does not fit --spec, a bad option"""
+EVAL_EXIT_HELP = """\b
+Exit codes:
+  0  ok
+  2  unreadable trace file, a trace that does not fit --spec, a bad
+     expression or option, --timeout or --memory-limit exceeded"""
+REPLAY_EXIT_HELP = """\b
+Exit codes:
+  0  the trace is a behaviour of the spec
+  1  the trace is not a behaviour of the spec (the step is named)
+  2  unreadable trace file, a trace that does not fit the spec (other
+     variables, a value of the wrong type or outside its domain), a spec
+     error or a bad option"""
+GRAPH_EXIT_HELP = """\b
+Exit codes:
+  0  the graph is written
+  2  usage or spec error, more reachable states than --max-states, or
+     --output cannot be written"""
 
 _const_option = click.option(
     "--const", "consts", multiple=True, metavar="K=V",
@@ -72,19 +94,45 @@ def trace() -> None:
     run record (result.json or the run folder)."""
 
 
-@trace.command(epilog=TRACE_EXIT_HELP)
+_spec_option = click.option(
+    "--spec", "spec_target", metavar="SPEC", default=None,
+    help="Check first that the trace fits SPEC (its variables, and every value in its "
+         "declared domain), as `trace replay` does; constants from the trace, --const "
+         "overrides them.")
+
+
+def _load(file: str, spec_target: str | None = None, consts: tuple[str, ...] = ()) -> Trace:
+    """Load the trace in ``file``; with ``spec_target``, check that it fits that spec."""
+    t = load_trace(file)
+    if spec_target is not None:
+        _fits(file, _bind_for_trace(spec_target, t, consts), t)
+    elif consts:
+        raise UsageError("--const needs --spec: constants belong to a spec.")
+    return t
+
+
+def _fits(file: str, spec: Spec, t: Trace) -> list[list[int]]:
+    try:
+        return trace_cells(spec, t)
+    except TraceMismatchError as e:
+        raise TraceMismatchError(f"{file}: {e}") from None
+
+
+@trace.command(epilog=SHOW_EXIT_HELP)
 @click.argument("file")
+@_spec_option
+@_const_option
 @click.option("--full", is_flag=True, help="Print every state in full, not only the changes.")
 @click.option("--vars", "var_list", metavar="A,B", default=None,
               help="Only these variables (comma-separated).")
 @click.option("--step", type=click.IntRange(min=1), default=None, metavar="K",
               help="Only state K (1-based) and the action that led to it.")
 @_color_option
-def show(file: str, full: bool, var_list: str | None, step: int | None,
-         color: bool | None) -> None:
+def show(file: str, spec_target: str | None, consts: tuple[str, ...], full: bool,
+         var_list: str | None, step: int | None, color: bool | None) -> None:
     """Print a trace step by step: each action with its parameters and the variables it
     changed (old -> new, per array index)."""
-    t = load_trace(file)
+    t = _load(file, spec_target, consts)
     names = _select_vars(t, var_list)
     if step is not None and step > len(t):
         raise UsageError(f"--step {step}: the trace has only {len(t)} states.")
@@ -102,7 +150,7 @@ def _select_vars(t: Trace, var_list: str | None) -> list[str] | None:
     return [v for v in t.vars if v in names]
 
 
-@trace.command("replay", epilog=TRACE_EXIT_HELP)
+@trace.command("replay", epilog=REPLAY_EXIT_HELP)
 @click.argument("spec")
 @click.argument("file")
 @_const_option
@@ -119,6 +167,7 @@ def replay_cmd(spec: str, file: str, consts: tuple[str, ...], color: bool | None
     if t.spec and t.spec != bound.name:
         click.echo(f"note: the trace was recorded from {t.spec}; replaying it against "
                    f"{bound.name}.", err=True)
+    _fits(file, bound, t)
     rep = replay(bound, t)
     echo = _echo(color)
     st = _styles()
@@ -144,7 +193,7 @@ def _bind_for_trace(target: str, t: Trace, consts: tuple[str, ...]) -> Spec:
     if ignored:
         click.echo(f"note: ignoring constant(s) {', '.join(ignored)} recorded in the trace: "
                    f"not constants of {cls.__name__}.", err=True)
-    values.update(dict(parse_const(c, known) for c in consts))
+    values.update(parse_consts(consts, known))
     try:
         return cls(**values)
     except ConstantError as e:
@@ -152,22 +201,48 @@ def _bind_for_trace(target: str, t: Trace, consts: tuple[str, ...]) -> Spec:
                             "--const)") from None
 
 
-@trace.command("eval", epilog=TRACE_EXIT_HELP)
+class ByteSize(click.ParamType):
+    """A size in bytes (:func:`modelcheck.budget.parse_size`): ``512M``, ``2G``,
+    ``1.5GiB``, ``100000`` (units of 1024)."""
+
+    name = "size"
+
+    def convert(self, value: Any, param: click.Parameter | None,
+                ctx: click.Context | None) -> int:
+        if isinstance(value, int):
+            return value
+        try:
+            return parse_size(str(value))
+        except ValueError as e:
+            self.fail(str(e), param, ctx)
+
+
+@trace.command("eval", epilog=EVAL_EXIT_HELP)
 @click.argument("file")
 @click.argument("expr")
-def eval_cmd(file: str, expr: str) -> None:
+@_spec_option
+@_const_option
+@click.option("--timeout", type=click.FloatRange(min=0, min_open=True),
+              default=DEFAULT_LIMITS.seconds, show_default=True, metavar="SECONDS",
+              help="Stop (exit 2) when evaluating the whole trace takes longer.")
+@click.option("--memory-limit", type=ByteSize(), default="512M", show_default=True,
+              help="Stop (exit 2) when the evaluation needs more memory than this.")
+def eval_cmd(file: str, expr: str, spec_target: str | None, consts: tuple[str, ...],
+             timeout: float, memory_limit: int) -> None:
     """Evaluate the Python expression EXPR in every state of the trace in FILE.
 
     Variables are the trace's; arrays are dicts indexed by ints (offset[1] - regEpoch[1]),
     sets are frozensets, enum values are strings ("RUNNING"). Available functions: abs,
-    min, max, len, sum, any, all, sorted, set, range, int, bool.
+    min, max, len, sum, any, all, sorted, set, range, int, bool. The evaluation runs in
+    a child process bounded by --timeout and --memory-limit.
     """
-    t = load_trace(file)
-    for k, label, value in evaluate(t, expr):
+    t = _load(file, spec_target, consts)
+    limits = Limits(seconds=timeout, memory=memory_limit)
+    for k, label, value in evaluate(t, expr, limits=limits):
         click.echo(f"step {k} ({label}): {format_value(value, python=True)}")
 
 
-@click.command("graph")
+@click.command("graph", epilog=GRAPH_EXIT_HELP)
 @click.argument("spec")
 @_const_option
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default=None,

@@ -9,7 +9,7 @@ result.
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, replace
-from typing import Any
+from typing import Any, Literal
 
 __all__ = ["CheckConfig"]
 
@@ -31,9 +31,18 @@ class CheckConfig:
     batch_size: int = 1 << 16
     #: keep the BFS levels in files under this directory instead of memory
     spill_dir: str | None = None
-    #: write a checkpoint here at the end of every level (and resume from it)
+    #: commit a checkpoint here at the end of every level (:mod:`modelcheck.checkpoint`)
     checkpoint_dir: str | None = None
+    #: continue the checkpoint in ``checkpoint_dir`` (start afresh if it holds none)
     resume: bool = False
+    #: stop (status incomplete, reason ``max-states``) at the last complete level
+    #: rather than store more distinct states than this (``None``: no bound)
+    max_states: int | None = None
+    #: bytes the explorer's data may take (visited set, levels, frontier, batches) before
+    #: it stops at the last complete level (reason ``memory``); ``"auto"``: a safe share
+    #: of the memory available when the run starts (:mod:`modelcheck.budget`); ``None``:
+    #: no limit
+    memory_limit: int | Literal["auto"] | None = "auto"
 
     def __post_init__(self) -> None:
         if self.invariants is not None and not isinstance(self.invariants, tuple):
@@ -42,9 +51,31 @@ class CheckConfig:
             raise ValueError(f"batch_size must be at least 1, not {self.batch_size}")
         if self.max_depth is not None and self.max_depth < 0:
             raise ValueError(f"max_depth must be at least 0, not {self.max_depth}")
+        if self.max_states is not None and self.max_states < 1:
+            raise ValueError(f"max_states must be at least 1, not {self.max_states}")
+        ml = self.memory_limit
+        if ml is not None and ml != "auto" and (not isinstance(ml, int) or ml < 1):
+            raise ValueError(f"memory_limit must be a positive number of bytes, 'auto' or "
+                             f"None, not {ml!r}")
 
     def replace(self, **changes: Any) -> CheckConfig:
         return replace(self, **changes)
+
+    @classmethod
+    def of(cls, config: CheckConfig | None, options: dict[str, Any], owner: str
+           ) -> CheckConfig:
+        """``config`` (default: all defaults) with the fields in ``options`` replaced: how
+        every explorer takes ``(config, **options)``. An unknown option is a
+        ``TypeError`` naming ``owner``."""
+        cfg = config or cls()
+        if not options:
+            return cfg
+        if options.get("invariants") is not None:
+            options = {**options, "invariants": tuple(options["invariants"])}
+        try:
+            return cfg.replace(**options)
+        except TypeError as e:
+            raise TypeError(f"{owner}: {e}") from None
 
     def to_json(self) -> dict[str, Any]:
         d = asdict(self)
@@ -54,8 +85,9 @@ class CheckConfig:
 
     def decisive(self) -> dict[str, Any]:
         """The options that can change a result (recorded in it; ``batch_size``,
-        ``spill_dir`` and checkpoints change only speed, memory and durability)."""
-        return {**self.identity, "max_depth": self.max_depth}
+        ``spill_dir`` and checkpoints change only speed, memory and durability; a
+        memory stop says so in the result's reason)."""
+        return {**self.identity, "max_depth": self.max_depth, "max_states": self.max_states}
 
     @property
     def identity(self) -> dict[str, Any]:

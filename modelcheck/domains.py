@@ -5,6 +5,13 @@ variables typed by finite domains (:class:`Bool`, :class:`Int`, :class:`Enum`,
 :class:`Array`, :class:`SetOf`). Bounds may refer to constants, so they are
 *deferred* until the constants are bound; :func:`resolve` does that.
 
+A declared :class:`Type` binds (``Type.bound(constants)``) to a :class:`BoundType`,
+which owns its cells: a :class:`ScalarType` is one cell and owns everything about
+its values (Python and trace conversion, display, symmetry), a :class:`BoundArray`
+is a structure of them. The rest of the engine delegates to these objects and never
+switches on a type's kind, so a new type is one ``Type`` subclass and one
+``ScalarType`` subclass (``tests/test_types.py`` defines one outside the package).
+
 For example::
 
     class Counter(Spec):
@@ -18,11 +25,25 @@ from __future__ import annotations
 
 import enum
 import operator
-from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
-from .errors import SpecDefinitionError
+import numpy as np
+
+from .errors import SpecDefinitionError, SpecEvaluationError
+from .itfvalues import FrozenMap, freeze
+from .itfvalues import Record as RecordData
+from .values import (
+    BagValue,
+    RecordValue,
+    SeqValue,
+    SetValue,
+    Value,
+    all_rows,
+    as_int,
+)
 
 __all__ = [
     "Const",
@@ -34,9 +55,29 @@ __all__ = [
     "Enum",
     "Array",
     "SetOf",
+    "Record",
+    "Seq",
+    "Bag",
     "Ref",
     "resolve",
     "Cell",
+    "BoundType",
+    "ScalarType",
+    "BoundBool",
+    "BoundInt",
+    "BoundRef",
+    "BoundEnum",
+    "BoundSet",
+    "BoundSetChunk",
+    "BoundRecord",
+    "BoundSeq",
+    "BoundSeqLen",
+    "BoundBag",
+    "BoundBagCount",
+    "BoundArray",
+    "MAX_ELEMENTS",
+    "ValueKindError",
+    "ValueDomainError",
 ]
 
 
@@ -154,17 +195,23 @@ class Ids:
 
 @dataclass(frozen=True)
 class Cell:
-    """One scalar slot of the state layout: a variable, or one element of an array."""
+    """One scalar slot of the state layout: a variable, or one element of an array.
+
+    ``type`` is the :class:`ScalarType` that owns the cell's values: their conversion,
+    display and symmetry. ``kind`` and ``labels`` describe it (for ``inspect``,
+    checkpoints and tools); no behaviour switches on them.
+    """
 
     index: int
     var: str
-    path: tuple[int, ...]
+    path: tuple[int | str, ...]
     lo: int
     size: int
-    kind: str  # "bool" | "int" | "enum" | "set"
+    kind: str  # the owning type's short name: "bool", "int", "enum", "set", ...
     labels: tuple[str, ...] | None = None
     #: name of the Ids set whose members this cell holds (Ref) or whose subset it is (SetOf)
     ref: str | None = None
+    type: ScalarType | None = field(default=None, compare=False, repr=False)
 
     @property
     def hi(self) -> int:
@@ -172,11 +219,23 @@ class Cell:
 
     @property
     def name(self) -> str:
-        return self.var + "".join(f"[{i}]" for i in self.path)
+        return self.var + "".join(_path_part(p) for p in self.path)
+
+
+def _path_part(p: int | str) -> str:
+    """A cell path component as text: ``[1]`` (an index), ``.clock`` (a record field or
+    the length of a sequence), ``[<<1, 2>>]`` (a bag element, already bracketed)."""
+    if isinstance(p, int):
+        return f"[{p}]"
+    return p if p.startswith("[") else "." + p
 
 
 class Type:
-    """A finite type of a state variable (or of an array element)."""
+    """A finite type of a state variable (or of an array element), as declared.
+
+    :meth:`bound` resolves the constants and returns the :class:`BoundType` that does
+    the work.
+    """
 
     init: Any = None
     #: the spec line where the variable was declared, filled in by Spec
@@ -189,21 +248,276 @@ class Type:
         raise NotImplementedError
 
 
-class BoundType:
-    """A type with its constants resolved: knows its cells and how to show values."""
+class ValueKindError(ValueError):
+    """A trace value has the wrong kind or shape for its type (a list for a boolean).
+
+    ``expected`` says what the type accepts: ``"a boolean"``, ``"one of IDLE, BUSY"``.
+    """
+
+    def __init__(self, expected: str) -> None:
+        super().__init__(f"expected {expected}")
+        self.expected = expected
+
+
+class ValueDomainError(ValueError):
+    """A trace value of the right kind lies outside its type's domain.
+
+    ``str(error)`` continues a variable path: ``"= 99 is outside its domain 0..4"``.
+    """
+
+
+class BoundType(ABC):
+    """A type with its constants resolved: it owns its cells.
+
+    A bound type is either a :class:`ScalarType` (one cell, which owns the value
+    conversions, display and symmetry of that cell) or a structure of them: an array
+    (:class:`BoundArray`), or a compound value (:class:`BoundSet`, :class:`BoundRecord`,
+    :class:`BoundSeq`, :class:`BoundBag`).
+
+    Every type but an array is a *leaf*: an array's elements are leaves, and a
+    variable that is not an array is one. A leaf owns its whole value, over all its
+    cells (``codes`` below are the leaf's cell codes in layout order):
+
+    * :meth:`value` / :meth:`codes`: the checker's Python value (or, with ``itf``, the
+      trace value) of codes, and back (lenient); :meth:`codes_from_itf` (strict, as
+      :meth:`ScalarType.from_itf`); :meth:`show` as a user reads it;
+    * :meth:`view` / :meth:`columns`: the expression value of code columns (a number,
+      or a :class:`~modelcheck.values.Value` with the type's operations), and back;
+    * :meth:`index_of` / :meth:`value_at`: the position of a value among the type's
+      :attr:`n_values` values (sets and bags store one bit or count per value);
+    * :meth:`cells_permutation`: how symmetry permutes the leaf's cells.
+    """
 
     #: the Ids set name this type refers to (Ref values, SetOf members), if any
     ref: str | None = None
 
-    def cells(self) -> list[tuple[tuple[int, ...], int, int, str, tuple[str, ...] | None]]:
-        """(path, lo, size, kind, labels) for each scalar cell, in layout order."""
-        raise NotImplementedError
+    @abstractmethod
+    def cells(self) -> list[tuple[tuple[int | str, ...], ScalarType]]:
+        """``(path, scalar type)`` of each cell, in layout order (path ``()`` for a scalar)."""
+
+    @abstractmethod
+    def default(self) -> Any:
+        """The declared initial value, as ``Spec.initial_values`` and expressions see it."""
+
+    @abstractmethod
+    def describe(self) -> str:
+        """The domain as text, for ``inspect``: ``0..3``, ``SUBSET 1..3``."""
+
+    # -- a leaf's whole value ---------------------------------------------------
+    @property
+    def n_cells(self) -> int:
+        return len(self.cells())
+
+    @property
+    def n_values(self) -> int:
+        """How many values the type has (the product of its cells' sizes)."""
+        n = 1
+        for _, t in self.cells():
+            n *= t.size
+        return n
+
+    def value(self, codes: Sequence[int], *, itf: bool = False) -> Any:
+        """The Python value (the trace value with ``itf``) of the leaf's cell codes."""
+        raise NotImplementedError(f"{type(self).__name__} is not a leaf type")
+
+    def codes(self, value: Any) -> list[int]:
+        """The cell codes of a Python value (lenient); raises ValueError."""
+        raise NotImplementedError(f"{type(self).__name__} is not a leaf type")
+
+    def codes_from_itf(self, value: Any) -> list[int]:
+        """The cell codes of a trace value; strict: :class:`ValueKindError` or
+        :class:`ValueDomainError`."""
+        raise NotImplementedError(f"{type(self).__name__} is not a leaf type")
+
+    def show(self, codes: Sequence[int], *, short: bool = False) -> str:
+        """The value of codes as a user reads it (compact with ``short``)."""
+        raise NotImplementedError(f"{type(self).__name__} is not a leaf type")
+
+    def view(self, cols: Sequence[Any]) -> Any:
+        """The expression value of the leaf's code columns (or scalars)."""
+        raise NotImplementedError(f"{type(self).__name__} is not a leaf type")
+
+    def columns(self, value: Any) -> list[Any]:
+        """Code columns (or scalars) of an expression value or a Python literal of the
+        type; raises :class:`~modelcheck.errors.SpecEvaluationError` for anything else."""
+        raise NotImplementedError(f"{type(self).__name__} is not a leaf type")
+
+    def zero(self) -> Any:
+        """The expression value whose codes are all the cells' first codes."""
+        return self.view([t.lo for _, t in self.cells()])
+
+    def value_of(self, x: Any) -> Any:
+        """``x`` (an expression value or a literal) as an expression value of the type."""
+        return self.view(self.columns(x))
+
+    def equal(self, a: Any, b: Any) -> Any:
+        """``a = b`` for two values of the type, element-wise on batches."""
+        return all_rows([as_int(x) == as_int(y) for x, y in zip(self.columns(a),
+                                                                   self.columns(b))])
+
+    def index_of(self, x: Any) -> tuple[Any, Any]:
+        """``(index, outside)``: the position of value ``x`` among the type's values (mixed
+        radix over the cells, the first most significant) and whether ``x`` lies outside
+        the type; Python ints and bools when ``x`` is a constant, columns otherwise."""
+        idx: Any = 0
+        outside: Any = False
+        for (_, t), c in zip(self.cells(), self.columns(x)):
+            c = as_int(c)
+            idx = idx * t.size + (c - t.lo)
+            outside = outside | (c < t.lo) | (c > t.hi)
+        if isinstance(outside, np.bool_):
+            outside = bool(outside)
+        if isinstance(idx, np.integer):
+            idx = int(idx)
+        return idx, outside
+
+    def value_at(self, idx: Any) -> Any:
+        """The expression value at position ``idx`` (the inverse of :meth:`index_of`)."""
+        cols: list[Any] = []
+        for _, t in reversed(self.cells()):
+            cols.append(idx % t.size + t.lo)
+            idx = idx // t.size
+        return self.view(cols[::-1])
+
+    def cells_permutation(self, pis: Mapping[str, Mapping[int, int]]
+                          ) -> Callable[[list[np.ndarray]], list[np.ndarray]] | None:
+        """How permutations ``pis`` of symmetric id sets map the columns of the leaf's
+        cells, or None when no value changes (default: each cell by its own type)."""
+        fns: list[tuple[int, Callable[[np.ndarray], np.ndarray]]] = []
+        for k, (_, t) in enumerate(self.cells()):
+            f = t.permutation(pis)
+            if f is not None:
+                fns.append((k, f))
+        if not fns:
+            return None
+
+        def apply(cols: list[np.ndarray]) -> list[np.ndarray]:
+            out = list(cols)
+            for k, f in fns:
+                out[k] = f(cols[k])
+            return out
+
+        return apply
+
+
+class ScalarType(BoundType):
+    """A bound type stored in one cell, whose codes are ``lo .. lo + size - 1``.
+
+    Codes are the integers that expressions compute with and that the layout packs
+    into words (hot paths never call these methods per state). Everything else about
+    a value belongs to the subclass:
+
+    * :meth:`to_python` / :meth:`from_python`: the checker's Python value (traces in
+      results, ``values_from_cells``, ``init_states``); ``from_python`` is lenient and
+      also accepts the code itself;
+    * :meth:`to_itf` / :meth:`from_itf`: the trace value (the Python value model of
+      :mod:`modelcheck.trace.itf`); ``from_itf`` is strict (trace replay) and raises
+      :class:`ValueKindError` or :class:`ValueDomainError`;
+    * :meth:`display` (and :meth:`display_short` for graph labels);
+    * :meth:`permutation`: how symmetry permutes a column of codes.
+
+    A new type is a :class:`Type` whose ``bound`` returns a new subclass of this class.
+    """
+
+    #: a short name for descriptions (``Cell.kind``), e.g. "int"
+    kind: str = "int"
+    #: expressions see the cell as a boolean (``np.bool_``) rather than an integer
+    boolean: bool = False
+    #: names of the codes lo.. in order, when the values have names (enum members)
+    labels: tuple[str, ...] | None = None
+
+    def __init__(self, lo: int, size: int, init: int, text: str) -> None:
+        self.lo, self.size, self.init, self.text = lo, size, int(init), text
+
+    @property
+    def hi(self) -> int:
+        return self.lo + self.size - 1
+
+    def cells(self) -> list[tuple[tuple[int | str, ...], ScalarType]]:
+        return [((), self)]
 
     def default(self) -> Any:
-        raise NotImplementedError
+        return self.init
 
     def describe(self) -> str:
-        raise NotImplementedError
+        return self.text
+
+    # -- a leaf's whole value: one cell
+    def value(self, codes: Sequence[int], *, itf: bool = False) -> Any:
+        return self.to_itf(int(codes[0])) if itf else self.to_python(int(codes[0]))
+
+    def codes(self, value: Any) -> list[int]:
+        return [self.from_python(value)]
+
+    def codes_from_itf(self, value: Any) -> list[int]:
+        return [self.from_itf(value)]
+
+    def show(self, codes: Sequence[int], *, short: bool = False) -> str:
+        return self.display_short(int(codes[0])) if short else self.display(int(codes[0]))
+
+    def view(self, cols: Sequence[Any]) -> Any:
+        c = cols[0]
+        if self.boolean and getattr(c, "dtype", None) != np.bool_:
+            return np.asarray(c).astype(bool) if isinstance(c, np.ndarray) else np.bool_(c)
+        return c
+
+    def columns(self, value: Any) -> list[Any]:
+        if isinstance(value, Value):
+            raise SpecEvaluationError(
+                f"a {value.type.describe()} value where a value of {self.text} is expected")
+        return [value]
+
+    def cells_permutation(self, pis: Mapping[str, Mapping[int, int]]
+                          ) -> Callable[[list[np.ndarray]], list[np.ndarray]] | None:
+        fn = self.permutation(pis)
+        if fn is None:
+            return None
+        return lambda cols: [fn(cols[0])]
+
+    def explain_out_of_domain(self, name: str, value: int) -> str | None:
+        """What an action did when it stored ``value`` outside the domain in cell ``name``
+        (``"appends to q beyond its capacity 3"``), or None for the generic message."""
+        return None
+
+    def to_python(self, code: int) -> Any:
+        """The checker's Python value of ``code`` (default: the integer itself)."""
+        return code
+
+    def from_python(self, value: Any) -> int:
+        """The code of a Python value (default: an integer, unchecked); raises ValueError."""
+        if isinstance(value, (bool, int)):
+            return int(value)
+        raise ValueError(f"{value!r} is not a value of {self.text}")
+
+    def to_itf(self, code: int) -> Any:
+        """The trace (ITF) value of ``code`` (default: :meth:`to_python`)."""
+        return self.to_python(code)
+
+    @abstractmethod
+    def from_itf(self, value: Any) -> int:
+        """The code of a trace value; strict: :class:`ValueKindError` for a value of the
+        wrong kind, :class:`ValueDomainError` for one outside the domain."""
+
+    def display(self, code: int) -> str:
+        """``code`` as a user reads it (default: the integer)."""
+        return str(code)
+
+    def display_short(self, code: int) -> str:
+        """A compact :meth:`display`, for state graph labels."""
+        return self.display(code)
+
+    def permutation(self, pis: Mapping[str, Mapping[int, int]]
+                    ) -> Callable[[np.ndarray], np.ndarray] | None:
+        """How permutations ``pis`` (``{Ids set name: {id: id}}``) of symmetric index sets
+        map a column of this cell's codes, or None when values do not change."""
+        return None
+
+    def _check_int(self, value: Any) -> int:
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise ValueKindError(f"an integer in {self.lo}..{self.hi}")
+        if not self.lo <= value <= self.hi:
+            raise ValueDomainError(f"= {value} is outside its domain {self.lo}..{self.hi}")
+        return value
 
 
 class Bool(Type):
@@ -213,7 +527,7 @@ class Bool(Type):
         self.init = init
 
     def bound(self, consts: Mapping[str, Any]) -> BoundType:
-        return _BoundScalar(0, 2, "bool", None, bool(resolve(self.init, consts)), "BOOLEAN")
+        return BoundBool(0, 2, bool(resolve(self.init, consts)), "BOOLEAN")
 
     def describe(self) -> str:
         return "BOOLEAN"
@@ -234,7 +548,7 @@ class Int(Type):
                 f"Int({self.lo!r}, {self.hi!r}) is empty with these constants ({lo}..{hi})."
             )
         init = lo if self.init is None else int(resolve(self.init, consts))
-        return _BoundScalar(lo, hi - lo + 1, "int", None, init, f"{lo}..{hi}")
+        return BoundInt(lo, hi - lo + 1, init, f"{lo}..{hi}")
 
     def describe(self) -> str:
         return f"{self.lo!r}..{self.hi!r}"
@@ -265,11 +579,8 @@ class Ref(Type):
                 )
             lo = self.none
         init = lo if self.init is None else int(resolve(self.init, consts))
-        b = _BoundScalar(lo, hi - lo + 1, "int", None, init,
-                         f"{self.ids.name}" + (f" \\cup {{{self.none}}}" if self.none is not None
-                                              else ""))
-        b.ref = self.ids.name
-        return b
+        text = self.ids.name + (f" \\cup {{{self.none}}}" if self.none is not None else "")
+        return BoundRef(lo, hi - lo + 1, init, text, self.ids.name)
 
     def describe(self) -> str:
         return self.ids.name + (f" + {{{self.none}}}" if self.none is not None else "")
@@ -300,40 +611,164 @@ class Enum(Type):
         members = sorted(self.enum_cls, key=int)
         labels = tuple(m.name for m in members)
         init = 0 if self.init is None else int(resolve(self.init, consts))
-        return _BoundScalar(0, len(labels), "enum", labels, init,
-                            "{" + ", ".join(labels) + "}")
+        return BoundEnum(labels, init, "{" + ", ".join(labels) + "}")
 
     def describe(self) -> str:
         return "{" + ", ".join(m.name for m in self.enum_cls) + "}"
 
 
-class SetOf(Type):
-    """A subset of a small index set, stored as a bitmask (bit ``i - lo`` for id ``i``).
+def _element_type(elem: Any, consts: Mapping[str, Any], what: str) -> BoundType:
+    """The bound element type of a SetOf/Seq/Bag/Record field: an Ids set is its members."""
+    if isinstance(elem, Ids):
+        r = elem.bind(consts)
+        if len(r) == 0:
+            raise SpecDefinitionError(f"{what}: the index set {elem!r} is empty with these "
+                                      "constants.")
+        return BoundRef(r.start, len(r), r.start, f"{r.start}..{r.stop - 1}", elem.name)
+    if not isinstance(elem, Type):
+        raise SpecDefinitionError(
+            f"{what} takes an Ids(...) set or a type such as Int(0, 3), got {elem!r}.")
+    bound = elem.bound(consts)
+    if isinstance(bound, BoundArray):
+        raise SpecDefinitionError(
+            f"{what}: an Array cannot be an element or a field; use a Record or a Seq.")
+    return bound
 
-    In expressions the value is the integer mask; use :func:`modelcheck.has`,
-    :func:`modelcheck.with_`, :func:`modelcheck.without` and
-    :func:`modelcheck.count` to work with it.
+
+def _elem_text(elem: Any) -> str:
+    return elem.name if isinstance(elem, Ids) else elem.describe()
+
+
+#: the most values a SetOf or Bag element type may have (one bit or count cell each)
+MAX_ELEMENTS = 4096
+
+
+class SetOf(Type):
+    """A subset of a finite type: ``SUBSET Procs``, ``SUBSET (0..7)``, a set of records.
+
+    The element type is an ``Ids`` set or any type but an array (ints, enums, booleans,
+    records). In expressions the value is a set value holding element values
+    (``s.holders.has(p)`` for id ``p``, ``with_``, ``without``, ``|``, ``&``, ``-``,
+    ``<=``, ``size()``, ``is_empty()``, ``min()``, ``max()``, ``choose()``; see
+    :class:`~modelcheck.values.SetValue`), stored as one bit per element value.
+    ``init`` lists the initial members.
     """
 
-    def __init__(self, universe: Ids, *, init: Iterable[int] | Deferred = ()) -> None:
-        self.universe = universe
+    def __init__(self, elem: Ids | Type, *, init: Iterable[Any] | Deferred = ()) -> None:
+        self.elem = elem
         self.init = init
 
     def bound(self, consts: Mapping[str, Any]) -> BoundType:
-        ids = self.universe.bind(consts)
-        if len(ids) > 62:
+        elem = _element_type(self.elem, consts, f"SetOf({_elem_text(self.elem)})")
+        if elem.n_values > MAX_ELEMENTS:
             raise SpecDefinitionError(
-                f"SetOf({self.universe!r}) has {len(ids)} elements; at most 62 are supported."
-            )
-        mask = 0
-        for i in resolve(self.init, consts):
-            mask |= 1 << (int(i) - ids.start)
-        b = _BoundSet(ids, mask)
-        b.ref = self.universe.name
-        return b
+                f"SetOf({_elem_text(self.elem)}) has {elem.n_values} possible elements; at "
+                f"most {MAX_ELEMENTS} are supported.")
+        t = BoundSet(elem, f"SUBSET {elem.describe()}")
+        try:
+            t.init = frozenset(freeze(elem.value(elem.codes(v))) for v in
+                               resolve(self.init, consts))
+            t.codes(t.init)
+        except (ValueError, TypeError) as e:
+            raise SpecDefinitionError(f"SetOf(...) init: {e}") from None
+        return t
 
     def describe(self) -> str:
-        return f"SUBSET {self.universe.name}"
+        return f"SUBSET {_elem_text(self.elem)}"
+
+
+class Record(Type):
+    """A record ``[f1: T1, f2: T2]``: ``Record(clock=Int(0, 3), kind=Enum(Kind))``.
+
+    Fields are types (records nest) or ``Ids`` sets (a member of the set). In
+    expressions ``s.msg.clock`` reads a field; build a value with a dict literal
+    (``t.msg = {"clock": 1, "kind": Kind.REQ}``) or ``s.msg.with_fields(clock=2)``.
+    Records may be array, set, sequence and bag elements.
+    """
+
+    def __init__(self, **fields: Ids | Type) -> None:
+        if not fields:
+            raise SpecDefinitionError("Record(...) needs at least one field.")
+        self.fields = fields
+        self.init = None
+
+    def bound(self, consts: Mapping[str, Any]) -> BoundType:
+        return BoundRecord({k: _element_type(v, consts, f"Record field {k}")
+                            for k, v in self.fields.items()})
+
+    def describe(self) -> str:
+        return "[" + ", ".join(f"{k}: {_elem_text(v)}" for k, v in self.fields.items()) + "]"
+
+
+class Seq(Type):
+    """A sequence of at most ``capacity`` elements of a type: ``Seq(Msg, 3)``.
+
+    In expressions the value is a sequence value (``len()``, ``append(x)``, ``head()``,
+    ``tail()``, ``at(i)`` (1-based), ``set_at(i, x)``, ``last()``, ``prefix(n)``,
+    ``drop(n)``, ``concat(r)``, ``contains(x)``, ``index_of(x)``; see
+    :class:`~modelcheck.values.SeqValue`); a list literal is a sequence. Storing a
+    sequence longer than ``capacity`` is a spec error, never a silent drop.
+    """
+
+    def __init__(self, elem: Ids | Type, capacity: int | Deferred, *,
+                 init: Iterable[Any] | Deferred = ()) -> None:
+        self.elem = elem
+        self.capacity = capacity
+        self.init = init
+
+    def bound(self, consts: Mapping[str, Any]) -> BoundType:
+        cap = int(resolve(self.capacity, consts))
+        if cap < 0:
+            raise SpecDefinitionError(f"Seq(..., {self.capacity!r}): negative capacity {cap}.")
+        elem = _element_type(self.elem, consts, f"Seq({_elem_text(self.elem)}, ...)")
+        t = BoundSeq(elem, cap)
+        try:
+            t.init = [elem.value(elem.codes(v)) for v in resolve(self.init, consts)]
+            t.codes(t.init)
+        except (ValueError, TypeError) as e:
+            raise SpecDefinitionError(f"Seq(...) init: {e}") from None
+        return t
+
+    def describe(self) -> str:
+        return f"Seq({_elem_text(self.elem)}, {self.capacity!r})"
+
+
+class Bag(Type):
+    """A multiset (TLA+ ``Bags``) of a finite type, each element at most ``max_count``
+    times: ``Bag(Msg, 2)`` for a channel that may duplicate and reorder.
+
+    In expressions: ``count(x)``, ``has(x)``, ``add(x)``, ``remove(x)``, ``+``, ``-``,
+    ``<=``, ``size()``, ``is_empty()``, ``support()``, ``choose()`` (see
+    :class:`~modelcheck.values.BagValue`). Storing a count above ``max_count`` is a
+    spec error. The value is stored as one count per element value.
+    """
+
+    def __init__(self, elem: Ids | Type, max_count: int | Deferred, *,
+                 init: Mapping[Any, int] | None = None) -> None:
+        self.elem = elem
+        self.max_count = max_count
+        self.init = init
+
+    def bound(self, consts: Mapping[str, Any]) -> BoundType:
+        mx = int(resolve(self.max_count, consts))
+        if mx < 1:
+            raise SpecDefinitionError(f"Bag(..., {self.max_count!r}): max_count must be >= 1.")
+        elem = _element_type(self.elem, consts, f"Bag({_elem_text(self.elem)}, ...)")
+        if elem.n_values > MAX_ELEMENTS:
+            raise SpecDefinitionError(
+                f"Bag({_elem_text(self.elem)}, ...) has {elem.n_values} possible elements; "
+                f"at most {MAX_ELEMENTS} are supported.")
+        t = BoundBag(elem, mx)
+        try:
+            init = dict(resolve(self.init, consts) or {})
+            t.init = {freeze(elem.value(elem.codes(k))): int(v) for k, v in init.items()}
+            t.codes(t.init)
+        except (ValueError, TypeError) as e:
+            raise SpecDefinitionError(f"Bag(...) init: {e}") from None
+        return t
+
+    def describe(self) -> str:
+        return f"Bag({_elem_text(self.elem)}, {self.max_count!r})"
 
 
 class Array(Type):
@@ -362,57 +797,688 @@ class Array(Type):
             raise SpecDefinitionError(f"Array index {self.index!r} is empty with these constants.")
         elem = self.elem.bound(consts)
         init = None if self.init is None else resolve(self.init, consts)
-        return _BoundArray(ids, elem, init, self.index.name)
+        return BoundArray(ids, elem, init, self.index.name)
 
     def describe(self) -> str:
         return f"[{self.index.name} -> {self.elem.describe()}]"
 
 
-class _BoundScalar(BoundType):
-    def __init__(self, lo: int, size: int, kind: str, labels: tuple[str, ...] | None,
-                 init: Any, text: str) -> None:
-        self.lo, self.size, self.kind, self.labels = lo, size, kind, labels
-        self.init = int(init)
-        self.text = text
+class BoundBool(ScalarType):
+    """``BOOLEAN``: code 0 is FALSE, 1 is TRUE."""
 
-    def cells(self) -> list[tuple[tuple[int, ...], int, int, str, tuple[str, ...] | None]]:
-        return [((), self.lo, self.size, self.kind, self.labels)]
+    kind = "bool"
+    boolean = True
 
     def default(self) -> Any:
-        return bool(self.init) if self.kind == "bool" else self.init
+        return bool(self.init)
+
+    def to_python(self, code: int) -> Any:
+        return bool(code)
+
+    def from_itf(self, value: Any) -> int:
+        if not isinstance(value, bool):
+            raise ValueKindError("a boolean")
+        return int(value)
+
+    def display(self, code: int) -> str:
+        return "TRUE" if code else "FALSE"
+
+    def display_short(self, code: int) -> str:
+        return "T" if code else "F"
+
+
+class BoundInt(ScalarType):
+    """An integer in ``lo..hi``; the code is the value."""
+
+    def from_itf(self, value: Any) -> int:
+        return self._check_int(value)
+
+
+class BoundRef(BoundInt):
+    """A member of the Ids set ``ref`` (or its ``none`` just below); symmetry maps it."""
+
+    def __init__(self, lo: int, size: int, init: int, text: str, ref: str) -> None:
+        super().__init__(lo, size, init, text)
+        self.ref = ref
+
+    def permutation(self, pis: Mapping[str, Mapping[int, int]]
+                    ) -> Callable[[np.ndarray], np.ndarray] | None:
+        if self.ref is None or self.ref not in pis:
+            return None
+        pi, lo = pis[self.ref], self.lo
+        lut = np.array([pi.get(v, v) for v in range(lo, self.hi + 1)], dtype=np.int64)
+        return lambda col: lut[col - lo]
+
+
+class BoundEnum(ScalarType):
+    """A member of an ``IntEnum`` with values ``0..k-1``; shown and traced by name."""
+
+    kind = "enum"
+
+    def __init__(self, labels: tuple[str, ...], init: int, text: str) -> None:
+        super().__init__(0, len(labels), init, text)
+        self.labels = labels
+
+    def _names(self) -> tuple[str, ...]:
+        return self.labels or ()
+
+    def to_python(self, code: int) -> Any:
+        names = self._names()
+        return names[code] if 0 <= code < len(names) else code
+
+    def from_python(self, value: Any) -> int:
+        if isinstance(value, str):
+            if value not in self._names():
+                raise ValueError(f"{value!r} is not a value of its domain")
+            return self._names().index(value)
+        return super().from_python(value)
+
+    def from_itf(self, value: Any) -> int:
+        names = self._names()
+        if not isinstance(value, str):
+            raise ValueKindError("one of " + ", ".join(names))
+        if value not in names:
+            raise ValueDomainError(f"= {value} is not one of {', '.join(names)}")
+        return names.index(value)
+
+    def display(self, code: int) -> str:
+        return str(self.to_python(code))
+
+
+def _show_value(v: Any) -> str:
+    """A Python or trace value as text (for messages about trace values)."""
+    if isinstance(v, bool):
+        return "TRUE" if v else "FALSE"
+    if isinstance(v, RecordData):
+        return "[" + ", ".join(f"{k}: {_show_value(x)}" for k, x in v.items()) + "]"
+    if isinstance(v, Mapping):
+        return "{" + ", ".join(f"{_show_value(k)}: {_show_value(x)}" for k, x in v.items()) + "}"
+    if isinstance(v, (frozenset, set)):
+        return "{" + ", ".join(sorted((_show_value(x) for x in v), key=lambda x: (len(x), x))) \
+            + "}"
+    if isinstance(v, tuple):
+        return "<<" + ", ".join(_show_value(x) for x in v) + ">>"
+    if isinstance(v, (list, Sequence)) and not isinstance(v, str):
+        return "[" + ", ".join(_show_value(x) for x in v) + "]"
+    return str(v)
+
+
+def _first_ref(t: BoundType) -> str | None:
+    for _, c in t.cells():
+        if c.ref is not None:
+            return c.ref
+    return None
+
+
+def _index_permutation(elem: BoundType, pis: Mapping[str, Mapping[int, int]]
+                       ) -> list[int] | None:
+    """Where a permutation sends each value index of ``elem`` (None: nowhere else)."""
+    fn = elem.cells_permutation(pis)
+    if fn is None:
+        return None
+    idx = np.arange(elem.n_values, dtype=np.int64)
+    cols = elem.columns(elem.value_at(idx))
+    moved = fn([np.asarray(as_int(c), dtype=np.int64) for c in cols])
+    to, _ = elem.index_of(elem.view(moved))
+    return [int(x) for x in np.asarray(to)]
+
+
+def _split(codes: Sequence[Any], types: Sequence[BoundType]) -> list[list[Any]]:
+    out, k = [], 0
+    for t in types:
+        n = t.n_cells
+        out.append(list(codes[k:k + n]))
+        k += n
+    return out
+
+
+class BoundSetChunk(ScalarType):
+    """One cell of a set: bit ``b`` is element value number ``first + b`` of the set's
+    element type. A set of at most 62 values is one such cell."""
+
+    kind = "set"
+
+    def __init__(self, owner: BoundSet, first: int, width: int, init: int) -> None:
+        single = width == owner.elem.n_values
+        super().__init__(0, 1 << width, init, owner.text if single else
+                         f"bits {first}..{first + width - 1} of {owner.text}")
+        self.owner, self.first, self.width = owner, first, width
+        self.ref = owner.ref
+        self.labels = tuple(owner.elem.show(owner.elem.codes(owner.elem.value(
+            _codes_at(owner.elem, first + b)))) for b in range(width))
+
+    def _members(self, code: int) -> list[int]:
+        return [self.first + b for b in range(self.width) if code >> b & 1]
+
+    def to_python(self, code: int) -> Any:
+        e = self.owner.elem
+        return frozenset(freeze(e.value(_codes_at(e, i))) for i in self._members(code))
+
+    def from_python(self, value: Any) -> int:
+        if self.owner.n_cells == 1:
+            return self.owner.codes(value)[0]
+        return super().from_python(value)
+
+    def from_itf(self, value: Any) -> int:
+        if self.owner.n_cells == 1:
+            return self.owner.codes_from_itf(value)[0]
+        raise ValueKindError("the whole set")
+
+    def display(self, code: int) -> str:
+        if code < 0:
+            return f"<{code}: an element outside the set's universe>"
+        e = self.owner.elem
+        return "{" + ", ".join(e.show(_codes_at(e, i)) for i in self._members(code)) + "}"
+
+    def explain_out_of_domain(self, name: str, value: int) -> str | None:
+        if value < 0:
+            var = name[:-6] if name.endswith(".bits0") else name
+            return (f"adds to {var} an element outside its element type "
+                    f"{self.owner.elem.describe()}")
+        return None
+
+
+def _index_of_codes(t: BoundType, codes: Sequence[int]) -> tuple[int, bool]:
+    """The value index of a leaf's codes and whether a code lies outside its cell."""
+    idx, outside = 0, False
+    for (_, c), v in zip(t.cells(), codes):
+        idx = idx * c.size + (int(v) - c.lo)
+        outside = outside or not c.lo <= int(v) <= c.hi
+    return idx, outside
+
+
+def _codes_at(t: BoundType, idx: int) -> list[int]:
+    out: list[int] = []
+    for _, c in reversed(t.cells()):
+        out.append(idx % c.size + c.lo)
+        idx //= c.size
+    return out[::-1]
+
+
+class BoundSet(BoundType):
+    """A subset of the values of ``elem``: bit ``i`` (of chunks of 62 bits) is the value
+    at position ``i`` (:meth:`BoundType.index_of`). Python and trace values are
+    ``frozenset``\\ s of element values; ``codes`` also takes any list or tuple of
+    distinct elements (and, for a set of at most 62 values, the mask itself)."""
+
+    chunk_bits = 62
+
+    def __init__(self, elem: BoundType, text: str) -> None:
+        self.elem = elem
+        self.text = text
+        self.ref = _first_ref(elem)
+        self.init: frozenset[Any] = frozenset()
+        n = elem.n_values
+        w = self.chunk_bits
+        self.chunk_widths = [min(w, n - k) for k in range(0, n, w)] or [1]
+        self.width = n
+        self._chunks = [BoundSetChunk(self, k * w, cw, 0)
+                        for k, cw in enumerate(self.chunk_widths)]
+
+    def cells(self) -> list[tuple[tuple[int | str, ...], ScalarType]]:
+        if len(self._chunks) == 1:
+            return [((), self._chunks[0])]
+        return [((f"bits{k}",), c) for k, c in enumerate(self._chunks)]
+
+    def default(self) -> Any:
+        return self.init
 
     def describe(self) -> str:
         return self.text
 
+    def _members(self, codes: Sequence[int]) -> list[int]:
+        w = self.chunk_bits
+        return [k * w + b for k, c in enumerate(codes) for b in range(self.chunk_widths[k])
+                if int(c) >> b & 1]
 
-class _BoundSet(BoundType):
-    def __init__(self, ids: range, mask: int) -> None:
-        self.ids = ids
-        self.mask = mask
+    def value(self, codes: Sequence[int], *, itf: bool = False) -> Any:
+        e = self.elem
+        return frozenset(freeze(e.value(_codes_at(e, i), itf=itf)) for i in self._members(codes))
 
-    def cells(self) -> list[tuple[tuple[int, ...], int, int, str, tuple[str, ...] | None]]:
-        return [((), 0, 1 << len(self.ids), "set", tuple(str(i) for i in self.ids))]
+    def _from_members(self, idxs: Iterable[int]) -> list[int]:
+        out = [0] * len(self.chunk_widths)
+        for i in idxs:
+            out[i // self.chunk_bits] |= 1 << (i % self.chunk_bits)
+        return out
+
+    def codes(self, value: Any) -> list[int]:
+        if isinstance(value, (list, tuple, set, frozenset)):
+            idxs = []
+            for m in value:
+                try:
+                    idx, outside = _index_of_codes(self.elem, self.elem.codes(m))
+                except (ValueError, TypeError, SpecEvaluationError):
+                    raise ValueError(f"{m!r} is not in its universe") from None
+                if outside:
+                    raise ValueError(f"{m!r} is not in its universe")
+                idxs.append(idx)
+            return self._from_members(idxs)
+        if len(self.chunk_widths) == 1 and isinstance(value, int) and not isinstance(value, bool):
+            return [value]
+        raise ValueError(f"{value!r} is not a value of {self.text}")
+
+    def codes_from_itf(self, value: Any) -> list[int]:
+        if not isinstance(value, (frozenset, set, list, tuple)):
+            raise ValueKindError("a set")
+        seen: set[int] = set()
+        for m in value:
+            try:
+                idx, _ = _index_of_codes(self.elem, self.elem.codes_from_itf(m))
+            except (ValueKindError, ValueDomainError):
+                raise ValueDomainError(
+                    f"= {_show_value(value)} has member {_show_value(m)} outside "
+                    f"{self._universe_text()}") from None
+            if idx in seen:
+                raise ValueDomainError(f"= {_show_value(value)} has member "
+                                       f"{_show_value(m)} twice")
+            seen.add(idx)
+        return self._from_members(seen)
+
+    def _universe_text(self) -> str:
+        if self.elem.n_values <= 16:
+            return self.show(self._from_members(range(self.elem.n_values)))
+        return self.elem.describe()
+
+    def show(self, codes: Sequence[int], *, short: bool = False) -> str:
+        e = self.elem
+        return "{" + ", ".join(e.show(_codes_at(e, i), short=short)
+                               for i in self._members(codes)) + "}"
+
+    def view(self, cols: Sequence[Any]) -> Any:
+        return SetValue(self, list(cols))
+
+    def columns(self, value: Any) -> list[Any]:
+        if isinstance(value, SetValue):
+            if value.type.width != self.width:
+                raise SpecEvaluationError(
+                    f"a {value.type.describe()} value where a {self.text} value is expected")
+            return value.columns()
+        if isinstance(value, (set, frozenset, list, tuple)):
+            out = SetValue(self, [0] * len(self.chunk_widths))
+            for m in value:
+                out = out.with_(m)
+            return out.columns()
+        if isinstance(value, Value):
+            raise SpecEvaluationError(
+                f"a {value.type.describe()} value where a {self.text} value is expected")
+        raise SpecEvaluationError(
+            f"{value!r} where a {self.text} value is expected: use a set value (a SetOf "
+            "variable, its operations) or a set literal of elements; since SetOf holds "
+            "element values, bit masks are not sets")
+
+    def cells_permutation(self, pis: Mapping[str, Mapping[int, int]]
+                          ) -> Callable[[list[np.ndarray]], list[np.ndarray]] | None:
+        to = _index_permutation(self.elem, pis)
+        if to is None:
+            return None
+        w = self.chunk_bits
+        moves = [(i // w, i % w, j // w, j % w) for i, j in enumerate(to)]
+
+        def apply(cols: list[np.ndarray]) -> list[np.ndarray]:
+            out = [np.zeros_like(c) for c in cols]
+            for ck, b, dk, d in moves:
+                out[dk] |= ((cols[ck] >> b) & 1) << d
+            return out
+
+        return apply
+
+
+class BoundRecord(BoundType):
+    """A record of the field types ``fields`` (one after the other in the layout); the
+    Python and trace value is a :class:`~modelcheck.itfvalues.Record` (an ITF record)."""
+
+    def __init__(self, fields: dict[str, BoundType]) -> None:
+        self.fields = fields
+        self.ref = None
+        self._types = list(fields.values())
+
+    def cells(self) -> list[tuple[tuple[int | str, ...], ScalarType]]:
+        return [((name, *path), t) for name, ft in self.fields.items()
+                for path, t in ft.cells()]
 
     def default(self) -> Any:
-        return self.mask
+        return RecordData({k: t.value(t.codes(t.default())) for k, t in self.fields.items()})
 
     def describe(self) -> str:
-        return f"SUBSET {self.ids.start}..{self.ids.stop - 1}"
+        return "[" + ", ".join(f"{k}: {t.describe()}" for k, t in self.fields.items()) + "]"
+
+    def value(self, codes: Sequence[int], *, itf: bool = False) -> Any:
+        parts = _split(codes, self._types)
+        return RecordData({k: t.value(p, itf=itf) for (k, t), p in zip(self.fields.items(),
+                                                                        parts)})
+
+    def _check_fields(self, value: Any, strict: bool) -> None:
+        if strict and not isinstance(value, RecordData):
+            raise ValueKindError("a record " + self.describe())
+        if not isinstance(value, Mapping):
+            raise ValueError(f"{value!r} is not a record {self.describe()}")
+        if set(value) != set(self.fields):
+            missing = [k for k in self.fields if k not in value]
+            extra = [str(k) for k in value if k not in self.fields]
+            what = "; ".join(x for x in (missing and f"missing {', '.join(missing)}",
+                                         extra and f"unknown {', '.join(extra)}") if x)
+            if strict:
+                raise ValueKindError(f"a record {self.describe()} ({what})")
+            raise ValueError(f"{_show_value(value)} is not a record {self.describe()}: {what}")
+
+    def codes(self, value: Any) -> list[int]:
+        self._check_fields(value, False)
+        return [c for k, t in self.fields.items() for c in t.codes(value[k])]
+
+    def codes_from_itf(self, value: Any) -> list[int]:
+        self._check_fields(value, True)
+        out: list[int] = []
+        for k, t in self.fields.items():
+            try:
+                out.extend(t.codes_from_itf(value[k]))
+            except ValueDomainError as e:
+                raise ValueDomainError(f"field {k} {e}") from None
+        return out
+
+    def show(self, codes: Sequence[int], *, short: bool = False) -> str:
+        parts = _split(codes, self._types)
+        return "[" + ", ".join(f"{k}: {t.show(p, short=short)}"
+                               for (k, t), p in zip(self.fields.items(), parts)) + "]"
+
+    def view(self, cols: Sequence[Any]) -> Any:
+        parts = _split(cols, self._types)
+        return RecordValue(self, {k: t.view(p) for (k, t), p in zip(self.fields.items(), parts)})
+
+    def columns(self, value: Any) -> list[Any]:
+        if isinstance(value, RecordValue):
+            if value.type.describe() != self.describe():
+                raise SpecEvaluationError(
+                    f"a {value.type.describe()} value where a {self.describe()} is expected")
+            return value.columns()
+        if isinstance(value, Mapping) and not isinstance(value, Value):
+            unknown = [str(k) for k in value if k not in self.fields]
+            missing = [k for k in self.fields if k not in value]
+            if unknown or missing:
+                raise SpecEvaluationError(
+                    f"a record {self.describe()} needs exactly its fields"
+                    + (f"; missing {', '.join(missing)}" if missing else "")
+                    + (f"; unknown {', '.join(unknown)}" if unknown else ""))
+            return [c for k, t in self.fields.items() for c in t.columns(value[k])]
+        raise SpecEvaluationError(
+            f"{value!r} where a record {self.describe()} is expected: use a record value or a "
+            "dict literal of its fields")
+
+    def cells_permutation(self, pis: Mapping[str, Mapping[int, int]]
+                          ) -> Callable[[list[np.ndarray]], list[np.ndarray]] | None:
+        fns = [t.cells_permutation(pis) for t in self._types]
+        if all(f is None for f in fns):
+            return None
+        sizes = [t.n_cells for t in self._types]
+
+        def apply(cols: list[np.ndarray]) -> list[np.ndarray]:
+            out: list[np.ndarray] = []
+            k = 0
+            for f, n in zip(fns, sizes):
+                part = cols[k:k + n]
+                out.extend(part if f is None else f(part))
+                k += n
+            return out
+
+        return apply
 
 
-class _BoundArray(BoundType):
+class BoundSeqLen(BoundInt):
+    """The length cell of a sequence: ``0..capacity``."""
+
+    kind = "seqlen"
+
+    def explain_out_of_domain(self, name: str, value: int) -> str | None:
+        var = name[:-4] if name.endswith(".len") else name
+        if value > self.hi:
+            return (f"makes {var} longer than its capacity {self.hi} (length {value}): "
+                    "the sequence overflows")
+        if value < 0:
+            return f"takes the tail of the empty sequence {var}"
+        return None
+
+
+class BoundSeq(BoundType):
+    """A sequence of at most ``capacity`` values of ``elem``: a length cell, then
+    ``capacity`` element slots (the first at path ``[1]``); slots past the length hold
+    the element type's first value. Python and trace values are lists."""
+
+    def __init__(self, elem: BoundType, capacity: int) -> None:
+        self.elem = elem
+        self.capacity = capacity
+        self.ref = None
+        self.init: list[Any] = []
+        self._len = BoundSeqLen(0, capacity + 1, 0, f"0..{capacity}")
+        self._k = elem.n_cells
+
+    def cells(self) -> list[tuple[tuple[int | str, ...], ScalarType]]:
+        out: list[tuple[tuple[int | str, ...], ScalarType]] = [(("len",), self._len)]
+        for i in range(1, self.capacity + 1):
+            out.extend(((i, *path), t) for path, t in self.elem.cells())
+        return out
+
+    def default(self) -> Any:
+        return list(self.init)
+
+    def describe(self) -> str:
+        return f"Seq({self.elem.describe()}, {self.capacity})"
+
+    def _slots(self, codes: Sequence[Any]) -> list[list[Any]]:
+        k = self._k
+        return [list(codes[1 + j * k:1 + (j + 1) * k]) for j in range(self.capacity)]
+
+    def value(self, codes: Sequence[int], *, itf: bool = False) -> Any:
+        n = int(codes[0])
+        return [self.elem.value(c, itf=itf) for c in self._slots(codes)[:n]]
+
+    def _codes(self, items: list[list[int]]) -> list[int]:
+        zero = [t.lo for _, t in self.elem.cells()]
+        out = [len(items)]
+        for j in range(self.capacity):
+            out.extend(items[j] if j < len(items) else zero)
+        return out
+
+    def codes(self, value: Any) -> list[int]:
+        if not isinstance(value, (list, tuple, Sequence)) or isinstance(value, str):
+            raise ValueError(f"{value!r} is not a sequence")
+        if len(value) > self.capacity:
+            raise ValueError(f"{_show_value(value)} is longer than the capacity {self.capacity}")
+        return self._codes([self.elem.codes(v) for v in value])
+
+    def codes_from_itf(self, value: Any) -> list[int]:
+        if isinstance(value, (str, tuple)) or not isinstance(value, (list, Sequence)):
+            raise ValueKindError(f"a sequence of at most {self.capacity} elements")
+        if len(value) > self.capacity:
+            raise ValueDomainError(f"= {_show_value(value)} is longer than its capacity "
+                                   f"{self.capacity}")
+        items = []
+        for i, v in enumerate(value):
+            try:
+                items.append(self.elem.codes_from_itf(v))
+            except ValueDomainError as e:
+                raise ValueDomainError(f"[{i + 1}] {e}") from None
+        return self._codes(items)
+
+    def show(self, codes: Sequence[int], *, short: bool = False) -> str:
+        n = int(codes[0])
+        if not 0 <= n <= self.capacity:
+            return f"<length {n}, outside 0..{self.capacity}>"
+        return "[" + ", ".join(self.elem.show(c, short=short)
+                               for c in self._slots(codes)[:n]) + "]"
+
+    def view(self, cols: Sequence[Any]) -> Any:
+        return SeqValue(self, cols[0], [self.elem.view(c) for c in self._slots(cols)])
+
+    def columns(self, value: Any) -> list[Any]:
+        return self.value_of(value).columns()
+
+    def value_of(self, value: Any) -> Any:
+        if isinstance(value, SeqValue):
+            if value.type.describe() != self.describe():
+                raise SpecEvaluationError(
+                    f"a {value.type.describe()} value where a {self.describe()} is expected")
+            return value
+        if isinstance(value, (list, tuple)):
+            return SeqValue(self, len(value), [self.elem.value_of(v) for v in value])
+        raise SpecEvaluationError(
+            f"{value!r} where a {self.describe()} value is expected: use a sequence value or "
+            "a list literal")
+
+    def cells_permutation(self, pis: Mapping[str, Mapping[int, int]]
+                          ) -> Callable[[list[np.ndarray]], list[np.ndarray]] | None:
+        fn = self.elem.cells_permutation(pis)
+        if fn is None:
+            return None
+        k = self._k
+        zero = [t.lo for _, t in self.elem.cells()]
+
+        def apply(cols: list[np.ndarray]) -> list[np.ndarray]:
+            n = cols[0]
+            out = [n]
+            for j in range(self.capacity):
+                moved = fn(cols[1 + j * k:1 + (j + 1) * k])
+                out.extend(np.where(n > j, m, z) for m, z in zip(moved, zero))
+            return out
+
+        return apply
+
+
+class BoundBagCount(BoundInt):
+    """The count of one element value in a bag: ``0..max_count``."""
+
+    kind = "bagcount"
+
+    def explain_out_of_domain(self, name: str, value: int) -> str | None:
+        var, _, elem = name.partition("[")
+        if value > self.hi:
+            return (f"puts {value} copies of {elem[:-1]} in {var}, more than its max_count "
+                    f"{self.hi}")
+        if value < 0:
+            return f"adds to {var} an element outside its element type"
+        return None
+
+
+class BoundBag(BoundType):
+    """A bag of values of ``elem``: one count cell ``0..max_count`` per element value,
+    at path ``[<value>]``. Python and trace values are maps from the elements present
+    to their (positive) counts; ITF writes them as ``#map``."""
+
+    def __init__(self, elem: BoundType, max_count: int) -> None:
+        self.elem = elem
+        self.max_count = max_count
+        self.ref = _first_ref(elem)
+        self.init: dict[Any, int] = {}
+        self._counts = []
+        for _ in range(elem.n_values):
+            c = BoundBagCount(0, max_count + 1, 0, f"0..{max_count}")
+            c.ref = self.ref
+            self._counts.append(c)
+        self.support_type = BoundSet(elem, f"SUBSET {elem.describe()}")
+
+    def cells(self) -> list[tuple[tuple[int | str, ...], ScalarType]]:
+        e = self.elem
+        return [((f"[{e.show(_codes_at(e, i))}]",), c) for i, c in enumerate(self._counts)]
+
+    def default(self) -> Any:
+        return dict(self.init)
+
+    def describe(self) -> str:
+        return f"Bag({self.elem.describe()}, {self.max_count})"
+
+    def value(self, codes: Sequence[int], *, itf: bool = False) -> Any:
+        e = self.elem
+        return {freeze(e.value(_codes_at(e, i), itf=itf)): int(c)
+                for i, c in enumerate(codes) if int(c) > 0}
+
+    def _from_map(self, value: Any, strict: bool) -> list[int]:
+        out = [0] * self.elem.n_values
+        for k, n in value.items():
+            try:
+                idx, outside = _index_of_codes(
+                    self.elem, self.elem.codes_from_itf(k) if strict else self.elem.codes(k))
+            except (ValueKindError, ValueDomainError, ValueError, TypeError):
+                outside, idx = True, 0
+            if outside:
+                if strict:
+                    raise ValueDomainError(f"= {_show_value(value)} has element "
+                                           f"{_show_value(k)} outside {self.elem.describe()}")
+                raise ValueError(f"{k!r} is not an element of {self.elem.describe()}")
+            if isinstance(n, bool) or not isinstance(n, int):
+                if strict:
+                    raise ValueKindError("a map from elements to counts")
+                raise ValueError(f"count {n!r} is not an integer")
+            if not 1 <= n <= self.max_count or (not strict and n == 0):
+                if n == 0 and not strict:
+                    continue
+                msg = (f"= {_show_value(value)} holds {_show_value(k)} {n} times, outside "
+                       f"1..{self.max_count}")
+                if strict:
+                    raise ValueDomainError(msg)
+                raise ValueError(msg)
+            out[idx] = n
+        return out
+
+    def codes(self, value: Any) -> list[int]:
+        if not isinstance(value, Mapping) or isinstance(value, RecordData):
+            raise ValueError(f"{value!r} is not a bag (a map from elements to counts)")
+        return self._from_map(value, False)
+
+    def codes_from_itf(self, value: Any) -> list[int]:
+        if not isinstance(value, (dict, FrozenMap)):
+            raise ValueKindError("a map from elements to counts (a bag)")
+        return self._from_map(value, True)
+
+    def show(self, codes: Sequence[int], *, short: bool = False) -> str:
+        e = self.elem
+        return "{" + ", ".join(f"{e.show(_codes_at(e, i), short=short)}: {int(c)}"
+                               for i, c in enumerate(codes) if int(c) != 0) + "}"
+
+    def view(self, cols: Sequence[Any]) -> Any:
+        return BagValue(self, list(cols))
+
+    def columns(self, value: Any) -> list[Any]:
+        return self.value_of(value).columns()
+
+    def value_of(self, value: Any) -> Any:
+        if isinstance(value, BagValue):
+            if value.type.describe() != self.describe():
+                raise SpecEvaluationError(
+                    f"a {value.type.describe()} value where a {self.describe()} is expected")
+            return value
+        if isinstance(value, Mapping) and not isinstance(value, (Value, RecordData)):
+            out = BagValue(self, [0] * self.elem.n_values)
+            for k, n in value.items():
+                out = out.add(k, n)
+            return out
+        raise SpecEvaluationError(
+            f"{value!r} where a {self.describe()} value is expected: use a bag value or a "
+            "dict literal {element: count}")
+
+    def cells_permutation(self, pis: Mapping[str, Mapping[int, int]]
+                          ) -> Callable[[list[np.ndarray]], list[np.ndarray]] | None:
+        to = _index_permutation(self.elem, pis)
+        if to is None:
+            return None
+        src = [0] * len(to)
+        for i, j in enumerate(to):
+            src[j] = i
+        return lambda cols: [cols[src[j]] for j in range(len(cols))]
+
+
+class BoundArray(BoundType):
+    """A function from the index set ``ids`` (named ``index_name``) to ``elem``.
+
+    Its cells are its elements' cells, indexed first by ``i`` in ``ids``; values are
+    ``{index: element value}`` maps (see :class:`~modelcheck.layout.Layout`).
+    """
+
     def __init__(self, ids: range, elem: BoundType, init: Any, index_name: str) -> None:
         self.ids = ids
         self.elem = elem
         self.init = init
         self.index_name = index_name
 
-    def cells(self) -> list[tuple[tuple[int, ...], int, int, str, tuple[str, ...] | None]]:
-        out = []
-        for i in self.ids:
-            for path, lo, size, kind, labels in self.elem.cells():
-                out.append(((i, *path), lo, size, kind, labels))
-        return out
+    def cells(self) -> list[tuple[tuple[int | str, ...], ScalarType]]:
+        return [((i, *path), t) for i in self.ids for path, t in self.elem.cells()]
 
     def default(self) -> Any:
         if self.init is not None:

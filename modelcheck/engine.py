@@ -48,7 +48,7 @@ import numpy as np
 
 from .errors import SpecEvaluationError
 from .kernel import Expansion, Kernel
-from .result import TraceStep, Violation
+from .result import TraceStep, Violation, json_value
 from .spec import PredicateDecl
 from .store import dedupe_min
 
@@ -79,7 +79,8 @@ class ErrorAt:
 
     def to_json(self) -> dict[str, Any]:
         return {"fp": self.fp, "message": self.message, "where": self.where,
-                "what": self.what, "state": self.state}
+                "what": self.what,
+                "state": None if self.state is None else json_value(self.state)}
 
     @classmethod
     def from_json(cls, d: Mapping[str, Any]) -> ErrorAt:
@@ -222,11 +223,17 @@ class LevelExpansion:
     parent fingerprints and actions), the smallest per child. ``findings`` then holds
     what the level found. Words are returned only for layouts whose fingerprint is
     not the packed state itself. After a phase-1 problem no successor is yielded.
+
+    ``batch_rows(start)``, when given, is asked before each batch how many states from
+    row ``start`` on it may have (instead of ``batch_size``): the local explorer sizes
+    batches to its memory budget, and stops a level (Ctrl-C, a budget) by raising from
+    it. Batch sizes never change what a level finds.
     """
 
     def __init__(self, kernel: Kernel, fps: np.ndarray, words: np.ndarray, *, expand: bool,
                  batch_size: int, flush_rows: int = 1 << 22,
-                 on_transitions: TransitionHook | None = None) -> None:
+                 on_transitions: TransitionHook | None = None,
+                 batch_rows: Callable[[int], int] | None = None) -> None:
         self.kernel = kernel
         self.fps = fps
         self.words = words
@@ -234,6 +241,7 @@ class LevelExpansion:
         self.batch_size = max(1, int(batch_size))
         self.flush_rows = flush_rows
         self.on_transitions = on_transitions
+        self.batch_rows = batch_rows
         self.n_act = len(kernel.actions)
         self.findings = LevelFindings(self.n_act)
         self.exact = kernel.layout.exact
@@ -267,8 +275,12 @@ class LevelExpansion:
             buffered = 0
             return u, kmin, w
 
-        for start in range(0, len(fps), self.batch_size):
-            w = self.words[start:start + self.batch_size]
+        end = 0
+        while end < len(fps):
+            start = end
+            size = self.batch_size if self.batch_rows is None else self.batch_rows(start)
+            end = start + max(1, size)
+            w = self.words[start:end]
             expand = self.expand and f.exp_error is None
             try:
                 ex = self.kernel.expand(w, expand=expand, stop_on_violation=True)

@@ -10,20 +10,31 @@ smallest fingerprint (then the smallest action id). Counts, depth, coverage and
 the counterexample therefore do not depend on the batch size or on timing.
 
 Traces are rebuilt by replaying the spec along stored parents.
+
+Before every batch the run checks Ctrl-C (:mod:`modelcheck.interrupt`) and sizes the
+batch to the memory budget (:mod:`modelcheck.budget`); before storing a level it checks
+``max_states`` and the memory the level takes. A stop, or a ``MemoryError``, ends the
+run at the last complete level (status ``incomplete``, a ``message`` saying why and
+what to try) and commits that level to the checkpoint, if there is one.
 """
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
+from .budget import MemoryBudget, StopRun, default_memory_limit, format_size
+from .checkpoint import Checkpoint, CheckpointError, Final, Snapshot
 from .config import CheckConfig
 from .engine import LevelExpansion, LevelFindings, TransitionHook, Verdict, initial_states, report
 from .engine import rebuild_trace as rebuild_trace
+from .interrupt import Interrupts
 from .kernel import Kernel
 from .layout import collision_probability
 from .library import Library
@@ -34,8 +45,7 @@ from .spec import ActionInstance, PredicateDecl, Spec
 from .store import NO_PARENT, FingerprintSet, LevelStore, dedupe_min
 
 __all__ = ["Explorer", "Progress", "check", "explore", "coverage_table", "rebuild_trace",
-           "select_checks",
-           "invariant_violation", "deadlock_violation", "property_violation"]
+           "select_checks", "build_kernel", "new_result", "complete_result"]
 
 
 @dataclass(frozen=True)
@@ -91,6 +101,14 @@ def select_checks(spec: Spec, names: Sequence[str] | None,
     return invs, props
 
 
+def build_kernel(spec: Spec, config: CheckConfig, library: Library | None = library_lookup
+                 ) -> Kernel:
+    """The kernel that checks what ``config`` says (every explorer's)."""
+    invs, props = select_checks(spec, config.invariants, library)
+    return Kernel(spec, invariants=invs, properties=props,
+                  check_deadlock=config.check_deadlock, symmetry=config.symmetry)
+
+
 class Explorer:
     """Breadth-first exhaustive exploration of a bound spec.
 
@@ -99,7 +117,8 @@ class Explorer:
     ``library`` looks up predicates named in ``config.invariants`` that the spec does
     not declare (default: the registered predicate libraries). ``on_transitions``
     receives every batch of transitions into stored states (see
-    :class:`~modelcheck.engine.LevelExpansion`).
+    :class:`~modelcheck.engine.LevelExpansion`); ``on_level(depth, fps, words)`` every
+    level's stored states (sorted fingerprints and packed words) before it is expanded.
     """
 
     def __init__(
@@ -111,159 +130,76 @@ class Explorer:
         progress: Callable[[Progress], None] | None = None,
         progress_interval: float = 3.0,
         on_transitions: TransitionHook | None = None,
+        on_level: Callable[[int, np.ndarray, np.ndarray], None] | None = None,
         **options: Any,
     ) -> None:
-        cfg = config or CheckConfig()
-        if options:
-            if "invariants" in options and options["invariants"] is not None:
-                options["invariants"] = tuple(options["invariants"])
-            try:
-                cfg = cfg.replace(**options)
-            except TypeError as e:
-                raise TypeError(f"Explorer: {e}") from None
+        cfg = CheckConfig.of(config, options, "Explorer")
         self.config = cfg
-        invs, props = select_checks(spec, cfg.invariants, library)
         self.spec = spec
-        self.kernel = Kernel(spec, invariants=invs, properties=props,
-                             check_deadlock=cfg.check_deadlock, symmetry=cfg.symmetry)
+        self.kernel = build_kernel(spec, cfg, library)
         self.layout = spec.layout
         self.progress = progress
         self.progress_interval = progress_interval
         self.on_transitions = on_transitions
-
-    @property
-    def max_depth(self) -> int | None:
-        return self.config.max_depth
-
-    @property
-    def batch_size(self) -> int:
-        return self.config.batch_size
+        self.on_level = on_level
 
     # ------------------------------------------------------------------ run
     def run(self) -> Result:
-        """Explore; Ctrl-C returns the levels finished so far with status ``incomplete``."""
-        k = self.kernel
-        layout = self.layout
+        """Explore. Ctrl-C (:mod:`modelcheck.interrupt`), ``max_states`` and the memory
+        budget (:mod:`modelcheck.budget`) stop the run at the last complete level with
+        status ``incomplete``; so does a ``MemoryError`` that the budget did not foresee."""
         t0 = time.perf_counter()
-        res = Result(spec=self.spec.name, constants=dict(self.spec.constants), status="ok",
-                     fingerprint="exact" if layout.exact else "hash64",
-                     state_bits=layout.bits,
-                     symmetry=list(k.symmetry.names) if k.symmetry else [],
-                     checked={"invariants": [p.name for p in k.invariants],
-                              "properties": [p.name for p in k.properties],
-                              "deadlock": ["on" if k.check_deadlock else "off"]},
-                     config=self.config.decisive())
+        res = new_result(self.kernel, self.config)
+        limit = self.config.memory_limit
+        budget = MemoryBudget(default_memory_limit() if limit == "auto" else limit,
+                              len(self.layout.cells), self.layout.n_words,
+                              len(self.kernel.actions), self.layout.exact,
+                              3 + (self.kernel.symmetry is not None)
+                              + bool(self.kernel.constraints))
         levels = LevelStore(self.config.spill_dir)
+        ckpt = self._checkpoint()
         try:
-            return self._explore(res, levels, t0)
+            with Interrupts() as stop:
+                return _Run(self, res, levels, ckpt, budget, stop, t0).explore()
         finally:
+            if ckpt is not None:
+                ckpt.close()
             levels.close()
 
-    def _explore(self, res: Result, levels: LevelStore, t0: float) -> Result:
-        k = self.kernel
-        layout = self.layout
-        n_act = len(k.actions)
-        fired = np.zeros(n_act, dtype=np.int64)
-        new_by_action = np.zeros(n_act, dtype=np.int64)
-        visited = FingerprintSet()
+    def _checkpoint(self) -> Checkpoint | None:
+        cfg = self.config
+        if cfg.checkpoint_dir is None:
+            if cfg.resume:
+                raise CheckpointError("--resume needs --checkpoint-dir DIR (the directory "
+                                      "of the checkpoint to continue).")
+            return None
+        return Checkpoint(cfg.checkpoint_dir, self.kernel, cfg)
 
-        init_fps, frontier_words, init_findings = initial_states(k)
-        levels.append(init_fps, np.full(len(init_fps), NO_PARENT, dtype=np.uint32))
-        visited.add_sorted(init_fps)
-        generated = 0
-        depth = 0
-        last_report = t0
-        violation: Violation | None = None
-        max_depth = self.config.max_depth
-        try:
-            while True:
-                lt = time.perf_counter()
-                level_fps = levels.levels[depth].fps
-                n = len(level_fps)
-                can_expand = max_depth is None or depth < max_depth
-                cand_fps: list[np.ndarray] = []
-                cand_keys: list[np.ndarray] = []
-                cand_words: list[np.ndarray] = []
-                lx = LevelExpansion(k, level_fps, frontier_words, expand=can_expand,
-                                    batch_size=self.config.batch_size, flush_rows=0,
-                                    on_transitions=self.on_transitions)
-                for u, kmin, w in lx.candidates():
-                    fresh = ~visited.contains(u)
-                    cand_fps.append(u[fresh])
-                    cand_keys.append(kmin[fresh])
-                    if w is not None:
-                        cand_words.append(w[fresh])
-                    now = time.perf_counter()
-                    if self.progress is not None and now - last_report >= self.progress_interval:
-                        last_report = now
-                        done = int(kmin.max()) // n_act + 1 if len(kmin) else 0
-                        self.progress(Progress(depth, len(visited), max(0, n - done),
-                                               sum(len(c) for c in cand_fps),
-                                               generated + int(lx.findings.fired.sum()),
-                                               now - t0))
-                found = lx.findings
-                if depth == 0:
-                    found.merge(init_findings)
-                verdict = found.verdict()
-
-                def path_to(fp: int, d: int = depth) -> list[int]:
-                    if d == 0 and not visited.contains(np.array([fp], dtype=np.uint64))[0]:
-                        return [fp]  # an initial state outside the state constraints
-                    return levels.path(d, levels.index_of(d, fp))
-
-                if verdict is not None and verdict.phase1:
-                    violation = report(k, verdict, path_to)
-                    res.status = "violation"
-                    break
-                level_fired = int(found.fired.sum())
-                generated += level_fired
-                fired += found.fired
-                new_fps, new_words, new_parents = self._merge(
-                    cand_fps, cand_keys, cand_words, n_act, new_by_action)
-                res.levels.append(LevelStats(depth, n, len(new_fps), level_fired,
-                                             time.perf_counter() - lt))
-                if len(new_fps):
-                    levels.append(new_fps, new_parents)
-                    visited.add_sorted(new_fps)
-                if verdict is not None:
-                    violation = report(k, verdict, path_to)
-                    res.status = "deadlock" if verdict.kind == "deadlock" else "violation"
-                    break
-                now = time.perf_counter()
-                if self.progress is not None and now - last_report >= self.progress_interval:
-                    last_report = now
-                    self.progress(Progress(depth + 1, len(visited), 0, len(new_fps), generated,
-                                           now - t0))
-                if not can_expand:
-                    res.status = "incomplete"
-                    res.reason = f"--max-depth {max_depth} reached"
-                    break
-                if len(new_fps) == 0:
-                    break
-                depth += 1
-                frontier_words = new_words
-        except KeyboardInterrupt:
-            res.status = "incomplete"
-            res.reason = "interrupted"
-        res.violation = violation
-        res.distinct_states = len(visited)
-        res.generated_states = generated
-        res.depth = len(levels) - 1
-        res.seconds = time.perf_counter() - t0
-        res.coverage = coverage_table(k.actions, fired, new_by_action)
-        res.collision_probability = collision_probability(len(visited), layout.exact)
-        res.memory = {"visited_bytes": visited.nbytes, "levels_bytes": levels.nbytes,
-                      "bytes_per_state": (visited.nbytes + levels.nbytes) // max(1, len(visited)),
-                      "levels_spilled": int(levels.spilled)}
+    def _ended(self, res: Result, final: Final, levels: LevelStore,
+               visited: FingerprintSet) -> Result:
+        """The result of a run whose checkpoint records its end (no exploration)."""
+        c = final.counters
+        res.status, res.reason = final.status, final.reason
+        violation = None
+        if final.verdict is not None:
+            path_to = _path_finder(levels, visited, c.depth)
+            violation = report(self.kernel, final.verdict, path_to)
+        res.levels = list(c.stats)
+        complete_result(res, self.kernel, violation=violation, distinct=final.distinct,
+                        generated=c.generated, depth=final.result_depth, seconds=c.seconds,
+                        fired=c.fired, new_by_action=c.new_by_action)
+        res.memory = dict(final.memory)
         return res
 
     # ------------------------------------------------------------- helpers
     def _merge(self, cand_fps: list[np.ndarray], cand_keys: list[np.ndarray],
-               cand_words: list[np.ndarray], n_act: int,
-               new_by_action: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+               cand_words: list[np.ndarray], n_act: int
+               ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """A level's new states ``(fps, words, parent indexes, new states per action)``."""
         if not cand_fps:
             z = np.zeros(0, dtype=np.uint64)
-            return z, np.zeros((0, self.layout.n_words), dtype=np.uint64), z.astype(np.uint32)
+            return (z, np.zeros((0, self.layout.n_words), dtype=np.uint64),
+                    z.astype(np.uint32), np.zeros(n_act, dtype=np.int64))
         fps = np.concatenate(cand_fps)
         keys = np.concatenate(cand_keys)
         if len(cand_fps) == 1:
@@ -271,36 +207,355 @@ class Explorer:
         else:
             u, kmin, rows = dedupe_min(fps, keys)
         parents = (kmin // n_act).astype(np.uint32)
-        new_by_action += np.bincount(kmin % n_act, minlength=n_act)
+        by_action = np.bincount(kmin % n_act, minlength=n_act)
         if self.layout.exact:
             words = u.reshape(-1, 1)
         else:
             words = np.concatenate(cand_words)[rows]
-        return u, words, parents
+        return u, words, parents, by_action
+
+class _Run:
+    """One run of an :class:`Explorer`: the level loop and what it holds."""
+
+    def __init__(self, ex: Explorer, res: Result, levels: LevelStore, ckpt: Checkpoint | None,
+                 budget: MemoryBudget, stop: Interrupts, t0: float) -> None:
+        self.ex, self.res, self.levels, self.ckpt = ex, res, levels, ckpt
+        self.budget, self.stop, self.t0 = budget, stop, t0
+        self.k = ex.kernel
+        self.n_act = len(self.k.actions)
+        self.fired = np.zeros(self.n_act, dtype=np.int64)
+        self.new_by_action = np.zeros(self.n_act, dtype=np.int64)
+        self.visited = FingerprintSet()
+        self.generated = 0
+        self.depth = 0
+        self.committed = -1  # the level whose start the checkpoint holds
+        self.frontier_words = np.zeros((0, ex.layout.n_words), dtype=np.uint64)
+        self.cand_fps: list[np.ndarray] = []
+        self.cand_keys: list[np.ndarray] = []
+        self.cand_words: list[np.ndarray] = []
+        self.cand_rows = 0
+        self.cand_bytes = 0
+        self.fanout_seen: float | None = None  # the most successors per state in a batch
+
+    # ------------------------------------------------------------ the loop
+    def explore(self) -> Result:
+        ex, res, levels, ckpt, k = self.ex, self.res, self.levels, self.ckpt, self.k
+        violation: Violation | None = None
+        verdict: Verdict | None = None
+        extra_new = 0  # states of a last level counted but not stored (a violation's)
+        orderly = False  # stopped by a budget, Ctrl-C or MemoryError where it can resume
+        max_depth = ex.config.max_depth
+        try:
+            snap, final = (ckpt.load(levels, self.visited) if ckpt and ex.config.resume
+                           else (None, None))
+            if final is not None:
+                return ex._ended(res, final, levels, self.visited)
+            if snap is None:
+                init_fps, self.frontier_words, init_findings = initial_states(k)
+                self._store(init_fps, np.full(len(init_fps), NO_PARENT, dtype=np.uint32))
+            else:
+                init_findings = LevelFindings(self.n_act)
+                self.depth, self.generated = snap.depth, snap.generated
+                self.committed = snap.depth
+                self.fired += snap.fired
+                self.new_by_action += snap.new_by_action
+                res.levels = list(snap.stats)
+                self.t0 -= snap.seconds
+                self.frontier_words = (snap.words if snap.words is not None
+                                       else levels.levels[self.depth].fps.reshape(-1, 1))
+            last_report = time.perf_counter()
+            while True:
+                if self.stop.requested:
+                    raise StopRun("interrupted")
+                depth = self.depth
+                lt = time.perf_counter()
+                level_fps = levels.levels[depth].fps
+                n = len(level_fps)
+                can_expand = max_depth is None or depth < max_depth
+                if ex.on_level is not None:
+                    ex.on_level(depth, level_fps, self.frontier_words)
+                self._clear_candidates()
+                lx = LevelExpansion(k, level_fps, self.frontier_words, expand=can_expand,
+                                    batch_size=ex.config.batch_size, flush_rows=0,
+                                    on_transitions=ex.on_transitions,
+                                    batch_rows=self._pacer(n, level_fps))
+                self.lx = lx
+                for u, kmin, w in lx.candidates():
+                    fresh = ~self.visited.contains(u)
+                    self._add_candidates(u[fresh], kmin[fresh],
+                                         None if w is None else w[fresh])
+                    now = time.perf_counter()
+                    if ex.progress is not None and now - last_report >= ex.progress_interval:
+                        last_report = now
+                        done = int(kmin.max()) // self.n_act + 1 if len(kmin) else 0
+                        ex.progress(Progress(depth, len(self.visited), max(0, n - done),
+                                             self.cand_rows,
+                                             self.generated + int(lx.findings.fired.sum()),
+                                             now - self.t0))
+                found = lx.findings
+                if depth == 0:
+                    found.merge(init_findings)
+                verdict = found.verdict()
+                path_to = _path_finder(levels, self.visited, depth)
+                if verdict is not None and verdict.phase1:
+                    violation = report(k, verdict, path_to)
+                    res.status = "violation"
+                    break
+                new_fps, new_words, new_parents, by_action = ex._merge(
+                    self.cand_fps, self.cand_keys, self.cand_words, self.n_act)
+                self._clear_candidates()
+                if verdict is None:
+                    self._check_store(len(new_fps), new_fps.nbytes + new_words.nbytes
+                                      + new_parents.nbytes)
+                level_fired = int(found.fired.sum())
+                self.generated += level_fired
+                self.fired += found.fired
+                self.new_by_action += by_action
+                res.levels.append(LevelStats(depth, n, len(new_fps), level_fired,
+                                             time.perf_counter() - lt))
+                if verdict is not None:
+                    extra_new = len(new_fps)  # counted, not stored: the run ends here
+                    violation = report(k, verdict, path_to)
+                    res.status = "deadlock" if verdict.kind == "deadlock" else "violation"
+                    break
+                if len(new_fps):
+                    self._store(new_fps, new_parents)
+                now = time.perf_counter()
+                if ex.progress is not None and now - last_report >= ex.progress_interval:
+                    last_report = now
+                    ex.progress(Progress(depth + 1, len(self.visited), 0, len(new_fps),
+                                         self.generated, now - self.t0))
+                if not can_expand:
+                    res.status = "incomplete"
+                    res.reason = f"--max-depth {max_depth} reached"
+                    break
+                if len(new_fps) == 0:
+                    break
+                self.depth = depth + 1
+                self.frontier_words = new_words
+                self._commit()
+        except StopRun as s:
+            res.status, res.reason, res.message = "incomplete", s.reason, s.message
+            orderly = True
+        except KeyboardInterrupt:  # a second Ctrl-C, or raised by a progress callback
+            res.status, res.reason = "incomplete", "interrupted"
+        except MemoryError as e:
+            res.status, res.reason = "incomplete", "memory"
+            res.message = str(e)  # nothing else of the failed allocation is kept
+            orderly = True
+        if res.reason == "memory" and res.status == "incomplete":
+            self._clear_candidates()
+            gc.collect()
+            if not (res.message or "").startswith("Stopped"):
+                res.message = self._oom_message(res.message or "")
+        stored = len(levels)
+        complete_result(res, k, violation=violation, distinct=len(self.visited) + extra_new,
+                        generated=self.generated,
+                        depth=max(0, stored - 1 + (1 if extra_new else 0)),
+                        seconds=time.perf_counter() - self.t0, fired=self.fired,
+                        new_by_action=self.new_by_action)
+        res.memory = {"visited_bytes": self.visited.nbytes, "levels_bytes": levels.nbytes,
+                      "bytes_per_state": (self.visited.nbytes + levels.nbytes)
+                      // max(1, len(self.visited)),
+                      "levels_spilled": int(levels.spilled)}
+        if ckpt is not None and orderly:
+            # stopped at the start of level `depth`: make that the checkpoint's state
+            if self.committed != self.depth and stored:
+                with contextlib.suppress(MemoryError, CheckpointError):
+                    self._commit()
+            if self.committed == self.depth and res.message is not None:
+                res.message += (f" The checkpoint in {ckpt.path} holds levels 0..{self.depth}:"
+                                " continue with --resume (and a larger budget).")
+        elif ckpt is not None and res.reason != "interrupted":
+            ckpt.finish(levels, self.depth, Final(
+                Snapshot(self.depth, self.generated, self.fired, self.new_by_action,
+                         res.levels, res.seconds),
+                res.status, res.reason, max_depth, res.distinct_states, res.depth,
+                res.memory, verdict))
+        return res
+
+    # ------------------------------------------------------------ storage
+    def _clear_candidates(self) -> None:
+        self.cand_fps, self.cand_keys, self.cand_words = [], [], []
+        self.cand_rows = self.cand_bytes = 0
+
+    def _add_candidates(self, fps: np.ndarray, keys: np.ndarray, words: np.ndarray | None
+                        ) -> None:
+        self.cand_fps.append(fps)
+        self.cand_keys.append(keys)
+        self.cand_bytes += fps.nbytes + keys.nbytes
+        if words is not None:
+            self.cand_words.append(words)
+            self.cand_bytes += words.nbytes
+        self.cand_rows += len(fps)
+
+    def _held(self) -> int:
+        """Bytes of the explorer's data: visited set, levels, frontier, candidates."""
+        front = 0 if self.ex.layout.exact and not self.levels.spilled else \
+            self.frontier_words.nbytes
+        return self.visited.nbytes + self.levels.nbytes + front + self.cand_bytes
+
+    def _store(self, fps: np.ndarray, parents: np.ndarray) -> None:
+        """Add a level to the levels and the visited set (both or neither)."""
+        cap = self.ex.config.max_states
+        if cap is not None and len(self.visited) + len(fps) > cap:
+            raise StopRun("max-states", self._max_states_message(len(fps)))
+        self.levels.append(fps, parents)
+        try:
+            self.visited.add_sorted(fps)
+        except BaseException:
+            self.levels.pop()
+            raise
+
+    def _check_store(self, new: int, merged_bytes: int) -> None:
+        """Before storing a level of ``new`` states: does it fit the budgets?"""
+        cap = self.ex.config.max_states
+        if cap is not None and len(self.visited) + new > cap:
+            raise StopRun("max-states", self._max_states_message(new))
+        limit = self.budget.limit
+        if limit is None:
+            return
+        need = self._held() + merged_bytes + self.visited.growth(new) + \
+            (0 if self.levels.spilled else 4 * new)
+        if need > limit:
+            raise StopRun("memory", self._memory_message(need, 1.0))
+
+    def _commit(self) -> None:
+        if self.ckpt is None:
+            return
+        self.ckpt.commit(self.levels, Snapshot(
+            self.depth, self.generated, self.fired, self.new_by_action, self.res.levels,
+            time.perf_counter() - self.t0,
+            None if self.ex.layout.exact else self.frontier_words))
+        self.committed = self.depth
+
+    # ------------------------------------------------------------ pacing
+    def _pacer(self, n: int, level_fps: np.ndarray) -> Callable[[int], int]:
+        """``batch_rows`` for the level engine: Ctrl-C and the memory budget, checked
+        before every batch; the batch shrinks to what the budget leaves."""
+        budget, batch_size = self.budget, self.ex.config.batch_size
+        last = [0, 0]  # start row and fired count at the previous batch
+
+        def rows(start: int) -> int:
+            if self.stop.requested:
+                raise StopRun("interrupted")
+            fired = int(self.lx.findings.fired.sum())
+            if start > last[0]:
+                seen = (fired - last[1]) / (start - last[0])
+                self.fanout_seen = max(self.fanout_seen or 0.0, seen)
+            last[0], last[1] = start, fired
+            if budget.limit is None:
+                return batch_size
+            got = budget.batch_rows(self._held(), self.cand_rows, n - start, batch_size,
+                                    budget.fanout(self.fanout_seen))
+            done = start / max(1, n)
+            # Stop as soon as the level clearly cannot fit (a tenth of it seen), rather
+            # than creep towards the limit in ever smaller batches.
+            if got == 0 or (done >= 0.1 and self._projected(done) > 1.25 * budget.limit):
+                raise StopRun("memory", self._memory_message(None, done))
+            return got
+
+        return rows
+
+    # ------------------------------------------------------------ messages
+    def _advice(self) -> str:
+        ex = self.ex
+        tips = []
+        if not self.levels.spilled:
+            tips.append("--spill-dir DIR (keeps the BFS levels, 12 of the 20 bytes a state, "
+                        "on disk)")
+        if self.k.symmetry is None:
+            if ex.spec.symmetry_sets():
+                tips.append("symmetry reduction (drop --no-symmetry)")
+            else:
+                tips.append("symmetry reduction (declare interchangeable ids in the spec)")
+        tips.append("the Spark backend (modelcheck spark, which spreads the states over a "
+                    "cluster)")
+        tips.append("smaller constants (--const)")
+        tips.append("a larger --memory-limit if the machine has memory to spare")
+        return "To go further, try " + "; ".join(tips) + "."
+
+    def _projected(self, done: float) -> int:
+        """Bytes the explorer would hold at the end of the level being expanded
+        (projected from the part ``done``, a fraction, of it)."""
+        b = self.budget
+        held = self._held() - self.cand_bytes
+        n = len(self.levels.levels[self.depth].fps)
+        fan = b.fanout(self.fanout_seen) / 1.5 if self.fanout_seen else b.fanout(None)
+        cands = self.cand_rows / done if done > 0 and self.cand_rows else fan * n
+        return int(held + cands * (b.per_candidate + b.merge_per_candidate + 12)
+                   + min(n, self.ex.config.batch_size) * (b.per_state + fan * b.per_successor))
+
+    def _memory_message(self, need: int | None, done: float) -> str:
+        """Why the run stopped for memory, how much more it would need (projected from
+        the part of the level done), and what to try."""
+        limit = self.budget.limit or 0
+        held = self._held() - self.cand_bytes
+        if need is None:
+            need = self._projected(done)
+        what = (f"expanding level {self.depth} ({len(self.levels.levels[self.depth].fps):,} "
+                f"states, {done:.0%} done)" if done < 1 else f"storing level {self.depth + 1}")
+        src = " (a safe share of the memory available at start)" \
+            if self.ex.config.memory_limit == "auto" else ""
+        return (f"Stopped before exceeding the memory limit of {format_size(limit)}{src}: the "
+                f"{len(self.visited):,} states of levels 0..{self.depth} hold "
+                f"{format_size(held)}, and {what} needs about {format_size(max(0, need - held))} "
+                f"more, {format_size(max(0, need - limit))} beyond the limit (deeper levels "
+                f"need more again). The counts cover the complete levels 0..{self.depth}. "
+                + self._advice())
+
+    def _max_states_message(self, new: int) -> str:
+        cap = self.ex.config.max_states
+        return (f"Stopped at --max-states {cap:,}: the {len(self.visited):,} states of levels "
+                f"0..{self.depth} are explored, and level {self.depth + 1} would add {new:,} "
+                f"more ({len(self.visited) + new:,} in all). The counts cover the complete "
+                f"levels 0..{self.depth}; raise --max-states to go further. "
+                + self._advice().replace("--memory-limit", "--max-states"))
+
+    def _oom_message(self, detail: str) -> str:
+        return (f"Ran out of memory while expanding level {self.depth} ({detail.rstrip('.')})"
+                f": the counts cover the complete levels 0..{max(0, len(self.levels) - 1)}. "
+                "The memory limit did not foresee this allocation; a lower --memory-limit "
+                "or a smaller --batch-size stops earlier and cleanly. " + self._advice())
 
 
-def invariant_violation(kernel: Kernel, inv_min: Mapping[int, int],
-                        path_to: Callable[[int], list[int]]) -> Violation:
-    """The violation the level rule reports for per-invariant smallest violating fps."""
-    f = LevelFindings(len(kernel.actions), inv_min=dict(inv_min))
-    v = f.verdict()
-    assert v is not None
-    return report(kernel, v, path_to)
+
+def _path_finder(levels: LevelStore, visited: FingerprintSet,
+                 depth: int) -> Callable[[int], list[int]]:
+    """``path_to(fp)`` for a state of level ``depth`` (see :func:`~modelcheck.engine.report`)."""
+
+    def path_to(fp: int) -> list[int]:
+        if depth == 0 and not visited.contains(np.array([fp], dtype=np.uint64))[0]:
+            return [fp]  # an initial state outside the state constraints
+        return levels.path(depth, levels.index_of(depth, fp))
+
+    return path_to
 
 
-def deadlock_violation(kernel: Kernel, fp: int,
-                       path_to: Callable[[int], list[int]]) -> Violation:
-    """The deadlock to report: state ``fp`` (the level's smallest deadlocked one)."""
-    return report(kernel, Verdict("deadlock", fp), path_to)
+def new_result(kernel: Kernel, config: CheckConfig, backend: str = "local") -> Result:
+    """An empty result of a check of ``kernel``'s spec with ``config`` (every explorer's)."""
+    spec, layout = kernel.spec, kernel.layout
+    return Result(spec=spec.name, constants=dict(spec.constants), status="ok",
+                  fingerprint="exact" if layout.exact else "hash64",
+                  state_bits=layout.bits, state_cells=len(layout.cells), backend=backend,
+                  symmetry=list(kernel.symmetry.names) if kernel.symmetry else [],
+                  checked={"invariants": [p.name for p in kernel.invariants],
+                           "properties": [p.name for p in kernel.properties],
+                           "deadlock": ["on" if kernel.check_deadlock else "off"]},
+                  config=config.decisive())
 
 
-def property_violation(kernel: Kernel, prop_min: Mapping[int, tuple[int, int, int]],
-                       path_to: Callable[[int], list[int]]) -> Violation:
-    """The violation the level rule reports for per-property smallest transitions."""
-    f = LevelFindings(len(kernel.actions), prop_min=dict(prop_min))
-    v = f.verdict()
-    assert v is not None
-    return report(kernel, v, path_to)
+def complete_result(res: Result, kernel: Kernel, *, violation: Violation | None,
+                    distinct: int, generated: int, depth: int, seconds: float,
+                    fired: np.ndarray, new_by_action: np.ndarray) -> None:
+    """Fill in the totals of a finished (or stopped) run (every explorer's)."""
+    res.violation = violation
+    res.distinct_states = distinct
+    res.generated_states = generated
+    res.depth = depth
+    res.seconds = seconds
+    res.coverage = coverage_table(kernel.actions, fired, new_by_action)
+    res.collision_probability = collision_probability(distinct, kernel.layout.exact)
 
 
 def coverage_table(actions: Sequence[ActionInstance], fired: np.ndarray,

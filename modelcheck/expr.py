@@ -6,69 +6,331 @@ scalar, and on a batch, where every variable is a numpy column. Operators
 rest. Do not use Python's ``and``/``or``/``not``/``if`` on state values: they
 cannot work on a batch, and modelcheck reports such a use as a spec error.
 
+Booleans: a comparison of action parameters or constants (``p != q``) is a
+*Python* bool, on which ``~`` is integer negation (``~True == -2``). The helpers
+here accept Python bools, numpy bools and boolean columns alike, and refuse
+anything else with a message naming that mistake; :func:`not_` negates all three.
+
+Domains: the quantifiers (:func:`any_of`, :func:`all_of`), :func:`choose` and the
+folds (:func:`sum_of`, :func:`max_of`, :func:`min_of`, :func:`count_of`) range over
+a finite domain, which is either an iterable of values (``self.Procs``, a
+``range``, a list) or a *set-valued expression*: a ``SetOf`` value such as
+``s.msgs`` or ``s.S | s.T`` (:class:`~modelcheck.values.SetValue`), whose members
+are element values of its element type (ids, ints, enum members, records...).
+A set-valued expression implements one method, ``members()``, returning
+``(element, in_set)`` pairs for every value of its element type, ``in_set`` being
+a boolean (a numpy bool for one state, a column for a batch); elements are visited
+in the element type's order.
+
 For example::
 
     eligible = (s.regEpoch[c] != 0) & ~s.fenced[c]
     t.leader[p] = where(any_of(self.Brokers, lambda c: eligible_fn(c)), c, 0)
+    t.top = max_of(s.msgs, lambda m: s.ballot[m], default=0)
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
-from typing import Any
+import itertools
+import sys
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-__all__ = ["where", "any_of", "all_of", "implies", "has", "with_", "without", "count"]
+from .errors import SpecEvaluationError, _short
+from .values import SetValue, Value
+
+__all__ = [
+    "BOOLEAN", "SetLike",
+    "where", "any_of", "all_of", "implies", "not_", "choose",
+    "sum_of", "max_of", "min_of", "count_of", "excluding",
+    "has", "with_", "without", "count", "functions", "init_product",
+    "collect_undefined", "undefined_mark", "bool_hint",
+]
+
+#: TLA+'s ``BOOLEAN``, for initial states and parameter domains
+BOOLEAN: tuple[bool, bool] = (False, True)
 
 
-def where(cond: Any, a: Any, b: Any) -> Any:
-    """``IF cond THEN a ELSE b``, element-wise on batches."""
-    if isinstance(cond, np.ndarray) or isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
-        return np.where(cond, a, b)
-    return a if cond else b
+@runtime_checkable
+class SetLike(Protocol):
+    """A set-valued expression: every element of its universe with its membership."""
+
+    def members(self) -> Iterable[tuple[Any, Any]]:
+        ...
 
 
-def any_of(domain: Iterable[Any], fn: Callable[[Any], Any]) -> Any:
-    """``\\E x \\in domain: fn(x)``."""
-    acc: Any = np.False_
-    for x in domain:
-        acc = acc | fn(x)
-    return acc
+# ------------------------------------------------------------------ booleans
+def bool_hint(value: Any) -> str:
+    """A sentence explaining why ``value``, an integer where a boolean belongs, is probably
+    a mistake: ``~`` on a Python bool makes -1 or -2, and ``&``/``|`` then keep integers."""
+    try:
+        arr = np.asarray(value)
+    except Exception:
+        return ""
+    if arr.dtype.kind not in "iu" or arr.size == 0:
+        return ""
+    tilde = ("`~` on a Python bool is integer negation (~True == -2, ~False == -1): "
+             "comparisons of action parameters or constants (p != q) are Python bools, "
+             "not numpy ones. Write not_(p == q) or p != q instead of ~(p == q).")
+    if np.isin(arr, (-1, -2)).any():
+        return " " + tilde
+    return (" Either an integer state value is used as a condition (compare it: "
+            "s.x != 0), or " + tilde)
 
 
-def all_of(domain: Iterable[Any], fn: Callable[[Any], Any]) -> Any:
-    """``\\A x \\in domain: fn(x)``."""
-    acc: Any = np.True_
-    for x in domain:
-        acc = acc & fn(x)
-    return acc
+def _bool(x: Any, what: str) -> Any:
+    """``x`` as a numpy boolean (scalar or column), or a spec error saying why not."""
+    if isinstance(x, (bool, np.bool_)):
+        return np.bool_(x)
+    if isinstance(x, np.ndarray) and x.dtype == np.bool_:
+        return x
+    r = repr(x)
+    r = r if len(r) <= 60 else r[:57] + "..."
+    raise SpecEvaluationError(
+        f"{what} must be a boolean, got {r} of type {getattr(x, 'dtype', type(x).__name__)}."
+        + bool_hint(x)
+    )
+
+
+def not_(x: Any) -> Any:
+    """``~x`` for Python bools, numpy bools and boolean columns alike."""
+    return ~_bool(x, "the operand of not_")
 
 
 def implies(a: Any, b: Any) -> Any:
     """``a => b``."""
-    return ~a | b
+    return ~_bool(a, "the left side of implies") | _bool(b, "the right side of implies")
 
 
-def has(mask: Any, bit: int) -> Any:
-    """Whether bit ``bit`` is set in a set-valued variable's mask (``SetOf`` stores id ``i``
-    at bit ``i - lo``)."""
-    return (mask >> bit) & 1 == 1
+def where(cond: Any, a: Any, b: Any) -> Any:
+    """``IF cond THEN a ELSE b``, element-wise on batches (also for set, record, sequence
+    and bag values, each of which selects its own cells)."""
+    cond = _bool(cond, "the condition of where")
+    if isinstance(a, Value):
+        return a.select(cond, b)
+    if isinstance(b, Value):
+        return b.select(cond, a, swap=True)
+    if isinstance(cond, np.ndarray) or isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+        return np.where(cond, a, b)
+    r = a if cond else b
+    # never a Python bool: ~ on it would be integer negation (np.where gives numpy too)
+    return np.bool_(r) if isinstance(r, bool) else r
 
 
-def with_(mask: Any, bit: int) -> Any:
-    """The mask with bit ``bit`` set."""
-    return mask | (1 << bit)
+# ---------------------------------------------------------- domains and sets
+def _pairs(domain: Any) -> list[tuple[Any, Any]]:
+    """``(element, in_set)`` pairs of a domain; ``in_set`` is None for plain iterables."""
+    if isinstance(domain, Value) and not isinstance(domain, SetValue):
+        raise SpecEvaluationError(
+            f"a quantifier or fold ranges over a {domain.type.describe()} value, which is no "
+            "set; range over a set value (s.msgs, s.S | s.T), an index set or a range.")
+    members = getattr(type(domain), "members", None)
+    if callable(members):
+        return [(x, inside if isinstance(inside, np.ndarray) else np.bool_(inside))
+                for x, inside in domain.members()]
+    if isinstance(domain, (np.ndarray, np.generic)):
+        raise SpecEvaluationError(
+            "a quantifier or fold ranges over a state value that is not a set; range over "
+            "an index set (self.Procs), a range or a set-valued variable (s.msgs)."
+        )
+    return [(x, None) for x in domain]
 
 
-def without(mask: Any, bit: int) -> Any:
-    """The mask with bit ``bit`` cleared."""
-    return mask & ~(1 << bit)
+def _guarded(inside: Any, ok: Any) -> Any:
+    return ok if inside is None else inside & ok
 
 
-def count(mask: Any, width: int) -> Any:
-    """Number of set bits among the low ``width`` bits."""
-    acc: Any = 0
-    for i in range(width):
-        acc = acc + ((mask >> i) & 1)
+def any_of(domain: Any, fn: Callable[[Any], Any]) -> Any:
+    """``\\E x \\in domain: fn(x)``."""
+    acc: Any = np.False_
+    for x, inside in _pairs(domain):
+        acc = acc | _guarded(inside, _bool(fn(x), "the predicate of any_of"))
     return acc
+
+
+def all_of(domain: Any, fn: Callable[[Any], Any]) -> Any:
+    """``\\A x \\in domain: fn(x)``."""
+    acc: Any = np.True_
+    for x, inside in _pairs(domain):
+        ok = _bool(fn(x), "the predicate of all_of")
+        acc = acc & (ok if inside is None else ~inside | ok)
+    return acc
+
+
+def count_of(domain: Any, pred: Callable[[Any], Any]) -> Any:
+    """``Cardinality({x \\in domain: pred(x)})``."""
+    acc: Any = np.int64(0)
+    for x, inside in _pairs(domain):
+        acc = acc + _guarded(inside, _bool(pred(x), "the predicate of count_of")).astype(np.int64)
+    return acc
+
+
+def sum_of(domain: Any, fn: Callable[[Any], Any]) -> Any:
+    """The sum of ``fn(x)`` over ``domain`` (a RECURSIVE sum in TLA+); 0 when empty."""
+    acc: Any = np.int64(0)
+    for x, inside in _pairs(domain):
+        v = fn(x)
+        acc = acc + (v if inside is None else where(inside, v, 0))
+    return acc
+
+
+def _extremum(domain: Any, fn: Callable[[Any], Any], default: Any, pick: Any,
+              name: str) -> Any:
+    acc: Any = None
+    found: Any = np.False_
+    for x, inside in _pairs(domain):
+        v = fn(x)
+        if inside is None:
+            acc = v if acc is None else pick(acc, v)
+            found = np.True_
+        else:
+            acc = v if acc is None else where(inside & ~found, v,
+                                              where(inside, pick(acc, v), acc))
+            found = found | inside
+    if acc is None:
+        if default is None:
+            raise SpecEvaluationError(f"{name} over an empty domain needs a default=")
+        return default
+    if default is not None:
+        return where(found, acc, default)
+    _undefined(~found, f"{name} found no value: its set is empty (give default=)")
+    return acc
+
+
+def max_of(domain: Any, fn: Callable[[Any], Any] = lambda x: x, *,
+           default: Any = None) -> Any:
+    """The largest ``fn(x)`` for ``x`` in ``domain``; ``default`` if the set is empty
+    (without a default, an empty set in an enabled state is a spec error)."""
+    return _extremum(domain, fn, default, np.maximum, "max_of")
+
+
+def min_of(domain: Any, fn: Callable[[Any], Any] = lambda x: x, *,
+           default: Any = None) -> Any:
+    """The smallest ``fn(x)`` for ``x`` in ``domain``; see :func:`max_of`."""
+    return _extremum(domain, fn, default, np.minimum, "min_of")
+
+
+def choose(domain: Any, pred: Callable[[Any], Any] = lambda x: True) -> Any:
+    """``CHOOSE x \\in domain: pred(x)``: the first ``x`` in the domain's order (for ids
+    and ranges, the smallest) that satisfies ``pred``.
+
+    Deterministic, as in TLC: the same arguments give the same value. When no element
+    satisfies ``pred`` in a state where the action is enabled (or in any state, for an
+    invariant), the spec is in error, as TLC's "CHOOSE found no value".
+    """
+    pairs = _pairs(domain)
+    if not pairs:
+        raise SpecEvaluationError("choose over an empty domain found no value")
+    acc: Any = pairs[0][0]
+    found: Any = np.False_
+    for x, inside in reversed(pairs):
+        ok = _guarded(inside, _bool(pred(x), "the predicate of choose"))
+        acc = where(ok, x, acc)
+        found = found | ok
+    _undefined(~found, "CHOOSE found no value: no element of its domain satisfies "
+                       "its predicate")
+    return acc
+
+
+def excluding(domain: Iterable[Any], *values: Any) -> list[Any]:
+    """The domain without some values, in order: TLA+'s ``S \\ {p}`` for parameter
+    domains, e.g. ``@action(p=Procs, q=lambda self, p: excluding(self.Procs, p))``."""
+    return [x for x in domain if x not in values]
+
+
+# -------------------------------------------------- undefined values (CHOOSE)
+_sink: ContextVar[list[tuple[Any, str, str]] | None] = ContextVar("modelcheck_undefined",
+                                                             default=None)
+
+
+def _caller() -> str:
+    """``file:line`` of the innermost frame outside this module (the spec's line)."""
+    f = sys._getframe(1)
+    while f is not None and f.f_code.co_filename == __file__:
+        f = f.f_back  # type: ignore[assignment]
+    return f"{_short(f.f_code.co_filename)}:{f.f_lineno}" if f is not None else "<unknown>"
+
+
+def _undefined(mask: Any, message: str) -> None:
+    """Report the rows (``mask``) where an expression has no value. Inside an action
+    the kernel decides (an error only in enabled states); elsewhere it is an error."""
+    sink = _sink.get()
+    if sink is not None:
+        if np.any(mask):
+            sink.append((mask, _caller(), message))
+    elif np.any(mask):
+        raise SpecEvaluationError(f"{_caller()}: {message}")
+
+
+def undefined_mark() -> int:
+    """How many undefined values have been collected so far (0 outside a collection):
+    a branch of an action notes the marks around its block."""
+    sink = _sink.get()
+    return len(sink) if sink is not None else 0
+
+
+@contextmanager
+def collect_undefined() -> Iterator[list[tuple[Any, str, str]]]:
+    """Collect, rather than raise, the undefined values of the code run inside: a list
+    of ``(rows mask, spec file:line, message)``. The kernel raises those that fall on
+    enabled rows."""
+    found: list[tuple[Any, str, str]] = []
+    token = _sink.set(found)
+    try:
+        yield found
+    finally:
+        _sink.reset(token)
+
+
+# ------------------------------------------------------------------ set values
+def _set(S: Any, fn: str) -> SetValue:
+    if isinstance(S, SetValue):
+        return S
+    raise SpecEvaluationError(
+        f"{fn}() takes a set value (a SetOf variable or an expression of sets), got "
+        f"{type(S).__name__}; SetOf sets hold element values, not bit positions")
+
+
+def has(S: Any, x: Any) -> Any:
+    """``x \\in S`` for a set value ``S`` (``S.has(x)``)."""
+    return _set(S, "has").has(x)
+
+
+def with_(S: Any, x: Any) -> Any:
+    """``S \\cup {x}`` (``S.with_(x)``)."""
+    return _set(S, "with_").with_(x)
+
+
+def without(S: Any, x: Any) -> Any:
+    """``S \\ {x}`` (``S.without(x)``)."""
+    return _set(S, "without").without(x)
+
+
+def count(S: Any) -> Any:
+    """``Cardinality(S)`` (``S.size()``)."""
+    return _set(S, "count").size()
+
+
+# ------------------------------------------------------------ initial states
+def functions(domain: Iterable[Any], values: Iterable[Any]) -> list[dict[Any, Any]]:
+    """Every function from ``domain`` to ``values`` as a dict: TLA+'s ``[D -> V]``,
+    e.g. ``functions(self.Nodes, BOOLEAN)`` for an array of booleans."""
+    dom = list(domain)
+    return [dict(zip(dom, combo)) for combo in itertools.product(list(values),
+                                                                 repeat=len(dom))]
+
+
+def init_product(**choices: Iterable[Any]) -> list[dict[str, Any]]:
+    """Initial states given per variable as a set of values: every combination.
+
+    ``init_product(x=BOOLEAN, up=functions(self.Nodes, BOOLEAN))`` is TLA+'s
+    ``x \\in BOOLEAN /\\ up \\in [Nodes -> BOOLEAN]``; variables not named keep their
+    declared initial values. Return it from ``init_states``.
+    """
+    names = list(choices)
+    values = [list(v) for v in choices.values()]
+    return [dict(zip(names, combo)) for combo in itertools.product(*values)]

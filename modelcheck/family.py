@@ -27,6 +27,13 @@ errors with their usual messages. What keeps the two evaluations equal:
   a read of the next state that such a write may have changed, or a second write
   to a cell one may have changed, gives up (the per-instance order would decide).
 * Integer division by zero raises (``errstate``) instead of yielding 0.
+* An element of a compound type (set, record, sequence, bag) read or written
+  through a parameter index is selected cell by cell, as a state-value index
+  selects it, after checking that the index lies inside the index set; its value
+  then holds grid columns, on which the type's operations are element-wise.
+* ``with t.branch(name, cond):`` blocks run as on a batch (a scatter made inside
+  a block belongs to that branch); undefined values (``CHOOSE`` finding nothing)
+  are collected, and the kernel gives up when one falls on an enabled pair.
 
 Parameter arithmetic is int64 (a parameter is an int64 column), not Python's
 unbounded int; parameters are indices, far from the bounds.
@@ -40,11 +47,13 @@ from typing import Any
 
 import numpy as np
 
+from .domains import ScalarType
+from .expr import collect_undefined
 from .layout import Layout
-from .views import NextView, StateView
+from .views import Branch, NextView, StateView
 
 __all__ = ["ParamArray", "FamilyState", "FamilyNext", "FamilyCall", "Decoder", "call_family",
-           "grid_values", "param_column"]
+           "grid_values", "grid_mask", "param_column"]
 
 _U64 = np.uint64
 
@@ -168,21 +177,21 @@ class FamilyState(StateView):
         object.__setattr__(self, "_leaves", leaves)
         object.__setattr__(self, "_matrices", {})
 
-    def _leaf(self, var: str, path: tuple[int, ...], ids: range) -> Leaf:
+    def _leaf(self, var: str, path: tuple[int, ...], ids: range) -> Leaf | None:
+        """The cells of ``var[path...]`` when they can be gathered per row (one cell
+        per element, of one kind, consecutive ids); None otherwise."""
         key = (var, path)
         if key not in self._leaves:
             leaf: Leaf | None = None
-            if ids.step == 1:
+            info = self._layout.vars[var]
+            if ids.step == 1 and info.leaf_cells == 1 and isinstance(info.leaf, ScalarType):
                 m = self._layout.leaf_map(var, path)
                 cells = np.array([m[j] for j in ids], dtype=np.int64)
                 kinds = {int(c) in self._bool_cells for c in cells}
                 if len(kinds) == 1:
                     leaf = Leaf(cells, ids, kinds.pop())
             self._leaves[key] = leaf
-        leaf = self._leaves[key]
-        if leaf is None:
-            raise GiveUp(f"array {var} cannot be gathered")
-        return leaf
+        return self._leaves[key]
 
     def _matrix(self, var: str, path: tuple[int, ...], leaf: Leaf) -> np.ndarray:
         key = (var, path)
@@ -211,6 +220,9 @@ class FamilyState(StateView):
 
     def _read_dynamic(self, var: str, path: tuple[int, ...], ids: range, i: Any) -> Any:
         leaf = self._leaf(var, path, ids)
+        if leaf is None:
+            _check_inside(ids, i)
+            return super()._read_dynamic(var, path, ids, i)
         pos = self._positions(leaf, i)
         mat = self._matrix(var, path, leaf)
         n = self._n
@@ -221,12 +233,26 @@ class FamilyState(StateView):
         return mat[np.arange(n), pos]
 
 
+def _check_inside(ids: range, i: Any) -> None:
+    """Give up when a parameter-dependent index ``i`` lies outside ``ids`` in some row
+    (an int index outside the index set is an error, a state value reads the first)."""
+    if not isinstance(i, ParamArray):
+        return
+    idx = _plain(i)
+    if idx.dtype.kind not in "biu":
+        raise GiveUp("index of an unexpected type")
+    if ((idx < ids.start) | (idx >= ids.stop) | ((idx - ids.start) % ids.step != 0)).any():
+        raise GiveUp("parameter index outside the index set")
+
+
 @dataclass(frozen=True)
 class Scatter:
-    """``t.a[i] = value`` with a parameter index: cell ``cells`` per row."""
+    """``t.a[i] = value`` with a parameter index: cell ``cells`` per row, made inside
+    branch ``branch`` (None: outside every branch)."""
 
     cells: np.ndarray
     value: Any
+    branch: str | None = None
 
 
 class FamilyNext(NextView):
@@ -257,16 +283,22 @@ class FamilyNext(NextView):
 
     def _read_dynamic(self, var: str, path: tuple[int, ...], ids: range, i: Any) -> Any:
         leaf = self._state._leaf(var, path, ids)
+        if leaf is None:
+            # selected cell by cell through _cell, which sees this action's writes
+            _check_inside(ids, i)
+            return NextView._read_dynamic(self, var, path, ids, i)
         if self._touches(leaf.cells):
             raise GiveUp("dynamic read of an array the action assigned")
         return self._state._read_dynamic(var, path, ids, i)
 
     def _write_dynamic(self, var: str, path: tuple[int, ...], ids: range, i: Any,
                        value: Any) -> None:
-        if not isinstance(i, ParamArray):
+        leaf = self._state._leaf(var, path, ids)
+        if not isinstance(i, ParamArray) or leaf is None:
+            # every element assigned (itself where the index does not select it)
+            _check_inside(ids, i)
             super()._write_dynamic(var, path, ids, i, value)
             return
-        leaf = self._state._leaf(var, path, ids)
         pos = self._state._positions(leaf, i)
         cells = leaf.cells[pos]
         if self._touches(cells.reshape(-1)):
@@ -275,18 +307,22 @@ class FamilyNext(NextView):
             object.__setattr__(self, "_scattered",
                                np.zeros(len(self._layout.cells), dtype=bool))
         self._scattered[cells] = True
-        self._scatters.append(Scatter(cells, value))
+        self._scatters.append(Scatter(cells, value, self._in_branch))
 
 
 @dataclass(frozen=True)
 class FamilyCall:
     """What a family call returned: the guard on the ``(P, n)`` grid (C order, so
     ``flatnonzero`` lists instances in order, states in order within each), the
-    assignments to fixed cells and the scatters."""
+    assignments to fixed cells outside every branch, the scatters, the branches
+    taken (:class:`~modelcheck.views.Branch`, as on a batch) and the undefined
+    values collected (``(rows mask, where, message)``, indexed by the branches' spans)."""
 
     mask: np.ndarray
     assigned: dict[int, Any]
     scatters: tuple[Scatter, ...]
+    branches: dict[str, Branch]
+    undefined: list[tuple[Any, str, str]]
 
 
 def call_family(spec: Any, fn: Callable[..., Any], state: FamilyState,
@@ -295,7 +331,7 @@ def call_family(spec: Any, fn: Callable[..., Any], state: FamilyState,
     and the states of ``state``; ``None`` when the per-instance evaluator must decide."""
     t = FamilyNext(state)
     try:
-        with np.errstate(divide="raise", invalid="raise"):
+        with np.errstate(divide="raise", invalid="raise"), collect_undefined() as undefined:
             g = fn(spec, state, t, *params)
     except Exception:
         return None
@@ -309,7 +345,21 @@ def call_family(spec: Any, fn: Callable[..., Any], state: FamilyState,
         mask = np.full((n_inst, n), bool(g))
     else:
         return None
-    return FamilyCall(mask, dict(t._assigned), tuple(t._scatters))
+    return FamilyCall(mask, dict(t._assigned), tuple(t._scatters), dict(t._branches),
+                      list(undefined))
+
+
+def grid_mask(v: Any, n_inst: int, n: int) -> np.ndarray | None:
+    """A boolean result (a branch condition, an undefined-value mask) on the grid,
+    ``(n_inst, n)``; ``None`` when it is not a boolean of a grid shape."""
+    if isinstance(v, (bool, np.bool_)):
+        return np.full((n_inst, n), bool(v))
+    if not isinstance(v, np.ndarray):
+        return None
+    a = _plain(v)
+    if a.dtype != np.bool_ or not _grid_shape(a.shape, n_inst, n):
+        return None
+    return np.broadcast_to(a, (n_inst, n))
 
 
 def _grid_shape(shape: tuple[int, ...], n_inst: int, n: int) -> bool:

@@ -1,4 +1,12 @@
-"""Atomic file writes: results, traces and checkpoints are never left half-written."""
+"""Files the commands write: atomic writes, and destinations probed before a run.
+
+* :func:`atomic_write` — results, traces and checkpoints are never left half-written.
+* :func:`prepare_dir` / :func:`probe_file` — an output or working path given on the
+  command line (``--out``, ``--trace-out``, ``--spill-dir``, ``--checkpoint-dir``) is
+  tried for real (a directory created, a file created and removed beside the target)
+  before any work, so a bad path is a usage error naming the user's path, never a
+  failure at the end of a long run.
+"""
 
 from __future__ import annotations
 
@@ -6,7 +14,91 @@ import contextlib
 import os
 import secrets
 
-__all__ = ["atomic_write"]
+from .errors import UsageError
+
+__all__ = ["atomic_write", "prepare_dir", "probe_file", "OutputPathError"]
+
+
+class OutputPathError(UsageError):
+    """An output or working path given on the command line cannot be used."""
+
+
+def _reason(e: OSError) -> str:
+    if isinstance(e, FileExistsError | NotADirectoryError):
+        return "a file is in the way (a directory is needed)"
+    return e.strerror or str(e)
+
+
+def _probe_write(directory: str, what: str) -> None:
+    """Create and remove a file in ``directory`` (raises :class:`OutputPathError`)."""
+    tmp = os.path.join(directory, f".modelcheck-probe.{secrets.token_hex(6)}.tmp")
+    try:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+    except OSError as e:
+        raise OutputPathError(f"{what}: cannot write in {directory}: {_reason(e)}.") from None
+    os.close(fd)
+    with contextlib.suppress(OSError):
+        os.unlink(tmp)
+
+
+def prepare_dir(path: str | os.PathLike[str], option: str, *, create: bool = True) -> None:
+    """Make sure ``path`` is (or can become) a directory this process can write in.
+
+    With ``create`` the directory is made now (with its parents); otherwise the
+    nearest existing ancestor is probed, so that nothing is left behind when the
+    directory is created only at the end of the run. Raises
+    :class:`OutputPathError` naming ``option`` and ``path`` as the user gave it.
+    """
+    what = f"{option} {os.fspath(path)}"
+    full = os.path.abspath(os.fspath(path))
+    if os.path.exists(full) and not os.path.isdir(full):
+        raise OutputPathError(f"{what}: exists and is not a directory.")
+    if create:
+        try:
+            os.makedirs(full, exist_ok=True)
+        except OSError as e:
+            raise OutputPathError(f"{what}: cannot create the directory: {_reason(e)}.") from None
+        _probe_write(full, what)
+        return
+    p = full
+    while not os.path.lexists(p):
+        parent = os.path.dirname(p)
+        if parent == p:
+            break
+        p = parent
+    if not os.path.isdir(p):
+        raise OutputPathError(f"{what}: {p} is not a directory.")
+    _probe_write(p, what)
+
+
+def probe_file(path: str | os.PathLike[str], option: str) -> None:
+    """Make sure a file can be written (atomically) at ``path``; nothing is created.
+
+    Raises :class:`OutputPathError` when ``path`` is a directory, its directory is
+    missing, or no file can be created there.
+    """
+    what = f"{option} {os.fspath(path)}"
+    full = os.path.abspath(os.fspath(path))
+    if os.path.isdir(full):
+        raise OutputPathError(f"{what}: is a directory; give a file name such as "
+                              "trace.itf.json.")
+    parent = os.path.dirname(full)
+    if not os.path.isdir(parent):
+        if os.path.lexists(parent) or any(
+                os.path.isfile(a) for a in _ancestors(parent)):
+            raise OutputPathError(f"{what}: {parent} is not a directory.")
+        raise OutputPathError(f"{what}: the directory {parent} does not exist.")
+    _probe_write(parent, what)
+
+
+def _ancestors(p: str) -> list[str]:
+    out: list[str] = []
+    while True:
+        parent = os.path.dirname(p)
+        if parent == p:
+            return out
+        out.append(parent)
+        p = parent
 
 
 def atomic_write(path: str | os.PathLike[str], data: bytes, *, overwrite: bool = True) -> None:

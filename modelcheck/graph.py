@@ -22,14 +22,14 @@ from __future__ import annotations
 import io
 import json
 from collections import deque
-from collections.abc import Callable, Mapping
-from typing import Any
+from collections.abc import Callable
 
 import networkx as nx
 
 from .errors import ModelcheckError
 from .kernel import Kernel
 from .layout import Layout
+from .result import json_value
 from .spec import Spec
 from .trace.render import action_label
 
@@ -47,11 +47,8 @@ def state_label(layout: Layout, cells: list[int]) -> str:
     """A compact state text, one variable per line: ``regEpoch=[1,0]``, ``fenced=[T,F]``."""
     lines = []
     for name, info in layout.vars.items():
-        vals = []
-        for j in range(info.n_cells):
-            c = layout.cells[info.first_cell + j]
-            v = int(cells[info.first_cell + j])
-            vals.append(("T" if v else "F") if c.kind == "bool" else layout.display_value(c, v))
+        assert info.leaf is not None
+        vals = [info.leaf.show(codes, short=True) for _, codes in layout.leaf_values(cells, name)]
         lines.append(f"{name}={vals[0]}" if not info.dims else f"{name}=[{','.join(vals)}]")
     return "\n".join(lines)
 
@@ -80,7 +77,7 @@ def build_graph(spec: Spec, *, max_states: int = 10_000,
         bad = [p.name for p in kernel.check_invariants(cells)]
         g.add_node(fp, label=state_label(layout, cells), initial=initial, violates=",".join(bad),
                    depth=depth, fp=f"{fp:#x}",
-                   state=json.dumps(_jsonable(layout.values_from_cells(cells)), sort_keys=False))
+                   state=json.dumps(json_value(layout.values_from_cells(cells)), sort_keys=False))
         queue.append((fp, cells, depth))
         if progress is not None:
             progress(g.number_of_nodes())
@@ -101,12 +98,6 @@ def build_graph(spec: Spec, *, max_states: int = 10_000,
             g.add_edge(fp, nfp, key=label, action=inst.name, params=params, label=label,
                        violates=",".join(props))
     return g
-
-
-def _jsonable(v: Any) -> Any:
-    if isinstance(v, Mapping):
-        return {str(k): _jsonable(x) for k, x in v.items()}
-    return v
 
 
 def _dot_id(text: str) -> str:

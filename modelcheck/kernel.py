@@ -24,6 +24,7 @@ with its parameters and the offending state.
 
 from __future__ import annotations
 
+import itertools
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -32,11 +33,21 @@ from typing import Any
 import numpy as np
 
 from .errors import SpecEvaluationError, source_location, user_frame_location
-from .family import Decoder, FamilyState, Leaf, call_family, grid_values, param_column
+from .expr import bool_hint, collect_undefined
+from .family import (
+    Decoder,
+    FamilyState,
+    Leaf,
+    Scatter,
+    call_family,
+    grid_mask,
+    grid_values,
+    param_column,
+)
 from .layout import Layout
 from .spec import ActionDecl, ActionInstance, PredicateDecl, Spec
 from .symmetry import Symmetry
-from .views import NextView, StateView
+from .views import Branch, NextView, StateView
 
 __all__ = ["Kernel", "Expansion", "format_state"]
 
@@ -95,7 +106,7 @@ class Kernel:
         self.properties = tuple(spec.properties if properties is None else properties)
         self.constraints = tuple(spec.constraints)
         self.check_deadlock = spec.check_deadlock if check_deadlock is None else check_deadlock
-        self._bool_cells = frozenset(c.index for c in self.layout.cells if c.kind == "bool")
+        self._bool_cells = self.layout.bool_cells
         sets = spec.symmetry_sets() if symmetry else {}
         self.symmetry: Symmetry | None = Symmetry(self.layout, sets) if sets else None
         #: the instances of an action family are evaluated in one call over up to
@@ -179,20 +190,58 @@ class Kernel:
         """The successor of one state by one action instance, or None if not enabled."""
         s = self.scalar_view(cells)
         t = NextView(s)
-        try:
-            g = inst.call(self.spec, s, t)
-        except SpecEvaluationError as e:
-            raise self._error(inst.decl.fn, f"action {inst.label}", e, cells) from None
-        except Exception as e:
-            raise self._error(inst.decl.fn, f"action {inst.label}", e, cells) from None
+        with collect_undefined() as undefined:
+            try:
+                g = inst.call(self.spec, s, t)
+            except Exception as e:
+                raise self._error(inst.decl.fn, f"action {inst.label}", e, cells) from None
         if not _is_bool_scalar(g):
             raise self._not_bool(inst.decl.fn, f"the guard of action {inst.label}", g, cells)
-        if not g:
+        taken = self._taken(inst, t, undefined)
+        if taken is None:
             return None
+        cond, assigned, undefined = taken
+        if cond is not None and not _is_bool_scalar(cond):
+            raise self._not_bool(inst.decl.fn, f"the condition of action {inst.label}", cond,
+                                 cells)
+        if not g or (cond is not None and not cond):
+            return None
+        for _mask, where, message in undefined:
+            raise SpecEvaluationError(
+                f"{where}: action {inst.label} is enabled in the state "
+                f"{format_state(self.layout, cells)}, but {message}.",
+                where=where, what=f"action {inst.label}",
+                state=self.layout.values_from_cells(cells))
         nxt = list(cells)
-        for ci, v in t._assigned.items():
+        for ci, v in assigned.items():
             nxt[ci] = self._check_assigned_scalar(inst, ci, v, cells)
         return nxt
+
+    def _taken(self, inst: ActionInstance, t: NextView, undefined: list[Any]
+               ) -> tuple[Any, dict[int, Any], list[Any]] | None:
+        """What instance ``inst`` does after its action ran on ``t``: the condition of its
+        branch (None without branches), the cells it assigns and the undefined values
+        (CHOOSE) that matter to it; None when the body never reached its branch."""
+        branches: dict[str, Branch] = t._branches
+        unknown = [b for b in branches if b not in inst.decl.branches]
+        if unknown:
+            raise SpecEvaluationError(
+                f"{source_location(inst.decl.fn)}: action {inst.decl.name} took branch(es) "
+                f"{', '.join(map(repr, unknown))} that its source does not show; write "
+                "`with t.branch(\"name\", cond):` directly in the action's body, with a "
+                "string literal name.", where=source_location(inst.decl.fn),
+                what=f"action {inst.label}")
+        if inst.branch is None:
+            return None if branches else (None, t._assigned, undefined)
+        mine = branches.get(inst.branch)
+        if mine is None:
+            return None
+        assigned = dict(t._assigned)
+        assigned.update(mine.assigned)
+        others = [b.undefined for name, b in branches.items() if name != inst.branch]
+        keep = [u for i, u in enumerate(undefined)
+                if not any(lo <= i < hi for lo, hi in others)]
+        return mine.cond, assigned, keep
 
     def check_invariants(self, cells: Sequence[int]) -> list[PredicateDecl]:
         """The checked invariants that one state violates."""
@@ -274,8 +323,10 @@ class Kernel:
                 else:
                     # evaluated one by one from now on (which also reports its errors)
                     self._family_failed.add(fi)
-            for inst in self.actions[fam.first + lo:fam.first + fam.count]:
-                self._expand_instance(inst, s, words, acc, stutter)
+            b = len(fam.branches)
+            rest = self.actions[fam.first + lo * b:fam.first + fam.count * b]
+            for _key, group in itertools.groupby(rest, key=lambda a: a.params):
+                self._expand_group(list(group), s, words, acc, stutter)
         fired, hits, any_enabled = acc.fired, acc.hits, acc.any_enabled
         deadlocks = empty_i
         if any_enabled is not None:
@@ -313,93 +364,173 @@ class Kernel:
         chunk = min(fam.count, self.family_rows // max(n, 1))
         return chunk if chunk >= max(2, self.family_min) else 0
 
-    def _expand_instance(self, inst: ActionInstance, s: StateView, words: np.ndarray,
-                         acc: _Accumulator, stutter: list[tuple[set[int] | None,
-                                                                np.ndarray | None]]) -> None:
-        """Evaluate one action instance on the batch (the per-instance evaluator)."""
+    def _expand_group(self, insts: list[ActionInstance], s: StateView, words: np.ndarray,
+                      acc: _Accumulator, stutter: list[tuple[set[int] | None,
+                                                             np.ndarray | None]]) -> None:
+        """Evaluate one parameter combination of an action on the batch (the
+        per-instance evaluator): the body runs once, and each of ``insts`` (one per
+        branch, or the action itself) takes what it does."""
         layout, n = self.layout, acc.n
         t = NextView(s)
-        try:
-            g = inst.call(self.spec, s, t)
-        except Exception as e:
-            raise self._locate_action_error(inst, words, e) from None
-        mask = self._mask(g, n, inst.decl.fn, f"the guard of action {inst.label}", words)
-        rows = np.flatnonzero(mask)
-        m = len(rows)
-        if m == 0:
-            return
-        acc.fired[inst.id] = m
-        if acc.any_enabled is not None:
-            acc.any_enabled |= mask
-        child = words[rows]
-        post: dict[int, Any] = {}
-        with np.errstate(over="ignore"):
-            for ci, v in t._assigned.items():
-                vr = self._assigned_rows(inst, ci, v, rows, n, words)
-                old = s._cell(ci)
-                old_r = old[rows]
-                post[ci] = vr
-                delta = (np.asarray(vr, dtype=np.int64) - old_r.astype(np.int64)).astype(_U64)
-                child[:, layout.word_of[ci]] += delta * layout.mult[ci]
-        child, fps = self.canonical(child)
-        ids = np.full(m, inst.id, dtype=np.int32)
-        acc.add(child, fps, rows, ids)
-        if self.properties:
-            pre_sub = _SubView(s, rows, {})
-            post_sub = _SubView(s, rows, post)
-            for j, p in enumerate(self.properties):
-                reads, ok_mask = stutter[j]
-                if reads is not None and ok_mask is not None and reads.isdisjoint(post):
-                    # The action leaves every cell the property reads of the next
-                    # state unchanged: its verdict is the one on (s, s).
-                    bad = np.flatnonzero(~ok_mask[rows])
-                else:
-                    bad = self._pred_rows(p, pre_sub.view(layout, m),
-                                          post_sub.view(layout, m), words, rows, inst)
+        with collect_undefined() as undefined:
+            try:
+                g = insts[0].call(self.spec, s, t)
+            except Exception as e:
+                raise self._locate_action_error(insts[0], words, e) from None
+        for inst in insts:
+            taken = self._taken(inst, t, undefined)
+            if taken is None:
+                continue
+            cond, assigned, und = taken
+            mask = self._mask(g, n, inst.decl.fn, f"the guard of action {inst.label}", words)
+            if cond is not None:
+                mask = mask & self._mask(cond, n, inst.decl.fn,
+                                         f"the condition of action {inst.label}", words)
+            for um, _where, message in und:
+                bad = np.flatnonzero(mask & um)
                 if len(bad):
-                    acc.hits[j].append((rows[bad], ids[bad], fps[bad]))
+                    raise self._locate_action_error(inst, words[bad],
+                                                    SpecEvaluationError(message))
+            rows = np.flatnonzero(mask)
+            m = len(rows)
+            if m == 0:
+                continue
+            acc.fired[inst.id] = m
+            if acc.any_enabled is not None:
+                acc.any_enabled |= mask
+            child = words[rows]
+            post: dict[int, Any] = {}
+            with np.errstate(over="ignore"):
+                for ci, v in assigned.items():
+                    vr = self._assigned_rows(inst, ci, v, rows, n, words)
+                    old = s._cell(ci)
+                    old_r = old[rows]
+                    post[ci] = vr
+                    delta = (np.asarray(vr, dtype=np.int64)
+                             - old_r.astype(np.int64)).astype(_U64)
+                    child[:, layout.word_of[ci]] += delta * layout.mult[ci]
+            child, fps = self.canonical(child)
+            ids = np.full(m, inst.id, dtype=np.int32)
+            acc.add(child, fps, rows, ids)
+            if self.properties:
+                pre_sub = _SubView(s, rows, {})
+                post_sub = _SubView(s, rows, post)
+                for j, p in enumerate(self.properties):
+                    reads, ok_mask = stutter[j]
+                    if reads is not None and ok_mask is not None and reads.isdisjoint(post):
+                        # The action leaves every cell the property reads of the next
+                        # state unchanged: its verdict is the one on (s, s).
+                        bad = np.flatnonzero(~ok_mask[rows])
+                    else:
+                        bad = self._pred_rows(p, pre_sub.view(layout, m),
+                                              post_sub.view(layout, m), words, rows, inst)
+                    if len(bad):
+                        acc.hits[j].append((rows[bad], ids[bad], fps[bad]))
 
     def _expand_family(self, fam: _Family, lo: int, hi: int, fs: FamilyState, s: StateView,
                        words: np.ndarray, acc: _Accumulator,
                        stutter: list[tuple[set[int] | None, np.ndarray | None]]) -> bool:
-        """Evaluate instances ``lo:hi`` of family ``fam`` on the batch in one call
-        (:mod:`modelcheck.family`), with the per-instance evaluator's results; False
-        (nothing recorded) when they must be evaluated one by one instead."""
-        layout, n, k = self.layout, acc.n, hi - lo
+        """Evaluate parameter combinations ``lo:hi`` of family ``fam`` (every branch of
+        each) on the batch in one call (:mod:`modelcheck.family`), with the
+        per-instance evaluator's results; False (nothing recorded) when they must be
+        evaluated one by one instead."""
+        n, k, nb = acc.n, hi - lo, len(fam.branches)
         params = [param_column(fam.values[lo:hi, j]) for j in range(fam.values.shape[1])]
         call = call_family(self.spec, fam.decl.fn, fs, params, k)
-        if call is None:
-            return False
-        flat = np.flatnonzero(call.mask)
-        m = len(flat)
-        if m == 0:
+        if call is None or any(b not in fam.decl.branches for b in call.branches):
+            return False  # (a branch the source does not show is an error, reported there)
+        parts: list[_FamilyPart] = []
+        for bi, name in enumerate(fam.branches):
+            mask, assigned, undefined = call.mask, call.assigned, call.undefined
+            if name is not None:
+                br = call.branches.get(name)
+                if br is None:
+                    continue  # the body never reached this branch: no instance fires
+                cond = grid_mask(br.cond, k, n)
+                if cond is None:
+                    return False
+                mask = mask & cond
+                assigned = {**assigned, **br.assigned}
+                others = [b.undefined for b_name, b in call.branches.items() if b_name != name]
+                undefined = [u for i, u in enumerate(undefined)
+                             if not any(ulo <= i < uhi for ulo, uhi in others)]
+            for um, _where, _message in undefined:
+                um_grid = grid_mask(um, k, n)
+                if um_grid is None or (mask & um_grid).any():
+                    return False  # an error on an enabled pair: reported one by one
+            scatters = [sc for sc in call.scatters if sc.branch is None or sc.branch == name]
+            part = self._family_part(fam, lo, bi, nb, mask, assigned, scatters, s, words,
+                                     stutter)
+            if part is None:
+                return False
+            parts.append(part)
+        for part in parts:
+            acc.fired[fam.first + (lo + np.arange(k)) * nb + part.branch] = part.fired
+            if acc.any_enabled is not None:
+                acc.any_enabled |= part.enabled
+        parts = [p for p in parts if len(p.rows)]
+        if not parts:
             return True
+        child = np.concatenate([p.child for p in parts])
+        fps = np.concatenate([p.fps for p in parts])
+        rows = np.concatenate([p.rows for p in parts])
+        ids = np.concatenate([p.ids for p in parts])
+        bad = [np.concatenate([p.bad[j] for p in parts]) for j in range(len(self.properties))]
+        if len(parts) > 1:
+            # instance by instance (parameters, then branch), states in order within each
+            order = np.argsort(ids.astype(np.int64) * n + rows, kind="stable")
+            child, fps, rows, ids = child[order], fps[order], rows[order], ids[order]
+            bad = [b[order] for b in bad]
+        acc.add(child, fps, rows, ids)
+        for j, b in enumerate(bad):
+            sel = np.flatnonzero(b)
+            if len(sel):
+                acc.hits[j].append((rows[sel], ids[sel], fps[sel]))
+        return True
+
+    def _family_part(self, fam: _Family, lo: int, bi: int, nb: int, mask: np.ndarray,
+                     assigned: dict[int, Any], scatters: list[Scatter], s: StateView,
+                     words: np.ndarray,
+                     stutter: list[tuple[set[int] | None, np.ndarray | None]]
+                     ) -> _FamilyPart | None:
+        """The transitions of branch ``bi`` of a family call (the whole action when it
+        has no branches) on the grid ``mask``; None when they cannot be vouched for."""
+        layout = self.layout
+        k, n = mask.shape
+        flat = np.flatnonzero(mask)
+        m = len(flat)
         inst = flat // n
         rows = flat % n
+        fired = np.bincount(inst, minlength=k)
+        enabled: np.ndarray = np.asarray(mask.any(axis=0))
+        if m == 0:
+            empty = np.zeros(0, dtype=bool)
+            return _FamilyPart(bi, fired, enabled, words[:0], np.zeros(0, dtype=_U64), rows,
+                               inst.astype(np.int32), [empty for _ in self.properties])
         child = words[rows]
         post: dict[int, np.ndarray] = {}
         scattered: list[tuple[np.ndarray, np.ndarray, frozenset[int]]] = []
         with np.errstate(over="ignore"):
-            for ci, v in call.assigned.items():
+            for ci, v in assigned.items():
                 vr = grid_values(v, k, n, flat)
                 if vr is None or np.any((vr < layout.lo[ci]) | (vr > self._hi[ci])):
-                    return False
+                    return None
                 post[ci] = vr
                 delta = (vr - s._cell(ci)[rows].astype(np.int64)).astype(_U64)
                 child[:, layout.word_of[ci]] += delta * layout.mult[ci]
             at = np.arange(m)
-            for sc in call.scatters:
+            for sc in scatters:
                 cr = grid_values(sc.cells, k, n, flat)
                 vr = grid_values(sc.value, k, n, flat)
                 if cr is None or vr is None or np.any((vr < layout.lo[cr])
                                                       | (vr > self._hi[cr])):
-                    return False
+                    return None
                 scattered.append((cr, vr, frozenset(np.unique(cr).tolist())))
                 delta = (vr - self._decoder.per_row(words, rows, cr)).astype(_U64)
                 child[at, layout.word_of[cr]] += delta * layout.mult[cr]
         child, fps = self.canonical(child)
-        ids = (inst + (fam.first + lo)).astype(np.int32)
-        hits: list[np.ndarray] = []
+        ids = (fam.first + (inst + lo) * nb + bi).astype(np.int32)
+        bad: list[np.ndarray] = []
         if self.properties:
             written = set(post).union(*(c for _, _, c in scattered))
             pre = _SubView(s, rows, {}).view(layout, m)
@@ -407,26 +538,19 @@ class Kernel:
             for j, p in enumerate(self.properties):
                 reads, ok_mask = stutter[j]
                 if reads is not None and ok_mask is not None and reads.isdisjoint(written):
-                    hits.append(np.flatnonzero(~ok_mask[rows]))
+                    bad.append(~ok_mask[rows])
                     continue
                 try:
                     r = p.fn(self.spec, pre, post_view)
                 except Exception:
-                    return False
+                    return None
                 if isinstance(r, np.ndarray) and r.dtype == np.bool_ and r.shape == (m,):
-                    hits.append(np.flatnonzero(~r))
+                    bad.append(~r)
                 elif _is_bool_scalar(r):
-                    hits.append(np.arange(m) if not r else np.zeros(0, dtype=np.int64))
+                    bad.append(np.full(m, not r))
                 else:
-                    return False
-        acc.fired[fam.first + lo:fam.first + hi] = np.bincount(inst, minlength=k)
-        if acc.any_enabled is not None:
-            acc.any_enabled |= call.mask.any(axis=0)
-        acc.add(child, fps, rows, ids)
-        for j, bad in enumerate(hits):
-            if len(bad):
-                acc.hits[j].append((rows[bad], ids[bad], fps[bad]))
-        return True
+                    return None
+        return _FamilyPart(bi, fired, enabled, child, fps, rows, ids, bad)
 
     def in_model_rows(self, words: np.ndarray) -> np.ndarray:
         """Mask of the packed states that satisfy every state constraint."""
@@ -525,8 +649,7 @@ class Kernel:
         if isinstance(v, (int, np.integer, np.bool_)):
             val = int(v)
             if not cell.lo <= val <= cell.hi:
-                raise self._out_of_domain(inst, cell.name, val, cell.lo, cell.hi,
-                                          self.layout.unpack(words[int(rows[0])]))
+                raise self._out_of_domain(inst, ci, val, self.layout.unpack(words[int(rows[0])]))
             return np.int64(val)
         arr = np.asarray(v)
         if arr.dtype.kind not in "biu":
@@ -547,8 +670,7 @@ class Kernel:
             i = int(np.flatnonzero(np.atleast_1d(bad))[0])
             row = int(rows[i])
             val = int(np.atleast_1d(vr)[i])
-            raise self._out_of_domain(inst, cell.name, val, cell.lo, cell.hi,
-                                      self.layout.unpack(words[row]))
+            raise self._out_of_domain(inst, ci, val, self.layout.unpack(words[row]))
         return vr
 
     def _check_assigned_scalar(self, inst: ActionInstance, ci: int, v: Any,
@@ -563,14 +685,18 @@ class Kernel:
             )
         val = int(arr)
         if not cell.lo <= val <= cell.hi:
-            raise self._out_of_domain(inst, cell.name, val, cell.lo, cell.hi, cells)
+            raise self._out_of_domain(inst, ci, val, cells)
         return val
 
-    def _out_of_domain(self, inst: ActionInstance, name: str, val: int, lo: int, hi: int,
+    def _out_of_domain(self, inst: ActionInstance, ci: int, val: int,
                        cells: Sequence[int]) -> SpecEvaluationError:
+        cell = self.layout.cells[ci]
+        what = self.layout.types[ci].explain_out_of_domain(cell.name, val)
+        if what is None:
+            what = (f"assigns {cell.name} = {val}, outside its declared domain "
+                    f"{cell.lo}..{cell.hi}")
         return SpecEvaluationError(
-            f"{source_location(inst.decl.fn)}: action {inst.label} assigns {name} = {val}, "
-            f"outside its declared domain {lo}..{hi}, in the state "
+            f"{source_location(inst.decl.fn)}: action {inst.label} {what}, in the state "
             f"{format_state(self.layout, cells)}. Strengthen the guard or widen the "
             "variable's domain.",
             where=source_location(inst.decl.fn), what=f"action {inst.label}",
@@ -583,8 +709,9 @@ class Kernel:
         st = f" in the state {format_state(self.layout, cells)}" if cells is not None else ""
         return SpecEvaluationError(
             f"{source_location(fn)}: {what} returned {_short_repr(value)} of type {kind}, "
-            f"not a boolean{st}. Build conditions with comparisons and & | ~ (not `and`, "
-            "`or`, `not`), and return them.",
+            f"not a boolean{st}."
+            + (bool_hint(value) or " Build conditions with comparisons and & | ~ (not "
+               "`and`, `or`, `not`), and return them."),
             where=source_location(fn), what=what,
             state=self.layout.values_from_cells(cells) if cells is not None else None,
         )
@@ -655,13 +782,16 @@ class Kernel:
 
 @dataclass(frozen=True)
 class _Family:
-    """A run of instances of one action: ids ``first..first + count - 1``, parameter
-    values ``values[j]`` of instance ``first + j`` (one column per parameter)."""
+    """A run of instances of one action: ``count`` parameter combinations, each with
+    one instance per branch (``branches``: the action's branch names, or ``(None,)``);
+    combination ``j`` has parameter values ``values[j]`` (one column per parameter) and
+    its instance of branch ``b`` the id ``first + j * len(branches) + b``."""
 
     decl: ActionDecl
     first: int
     count: int
     values: np.ndarray
+    branches: tuple[str | None, ...]
 
 
 def _families(actions: Sequence[ActionInstance]) -> list[_Family]:
@@ -671,11 +801,39 @@ def _families(actions: Sequence[ActionInstance]) -> list[_Family]:
         j = i
         while j < len(actions) and actions[j].decl is actions[i].decl:
             j += 1
-        values = np.array([[v for _, v in a.params] for a in actions[i:j]],
-                          dtype=np.int64).reshape(j - i, len(actions[i].params))
-        out.append(_Family(actions[i].decl, i, j - i, values))
+        decl = actions[i].decl
+        groups = [list(g) for _, g in itertools.groupby(actions[i:j], key=lambda a: a.params)]
+        branches: tuple[str | None, ...] = decl.branches or (None,)
+        regular = all(tuple(a.branch for a in g) == branches for g in groups) and all(
+            type(v) is int for g in groups for _, v in g[0].params)
+        if regular:
+            values = np.array([[v for _, v in g[0].params] for g in groups],
+                              dtype=np.int64).reshape(len(groups), len(decl.params))
+            out.append(_Family(decl, i, len(groups), values, branches))
+        else:  # not expected from Spec; evaluated one combination at a time
+            first = i
+            for g in groups:
+                out.append(_Family(decl, first, 1, np.zeros((1, 0), dtype=np.int64),
+                                   tuple(a.branch for a in g)))
+                first += len(g)
         i = j
     return out
+
+
+@dataclass
+class _FamilyPart:
+    """The transitions of one branch of a family call: per combination how many fired,
+    the states with one enabled, and per transition the successor, its fingerprint,
+    parent row, action id and (per action property) whether it violates it."""
+
+    branch: int
+    fired: np.ndarray
+    enabled: np.ndarray
+    child: np.ndarray
+    fps: np.ndarray
+    rows: np.ndarray
+    ids: np.ndarray
+    bad: list[np.ndarray]
 
 
 class _Accumulator:

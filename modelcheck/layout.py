@@ -1,5 +1,9 @@
 """The state layout: cells, their exact packing into 64-bit words, and fingerprints.
 
+The layout keeps each variable's bound type (:class:`VarInfo`) and each cell's
+:class:`~modelcheck.domains.ScalarType` (:attr:`Layout.types`), to which it delegates
+value conversion and display; it never looks at what kind of type a cell has.
+
 Every state is a vector of small integers, one per *cell* (a scalar variable or
 one element of an array), packed into unsigned 64-bit words as
 ``word = sum((value - lo) * mult)``:
@@ -28,7 +32,7 @@ from typing import Any
 
 import numpy as np
 
-from .domains import BoundType, Cell
+from .domains import BoundArray, BoundType, Cell, ScalarType
 
 __all__ = ["Layout", "VarInfo", "fingerprint64", "collision_probability"]
 
@@ -78,6 +82,10 @@ class VarInfo:
     dims: tuple[range, ...]  # index sets of nested arrays, outermost first
     decl: str  # "file:line" of the declaration
     dim_names: tuple[str, ...] = ()  # names of those index sets
+    #: the type of the array elements (of the variable itself when it is no array):
+    #: it owns each element's value over its ``leaf_cells`` consecutive cells
+    leaf: BoundType | None = None
+    leaf_cells: int = 1
 
 
 class Layout:
@@ -85,18 +93,26 @@ class Layout:
 
     def __init__(self, variables: Sequence[tuple[str, BoundType, str]]) -> None:
         cells: list[Cell] = []
+        types: list[ScalarType] = []
         infos: dict[str, VarInfo] = {}
         for name, btype, decl in variables:
             first = len(cells)
             dims, dim_names, leaf = _array_chain(btype)
-            ref = leaf.ref
-            for path, lo, size, kind, labels in btype.cells():
-                cells.append(Cell(len(cells), name, path, lo, size, kind, labels, ref))
-            infos[name] = VarInfo(name, btype, first, len(cells) - first, dims, decl, dim_names)
+            for path, t in btype.cells():
+                cells.append(Cell(len(cells), name, path, t.lo, t.size, t.kind, t.labels, t.ref,
+                                  t))
+                types.append(t)
+            infos[name] = VarInfo(name, btype, first, len(cells) - first, dims, decl, dim_names,
+                                  leaf, leaf.n_cells)
         self.cells: tuple[Cell, ...] = tuple(cells)
+        #: the scalar type of each cell (it converts, shows and permutes the cell's values)
+        self.types: tuple[ScalarType, ...] = tuple(types)
+        #: cells that expressions read as booleans
+        self.bool_cells: frozenset[int] = frozenset(
+            i for i, t in enumerate(self.types) if t.boolean)
         self._leaf_maps: dict[tuple[str, tuple[int, ...]], dict[int, int]] = {}
         self.vars: dict[str, VarInfo] = infos
-        self.cell_index: dict[tuple[str, tuple[int, ...]], int] = {
+        self.cell_index: dict[tuple[str, tuple[int | str, ...]], int] = {
             (c.var, c.path): c.index for c in cells
         }
         bits = [max(1, (c.size - 1).bit_length()) for c in cells]
@@ -138,12 +154,14 @@ class Layout:
         ]
 
     def leaf_map(self, var: str, path: tuple[int, ...]) -> dict[int, int]:
-        """``{index: cell}`` for the innermost dimension of ``var[path...]``."""
+        """``{index: first cell of the element}`` for the innermost dimension of
+        ``var[path...]`` (an element has ``VarInfo.leaf_cells`` consecutive cells)."""
         key = (var, path)
         m = self._leaf_maps.get(key)
         if m is None:
-            dims = self.vars[var].dims
-            m = {i: self.cell_index[(var, (*path, i))] for i in dims[len(path)]}
+            info = self.vars[var]
+            sub = info.leaf.cells()[0][0] if info.leaf is not None else ()
+            m = {i: self.cell_index[(var, (*path, i, *sub))] for i in info.dims[len(path)]}
             self._leaf_maps[key] = m
         return m
 
@@ -156,64 +174,59 @@ class Layout:
     def cells_from_values(self, values: Mapping[str, Any]) -> list[int]:
         """Flatten ``{var: value}`` (arrays as ``{index: value}``) into cell values.
 
-        Enum cells accept member names as well as ints; array indices may be
-        ints or their decimal strings (as JSON has them).
+        Each element's type converts its value (:meth:`BoundType.codes`, lenient: enum
+        names or ints, sets as any collection of elements); array indices may be ints
+        or their decimal strings (as JSON has them).
         """
         out: list[int] = []
         for name, info in self.vars.items():
             flat = _flatten(values[name], info.dims)
+            leaf = info.leaf
+            assert leaf is not None
             for j, v in enumerate(flat):
-                cell = self.cells[info.first_cell + j]
-                if isinstance(v, str):
-                    if cell.labels is None or v not in cell.labels or cell.kind != "enum":
-                        raise ValueError(f"{cell.name}: {v!r} is not a value of its domain")
-                    v = cell.labels.index(v)
-                elif isinstance(v, (list, tuple, set, frozenset)) and cell.kind == "set":
-                    assert cell.labels is not None
-                    mask = 0
-                    for member in v:
-                        if str(member) not in cell.labels:
-                            raise ValueError(f"{cell.name}: {member!r} is not in its universe")
-                        mask |= 1 << cell.labels.index(str(member))
-                    v = mask
-                elif isinstance(v, bool) or isinstance(v, int):
-                    v = int(v)
-                else:
-                    raise ValueError(f"{cell.name}: {v!r} is not an integer, boolean or "
-                                     "enum name")
-                out.append(v)
+                try:
+                    out.extend(leaf.codes(v))
+                except ValueError as e:
+                    i = info.first_cell + j * info.leaf_cells
+                    raise ValueError(f"{self._leaf_name(i, info)}: {e}") from None
         return out
 
+    def _leaf_name(self, i: int, info: VarInfo) -> str:
+        c = self.cells[i]
+        return c.var + "".join(f"[{p}]" for p in c.path[:len(info.dims)])
+
     def values_from_cells(self, cells: Sequence[int]) -> dict[str, Any]:
-        """Inverse of :meth:`cells_from_values`: bools as bool, enums by member name,
-        sets as sorted lists of ids, ints as int; arrays as ``{index: value}``."""
+        """Inverse of :meth:`cells_from_values`: each cell's Python value
+        (:meth:`ScalarType.to_python`: bools as bool, enums by member name, sets as
+        frozensets of ids, ints as int); arrays as ``{index: value}``."""
+        return self._values(cells, itf=False)
+
+    def itf_values_from_cells(self, cells: Sequence[int]) -> dict[str, Any]:
+        """Like :meth:`values_from_cells`, as trace values (:meth:`ScalarType.to_itf`)."""
+        return self._values(cells, itf=True)
+
+    def _values(self, cells: Sequence[int], *, itf: bool) -> dict[str, Any]:
         out: dict[str, Any] = {}
         for name, info in self.vars.items():
-            chunk = [self._py(self.cells[info.first_cell + j], int(cells[info.first_cell + j]))
-                     for j in range(info.n_cells)]
+            lo, k, leaf = info.first_cell, info.leaf_cells, info.leaf
+            assert leaf is not None
+            chunk = [leaf.value([int(c) for c in cells[i:i + k]], itf=itf)
+                     for i in range(lo, lo + info.n_cells, k)]
             out[name] = _unflatten(chunk, info.dims)
         return out
 
-    def display_value(self, cell: Cell, value: int) -> str:
-        """A cell value as a user reads it: enum names, TRUE/FALSE, set braces."""
-        if cell.kind == "bool":
-            return "TRUE" if value else "FALSE"
-        if cell.kind == "enum" and cell.labels is not None and 0 <= value < len(cell.labels):
-            return cell.labels[value]
-        if cell.kind == "set" and cell.labels is not None:
-            members = (cell.labels[i] for i in range(len(cell.labels)) if value >> i & 1)
-            return "{" + ", ".join(members) + "}"
-        return str(value)
+    def leaf_values(self, cells: Sequence[int], name: str) -> list[tuple[int, list[int]]]:
+        """``(first cell, codes)`` of each element of variable ``name`` (one for a
+        variable that is not an array)."""
+        info = self.vars[name]
+        k = info.leaf_cells
+        return [(i, [int(c) for c in cells[i:i + k]])
+                for i in range(info.first_cell, info.first_cell + info.n_cells, k)]
 
-    @staticmethod
-    def _py(cell: Cell, v: int) -> Any:
-        if cell.kind == "bool":
-            return bool(v)
-        if cell.kind == "enum" and cell.labels is not None and 0 <= v < len(cell.labels):
-            return cell.labels[v]
-        if cell.kind == "set" and cell.labels is not None:
-            return [int(cell.labels[i]) for i in range(len(cell.labels)) if v >> i & 1]
-        return v
+    def display_value(self, cell: Cell, value: int) -> str:
+        """A cell value as a user reads it: enum names, TRUE/FALSE, set braces
+        (:meth:`ScalarType.display` of the cell's type)."""
+        return self.types[cell.index].display(value)
 
     def pack(self, cells: Sequence[int]) -> np.ndarray:
         """Words of one state (shape ``(k,)``)."""
@@ -274,11 +287,12 @@ class Layout:
 
 
 def _array_chain(btype: BoundType) -> tuple[tuple[range, ...], tuple[str, ...], BoundType]:
-    """Index sets and their names of (nested) arrays, outermost first, and the leaf type."""
+    """Index sets and their names of (nested) arrays, outermost first, and the element
+    type."""
     dims: list[range] = []
     names: list[str] = []
-    t: Any = btype
-    while hasattr(t, "elem") and hasattr(t, "ids"):
+    t = btype
+    while isinstance(t, BoundArray):
         dims.append(t.ids)
         names.append(t.index_name)
         t = t.elem

@@ -8,6 +8,7 @@ defined in it.
 
 from __future__ import annotations
 
+import enum
 import importlib
 import importlib.util
 import inspect
@@ -17,10 +18,10 @@ import traceback
 from types import ModuleType
 from typing import Any
 
-from .errors import SpecDefinitionError, SpecLoadError
+from .errors import SpecDefinitionError, SpecLoadError, UsageError
 from .spec import Spec
 
-__all__ = ["load_spec_class", "parse_const", "spec_classes", "bind_spec"]
+__all__ = ["load_spec_class", "parse_const", "parse_consts", "spec_classes", "bind_spec"]
 
 
 def _import_file(path: str) -> ModuleType:
@@ -124,16 +125,22 @@ def load_spec_class(target: str) -> type[Spec]:
     return classes[0]
 
 
-def parse_const(text: str, known: dict[str, Any]) -> tuple[str, int | bool]:
+def parse_const(text: str, known: dict[str, Any]) -> tuple[str, Any]:
     """Parse ``K=V`` against the spec's constants (``known``: name -> default)."""
     if "=" not in text:
         raise SpecLoadError(f"--const {text!r}: expected NAME=VALUE, e.g. --const N=3.")
     key, raw = (p.strip() for p in text.split("=", 1))
     if key not in known:
-        have = ", ".join(f"{k}={v}" for k, v in known.items()) or "none"
+        have = ", ".join(f"{k}={getattr(v, 'name', v)}" for k, v in known.items()) or "none"
         raise SpecLoadError(f"--const {text!r}: unknown constant {key!r}; the spec's "
                             f"constants are: {have}.")
     default = known[key]
+    if isinstance(default, enum.Enum):
+        members = type(default).__members__
+        for n, m in members.items():
+            if n.lower() == raw.lower():
+                return key, m
+        raise SpecLoadError(f"--const {text!r}: {key} is one of {', '.join(members)}.")
     if isinstance(default, bool):
         low = raw.lower()
         if low in ("true", "1", "yes"):
@@ -147,9 +154,24 @@ def parse_const(text: str, known: dict[str, Any]) -> tuple[str, int | bool]:
         raise SpecLoadError(f"--const {text!r}: {key} is an integer; got {raw!r}.") from None
 
 
+def parse_consts(texts: tuple[str, ...] | list[str], known: dict[str, Any]
+                 ) -> dict[str, int | bool]:
+    """Parse every ``K=V`` (see :func:`parse_const`); a constant given twice is a
+    :class:`~modelcheck.errors.UsageError` naming it, never silently the last value."""
+    out: dict[str, int | bool] = {}
+    given: dict[str, str] = {}
+    for text in texts:
+        key, value = parse_const(text, known)
+        if key in out:
+            raise UsageError(f"--const {key} is given twice ({given[key]!r} and {text!r}); "
+                             "give each constant once.")
+        out[key] = value
+        given[key] = text
+    return out
+
+
 def bind_spec(target: str, consts: tuple[str, ...]) -> Spec:
     """Load ``target`` and bind it with ``K=V`` constant overrides."""
     cls = load_spec_class(target)
     known = {name: c.default for name, c in cls._consts.items()}
-    overrides = dict(parse_const(c, known) for c in consts)
-    return cls(**overrides)
+    return cls(**parse_consts(consts, known))

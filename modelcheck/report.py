@@ -19,8 +19,8 @@ __all__ = ["render_text"]
 def render_text(r: Result) -> str:
     """The human-readable report printed by ``modelcheck check``."""
     out: list[str] = []
-    consts = ", ".join(f"{k}={v}" for k, v in r.constants.items())
-    out.append(f"Spec {r.spec} ({consts})")
+    consts = ", ".join(f"{k}={getattr(v, 'name', v)}" for k, v in r.constants.items())
+    out.append(f"Spec {r.spec} ({consts})" if consts else f"Spec {r.spec}")
     if r.status == "error":
         out.append(f"Error: {r.error}")
         return "\n".join(out)
@@ -28,7 +28,14 @@ def render_text(r: Result) -> str:
         v = r.violation
         if v.kind == "deadlock":
             out.append(f"Deadlock reached: a state with no enabled action "
-                       f"(trace of {len(v.trace)} states).")
+                       f"(trace of {len(v.trace)} state{'s' if len(v.trace) != 1 else ''}).")
+        elif v.kind == "liveness":
+            also = f" (also violated: {', '.join(v.also_violated)})" if v.also_violated else ""
+            shape = ("stutters forever in its last state" if v.loop == len(v.trace) - 1
+                     else f"loops back to state {(v.loop or 0) + 1}")
+            out.append(f"Temporal property {v.property} ({v.formula}) is violated{also}. "
+                       f"Counterexample, a fair behaviour ({len(v.trace)} states) that "
+                       f"{shape}:")
         else:
             what = "Invariant" if v.kind == "invariant" else "Action property"
             also = f" (the same level also violates: {', '.join(v.also_violated)})" \
@@ -45,14 +52,18 @@ def render_text(r: Result) -> str:
         "incomplete": f"Result: INCOMPLETE ({r.reason or 'stopped'}); counts are partial.",
     }.get(r.status, r.status)
     out.append(status_line)
+    if r.status == "incomplete" and r.message:
+        out.append(r.message)
     out.append(
         f"{r.distinct_states:,} distinct states, {r.generated_states:,} generated, "
         f"depth {r.depth}, {r.seconds:.2f} s ({r.states_per_second:,.0f} distinct states/s)."
     )
     if r.fingerprint == "exact":
-        out.append(f"Fingerprints: exact ({r.state_bits} bits of state packed in 64).")
+        out.append(f"Fingerprints: exact (the state's {r.state_cells} values packed as one "
+                   "mixed-radix code in a 64-bit word).")
     else:
-        out.append(f"Fingerprints: 64-bit hash of {r.state_bits} bits of state; "
+        out.append(f"Fingerprints: 64-bit hash of the state's {r.state_cells} values "
+                   f"({r.state_bits} bits as separate fields); "
                    f"estimated collision probability {r.collision_probability:.2e}.")
     if r.symmetry:
         out.append(f"Symmetry reduction over {', '.join(r.symmetry)}: counts are of "

@@ -8,11 +8,13 @@ stable machine-readable contract (``--format json``); the human report is
 
 from __future__ import annotations
 
+import json
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 __all__ = ["Result", "Violation", "TraceStep", "ActionCoverage", "LevelStats", "EXIT_CODES",
-           "exit_code"]
+           "exit_code", "json_value"]
 
 EXIT_CODES = {"ok": 0, "violation": 1, "deadlock": 1, "error": 2, "incomplete": 3}
 
@@ -27,23 +29,37 @@ class TraceStep:
 
     def to_json(self) -> dict[str, Any]:
         return {"action": self.action, "params": dict(self.params),
-                "state": _jsonable(self.state)}
+                "state": json_value(self.state)}
 
 
 @dataclass(frozen=True)
 class Violation:
-    """A violated invariant (``kind='invariant'``), action property or a deadlock."""
+    """A violated invariant (``kind='invariant'``), action property (``'action'``), a
+    deadlock, or a temporal property (``'liveness'``).
+
+    A liveness counterexample is a lasso: ``loop`` is the index of the state where the
+    loop starts; when the loop has steps, the last state equals state ``loop`` (the last
+    step closes the loop), otherwise (``loop`` is the last index) the behaviour stutters
+    there forever. ``fairness`` says, per fairness condition, why the loop satisfies it.
+    """
 
     property: str
     kind: str
     trace: tuple[TraceStep, ...]
     also_violated: tuple[str, ...] = ()
+    loop: int | None = None
+    fairness: tuple[str, ...] = ()
+    #: the property as a formula (``P ~> Q``) for a liveness violation
+    formula: str | None = None
 
     def to_json(self) -> dict[str, Any]:
-        return {"property": self.property, "kind": self.kind,
-                "also_violated": list(self.also_violated),
-                "trace_length": len(self.trace),
-                "trace": [s.to_json() for s in self.trace]}
+        d = {"property": self.property, "kind": self.kind,
+             "also_violated": list(self.also_violated),
+             "trace_length": len(self.trace),
+             "trace": [s.to_json() for s in self.trace]}
+        if self.loop is not None:
+            d.update(loop=self.loop, fairness=list(self.fairness), formula=self.formula)
+        return d
 
 
 @dataclass
@@ -80,7 +96,12 @@ class Result:
     fingerprint: str = "exact"
     collision_probability: float = 0.0
     state_bits: int = 0
+    state_cells: int = 0  # values a state holds (one per scalar cell of the layout)
+    #: why an incomplete run stopped: ``interrupted``, ``memory``, ``max-states`` or
+    #: ``--max-depth N reached``
     reason: str | None = None
+    #: for an incomplete run, what stopped it and what to try (one paragraph)
+    message: str | None = None
     error: str | None = None
     backend: str = "local"
     memory: dict[str, int] = field(default_factory=dict)
@@ -88,6 +109,8 @@ class Result:
     symmetry: list[str] = field(default_factory=list)
     #: the options of the check that decide its result (``CheckConfig.decisive()``)
     config: dict[str, Any] = field(default_factory=dict)
+    #: liveness checking: per temporal property its verdict, graph size, time, memory
+    liveness: dict[str, Any] = field(default_factory=dict)
 
     @property
     def states_per_second(self) -> float:
@@ -111,6 +134,7 @@ class Result:
             "fingerprint": self.fingerprint,
             "collision_probability": self.collision_probability,
             "state_bits": self.state_bits,
+            "state_cells": self.state_cells,
             "symmetry": list(self.symmetry),
             "checked": self.checked,
             "config": dict(self.config),
@@ -125,8 +149,10 @@ class Result:
             ],
             "memory": dict(self.memory),
             "reason": self.reason,
+            "message": self.message,
             "error": self.error,
             "violation": self.violation.to_json() if self.violation else None,
+            **({"liveness": dict(self.liveness)} if self.liveness else {}),
         }
 
 
@@ -134,7 +160,21 @@ def exit_code(status: str) -> int:
     return EXIT_CODES.get(status, 2)
 
 
-def _jsonable(v: Any) -> Any:
-    if isinstance(v, dict):
-        return {str(k): _jsonable(x) for k, x in v.items()}
+def json_value(v: Any) -> Any:
+    """A state value as JSON data: maps keyed by strings, sets as sorted lists (the
+    ``--format json`` contract), lists and tuples as lists."""
+    if isinstance(v, Mapping):
+        return {k if isinstance(k, str) else
+                str(k) if isinstance(k, int) else json.dumps(json_value(k), sort_keys=True):
+                json_value(x) for k, x in v.items()}
+    if isinstance(v, (set, frozenset)):
+        return sorted((json_value(x) for x in v), key=_member_key)
+    if isinstance(v, (list, tuple, Sequence)) and not isinstance(v, str):
+        return [json_value(x) for x in v]
     return v
+
+
+def _member_key(x: Any) -> tuple[str, Any]:
+    if isinstance(x, (int, str)):
+        return (str(type(x)), x)
+    return (str(type(x)), json.dumps(x, sort_keys=True))

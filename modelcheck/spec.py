@@ -34,8 +34,10 @@ For example::
 
 from __future__ import annotations
 
+import ast
+import enum
 import inspect
-import itertools
+import textwrap
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar
@@ -57,11 +59,15 @@ __all__ = [
 
 
 class ActionDecl:
-    """An action as declared: the function and its parameter domains."""
+    """An action as declared: the function, its parameter domains and its fairness
+    (``None``, or a :data:`~modelcheck.temporal.FAIRNESS_KINDS` value, see
+    :mod:`modelcheck.temporal`)."""
 
-    def __init__(self, fn: Callable[..., Any], params: dict[str, Any]) -> None:
+    def __init__(self, fn: Callable[..., Any], params: dict[str, Any],
+                 fair: str | None = None) -> None:
         self.fn = fn
         self.params = params
+        self.fair = fair
         self.name = fn.__name__
         self.where = source_location(fn)
         sig = list(inspect.signature(fn).parameters)
@@ -73,9 +79,74 @@ class ActionDecl:
                 f"arguments of @action, in the same order), not `def {self.name}"
                 f"({', '.join(sig)})`."
             )
+        if fair is not None and fair not in _FAIRNESS:
+            raise SpecDefinitionError(
+                f"{self.where}: action {self.name}: fair={fair!r}; use one of "
+                f"{', '.join(map(repr, _FAIRNESS))}."
+            )
+        #: names of the ``with t.branch(name, cond):`` blocks, in source order
+        self.branches: tuple[str, ...] = _branch_names(fn, self.name)
 
     def __set_name__(self, owner: type, name: str) -> None:
         self.name = name
+
+
+#: fairness of an action: per instance (``weak``, ``strong``: TLA+'s ``\A b: WF(A(b))``)
+#: or of the family as one action (``TLA+'s WF(\E b: A(b))``)
+_FAIRNESS = ("weak", "strong", "weak-family", "strong-family")
+def _branch_names(fn: Callable[..., Any], action_name: str) -> tuple[str, ...]:
+    """The branch names of an action, read from its source: the string literals of its
+    ``with t.branch("name", cond):`` blocks (``t`` being its third argument)."""
+    try:
+        src = textwrap.dedent(inspect.getsource(fn))
+        first = inspect.getsourcelines(fn)[1]
+    except (OSError, TypeError):
+        return ()
+    if ".branch" not in src:
+        return ()
+    tree = ast.parse(src)
+    func = next((n for n in ast.walk(tree)
+                 if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))), None)
+    if func is None or len(func.args.args) < 3:
+        return ()
+    tname = func.args.args[2].arg
+    file = source_location(fn).rsplit(":", 1)[0]
+
+    def is_branch(node: ast.AST) -> bool:
+        return (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                and node.func.attr == "branch" and isinstance(node.func.value, ast.Name)
+                and node.func.value.id == tname)
+
+    names: list[str] = []
+    at: dict[str, tuple[int, int]] = {}
+    in_with: set[int] = set()
+    for node in ast.walk(func):
+        if isinstance(node, ast.With):
+            for item in node.items:
+                if not is_branch(item.context_expr):
+                    continue
+                call = item.context_expr
+                assert isinstance(call, ast.Call)
+                in_with.add(id(call))
+                where = f"{file}:{first + call.lineno - 1}"
+                if not call.args or not isinstance(call.args[0], ast.Constant) \
+                        or not isinstance(call.args[0].value, str):
+                    raise SpecDefinitionError(
+                        f"{where}: action {action_name}: a branch is named by a string "
+                        f"literal, `with {tname}.branch(\"name\", cond):`, so that its "
+                        "branches are known when the spec is defined.")
+                name = call.args[0].value
+                if name in names:
+                    raise SpecDefinitionError(
+                        f"{where}: action {action_name} has two branches named {name!r}.")
+                names.append(name)
+                at[name] = (call.lineno, call.col_offset)
+    for node in ast.walk(func):
+        if is_branch(node) and id(node) not in in_with:
+            raise SpecDefinitionError(
+                f"{file}:{first + getattr(node, 'lineno', 1) - 1}: action {action_name}: "
+                f"use a branch as a block, `with {tname}.branch(\"name\", cond):`.")
+    return tuple(sorted(names, key=at.__getitem__))
 
 
 class PredicateDecl:
@@ -88,7 +159,7 @@ class PredicateDecl:
         self.name = name or fn.__name__
         self.where = source_location(fn)
         self.doc = (doc or inspect.getdoc(fn) or "").split("\n\n")[0]
-        n_args = 2 if kind in ("invariant", "constraint") else 3
+        n_args = 3 if kind == "action" else 2
         sig = list(inspect.signature(fn).parameters)
         if len(sig) != n_args:
             want = "(self, s)" if n_args == 2 else "(self, s, t)"
@@ -100,16 +171,19 @@ class PredicateDecl:
         self.name = name
 
 
-def action(fn: Callable[..., Any] | None = None, /, **params: Any) -> Any:
+def action(fn: Callable[..., Any] | None = None, /, *, fair: str | None = None,
+           **params: Any) -> Any:
     """Declare a guarded action; keyword arguments give parameter domains.
 
-    ``@action`` or ``@action(b=Brokers, c=Ids(0, N))``.
+    ``@action`` or ``@action(b=Brokers, c=Ids(0, N))``. ``fair="weak"`` (or
+    ``"strong"``) makes every instance weakly (strongly) fair, ``"weak-family"``
+    (``"strong-family"``) the family as one action; see :mod:`modelcheck.temporal`.
     """
     if fn is not None:
         if not callable(fn):
             raise SpecDefinitionError("@action takes keyword parameter domains: @action(b=Brokers)")
         return ActionDecl(fn, {})
-    return lambda f: ActionDecl(f, params)
+    return lambda f: ActionDecl(f, params, fair)
 
 
 def invariant(fn: Callable[..., Any]) -> PredicateDecl:
@@ -134,16 +208,21 @@ class ActionInstance:
     id: int
     decl: ActionDecl
     params: tuple[tuple[str, int], ...]
+    #: the branch (``with t.branch(name, ...)``) this instance takes, if the action has any
+    branch: str | None = None
 
     @property
     def name(self) -> str:
-        return self.decl.name
+        """The action's name, with its branch: ``Decide`` or ``Decide[commit]``."""
+        if self.branch is None:
+            return self.decl.name
+        return f"{self.decl.name}[{self.branch}]"
 
     @property
     def label(self) -> str:
         if not self.params:
-            return self.decl.name
-        return f"{self.decl.name}({', '.join(str(v) for _, v in self.params)})"
+            return self.name
+        return f"{self.name}({', '.join(str(v) for _, v in self.params)})"
 
     def call(self, spec: Spec, s: Any, t: Any) -> Any:
         return self.decl.fn(spec, s, t, *(v for _, v in self.params))
@@ -198,6 +277,9 @@ class Spec(metaclass=_SpecMeta):
     check_deadlock: ClassVar[bool] = True
     #: names of Ids sets whose members are interchangeable (symmetry reduction)
     symmetry: ClassVar[tuple[str, ...]] = ()
+    #: fairness by action name or instance label (``{"Tick": "weak"}``), added to the
+    #: ``fair=`` of ``@action`` (see :mod:`modelcheck.temporal`)
+    fairness: ClassVar[Mapping[str, str]] = {}
 
     _consts: ClassVar[dict[str, Const]] = {}
     _vars: ClassVar[dict[str, Type]] = {}
@@ -225,6 +307,11 @@ class Spec(metaclass=_SpecMeta):
                     raise SpecDefinitionError(
                         f"{where}: variable {cls.__name__}.{name}: state variable names may "
                         "not start with an underscore."
+                    )
+                if name == "branch":
+                    raise SpecDefinitionError(
+                        f"{where}: variable {cls.__name__}.branch: `branch` is reserved "
+                        "(`with t.branch(...)` declares a branch of an action); rename it."
                     )
                 _unique(cls, name, kinds, "variable", where)
                 value.decl_line = where
@@ -287,6 +374,8 @@ class Spec(metaclass=_SpecMeta):
         self.invariants = tuple(p for p in cls._predicates.values() if p.kind == "invariant")
         self.properties = tuple(p for p in cls._predicates.values() if p.kind == "action")
         self.constraints = tuple(p for p in cls._predicates.values() if p.kind == "constraint")
+        #: temporal properties (:mod:`modelcheck.temporal`), checked by the liveness checker
+        self.temporal = tuple(p for p in cls._predicates.values() if p.kind == "temporal")
 
     def symmetry_sets(self) -> dict[str, range]:
         """The declared symmetric id sets with their bound members."""
@@ -295,20 +384,39 @@ class Spec(metaclass=_SpecMeta):
     def _instances(self) -> Iterator[ActionInstance]:
         n = 0
         for decl in type(self)._actions.values():
-            domains = []
-            for pname, dom in decl.params.items():
-                values = self._domain_values(dom, decl, pname)
-                domains.append([(pname, v) for v in values])
-            for combo in itertools.product(*domains):
-                yield ActionInstance(n, decl, tuple(combo))
-                n += 1
+            for combo in self._param_combos(decl, list(decl.params.items()), ()):
+                for branch in decl.branches or (None,):
+                    yield ActionInstance(n, decl, combo, branch)
+                    n += 1
 
-    def _domain_values(self, dom: Any, decl: ActionDecl, pname: str) -> list[int]:
+    def _param_combos(self, decl: ActionDecl, rest: list[tuple[str, Any]],
+                      bound: tuple[tuple[str, int], ...]
+                      ) -> Iterator[tuple[tuple[str, int], ...]]:
+        """Parameter tuples in order; a callable domain may depend on earlier parameters
+        (``q=lambda self, p: excluding(self.Procs, p)``)."""
+        if not rest:
+            yield bound
+            return
+        (pname, dom), tail = rest[0], rest[1:]
+        for v in self._domain_values(dom, decl, pname, dict(bound)):
+            yield from self._param_combos(decl, tail, (*bound, (pname, v)))
+
+    def _domain_values(self, dom: Any, decl: ActionDecl, pname: str,
+                       earlier: dict[str, int]) -> list[int]:
         if isinstance(dom, Ids):
             return list(dom.bind(self.constants))
         value = resolve(dom, self.constants)
         if callable(value) and not isinstance(value, Deferred):
-            value = value(self)
+            wants = list(inspect.signature(value).parameters)[1:]
+            unknown = [w for w in wants if w not in earlier]
+            if unknown:
+                raise SpecDefinitionError(
+                    f"{decl.where}: the domain of parameter {pname} of action {decl.name} "
+                    f"takes ({', '.join(['self', *wants])}), but {', '.join(unknown)} "
+                    f"{'is not a parameter' if len(unknown) == 1 else 'are not parameters'} "
+                    f"declared before {pname} (parameters: {', '.join(decl.params)})."
+                )
+            value = value(self, **{w: earlier[w] for w in wants})
         try:
             values = [int(v) for v in value]
         except (TypeError, ValueError):
@@ -363,8 +471,29 @@ class Spec(metaclass=_SpecMeta):
         return None
 
     def __repr__(self) -> str:
-        args = ", ".join(f"{k}={v}" for k, v in self.constants.items())
+        args = ", ".join(f"{k}={_const_text(v)}" for k, v in self.constants.items())
         return f"{type(self).__name__}({args})"
+
+
+def _enum_const(spec: str, name: str, cls: type[enum.Enum], value: Any) -> Any:
+    """An enum-valued constant: a member, its name or its integer value."""
+    if isinstance(value, cls):
+        return value
+    if isinstance(value, str) and value in cls.__members__:
+        return cls.__members__[value]
+    if isinstance(value, int) and not isinstance(value, bool):
+        try:
+            return cls(value)
+        except ValueError:
+            pass
+    raise ConstantError(
+        f"constant {name} of spec {spec} is one of {', '.join(cls.__members__)} "
+        f"({cls.__name__}); got {value!r}."
+    )
+
+
+def _const_text(v: Any) -> str:
+    return v.name if isinstance(v, enum.Enum) else str(v)
 
 
 def source_location_of_class(cls: type) -> str:
@@ -389,6 +518,8 @@ def _unique(cls: type, name: str, kinds: list[str], kind: str, where: str) -> No
 
 
 def _check_const(spec: str, name: str, c: Const, value: Any) -> Any:
+    if isinstance(c.default, enum.Enum):
+        return _enum_const(spec, name, type(c.default), value)
     if c.kind is bool:
         if not isinstance(value, bool):
             raise ConstantError(

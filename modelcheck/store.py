@@ -22,6 +22,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .errors import UsageError
+
 __all__ = ["FingerprintSet", "LevelStore", "Level", "dedupe_min", "group_argmin"]
 
 NO_PARENT = np.uint32(0xFFFFFFFF)
@@ -105,6 +107,15 @@ class FingerprintSet:
         np.minimum(idx, len(a) - 1, out=idx)
         return a[idx] == fps
 
+    def growth(self, m: int) -> int:
+        """Extra bytes that adding ``m`` fingerprints takes at its peak (the buffer's
+        growth and the merge's temporary buffer)."""
+        n = self._n
+        grow = 0
+        if n + m > len(self._buf):
+            grow = 8 * (max(n + m, len(self._buf) + len(self._buf) // 4, 1024) - len(self._buf))
+        return grow + 8 * min(n, m)
+
     def add_sorted(self, fps: np.ndarray) -> None:
         """Add sorted fingerprints that are not in the set yet."""
         m = len(fps)
@@ -146,11 +157,17 @@ class LevelStore:
         self.levels: list[Level] = []
         self._dir: str | None = None
         if spill_dir is not None:
-            os.makedirs(spill_dir, exist_ok=True)
-            self._dir = tempfile.mkdtemp(prefix="levels-", dir=spill_dir)
+            try:
+                os.makedirs(spill_dir, exist_ok=True)
+                self._dir = tempfile.mkdtemp(prefix="levels-", dir=spill_dir)
+            except OSError as e:
+                reason = ("a file is in the way (a directory is needed)"
+                          if isinstance(e, FileExistsError | NotADirectoryError)
+                          else e.strerror or str(e))
+                raise UsageError(f"--spill-dir {spill_dir}: cannot use it: {reason}.") from None
 
     def append(self, fps: np.ndarray, parents: np.ndarray) -> None:
-        parents = parents.astype(np.uint32)
+        parents = parents.astype(np.uint32, copy=False)
         if self._dir is not None:
             d = len(self.levels)
             base = os.path.join(self._dir, f"level-{d:05d}")
@@ -159,6 +176,10 @@ class LevelStore:
             fps = np.load(base + ".fps.npy", mmap_mode="r")
             parents = np.load(base + ".parents.npy", mmap_mode="r")
         self.levels.append(Level(fps, parents))
+
+    def pop(self) -> None:
+        """Drop the last level (one whose states could not be stored in full)."""
+        self.levels.pop()
 
     @property
     def spilled(self) -> bool:

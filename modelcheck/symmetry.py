@@ -2,8 +2,10 @@
 
 A spec declares interchangeable identities with ``symmetry = ("Brokers",)``. A
 permutation ``pi`` of such an index set acts on a state by moving array elements
-indexed by the set (``a[i]`` becomes ``a[pi(i)]``), mapping values of
-``Ref(set)`` cells (``v`` becomes ``pi(v)``) and the bits of ``SetOf(set)`` cells.
+indexed by the set (``a[i]`` becomes ``a[pi(i)]``) and mapping the values of cells
+whose type depends on the set (:meth:`~modelcheck.domains.BoundType.cells_permutation`:
+``Ref(set)`` values ``v`` become ``pi(v)``, wherever they are: in records, sequence
+slots, set elements (bits move) and bag elements (counts move)).
 
 The canonical representative of a state is the member of its orbit with the
 smallest fingerprint. Since the orbit is the same for every member, this is a
@@ -18,7 +20,7 @@ canonical fingerprint matches.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
@@ -29,49 +31,38 @@ __all__ = ["Symmetry"]
 
 
 class _Perm:
-    """One permutation, compiled to a source cell per target cell and value maps."""
+    """One permutation, compiled to a source cell per target cell and, per array
+    element (or variable) whose type maps values
+    (:meth:`~modelcheck.domains.BoundType.cells_permutation`), a function of its cells."""
 
     def __init__(self, layout: Layout, pis: dict[str, dict[int, int]]) -> None:
         n = len(layout.cells)
         src = np.empty(n, dtype=np.int64)
-        self.value_maps: dict[int, np.ndarray] = {}
-        self.bit_maps: dict[int, list[tuple[int, int]]] = {}
         for c in layout.cells:
             info = layout.vars[c.var]
+            nd = len(info.dim_names)
             path = tuple(
-                pis[name].get(i, i) if name in pis else i
+                pis[name].get(int(i), int(i)) if name in pis else i
                 for name, i in zip(info.dim_names, c.path)
-            )
+            ) + c.path[nd:]
             tgt = layout.cell_index[(c.var, path)]
             src[tgt] = c.index
-        for c in layout.cells:
-            tgt = c.index
-            if c.ref in pis and c.kind == "int":
-                pi = pis[c.ref]
-                self.value_maps[tgt] = np.array(
-                    [pi.get(v, v) for v in range(c.lo, c.hi + 1)], dtype=np.int64)
-            elif c.ref in pis and c.kind == "set" and c.labels is not None:
-                pi = pis[c.ref]
-                ids = [int(x) for x in c.labels]
-                lo = ids[0]
-                self.bit_maps[tgt] = [(i - lo, pi[i] - lo) for i in ids]
+        self.groups: list[tuple[int, int, Callable[[list[np.ndarray]], list[np.ndarray]]]] = []
+        for info in layout.vars.values():
+            assert info.leaf is not None
+            fn = info.leaf.cells_permutation(pis)
+            if fn is None:
+                continue
+            k = info.leaf_cells
+            for start in range(info.first_cell, info.first_cell + info.n_cells, k):
+                self.groups.append((start, k, fn))
         self.src = src
         self.identity = all(pis[k][i] == i for k in pis for i in pis[k])
 
     def apply(self, layout: Layout, cols: Sequence[np.ndarray]) -> list[np.ndarray]:
-        out: list[np.ndarray] = []
-        for tgt in range(len(cols)):
-            col = cols[int(self.src[tgt])]
-            lut = self.value_maps.get(tgt)
-            if lut is not None:
-                col = lut[col - layout.cells[tgt].lo]
-            bits = self.bit_maps.get(tgt)
-            if bits is not None:
-                acc = np.zeros_like(col)
-                for frm, to in bits:
-                    acc |= ((col >> frm) & 1) << to
-                col = acc
-            out.append(col)
+        out = [cols[int(s)] for s in self.src]
+        for start, k, fn in self.groups:
+            out[start:start + k] = fn(out[start:start + k])
         return out
 
 

@@ -4,19 +4,28 @@ The same classes serve one state (cells are numpy scalars) and a batch (cells
 are numpy columns). ``s.x`` is a scalar variable; ``s.a[i]`` an array element,
 where ``i`` is a constant index or, for dynamic indexing, a state value.
 ``t.x = v`` / ``t.a[i] = v`` assign; unassigned cells keep their value.
+
+A variable (or array element) of a compound type spans several cells; the view
+hands its type's expression value (:meth:`~modelcheck.domains.BoundType.view`:
+a set, record, sequence or bag value) and an assignment splits the assigned value
+into the cells again (:meth:`~modelcheck.domains.BoundType.columns`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
+from .domains import ScalarType
 from .errors import SpecEvaluationError
+from .expr import undefined_mark
 from .layout import Layout
+from .values import Value
 
-__all__ = ["StateView", "NextView", "ArrayView"]
+__all__ = ["StateView", "NextView", "ArrayView", "Branch"]
 
 
 def _static(i: Any) -> bool:
@@ -32,6 +41,27 @@ def _unknown(layout: Layout, name: str) -> SpecEvaluationError:
     return SpecEvaluationError(
         f"unknown variable {name!r}; the spec declares: " + ", ".join(layout.vars)
     )
+
+
+def _leaf(view: StateView, var: str, first: int) -> Any:
+    """The expression value of the element (or variable) whose cells start at ``first``."""
+    info = view._layout.vars[var]
+    if info.leaf_cells == 1 and isinstance(info.leaf, ScalarType):
+        return view._cell(first)
+    assert info.leaf is not None
+    return info.leaf.view([view._cell(first + k) for k in range(info.leaf_cells)])
+
+
+def _assign_leaf(view: NextView, var: str, first: int, value: Any) -> None:
+    info = view._layout.vars[var]
+    assert info.leaf is not None
+    if info.leaf_cells == 1 and isinstance(info.leaf, ScalarType):
+        if isinstance(value, Value):
+            info.leaf.columns(value)  # raises: a compound value for a scalar
+        view._assign(first, value)
+        return
+    for k, col in enumerate(info.leaf.columns(value)):
+        view._assign(first + k, col)
 
 
 class ArrayView:
@@ -62,7 +92,7 @@ class ArrayView:
                 ci = self._view._layout.leaf_map(self._var, self._path).get(i)
                 if ci is None:
                     self._check(i)
-                return self._view._cell(ci)
+                return _leaf(self._view, self._var, ci)
             i = self._check(i)
             return ArrayView(self._view, self._var, (*self._path, i), self._dims[1:])
         if len(self._dims) > 1:
@@ -85,10 +115,9 @@ class ArrayView:
         if _static(i):
             i = self._check(i)
             if len(self._dims) > 1:
-                raise SpecEvaluationError(
-                    f"assign the elements of {self._var} one by one, not a whole sub-array"
-                )
-            view._assign(view._layout.cell_index[(self._var, (*self._path, i))], value)
+                _assign_whole(view, self._var, (*self._path, i), self._dims[1:], value)
+                return
+            _assign_leaf(view, self._var, view._layout.leaf_map(self._var, self._path)[i], value)
             return
         view._write_dynamic(self._var, self._path, self._dims[0], i, value)
 
@@ -125,13 +154,23 @@ class StateView:
     def _read_dynamic(self, var: str, path: tuple[int, ...], ids: range, i: Any) -> Any:
         """``var[path...][i]`` for an index ``i`` that is a state value (a column on a
         batch): selected per state. States whose index is outside the index set read
-        the first element (such reads must be guarded)."""
+        the first element (such reads must be guarded). An element of a compound type
+        is selected cell by cell and handed as its type's value."""
         idx = np.asarray(i)
-        out: Any = None
-        for j in ids:
-            v = self._cell(self._layout.cell_index[(var, (*path, j))])
-            out = v if out is None else np.where(idx == j, v, out)
-        return out
+        leaves = self._layout.leaf_map(var, path)
+        info = self._layout.vars[var]
+        k = info.leaf_cells
+        cols: list[Any] = []
+        for m in range(k):
+            col: Any = None
+            for j in ids:
+                v = self._cell(leaves[j] + m)
+                col = v if col is None else np.where(idx == j, v, col)
+            cols.append(col)
+        if k == 1 and isinstance(info.leaf, ScalarType):
+            return cols[0]
+        assert info.leaf is not None
+        return info.leaf.view(cols)
 
     def __getattr__(self, name: str) -> Any:
         info = self._layout.vars.get(name)
@@ -141,7 +180,7 @@ class StateView:
             # Not cached: the array view refers back to this view, and a cycle would
             # keep a batch's decoded columns alive until the garbage collector runs.
             return ArrayView(self, name, (), info.dims)
-        value = self._cell(info.first_cell)
+        value = _leaf(self, name, info.first_cell)
         if not isinstance(self, NextView):  # the next state may still be assigned
             object.__setattr__(self, name, value)  # later reads skip __getattr__
         return value
@@ -153,17 +192,74 @@ class StateView:
         )
 
 
+@dataclass
+class Branch:
+    """What one ``with t.branch(name, cond):`` block did: its condition, the cells it
+    assigned, and the span of undefined values (``CHOOSE``) collected inside it."""
+
+    cond: Any
+    assigned: dict[int, Any]
+    undefined: tuple[int, int]
+
+
+class _BranchBlock:
+    """The context manager of ``t.branch``: assignments inside it belong to the branch."""
+
+    def __init__(self, t: NextView, name: str, cond: Any) -> None:
+        self._t, self._name, self._cond = t, name, cond
+        self._saved: dict[int, Any] = {}
+        self._start = 0
+
+    def __enter__(self) -> None:
+        t = self._t
+        if t._in_branch is not None:
+            raise SpecEvaluationError(
+                f"branch {self._name!r} is inside branch {t._in_branch!r}; branches do not "
+                "nest (write the combinations as branches of their own)")
+        if self._name in t._branches:
+            raise SpecEvaluationError(f"branch {self._name!r} is taken twice in one action")
+        self._saved = dict(t._assigned)
+        self._start = undefined_mark()
+        object.__setattr__(t, "_in_branch", self._name)
+
+    def __exit__(self, kind: Any, exc: Any, tb: Any) -> None:
+        t = self._t
+        saved = self._saved
+        own = {ci: v for ci, v in t._assigned.items() if ci not in saved or saved[ci] is not v}
+        t._assigned.clear()
+        t._assigned.update(saved)
+        object.__setattr__(t, "_in_branch", None)
+        if kind is None:
+            t._branches[self._name] = Branch(self._cond, own, (self._start, undefined_mark()))
+
+
 class NextView(StateView):
-    """The next state: reads see assignments made so far, writes record them."""
+    """The next state: reads see assignments made so far, writes record them.
+
+    ``with t.branch(name, cond):`` opens a branch: the assignments inside it make one
+    successor (when ``cond`` and the guard hold), on top of the assignments made
+    outside every branch.
+    """
 
     def __init__(self, current: StateView) -> None:
         super().__init__(current._layout, current._cell, current._n)
         object.__setattr__(self, "_assigned", {})
+        object.__setattr__(self, "_branches", {})
+        object.__setattr__(self, "_in_branch", None)
+
+    def branch(self, name: str, cond: Any = True) -> _BranchBlock:
+        """A branch of the action (TLA+'s disjunct): ``with t.branch("commit", c): ...``."""
+        return _BranchBlock(self, name, cond)
 
     def _cell(self, i: int) -> Any:
         v = self._assigned.get(i)
         if v is None:
             return self._getter(i)
+        if i in self._layout.bool_cells and not (
+                isinstance(v, (np.bool_, np.ndarray)) and v.dtype == np.bool_):
+            # a boolean cell reads back as a numpy boolean whatever was assigned (True,
+            # 1, an integer column), so that ~ and where mean what they say
+            return np.asarray(v) != 0
         return v
 
     def _assign(self, i: int, value: Any) -> None:
@@ -172,19 +268,56 @@ class NextView(StateView):
     def _write_dynamic(self, var: str, path: tuple[int, ...], ids: range, i: Any,
                        value: Any) -> None:
         """``var[path...][i] = value`` for an index ``i`` that is a state value: every
-        element is assigned, ``value`` where the index selects it, else itself."""
+        element is assigned, ``value`` where the index selects it, else itself (an
+        element of a compound type cell by cell, from the value's columns)."""
         idx = np.asarray(i)
+        info = self._layout.vars[var]
+        leaves = self._layout.leaf_map(var, path)
+        if info.leaf_cells == 1 and isinstance(info.leaf, ScalarType):
+            if isinstance(value, Value):
+                info.leaf.columns(value)  # raises
+            cols = [value]
+        else:
+            assert info.leaf is not None
+            cols = info.leaf.columns(value)
         for j in ids:
-            ci = self._layout.cell_index[(var, (*path, j))]
-            self._assign(ci, np.where(idx == j, value, self._cell(ci)))
+            for m, col in enumerate(cols):
+                ci = leaves[j] + m
+                self._assign(ci, np.where(idx == j, col, self._cell(ci)))
 
     def __setattr__(self, name: str, value: Any) -> None:
         info = self._layout.vars.get(name)
         if info is None:
             raise _unknown(self._layout, name)
         if info.dims:
+            _assign_whole(self, name, (), info.dims, value)
+            return
+        _assign_leaf(self, name, info.first_cell, value)
+
+
+def _assign_whole(t: NextView, var: str, path: tuple[int, ...], dims: tuple[range, ...],
+                  value: Any) -> None:
+    """Assign a whole (sub-)array: from another array (``t.a = s.b``), a mapping of
+    every index (``{1: x, 2: y}``) or a function of the index (``lambda i: ...``, TLA+'s
+    ``[i \\in S |-> e]``); for nested arrays the value per index is again one of those."""
+    name = f"{var}{''.join(f'[{p}]' for p in path)}"
+    for j in dims[0]:
+        if isinstance(value, ArrayView):
+            v = value[j]
+        elif isinstance(value, Mapping):
+            if j not in value:
+                raise SpecEvaluationError(
+                    f"assigning {name} from a mapping without index {j}; give every index "
+                    f"of {dims[0].start}..{dims[0].stop - 1}")
+            v = value[j]
+        elif callable(value):
+            v = value(j)
+        else:
             raise SpecEvaluationError(
-                f"assign the elements of {name} one by one (t.{name}[i] = ...), "
-                "not the whole array"
-            )
-        self._assign(info.first_cell, value)
+                f"assign the array {name} from another array (t.{var} = s.other), a mapping "
+                f"of every index or a function of the index (lambda i: ...), not "
+                f"{type(value).__name__}")
+        if len(dims) > 1:
+            _assign_whole(t, var, (*path, j), dims[1:], v)
+        else:
+            _assign_leaf(t, var, t._layout.leaf_map(var, path)[j], v)

@@ -17,7 +17,6 @@ checkpoint from a different spec or different constants is refused with
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import shutil
@@ -26,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from modelcheck.errors import ModelcheckError
+from modelcheck.checkpoint import CheckpointError, layout_digest
 from modelcheck.kernel import Kernel
 
 __all__ = ["CheckpointError", "RunDir", "spec_identity", "MANIFEST", "FORMAT", "VERSION"]
@@ -34,22 +33,6 @@ __all__ = ["CheckpointError", "RunDir", "spec_identity", "MANIFEST", "FORMAT", "
 MANIFEST = "manifest.json"
 FORMAT = "modelcheck-spark-checkpoint"
 VERSION = 1
-
-
-class CheckpointError(ModelcheckError):
-    """A checkpoint directory is missing, unusable, full, or belongs to another run."""
-
-
-def layout_digest(kernel: Kernel) -> str:
-    """A digest of everything that gives fingerprints and action ids their meaning."""
-    layout = kernel.layout
-    desc = {
-        "cells": [[c.name, c.lo, c.size, c.kind] for c in layout.cells],
-        "n_words": layout.n_words,
-        "fingerprint": "exact" if layout.exact else "hash64-splitmix-v1",
-        "actions": [a.label for a in kernel.actions],
-    }
-    return hashlib.sha256(json.dumps(desc, sort_keys=True).encode()).hexdigest()
 
 
 def spec_identity(kernel: Kernel, target: str) -> dict[str, Any]:

@@ -19,6 +19,7 @@ import click
 from modelcheck.cli import (
     EXIT_HELP,
     bind_spec,
+    check_options,
     const_option,
     finish,
     format_option,
@@ -26,7 +27,9 @@ from modelcheck.cli import (
     print_error,
     record_options,
 )
+from modelcheck.config import CheckConfig
 from modelcheck.errors import ModelcheckError, UsageError
+from modelcheck.liveness import refuse_liveness
 
 __all__ = ["spark", "progress_printer", "parse_conf"]
 
@@ -67,27 +70,13 @@ def _under_spark_submit() -> bool:
 @click.command(epilog=EXIT_HELP)
 @click.argument("spec")
 @const_option
-@click.option("--invariant", "invariants", multiple=True, metavar="NAME",
-              help="Check only these invariants/action properties (repeatable).")
-@click.option("--no-deadlock", is_flag=True, help="Do not report states without successors.")
-@click.option("--deadlock", "force_deadlock", is_flag=True,
-              help="Report deadlocks even if the spec turns the check off.")
-@click.option("--no-symmetry", is_flag=True,
-              help="Explore every state even if the spec declares symmetric ids.")
-@click.option("--max-depth", type=click.IntRange(min=0), default=None,
-              help="Stop after exploring this many steps from the initial states.")
+@check_options
 @click.option("--master", default=None, metavar="URL",
               help="Spark master: local[*] (default), local[N], spark://HOST:PORT, yarn, "
                    "k8s://... Under spark-submit the submitted master is used.")
 @click.option("--partitions", type=click.IntRange(min=1), default=None,
               help="Buckets of the state set: tasks per level (default: the cores Spark "
                    "offers).")
-@click.option("--checkpoint-dir", type=click.Path(file_okay=False), default=None,
-              help="Commit every finished level here (level files + manifest.json); on "
-                   "a multi-host cluster it must be storage every host mounts at the same "
-                   "path.")
-@click.option("--resume", is_flag=True,
-              help="Continue the run checkpointed in --checkpoint-dir.")
 @click.option("--conf", "confs", multiple=True, metavar="K=V",
               help="A Spark setting, e.g. --conf spark.executor.memory=4g (repeatable).")
 @click.option("--connect-timeout", type=click.FloatRange(min=1), default=60.0,
@@ -95,29 +84,26 @@ def _under_spark_submit() -> bool:
               help="Seconds to wait for the master and the first executor.")
 @format_option
 @click.option("--quiet", "-q", is_flag=True, help="No progress lines on stderr.")
+@click.option("--verbose", is_flag=True,
+              help="Show Spark's own start-up messages and log (filtered out by default).")
 @record_options
-def spark(spec: str, consts: tuple[str, ...], invariants: tuple[str, ...], no_deadlock: bool,
-          force_deadlock: bool, no_symmetry: bool, max_depth: int | None, master: str | None,
-          partitions: int | None, checkpoint_dir: str | None, resume: bool,
-          confs: tuple[str, ...], connect_timeout: float,
-          fmt: str, quiet: bool, out_dir: str | None = None, trace_out: str | None = None
-          ) -> None:
+def spark(spec: str, consts: tuple[str, ...], config: CheckConfig, master: str | None,
+          partitions: int | None, confs: tuple[str, ...], connect_timeout: float,
+          fmt: str, quiet: bool, verbose: bool, out_dir: str | None = None,
+          trace_out: str | None = None) -> None:
     """Explore every reachable state of SPEC on Spark, with the same results as `check`.
 
     SPEC is a file (specs/kraft_broker.py) or module (specs.kraft_broker), optionally
     followed by :Name. Spark's fixed cost (a session takes 10-20 s to start, each
     level 0.2-1 s) makes this worthwhile only for big state spaces; small ones belong
-    to `modelcheck check`.
+    to `modelcheck check`. --checkpoint-dir is the run directory: every finished level
+    is committed there (level files + manifest.json); on a multi-host cluster it must
+    be storage every host mounts at the same path.
     """
     try:
-        if no_deadlock and force_deadlock:
-            raise UsageError("--deadlock and --no-deadlock contradict each other.")
-        if resume and checkpoint_dir is None:
-            raise UsageError("--resume needs --checkpoint-dir: the directory of the run "
-                             "to continue.")
         recorder = prepare_recorder(spec, out_dir, trace_out)
         bound = bind_spec(spec, consts)
-        deadlock = False if no_deadlock else (True if force_deadlock else None)
+        refuse_liveness(bound, config, "Spark")
         conf = parse_conf(confs)
         if master is None and not _under_spark_submit():
             master = "local[*]"
@@ -125,13 +111,14 @@ def spark(spec: str, consts: tuple[str, ...], invariants: tuple[str, ...], no_de
 
         # The session is started by run() and stopped at its end if it started it.
         explorer = SparkExplorer(
-            bound, invariants=invariants or None, check_deadlock=deadlock,
-            symmetry=not no_symmetry, max_depth=max_depth, master=master,
-            partitions=partitions, checkpoint_dir=checkpoint_dir, resume=resume,
-            spark_conf=conf, progress=progress_printer(not quiet),
-            connect_timeout=connect_timeout, stop_session=True)
+            bound, config, master=master, partitions=partitions, spark_conf=conf,
+            progress=progress_printer(not quiet), connect_timeout=connect_timeout,
+            stop_session=True, verbose=verbose)
         # Fail on the checkpoint dir and the spec before paying for a Spark session.
         explorer.precheck()
+        resumed = explorer.resume_point
+        if resumed is not None:
+            click.echo(f"resuming at level {resumed[0]} ({resumed[1]:,} states)", err=True)
         if not quiet:
             where = master or "the master given to spark-submit"
             click.echo(f"Checking {bound!r} on Spark ({where}): {len(bound.layout.cells)} "

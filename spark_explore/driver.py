@@ -19,13 +19,15 @@ The levels themselves are computed by an engine behind :class:`LevelEngine`: tod
 :class:`spark_explore.shard_engine.ShardEngine`. Job ``d`` of the engine commits
 level ``d`` and expands it, so the size of level ``d + 1`` is known one job later.
 
-The level decisions follow the local explorer's rules and live in one section of
-:class:`SparkExplorer` (``level decisions`` below): an invariant violation stops at
-the level where it is found (its successors are not counted); a deadlock or an
-action property violation finishes the level, counting the next level's new states
-(a commit-only job); the smallest fingerprint wins, invariants before deadlocks
-before action properties; a spec error is reported as the local explorer would
-report it (the driver replays the level in fingerprint order, batch by batch).
+The decisions are the level engine's (:mod:`modelcheck.engine`): every task expands
+its bucket with :class:`~modelcheck.engine.LevelExpansion` and returns its
+:class:`~modelcheck.engine.LevelFindings`; the driver merges them (by minima, so
+the answer is the one the local explorer gives for the whole level in fingerprint
+order, whatever the number of buckets or the batch size) and applies
+:meth:`~modelcheck.engine.LevelFindings.verdict`. A phase-1 verdict (an invariant
+violated or raising on a state of the level) stops before the next job; any other
+verdict finishes the level first, counting the next level's new states with a
+commit-only job, as the local explorer does.
 
 The driver holds only per-level counters; never the visited set or a frontier.
 """
@@ -39,26 +41,21 @@ import signal
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
 import numpy as np
 
+from modelcheck.config import CheckConfig
+from modelcheck.engine import Verdict, initial_states, report
 from modelcheck.errors import ModelcheckError, SpecEvaluationError, UsageError
-from modelcheck.explorer import (
-    coverage_table,
-    deadlock_violation,
-    invariant_violation,
-    property_violation,
-    select_checks,
-)
-from modelcheck.kernel import Kernel
-from modelcheck.layout import collision_probability
+from modelcheck.explorer import build_kernel, complete_result, coverage_table, new_result
+from modelcheck.library import Library
+from modelcheck.library import lookup as library_lookup
 from modelcheck.result import LevelStats, Result, Violation
 from modelcheck.spec import Spec
-from modelcheck.store import dedupe_min
 
 from .checkpoint import CheckpointError, RunDir, spec_identity
 from .session import SparkBackendError, driver_paths, get_session, ship_spec, spec_target
@@ -120,59 +117,60 @@ class LevelEngine(Protocol):
 class SparkExplorer:
     """Breadth-first exhaustive exploration of a bound spec on Spark.
 
-    ``spark`` may be an existing ``SparkSession``; else the active one is used, or one
-    is started for ``master`` (``None``: the one given to ``spark-submit``) with
-    ``spark_conf``, and stopped after the run if ``stop_session``. ``partitions`` is
-    the number of buckets (default: the cores Spark offers). The run directory
-    (``checkpoint_dir``, else a temporary directory) must be reachable from every
-    executor and the driver at the same path. ``spec_target`` overrides the loader
-    target executors use to import the spec (by default derived from the spec's
-    class).
+    ``config`` says what to check and how (:class:`~modelcheck.config.CheckConfig`,
+    as for :class:`modelcheck.explorer.Explorer`; its ``batch_size`` is the states
+    per expansion batch inside a task, ``checkpoint_dir``/``resume`` the run
+    directory); keyword ``options`` override its fields. ``spark`` may be an
+    existing ``SparkSession``; else the active one is used, or one is started for
+    ``master`` (``None``: the one given to ``spark-submit``) with ``spark_conf``, and
+    stopped after the run if ``stop_session``. ``partitions`` is the number of buckets
+    (default: the cores Spark offers). The run directory (``checkpoint_dir``, else a
+    temporary directory) must be reachable from every executor and the driver at the
+    same path. ``spec_target`` overrides the loader target executors use to import
+    the spec (by default derived from the spec's class). ``library`` looks up the
+    predicates the spec does not declare, on the driver and on every executor (a
+    module-level function, so that it pickles).
     """
 
     def __init__(
         self,
         spec: Spec,
+        config: CheckConfig | None = None,
         *,
-        invariants: Sequence[str] | None = None,
-        check_deadlock: bool | None = None,
-        symmetry: bool = True,
-        max_depth: int | None = None,
+        library: Library | None = library_lookup,
         master: str | None = "local[*]",
         partitions: int | None = None,
-        checkpoint_dir: str | Path | None = None,
-        resume: bool = False,
         spark_conf: dict[str, str] | None = None,
         progress: Callable[[LevelProgress], None] | None = None,
         spark: Any = None,
         spec_target: str | None = None,
         connect_timeout: float = 60.0,
         stop_session: bool = False,
-        chunk: int = 1 << 16,
+        verbose: bool = False,
+        **options: Any,
     ) -> None:
-        invs, props = select_checks(spec, invariants)
-        self.spec = spec
-        self.invariant_names = tuple(invariants) if invariants is not None else None
-        self.kernel = Kernel(spec, invariants=invs, properties=props,
-                             check_deadlock=check_deadlock, symmetry=symmetry)
-        self.symmetry = symmetry
-        self.check_deadlock = check_deadlock
-        self.layout = spec.layout
-        self.max_depth = max_depth
-        self.master = master
-        self.partitions = partitions
-        self.checkpoint_dir = checkpoint_dir
-        self.resume = resume
-        if resume and checkpoint_dir is None:
+        cfg = CheckConfig.of(config, options, "SparkExplorer")
+        if cfg.spill_dir is not None:
+            raise UsageError("--spill-dir is an option of the local explorer: the Spark "
+                             "backend keeps its levels in the run directory "
+                             "(--checkpoint-dir).")
+        if cfg.resume and cfg.checkpoint_dir is None:
             raise UsageError("--resume needs --checkpoint-dir: the directory of the run to "
                              "continue.")
+        self.config = cfg
+        self.verbose = verbose
+        self.library = library
+        self.spec = spec
+        self.kernel = build_kernel(spec, cfg, library)
+        self.layout = spec.layout
+        self.master = master
+        self.partitions = partitions
         self.spark_conf = dict(spark_conf or {})
         self.progress = progress
         self.spark = spark
         self.spec_target = spec_target
         self.connect_timeout = connect_timeout
         self.stop_session = stop_session
-        self.chunk = chunk
         self.engine: LevelEngine
         self._sizes: list[int] = []
         self._interrupted = False
@@ -185,14 +183,19 @@ class SparkExplorer:
         engine)."""
         if self._prechecked is not None:
             return
+        if self.config.max_states is not None:
+            raise UsageError("--max-states is not supported by the spark backend yet (its "
+                             "levels live on the executors); use --max-depth, or the local "
+                             "`modelcheck check`.")
         target, _ = spec_target(type(self.spec))
         if self.spec_target:
             target = self.spec_target
         ident = spec_identity(self.kernel, target)
         manifest: dict[str, Any] | None = None
-        if self.checkpoint_dir is not None:
-            rundir = RunDir.prepare(self.checkpoint_dir, resume=self.resume)
-            if self.resume:
+        cfg = self.config
+        if cfg.checkpoint_dir is not None:
+            rundir = RunDir.prepare(cfg.checkpoint_dir, resume=cfg.resume)
+            if cfg.resume:
                 manifest = rundir.read_manifest()
                 rundir.check_compatible(manifest, ident)
                 if manifest.get("engine") != ShardEngine.name:
@@ -206,6 +209,15 @@ class SparkExplorer:
                             temporary=True)
         self.rundir = rundir
         self._prechecked = (target, ident, manifest)
+
+    @property
+    def resume_point(self) -> tuple[int, int] | None:
+        """After :meth:`precheck`: ``(level, distinct states)`` where a ``--resume`` run
+        continues its checkpoint, or None for a fresh run."""
+        manifest = self._prechecked[2] if self._prechecked is not None else None
+        if manifest is None:
+            return None
+        return int(manifest["level"]), sum(int(x) for x in manifest["level_sizes"])
 
     def run(self) -> Result:
         """Explore; Ctrl-C returns the levels finished so far with status ``incomplete``."""
@@ -222,7 +234,8 @@ class SparkExplorer:
         try:
             if spark is None:
                 spark, created = get_session(self.master, self.spark_conf,
-                                             connect_timeout=self.connect_timeout)
+                                             connect_timeout=self.connect_timeout,
+                                             quiet=not self.verbose)
             self.spark = spark
             if not self.spec_target:
                 target = ship_spec(spark, type(self.spec)).target
@@ -249,16 +262,18 @@ class SparkExplorer:
 
     def _worker_config(self, target: str) -> WorkerConfig:
         """What executors need to rebuild this run's kernel."""
+        cfg = self.config
         return WorkerConfig(target=target, constants=tuple(self.spec.constants.items()),
-                            invariants=self.invariant_names,
-                            check_deadlock=self.check_deadlock, symmetry=self.symmetry,
-                            n_words=self.layout.n_words, chunk=self.chunk)
+                            invariants=cfg.invariants, check_deadlock=cfg.check_deadlock,
+                            symmetry=cfg.symmetry, n_words=self.layout.n_words,
+                            chunk=cfg.batch_size,
+                            library=None if self.library is library_lookup else self.library)
 
     # ------------------------------------------------------------ the loop
     def _explore(self, t0: float, ident: dict[str, Any],
                  manifest: dict[str, Any] | None) -> Result:
         n_act = len(self.kernel.actions)
-        res = self._new_result()
+        res = new_result(self.kernel, self.config, backend="spark")
         fired = np.zeros(n_act, dtype=np.int64)
         new_by_action = np.zeros(n_act, dtype=np.int64)
         generated = 0
@@ -280,10 +295,8 @@ class SparkExplorer:
                 pending.new = self._sizes[depth]
         else:
             depth = 0
-            init_words, init_fps = self.kernel.initial_words()
-            fps, _, rows = dedupe_min(init_fps, np.zeros(len(init_fps), dtype=np.int64))
-            self._call(0, self.engine.start, fps,
-                       None if self.layout.exact else init_words[rows])
+            fps, words, _ = self._call(0, initial_states, self.kernel)
+            self._call(0, self.engine.start, fps, None if self.layout.exact else words)
             pending = self._job(0, self._can_expand(0))
             self._sizes = [pending.new]
             self._commit_level(ident, 0, pending, generated, fired, new_by_action, res, t0,
@@ -295,19 +308,20 @@ class SparkExplorer:
                 cur = pending
                 n = self._sizes[depth]
                 can_expand = self._can_expand(depth)
-                if cur.inv_min:
-                    violation = self._call(depth, self._invariant_violation, depth,
-                                           cur.inv_min)
+                verdict = cur.found.verdict()
+                if verdict is not None and (verdict.phase1 or verdict.kind == "error"):
+                    # A phase-1 verdict does not count the level's successors; a spec
+                    # error ends the run without a result.
+                    violation = self._report(depth, verdict)
                     res.status = "violation"
                     break
-                level_fired = int(cur.fired.sum())
+                level_fired = int(cur.found.fired.sum())
                 generated += level_fired
-                fired += cur.fired
-                stopping = cur.dead_min is not None or bool(cur.prop_min)
+                fired += cur.found.fired
                 nxt: LevelSummary | None = None
                 if cur.candidates == 0:
                     n_new = 0
-                elif stopping:  # count the next level's states, expand nothing
+                elif verdict is not None:  # count the next level's states, expand nothing
                     nxt = self._job(depth + 1, None)
                     n_new = nxt.new
                 else:
@@ -319,10 +333,19 @@ class SparkExplorer:
                     assert nxt is not None
                     self._sizes.append(n_new)
                     new_by_action += nxt.reached
-                stop, violation = self._level_end(res, depth, n, n_new, level_fired,
-                                                  cur.dead_min, cur.prop_min, can_expand, lt,
-                                                  t0 - prior)
-                if stop:
+                if verdict is not None:
+                    violation = self._report(depth, verdict)
+                    res.status = "deadlock" if verdict.kind == "deadlock" else "violation"
+                    break
+                if self.progress is not None:
+                    now = time.perf_counter()
+                    self.progress(LevelProgress(depth, n, n_new, level_fired, sum(self._sizes),
+                                                now - lt, now - t0 + prior))
+                if not can_expand:
+                    res.status = "incomplete"
+                    res.reason = f"--max-depth {self.config.max_depth} reached"
+                    break
+                if n_new == 0:
                     break
                 assert nxt is not None
                 depth += 1
@@ -335,55 +358,30 @@ class SparkExplorer:
         return res
 
     def _can_expand(self, depth: int) -> bool:
-        return self.max_depth is None or depth < self.max_depth
+        max_depth = self.config.max_depth
+        return max_depth is None or depth < max_depth
 
     def _job(self, depth: int, expand: bool | None, again: bool = False) -> LevelSummary:
-        """The engine's job ``depth``; on a spec error, what the local explorer reports."""
+        """The engine's job ``depth`` (level 0 includes what the initial states outside
+        the state constraints found)."""
         t = time.perf_counter()
-        try:
-            lv = self._call(depth, self.engine.run_level, depth, expand, again)
-        except SpecEvaluationError as err:
-            # Commit the level alone (no spec code runs), then replay it in the local
-            # explorer's order: the same error, or the invariant violation before it.
-            lv = self._call(depth, self.engine.run_level, depth, None, again)
-            lv.inv_min = self._call(depth, self._replay_level, depth, bool(expand), err)
+        lv: LevelSummary = self._call(depth, self.engine.run_level, depth, expand, again)
+        if depth == 0 and expand is not None:
+            lv.found.merge(self._call(0, initial_states, self.kernel)[2])
         lv.seconds = time.perf_counter() - t
         return lv
 
-    # ------------------------------------------------------------ level decisions
-    # The local explorer's rules, applied to what the engine found. This section is
-    # the seam where a rule shared with modelcheck.explorer takes over.
-    def _level_end(self, res: Result, depth: int, n: int, n_new: int, generated: int,
-                   dead_min: int | None, prop_min: dict[int, tuple[int, int, int]],
-                   can_expand: bool, lt: float, start: float) -> tuple[bool, Violation | None]:
-        """After level ``depth`` is recorded: the violation rule (deadlock, then action
-        property), progress, and whether the run stops here. ``start`` is the run's
-        start on the ``perf_counter`` clock (earlier by the time before a resume)."""
-        if dead_min is not None:
-            res.status = "deadlock"
-            return True, self._call(depth, self._deadlock_violation, depth, dead_min)
-        if prop_min:
-            res.status = "violation"
-            return True, self._call(depth, self._property_violation, depth, prop_min)
-        if self.progress is not None:
-            now = time.perf_counter()
-            self.progress(LevelProgress(depth, n, n_new, generated, sum(self._sizes),
-                                        now - lt, now - start))
-        if not can_expand:
-            res.status = "incomplete"
-            res.reason = f"--max-depth {self.max_depth} reached"
-            return True, None
-        return n_new == 0, None
-
-    def _invariant_violation(self, depth: int, inv_min: dict[int, int]) -> Violation:
-        return invariant_violation(self.kernel, inv_min, functools.partial(self._path, depth))
-
-    def _deadlock_violation(self, depth: int, fp: int) -> Violation:
-        return deadlock_violation(self.kernel, fp, functools.partial(self._path, depth))
-
-    def _property_violation(self, depth: int,
-                            prop_min: dict[int, tuple[int, int, int]]) -> Violation:
-        return property_violation(self.kernel, prop_min, functools.partial(self._path, depth))
+    def _report(self, depth: int, verdict: Verdict) -> Violation:
+        """The violation ``verdict`` reports (a spec error raises, as locally, naming the
+        spec's file as the driver knows it rather than the copy executors ran)."""
+        if verdict.kind == "error" and verdict.error is not None:
+            e = verdict.error
+            raise SpecEvaluationError(driver_paths(e.message),
+                                      where=e.where and driver_paths(e.where), what=e.what,
+                                      state=e.state)
+        v: Violation = self._call(depth, report, self.kernel, verdict,
+                                  functools.partial(self._path, depth))
+        return v
 
     def _path(self, depth: int, fp: int) -> list[int]:
         """Fingerprints from an initial state to state ``fp`` of level ``depth``."""
@@ -396,27 +394,6 @@ class SparkExplorer:
             cur = parent
             out.append(cur)
         out.reverse()
-        return out
-
-    def _replay_level(self, depth: int, can_expand: bool,
-                      err: SpecEvaluationError) -> dict[int, int]:
-        """Expand level ``depth`` on the driver as the local explorer does (batches of
-        states in fingerprint order, no expansion after an invariant violation): raise
-        ``err`` again, or return the invariant hits that pre-empt it."""
-        k = self.kernel
-        fps, words = self.engine.level_states(depth)
-        batch_size = 1 << 16  # modelcheck.explorer.Explorer's default batch size
-        inv_hits: list[tuple[int, int]] = []
-        for s in range(0, len(fps), batch_size):
-            ex = k.expand(words[s:s + batch_size], expand=can_expand and not inv_hits)
-            for j, bad in enumerate(ex.invariant_rows):
-                for r in bad:
-                    inv_hits.append((int(fps[s + r]), j))
-        if not inv_hits:
-            raise err
-        out: dict[int, int] = {}
-        for fp, j in inv_hits:
-            out[j] = min(out.get(j, fp), fp)
         return out
 
     # ------------------------------------------------------------ commits
@@ -447,28 +424,13 @@ class SparkExplorer:
         self.engine.tidy(depth)
 
     # ------------------------------------------------------------ result
-    def _new_result(self) -> Result:
-        k = self.kernel
-        layout = self.layout
-        return Result(spec=self.spec.name, constants=dict(self.spec.constants), status="ok",
-                      fingerprint="exact" if layout.exact else "hash64",
-                      state_bits=layout.bits, backend="spark",
-                      symmetry=list(k.symmetry.names) if k.symmetry else [],
-                      checked={"invariants": [p.name for p in k.invariants],
-                               "properties": [p.name for p in k.properties],
-                               "deadlock": ["on" if k.check_deadlock else "off"]})
-
     def _complete(self, res: Result, violation: Violation | None, generated: int,
                   fired: np.ndarray, new_by_action: np.ndarray, start: float) -> None:
         """Fill in the totals of a finished (or stopped) run."""
-        res.violation = violation
-        res.distinct_states = sum(self._sizes)
-        res.generated_states = generated
-        res.depth = len(self._sizes) - 1
-        res.seconds = time.perf_counter() - start
-        res.coverage = coverage_table(self.kernel.actions, fired, new_by_action)
-        res.collision_probability = collision_probability(res.distinct_states,
-                                                          self.layout.exact)
+        complete_result(res, self.kernel, violation=violation, distinct=sum(self._sizes),
+                        generated=generated, depth=len(self._sizes) - 1,
+                        seconds=time.perf_counter() - start, fired=fired,
+                        new_by_action=new_by_action)
         res.memory = {
             "driver_peak_rss_bytes": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
             "run_dir_bytes": self.engine.bytes_on_disk(),

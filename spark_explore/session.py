@@ -19,6 +19,7 @@ This module owns the driver-side Spark setup:
 from __future__ import annotations
 
 import atexit
+import contextlib
 import hashlib
 import importlib.util
 import os
@@ -27,10 +28,11 @@ import shutil
 import socket
 import sys
 import tempfile
+import threading
 import time
 import warnings
 import zipfile
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -71,8 +73,56 @@ def _quiet_log4j(dirpath: Path) -> Path:
         "logger.executor.level = off\n"
         "logger.tasks.name = org.apache.spark.scheduler.TaskSetManager\n"
         "logger.tasks.level = off\n"
+        # Spark prints 'Setting default log level to "WARN"' (and how to change it) when
+        # the shell logger's level differs from the root's: keep them equal.
+        "logger.repl.name = org.apache.spark.repl.Main\n"
+        "logger.repl.level = error\n"
     )
     return path
+
+
+#: Lines the JVM prints on every start that tell a modelcheck user nothing (dropped
+#: from its stderr unless ``modelcheck spark --verbose``).
+JVM_NOISE = (
+    re.compile(r"^WARNING: Using incubator modules: "),
+    re.compile(r"^Setting default log level to "),
+    re.compile(r"^To adjust logging level use sc\.setLogLevel\("),
+)
+
+
+@contextlib.contextmanager
+def filtered_stderr(noise: tuple[re.Pattern[str], ...] = JVM_NOISE) -> Iterator[None]:
+    """Processes started inside this block (the JVM, and through it Python workers)
+    write their stderr through a filter that drops lines matching ``noise`` and passes
+    every other line on to this process's stderr, for as long as they run.
+
+    The JVM's start-up warning (``WARNING: Using incubator modules``) is printed by the
+    JVM itself, before any logging configuration applies, so it can only be filtered.
+    """
+    try:
+        sys.stderr.flush()
+        saved = os.dup(2)
+    except (OSError, ValueError):  # no usable file descriptor 2: nothing to filter
+        yield
+        return
+    read_end, write_end = os.pipe()
+
+    def pump() -> None:
+        with os.fdopen(read_end, "rb") as src:
+            for line in src:
+                text = line.decode("utf-8", "replace")
+                if not any(p.search(text) for p in noise):
+                    os.write(saved, line)
+        os.close(saved)
+
+    threading.Thread(target=pump, name="spark-stderr-filter", daemon=True).start()
+    os.dup2(write_end, 2)
+    try:
+        yield
+    finally:
+        sys.stderr.flush()
+        os.dup2(saved, 2)
+        os.close(write_end)  # the children keep their copies; EOF when they exit
 
 
 def default_conf(master: str, workdir: Path, quiet: bool = True) -> dict[str, str]:
@@ -196,7 +246,8 @@ def get_session(master: str | None = "local[*]", conf: Mapping[str, str] | None 
     for k, v in settings.items():
         builder = builder.config(k, v)
     try:
-        spark = builder.getOrCreate()
+        with filtered_stderr() if quiet else contextlib.nullcontext():
+            spark = builder.getOrCreate()
     except Exception as e:  # noqa: BLE001 - Spark start-up errors come in many types
         raise SparkBackendError(
             f"Spark could not start with master {effective!r}: {_first_line(e)}"

@@ -29,10 +29,12 @@ import functools
 import shutil
 import socket
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+
+from modelcheck.engine import LevelFindings
 
 from .checkpoint import RunDir
 from .session import SparkBackendError, is_local_master
@@ -66,48 +68,32 @@ class LevelSummary:
     new: int  # states of level ``depth``
     reached: np.ndarray  # of those, per action id that reached them
     expand: bool | None  # the mode it ran in (see spark_explore.shards.run_bucket)
-    fired: np.ndarray
-    inv_min: dict[int, int] = field(default_factory=dict)
-    dead_min: int | None = None
-    prop_min: dict[int, tuple[int, int, int]] = field(default_factory=dict)
+    found: LevelFindings  # what expanding the level found (merged over buckets)
     candidates: int = 0  # successors written for level depth + 1
     seconds: float = 0.0
 
     @classmethod
     def combine(cls, depth: int, parts: Sequence[BucketSummary], n_act: int) -> LevelSummary:
-        out = cls(depth, 0, np.zeros(n_act, np.int64), None, np.zeros(n_act, np.int64))
+        out = cls(depth, 0, np.zeros(n_act, np.int64), None, LevelFindings(n_act))
         for s in sorted(parts, key=lambda s: s.bucket):
             out.new += s.new
             out.reached += np.asarray(s.reached, dtype=np.int64)
             out.expand = s.expand
-            out.fired += np.asarray(s.fired, dtype=np.int64)
-            for j, f in s.inv_min.items():
-                out.inv_min[j] = min(out.inv_min.get(j, f), f)
-            if s.dead_min is not None:
-                out.dead_min = s.dead_min if out.dead_min is None else min(out.dead_min,
-                                                                           s.dead_min)
-            for j, hit in s.prop_min.items():
-                if j not in out.prop_min or hit < out.prop_min[j]:
-                    out.prop_min[j] = hit
+            out.found.merge(s.found)
             out.candidates += s.candidates
         return out
 
     def to_json(self) -> dict[str, Any]:
         return {"depth": self.depth, "new": self.new, "reached": [int(x) for x in self.reached],
-                "expand": self.expand, "fired": [int(x) for x in self.fired],
-                "inv_min": [[j, f] for j, f in sorted(self.inv_min.items())],
-                "dead_min": self.dead_min,
-                "prop_min": [[j, *hit] for j, hit in sorted(self.prop_min.items())],
+                "expand": self.expand, "found": self.found.to_json(),
                 "candidates": self.candidates, "seconds": self.seconds}
 
     @classmethod
     def from_json(cls, d: dict[str, Any]) -> LevelSummary:
+        # Manifests written before the level engine kept the findings at the top level.
+        found = LevelFindings.from_json(d.get("found", d))
         return cls(int(d["depth"]), int(d["new"]), np.asarray(d["reached"], dtype=np.int64),
-                   d["expand"], np.asarray(d["fired"], dtype=np.int64),
-                   {int(j): int(f) for j, f in d["inv_min"]},
-                   None if d["dead_min"] is None else int(d["dead_min"]),
-                   {int(r[0]): (int(r[1]), int(r[2]), int(r[3])) for r in d["prop_min"]},
-                   int(d["candidates"]), float(d["seconds"]))
+                   d["expand"], found, int(d["candidates"]), float(d["seconds"]))
 
 
 class ShardEngine:

@@ -10,11 +10,13 @@ level is one Spark job of ``K`` tasks; task ``k`` of level ``d``
    fingerprint, action id) (the local explorer's parent rule), drops the children
    already in the bucket's visited shard, and writes the survivors as the bucket's
    part of level ``d`` and the merged visited shard;
-2. it expands those states (sorted by fingerprint, in chunks, with
-   :class:`spark_explore.worker.LevelExpansion`: the batch evaluator, invariants,
-   deadlocks and action properties exactly as locally), splits the de-duplicated
-   successors by target bucket and writes them for level ``d + 1``;
-3. it returns a small summary (counts, per-action coverage, smallest violations).
+2. it expands those states (sorted by fingerprint, in batches, with the level
+   engine's :class:`modelcheck.engine.LevelExpansion`, exactly as the local explorer
+   does), splits the de-duplicated successors by target bucket and writes them for
+   level ``d + 1``;
+3. it returns a small summary: counts, per-action coverage and the bucket's
+   :class:`modelcheck.engine.LevelFindings`, which the driver merges (by minima) and
+   decides with the level rule.
 
 Everything a task reads was committed by an earlier, finished job, and everything it
 writes goes to a temporary name first and is renamed into place: a task can be
@@ -45,9 +47,10 @@ from typing import Any
 
 import numpy as np
 
+from modelcheck.engine import LevelExpansion, LevelFindings
 from modelcheck.store import group_argmin
 
-from .worker import LevelExpansion, WorkerConfig, encode_error, get_kernel
+from .worker import WorkerConfig, encode_error, get_kernel
 
 __all__ = ["ShardConfig", "bucket_of", "run_bucket", "level_dir", "visited_dir",
            "cand_dir", "write_array", "write_candidates", "BucketSummary", "INIT"]
@@ -160,10 +163,7 @@ class BucketSummary:
     new: int  # states of this level in the bucket
     reached: list[int]  # of those, per action id that reached them
     expand: bool | None  # the mode of run_bucket
-    fired: list[int]  # enabled transitions per action id (when expanded)
-    inv_min: dict[int, int]  # invariant index -> smallest violating fp
-    dead_min: int | None
-    prop_min: dict[int, tuple[int, int, int]]  # property -> (child fp, parent fp, action)
+    found: LevelFindings  # what expanding the bucket found (empty when not expanded)
     candidates: int  # distinct successors written (before the visited check)
 
 
@@ -305,20 +305,17 @@ def _run_bucket(cfg: ShardConfig, depth: int, bucket: int, expand: bool | None, 
     real = acts[acts >= 0]
     reached = np.bincount(real, minlength=n_act) if len(real) else np.zeros(n_act, np.int64)
     out = BucketSummary(bucket, len(fps), [int(x) for x in reached], expand,
-                        [0] * n_act, {}, None, {}, 0)
+                        LevelFindings(n_act), 0)
     if expand is None:
         return out
     w = fps.reshape(-1, 1) if words is None else words
-    # Successors are de-duplicated per chunk and per flush (a few million rows); the
+    # Successors are de-duplicated per batch and per flush (a few million rows); the
     # duplicates left across flushes and producers meet in the owning bucket's task.
-    lx = LevelExpansion(kernel, fps, w, expand=expand, chunk=cfg.worker.chunk,
+    lx = LevelExpansion(kernel, fps, w, expand=expand, batch_size=cfg.worker.chunk,
                         flush_rows=cfg.worker.flush_rows)
     chunks = list(lx.candidates())
-    out.fired = [int(x) for x in lx.fired]
-    out.inv_min = dict(lx.inv_min)
-    out.dead_min = lx.dead_min
-    out.prop_min = {j: (f, int(fps[prow]), a) for j, (f, prow, a) in lx.prop_min.items()}
-    if lx.inv_min or not expand:
+    out.found = lx.findings
+    if not expand or lx.findings.phase1_problem or lx.findings.exp_error is not None:
         return out  # no next level: nothing to write
     if chunks:
         u = np.concatenate([c[0] for c in chunks])

@@ -1,8 +1,8 @@
 """KRaft broker lifecycle at the message level: incarnations, RPCs, reported offsets.
 
-A refinement of the reference model (``specs/kraft_broker.py``, ``kraft/MODEL.md``)
-down to where lifecycle and fencing bugs live. There, broker and controller update
-the epoch in one step, the controller reads the broker's true offset, and fencing
+A refinement of the reference model (``specs/kraft_broker.py``) down to where
+lifecycle and fencing bugs live. There, broker and controller update the epoch in
+one step, the controller reads the broker's true offset, and fencing
 and leadership moves are separate steps. Here, broker processes and the controller
 talk through requests that can be delayed, reordered and lost; the controller only
 knows what heartbeats *report*; fencing, leadership moves and ISR shrinks are one
@@ -134,8 +134,9 @@ registration is live), :class:`KRaftLifecycleBugNoOffsetCheck` (unfence without 
 reported-offset check), :class:`KRaftLifecycleBugStaleEpoch` (accept stale-epoch
 heartbeats), :class:`KRaftLifecycleBugFenceKeepsLeader` (fence without moving
 leadership in the same batch), :class:`KRaftLifecycleBugEarlyShutdownGrant` (grant a
-controlled shutdown before the others caught up; needs ``MaxLog=6``, run with
-``--const MaxLog=6 --const MaxRestarts=0 --const MaxDelays=0``).
+controlled shutdown before the others caught up; it needs ``MaxLog=6``, so its
+defaults are ``MaxLog=6, MaxRestarts=0, MaxDelays=0``). Each fails with its own
+defaults: ``modelcheck check specs/kraft_lifecycle.py:<variant>``.
 
 Not a default check: ``--invariant NoSupersededRegistration`` shows that Kafka's
 acceptance rule lets a delayed registration of a dead incarnation replace a newer
@@ -173,9 +174,7 @@ from modelcheck import (
     action,
     all_of,
     any_of,
-    has,
     where,
-    without,
 )
 
 
@@ -361,19 +360,18 @@ class KRaftLifecycle(Spec):
         ``nl``'s choice for every partition b led or that had no leader.
         ``unfence`` (brokerToAdd = b): b leads every leaderless partition whose ISR holds it.
         """
-        bit = b - self.Brokers.start
         if not self.fence_moves_leadership():
             remove = False
         ok: Any = True
         for p in self.Partitions:
             isr, ld, le = s.isr[p], s.leader[p], s.leaderEpoch[p]
-            in_isr = has(isr, bit)
+            in_isr = isr.has(b)
             aff = remove & (in_isr | (ld == b))
-            new_isr = where(aff & (isr != (1 << bit)), without(isr, bit), isr)
+            new_isr = where(aff & (isr != {b}), isr.without(b), isr)
             need = aff & ((ld == b) | (ld == 0))
 
             def cand(c: int, new_isr: Any = new_isr) -> Any:
-                return has(new_isr, c - self.Brokers.start) & self.acceptable(s, c)
+                return new_isr.has(c) & self.acceptable(s, c)
 
             c = self._choice(nl, p)
             if c == 0:
@@ -580,14 +578,13 @@ class KRaftLifecycle(Spec):
     @action(p=Partitions, c=Brokers)
     def IsrExpand(self, s, t, p, c):
         """The leader's AlterPartition adds follower ``c`` to the ISR."""
-        bit = c - self.Brokers.start
         leader_up = any_of(self.Brokers, lambda lb: (s.leader[p] == lb) & self.alive(s, lb)
                            & (s.bEpoch[lb] == s.regEpoch[lb]))
         follower_up = (((s.bstate[c] == RECOVERY) | (s.bstate[c] == RUNNING)
                         | (s.bstate[c] == PENDING_CS)) & (s.bEpoch[c] == s.regEpoch[c]))
-        t.isr[p] = s.isr[p] | (1 << bit)
+        t.isr[p] = s.isr[p].with_(c)
         self._append(s, t, True, Rec.ISR_EXPAND, c)
-        return (leader_up & ~has(s.isr[p], bit) & self.acceptable(s, c) & follower_up
+        return (leader_up & ~s.isr[p].has(c) & self.acceptable(s, c) & follower_up
                 & self.can_append(s))
 
     # -- properties (from the reusable library in invariants/) --------------------------
@@ -648,7 +645,17 @@ class KRaftLifecycleBugFenceKeepsLeader(KRaftLifecycle):
 
 class KRaftLifecycleBugEarlyShutdownGrant(KRaftLifecycle):
     """Bug: a controlled shutdown is granted without waiting for the active brokers to
-    report the controlled shutdown offset."""
+    report the controlled shutdown offset.
+
+    Its defaults are the smallest configuration with a counterexample: registrations,
+    unfences, the controlled-shutdown batch and the grant take six batches (with
+    ``MaxLog=5`` the bug is unreachable); restarts and delays are not needed.
+    """
+
+    MaxLog = Const(6, min=1, doc="bound on the metadata log end offset (batches)")
+    MaxRestarts = Const(0, min=0, doc="restarts in a run, over all brokers (each broker "
+                                      "also starts once)")
+    MaxDelays = Const(0, min=0, doc="requests the network may delay in a run")
 
     def others_caught_up(self, s: Any, b: int) -> Any:
         return s.csOffset[b] >= 0  # always

@@ -2,37 +2,152 @@
 
 Python tuples, the scalar evaluator only, a Python set, and an orbit
 canonicaliser that permutes *values* (dicts), not packed words: it shares no code
-with the batch explorer, the fingerprints or the symmetry module.
+with the batch explorer, the level engine, the fingerprints or the symmetry module.
+
+:func:`brute_force_check` is the oracle for whole runs. It implements, one state
+at a time, TLC's ``CONSTRAINT`` semantics and the order in which the level rule
+(documented in :mod:`modelcheck.engine`) reports what a BFS level finds:
+
+* initial states outside the state constraints are checked against the
+  invariants, then dropped (never counted);
+* level ``d``, phase 1: a state of the level that violates an invariant ends the
+  run (trace of ``d + 1`` states; the level's successors are not counted);
+* level ``d``, phase 2: every state is expanded; a successor inside the
+  constraints is stored (if new), one outside them is checked against the
+  invariants and forgotten. Then, in this order: a state with no enabled action
+  (a deadlock; successors outside the constraints are enabled actions, so such a
+  state is not one), an invariant violated by a successor outside the
+  constraints, an action property violated by a transition (both: trace of
+  ``d + 2`` states). The new states of the level are counted in all three cases.
+
+Which state decides among several at the same phase depends on fingerprint order;
+the oracle does not compute fingerprints, so it reports every predicate name that
+could win (``names``), and the engine's must be one of them.
 """
 
 from __future__ import annotations
 
 import itertools
+from dataclasses import dataclass
 
-from modelcheck import Kernel
+from modelcheck.kernel import Kernel
 
-__all__ = ["brute_force", "assert_replays"]
+__all__ = ["brute_force", "brute_force_check", "Oracle", "assert_replays", "random_walk"]
+
+
+@dataclass(frozen=True)
+class Oracle:
+    """What a run must find: status, counts and the kind and length of its counterexample."""
+
+    status: str  # ok | violation | deadlock
+    distinct: int
+    depth: int
+    generated: int
+    kind: str | None = None  # invariant | action | deadlock
+    #: every predicate the engine may name (the winner depends on fingerprint order)
+    names: frozenset[str] = frozenset()
+    #: one shortest counterexample (cell tuples), initial state first
+    trace: tuple[tuple[int, ...], ...] = ()
 
 
 def brute_force(spec, symmetry_sets=None) -> tuple[int, int]:
-    """(distinct states, depth) by a plain BFS over tuples with the scalar evaluator."""
+    """(distinct states, depth) by a plain BFS over tuples with the scalar evaluator,
+    honouring the state constraints (no invariants, no deadlock check)."""
+    o = brute_force_check(spec, invariants=[], check_deadlock=False,
+                          symmetry_sets=symmetry_sets)
+    return o.distinct, o.depth
+
+
+def brute_force_check(spec, *, invariants=None, check_deadlock: bool | None = None,
+                      symmetry_sets=None) -> Oracle:
+    """The whole run, one state at a time (see the module docstring for the rules).
+
+    ``invariants``: the names of the invariants and action properties to check, as
+    for ``explore`` (default: all the spec's); ``check_deadlock`` defaults to the spec's.
+    """
     k = Kernel(spec, symmetry=False)
+    invs = [p for p in spec.invariants if invariants is None or p.name in invariants]
+    props = [p for p in spec.properties if invariants is None or p.name in invariants]
+    deadlock = spec.check_deadlock if check_deadlock is None else check_deadlock
     canon = _canonicaliser(spec, symmetry_sets) if symmetry_sets else (lambda c: tuple(c))
-    seen = {canon(c) for c in k.initial_states()}
-    frontier = [list(c) for c in k.initial_states()]
-    depth = 0
+
+    def holds(p, cells, nxt=None) -> bool:
+        s = k.scalar_view(cells)
+        return bool(p.fn(spec, s) if nxt is None else p.fn(spec, s, k.scalar_view(nxt)))
+
+    def inside(cells) -> bool:
+        return all(holds(p, cells) for p in spec.constraints)
+
+    def first_bad_invariant(cells):
+        return next((p.name for p in invs if not holds(p, cells)), None)
+
+    parent: dict[tuple[int, ...], tuple[int, ...] | None] = {}
+
+    def trace_to(key) -> tuple[tuple[int, ...], ...]:
+        out = []
+        while key is not None:
+            out.append(key)
+            key = parent[key]
+        return tuple(reversed(out))
+
+    level: list[tuple[int, ...]] = []
+    dropped: list[tuple[int, ...]] = []  # initial states outside the constraints
+    for cells in k.initial_states():
+        key = canon(cells)
+        if key in parent or key in dropped:
+            continue
+        if inside(list(key)):
+            parent[key] = None
+            level.append(key)
+        else:
+            dropped.append(key)
+    depth = 0  # index of the last non-empty level (level 0 counts even when empty)
+    generated = 0
+    d = 0
     while True:
-        nxt = []
-        for cells in frontier:
-            for _, succ in k.successors(cells):
-                key = canon(succ)
-                if key not in seen:
-                    seen.add(key)
-                    nxt.append(succ)
-        if not nxt:
-            return len(seen), depth
-        depth += 1
-        frontier = nxt
+        # phase 1: the invariants on every state of the level
+        checked = level + (dropped if d == 0 else [])
+        bad = {(c, n) for c in checked if (n := first_bad_invariant(list(c))) is not None}
+        if bad:
+            c = min(bad)[0]
+            trace = trace_to(c) if c in parent else (c,)
+            return Oracle("violation", len(parent), depth, generated, "invariant",
+                          frozenset(n for _, n in bad), trace)
+        # phase 2: expand every state
+        new: list[tuple[int, ...]] = []
+        dead, outside_bad, prop_bad = [], set(), set()
+        for c in level:
+            succ = k.successors(list(c))
+            if deadlock and not succ:
+                dead.append(c)
+            for _inst, nxt in succ:
+                generated += 1
+                for p in props:
+                    if not holds(p, list(c), nxt):
+                        prop_bad.add((c, tuple(nxt), p.name))
+                        break
+                key = canon(nxt)
+                if inside(nxt):
+                    if key not in parent:
+                        parent[key] = c
+                        new.append(key)
+                elif (n := first_bad_invariant(nxt)) is not None:
+                    outside_bad.add((c, tuple(nxt), n))
+        if new:
+            depth = d + 1
+        total = len(parent)
+        if dead:
+            return Oracle("deadlock", total, depth, generated, "deadlock",
+                          frozenset({"Deadlock"}), trace_to(min(dead)))
+        for kind, found in (("invariant", outside_bad), ("action", prop_bad)):
+            if found:
+                c, nxt, _ = min(found)
+                return Oracle("violation", total, depth, generated, kind,
+                              frozenset(n for _, _, n in found), trace_to(c) + (nxt,))
+        if not new:
+            return Oracle("ok", total, depth, generated)
+        level = new
+        d += 1
 
 
 def _canonicaliser(spec, sets):

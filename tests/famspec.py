@@ -9,6 +9,12 @@ parameters, a read of the next state, and pieces an int and an array disagree on
 (a Python ``if`` on the parameter, ``min``), which the family evaluator must hand
 back to the per-instance evaluator. Some pieces may assign outside the declared
 domain: the two evaluators must then report the same error.
+
+Some specs also have a ``SetOf(Cells)`` variable ``S`` and an array ``r`` of records
+over ``Cells``, with pieces that read and write them through the parameter (a set
+value taking the parameter as an element, a record element selected by it), and
+some have a family with two branches (``with t.branch(...)``), whose conditions and
+effects are drawn from the same menus.
 """
 
 from __future__ import annotations
@@ -24,6 +30,8 @@ from modelcheck import (
     Bool,
     Ids,
     Int,
+    Record,
+    SetOf,
     Spec,
     action,
     action_property,
@@ -31,7 +39,7 @@ from modelcheck import (
     where,
 )
 
-__all__ = ["random_family_spec", "GUARDS", "EFFECTS"]
+__all__ = ["random_family_spec", "GUARDS", "EFFECTS", "COMPOUND_GUARDS", "COMPOUND_EFFECTS"]
 
 Piece = Callable[..., Any]
 
@@ -74,7 +82,40 @@ EFFECTS: dict[str, Piece] = {
     "div_param": lambda s, t, i, j, hi: setattr(t, "x", (hi // (i - 1)) % (hi + 1)),
 }
 
-_ERRORS = {"unbounded_inc", "x_unbounded", "div_param", "pred_or_minus_one"}
+# pieces over the compound variables: S (SetOf(Cells)), r (Array(Cells, Record(v, on)))
+COMPOUND_GUARDS: dict[str, Piece] = {
+    "S_has": lambda s, i, j, hi: s.S.has(i),
+    "S_lacks_j": lambda s, i, j, hi: ~s.S.has(j),
+    "S_small": lambda s, i, j, hi: s.S.size() <= i,
+    "r_on": lambda s, i, j, hi: s.r[i].on,
+    "r_v_is_x": lambda s, i, j, hi: s.r[i].v == s.x,
+    "r_at_x_on": lambda s, i, j, hi: s.r[s.x].on,  # a state index, may be outside Cells
+    "r_eq": lambda s, i, j, hi: s.r[i] == s.r[j],
+    "S_min_is_i": lambda s, i, j, hi: ~s.S.is_empty() & (s.S.min() == i),
+}
+
+COMPOUND_EFFECTS: dict[str, Piece] = {
+    "S_add": lambda s, t, i, j, hi: setattr(t, "S", s.S.with_(i)),
+    "S_del_j": lambda s, t, i, j, hi: setattr(t, "S", s.S.without(j)),
+    "S_toggle": lambda s, t, i, j, hi: setattr(
+        t, "S", where(s.S.has(i), s.S.without(i), s.S.with_(i))),
+    "r_inc": lambda s, t, i, j, hi: t.r.__setitem__(
+        i, s.r[i].with_fields(v=where(s.r[i].v < 1, s.r[i].v + 1, 0))),
+    "r_on_from_S": lambda s, t, i, j, hi: t.r.__setitem__(
+        i, s.r[i].with_fields(on=s.S.has(j))),
+    "r_copy_ij": lambda s, t, i, j, hi: t.r.__setitem__(j, s.r[i]),
+    "r_dict": lambda s, t, i, j, hi: t.r.__setitem__(i, {"v": i % 2, "on": s.b[i]}),
+    "r_at_x": lambda s, t, i, j, hi: t.r.__setitem__(s.x, {"v": 1, "on": True}),
+    "S_from_next_r": lambda s, t, i, j, hi: setattr(
+        t, "S", where(t.r[i].on, s.S.with_(i), s.S)),
+    # errors: a record field outside its domain, a set element outside Cells
+    "r_unbounded": lambda s, t, i, j, hi: t.r.__setitem__(
+        i, s.r[i].with_fields(v=s.r[i].v + 1)),
+    "S_add_outside": lambda s, t, i, j, hi: setattr(t, "S", s.S.with_(i + 1)),
+}
+
+_ERRORS = {"unbounded_inc", "x_unbounded", "div_param", "pred_or_minus_one",
+           "r_unbounded", "S_add_outside"}
 
 
 def _family(guards: list[Piece], join_and: bool, effects: list[Piece], hi: int,
@@ -97,27 +138,73 @@ def _family(guards: list[Piece], join_and: bool, effects: list[Piece], hi: int,
     return fn1
 
 
+def _branched(guard: Piece, conds: tuple[Piece, Piece],
+              effects: tuple[list[Piece], list[Piece], list[Piece]], hi: int,
+              two: bool) -> Callable[..., Any]:
+    """A family with effects outside its branches, then branches ``one`` and ``two``
+    (written out in each function: the branches of an action are read from its source)."""
+    if two:
+        def fn2(self: Any, s: Any, t: Any, i: Any, j: Any) -> Any:
+            for e in effects[0]:
+                e(s, t, i, j, hi)
+            with t.branch("one", conds[0](s, i, j, hi)):
+                for e in effects[1]:
+                    e(s, t, i, j, hi)
+            with t.branch("two", conds[1](s, i, j, hi)):
+                for e in effects[2]:
+                    e(s, t, i, j, hi)
+            return guard(s, i, j, hi)
+        return fn2
+
+    def fn1(self: Any, s: Any, t: Any, i: Any) -> Any:
+        for e in effects[0]:
+            e(s, t, i, i, hi)
+        with t.branch("one", conds[0](s, i, i, hi)):
+            for e in effects[1]:
+                e(s, t, i, i, hi)
+        with t.branch("two", conds[1](s, i, i, hi)):
+            for e in effects[2]:
+                e(s, t, i, i, hi)
+        return guard(s, i, i, hi)
+    return fn1
+
+
 @st.composite
 def random_family_spec(draw: st.DrawFn, *, errors: bool = False) -> type[Spec]:
-    """A Spec subclass with 2-5 cells and 1-3 families (deadlock check on). With
-    ``errors``, effects may assign outside the declared domain."""
+    """A Spec subclass with 2-5 cells and 1-3 families (deadlock check on), perhaps
+    compound variables and a branched family. With ``errors``, effects may assign
+    outside the declared domain."""
     k = draw(st.integers(2, 5))
     hi = draw(st.integers(1, 3))
     cells = Ids(0, k - 1)
     ns: dict[str, Any] = {"Cells": cells, "a": Array(cells, Int(0, hi)),
                           "b": Array(cells, Bool()), "x": Int(0, hi)}
-    effect_names = sorted(k for k in EFFECTS if errors or k not in _ERRORS)
-    guard_names = sorted(k for k in GUARDS if errors or k not in _ERRORS)
+    guard_menu, effect_menu = dict(GUARDS), dict(EFFECTS)
+    if draw(st.booleans()):
+        ns["S"] = SetOf(cells)
+        ns["r"] = Array(cells, Record(v=Int(0, 1), on=Bool()))
+        guard_menu.update(COMPOUND_GUARDS)
+        effect_menu.update(COMPOUND_EFFECTS)
+    effect_names = sorted(k for k in effect_menu if errors or k not in _ERRORS)
+    guard_names = sorted(k for k in guard_menu if errors or k not in _ERRORS)
+    guard_pick = st.sampled_from(guard_names)
+    effect_pick = st.sampled_from(effect_names)
     for f in range(draw(st.integers(1, 3))):
         two = draw(st.booleans())
-        guards = [GUARDS[g] for g in draw(st.lists(st.sampled_from(guard_names),
-                                                   min_size=1, max_size=2))]
-        effects = [EFFECTS[e] for e in draw(st.lists(st.sampled_from(effect_names),
-                                                     min_size=1, max_size=2))]
+        guards = [guard_menu[g] for g in draw(st.lists(guard_pick, min_size=1, max_size=2))]
+        effects = [effect_menu[e] for e in draw(st.lists(effect_pick, min_size=1, max_size=2))]
         fn = _family(guards, draw(st.booleans()), effects, hi, two)
         fn.__name__ = f"F{f}"
         params = {"i": cells, "j": cells} if two else {"i": cells}
         ns[f"F{f}"] = action(**params)(fn)
+    if draw(st.booleans()):
+        two = draw(st.booleans())
+        conds = (guard_menu[draw(guard_pick)], guard_menu[draw(guard_pick)])
+        outside, one, other = ([effect_menu[e] for e in draw(st.lists(effect_pick, max_size=n))]
+                               for n in (1, 2, 2))
+        fn = _branched(guard_menu[draw(guard_pick)], conds, (outside, one, other), hi, two)
+        fn.__name__ = "Br"
+        ns["Br"] = action(**({"i": cells, "j": cells} if two else {"i": cells}))(fn)
     bound = draw(st.integers(0, 2 * hi))
 
     def inv(self: Any, s: Any) -> Any:

@@ -1,4 +1,12 @@
-"""Random small specs for property tests: bounded ints, guarded increments, resets, copies."""
+"""Random small specs for property tests: bounded ints, guarded increments, resets, copies.
+
+Some specs also get several initial states, state constraints (``@constraint``:
+``v <= c``, ``v != c`` or ``v + w <= c``, so that successors and initial states fall
+outside them), a second invariant (``v <= c``, ``v != c``, or the first
+constraint itself) and an action property (a
+variable never decreases), so that the explorer and the brute-force oracle are compared on every
+kind of finding.
+"""
 
 from __future__ import annotations
 
@@ -6,7 +14,7 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from modelcheck import Int, Spec, action, invariant, where
+from modelcheck import Int, Spec, action, action_property, constraint, invariant, where
 
 __all__ = ["random_spec"]
 
@@ -54,4 +62,57 @@ def random_spec(draw: st.DrawFn, *, max_vars: int = 4, wide: bool = False) -> ty
 
     inv.__name__ = "SumBounded"
     ns["SumBounded"] = invariant(inv)
+    if draw(st.integers(0, 2)):
+        _add_extras(draw, ns, n, his)
     return type("RandomSpec", (Spec,), ns)
+
+
+def _add_extras(draw: st.DrawFn, ns: dict[str, Any], n: int, his: list[int]) -> None:
+    """Several initial states, state constraints, an invariant and an action property."""
+    inits = draw(st.lists(st.tuples(*(st.one_of(st.just(0), st.integers(0, hi))
+                                        for hi in his)), min_size=1, max_size=3))
+
+    def init_states(self: Any) -> Any:
+        for values in inits:
+            yield {f"v{i}": v for i, v in enumerate(values)}
+
+    ns["init_states"] = init_states
+    shapes = []
+    for c in range(draw(st.integers(1, 2))):
+        shapes.append((draw(st.sampled_from(["<=", "!=", "sum<="])), draw(st.integers(0, n - 1)),
+                       draw(st.integers(0, n - 1)), draw(st.integers(0, max(his)))))
+        ns[f"C{c}"] = constraint(_make_constraint(*shapes[-1], f"C{c}"))
+    if draw(st.booleans()):
+        # the invariant is the first constraint: only states outside it violate it
+        ns["Stays"] = invariant(_make_constraint(*shapes[0], "Stays"))
+    elif draw(st.integers(0, 2)):
+        var, val = draw(st.integers(0, n - 1)), draw(st.integers(0, max(his)))
+        op = draw(st.sampled_from(["<=", "!="]))
+
+        def stays(self: Any, s: Any) -> Any:
+            x = getattr(s, f"v{var}")
+            return x <= val if op == "<=" else x != val
+
+        stays.__name__ = "Stays"
+        ns["Stays"] = invariant(stays)
+    if draw(st.booleans()):
+        var = draw(st.integers(0, n - 1))
+
+        def grows(self: Any, s: Any, t: Any) -> Any:
+            return getattr(t, f"v{var}") >= getattr(s, f"v{var}")
+
+        grows.__name__ = "Grows"
+        ns["Grows"] = action_property(grows)
+
+
+def _make_constraint(op: str, a: int, b: int, bound: int, name: str):
+    def fn(self: Any, s: Any) -> Any:
+        x = getattr(s, f"v{a}")
+        if op == "<=":
+            return x <= bound
+        if op == "!=":
+            return x != bound
+        return x + getattr(s, f"v{b}") <= bound
+
+    fn.__name__ = name
+    return fn

@@ -7,8 +7,9 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from modelcheck import Int, Kernel, Spec, action, explore, invariant
+from modelcheck import Int, Spec, action, explore, invariant
 from modelcheck.errors import SpecEvaluationError
+from modelcheck.kernel import Kernel
 
 
 class B(Spec):

@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from examples.two_phase_commit import TwoPhaseCommit
-from modelcheck import Kernel
+from modelcheck.kernel import Kernel
 from specs.kraft_broker import KRaftBroker, KRaftBrokerBugEpochReuse
 
 SPECS = [

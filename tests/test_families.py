@@ -15,8 +15,9 @@ from famspec import random_family_spec
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from modelcheck import Array, Bool, Explorer, Ids, Int, Kernel, Spec, action, where
+from modelcheck import Array, Bool, Explorer, Ids, Int, Record, SetOf, Spec, action, where
 from modelcheck.errors import SpecEvaluationError
+from modelcheck.kernel import Kernel
 from modelcheck.result import Result
 
 ON = dict(family_rows=1 << 20, family_min=2)  # every family, whatever the batch
@@ -154,6 +155,46 @@ def test_benchmark_wave_counts() -> None:
     r = run(BenchWave(N=50), True)
     assert isinstance(r, Result) and r.status == "ok"
     assert (r.distinct_states, r.depth) == expected_states(50)
+
+
+# ------------------------------------------------ compound values and branches
+class Club(Spec):
+    """Members join in order (a set of ids and an array of records, written through the
+    parameter), then either bump their level or leave for good: two branches, one of
+    which scatters through the parameter."""
+
+    check_deadlock = False
+    Procs = Ids(0, 3)
+    S = SetOf(Procs)
+    r = Array(Procs, Record(v=Int(0, 2), on=Bool()))
+    left = Array(Procs, Bool())
+
+    @action(i=Procs)
+    def Join(self, s, t, i):
+        t.S = s.S.with_(i)
+        t.r[i] = s.r[i].with_fields(on=True)
+        return ~s.S.has(i) & ~s.left[i] & ((i == 0) | s.S.has(where(i > 0, i - 1, i)))
+
+    @action(i=Procs)
+    def Bump(self, s, t, i):
+        with t.branch("up", s.r[i].v < 2):
+            t.r[i] = s.r[i].with_fields(v=s.r[i].v + 1)
+        with t.branch("leave", s.r[i].v == 2):
+            t.S = s.S.without(i)
+            t.r[i] = {"v": 0, "on": False}
+            t.left[i] = True
+        return s.r[i].on & s.S.has(i)
+
+
+def test_families_over_compound_values_and_branches_are_evaluated_at_once() -> None:
+    on, off = run(Club(), True), run(Club(), False)
+    assert summary(on) == summary(off)
+    assert isinstance(on, Result) and (on.distinct_states, on.depth) == brute_force(Club())
+    assert {c.name for c in on.coverage if c.fired} == {"Join", "Bump[up]", "Bump[leave]"}
+    k, k_off = kernel(Club(), True), kernel(Club(), False)
+    words = reachable_words(Club())
+    assert expansion(k, words) == expansion(k_off, words)
+    assert not k._family_failed  # every family was evaluated in one call
 
 
 # --------------------------------------------------------- falling back, errors

@@ -11,8 +11,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from invariants import lookup
-from modelcheck import Explorer, Kernel, explore
+from modelcheck import Explorer, explore
 from modelcheck.cli import cli
+from modelcheck.kernel import Kernel
 from specs.kraft_lifecycle import (
     KRaftLifecycle,
     KRaftLifecycleBugEarlyShutdownGrant,
@@ -110,6 +111,34 @@ def test_bug_variants(cls, consts, prop, also, length, actions) -> None:
     if actions is not None:
         assert [s.action for s in v.trace[2:]] == actions
     assert_replays(spec, v.trace)
+
+
+def _bug_variants() -> list[type]:
+    """Every bug variant the spec module defines (discovered, not listed)."""
+    import inspect
+
+    import specs.kraft_lifecycle as module
+
+    return [c for _, c in inspect.getmembers(module, inspect.isclass)
+            if issubclass(c, module.KRaftLifecycle) and c.__module__ == module.__name__
+            and "Bug" in c.__name__]
+
+
+def test_every_bug_variant_has_an_expected_violation() -> None:
+    assert len(_bug_variants()) >= 5
+    assert set(_bug_variants()) == {b[0] for b in BUGS}
+
+
+@pytest.mark.parametrize("cls", _bug_variants(), ids=lambda c: c.__name__)
+def test_bug_variants_fail_with_their_own_defaults(runner, cls) -> None:
+    """``modelcheck check specs/kraft_lifecycle.py:<variant>``, no options: a violation of
+    the property the variant breaks."""
+    prop = {b[0]: b[2] for b in BUGS}[cls]
+    r = runner.invoke(cli, ["check", f"{SPEC}:{cls.__name__}", "--format", "json", "-q"])
+    assert r.exit_code == 1, r.output
+    out = json.loads(r.output)
+    assert out["status"] == "violation"
+    assert out["violation"]["property"] == prop
 
 
 def test_early_grant_trace_moves_leadership_then_grants() -> None:

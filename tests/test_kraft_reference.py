@@ -1,6 +1,8 @@
-"""The KRaft reference model: exact counts from shared/kraft/MODEL.md, bug variants, replay."""
+"""The KRaft reference model: exact counts (L1-L6, specs/kraft_broker.py), bug variants, replay."""
 
 from __future__ import annotations
+
+import json
 
 import pytest
 from bruteforce import assert_replays
@@ -67,7 +69,7 @@ def test_bug_variants(cls, consts, props, length, last_actions) -> None:
     assert v.property in props
     assert len(v.trace) == length
     if cls is KRaftBrokerBugEpochReuse:
-        # both fail in the same state (MODEL.md)
+        # both fail in the same state (as the reference checkers found)
         assert {v.property, *v.also_violated} == props
     if last_actions:
         assert [s.action for s in v.trace[-len(last_actions):]] == last_actions
@@ -75,6 +77,26 @@ def test_bug_variants(cls, consts, props, length, last_actions) -> None:
     if cls is KRaftBrokerBugGrantWithLeaders:
         assert "ElectLeader" in [s.action for s in v.trace]
     assert_replays(spec, v.trace)
+
+
+def _broker_bug_variants() -> list[type]:
+    import specs.kraft_broker as mod
+
+    return [c for n, c in vars(mod).items()
+            if n.startswith("KRaftBrokerBug") and isinstance(c, type)]
+
+
+@pytest.mark.parametrize("cls", _broker_bug_variants(), ids=lambda c: c.__name__)
+def test_bug_variants_fail_with_their_own_defaults(cls) -> None:
+    """``modelcheck check specs/kraft_broker.py:<variant>`` with no options finds the bug."""
+    from click.testing import CliRunner
+
+    from modelcheck.cli import cli
+
+    r = CliRunner().invoke(cli, ["check", f"specs/kraft_broker.py:{cls.__name__}", "--format",
+                                 "json", "-q"])
+    assert r.exit_code == 1, r.output
+    assert json.loads(r.output)["status"] == "violation"
 
 
 def test_grant_with_leaders_needs_longer_log() -> None:

@@ -11,6 +11,7 @@ import hashlib
 import importlib.util
 import json
 import os
+import re
 import shutil
 import signal
 import socket
@@ -204,7 +205,7 @@ except ImportError:  # pragma: no cover - hypothesis is a dev dependency
 
 def render_spec(desc: dict[str, Any]) -> str:
     """Python source of a random spec: bounded ints/bools, guarded increments and resets."""
-    lines = ["from modelcheck import Bool, Int, Spec, action, invariant", "",
+    lines = ["from modelcheck import Bool, Int, Spec, action, constraint, invariant", "",
              "class Rand(Spec):", "    check_deadlock = True"]
     variables = desc["vars"]
     for i, (kind, hi, init) in enumerate(variables):
@@ -247,6 +248,11 @@ def render_spec(desc: dict[str, Any]) -> str:
         i %= len(variables)
         lines += ["", "    @invariant", "    def Bounded(self, s):",
                   f"        return (s.v{i} + 0) <= {bound}"]
+    if desc.get("constraint") is not None:
+        i, bound = desc["constraint"]
+        i %= len(variables)
+        lines += ["", "    @constraint", "    def Within(self, s):",
+                  f"        return (s.v{i} + 0) <= {bound}"]
     return "\n".join(lines) + "\n"
 
 
@@ -264,6 +270,7 @@ if given is not None:
         "actions": st.lists(act_s, min_size=1, max_size=4),
         "inits": st.lists(st.tuples(st.integers(0, 3), st.integers(0, 4)), max_size=2),
         "inv": st.none() | st.tuples(st.integers(0, 3), st.integers(1, 4)),
+        "constraint": st.none() | st.tuples(st.integers(0, 3), st.integers(0, 3)),
     })
 
     @settings(max_examples=8, deadline=None, derandomize=True,
@@ -296,6 +303,83 @@ BOOM = """
             t.x = s.x
             return s.x < 0
 """
+
+
+FIRST_PROBLEM = """
+    import numpy as np
+    from modelcheck import Int, Spec, action, invariant
+
+    class FirstProblem(Spec):
+        check_deadlock = False
+        x = Int(0, 10)
+
+        def init_states(self):
+            for v in range(10):
+                yield {"x": v}
+
+        @action
+        def Step(self, s, t):
+            if np.any(np.asarray(s.x) == 5):
+                raise ValueError("boom at five")
+            t.x = s.x
+            return s.x < 0
+
+        @invariant
+        def NotTwo(self, s):
+            return s.x != 2
+"""
+
+
+@pytest.mark.parametrize("partitions,batch_size", [(1, 1), (1, 16), (2, 4), (3, 64)])
+def test_first_problem_wins_whatever_the_partitions(spark: Any, spec_dir: Path,
+                                                    partitions: int, batch_size: int) -> None:
+    # The level rule: the first problem in fingerprint order decides, whether it is a
+    # violation or an error, whatever the buckets and the batch size.
+    spec = write_spec(spec_dir, FIRST_PROBLEM, "FirstProblem")()
+    local = Explorer(spec).run()
+    assert local.violation is not None and local.violation.property == "NotTwo"
+    remote = run_spark(spark, spec, partitions=partitions, batch_size=batch_size)
+    assert_same(local, remote)
+
+
+CONSTRAINED = """
+    from modelcheck import Int, Spec, action, constraint, invariant
+
+    class Constrained(Spec):
+        x = Int(0, 5)
+        y = Int(0, 5)
+
+        def init_states(self):
+            for v in range(4):
+                yield {"x": v, "y": 0}
+
+        @action
+        def IncX(self, s, t):
+            t.x = s.x + 1
+            return s.x < 5
+
+        @action
+        def IncY(self, s, t):
+            t.y = s.y + 1
+            return s.y < 5
+
+        @invariant
+        def Small(self, s):
+            return s.x + s.y <= MAX
+
+        @constraint
+        def Bounded(self, s):
+            return s.x <= 2
+"""
+
+
+@pytest.mark.parametrize("bound", [9, 7, 6])
+def test_state_constraints_as_locally(spark: Any, spec_dir: Path, bound: int) -> None:
+    # Initial states outside the constraint are not counted; successors outside it are
+    # checked against the invariants (bound 7: violated only outside) but not stored.
+    spec = write_spec(spec_dir, CONSTRAINED.replace("MAX", str(bound)), "Constrained")()
+    local = Explorer(spec, check_deadlock=False).run()
+    assert_same(local, run_spark(spark, spec, partitions=2, check_deadlock=False))
 
 
 def test_spec_error_in_executor_reads_as_locally(spark: Any, spec_dir: Path) -> None:
@@ -363,6 +447,18 @@ def cli(*args: str, **kw: Any) -> subprocess.Popen[str]:
                             env=env, **kw)
 
 
+def test_cli_filters_spark_noise() -> None:
+    """Spark's start-up chatter (the JVM's incubator-module warning, the log-level
+    lines) is not shown without --verbose; our own lines are."""
+    p = cli("examples/counter.py", "--master", "local[1]")
+    out, err = p.communicate(timeout=300)
+    assert p.returncode == 0, err
+    assert "Checking Counter" in err and "level   0" in err
+    for noise in ("Using incubator modules", "Setting default log level",
+                  "sc.setLogLevel"):
+        assert noise not in err
+
+
 def kraft_args(consts: dict[str, int]) -> list[str]:
     out = [KRAFT]
     for k, v in consts.items():
@@ -414,6 +510,7 @@ def assert_resumes_to_local(args: list[str], consts: dict[str, int]) -> None:
     resumed = cli(*args, "--resume")
     out, err = resumed.communicate(timeout=900)
     assert resumed.returncode == 0, err
+    assert re.search(r"^resuming at level \d+ \([\d,]+ states\)$", err, re.M), err
     got = json.loads(out)
     want = Explorer(kraft(**consts)).run().to_json()
     for key in COMPARED:
@@ -528,3 +625,10 @@ def test_cli_ctrl_c_gives_the_finished_levels() -> None:
     assert n >= 6
     assert levels_of(got) == levels_of(want)[:n]
     assert got["distinct_states"] == sum(lv["new"] for lv in want["levels"][:n]) + 1
+
+
+def test_compound_types_as_locally(spark: Any) -> None:
+    """Records, sequences, sets of records and bags (examples/mailbox.py) on Spark."""
+    for cls in ("Mailbox", "MailboxSym", "MailboxBug"):
+        r = compare(spark, load_spec_class(f"examples/mailbox.py:{cls}")())
+        assert r.distinct_states == {"Mailbox": 334, "MailboxSym": 170}.get(cls, 13)

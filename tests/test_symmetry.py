@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 from bruteforce import brute_force
 
-from modelcheck import Kernel, explore
+from modelcheck import explore
+from modelcheck.kernel import Kernel
 from specs.kraft_broker import KRaftBroker, KRaftBrokerBugEpochReuse, KRaftBrokerBugNoCatchUpCheck
 
 

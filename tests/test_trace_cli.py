@@ -121,6 +121,39 @@ def test_eval_error_exit_2(runner: CliRunner, itf_file: str) -> None:
     assert r.exit_code == 2 and "not valid Python" in r.stderr
 
 
+def test_eval_is_bounded_in_memory(runner: CliRunner, itf_file: str) -> None:
+    r = runner.invoke(cli, ["trace", "eval", itf_file, "[x for x in range(10**9)]",
+                            "--memory-limit", "64M"])
+    assert r.exit_code == 2
+    assert "needed more than 64 MiB of memory and was stopped" in r.stderr
+
+
+def test_eval_is_bounded_in_time(runner: CliRunner, itf_file: str) -> None:
+    r = runner.invoke(cli, ["trace", "eval", itf_file, "sum(range(10**15))", "--timeout", "0.5"])
+    assert r.exit_code == 2
+    assert "took longer than 0.5 s and was stopped" in r.stderr
+
+
+def test_eval_limits_through_the_api(itf_file: str) -> None:
+    """What a web explorer calls: the same function, bounded by default."""
+    from modelcheck.trace import load_trace
+    from modelcheck.trace.evaluate import EvaluationLimitError, Limits, evaluate
+
+    t = load_trace(itf_file)
+    assert [v for _, _, v in evaluate(t, "logEnd + 1")] == [1, 1, 1, 2, 3]
+    assert evaluate(t, "logEnd", limits=None) == evaluate(t, "logEnd")
+    with pytest.raises(EvaluationLimitError, match="took longer"):
+        evaluate(t, "sum(range(10**15))", limits=Limits(seconds=0.3))
+    with pytest.raises(EvaluationLimitError, match="memory"):
+        evaluate(t, "[0] * 10**9", limits=Limits(memory=32 * 2**20))
+
+
+@pytest.mark.parametrize("size", ["0", "lots", "-1M"])
+def test_eval_bad_memory_limit(runner: CliRunner, itf_file: str, size: str) -> None:
+    r = runner.invoke(cli, ["trace", "eval", itf_file, "logEnd", "--memory-limit", size])
+    assert r.exit_code == 2 and "--memory-limit" in r.stderr
+
+
 def test_missing_file(runner: CliRunner, tmp_path: Path) -> None:
     for cmd in (["trace", "show"], ["trace", "eval"], ["trace", "replay", KRAFT]):
         args = [*cmd, str(tmp_path / "nope.json")] + (["logEnd"] if cmd[1] == "eval" else [])

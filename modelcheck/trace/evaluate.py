@@ -4,13 +4,25 @@ This module owns :func:`evaluate` and :func:`compile_expression`: the expression
 may use the trace's variables and a few safe builtins (:data:`SAFE_BUILTINS`), no
 ``_private`` attributes; mistakes are :class:`ExpressionError`. This keeps
 accidents out; it is not a security sandbox for hostile input.
+
+Evaluation is bounded (:class:`Limits`): :func:`evaluate` runs the expression in a
+forked child process whose address space is capped (``RLIMIT_AS``: what the process
+already maps plus ``Limits.memory`` bytes) and which is killed after
+``Limits.seconds`` of wall-clock time, so ``[x for x in range(10**9)]`` or an endless
+computation is one :class:`EvaluationLimitError`, not an OOM kill or a hung command.
+Everything that evaluates user expressions (``trace eval``, a web explorer) goes
+through :func:`evaluate`.
 """
 
 from __future__ import annotations
 
 import ast
 import builtins
+import multiprocessing
+import os
+import signal
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from ..errors import ModelcheckError
@@ -19,7 +31,10 @@ from .model import Trace
 from .render import action_label
 
 __all__ = [
+    "DEFAULT_LIMITS",
+    "EvaluationLimitError",
     "ExpressionError",
+    "Limits",
     "compile_expression",
     "evaluate",
 ]
@@ -35,6 +50,22 @@ _BLOCKED_ATTRS = frozenset({"format", "format_map", "mro"})
 
 class ExpressionError(ModelcheckError):
     """A ``trace eval`` expression is malformed or failed on a state."""
+
+
+class EvaluationLimitError(ExpressionError):
+    """Evaluating an expression took too long or needed too much memory."""
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Bounds of one :func:`evaluate` call: wall-clock ``seconds`` for the whole trace
+    and ``memory`` bytes the evaluation may allocate beyond what the process holds."""
+
+    seconds: float = 10.0
+    memory: int = 512 * 2**20
+
+
+DEFAULT_LIMITS = Limits()
 
 
 def compile_expression(expr: str, variables: Sequence[str]) -> Any:
@@ -76,9 +107,23 @@ def compile_expression(expr: str, variables: Sequence[str]) -> Any:
     return compile(tree, "<expression>", "eval")
 
 
-def evaluate(trace: Trace, expr: str) -> list[tuple[int, str, Any]]:
-    """``(state number, action label, value)`` of ``expr`` in every state of ``trace``."""
+def evaluate(trace: Trace, expr: str, *, limits: Limits | None = DEFAULT_LIMITS
+             ) -> list[tuple[int, str, Any]]:
+    """``(state number, action label, value)`` of ``expr`` in every state of ``trace``.
+
+    With ``limits`` (the default: :data:`DEFAULT_LIMITS`) the expression runs in a
+    child process bounded in time and memory, and exceeding a bound raises
+    :class:`EvaluationLimitError`; ``limits=None`` evaluates here, unbounded (for
+    trusted callers only). Where ``fork`` is not available (Windows) it runs here,
+    unbounded.
+    """
     code = compile_expression(expr, trace.vars)
+    if limits is None or "fork" not in multiprocessing.get_all_start_methods():
+        return _evaluate_here(trace, code, expr)
+    return _evaluate_bounded(trace, code, expr, limits)
+
+
+def _evaluate_here(trace: Trace, code: Any, expr: str) -> list[tuple[int, str, Any]]:
     out: list[tuple[int, str, Any]] = []
     for i, st in enumerate(trace.steps):
         ns: dict[str, Any] = {"__builtins__": SAFE_BUILTINS}
@@ -87,6 +132,8 @@ def evaluate(trace: Trace, expr: str) -> list[tuple[int, str, Any]]:
                                        if st.action else "<unnamed action>")
         try:
             value = eval(code, ns)  # noqa: S307 - restricted namespace, checked names
+        except MemoryError:
+            raise
         except Exception as e:  # noqa: BLE001 - reported as one message
             raise ExpressionError(
                 f"evaluating {expr.strip()!r} in state {i + 1} ({label}) failed with "
@@ -94,6 +141,65 @@ def evaluate(trace: Trace, expr: str) -> list[tuple[int, str, Any]]:
             ) from None
         out.append((i + 1, label, value))
     return out
+
+
+def _mib(n: int) -> str:
+    return f"{n / 2**20:,.0f} MiB"
+
+
+def _evaluate_bounded(trace: Trace, code: Any, expr: str, limits: Limits
+                      ) -> list[tuple[int, str, Any]]:
+    import psutil
+
+    ctx = multiprocessing.get_context("fork")
+    recv, send = ctx.Pipe(duplex=False)
+    cap = psutil.Process().memory_info().vms + limits.memory
+    child = ctx.Process(target=_child, args=(send, trace, code, expr, cap), daemon=True)
+    child.start()
+    send.close()
+    too_much = EvaluationLimitError(
+        f"evaluating {expr.strip()!r} needed more than {_mib(limits.memory)} of memory "
+        "and was stopped (--memory-limit to allow more).")
+    try:
+        if not recv.poll(limits.seconds):
+            raise EvaluationLimitError(
+                f"evaluating {expr.strip()!r} took longer than {limits.seconds:g} s and was "
+                "stopped (--timeout to allow more).")
+        try:
+            kind, payload = recv.recv()
+        except EOFError:  # the child died without a word: killed by the OS or a signal
+            child.join()
+            raise too_much from None
+    finally:
+        if child.is_alive():
+            os.kill(child.pid or 0, signal.SIGKILL)
+        child.join()
+        recv.close()
+    if kind == "ok":
+        return payload  # type: ignore[no-any-return]
+    if kind == "memory":
+        raise too_much
+    raise ExpressionError(payload)
+
+
+def _child(send: Any, trace: Trace, code: Any, expr: str, cap: int) -> None:
+    """In the forked child: cap the address space, evaluate, send the outcome."""
+    import resource
+
+    try:
+        resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
+        try:
+            send.send(("ok", _evaluate_here(trace, code, expr)))
+        except MemoryError:
+            send.send(("memory", None))
+        except ExpressionError as e:
+            send.send(("error", str(e)))
+        except Exception as e:  # noqa: BLE001 - e.g. a value that cannot be sent back
+            send.send(("error", f"evaluating {expr.strip()!r} failed: "
+                                f"{type(e).__name__}: {e}"))
+    finally:
+        send.close()
+        os._exit(0)  # no atexit handlers, no flushing of the parent's buffers
 
 
 def _eval_value(v: Any) -> Any:

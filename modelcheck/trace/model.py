@@ -18,8 +18,12 @@ Showing a trace is :mod:`modelcheck.trace.render`, replaying it against a spec
 :mod:`modelcheck.trace.evaluate`.
 
 Trace values are plain Python data: ``int``, ``bool``, ``str`` (enum members by
-name), ``dict`` (arrays, keyed by index), ``frozenset`` (sets). Files are plain
-JSON; nothing here ever unpickles or imports anything from a trace.
+name), ``dict`` (arrays, keyed by index), ``frozenset`` (sets), ``tuple``, and
+``list`` (sequences: a list stays a list through every reader and writer; it is
+never taken for a set). A spec variable's type decides how a value becomes a
+state (:meth:`~modelcheck.domains.ScalarType.from_itf`; a ``SetOf`` variable
+accepts a set or a list of distinct ids). Files are plain JSON; nothing here ever
+unpickles or imports anything from a trace.
 """
 
 from __future__ import annotations
@@ -42,6 +46,7 @@ from .itf import (
     ItfError,
     ItfTrace,
     Record,
+    freeze,
     from_itf,
     parse_json_strict,
 )
@@ -65,7 +70,9 @@ __all__ = [
 ]
 
 TRACE_JSON_FORMAT = "modelcheck-trace"
-TRACE_JSON_VERSION = 1
+#: version 2 writes sets as ``{"#set": [...]}`` and tuples as ``{"#tup": [...]}`` (version 1
+#: wrote sets as plain lists, which now read back as lists)
+TRACE_JSON_VERSION = 2
 ITF_FORMAT_DESCRIPTION = "https://apalache-mc.org/docs/adr/015adr-trace.html"
 #: Quint's model-based-testing variables: the action taken and its nondeterministic picks
 _MBT_ACTION = "mbt::actionTaken"
@@ -101,6 +108,13 @@ class Trace:
     kind: str | None = None
     also_violated: tuple[str, ...] = ()
     file_format: str = "json"
+    #: a lasso (an infinite behaviour): the index of the state where the loop starts;
+    #: the last state equals it when the loop has steps, else the last state stutters
+    loop: int | None = None
+    #: why the loop satisfies each fairness condition (liveness counterexamples)
+    fairness: tuple[str, ...] = ()
+    #: the violated temporal property as a formula (``P ~> Q``)
+    formula: str | None = None
 
     def __len__(self) -> int:
         return len(self.steps)
@@ -113,11 +127,15 @@ class Trace:
     @classmethod
     def from_violation(cls, spec: Spec, violation: Violation, source: str | None = None) -> Trace:
         """The counterexample of a check result, with the spec's variables and constants."""
-        steps = tuple(TraceStep(s.action, dict(s.params), {k: _norm(v) for k, v in s.state.items()})
+        layout = spec.layout
+        steps = tuple(TraceStep(s.action, dict(s.params),
+                                layout.itf_values_from_cells(layout.cells_from_values(s.state)))
                       for s in violation.trace)
         return cls(vars=tuple(spec.layout.vars), steps=steps, spec=spec.name, source=source,
                    constants=dict(spec.constants), property=violation.property,
-                   kind=violation.kind, also_violated=tuple(violation.also_violated))
+                   kind=violation.kind, also_violated=tuple(violation.also_violated),
+                   loop=violation.loop, fairness=tuple(violation.fairness),
+                   formula=violation.formula)
 
     @classmethod
     def from_result(cls, result: Result, source: str | None = None) -> Trace | None:
@@ -130,7 +148,8 @@ class Trace:
                       for s in v.trace)
         return cls(vars=tuple(v.trace[0].state) if v.trace else (), steps=steps, spec=result.spec,
                    source=source, constants=dict(result.constants), property=v.property,
-                   kind=v.kind, also_violated=tuple(v.also_violated))
+                   kind=v.kind, also_violated=tuple(v.also_violated), loop=v.loop,
+                   fairness=tuple(v.fairness), formula=v.formula)
 
     def describe(self) -> str:
         """One line: what the trace is of, and how long."""
@@ -145,6 +164,12 @@ class Trace:
             return None
         if self.kind == "deadlock":
             return "Deadlock: the last state has no enabled action."
+        if self.kind == "liveness" or self.loop is not None:
+            formula = f" ({self.formula})" if self.formula else ""
+            also = f" (also violated: {', '.join(self.also_violated)})" \
+                if self.also_violated else ""
+            return (f"Counterexample: this infinite behaviour violates temporal property "
+                    f"{self.property}{formula}{also}.")
         what = {"invariant": "invariant", "action": "action property"}.get(self.kind, self.kind)
         where = "the last step" if self.kind == "action" else "the last state"
         also = f" (also violated: {', '.join(self.also_violated)})" if self.also_violated else ""
@@ -152,12 +177,20 @@ class Trace:
 
 
 def _norm(v: Any) -> Any:
-    """A value from the checker or our JSON in trace form: lists (sets) become frozensets,
-    decimal-string keys become ints."""
+    """A value from the checker in trace form: decimal-string keys become ints, numpy
+    scalars Python ones; sets stay sets and lists lists (the checker's values are typed:
+    :meth:`~modelcheck.domains.ScalarType.to_python` gives a ``frozenset`` for a set)."""
+    if isinstance(v, Record):
+        return Record({k: _norm(x) for k, x in v.items()})
     if isinstance(v, Mapping):
-        return {index_key(k): _norm(x) for k, x in v.items()}
-    if isinstance(v, (list, tuple, set, frozenset)):
-        return frozenset(_norm(x) for x in v)
+        return {index_key(k) if isinstance(k, str) else freeze(_norm(k)): _norm(x)
+                for k, x in v.items()}
+    if isinstance(v, (set, frozenset)):
+        return frozenset(freeze(_norm(x)) for x in v)
+    if isinstance(v, (list, FrozenSeq)):
+        return [_norm(x) for x in v]
+    if isinstance(v, tuple):
+        return tuple(_norm(x) for x in v)
     if isinstance(v, np.bool_):
         return bool(v)
     if isinstance(v, np.integer):
@@ -199,6 +232,10 @@ def trace_to_itf(trace: Trace, *, generator: str | None = None) -> ItfTrace:
         meta["kind"] = trace.kind
     if trace.also_violated:
         meta["also_violated"] = list(trace.also_violated)
+    if trace.fairness:
+        meta["fairness"] = list(trace.fairness)
+    if trace.formula:
+        meta["formula"] = trace.formula
     states = tuple({v: _itf_value(s.state[v]) for v in trace.vars} for s in trace.steps)
     state_meta = tuple(
         {"index": i, "action": "init", "params": {}} if i == 0
@@ -206,7 +243,8 @@ def trace_to_itf(trace: Trace, *, generator: str | None = None) -> ItfTrace:
         else {"index": i, "action": s.action, "params": dict(s.params)}
         for i, s in enumerate(trace.steps)
     )
-    return ItfTrace(vars=trace.vars, states=states, meta=meta, state_meta=state_meta)
+    return ItfTrace(vars=trace.vars, states=states, meta=meta, state_meta=state_meta,
+                    loop=trace.loop)
 
 
 def _itf_description(trace: Trace) -> str:
@@ -217,8 +255,6 @@ def _itf_description(trace: Trace) -> str:
 def _itf_value(v: Any) -> Any:
     if isinstance(v, Mapping) and not isinstance(v, Record):
         return {k: _itf_value(x) for k, x in v.items()}
-    if isinstance(v, list):  # our sets, if a caller did not normalise
-        return frozenset(v)
     return v
 
 
@@ -242,6 +278,8 @@ def trace_from_itf(itf: ItfTrace, *, source_file: str | None = None) -> Trace:
         constants=_meta_constants(meta, where),
         property=_meta_str(meta, "property", where), kind=_meta_str(meta, "kind", where),
         also_violated=_meta_names(meta, "also_violated", where), file_format="itf",
+        loop=itf.loop, fairness=_meta_names(meta, "fairness", where),
+        formula=_meta_str(meta, "formula", where),
     )
 
 
@@ -334,7 +372,8 @@ def _meta_constants(meta: Mapping[str, Any], where: str) -> dict[str, Any]:
 
 
 def trace_to_json(trace: Trace) -> dict[str, Any]:
-    """Our JSON trace document (arrays as objects keyed by index, sets as sorted lists)."""
+    """Our JSON trace document: arrays as objects keyed by index, sets as
+    ``{"#set": [sorted members]}``, tuples as ``{"#tup": [...]}``, lists as lists."""
     return {
         "format": TRACE_JSON_FORMAT,
         "version": TRACE_JSON_VERSION,
@@ -344,6 +383,8 @@ def trace_to_json(trace: Trace) -> dict[str, Any]:
         "property": trace.property,
         "kind": trace.kind,
         "also_violated": list(trace.also_violated),
+        **({"loop": trace.loop, "fairness": list(trace.fairness), "formula": trace.formula}
+           if trace.loop is not None else {}),
         "vars": list(trace.vars),
         "steps": [{"action": s.action, "params": {k: _json_value(v) for k, v in s.params.items()},
                    "state": {v: _json_value(s.state[v]) for v in trace.vars}}
@@ -357,10 +398,22 @@ def dumps_trace_json(trace: Trace) -> str:
 
 
 def _json_value(v: Any) -> Any:
+    if isinstance(v, Record):
+        return {"#rec": {k: _json_value(x) for k, x in v.items()}}
     if isinstance(v, Mapping):
-        return {str(k): _json_value(x) for k, x in v.items()}
-    if isinstance(v, (set, frozenset, list, tuple)):
-        return sorted((_json_value(x) for x in v), key=value_sort_key)
+        if all(isinstance(k, (int, str)) and not isinstance(k, bool) for k in v):
+            return {str(k): _json_value(x) for k, x in v.items()}
+        return {"#map": sorted(([_json_value(k), _json_value(x)] for k, x in v.items()),
+                               key=lambda kv: json.dumps(kv[0], sort_keys=True))}
+    if isinstance(v, (set, frozenset)):
+        members = [_json_value(x) for x in v]
+        if all(isinstance(x, (bool, int, str)) for x in members):
+            return {"#set": sorted(members, key=value_sort_key)}
+        return {"#set": sorted(members, key=lambda x: json.dumps(x, sort_keys=True))}
+    if isinstance(v, tuple):
+        return {"#tup": [_json_value(x) for x in v]}
+    if isinstance(v, (list, FrozenSeq)):
+        return [_json_value(x) for x in v]
     if isinstance(v, (bool, int, str)):
         return v
     raise TraceFileError(f"cannot write {v!r} in a modelcheck JSON trace.")
@@ -436,7 +489,18 @@ def trace_from_json(doc: Any, *, source_file: str | None = None) -> Trace:
         constants=_meta_constants(doc, where),
         property=_doc_str(doc, "property", fail), kind=_doc_str(doc, "kind", fail),
         also_violated=_meta_names(doc, "also_violated", where), file_format="json",
+        loop=_doc_loop(doc, len(steps), fail), fairness=_meta_names(doc, "fairness", where),
+        formula=_doc_str(doc, "formula", fail),
     )
+
+
+def _doc_loop(doc: Mapping[str, Any], n: int, fail: Callable[[str, str], NoReturn]) -> int | None:
+    v = doc.get("loop")
+    if v is None:
+        return None
+    if isinstance(v, bool) or not isinstance(v, int) or not 0 <= v < n:
+        fail("loop", f"expected the index of a state (0..{n - 1}) or null, got {_jdesc(v)}.")
+    return v
 
 
 def _doc_str(doc: Mapping[str, Any], key: str, fail: Callable[[str, str], NoReturn]) -> str | None:
@@ -454,20 +518,51 @@ def _from_json_value(j: Any, path: str, fail: Callable[[str, str], NoReturn],
         return j
     if isinstance(j, int):
         return j
+    if isinstance(j, dict) and len(j) == 1 and next(iter(j)) == "#rec":
+        body = j["#rec"]
+        if not isinstance(body, dict):
+            fail(f"{path}.#rec", f"expected an object, got {_jdesc(body)}.")
+        return Record({k: _from_json_value(x, f"{path}.{k}", fail, depth + 1)
+                       for k, x in body.items()})
+    if isinstance(j, dict) and len(j) == 1 and next(iter(j)) == "#map":
+        body = j["#map"]
+        if not isinstance(body, list) or not all(isinstance(e, list) and len(e) == 2
+                                                 for e in body):
+            fail(f"{path}.#map", "expected a list of [key, value] pairs.")
+        return {freeze(_from_json_value(k, f"{path}.#map[{i}][0]", fail, depth + 1)):
+                _from_json_value(x, f"{path}.#map[{i}][1]", fail, depth + 1)
+                for i, (k, x) in enumerate(body)}
+    if isinstance(j, dict) and len(j) == 1 and next(iter(j)) in ("#set", "#tup"):
+        tag, body = next(iter(j.items()))
+        if not isinstance(body, list):
+            fail(f"{path}.{tag}", f"expected a list, got {_jdesc(body)}.")
+        if tag == "#tup":
+            return tuple(_from_json_value(x, f"{path}.#tup[{i}]", fail, depth + 1)
+                         for i, x in enumerate(body))
+        out: set[Any] = set()
+        for i, x in enumerate(body):
+            if isinstance(x, dict) and len(x) == 1 and next(iter(x)) in ("#rec", "#tup", "#set",
+                                                                         "#map"):
+                x = freeze(_from_json_value(x, f"{path}.#set[{i}]", fail, depth + 1))
+            elif isinstance(x, list):
+                x = freeze(_from_json_value(x, f"{path}.#set[{i}]", fail, depth + 1))
+            elif not isinstance(x, (bool, int, str)):
+                fail(f"{path}.#set[{i}]", f"a set holds integers, strings, records, tuples, "
+                                          f"sequences or sets, got {_jdesc(x)}.")
+            if x in out:
+                fail(f"{path}.#set[{i}]", "duplicate set element"
+                     + (" (a boolean equals 0 or 1)." if isinstance(x, bool)
+                        or type(next(y for y in out if y == x)) is bool else "."))
+            out.add(x)
+        return frozenset(out)
     if isinstance(j, dict):
         return {index_key(k): _from_json_value(x, f"{path}[{k}]", fail, depth + 1)
                 for k, x in j.items()}
     if isinstance(j, list):
-        out: set[Any] = set()
-        for i, x in enumerate(j):
-            if isinstance(x, (dict, list)) or x is None or isinstance(x, float):
-                fail(f"{path}[{i}]", f"a set holds integers or strings, got {_jdesc(x)}.")
-            if x in out and type(next(y for y in out if y == x)) is type(x):
-                fail(f"{path}[{i}]", "duplicate set element.")
-            out.add(x)
-        return frozenset(out)
-    fail(path, f"expected an integer, boolean, string, object (array) or list (set), got "
-               f"{_jdesc(j)}.")
+        # a sequence stays a sequence (a set is {"#set": [...]})
+        return [_from_json_value(x, f"{path}[{i}]", fail, depth + 1) for i, x in enumerate(j)]
+    fail(path, f"expected an integer, boolean, string, list, object (array), {{\"#set\": "
+               f"[...]}} or {{\"#tup\": [...]}}, got {_jdesc(j)}.")
 
 
 def _jdesc(j: Any) -> str:
@@ -495,7 +590,8 @@ def loads_trace(data: bytes | str, *, source_file: str | None = None) -> Trace:
     try:
         doc = parse_json_strict(data, source=where)
     except ItfError as e:
-        raise TraceFileError(f"{e} (not a trace file: trace files are JSON text).") from None
+        hint = "" if "truncated" in str(e) else " (not a trace file: trace files are JSON text)"
+        raise TraceFileError(f"{e}{hint}.") from None
     return trace_from_document(doc, source_file=source_file)
 
 
@@ -538,6 +634,7 @@ def _trace_from_run_record(doc: dict[str, Any], where: str) -> Trace:
         "constants": doc.get("constants", {}), "property": v.get("property"),
         "kind": v.get("kind"), "also_violated": v.get("also_violated", []),
         "steps": v["trace"],
+        **{k: v[k] for k in ("loop", "fairness", "formula") if k in v},
     }
     return trace_from_json(tdoc, source_file=where)
 

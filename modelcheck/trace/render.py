@@ -28,6 +28,7 @@ __all__ = [
     "format_value",
     "changes",
     "action_label",
+    "loop_lines",
 ]
 
 
@@ -156,7 +157,10 @@ def render_states(trace: Trace, *, full: bool = False, names: Sequence[str] | No
             else "<unnamed action>"
         if not compact:
             lines.append("")
-        lines.append(head + st.header(f"State {i + 1}: ") + st.action(label))
+        mark = ""
+        if trace.loop is not None and i == trace.loop and trace.loop < len(trace.steps) - 1:
+            mark = st.alert("   <- the loop starts here")
+        lines.append(head + st.header(f"State {i + 1}: ") + st.action(label) + mark)
         if i == 0 or full:
             for n in shown:
                 value = s.state.get(n, _ABSENT)
@@ -171,7 +175,29 @@ def render_states(trace: Trace, *, full: bool = False, names: Sequence[str] | No
             lines.append(st.dim(f"{body}(no {what} changed)"))
         for path, a, b in diff:
             lines.append(f"{body}{path}: {st.old(format_value(a))} -> {st.new(format_value(b))}")
+    if trace.loop is not None and (step is None or step == len(trace.steps)):
+        lines += [head + line for line in loop_lines(trace, st)]
     return lines
+
+
+def loop_lines(trace: Trace, styles: Styles | None = None) -> list[str]:
+    """How a lasso continues after its last state, and why its loop is fair."""
+    st = styles or Styles()
+    n, loop = len(trace.steps), trace.loop
+    if loop is None:
+        return []
+    if loop == n - 1:
+        out = [st.alert(f"State {n} stutters forever (the behaviour takes no further "
+                        "step; no fair action is enabled there).")]
+    else:
+        out = [st.alert(f"State {n} is state {loop + 1}: the loop from state {loop + 1} "
+                        "repeats forever.")]
+    if trace.fairness:
+        out.append("Fairness on the loop:")
+        out += [f"  {line}" for line in trace.fairness]
+    else:
+        out.append("No fairness condition applies to the property.")
+    return out
 
 
 def _leaves(path: str, v: Any) -> list[tuple[str, Any]]:

@@ -14,6 +14,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NoReturn
 
+from ..domains import ValueDomainError, ValueKindError
 from ..errors import SpecEvaluationError, source_location
 from ..kernel import Kernel
 from ..layout import Layout
@@ -27,6 +28,7 @@ __all__ = [
     "ReplayReport",
     "replay",
     "state_to_cells",
+    "trace_cells",
     "cell_diffs",
 ]
 
@@ -45,42 +47,17 @@ def state_to_cells(layout: Layout, state: Mapping[str, Any],
     for name, info in layout.vars.items():
         leaves: list[tuple[str, Any]] = []
         _leaves(name, state[name], info.dims, leaves, where)
-        for j, (path, v) in enumerate(leaves):
-            ci = info.first_cell + j
-            c = layout.cells[ci]
-            val: int
-            if c.kind == "bool":
-                if not isinstance(v, bool):
-                    _type_error(where, path, v, "a boolean")
-                val = int(v)
-            elif c.kind == "enum":
-                labels = c.labels or ()
-                if not isinstance(v, str):
-                    _type_error(where, path, v, "one of " + ", ".join(labels))
-                if v not in labels:
-                    bad = bad or f"{path} = {v} is not one of {', '.join(labels)}"
-                    val = 0
-                else:
-                    val = labels.index(v)
-            elif c.kind == "set":
-                labels = c.labels or ()
-                if not isinstance(v, (frozenset, set)):
-                    _type_error(where, path, v, "a set")
-                mask = 0
-                for m in v:
-                    if isinstance(m, bool) or str(m) not in labels:
-                        bad = bad or (f"{path} = {format_value(v)} has member {format_value(m)} "
-                                      f"outside {{{', '.join(labels)}}}")
-                        continue
-                    mask |= 1 << labels.index(str(m))
-                val = mask
-            else:
-                if isinstance(v, bool) or not isinstance(v, int):
-                    _type_error(where, path, v, f"an integer in {c.lo}..{c.hi}")
-                if not c.lo <= v <= c.hi:
-                    bad = bad or f"{path} = {v} is outside its domain {c.lo}..{c.hi}"
-                val = v if c.lo <= v <= c.hi else c.lo
-            cells.append(val)
+        leaf = info.leaf
+        assert leaf is not None
+        for path, v in leaves:
+            try:
+                vals = leaf.codes_from_itf(v)
+            except ValueKindError as e:
+                _type_error(where, path, v, e.expected)
+            except ValueDomainError as e:
+                bad = bad or f"{path} {e}"
+                vals = [t.lo for _, t in leaf.cells()]
+            cells.extend(vals)
     return cells, bad
 
 
@@ -149,13 +126,13 @@ class ReplayReport:
     inferred: dict[int, str] = field(default_factory=dict)  # step -> action found
 
 
-def replay(spec: Spec, trace: Trace) -> ReplayReport:
-    """Check that ``trace`` is a behaviour of ``spec``.
+def trace_cells(spec: Spec, trace: Trace) -> list[list[int]]:
+    """The cells of every state of ``trace`` in ``spec``'s layout.
 
-    Raises :class:`TraceMismatchError` when the trace's variables or value types do
-    not fit the spec. Otherwise returns a report; on failure it names the step, the
-    action and why: the false guard conjunct(s), or the variables whose values
-    differ from the spec's successor.
+    Raises :class:`TraceMismatchError` when the trace does not fit the spec: other
+    variables, a value of the wrong type or shape, or a value outside its declared
+    domain (``state 2 is not a state of S: logEnd = 99 is outside its domain 0..4.``).
+    ``trace replay`` and ``trace show``/``eval --spec`` check a trace with it.
     """
     layout = spec.layout
     spec_vars = list(layout.vars)
@@ -171,10 +148,27 @@ def replay(spec: Spec, trace: Trace) -> ReplayReport:
             f"the trace's variables do not match spec {spec.name} ({'; '.join(parts)}). "
             f"The spec's variables are: {', '.join(spec_vars)}."
         )
+    out: list[list[int]] = []
+    for i, step in enumerate(trace.steps):
+        cells, bad = state_to_cells(layout, step.state, f"state {i + 1}")
+        if bad:
+            raise TraceMismatchError(f"state {i + 1} is not a state of {spec.name}: {bad}.")
+        out.append(cells)
+    return out
+
+
+def replay(spec: Spec, trace: Trace) -> ReplayReport:
+    """Check that ``trace`` is a behaviour of ``spec``.
+
+    Raises :class:`TraceMismatchError` when the trace does not fit the spec (see
+    :func:`trace_cells`: other variables, a value of the wrong type or outside its
+    domain). Otherwise returns a report; on failure it names the step, the
+    action and why: the false guard conjunct(s), or the variables whose values
+    differ from the spec's successor.
+    """
+    layout = spec.layout
+    converted = trace_cells(spec, trace)
     kernel = Kernel(spec, symmetry=False)
-    converted: list[tuple[list[int], str | None]] = [
-        state_to_cells(layout, s.state, f"state {i + 1}") for i, s in enumerate(trace.steps)
-    ]
     rep = ReplayReport(repr(spec), len(trace.steps), ok=False)
 
     def fail(step: int, msg: str) -> ReplayReport:
@@ -182,9 +176,7 @@ def replay(spec: Spec, trace: Trace) -> ReplayReport:
         rep.message = f"step {step}: {msg}"
         return rep
 
-    cells0, bad0 = converted[0]
-    if bad0:
-        return fail(1, f"state 1 is not a state of {spec.name}: {bad0}.")
+    cells0 = converted[0]
     inits = kernel.initial_states()
     if cells0 not in inits:
         best = min(inits, key=lambda c: sum(a != b for a, b in zip(c, cells0)))
@@ -194,11 +186,9 @@ def replay(spec: Spec, trace: Trace) -> ReplayReport:
                        + "\n  ".join(diffs[:12]) + _more(diffs, 12))
     for k in range(1, len(trace.steps)):
         step_no = k + 1
-        prev = converted[k - 1][0]
-        cur, bad = converted[k]
+        prev = converted[k - 1]
+        cur = converted[k]
         st = trace.steps[k]
-        if bad:
-            return fail(step_no, f"state {step_no} is not a state of {spec.name}: {bad}.")
         if st.action is None:
             found = next((inst for inst, nxt in kernel.successors(prev) if nxt == cur), None)
             if found is None:
@@ -217,8 +207,20 @@ def replay(spec: Spec, trace: Trace) -> ReplayReport:
             return fail(step_no, f"action {label} is enabled in state {step_no - 1}, but its "
                                  f"successor differs from state {step_no} of the trace in:\n  "
                                  + "\n  ".join(diffs[:12]) + _more(diffs, 12))
+    loop = trace.loop
+    if loop is not None and loop < len(converted) - 1 and converted[-1] != converted[loop]:
+        n = len(converted)
+        diffs = cell_diffs(layout, converted[loop], converted[-1],
+                           (f"state {loop + 1} has", f"state {n} has"))
+        return fail(n, f"the loop does not close: the last state (state {n}) should be state "
+                       f"{loop + 1}, where the loop starts, but differs from it in:\n  "
+                       + "\n  ".join(diffs[:12]) + _more(diffs, 12))
     rep.ok = True
-    rep.notes = _violations_along(kernel, [c for c, _ in converted])
+    rep.notes = _violations_along(kernel, converted)
+    if loop is not None:
+        rep.notes.insert(0, f"the loop closes: state {len(converted)} is state {loop + 1}"
+                         if loop < len(converted) - 1
+                         else f"the behaviour stutters forever in state {loop + 1}")
     return rep
 
 
@@ -228,10 +230,14 @@ def _more(items: Sequence[Any], n: int) -> str:
 
 def _instance(spec: Spec, name: str, params: Mapping[str, Any]) -> tuple[ActionInstance | None,
                                                                         str]:
-    decl = type(spec)._actions.get(name)
+    base, _, branch = name.partition("[")
+    decl = type(spec)._actions.get(base)
     if decl is None:
         return None, (f"{spec.name} has no action {name!r}; its actions are: "
                       f"{', '.join(type(spec)._actions)}.")
+    if (branch[:-1] if branch else None) not in (decl.branches or (None,)):
+        have = ", ".join(f"{base}[{b}]" for b in decl.branches) or f"{base} (no branches)"
+        return None, f"{spec.name} has no action {name!r}; its branches are: {have}."
     want = list(decl.params)
     if sorted(params) != sorted(want):
         sig = f"{name}({', '.join(want)})" if want else name

@@ -20,12 +20,14 @@ with a ``result.json`` is complete.
 
 from __future__ import annotations
 
+import contextlib
 import inspect
 import json
 import os
 import platform
 import shlex
 import sys
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
@@ -60,7 +62,7 @@ TRACE_JSON_FILE = "trace.json"
 _RUN_FILES = (RESULT_FILE, TRACE_ITF_FILE, TRACE_JSON_FILE)
 
 
-from ..fileio import atomic_write  # noqa: E402
+from ..fileio import OutputPathError, atomic_write, prepare_dir, probe_file  # noqa: E402
 
 
 class RunRecordError(UsageError):
@@ -192,16 +194,9 @@ class RunRecorder:
                     "run records are never overwritten. Choose a new folder or remove the "
                     "old run."
                 )
-            _check_writable(_nearest_existing(out_dir), f"--out {out_dir}")
+            _probe(prepare_dir, out_dir, "--out", create=False)
         if trace_out is not None:
-            if os.path.isdir(trace_out):
-                raise RunRecordError(f"--trace-out {trace_out}: is a directory; give a file "
-                                     "name such as trace.itf.json.")
-            parent = os.path.dirname(os.path.abspath(trace_out))
-            if not os.path.isdir(parent):
-                raise RunRecordError(f"--trace-out {trace_out}: the directory {parent} does "
-                                     "not exist.")
-            _check_writable(parent, f"--trace-out {trace_out}")
+            _probe(probe_file, trace_out, "--trace-out")
         return cls(target, out_dir, trace_out, command_line(ctx), dict(options or {}))
 
     def write(self, result: Result, spec: Spec) -> list[str]:
@@ -212,8 +207,9 @@ class RunRecorder:
         if result.violation is not None:
             trace = Trace.from_violation(spec, result.violation, source=self.target)
         notes: list[str] = []
-        try:
-            if self.out_dir is not None:
+        if self.out_dir is not None:
+            what = f"--out {self.out_dir}"
+            with _writing(what):
                 os.makedirs(self.out_dir, exist_ok=True)
                 files = {"result": RESULT_FILE}
                 if trace is not None:
@@ -227,36 +223,36 @@ class RunRecorder:
                 atomic_write(os.path.join(self.out_dir, RESULT_FILE),
                              (json.dumps(doc, indent=2, allow_nan=False) + "\n").encode("utf-8"),
                              overwrite=False)
-                notes.append(f"Run record written to {self.out_dir}/ "
-                             f"({', '.join(files.values())}).")
-            if self.trace_out is not None:
-                if trace is None:
-                    notes.append(f"No counterexample: {self.trace_out} not written.")
-                else:
+            notes.append(f"Run record written to {self.out_dir}/ "
+                         f"({', '.join(files.values())}).")
+        if self.trace_out is not None:
+            if trace is None:
+                notes.append(f"No counterexample: {self.trace_out} not written.")
+            else:
+                with _writing(f"--trace-out {self.trace_out}"):
                     write_trace_files(trace, itf_path=self.trace_out)
-                    notes.append(f"Counterexample written to {self.trace_out} (ITF, "
-                                 f"{len(trace)} states).")
-        except FileExistsError as e:
-            raise RunRecordError(f"{e.filename or e}: appeared while the check ran (another run "
-                                 "writing to the same folder?); not overwritten.") from None
-        except OSError as e:
-            raise RunRecordError(f"{e.filename or ''}: cannot write the run record: "
-                                 f"{e.strerror or e}.") from None
+                notes.append(f"Counterexample written to {self.trace_out} (ITF, "
+                             f"{len(trace)} states).")
         return notes
 
 
-def _nearest_existing(path: str) -> str:
-    p = os.path.abspath(path)
-    while not os.path.exists(p):
-        parent = os.path.dirname(p)
-        if parent == p:
-            break
-        p = parent
-    return p
+def _probe(check: Any, path: str, option: str, **kw: Any) -> None:
+    try:
+        check(path, option, **kw)
+    except OutputPathError as e:
+        raise RunRecordError(str(e)) from None
 
 
-def _check_writable(directory: str, what: str) -> None:
-    if not os.path.isdir(directory):
-        raise RunRecordError(f"{what}: {directory} is not a directory.")
-    if not os.access(directory, os.W_OK | os.X_OK):
-        raise RunRecordError(f"{what}: the directory {directory} is not writable.")
+@contextlib.contextmanager
+def _writing(what: str) -> Iterator[None]:
+    """Report a failed write as a :class:`RunRecordError` naming the user's path
+    (``what``), never a temporary file."""
+    try:
+        yield
+    except FileExistsError as e:
+        name = os.path.basename(e.filename or "") or str(e)
+        raise RunRecordError(f"{what}: {name} appeared while the check ran (another run "
+                             "writing to the same folder?); not overwritten.") from None
+    except OSError as e:
+        raise RunRecordError(f"{what}: cannot write the run record: "
+                             f"{e.strerror or e}.") from None

@@ -1,0 +1,79 @@
+"""Ctrl-C during a run: never lost, never a traceback.
+
+Python turns SIGINT into a ``KeyboardInterrupt`` raised wherever the main thread
+happens to be, which can be a place that cannot stop cleanly (a checkpoint commit, a
+trace rebuild, printing the result, a library's ``except``) or, once the command
+has decided to exit, none at all. :class:`Interrupts` instead *records* the signal
+for the duration of a run: the first Ctrl-C sets :attr:`Interrupts.requested`,
+which the explorer checks between batches and between levels, so it stops at the
+last complete level and reports it (status ``incomplete``, reason ``interrupted``);
+a second Ctrl-C raises ``KeyboardInterrupt`` at once, for a user who will not wait.
+
+Guards nest: an inner guard (the explorer's) entered while an outer one (the
+``check`` command's) is installed shares the outer one's record, so a Ctrl-C that
+arrives while the spec is loading stops the run as soon as it starts. Outside the
+main thread, or when SIGINT is ignored or handled by foreign code, a guard installs
+nothing and ``requested`` stays false (Ctrl-C then behaves as Python's default).
+"""
+
+from __future__ import annotations
+
+import signal
+import threading
+from types import FrameType, TracebackType
+
+__all__ = ["Interrupts"]
+
+
+class Interrupts:
+    """A context manager that records SIGINT (see the module docstring).
+
+    For example::
+
+        with Interrupts() as stop:
+            for batch in batches:
+                if stop.requested:
+                    break
+                work(batch)
+    """
+
+    def __init__(self) -> None:
+        self._count = 0
+        self._outer: Interrupts | None = None
+        self._previous: object = None
+        self._installed = False
+
+    @property
+    def requested(self) -> bool:
+        """Whether Ctrl-C was pressed (or :meth:`request` called) since the outermost
+        guard was entered."""
+        return (self._outer or self)._count > 0
+
+    def request(self) -> None:
+        """Ask the run to stop, as a first Ctrl-C does."""
+        (self._outer or self)._count += 1
+
+    def _handle(self, signum: int, frame: FrameType | None) -> None:
+        self._count += 1
+        if self._count > 1:
+            raise KeyboardInterrupt
+
+    def __enter__(self) -> Interrupts:
+        if threading.current_thread() is not threading.main_thread():
+            return self
+        current = signal.getsignal(signal.SIGINT)
+        owner = getattr(current, "__self__", None)
+        if isinstance(owner, Interrupts):
+            self._outer = owner
+        elif current is signal.default_int_handler:
+            self._previous = current
+            signal.signal(signal.SIGINT, self._handle)
+            self._installed = True
+        return self
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        if self._installed:
+            signal.signal(signal.SIGINT, self._previous)  # type: ignore[arg-type]
+            self._installed = False
+        self._outer = None

@@ -1,0 +1,556 @@
+"""Expression values of the compound types (sets, records, sequences, bags).
+
+Spec code sees a scalar variable as a number (a numpy scalar for one state, a numpy
+column for a batch). A variable of a compound type is one of the :class:`Value`
+objects below: it holds one code column per cell of its type (columns or scalars,
+so the same object serves both evaluators) and implements the type's operations as
+numpy over those columns. Operations return new values; a value is stored by
+assigning it to the next state (``t.q = s.q.append(m)``), which splits it into its
+cells again (:meth:`Value.columns`).
+
+A value never silently drops what does not fit: an element outside a set's
+universe, a sequence longer than its capacity, a bag count above its bound show in
+the stored cells as codes outside their domains, which the kernel reports as a spec
+error on the rows where the action is enabled (and never on the others).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from .errors import SpecEvaluationError
+
+if TYPE_CHECKING:
+    from .domains import BoundBag, BoundRecord, BoundSeq, BoundSet, BoundType
+
+__all__ = ["Value", "SetValue", "RecordValue", "SeqValue", "BagValue", "select",
+           "as_int", "any_rows", "all_rows"]
+
+
+def as_int(x: Any) -> Any:
+    """A code column (or scalar) as int64, booleans as 0/1; Python ints stay ints."""
+    if isinstance(x, (bool, np.bool_)):
+        return int(x)
+    if isinstance(x, (int, np.integer)):
+        return x
+    arr = np.asarray(x)
+    if arr.dtype == np.bool_:
+        return arr.astype(np.int64)
+    return arr
+
+
+def select(cond: Any, a: Any, b: Any) -> Any:
+    """``IF cond THEN a ELSE b`` on codes, element-wise on batches."""
+    if isinstance(cond, (bool, np.bool_)):
+        return a if cond else b
+    return np.where(cond, a, b)
+
+
+def any_rows(parts: Sequence[Any]) -> Any:
+    acc: Any = np.False_
+    for p in parts:
+        acc = acc | p
+    return acc
+
+
+def all_rows(parts: Sequence[Any]) -> Any:
+    acc: Any = np.True_
+    for p in parts:
+        acc = acc & p
+    return acc
+
+
+def _is_batch(cols: Sequence[Any]) -> bool:
+    return any(isinstance(c, np.ndarray) and c.ndim == 1 for c in cols)
+
+
+class Value:
+    """A value of a compound type as code columns (see the module docstring)."""
+
+    type: BoundType
+
+    def columns(self) -> list[Any]:
+        """One code column (or scalar) per cell of the type, in layout order."""
+        raise NotImplementedError
+
+    def select(self, cond: Any, other: Any, *, swap: bool = False) -> Value:
+        """``where(cond, self, other)`` (``where(cond, other, self)`` with ``swap``)."""
+        a = self.columns()
+        b = self.type.columns(other)
+        if swap:
+            a, b = b, a
+        return self.type.view([select(cond, x, y) for x, y in zip(a, b)])
+
+    def _eq(self, other: Any) -> Any:
+        b = self.type.columns(other)  # raises for a value of another type (never False)
+        return all_rows([as_int(x) == as_int(y) for x, y in zip(self.columns(), b)])
+
+    def __eq__(self, other: object) -> Any:  # type: ignore[override]
+        return self._eq(other)
+
+    def __ne__(self, other: object) -> Any:  # type: ignore[override]
+        return ~self._eq(other)
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __bool__(self) -> bool:
+        raise TypeError(
+            f"the truth value of a {self.type.describe()} value is ambiguous; compare it "
+            "(==, <=) or test it (is_empty(), has(x)) and combine conditions with & | ~")
+
+    def __iter__(self) -> Any:
+        raise SpecEvaluationError(
+            f"cannot iterate over a {self.type.describe()} value: it may differ from state "
+            "to state; iterate over a finite domain and test membership instead")
+
+    def __str__(self) -> str:
+        cols = self.columns()
+        if _is_batch(cols):
+            return f"<{self.type.describe()} values of a batch>"
+        return self.type.show([int(np.asarray(c)) for c in cols])
+
+    __repr__ = __str__
+
+
+class SetValue(Value):
+    """A value of ``SetOf(T)``: one bit per value of ``T`` (bit = ``T``'s index of the
+    value), in chunks of at most 62 bits, plus ``bad``: rows where an element outside
+    ``T`` was added (stored as an out-of-domain chunk, hence reported)."""
+
+    type: BoundSet
+
+    def __init__(self, type_: BoundSet, chunks: list[Any], bad: Any = False) -> None:
+        self.type = type_
+        self.chunks = chunks
+        self.bad = bad
+
+    def columns(self) -> list[Any]:
+        if self.bad is False:
+            return list(self.chunks)
+        first = select(self.bad, -1, self.chunks[0])
+        return [first, *self.chunks[1:]]
+
+    def _new(self, chunks: list[Any], bad: Any = None) -> SetValue:
+        return SetValue(self.type, chunks, self.bad if bad is None else bad)
+
+    def _other(self, other: Any) -> SetValue:
+        if isinstance(other, SetValue):
+            if other.type.width != self.type.width:
+                raise SpecEvaluationError(
+                    f"cannot combine a {self.type.describe()} with a {other.type.describe()}")
+            return other
+        return SetValue(self.type, self.type.columns(other))
+
+    def _locate(self, x: Any) -> tuple[Any, Any, Any]:
+        """(chunk number, bit, outside) of element ``x``."""
+        idx, outside = self.type.elem.index_of(x)
+        w = self.type.chunk_bits
+        if isinstance(idx, int):
+            return idx // w, idx % w, outside
+        idx = np.where(outside, 0, idx)
+        return idx // w, idx % w, outside
+
+    # -- TLA+ operators
+    def has(self, x: Any) -> Any:
+        """``x \\in S`` (FALSE for a value outside the element type)."""
+        c, bit, outside = self._locate(x)
+        if isinstance(c, int):
+            if outside:
+                return np.False_
+            return (as_int(self.chunks[c]) >> bit) & 1 == 1
+        acc: Any = np.False_
+        for k, ch in enumerate(self.chunks):
+            acc = select(c == k, (as_int(ch) >> bit) & 1 == 1, acc)
+        return acc & ~np.asarray(outside)
+
+    def with_(self, x: Any) -> SetValue:
+        """``S \\cup {x}``; ``x`` outside the element type is a spec error when stored."""
+        c, bit, outside = self._locate(x)
+        if isinstance(c, int):
+            if outside:
+                return self._new(list(self.chunks), np.True_)
+            chunks = list(self.chunks)
+            chunks[c] = as_int(chunks[c]) | (1 << bit)
+            return self._new(chunks)
+        one = np.left_shift(np.int64(1), bit)
+        chunks = [as_int(ch) | np.where((c == k) & ~outside, one, 0)
+                  for k, ch in enumerate(self.chunks)]
+        return self._new(chunks, self.bad | outside)
+
+    def without(self, x: Any) -> SetValue:
+        """``S \\ {x}``."""
+        c, bit, outside = self._locate(x)
+        if isinstance(c, int):
+            if outside:
+                return self
+            chunks = list(self.chunks)
+            chunks[c] = as_int(chunks[c]) & ~(1 << bit)
+            return self._new(chunks)
+        one = np.left_shift(np.int64(1), bit)
+        chunks = [as_int(ch) & ~np.where((c == k) & ~outside, one, 0)
+                  for k, ch in enumerate(self.chunks)]
+        return self._new(chunks)
+
+    def __or__(self, other: Any) -> SetValue:
+        o = self._other(other)
+        return self._new([as_int(a) | as_int(b) for a, b in zip(self.chunks, o.chunks)],
+                         self.bad | o.bad)
+
+    __ror__ = __or__
+
+    def __and__(self, other: Any) -> SetValue:
+        o = self._other(other)
+        return self._new([as_int(a) & as_int(b) for a, b in zip(self.chunks, o.chunks)],
+                         self.bad | o.bad)
+
+    __rand__ = __and__
+
+    def __sub__(self, other: Any) -> SetValue:
+        o = self._other(other)
+        return self._new([as_int(a) & ~as_int(b) for a, b in zip(self.chunks, o.chunks)],
+                         self.bad | o.bad)
+
+    def __rsub__(self, other: Any) -> SetValue:
+        return self._other(other) - self
+
+    def __le__(self, other: Any) -> Any:
+        """``S \\subseteq T``."""
+        o = self._other(other)
+        return all_rows([as_int(a) & ~as_int(b) == 0 for a, b in zip(self.chunks, o.chunks)])
+
+    def __ge__(self, other: Any) -> Any:
+        return self._other(other) <= self
+
+    def __lt__(self, other: Any) -> Any:
+        return (self <= other) & (self != other)
+
+    def __gt__(self, other: Any) -> Any:
+        return (self >= other) & (self != other)
+
+    def members(self) -> list[tuple[Any, Any]]:
+        """``(element, in_set)`` for every value of the element type, in the type's order
+        (ids and ints ascending, enums by value, records field by field): the set-valued
+        expression protocol of the quantifiers, folds and ``choose`` of
+        :mod:`modelcheck.expr` (``any_of(s.msgs, fn)``). An element is an expression value
+        of the element type (an int, a record value...); ``in_set`` is a numpy bool, a
+        column for a batch."""
+        w = self.type.chunk_bits
+        elem = self.type.elem
+        out: list[tuple[Any, Any]] = []
+        for i in range(self.type.width):
+            inside = (as_int(self.chunks[i // w]) >> (i % w)) & 1 == 1
+            out.append((elem.value_at(i), inside))
+        return out
+
+    def size(self) -> Any:
+        """``Cardinality(S)``."""
+        acc: Any = np.int64(0)
+        for ch in self.chunks:
+            acc = acc + np.bitwise_count(np.asarray(as_int(ch), dtype=np.int64)).astype(np.int64)
+        return acc
+
+    def is_empty(self) -> Any:
+        """``S = {}``."""
+        return all_rows([as_int(ch) == 0 for ch in self.chunks])
+
+    def _extreme(self, lowest: bool) -> Any:
+        w = self.type.chunk_bits
+        idx: Any = np.int64(0)
+        order = range(len(self.chunks) - 1, -1, -1) if lowest else range(len(self.chunks))
+        for k in order:
+            ch = np.asarray(as_int(self.chunks[k]), dtype=np.int64)
+            if lowest:
+                pos = np.bitwise_count((ch & -ch) - 1).astype(np.int64)
+            else:
+                x = ch
+                for sh in (1, 2, 4, 8, 16, 32):
+                    x = x | (x >> sh)
+                pos = np.bitwise_count(x).astype(np.int64) - 1
+            idx = select(ch != 0, k * w + pos, idx)
+        if isinstance(idx, np.ndarray) and idx.ndim == 0:
+            idx = np.int64(idx)
+        return self.type.elem.value_at(idx)
+
+    def min(self) -> Any:
+        """The least member (by the element type's order; the type's first value when
+        the set is empty: guard with ``~S.is_empty()``)."""
+        return self._extreme(True)
+
+    def max(self) -> Any:
+        """The greatest member (see :meth:`min`)."""
+        return self._extreme(False)
+
+    def choose(self) -> Any:
+        """``CHOOSE x \\in S: TRUE``: a fixed member (the least one)."""
+        return self._extreme(True)
+
+
+class RecordValue(Value):
+    """A value of ``Record(f=T, ...)``: fields are attributes (``m.clock``)."""
+
+    type: BoundRecord
+
+    def __init__(self, type_: BoundRecord, fields: dict[str, Any]) -> None:
+        object.__setattr__(self, "type", type_)
+        object.__setattr__(self, "_fields", fields)
+
+    def columns(self) -> list[Any]:
+        out: list[Any] = []
+        for name, ft in self.type.fields.items():
+            out.extend(ft.columns(self._fields[name]))
+        return out
+
+    def __getattr__(self, name: str) -> Any:
+        fields = self.__dict__.get("_fields") if "_fields" in self.__dict__ else None
+        if fields is None or name not in fields:
+            raise SpecEvaluationError(
+                f"a {self.type.describe()} has no field {name!r}")
+        return fields[name]
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise SpecEvaluationError(
+            f"cannot assign field {name} of a record value; build a new one with "
+            f".with_fields({name}=...) and assign it to the next state")
+
+    def with_fields(self, **changes: Any) -> RecordValue:
+        """``[r EXCEPT !.f = v, ...]``."""
+        unknown = [k for k in changes if k not in self.type.fields]
+        if unknown:
+            raise SpecEvaluationError(
+                f"a {self.type.describe()} has no field {', '.join(map(repr, unknown))}")
+        return RecordValue(self.type, {**self._fields, **changes})
+
+
+class SeqValue(Value):
+    """A value of ``Seq(T, capacity)``: a length and element slots.
+
+    Slots at and after the length hold the element type's first value (so that equal
+    sequences have equal cells). An intermediate value may hold more slots than the
+    capacity (``s.q.append(a).tail()`` is exact); storing one longer than the
+    capacity is a spec error.
+    """
+
+    type: BoundSeq
+
+    def __init__(self, type_: BoundSeq, length: Any, elems: list[Any]) -> None:
+        self.type = type_
+        self.length = length
+        self.elems = elems
+
+    def columns(self) -> list[Any]:
+        et = self.type.elem
+        cols: list[Any] = [self.length]
+        cap = self.type.capacity
+        elems = self.elems[:cap] + [et.zero()] * (cap - len(self.elems))
+        for e in elems:
+            cols.extend(et.columns(e))
+        return cols
+
+    def _slot_zero(self) -> Any:
+        return self.type.elem.zero()
+
+    def len(self) -> Any:
+        """``Len(q)``."""
+        return self.length
+
+    def is_empty(self) -> Any:
+        return self.length == 0
+
+    def at(self, i: Any) -> Any:
+        """``q[i]``, 1-based (the element type's first value outside ``1..Len(q)``)."""
+        et = self.type.elem
+        if isinstance(i, (int, np.integer)) and not isinstance(i, np.ndarray):
+            i = int(i)
+            return self.elems[i - 1] if 1 <= i <= len(self.elems) else et.zero()
+        out: Any = et.zero()
+        for k, e in enumerate(self.elems):
+            out = _where_value(et, np.asarray(i) == k + 1, e, out)
+        return out
+
+    def head(self) -> Any:
+        """``Head(q)``."""
+        return self.at(1)
+
+    def last(self) -> Any:
+        """``q[Len(q)]``."""
+        return self.at(self.length)
+
+    def append(self, x: Any) -> SeqValue:
+        """``Append(q, x)``."""
+        et = self.type.elem
+        n = len(self.elems)
+        elems = [_where_value(et, self.length == k, x, e) for k, e in enumerate(self.elems)]
+        elems.append(_where_value(et, self.length == n, x, et.zero()))
+        return SeqValue(self.type, as_int(self.length) + 1, elems)
+
+    def tail(self) -> SeqValue:
+        """``Tail(q)``; the tail of the empty sequence is a spec error when stored."""
+        zero = self.type.elem.zero()
+        elems = self.elems[1:] + [zero]
+        return SeqValue(self.type, as_int(self.length) - 1, elems)
+
+    def set_at(self, i: Any, x: Any) -> SeqValue:
+        """``[q EXCEPT ![i] = x]`` (unchanged outside ``1..Len(q)``)."""
+        et = self.type.elem
+        ok = (np.asarray(i) >= 1) & (np.asarray(i) <= self.length)
+        elems = [_where_value(et, ok & (np.asarray(i) == k + 1), x, e)
+                 for k, e in enumerate(self.elems)]
+        return SeqValue(self.type, self.length, elems)
+
+    def prefix(self, n: Any) -> SeqValue:
+        """``SubSeq(q, 1, n)`` (the whole sequence when ``n >= Len(q)``)."""
+        et = self.type.elem
+        n_ = np.minimum(np.maximum(np.asarray(n), 0), self.length)
+        elems = [_where_value(et, k < n_, e, et.zero()) for k, e in enumerate(self.elems)]
+        return SeqValue(self.type, _scalar(n_), elems)
+
+    def drop(self, n: Any) -> SeqValue:
+        """``SubSeq(q, n + 1, Len(q))`` (empty when ``n >= Len(q)``)."""
+        et = self.type.elem
+        n_ = np.minimum(np.maximum(np.asarray(n), 0), self.length)
+        m = len(self.elems)
+        elems = []
+        for k in range(m):
+            out: Any = et.zero()
+            for j in range(k, m):
+                out = _where_value(et, (n_ == j - k) & (j < self.length), self.elems[j], out)
+            elems.append(out)
+        return SeqValue(self.type, _scalar(as_int(self.length) - n_), elems)
+
+    def concat(self, other: Any) -> SeqValue:
+        """``q \\o r``."""
+        o = self.type.value_of(other)
+        out = self
+        for k, e in enumerate(o.elems):
+            nxt = out.append(e)
+            take = k < np.asarray(o.length)
+            out = SeqValue(self.type, select(take, nxt.length, out.length),
+                           [_where_value(self.type.elem, take, a, b)
+                            for a, b in zip(nxt.elems, out.elems + [self._slot_zero()])])
+        return out
+
+    def contains(self, x: Any) -> Any:
+        """``\\E i \\in 1..Len(q): q[i] = x``."""
+        et = self.type.elem
+        return any_rows([(k < np.asarray(self.length)) & et.equal(e, x)
+                         for k, e in enumerate(self.elems)])
+
+    def index_of(self, x: Any) -> Any:
+        """The first ``i`` with ``q[i] = x``, 0 when there is none."""
+        et = self.type.elem
+        out: Any = np.int64(0)
+        for k in range(len(self.elems) - 1, -1, -1):
+            hit = (k < np.asarray(self.length)) & et.equal(self.elems[k], x)
+            out = select(hit, k + 1, out)
+        return _scalar(out)
+
+
+class BagValue(Value):
+    """A value of ``Bag(T, max_count)``: a count per value of ``T`` (TLA+ ``Bags``)."""
+
+    type: BoundBag
+
+    def __init__(self, type_: BoundBag, counts: list[Any]) -> None:
+        self.type = type_
+        self.counts = counts
+
+    def columns(self) -> list[Any]:
+        return list(self.counts)
+
+    def _one(self, x: Any) -> tuple[Any, Any]:
+        return self.type.elem.index_of(x)
+
+    def count(self, x: Any) -> Any:
+        """``CopiesIn(x, B)``."""
+        idx, outside = self._one(x)
+        if isinstance(idx, int):
+            return np.int64(0) if outside else as_int(self.counts[idx])
+        out: Any = np.int64(0)
+        for k, c in enumerate(self.counts):
+            out = select(idx == k, c, out)
+        return select(outside, 0, out)
+
+    def has(self, x: Any) -> Any:
+        """``BagIn(x, B)``."""
+        return self.count(x) > 0
+
+    def add(self, x: Any, n: Any = 1) -> BagValue:
+        """``B (+) SetToBag({x})`` (``n`` copies); above ``max_count`` is a spec error
+        when stored, as is an element outside the element type."""
+        idx, outside = self._one(x)
+        if isinstance(idx, int):
+            if outside:
+                return BagValue(self.type, [np.int64(-1)] + list(self.counts[1:]))
+            counts = list(self.counts)
+            counts[idx] = as_int(counts[idx]) + n
+            return BagValue(self.type, counts)
+        counts = [as_int(c) + np.where(idx == k, n, 0) for k, c in enumerate(self.counts)]
+        counts[0] = select(outside, -1, counts[0])
+        return BagValue(self.type, counts)
+
+    def remove(self, x: Any, n: Any = 1) -> BagValue:
+        """``B (-) SetToBag({x})``: one copy fewer (none below zero)."""
+        idx, outside = self._one(x)
+        if isinstance(idx, int):
+            if outside:
+                return self
+            counts = list(self.counts)
+            counts[idx] = np.maximum(as_int(counts[idx]) - n, 0)
+            return BagValue(self.type, counts)
+        counts = [np.maximum(as_int(c) - np.where((idx == k) & ~outside, n, 0), 0)
+                  for k, c in enumerate(self.counts)]
+        return BagValue(self.type, counts)
+
+    def __add__(self, other: Any) -> BagValue:
+        o = self.type.value_of(other)
+        return BagValue(self.type, [as_int(a) + as_int(b) for a, b in zip(self.counts, o.counts)])
+
+    def __sub__(self, other: Any) -> BagValue:
+        o = self.type.value_of(other)
+        return BagValue(self.type, [np.maximum(as_int(a) - as_int(b), 0)
+                                    for a, b in zip(self.counts, o.counts)])
+
+    def __le__(self, other: Any) -> Any:
+        """``B \\sqsubseteq C``."""
+        o = self.type.value_of(other)
+        return all_rows([as_int(a) <= as_int(b) for a, b in zip(self.counts, o.counts)])
+
+    def size(self) -> Any:
+        """``BagCardinality(B)``."""
+        acc: Any = np.int64(0)
+        for c in self.counts:
+            acc = acc + as_int(c)
+        return acc
+
+    def is_empty(self) -> Any:
+        return all_rows([as_int(c) == 0 for c in self.counts])
+
+    def support(self) -> SetValue:
+        """``BagToSet(B)`` as a ``SetOf(T)`` value."""
+        st = self.type.support_type
+        w = st.chunk_bits
+        chunks: list[Any] = [np.int64(0)] * len(st.chunk_widths)
+        for k, c in enumerate(self.counts):
+            chunks[k // w] = chunks[k // w] | np.where(as_int(c) > 0, np.int64(1) << (k % w), 0)
+        return SetValue(st, [_scalar(c) for c in chunks])
+
+    def choose(self) -> Any:
+        """A fixed member (the least one; the type's first value when empty)."""
+        return self.support().choose()
+
+
+def _scalar(x: Any) -> Any:
+    if isinstance(x, np.ndarray) and x.ndim == 0:
+        return x[()]
+    return x
+
+
+def _where_value(t: BoundType, cond: Any, a: Any, b: Any) -> Any:
+    """``where(cond, a, b)`` for values of type ``t`` (scalars or compound values)."""
+    if isinstance(cond, (bool, np.bool_)) or (isinstance(cond, np.ndarray) and cond.ndim == 0):
+        return a if bool(cond) else b
+    ca, cb = t.columns(a), t.columns(b)
+    return t.view([np.where(cond, as_int(x), as_int(y)) for x, y in zip(ca, cb)])

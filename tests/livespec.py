@@ -1,0 +1,317 @@
+"""Random small specs with fairness and temporal properties, and a brute-force liveness oracle.
+
+:func:`live_spec` draws a spec of 1-3 small integer variables, 1-5 guarded actions
+(increments, resets, copies; see :mod:`tests.randspec`) and sometimes a parameterised
+family ``Bump(i)``, each with random fairness (none, weak, strong, or the family as
+one action), and one temporal property of each form over random atoms (``v == c``,
+``v <= c``, ``v != c``), some checked under a subset of the fairness.
+The class records what it drew in ``_oracle`` for the oracle.
+
+:func:`oracle_verdicts` shares nothing with :mod:`modelcheck.liveness` but the scalar
+evaluator: it builds the graph one state at a time with ``Kernel.successors``, and
+decides every property **from the definitions**: a behaviour's infinitely-visited
+states form a strongly connected set S (a single state stutters), and the best such
+behaviour traverses every transition inside S; so a fair cycle exists within a set of
+states iff some strongly connected subset S of it satisfies, for every condition,
+WF: a step of the action inside S or a state of S where it is disabled; SF: a step
+inside S or disabled at every state of S. Every subset of every SCC (networkx) is
+enumerated as a bitmask. :func:`check_lasso` checks a reported lasso the same way,
+on its own states.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import networkx as nx
+from hypothesis import strategies as st
+
+from modelcheck import Int, Spec, action, where
+from modelcheck.kernel import Kernel
+from modelcheck.temporal import always_eventually, eventually, eventually_always, leads_to
+from tests.randspec import _make_action
+
+__all__ = ["live_spec", "oracle_verdicts", "check_lasso", "ORACLE_MAX_SCC"]
+
+ORACLE_MAX_SCC = 10
+
+FORMS = ("eventually", "always_eventually", "eventually_always", "leads_to")
+
+
+def _atom(var: int, op: str, c: int):
+    def f(s: Any) -> Any:
+        x = getattr(s, f"v{var}")
+        return {"==": x == c, "<=": x <= c, "!=": x != c}[op]
+
+    f.desc = f"v{var} {op} {c}"  # type: ignore[attr-defined]
+    return f
+
+
+def _bump(n: int, hi: int, guard_var: int, guard_val: int):
+    def Bump(self: Any, s: Any, t: Any, i: int) -> Any:
+        cur = getattr(s, f"v{i}")
+        setattr(t, f"v{i}", where(cur < hi, cur + 1, 0))
+        return getattr(s, f"v{guard_var}") != guard_val
+
+    return Bump
+
+
+def _prop_fn(form: str, p: Any, q: Any) -> Any:
+    if form == "leads_to":
+        def fn(self: Any, s: Any) -> Any:
+            return p(s), q(s)
+    else:
+        def fn(self: Any, s: Any) -> Any:
+            return p(s)
+    return fn
+
+
+@st.composite
+def live_spec(draw: st.DrawFn) -> type[Spec]:
+    n = draw(st.integers(1, 3))
+    his = [draw(st.integers(1, 2)) for _ in range(n)]
+    ns: dict[str, Any] = {"check_deadlock": False}
+    for i, hi in enumerate(his):
+        ns[f"v{i}"] = Int(0, hi)
+    fair: dict[str, str] = {}
+    names: list[str] = []
+    for a in range(draw(st.integers(1, 5))):
+        gv = draw(st.integers(0, n - 1))
+        fn = _make_action(gv, draw(st.sampled_from(["<", "==", "!="])),
+                          draw(st.integers(0, his[gv])),
+                          draw(st.sampled_from(["inc", "inc", "reset", "copy"])),
+                          draw(st.integers(0, n - 1)), draw(st.integers(0, n - 1)), min(his))
+        fn.__name__ = f"A{a}"
+        kind = draw(st.sampled_from([None, None, "weak", "strong"]))
+        ns[f"A{a}"] = action(fair=kind)(fn)
+        names.append(f"A{a}")
+        if kind:
+            fair[f"A{a}"] = kind
+    if draw(st.booleans()):
+        gv = draw(st.integers(0, n - 1))
+        kind = draw(st.sampled_from([None, "weak", "strong", "weak-family", "strong-family"]))
+        ns["Bump"] = action(i=range(n), fair=kind)(
+            _bump(n, min(his), gv, draw(st.integers(0, his[gv]))))
+        names.append("Bump")
+        if kind:
+            fair["Bump"] = kind
+    inits = draw(st.lists(st.tuples(*(st.integers(0, hi) for hi in his)), min_size=1,
+                          max_size=2))
+
+    def init_states(self: Any) -> Any:
+        for values in inits:
+            yield {f"v{i}": v for i, v in enumerate(values)}
+
+    ns["init_states"] = init_states
+
+    def atom() -> Any:
+        var = draw(st.integers(0, n - 1))
+        return _atom(var, draw(st.sampled_from(["==", "<=", "!="])),
+                     draw(st.integers(0, his[var])))
+
+    props: dict[str, tuple[str, Any, Any, tuple[str, ...] | None]] = {}
+    for form in FORMS:
+        p, q = atom(), atom()
+        select: tuple[str, ...] | None = None
+        if draw(st.integers(0, 3)) == 0:
+            select = tuple(draw(st.lists(st.sampled_from(names), max_size=2, unique=True)))
+        deco = {"eventually": eventually, "always_eventually": always_eventually,
+                "eventually_always": eventually_always, "leads_to": leads_to}[form]
+        fn = _prop_fn(form, p, q)
+        name = "".join(w.title() for w in form.split("_"))
+        fn.__name__ = name
+        ns[name] = (deco(fn) if select is None else deco(fairness=select)(fn))
+        props[name] = (form, p, q, select)
+    cls = type("LiveSpec", (Spec,), ns)
+    cls._oracle = {"fair": fair, "props": props}  # type: ignore[attr-defined]
+    return cls
+
+
+# --------------------------------------------------------------------------- the oracle
+def _conditions(spec: Spec, select: tuple[str, ...] | None) -> list[tuple[str, frozenset[str]]]:
+    """(kind, set of instance labels) per fairness condition, from what the generator drew."""
+    out = []
+    for name, kind in type(spec)._oracle["fair"].items():  # type: ignore[attr-defined]
+        if select is not None and name not in select:
+            continue
+        labels = [a.label for a in spec.actions if a.name == name]
+        if kind.endswith("-family"):
+            out.append((kind.split("-")[0], frozenset(labels)))
+        else:
+            out.extend((kind, frozenset([lab])) for lab in labels)
+    return out
+
+
+def _graph(spec: Spec) -> tuple[list[tuple[int, ...]], set[int], list[list[tuple[str, int]]]]:
+    k = Kernel(spec, symmetry=False, invariants=[], properties=[], check_deadlock=False)
+    index: dict[tuple[int, ...], int] = {}
+    states: list[tuple[int, ...]] = []
+    todo = []
+    for cells in k.initial_states():
+        t = tuple(cells)
+        if t not in index:
+            index[t] = len(states)
+            states.append(t)
+            todo.append(t)
+    init = set(range(len(states)))
+    out: list[list[tuple[str, int]]] = []
+    i = 0
+    while i < len(states):
+        succ = []
+        for inst, nxt in k.successors(list(states[i])):
+            t = tuple(nxt)
+            if t == states[i]:
+                continue  # no step: stuttering
+            if t not in index:
+                index[t] = len(states)
+                states.append(t)
+            succ.append((inst.label, index[t]))
+        out.append(succ)
+        i += 1
+    return states, init, out
+
+
+def _fair_sets(n: int, edges: list[list[tuple[str, int]]],
+               conds: list[tuple[str, frozenset[str]]]) -> list[int]:
+    """Every strongly connected set of states (bitmask) a fair behaviour can visit
+    infinitely often."""
+    g = nx.DiGraph()
+    g.add_nodes_from(range(n))
+    g.add_edges_from((u, v) for u in range(n) for _, v in edges[u])
+    succ = [0] * n
+    pred = [0] * n
+    for u in range(n):
+        for _, v in edges[u]:
+            succ[u] |= 1 << v
+            pred[v] |= 1 << u
+    enabled = [[any(lab in c for lab, _ in edges[u]) for u in range(n)] for _, c in conds]
+    out = []
+    for scc in nx.strongly_connected_components(g):
+        members = sorted(scc)
+        assert len(members) <= ORACLE_MAX_SCC
+        for bits in range(1, 1 << len(members)):
+            nodes = [members[j] for j in range(len(members)) if bits >> j & 1]
+            s = sum(1 << u for u in nodes)
+            if not _connected(s, nodes[0], succ) or not _connected(s, nodes[0], pred):
+                continue
+            ok = True
+            for (kind, c), en in zip(conds, enabled):
+                taken = any(lab in c and s >> v & 1 for u in nodes for lab, v in edges[u])
+                off = [not en[u] for u in nodes]
+                if not (taken or (any(off) if kind == "weak" else all(off))):
+                    ok = False
+                    break
+            if ok:
+                out.append(s)
+    return out
+
+
+def _connected(s: int, start: int, adj: list[int]) -> bool:
+    seen = 1 << start
+    frontier = seen
+    while frontier:
+        nxt = 0
+        u = 0
+        f = frontier
+        while f:
+            if f & 1:
+                nxt |= adj[u]
+            f >>= 1
+            u += 1
+        nxt &= s & ~seen
+        seen |= nxt
+        frontier = nxt
+    return seen == s
+
+
+def _reach(n: int, edges: list[list[tuple[str, int]]], start: set[int], allowed: int) -> int:
+    seen = 0
+    todo = [u for u in start if allowed >> u & 1]
+    for u in todo:
+        seen |= 1 << u
+    while todo:
+        u = todo.pop()
+        for _, v in edges[u]:
+            if allowed >> v & 1 and not seen >> v & 1:
+                seen |= 1 << v
+                todo.append(v)
+    return seen
+
+
+def oracle_verdicts(spec: Spec) -> dict[str, bool]:
+    """Per temporal property of a :func:`live_spec` spec: does it hold?"""
+    states, init, edges = _graph(spec)
+    n = len(states)
+    k = Kernel(spec, symmetry=False, invariants=[], properties=[], check_deadlock=False)
+    out = {}
+    for name, (form, p, q, select) in type(spec)._oracle["props"].items():  # type: ignore
+        fair = _fair_sets(n, edges, _conditions(spec, select))
+        pv = [bool(p(k.scalar_view(list(c)))) for c in states]
+        qv = [bool(q(k.scalar_view(list(c)))) for c in states]
+        notp = sum(1 << u for u in range(n) if not pv[u])
+        notq = sum(1 << u for u in range(n) if not qv[u])
+        if form == "always_eventually":
+            bad = any(s & ~notp == 0 for s in fair)
+        elif form == "eventually_always":
+            bad = any(s & notp for s in fair)
+        elif form == "eventually":
+            r = _reach(n, edges, init, notp)
+            bad = any(s & ~notp == 0 and s & r for s in fair)
+        else:
+            bad = False
+            inside = [s for s in fair if s & ~notq == 0]
+            for u in range(n):
+                if pv[u] and not qv[u]:
+                    r = _reach(n, edges, {u}, notq)
+                    if any(s & r for s in inside):
+                        bad = True
+                        break
+        out[name] = not bad
+    return out
+
+
+def check_lasso(spec: Spec, violation: Any) -> None:
+    """Assert that a reported lasso is a behaviour of ``spec``, fair under the property's
+    conditions and violating the property, from the definitions."""
+    k = Kernel(spec, symmetry=False, invariants=[], properties=[], check_deadlock=False)
+    layout = spec.layout
+    cells = [layout.cells_from_values(s.state) for s in violation.trace]
+    loop = violation.loop
+    assert loop is not None and 0 <= loop < len(cells)
+    assert cells[0] in k.initial_states()
+    labels = []
+    for i, st_ in enumerate(violation.trace[1:], 1):
+        inst = spec.action_by_label(st_.action, st_.params)
+        assert inst is not None
+        assert k.step(cells[i - 1], inst) == cells[i], f"step {i + 1} is not a transition"
+        assert cells[i] != cells[i - 1]
+        labels.append(inst.label)
+    if loop < len(cells) - 1:
+        assert cells[-1] == cells[loop], "the loop does not close"
+        cycle = list(range(loop, len(cells) - 1))
+        steps = [(labels[i], cells[i], cells[i + 1]) for i in range(loop, len(cells) - 1)]
+    else:
+        cycle, steps = [loop], []
+    form, p, q, select = type(spec)._oracle["props"][violation.property]  # type: ignore
+    for kind, c in _conditions(spec, select):
+        taken = any(lab in c for lab, _, _ in steps)
+
+        def en(i: int, c: frozenset[str] = c) -> bool:
+            return any(inst.label in c and nxt != cells[i] for inst, nxt in k.successors(cells[i]))
+
+        off = [not en(i) for i in cycle]
+        assert taken or (any(off) if kind == "weak" else all(off)), f"{kind} {set(c)} unfair"
+    pv = [bool(p(k.scalar_view(c))) for c in cells]
+    qv = [bool(q(k.scalar_view(c))) for c in cells]
+    if form == "always_eventually":
+        assert not any(pv[i] for i in cycle)
+    elif form == "eventually_always":
+        assert not all(pv[i] for i in cycle)
+    elif form == "eventually":
+        assert not any(pv)
+    else:
+        # some P /\ ~Q state after which (the rest of the prefix and the loop) Q never holds
+        last = len(cells) - 1 if steps else loop
+        ok = any(pv[i] and not any(qv[j] for j in range(min(i, loop), last + 1))
+                 for i in range(last + 1))
+        assert ok, "no P state is followed by ~Q forever"
