@@ -4,6 +4,7 @@
     python benchmarks/run.py            # L1-L5
     python benchmarks/run.py --l6       # and L6 (28.7M states)
     python benchmarks/run.py --lifecycle   # and the lifecycle spec, with/without symmetry
+    python benchmarks/run.py --zk          # and the ZooKeeper-era controller spec
     python benchmarks/run.py --only L3 --repeat 3
     python benchmarks/run.py --only wave-3000  # the wave spec (benchmarks/wave.py)
 
@@ -44,6 +45,14 @@ LIFECYCLE = {
     "LC-default-nosym": ({}, False, 1_853_046),
     "LC-grant": (dict(MaxLog=6, MaxRestarts=0, MaxDelays=0), True, 331_331),
     "LC-grant-nosym": (dict(MaxLog=6, MaxRestarts=0, MaxDelays=0), False, 662_662),
+}
+
+# The ZooKeeper-era controller spec (specs/zk_controller.py): (constants, symmetry,
+# expected distinct states). ZK-crash adds a process crash and a second session expiry.
+ZK = {
+    "ZK-default": ({}, True, 311_298),
+    "ZK-default-nosym": ({}, False, 622_594),
+    "ZK-crash": (dict(MaxCrashes=1, MaxExpiries=2), True, 3_491_049),
 }
 
 # The wave spec (benchmarks/wave.py): a chain of N + 3 states through 2 N action
@@ -94,6 +103,8 @@ def main() -> int:
     ap.add_argument("--l6", action="store_true", help="also run L6 (28.7M states)")
     ap.add_argument("--lifecycle", action="store_true",
                     help="also run the lifecycle spec's ladder (with and without symmetry)")
+    ap.add_argument("--zk", action="store_true",
+                    help="also run the ZooKeeper-era controller spec (ZK-default, ZK-crash)")
     ap.add_argument("--only", action="append", help="run only these configs (repeatable)")
     ap.add_argument("--repeat", type=int, default=1, help="runs per config (best is shown)")
     ap.add_argument("--batch-size", type=int, default=1 << 16)
@@ -104,6 +115,8 @@ def main() -> int:
     names = args.only or [n for n in LADDER if n != "L6" or args.l6]
     if args.lifecycle and not args.only:
         names += list(LIFECYCLE)
+    if args.zk and not args.only:
+        names += list(ZK)
     if not args.only:
         names += list(WAVE)
     header = (f"{'config':<17}{'distinct':>12}{'depth':>7}{'seconds':>9}{'states/s':>11}"
@@ -115,6 +128,9 @@ def main() -> int:
         if name in LIFECYCLE:
             consts, sym, expected = LIFECYCLE[name]
             spec = "specs.kraft_lifecycle:KRaftLifecycle"
+        elif name in ZK:
+            consts, sym, expected = ZK[name]
+            spec = "specs.zk_controller:ZkController"
         elif name in WAVE:
             (consts, expected), sym = WAVE[name], True
             spec = "benchmarks.wave:Wave"

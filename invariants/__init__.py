@@ -16,6 +16,16 @@ from collections.abc import Callable
 
 from modelcheck.spec import PredicateDecl
 
+from .controller import (
+    committed_not_lost,
+    controller_epoch_grows,
+    isr_holds_committed,
+    leader_in_isr,
+    metadata_epoch_monotonic,
+    no_stale_controller_effect,
+    one_leader_per_epoch,
+    unique_controller_epoch,
+)
 from .epochs import epoch_monotonic, unique_epochs
 from .fencing import caught_up_before_unfence, running_holds_epoch, shutdown_leads_nothing
 from .lifecycle import (
@@ -43,6 +53,14 @@ __all__ = [
     "controlled_shutdown_safe",
     "single_live_registration",
     "registered_incarnation_holds_epoch",
+    "unique_controller_epoch",
+    "controller_epoch_grows",
+    "no_stale_controller_effect",
+    "metadata_epoch_monotonic",
+    "one_leader_per_epoch",
+    "leader_in_isr",
+    "isr_holds_committed",
+    "committed_not_lost",
     "catalog",
     "lookup",
 ]
@@ -61,6 +79,14 @@ _CATALOG: dict[str, Callable[[], PredicateDecl]] = {
     "ControlledShutdownSafe": controlled_shutdown_safe,
     "SingleLiveRegistration": single_live_registration,
     "RegisteredIncarnationHoldsEpoch": registered_incarnation_holds_epoch,
+    "UniqueControllerEpoch": unique_controller_epoch,
+    "ControllerEpochGrows": controller_epoch_grows,
+    "NoStaleControllerEffect": no_stale_controller_effect,
+    "MetadataEpochMonotonic": metadata_epoch_monotonic,
+    "OneLeaderPerEpoch": one_leader_per_epoch,
+    "LeaderInIsr": leader_in_isr,
+    "IsrHoldsCommitted": isr_holds_committed,
+    "CommittedNotLost": committed_not_lost,
 }
 
 

@@ -27,11 +27,12 @@ from .liveness import check_liveness, split_checks
 from .loader import bind_spec
 from .report import render_text
 from .result import Result
+from .simulate import SimConfig, SimProgress, Simulator
 from .spec import Spec
 from .temporal import fairness_conditions
 from .trace.runrecord import RunRecorder
 
-__all__ = ["main", "cli", "bind_spec", "print_error", "check_options"]
+__all__ = ["main", "cli", "bind_spec", "print_error", "check_options", "simulate"]
 
 EXIT_HELP = """\b
 Exit codes:
@@ -270,6 +271,126 @@ def check(spec: str, consts: tuple[str, ...], config: CheckConfig, spill_dir: st
             result = check_liveness(bound, cfg, progress=_progress_printer(not quiet))
         except ModelcheckError as e:
             print_error(e, fmt)
+        except MemoryError as e:
+            out_of_memory(e, fmt)
+        finish(result, fmt, recorder, bound, quiet)
+
+
+SIMULATE_EXIT_HELP = """\b
+Exit codes:
+  0  ok: no violation in the walks run (--runs, or until --time)
+  1  an invariant or action property is violated, or a deadlock was found
+  2  usage error, or an error in the spec (reported with file and line)
+  3  incomplete: interrupted (Ctrl-C) before any violation was found"""
+
+
+class Weight(click.ParamType):
+    """``Action=W``: the weight of each transition of an action (a number >= 0)."""
+
+    name = "ACTION=W"
+
+    def convert(self, value: Any, param: click.Parameter | None,
+                ctx: click.Context | None) -> tuple[str, float]:
+        if isinstance(value, tuple):
+            return value  # type: ignore[return-value]
+        name, eq, w = str(value).partition("=")
+        try:
+            weight = float(w)
+        except ValueError:
+            weight = -1.0
+        if not eq or not name.strip() or not (weight >= 0 and weight != float("inf")):
+            self.fail(f"{value!r}: give an action name and a weight >= 0, e.g. "
+                      "Crash=0.1", param, ctx)
+        return name.strip(), weight
+
+
+def _sim_progress_printer(enabled: bool) -> Callable[[SimProgress], None] | None:
+    if not enabled:
+        return None
+
+    def show(p: SimProgress) -> None:
+        click.echo(f"[{p.seconds:7.1f}s] walks {p.walks:>10,}  steps {p.steps:>12,}  "
+                   f"{p.steps_per_second:>9,.0f} steps/s  distinct {p.distinct:>11,}  "
+                   f"actions fired {int((p.fired > 0).sum())}/{len(p.fired)}", err=True)
+
+    return show
+
+
+@cli.command(epilog=SIMULATE_EXIT_HELP)
+@click.argument("spec")
+@const_option
+@check_options
+@click.option("--seed", type=click.IntRange(0, (1 << 64) - 1), default=0, show_default=True,
+              help="The run's seed: the same seed gives the same walks and result "
+                   "everywhere.")
+@click.option("--runs", type=click.IntRange(min=1), default=None,
+              help="Walks to run (default: until --time).")
+@click.option("--depth", type=click.IntRange(min=0), default=None,
+              help="Steps per walk at most (default 100; TLC's -depth counts states, "
+                   "one more). Same as --max-depth.")
+@click.option("--time", "time_limit", type=click.FloatRange(min=0, min_open=True),
+              default=None, help="Seconds to run at most (default 60 without --runs).")
+@click.option("--weights", "weights", type=Weight(), multiple=True,
+              help="Weight of each transition of an action, e.g. Crash=0.1 (repeatable; "
+                   "default 1, 0 never picks it).")
+@click.option("--no-shrink", is_flag=True, help="Show the counterexample as found.")
+@click.option("--shrink-states", type=click.IntRange(min=0), default=200_000,
+              show_default=True,
+              help="States the shrinker's bounded BFS may store (0: no BFS).")
+@format_option
+@click.option("--quiet", "-q", is_flag=True, help="No progress lines on stderr.")
+@record_options
+def simulate(spec: str, consts: tuple[str, ...], config: CheckConfig, seed: int,
+             runs: int | None, depth: int | None, time_limit: float | None,
+             weights: tuple[tuple[str, float], ...], no_shrink: bool, shrink_states: int,
+             fmt: str, quiet: bool, out_dir: str | None = None,
+             trace_out: str | None = None) -> None:
+    """Random walks through SPEC from seeded random numbers, checking its properties at
+    every step (TLC's -simulate); a counterexample is shrunk before it is shown.
+
+    Of the check options, --checkpoint-dir, --resume and --max-states do not apply;
+    --batch-size is the number of walks advanced together (default 2048);
+    --memory-limit bounds the set of distinct states counted; --no-symmetry applies
+    to the shrinker's BFS (walks never use symmetry).
+    """
+    with Interrupts():
+        ctx = click.get_current_context()
+        try:
+            explicit = {n for n in ("checkpoint_dir", "resume", "max_states", "max_depth",
+                                    "batch_size")
+                        if ctx.get_parameter_source(n) not in (
+                            click.core.ParameterSource.DEFAULT, None)}
+            refused = sorted(explicit & {"checkpoint_dir", "resume", "max_states"})
+            if refused:
+                names = ", ".join("--" + n.replace("_", "-") for n in refused)
+                raise UsageError(f"simulate does not take {names}: a simulation keeps no "
+                                 "levels (bound it with --runs, --time and --depth).")
+            if depth is not None and "max_depth" in explicit and depth != config.max_depth:
+                raise UsageError("--depth and --max-depth are the same bound; give one.")
+            if depth is not None:
+                config = config.replace(max_depth=depth)
+            elif config.max_depth is None:
+                config = config.replace(max_depth=100)
+            sim = SimConfig(seed=seed, runs=runs,
+                            time_limit=time_limit if time_limit is not None or runs
+                            else 60.0,
+                            weights=weights,
+                            walks_per_batch=config.batch_size if "batch_size" in explicit
+                            else 2048,
+                            shrink=not no_shrink, shrink_states=shrink_states)
+            recorder = prepare_recorder(spec, out_dir, trace_out)
+            bound = bind_spec(spec, consts)
+            simulator = Simulator(bound, config, sim,
+                                  progress=_sim_progress_printer(not quiet))
+            if not quiet:
+                click.echo(f"Simulating {bound!r} from seed {seed}: "
+                           f"{len(bound.actions)} action instances, walks of at most "
+                           f"{simulator.sim.depth} steps.", err=True)
+            result = simulator.run()
+        except ModelcheckError as e:
+            print_error(e, fmt)
+        except ValueError as e:
+            print_error(UsageError(str(e)), fmt)
         except MemoryError as e:
             out_of_memory(e, fmt)
         finish(result, fmt, recorder, bound, quiet)

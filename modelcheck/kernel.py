@@ -276,7 +276,7 @@ class Kernel:
 
     # ------------------------------------------------------------ batch (numpy)
     def expand(self, words: np.ndarray, *, expand: bool = True,
-               stop_on_violation: bool = False) -> Expansion:
+               stop_on_violation: bool = False, constrain: bool = True) -> Expansion:
         """Check invariants on a batch of packed states and, if ``expand``, generate successors.
 
         ``words`` has shape ``(n, k)``. Parent rows in the result index ``words``.
@@ -287,7 +287,9 @@ class Kernel:
         Successors outside the state constraints (TLC's ``CONSTRAINT``) are checked
         against the invariants (``outside_hits``) and left out of ``child_*``; they
         still count as enabled transitions, so a state whose only successors are
-        outside the constraints is not a deadlock.
+        outside the constraints is not a deadlock. With ``constrain=False`` every
+        successor is in ``child_*`` and the constraints are left to the caller
+        (simulation: a walk stops *at* a state outside them, as TLC's does).
         """
         n = len(words)
         if n == 1:
@@ -295,7 +297,8 @@ class Kernel:
             # spec that uses `if`/`and`/`or` on state values fail the same way at
             # every batch size.
             return _first_row(self.expand(np.repeat(words, 2, axis=0), expand=expand,
-                                          stop_on_violation=stop_on_violation))
+                                          stop_on_violation=stop_on_violation,
+                                          constrain=constrain))
         layout = self.layout
         s = self.batch_view(words)
         inv_rows = [self._pred_rows(p, s, None, words, None) for p in self.invariants]
@@ -341,7 +344,7 @@ class Kernel:
         prop_hits = [_cat_hits(h) for h in hits]
         outside_hits = [_no_hits() for _ in self.invariants]
         outside = 0
-        if self.constraints and len(cw):
+        if self.constraints and constrain and len(cw):
             keep = self.in_model_rows(cw)
             if not keep.all():
                 out = np.flatnonzero(~keep)

@@ -9,6 +9,8 @@ and the same action labels (``Register(b=1)``).
 
 from __future__ import annotations
 
+from typing import Any
+
 from .result import Result
 from .trace.model import Trace
 from .trace.render import render_states
@@ -40,13 +42,20 @@ def render_text(r: Result) -> str:
             what = "Invariant" if v.kind == "invariant" else "Action property"
             also = f" (the same level also violates: {', '.join(v.also_violated)})" \
                 if v.also_violated else ""
-            out.append(f"{what} {v.property} is violated{also}. "
-                       f"Shortest counterexample, {len(v.trace)} states:")
+            if r.simulation is not None:
+                out.append(f"{what} {v.property} is violated{also}. "
+                           + _found_by(r.simulation, len(v.trace)))
+            else:
+                out.append(f"{what} {v.property} is violated{also}. "
+                           f"Shortest counterexample, {len(v.trace)} states:")
         trace = Trace.from_result(r)
         if trace is not None:
             out += render_states(trace, compact=True)
+    sim = r.simulation
     status_line = {
-        "ok": "No error found: every reachable state explored.",
+        "ok": "No error found: every reachable state explored." if sim is None else
+              f"No error found in {sim['walks']:,} random walks (seed {sim['seed']}, "
+              f"depth at most {sim['depth']}).",
         "violation": "Result: VIOLATION",
         "deadlock": "Result: DEADLOCK",
         "incomplete": f"Result: INCOMPLETE ({r.reason or 'stopped'}); counts are partial.",
@@ -54,6 +63,16 @@ def render_text(r: Result) -> str:
     out.append(status_line)
     if r.status == "incomplete" and r.message:
         out.append(r.message)
+    if sim is not None:
+        ends = ", ".join(f"{n} {why}" for why, n in sim["walk_ends"].items() if n)
+        out.append(
+            f"{sim['walks']:,} walks ({ends or 'none finished'}), {sim['steps']:,} steps, "
+            f"{r.seconds:.2f} s ({sim['walks_per_second']:,.0f} walks/s, "
+            f"{sim['steps_per_second']:,.0f} steps/s); longest walk {r.depth} steps.")
+        more = "at least " if sim.get("distinct_capped") else ""
+        out.append(f"{more}{r.distinct_states:,} distinct states visited, "
+                   f"{r.generated_states:,} transitions generated and checked.")
+        return _coverage(r, out)
     out.append(
         f"{r.distinct_states:,} distinct states, {r.generated_states:,} generated, "
         f"depth {r.depth}, {r.seconds:.2f} s ({r.states_per_second:,.0f} distinct states/s)."
@@ -68,6 +87,23 @@ def render_text(r: Result) -> str:
     if r.symmetry:
         out.append(f"Symmetry reduction over {', '.join(r.symmetry)}: counts are of "
                    "equivalence classes (canonical states).")
+    return _coverage(r, out)
+
+
+def _found_by(sim: dict[str, Any], shown: int) -> str:
+    """How a simulation found and shrank the trace it shows."""
+    text = f"Found by walk {sim['violation_walk']} ({sim['found_length']} states)"
+    rep = sim.get("shrinking")
+    if rep is None:
+        return text + f", not shrunk; {shown} states:"
+    proof = {"shorter": "a shortest one, by bounded BFS",
+             "minimal": "proved shortest by bounded BFS",
+             "unknown": "not proved shortest (the BFS budget ran out)",
+             "skipped": "not checked by BFS"}[rep["bfs"]]
+    return text + f", shrunk to {shown} states ({proof}):"
+
+
+def _coverage(r: Result, out: list[str]) -> str:
     if r.coverage:
         out.append("Coverage:")
         w = max(len(c.name + c.params) for c in r.coverage) + 2

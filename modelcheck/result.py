@@ -111,6 +111,9 @@ class Result:
     config: dict[str, Any] = field(default_factory=dict)
     #: liveness checking: per temporal property its verdict, graph size, time, memory
     liveness: dict[str, Any] = field(default_factory=dict)
+    #: a simulation's own figures (``modelcheck simulate``): seed, walks, steps, rates,
+    #: how walks ended, found and shrunk trace lengths; ``None`` for a check
+    simulation: dict[str, Any] | None = None
 
     @property
     def states_per_second(self) -> float:
@@ -121,6 +124,12 @@ class Result:
         return exit_code(self.status)
 
     def to_json(self) -> dict[str, Any]:
+        out = self._json()
+        if self.simulation is not None:
+            out["simulation"] = dict(self.simulation)
+        return out
+
+    def _json(self) -> dict[str, Any]:
         return {
             "status": self.status,
             "spec": self.spec,

@@ -159,18 +159,8 @@ def _canonicaliser(spec, sets):
     def permute(values, pi):
         out = {}
         for var, info in layout.vars.items():
-            v = values[var]
             cell = layout.cells[info.first_cell]
-            if info.dim_names and info.dim_names[0] == name:
-                v = {pi[i]: x for i, x in v.items()}
-            if cell.ref == name:
-                if cell.kind == "set":
-                    v = ({i: sorted(pi[m] for m in x) for i, x in v.items()} if info.dims
-                         else sorted(pi[m] for m in v))
-                else:
-                    v = ({i: pi.get(x, x) for i, x in v.items()} if info.dims
-                         else pi.get(v, v))
-            out[var] = v
+            out[var] = _permute_value(values[var], list(info.dim_names), cell, name, pi)
         return out
 
     def canon(cells):
@@ -178,6 +168,21 @@ def _canonicaliser(spec, sets):
         return min(tuple(layout.cells_from_values(permute(values, pi))) for pi in perms)
 
     return canon
+
+
+def _permute_value(v, dim_names, cell, name, pi):
+    """Value ``v`` of a variable with (remaining) array dimensions ``dim_names`` under
+    the permutation ``pi`` of the id set ``name``: indices over ``name`` are moved,
+    leaf references to ``name`` (a single id or a set of ids) are renamed."""
+    if dim_names:
+        first, rest = dim_names[0], dim_names[1:]
+        return {(pi[i] if first == name else i): _permute_value(x, rest, cell, name, pi)
+                for i, x in v.items()}
+    if cell.ref != name:
+        return v
+    if cell.kind == "set":
+        return sorted(pi[m] for m in v)
+    return pi.get(v, v)
 
 
 def assert_replays(spec, trace) -> None:
