@@ -6,6 +6,7 @@
     python benchmarks/run.py --lifecycle   # and the lifecycle spec, with/without symmetry
     python benchmarks/run.py --zk          # and the ZooKeeper-era controller spec
     python benchmarks/run.py --only L3 --repeat 3
+    python benchmarks/run.py --only wave-3000  # the wave spec (benchmarks/wave.py)
 
 Each configuration runs in a fresh process (one core), so peak RSS is its own.
 Columns: distinct states, depth, seconds, distinct states per second, peak RSS,
@@ -52,6 +53,13 @@ ZK = {
     "ZK-default": ({}, True, 311_298),
     "ZK-default-nosym": ({}, False, 622_594),
     "ZK-crash": (dict(MaxCrashes=1, MaxExpiries=2), True, 3_491_049),
+}
+
+# The wave spec (benchmarks/wave.py): a chain of N + 3 states through 2 N action
+# instances, at most one enabled per state; a level costs what its work costs, not
+# what its instances number. Always run: (constants, expected distinct states).
+WAVE = {
+    "wave-3000": (dict(N=3000), 3_003),
 }
 
 CHILD = r"""
@@ -109,6 +117,8 @@ def main() -> int:
         names += list(LIFECYCLE)
     if args.zk and not args.only:
         names += list(ZK)
+    if not args.only:
+        names += list(WAVE)
     header = (f"{'config':<17}{'distinct':>12}{'depth':>7}{'seconds':>9}{'states/s':>11}"
               f"{'peak RSS':>11}{'B/state':>9}{'stored B/st':>12}  check")
     print(header)
@@ -121,6 +131,9 @@ def main() -> int:
         elif name in ZK:
             consts, sym, expected = ZK[name]
             spec = "specs.zk_controller:ZkController"
+        elif name in WAVE:
+            (consts, expected), sym = WAVE[name], True
+            spec = "benchmarks.wave:Wave"
         else:
             consts, sym, expected, spec = LADDER[name], True, EXPECTED[name], args.spec
         runs = [run_one(name, consts, args.batch_size, spec, args.spill_dir, sym)

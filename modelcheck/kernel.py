@@ -12,6 +12,9 @@ backend drive), trace replay and the state-graph export all call it.
   invariants on the batch, every action instance's guard and assignments, action
   properties on every enabled transition, deadlocks. Successor fingerprints are
   computed incrementally from the packed parent (only assigned cells change).
+  On a small batch, the instances of a large action family are evaluated in one
+  call over (instances x states) (:mod:`modelcheck.family`), falling back to one
+  call per instance whenever that cannot be shown to give the same results.
 
 Both validate what the spec returns (guards must be boolean, assigned values
 integers inside the declared domain) and turn any failure into a
@@ -31,8 +34,18 @@ import numpy as np
 
 from .errors import SpecEvaluationError, source_location, user_frame_location
 from .expr import bool_hint, collect_undefined
+from .family import (
+    Decoder,
+    FamilyState,
+    Leaf,
+    Scatter,
+    call_family,
+    grid_mask,
+    grid_values,
+    param_column,
+)
 from .layout import Layout
-from .spec import ActionInstance, PredicateDecl, Spec
+from .spec import ActionDecl, ActionInstance, PredicateDecl, Spec
 from .symmetry import Symmetry
 from .views import Branch, NextView, StateView
 
@@ -83,6 +96,8 @@ class Kernel:
         properties: Sequence[PredicateDecl] | None = None,
         check_deadlock: bool | None = None,
         symmetry: bool = True,
+        family_rows: int = 1 << 15,
+        family_min: int = 8,
     ) -> None:
         self.spec = spec
         self.layout: Layout = spec.layout
@@ -94,6 +109,17 @@ class Kernel:
         self._bool_cells = self.layout.bool_cells
         sets = spec.symmetry_sets() if symmetry else {}
         self.symmetry: Symmetry | None = Symmetry(self.layout, sets) if sets else None
+        #: the instances of an action family are evaluated in one call over up to
+        #: ``family_rows`` (instance, state) pairs, when that covers ``family_min``
+        #: instances or more (a call over the grid costs a few per-instance calls);
+        #: ``family_rows=0`` turns it off. Speed only: the results are the same.
+        self.family_rows = family_rows
+        self.family_min = family_min
+        self._families = _families(self.actions)
+        self._family_failed: set[int] = set()
+        self._leaves: dict[tuple[str, tuple[int, ...]], Leaf | None] = {}
+        self._hi = self.layout.lo + self.layout.size - 1
+        self._decoder = Decoder(self.layout)
 
     def canonical(self, words: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Packed states and fingerprints, canonicalised when symmetry reduction is on."""
@@ -292,83 +318,35 @@ class Kernel:
                              empty_i.astype(np.int32), fired, empty_i,
                              [_no_hits() for _ in self.properties],
                              [_no_hits() for _ in self.invariants])
-        any_enabled = np.zeros(n, dtype=bool) if self.check_deadlock else None
-        out_words: list[np.ndarray] = []
-        out_parent: list[np.ndarray] = []
-        out_action: list[np.ndarray] = []
-        out_fps: list[np.ndarray] = []
-        hits: list[list[tuple[np.ndarray, np.ndarray, np.ndarray]]] = [[] for _ in self.properties]
+        acc = _Accumulator(n, len(self.actions), self.check_deadlock, len(self.properties))
         stutter = [self._stutter_verdict(p, s) for p in self.properties]
-        for _key, group in itertools.groupby(self.actions, key=lambda a: (a.decl, a.params)):
-            insts = list(group)
-            t = NextView(s)
-            with collect_undefined() as undefined:
-                try:
-                    g = insts[0].call(self.spec, s, t)
-                except Exception as e:
-                    raise self._locate_action_error(insts[0], words, e) from None
-            for inst in insts:
-                taken = self._taken(inst, t, undefined)
-                if taken is None:
-                    continue
-                cond, assigned, und = taken
-                mask = self._mask(g, n, inst.decl.fn, f"the guard of action {inst.label}",
-                                  words)
-                if cond is not None:
-                    mask = mask & self._mask(cond, n, inst.decl.fn,
-                                             f"the condition of action {inst.label}", words)
-                for um, _where, message in und:
-                    bad = np.flatnonzero(mask & um)
-                    if len(bad):
-                        raise self._locate_action_error(inst, words[bad],
-                                                        SpecEvaluationError(message))
-                rows = np.flatnonzero(mask)
-                m = len(rows)
-                if m == 0:
-                    continue
-                fired[inst.id] = m
-                if any_enabled is not None:
-                    any_enabled |= mask
-                child = words[rows]
-                post: dict[int, Any] = {}
-                with np.errstate(over="ignore"):
-                    for ci, v in assigned.items():
-                        vr = self._assigned_rows(inst, ci, v, rows, n, words)
-                        old = s._cell(ci)
-                        old_r = old[rows]
-                        post[ci] = vr
-                        delta = (np.asarray(vr, dtype=np.int64)
-                                 - old_r.astype(np.int64)).astype(_U64)
-                        child[:, layout.word_of[ci]] += delta * layout.mult[ci]
-                child, fps = self.canonical(child)
-                out_words.append(child)
-                out_fps.append(fps)
-                out_parent.append(rows)
-                out_action.append(np.full(m, inst.id, dtype=np.int32))
-                if self.properties:
-                    pre_sub = _SubView(s, rows, {})
-                    post_sub = _SubView(s, rows, post)
-                    for j, p in enumerate(self.properties):
-                        reads, ok_mask = stutter[j]
-                        if reads is not None and ok_mask is not None and reads.isdisjoint(post):
-                            # The action leaves every cell the property reads of the next
-                            # state unchanged: its verdict is the one on (s, s).
-                            bad = np.flatnonzero(~ok_mask[rows])
-                        else:
-                            bad = self._pred_rows(p, pre_sub.view(layout, m),
-                                                  post_sub.view(layout, m), words, rows, inst)
-                        if len(bad):
-                            hits[j].append((rows[bad],
-                                            np.full(len(bad), inst.id, dtype=np.int32),
-                                            fps[bad]))
+        fam_state: FamilyState | None = None
+        for fi, fam in enumerate(self._families):
+            chunk = self._family_chunk(fi, fam, n)
+            lo = 0
+            while chunk >= 2 and fam.count - lo >= 2 and fi not in self._family_failed:
+                hi = min(fam.count, lo + chunk)
+                if fam_state is None:
+                    fam_state = FamilyState(s, words, self._decoder, self._bool_cells,
+                                            self._leaves)
+                if self._expand_family(fam, lo, hi, fam_state, s, words, acc, stutter):
+                    lo = hi
+                else:
+                    # evaluated one by one from now on (which also reports its errors)
+                    self._family_failed.add(fi)
+            b = len(fam.branches)
+            rest = self.actions[fam.first + lo * b:fam.first + fam.count * b]
+            for _key, group in itertools.groupby(rest, key=lambda a: a.params):
+                self._expand_group(list(group), s, words, acc, stutter)
+        fired, hits, any_enabled = acc.fired, acc.hits, acc.any_enabled
         deadlocks = empty_i
         if any_enabled is not None:
             deadlocks = np.flatnonzero(~any_enabled)
-        if out_words:
-            cw = np.concatenate(out_words)
-            cf = np.concatenate(out_fps)
-            cp = np.concatenate(out_parent)
-            ca = np.concatenate(out_action)
+        if acc.words:
+            cw = np.concatenate(acc.words)
+            cf = np.concatenate(acc.fps)
+            cp = np.concatenate(acc.parents)
+            ca = np.concatenate(acc.action_ids)
         else:
             cw, cf, cp, ca = empty_w, np.zeros(0, dtype=_U64), empty_i, empty_i.astype(np.int32)
         prop_hits = [_cat_hits(h) for h in hits]
@@ -389,6 +367,201 @@ class Kernel:
                 cw, cf, cp, ca = cw[keep], cf[keep], cp[keep], ca[keep]
         return Expansion(n, inv_rows, cw, cf, cp, ca, fired, deadlocks, prop_hits,
                          outside_hits, outside)
+
+    def _family_chunk(self, fi: int, fam: _Family, n: int) -> int:
+        """Instances of family ``fam`` per family call on ``n`` states (< 2: none)."""
+        if fam.count < 2 or fi in self._family_failed or not fam.values.shape[1]:
+            return 0
+        chunk = min(fam.count, self.family_rows // max(n, 1))
+        return chunk if chunk >= max(2, self.family_min) else 0
+
+    def _expand_group(self, insts: list[ActionInstance], s: StateView, words: np.ndarray,
+                      acc: _Accumulator, stutter: list[tuple[set[int] | None,
+                                                             np.ndarray | None]]) -> None:
+        """Evaluate one parameter combination of an action on the batch (the
+        per-instance evaluator): the body runs once, and each of ``insts`` (one per
+        branch, or the action itself) takes what it does."""
+        layout, n = self.layout, acc.n
+        t = NextView(s)
+        with collect_undefined() as undefined:
+            try:
+                g = insts[0].call(self.spec, s, t)
+            except Exception as e:
+                raise self._locate_action_error(insts[0], words, e) from None
+        for inst in insts:
+            taken = self._taken(inst, t, undefined)
+            if taken is None:
+                continue
+            cond, assigned, und = taken
+            mask = self._mask(g, n, inst.decl.fn, f"the guard of action {inst.label}", words)
+            if cond is not None:
+                mask = mask & self._mask(cond, n, inst.decl.fn,
+                                         f"the condition of action {inst.label}", words)
+            for um, _where, message in und:
+                bad = np.flatnonzero(mask & um)
+                if len(bad):
+                    raise self._locate_action_error(inst, words[bad],
+                                                    SpecEvaluationError(message))
+            rows = np.flatnonzero(mask)
+            m = len(rows)
+            if m == 0:
+                continue
+            acc.fired[inst.id] = m
+            if acc.any_enabled is not None:
+                acc.any_enabled |= mask
+            child = words[rows]
+            post: dict[int, Any] = {}
+            with np.errstate(over="ignore"):
+                for ci, v in assigned.items():
+                    vr = self._assigned_rows(inst, ci, v, rows, n, words)
+                    old = s._cell(ci)
+                    old_r = old[rows]
+                    post[ci] = vr
+                    delta = (np.asarray(vr, dtype=np.int64)
+                             - old_r.astype(np.int64)).astype(_U64)
+                    child[:, layout.word_of[ci]] += delta * layout.mult[ci]
+            child, fps = self.canonical(child)
+            ids = np.full(m, inst.id, dtype=np.int32)
+            acc.add(child, fps, rows, ids)
+            if self.properties:
+                pre_sub = _SubView(s, rows, {})
+                post_sub = _SubView(s, rows, post)
+                for j, p in enumerate(self.properties):
+                    reads, ok_mask = stutter[j]
+                    if reads is not None and ok_mask is not None and reads.isdisjoint(post):
+                        # The action leaves every cell the property reads of the next
+                        # state unchanged: its verdict is the one on (s, s).
+                        bad = np.flatnonzero(~ok_mask[rows])
+                    else:
+                        bad = self._pred_rows(p, pre_sub.view(layout, m),
+                                              post_sub.view(layout, m), words, rows, inst)
+                    if len(bad):
+                        acc.hits[j].append((rows[bad], ids[bad], fps[bad]))
+
+    def _expand_family(self, fam: _Family, lo: int, hi: int, fs: FamilyState, s: StateView,
+                       words: np.ndarray, acc: _Accumulator,
+                       stutter: list[tuple[set[int] | None, np.ndarray | None]]) -> bool:
+        """Evaluate parameter combinations ``lo:hi`` of family ``fam`` (every branch of
+        each) on the batch in one call (:mod:`modelcheck.family`), with the
+        per-instance evaluator's results; False (nothing recorded) when they must be
+        evaluated one by one instead."""
+        n, k, nb = acc.n, hi - lo, len(fam.branches)
+        params = [param_column(fam.values[lo:hi, j]) for j in range(fam.values.shape[1])]
+        call = call_family(self.spec, fam.decl.fn, fs, params, k)
+        if call is None or any(b not in fam.decl.branches for b in call.branches):
+            return False  # (a branch the source does not show is an error, reported there)
+        parts: list[_FamilyPart] = []
+        for bi, name in enumerate(fam.branches):
+            mask, assigned, undefined = call.mask, call.assigned, call.undefined
+            if name is not None:
+                br = call.branches.get(name)
+                if br is None:
+                    continue  # the body never reached this branch: no instance fires
+                cond = grid_mask(br.cond, k, n)
+                if cond is None:
+                    return False
+                mask = mask & cond
+                assigned = {**assigned, **br.assigned}
+                others = [b.undefined for b_name, b in call.branches.items() if b_name != name]
+                undefined = [u for i, u in enumerate(undefined)
+                             if not any(ulo <= i < uhi for ulo, uhi in others)]
+            for um, _where, _message in undefined:
+                um_grid = grid_mask(um, k, n)
+                if um_grid is None or (mask & um_grid).any():
+                    return False  # an error on an enabled pair: reported one by one
+            scatters = [sc for sc in call.scatters if sc.branch is None or sc.branch == name]
+            part = self._family_part(fam, lo, bi, nb, mask, assigned, scatters, s, words,
+                                     stutter)
+            if part is None:
+                return False
+            parts.append(part)
+        for part in parts:
+            acc.fired[fam.first + (lo + np.arange(k)) * nb + part.branch] = part.fired
+            if acc.any_enabled is not None:
+                acc.any_enabled |= part.enabled
+        parts = [p for p in parts if len(p.rows)]
+        if not parts:
+            return True
+        child = np.concatenate([p.child for p in parts])
+        fps = np.concatenate([p.fps for p in parts])
+        rows = np.concatenate([p.rows for p in parts])
+        ids = np.concatenate([p.ids for p in parts])
+        bad = [np.concatenate([p.bad[j] for p in parts]) for j in range(len(self.properties))]
+        if len(parts) > 1:
+            # instance by instance (parameters, then branch), states in order within each
+            order = np.argsort(ids.astype(np.int64) * n + rows, kind="stable")
+            child, fps, rows, ids = child[order], fps[order], rows[order], ids[order]
+            bad = [b[order] for b in bad]
+        acc.add(child, fps, rows, ids)
+        for j, b in enumerate(bad):
+            sel = np.flatnonzero(b)
+            if len(sel):
+                acc.hits[j].append((rows[sel], ids[sel], fps[sel]))
+        return True
+
+    def _family_part(self, fam: _Family, lo: int, bi: int, nb: int, mask: np.ndarray,
+                     assigned: dict[int, Any], scatters: list[Scatter], s: StateView,
+                     words: np.ndarray,
+                     stutter: list[tuple[set[int] | None, np.ndarray | None]]
+                     ) -> _FamilyPart | None:
+        """The transitions of branch ``bi`` of a family call (the whole action when it
+        has no branches) on the grid ``mask``; None when they cannot be vouched for."""
+        layout = self.layout
+        k, n = mask.shape
+        flat = np.flatnonzero(mask)
+        m = len(flat)
+        inst = flat // n
+        rows = flat % n
+        fired = np.bincount(inst, minlength=k)
+        enabled: np.ndarray = np.asarray(mask.any(axis=0))
+        if m == 0:
+            empty = np.zeros(0, dtype=bool)
+            return _FamilyPart(bi, fired, enabled, words[:0], np.zeros(0, dtype=_U64), rows,
+                               inst.astype(np.int32), [empty for _ in self.properties])
+        child = words[rows]
+        post: dict[int, np.ndarray] = {}
+        scattered: list[tuple[np.ndarray, np.ndarray, frozenset[int]]] = []
+        with np.errstate(over="ignore"):
+            for ci, v in assigned.items():
+                vr = grid_values(v, k, n, flat)
+                if vr is None or np.any((vr < layout.lo[ci]) | (vr > self._hi[ci])):
+                    return None
+                post[ci] = vr
+                delta = (vr - s._cell(ci)[rows].astype(np.int64)).astype(_U64)
+                child[:, layout.word_of[ci]] += delta * layout.mult[ci]
+            at = np.arange(m)
+            for sc in scatters:
+                cr = grid_values(sc.cells, k, n, flat)
+                vr = grid_values(sc.value, k, n, flat)
+                if cr is None or vr is None or np.any((vr < layout.lo[cr])
+                                                      | (vr > self._hi[cr])):
+                    return None
+                scattered.append((cr, vr, frozenset(np.unique(cr).tolist())))
+                delta = (vr - self._decoder.per_row(words, rows, cr)).astype(_U64)
+                child[at, layout.word_of[cr]] += delta * layout.mult[cr]
+        child, fps = self.canonical(child)
+        ids = (fam.first + (inst + lo) * nb + bi).astype(np.int32)
+        bad: list[np.ndarray] = []
+        if self.properties:
+            written = set(post).union(*(c for _, _, c in scattered))
+            pre = _SubView(s, rows, {}).view(layout, m)
+            post_view = _scattered_view(s, rows, post, scattered, layout, m)
+            for j, p in enumerate(self.properties):
+                reads, ok_mask = stutter[j]
+                if reads is not None and ok_mask is not None and reads.isdisjoint(written):
+                    bad.append(~ok_mask[rows])
+                    continue
+                try:
+                    r = p.fn(self.spec, pre, post_view)
+                except Exception:
+                    return None
+                if isinstance(r, np.ndarray) and r.dtype == np.bool_ and r.shape == (m,):
+                    bad.append(~r)
+                elif _is_bool_scalar(r):
+                    bad.append(np.full(m, not r))
+                else:
+                    return None
+        return _FamilyPart(bi, fired, enabled, child, fps, rows, ids, bad)
 
     def in_model_rows(self, words: np.ndarray) -> np.ndarray:
         """Mask of the packed states that satisfy every state constraint."""
@@ -616,6 +789,102 @@ class Kernel:
             f"states (first state {st}).{hint}",
             where=where, what=what,
         )
+
+
+@dataclass(frozen=True)
+class _Family:
+    """A run of instances of one action: ``count`` parameter combinations, each with
+    one instance per branch (``branches``: the action's branch names, or ``(None,)``);
+    combination ``j`` has parameter values ``values[j]`` (one column per parameter) and
+    its instance of branch ``b`` the id ``first + j * len(branches) + b``."""
+
+    decl: ActionDecl
+    first: int
+    count: int
+    values: np.ndarray
+    branches: tuple[str | None, ...]
+
+
+def _families(actions: Sequence[ActionInstance]) -> list[_Family]:
+    out: list[_Family] = []
+    i = 0
+    while i < len(actions):
+        j = i
+        while j < len(actions) and actions[j].decl is actions[i].decl:
+            j += 1
+        decl = actions[i].decl
+        groups = [list(g) for _, g in itertools.groupby(actions[i:j], key=lambda a: a.params)]
+        branches: tuple[str | None, ...] = decl.branches or (None,)
+        regular = all(tuple(a.branch for a in g) == branches for g in groups) and all(
+            type(v) is int for g in groups for _, v in g[0].params)
+        if regular:
+            values = np.array([[v for _, v in g[0].params] for g in groups],
+                              dtype=np.int64).reshape(len(groups), len(decl.params))
+            out.append(_Family(decl, i, len(groups), values, branches))
+        else:  # not expected from Spec; evaluated one combination at a time
+            first = i
+            for g in groups:
+                out.append(_Family(decl, first, 1, np.zeros((1, 0), dtype=np.int64),
+                                   tuple(a.branch for a in g)))
+                first += len(g)
+        i = j
+    return out
+
+
+@dataclass
+class _FamilyPart:
+    """The transitions of one branch of a family call: per combination how many fired,
+    the states with one enabled, and per transition the successor, its fingerprint,
+    parent row, action id and (per action property) whether it violates it."""
+
+    branch: int
+    fired: np.ndarray
+    enabled: np.ndarray
+    child: np.ndarray
+    fps: np.ndarray
+    rows: np.ndarray
+    ids: np.ndarray
+    bad: list[np.ndarray]
+
+
+class _Accumulator:
+    """The successors, counts and property hits of one batch, in action order."""
+
+    def __init__(self, n: int, n_actions: int, deadlock: bool, n_props: int) -> None:
+        self.n = n
+        self.fired = np.zeros(n_actions, dtype=np.int64)
+        self.any_enabled = np.zeros(n, dtype=bool) if deadlock else None
+        self.words: list[np.ndarray] = []
+        self.fps: list[np.ndarray] = []
+        self.parents: list[np.ndarray] = []
+        self.action_ids: list[np.ndarray] = []
+        self.hits: list[list[tuple[np.ndarray, np.ndarray, np.ndarray]]] = [
+            [] for _ in range(n_props)]
+
+    def add(self, words: np.ndarray, fps: np.ndarray, parents: np.ndarray,
+            action_ids: np.ndarray) -> None:
+        self.words.append(words)
+        self.fps.append(fps)
+        self.parents.append(parents)
+        self.action_ids.append(action_ids)
+
+
+def _scattered_view(s: StateView, rows: np.ndarray, post: dict[int, np.ndarray],
+                    scattered: list[tuple[np.ndarray, np.ndarray, frozenset[int]]],
+                    layout: Layout, m: int) -> StateView:
+    """The next states of a family's transitions: ``s`` at ``rows`` with the fixed
+    assignments ``post`` and the per-row cells of ``scattered``."""
+    sub = _SubView(s, rows, post).view(layout, m)
+
+    def get(i: int) -> Any:
+        col = sub._cell(i)
+        for cells, values, cellset in scattered:
+            if i in cellset:
+                v = values != 0 if col.dtype == np.bool_ else values
+                col = np.where(cells == i, v, col)
+        return col
+
+    return StateView(layout, get, m)
 
 
 def _first_row(ex: Expansion) -> Expansion:

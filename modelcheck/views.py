@@ -103,28 +103,7 @@ class ArrayView:
         if isinstance(i, np.integer):
             j = int(i) if int(i) in self._dims[0] else self._dims[0][0]
             return self[j]
-        # Dynamic index: select per state. States whose index is outside the
-        # index set read the first element (such reads must be guarded).
-        idx = np.asarray(i)
-        view = self._view
-        leaves = view._layout.leaf_map(self._var, self._path)
-        k = view._layout.vars[self._var].leaf_cells
-        if k == 1 and isinstance(view._layout.vars[self._var].leaf, ScalarType):
-            out: Any = None
-            for j in self._dims[0]:
-                v = view._cell(leaves[j])
-                out = v if out is None else np.where(idx == j, v, out)
-            return out
-        cols: list[Any] = []
-        for m in range(k):
-            col: Any = None
-            for j in self._dims[0]:
-                v = view._cell(leaves[j] + m)
-                col = v if col is None else np.where(idx == j, v, col)
-            cols.append(col)
-        leaf = view._layout.vars[self._var].leaf
-        assert leaf is not None
-        return leaf.view(cols)
+        return self._view._read_dynamic(self._var, self._path, self._dims[0], i)
 
     def __setitem__(self, i: Any, value: Any) -> None:
         view = self._view
@@ -140,22 +119,7 @@ class ArrayView:
                 return
             _assign_leaf(view, self._var, view._layout.leaf_map(self._var, self._path)[i], value)
             return
-        idx = np.asarray(i)
-        info = view._layout.vars[self._var]
-        leaves = view._layout.leaf_map(self._var, self._path)
-        if info.leaf_cells == 1 and isinstance(info.leaf, ScalarType):
-            if isinstance(value, Value):
-                info.leaf.columns(value)  # raises
-            for j in self._dims[0]:
-                ci = leaves[j]
-                view._assign(ci, np.where(idx == j, value, view._cell(ci)))
-            return
-        assert info.leaf is not None
-        cols = info.leaf.columns(value)
-        for j in self._dims[0]:
-            for m, col in enumerate(cols):
-                ci = leaves[j] + m
-                view._assign(ci, np.where(idx == j, col, view._cell(ci)))
+        view._write_dynamic(self._var, self._path, self._dims[0], i, value)
 
     def __iter__(self) -> Any:
         raise SpecEvaluationError(
@@ -186,6 +150,27 @@ class StateView:
             v = self._getter(i)
             cache[i] = v
         return v
+
+    def _read_dynamic(self, var: str, path: tuple[int, ...], ids: range, i: Any) -> Any:
+        """``var[path...][i]`` for an index ``i`` that is a state value (a column on a
+        batch): selected per state. States whose index is outside the index set read
+        the first element (such reads must be guarded). An element of a compound type
+        is selected cell by cell and handed as its type's value."""
+        idx = np.asarray(i)
+        leaves = self._layout.leaf_map(var, path)
+        info = self._layout.vars[var]
+        k = info.leaf_cells
+        cols: list[Any] = []
+        for m in range(k):
+            col: Any = None
+            for j in ids:
+                v = self._cell(leaves[j] + m)
+                col = v if col is None else np.where(idx == j, v, col)
+            cols.append(col)
+        if k == 1 and isinstance(info.leaf, ScalarType):
+            return cols[0]
+        assert info.leaf is not None
+        return info.leaf.view(cols)
 
     def __getattr__(self, name: str) -> Any:
         info = self._layout.vars.get(name)
@@ -279,6 +264,26 @@ class NextView(StateView):
 
     def _assign(self, i: int, value: Any) -> None:
         self._assigned[i] = value
+
+    def _write_dynamic(self, var: str, path: tuple[int, ...], ids: range, i: Any,
+                       value: Any) -> None:
+        """``var[path...][i] = value`` for an index ``i`` that is a state value: every
+        element is assigned, ``value`` where the index selects it, else itself (an
+        element of a compound type cell by cell, from the value's columns)."""
+        idx = np.asarray(i)
+        info = self._layout.vars[var]
+        leaves = self._layout.leaf_map(var, path)
+        if info.leaf_cells == 1 and isinstance(info.leaf, ScalarType):
+            if isinstance(value, Value):
+                info.leaf.columns(value)  # raises
+            cols = [value]
+        else:
+            assert info.leaf is not None
+            cols = info.leaf.columns(value)
+        for j in ids:
+            for m, col in enumerate(cols):
+                ci = leaves[j] + m
+                self._assign(ci, np.where(idx == j, col, self._cell(ci)))
 
     def __setattr__(self, name: str, value: Any) -> None:
         info = self._layout.vars.get(name)
