@@ -156,6 +156,7 @@ class LevelStore:
     def __init__(self, spill_dir: str | None = None) -> None:
         self.levels: list[Level] = []
         self._dir: str | None = None
+        self._nbytes = 0  # in memory, kept as levels come and go (asked for every batch)
         if spill_dir is not None:
             try:
                 os.makedirs(spill_dir, exist_ok=True)
@@ -175,11 +176,16 @@ class LevelStore:
             np.save(base + ".parents.npy", parents)
             fps = np.load(base + ".fps.npy", mmap_mode="r")
             parents = np.load(base + ".parents.npy", mmap_mode="r")
-        self.levels.append(Level(fps, parents))
+        level = Level(fps, parents)
+        self.levels.append(level)
+        if self._dir is None:
+            self._nbytes += level.nbytes
 
     def pop(self) -> None:
         """Drop the last level (one whose states could not be stored in full)."""
-        self.levels.pop()
+        level = self.levels.pop()
+        if self._dir is None:
+            self._nbytes -= level.nbytes
 
     @property
     def spilled(self) -> bool:
@@ -188,6 +194,7 @@ class LevelStore:
     def close(self) -> None:
         """Drop the levels and remove spilled files."""
         self.levels = []
+        self._nbytes = 0
         if self._dir is not None:
             shutil.rmtree(self._dir, ignore_errors=True)
             self._dir = None
@@ -198,7 +205,7 @@ class LevelStore:
     @property
     def nbytes(self) -> int:
         """Bytes held in memory (spilled levels count as none)."""
-        return 0 if self._dir is not None else sum(lv.nbytes for lv in self.levels)
+        return self._nbytes
 
     def index_of(self, depth: int, fp: int) -> int:
         a = self.levels[depth].fps
