@@ -1,8 +1,9 @@
 """KRaft broker lifecycle under fairness: what must eventually happen (liveness).
 
-The liveness version of ``specs/kraft_lifecycle.py`` (KL), following the
-``KRaftLeaseLive`` outline of ``/work/shared/kraft/SEED-SYSTEMS.md`` §2(a). The seeds
-(``/work/shared/kraft/seeds/``) promise progress: "as long as the broker is still
+The liveness version of ``specs/kraft_lifecycle.py`` (KL), following the outline of a
+lease-and-liveness model of the broker lifecycle. The source documents (the broker
+lifecycle description, KIP-631, the heartbeat RPC and Kafka 4.4's metadata
+propagation) promise progress: "as long as the broker is still
 running, eventually it will send a heartbeat to the controller and the controller
 will unfence it" (000 §8.2); "heartbeats continue until the broker receives a
 response with shouldShutdown=true" (000 §8.3); a broker fenced "due to lack of
