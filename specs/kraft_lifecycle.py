@@ -313,6 +313,10 @@ class KRaftLifecycle(Spec):
         """``checkBrokerEpoch``: the request carries the registered broker epoch."""
         return epoch == s.regEpoch[b]
 
+    def offset_accepted(self, s: Any, b: int, off: Any) -> Any:
+        """002: a heartbeat whose offset is lower than the recorded one is ignored."""
+        return off >= s.reported[b]
+
     def reported_caught_up(self, s: Any, b: int, off: Any) -> Any:
         """The reported offset reached the registration record (``isCaughtUp`` and the
         unfence condition of ``calculateNextBrokerState``)."""
@@ -414,7 +418,7 @@ class KRaftLifecycle(Spec):
         losing it are the same. Reads ``s`` as a state or as the next state ``t``."""
         return (s.zKind[b] == Req.HEARTBEAT) & (
             (s.regEpoch[b] == 0) | ~self.epoch_current(s, b, s.zEpoch[b])
-            | (s.zOffset[b] < s.reported[b]))
+            | ~self.offset_accepted(s, b, s.zOffset[b]))
 
     def _drop_inert(self, t: Any, b: int) -> None:
         gone = self.inert(t, b)
@@ -500,7 +504,8 @@ class KRaftLifecycle(Spec):
     def _heartbeat(self, s: Any, t: Any, b: int, nl: int, m: _Msg) -> tuple[Any, ...]:
         """processBrokerHeartbeat; returns (enabled, answered, isCaughtUp, isFenced,
         shouldShutDown)."""
-        ok = (s.regEpoch[b] != 0) & self.epoch_current(s, b, m.epoch) & (m.off >= s.reported[b])
+        ok = (s.regEpoch[b] != 0) & self.epoch_current(s, b, m.epoch) & self.offset_accepted(
+            s, b, m.off)
         in_cs = s.csOffset[b] != 0  # the heartbeat manager's CONTROLLED_SHUTDOWN
         is_fenced = ~in_cs & s.fenced[b]
         is_unfenced = ~in_cs & ~s.fenced[b]
