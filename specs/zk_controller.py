@@ -147,14 +147,12 @@ pins the counterexamples): :class:`ZkControllerBugNonAtomicEpochBump`,
 configurations failing by design: :class:`ZkControllerUnclean` (CommittedNotLost),
 :class:`ZkControllerEpochOnlyFencing` (the open question).
 
-Liveness (not checked yet: liveness is being built elsewhere), with weak fairness on
-ElectController, Load, Resign, Reconnect, Deliver*, Fetch, Commit and strong fairness
-on ElectLeader:
-
-* ControllerEventuallyElected: ``(\\E b: up[b] /\\ sess[b]) /\\ zkCtl = 0 ~> zkCtl # 0``;
-* ZombieEventuallyResigns: ``active[b] /\\ zkCtl # b ~> ~active[b]``;
-* PartitionEventuallyLed: ``zkLeader[p] \\notin zkLive /\\ (zkIsr[p] \\cap zkLive # {}
-  \\/ Unclean) ~> zkLeader[p] \\in zkLive``.
+Liveness: ``specs/zk_controller_live.py`` checks ControllerEventuallyElected,
+ZombieEventuallyResigns, PartitionEventuallyLed and ReplicasConverge under the
+outline's fairness (all hold there), with the changes this spec needs for them (a
+fair session timeout of crashed processes, the controller syncing brokers that
+rejoin, retried requests, ISR shrinks for lag by a live leader only); each old rule of
+this spec but the first is a liveness bug variant there.
 
 Abstracted or left out
 ----------------------
