@@ -27,6 +27,12 @@ from .controller import (
     one_leader_per_epoch,
     unique_controller_epoch,
 )
+from .controller_liveness import (
+    controller_eventually_elected,
+    partition_eventually_led,
+    replicas_converge,
+    zombie_eventually_resigns,
+)
 from .epochs import epoch_monotonic, unique_epochs
 from .fencing import caught_up_before_unfence, running_holds_epoch, shutdown_leads_nothing
 from .lifecycle import (
@@ -88,6 +94,10 @@ __all__ = [
     "agreement",
     "loader_never_faults",
     "reader_sees_one_image",
+    "controller_eventually_elected",
+    "zombie_eventually_resigns",
+    "partition_eventually_led",
+    "replicas_converge",
     "catalog",
     "lookup",
 ]
@@ -126,6 +136,11 @@ _CATALOG: dict[str, Callable[[], PredicateDecl]] = {
     "Agreement": agreement,
     "LoaderNeverFaults": loader_never_faults,
     "ReaderSeesOneImage": reader_sees_one_image,
+    # the ZooKeeper-era controller's (leads-to about broker 1 / partition 1, and <>[])
+    "ControllerEventuallyElected": controller_eventually_elected,
+    "ZombieEventuallyResigns": zombie_eventually_resigns,
+    "PartitionEventuallyLed": partition_eventually_led,
+    "ReplicasConverge": replicas_converge,
 }
 
 
