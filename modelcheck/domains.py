@@ -1008,6 +1008,9 @@ class BoundSet(BoundType):
         self.text = text
         self.ref = _first_ref(elem)
         self.init: frozenset[Any] = frozenset()
+        #: the element values in position order, built on first use (see
+        #: :meth:`modelcheck.values.SetValue.members`)
+        self._member_values: list[Any] | None = None
         n = elem.n_values
         w = self.chunk_bits
         self.chunk_widths = [min(w, n - k) for k in range(0, n, w)] or [1]

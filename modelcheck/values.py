@@ -238,7 +238,7 @@ class SetValue(Value):
         of the element type (an int, a record value...); ``in_set`` is a numpy bool, a
         column for a batch."""
         w = self.type.chunk_bits
-        values = self.type.__dict__.get("_member_values")
+        values = self.type._member_values
         if values is None:  # the element values are constants: built once per type
             values = [self.type.elem.value_at(i) for i in range(self.type.width)]
             self.type._member_values = values

@@ -1,7 +1,8 @@
 """The ZooKeeper-era Kafka controller under fairness: what must eventually happen.
 
 The liveness version of ``specs/zk_controller.py`` (ZK), with the properties and the
-fairness of the outline in ``/work/shared/kraft/SEED-SYSTEMS.md`` §2(b): weak fairness
+fairness of the ZooKeeper-era controller's outline (the seed document on ZooKeeper-era
+Kafka): weak fairness
 on ElectController, Load, Resign, Reconnect, DeliverLAIR, DeliverUM, Fetch and the
 expiry of a crashed process's session, strong fairness on ElectLeader.
 
