@@ -47,7 +47,6 @@ from typing import Any
 
 import numpy as np
 
-from .domains import ScalarType
 from .expr import collect_undefined
 from .layout import Layout
 from .views import Branch, NextView, StateView
@@ -184,7 +183,7 @@ class FamilyState(StateView):
         if key not in self._leaves:
             leaf: Leaf | None = None
             info = self._layout.vars[var]
-            if ids.step == 1 and info.leaf_cells == 1 and isinstance(info.leaf, ScalarType):
+            if ids.step == 1 and info.scalar_leaf:
                 m = self._layout.leaf_map(var, path)
                 cells = np.array([m[j] for j in ids], dtype=np.int64)
                 kinds = {int(c) in self._bool_cells for c in cells}

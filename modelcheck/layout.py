@@ -26,6 +26,7 @@ Fingerprints:
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -86,6 +87,12 @@ class VarInfo:
     #: it owns each element's value over its ``leaf_cells`` consecutive cells
     leaf: BoundType | None = None
     leaf_cells: int = 1
+
+    @functools.cached_property
+    def scalar_leaf(self) -> bool:
+        """Whether an element is one scalar cell (read and written as a plain column);
+        asked on every read of a state variable, so computed once."""
+        return self.leaf_cells == 1 and isinstance(self.leaf, ScalarType)
 
 
 class Layout:

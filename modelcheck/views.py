@@ -46,7 +46,7 @@ def _unknown(layout: Layout, name: str) -> SpecEvaluationError:
 def _leaf(view: StateView, var: str, first: int) -> Any:
     """The expression value of the element (or variable) whose cells start at ``first``."""
     info = view._layout.vars[var]
-    if info.leaf_cells == 1 and isinstance(info.leaf, ScalarType):
+    if info.scalar_leaf:
         return view._cell(first)
     assert info.leaf is not None
     return info.leaf.view([view._cell(first + k) for k in range(info.leaf_cells)])
@@ -55,7 +55,7 @@ def _leaf(view: StateView, var: str, first: int) -> Any:
 def _assign_leaf(view: NextView, var: str, first: int, value: Any) -> None:
     info = view._layout.vars[var]
     assert info.leaf is not None
-    if info.leaf_cells == 1 and isinstance(info.leaf, ScalarType):
+    if info.scalar_leaf:
         if isinstance(value, Value):
             info.leaf.columns(value)  # raises: a compound value for a scalar
         view._assign(first, value)
@@ -273,7 +273,7 @@ class NextView(StateView):
         idx = np.asarray(i)
         info = self._layout.vars[var]
         leaves = self._layout.leaf_map(var, path)
-        if info.leaf_cells == 1 and isinstance(info.leaf, ScalarType):
+        if info.scalar_leaf:
             if isinstance(value, Value):
                 info.leaf.columns(value)  # raises
             cols = [value]

@@ -92,7 +92,9 @@ def test_random_families_match_the_per_instance_run_and_brute_force(cls) -> None
     assert summary(on) == summary(off)
     bare_on = run(spec, True, invariants=[], check_deadlock=False)
     assert summary(bare_on) == summary(run(spec, False, invariants=[], check_deadlock=False))
-    if not isinstance(bare_on, str):
+    # the one-state-at-a-time oracle on the specs small enough for it (a random family
+    # spec can have millions of states, which the per-instance run above still checks)
+    if not isinstance(bare_on, str) and bare_on.distinct_states <= 20_000:
         assert (bare_on.distinct_states, bare_on.depth) == brute_force(spec)
 
 
