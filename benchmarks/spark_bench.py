@@ -143,8 +143,10 @@ def fixed_cost(spark: Any) -> float:
     path.write_text(CHAIN)
     spec = load_spec_class(f"{path}:Chain")(Max=25)
     secs: list[float] = []
-    SparkExplorer(spec, spark=spark, max_depth=3).run()  # warm-up: workers, JIT
-    SparkExplorer(spec, spark=spark, progress=lambda p: secs.append(p.seconds)).run()
+    # Every level a Spark job: this measures what one costs.
+    SparkExplorer(spec, spark=spark, max_depth=3, driver_threshold=0).run()  # warm-up
+    SparkExplorer(spec, spark=spark, driver_threshold=0,
+                  progress=lambda p: secs.append(p.seconds)).run()
     return sum(secs[2:]) / max(1, len(secs[2:]))
 
 

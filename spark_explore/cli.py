@@ -76,6 +76,11 @@ def _under_spark_submit() -> bool:
 @click.option("--partitions", type=click.IntRange(min=1), default=None,
               help="Buckets of the state set: tasks per level (default: the cores Spark "
                    "offers).")
+@click.option("--driver-threshold", type=click.IntRange(min=0), default=None,
+              metavar="STATES",
+              help="Levels with at most this many candidate states are expanded in the "
+                   "driver process, without a Spark job (default 100000, or "
+                   "$MODELCHECK_SPARK_DRIVER_THRESHOLD; 0: every level on the executors).")
 @click.option("--conf", "confs", multiple=True, metavar="K=V",
               help="A Spark setting, e.g. --conf spark.executor.memory=4g (repeatable).")
 @click.option("--connect-timeout", type=click.FloatRange(min=1), default=60.0,
@@ -87,7 +92,8 @@ def _under_spark_submit() -> bool:
               help="Show Spark's own start-up messages and log (filtered out by default).")
 @record_options
 def spark(spec: str, consts: tuple[str, ...], config: CheckConfig, master: str | None,
-          partitions: int | None, confs: tuple[str, ...], connect_timeout: float,
+          partitions: int | None, driver_threshold: int | None, confs: tuple[str, ...],
+          connect_timeout: float,
           fmt: str, quiet: bool, verbose: bool, out_dir: str | None = None,
           trace_out: str | None = None) -> None:
     """Explore every reachable state of SPEC on Spark, with the same results as `check`.
@@ -111,7 +117,7 @@ def spark(spec: str, consts: tuple[str, ...], config: CheckConfig, master: str |
         explorer = SparkExplorer(
             bound, config, master=master, partitions=partitions, spark_conf=conf,
             progress=progress_printer(not quiet), connect_timeout=connect_timeout,
-            stop_session=True, verbose=verbose)
+            stop_session=True, verbose=verbose, driver_threshold=driver_threshold)
         # Fail on the checkpoint dir and the spec before paying for a Spark session.
         explorer.precheck()
         resumed = explorer.resume_point

@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import os
 import resource
 import signal
 import tempfile
@@ -62,7 +63,31 @@ from .session import SparkBackendError, driver_paths, get_session, ship_spec, sp
 from .shard_engine import LevelSummary, ShardEngine
 from .worker import WorkerConfig, decode_error
 
-__all__ = ["SparkExplorer", "LevelProgress", "LevelEngine"]
+__all__ = ["SparkExplorer", "LevelProgress", "LevelEngine", "DRIVER_THRESHOLD",
+           "resolve_driver_threshold"]
+
+#: levels with at most this many candidate states run in the driver process: a Spark
+#: job costs ~0.15 s, the driver expands ~100,000 states in about as long
+DRIVER_THRESHOLD = 100_000
+#: the environment variable overriding :data:`DRIVER_THRESHOLD`
+DRIVER_THRESHOLD_ENV = "MODELCHECK_SPARK_DRIVER_THRESHOLD"
+
+
+def resolve_driver_threshold(value: int | None) -> int:
+    """``value``, else the environment's ``MODELCHECK_SPARK_DRIVER_THRESHOLD``, else
+    :data:`DRIVER_THRESHOLD`."""
+    if value is None:
+        raw = os.environ.get(DRIVER_THRESHOLD_ENV, "").strip()
+        if not raw:
+            return DRIVER_THRESHOLD
+        try:
+            value = int(raw)
+        except ValueError:
+            raise UsageError(f"{DRIVER_THRESHOLD_ENV}={raw!r}: expected a whole number of "
+                             "states (0: every level on the executors).") from None
+    if value < 0:
+        raise UsageError(f"the driver threshold must be >= 0, not {value}.")
+    return int(value)
 
 
 @dataclass(frozen=True)
@@ -113,6 +138,10 @@ class LevelEngine(Protocol):
     def bytes_on_disk(self) -> int:
         """Bytes of the engine's files in the run directory."""
 
+    @property
+    def jobs(self) -> dict[str, int]:
+        """Levels run as Spark jobs (``spark``) and in the driver process (``driver``)."""
+
 
 class SparkExplorer:
     """Breadth-first exhaustive exploration of a bound spec on Spark.
@@ -147,6 +176,7 @@ class SparkExplorer:
         connect_timeout: float = 60.0,
         stop_session: bool = False,
         verbose: bool = False,
+        driver_threshold: int | None = None,
         **options: Any,
     ) -> None:
         cfg = CheckConfig.of(config, options, "SparkExplorer")
@@ -171,6 +201,7 @@ class SparkExplorer:
         self.spec_target = spec_target
         self.connect_timeout = connect_timeout
         self.stop_session = stop_session
+        self.driver_threshold = resolve_driver_threshold(driver_threshold)
         self.engine: LevelEngine
         self._sizes: list[int] = []
         self._interrupted = False
@@ -247,7 +278,9 @@ class SparkExplorer:
                 buckets = ShardEngine.default_buckets(
                     int(spark.sparkContext.defaultParallelism))
             self.engine = ShardEngine(spark, rundir, buckets, self._worker_config(target),
-                                      len(self.kernel.actions))
+                                      len(self.kernel.actions),
+                                      driver_threshold=self.driver_threshold,
+                                      kernel=self.kernel)
             with self._cancel_on_sigint(spark):
                 res = self._explore(t0, ident, manifest)
         finally:
@@ -435,6 +468,8 @@ class SparkExplorer:
             "driver_peak_rss_bytes": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
             "run_dir_bytes": self.engine.bytes_on_disk(),
             "partitions": self.engine.buckets,
+            "spark_jobs": self.engine.jobs["spark"],
+            "driver_levels": self.engine.jobs["driver"],
         }
 
     # ------------------------------------------------------------ interrupts

@@ -77,7 +77,8 @@ def test_spark_submit_matches_local(cluster: Any) -> None:
     from scripts.spark_cluster import find_spark_home
 
     submit = str(find_spark_home() / "bin" / "spark-submit")
-    env = dict(os.environ, PYSPARK_PYTHON=sys.executable, PYSPARK_DRIVER_PYTHON=sys.executable)
+    env = dict(os.environ, PYSPARK_PYTHON=sys.executable, PYSPARK_DRIVER_PYTHON=sys.executable,
+               MODELCHECK_SPARK_DRIVER_THRESHOLD="0")  # every level on the executors
     p = subprocess.run(
         [submit, "--master", cluster.master_url, *EXECUTOR_CONF,
          str(ROOT / "spark_explore" / "submit.py"), *const_args(), "--format", "json"],
@@ -92,7 +93,7 @@ def test_spark_submit_matches_local(cluster: Any) -> None:
 
 def test_lost_worker_still_same_result(cluster: Any) -> None:
     """Kill worker 1 (and its executor) once level 3 is done; the run still matches."""
-    env = dict(os.environ, PYTHONUNBUFFERED="1")
+    env = dict(os.environ, PYTHONUNBUFFERED="1", MODELCHECK_SPARK_DRIVER_THRESHOLD="0")
     proc = subprocess.Popen(
         [sys.executable, "-m", "modelcheck", "spark", *const_args(),
          "--master", cluster.master_url, *EXECUTOR_CONF, "--format", "json"],

@@ -47,6 +47,13 @@ COMPARED = ("status", "distinct_states", "generated_states", "depth", "coverage"
 
 
 # ---------------------------------------------------------------------- fixtures
+@pytest.fixture(autouse=True)
+def _levels_on_executors(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every level a Spark job (these models are small enough for the driver), in this
+    process and in the CLI runs it starts; tests of the driver threshold pass their own."""
+    monkeypatch.setenv("MODELCHECK_SPARK_DRIVER_THRESHOLD", "0")
+
+
 @pytest.fixture(scope="module")
 def spark() -> Iterator[Any]:
     from spark_explore.session import get_session
@@ -113,6 +120,29 @@ def test_kraft_l3(spark: Any) -> None:
     r = compare(spark, kraft(**L3))
     assert (r.status, r.distinct_states, r.generated_states, r.depth) == (
         "ok", 552953, 1812322, 30)
+
+
+@pytest.mark.parametrize("threshold", [0, 2_000, 10**9])
+def test_small_levels_on_the_driver(spark: Any, threshold: int) -> None:
+    """Levels of at most ``threshold`` candidates run in the driver process: the same
+    result field by field whether none, some or all levels do."""
+    r = compare(spark, kraft(**L3), {"driver_threshold": threshold, "partitions": 3})
+    jobs, on_driver = r.memory["spark_jobs"], r.memory["driver_levels"]
+    assert jobs + on_driver in (r.depth + 1, r.depth + 2)  # + the job finding no new state
+    if threshold == 0:
+        assert on_driver == 0
+    elif threshold == 2_000:
+        assert jobs > 0 and on_driver > 0
+    else:
+        assert jobs == 0
+
+
+def test_driver_levels_find_the_same_violation(spark: Any) -> None:
+    spec = kraft("KRaftBrokerBugGrantWithLeaders", **{**L1, "MaxLog": 5})
+    ex = compare(spark, spec, {"driver_threshold": 0})
+    dr = compare(spark, spec, {"driver_threshold": 10**9})
+    assert ex.violation is not None and dr.memory["spark_jobs"] == 0
+    assert dr.violation == ex.violation
 
 
 @pytest.mark.parametrize(("cls", "consts", "prop", "length"), [
