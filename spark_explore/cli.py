@@ -81,6 +81,11 @@ def _under_spark_submit() -> bool:
               help="Levels with at most this many candidate states are expanded in the "
                    "driver process, without a Spark job (default 100000, or "
                    "$MODELCHECK_SPARK_DRIVER_THRESHOLD; 0: every level on the executors).")
+@click.option("--engine", type=click.Choice(["shards", "rdd"]), default="shards",
+              show_default=True,
+              help="shards: levels as files in the run directory (one host, or storage "
+                   "every host mounts); rdd: levels in Spark, blocks through its shuffle "
+                   "(any cluster).")
 @click.option("--conf", "confs", multiple=True, metavar="K=V",
               help="A Spark setting, e.g. --conf spark.executor.memory=4g (repeatable).")
 @click.option("--connect-timeout", type=click.FloatRange(min=1), default=60.0,
@@ -92,7 +97,8 @@ def _under_spark_submit() -> bool:
               help="Show Spark's own start-up messages and log (filtered out by default).")
 @record_options
 def spark(spec: str, consts: tuple[str, ...], config: CheckConfig, master: str | None,
-          partitions: int | None, driver_threshold: int | None, confs: tuple[str, ...],
+          partitions: int | None, driver_threshold: int | None, engine: str,
+          confs: tuple[str, ...],
           connect_timeout: float,
           fmt: str, quiet: bool, verbose: bool, out_dir: str | None = None,
           trace_out: str | None = None) -> None:
@@ -117,7 +123,7 @@ def spark(spec: str, consts: tuple[str, ...], config: CheckConfig, master: str |
         explorer = SparkExplorer(
             bound, config, master=master, partitions=partitions, spark_conf=conf,
             progress=progress_printer(not quiet), connect_timeout=connect_timeout,
-            stop_session=True, verbose=verbose, driver_threshold=driver_threshold)
+            stop_session=True, verbose=verbose, driver_threshold=driver_threshold, engine=engine)
         # Fail on the checkpoint dir and the spec before paying for a Spark session.
         explorer.precheck()
         resumed = explorer.resume_point

@@ -69,6 +69,8 @@ __all__ = ["SparkExplorer", "LevelProgress", "LevelEngine", "DRIVER_THRESHOLD",
 #: levels with at most this many candidate states run in the driver process: a Spark
 #: job costs ~0.15 s, the driver expands ~100,000 states in about as long
 DRIVER_THRESHOLD = 100_000
+#: the level engines by name (``--engine``; recorded in a checkpoint's manifest)
+ENGINES = ("shards", "rdd")
 #: the environment variable overriding :data:`DRIVER_THRESHOLD`
 DRIVER_THRESHOLD_ENV = "MODELCHECK_SPARK_DRIVER_THRESHOLD"
 
@@ -177,6 +179,7 @@ class SparkExplorer:
         stop_session: bool = False,
         verbose: bool = False,
         driver_threshold: int | None = None,
+        engine: str = "shards",
         **options: Any,
     ) -> None:
         cfg = CheckConfig.of(config, options, "SparkExplorer")
@@ -202,6 +205,10 @@ class SparkExplorer:
         self.connect_timeout = connect_timeout
         self.stop_session = stop_session
         self.driver_threshold = resolve_driver_threshold(driver_threshold)
+        if engine not in ENGINES:
+            raise UsageError(f"unknown Spark engine {engine!r}; choose one of "
+                             f"{', '.join(ENGINES)}.")
+        self.engine_name = engine
         self.engine: LevelEngine
         self._sizes: list[int] = []
         self._interrupted = False
@@ -229,12 +236,16 @@ class SparkExplorer:
             if cfg.resume:
                 manifest = rundir.read_manifest()
                 rundir.check_compatible(manifest, ident)
-                if manifest.get("engine") != ShardEngine.name:
+                if manifest.get("engine") not in ENGINES:
                     raise CheckpointError(
                         f"the checkpoint in {rundir.path} was written by the "
                         f"{manifest.get('engine', 'dataframe')} engine, which this version "
                         "no longer has; start a new run in another --checkpoint-dir."
                     )
+                self.engine_name = str(manifest["engine"])
+            if self.engine_name == "rdd":
+                raise UsageError("--checkpoint-dir is not supported by the rdd engine yet; "
+                                 "use --engine shards for a checkpointed run.")
         else:
             rundir = RunDir(Path(tempfile.mkdtemp(prefix="modelcheck-spark-run-")),
                             temporary=True)
@@ -277,10 +288,16 @@ class SparkExplorer:
             else:
                 buckets = ShardEngine.default_buckets(
                     int(spark.sparkContext.defaultParallelism))
-            self.engine = ShardEngine(spark, rundir, buckets, self._worker_config(target),
-                                      len(self.kernel.actions),
-                                      driver_threshold=self.driver_threshold,
-                                      kernel=self.kernel)
+            if self.engine_name == "rdd":
+                from .rdd_engine import RddEngine
+
+                self.engine = RddEngine(spark, buckets, self._worker_config(target),
+                                        len(self.kernel.actions), kernel=self.kernel)
+            else:
+                self.engine = ShardEngine(spark, rundir, buckets, self._worker_config(target),
+                                          len(self.kernel.actions),
+                                          driver_threshold=self.driver_threshold,
+                                          kernel=self.kernel)
             with self._cancel_on_sigint(spark):
                 res = self._explore(t0, ident, manifest)
         finally:

@@ -662,3 +662,30 @@ def test_compound_types_as_locally(spark: Any) -> None:
     for cls in ("Mailbox", "MailboxSym", "MailboxBug"):
         r = compare(spark, load_spec_class(f"examples/mailbox.py:{cls}")())
         assert r.distinct_states == {"Mailbox": 334, "MailboxSym": 170}.get(cls, 13)
+
+
+# ---------------------------------------------------------------------- the rdd engine
+@pytest.mark.parametrize("buckets", [1, 3])
+def test_rdd_engine_kraft(spark: Any, buckets: int) -> None:
+    """The engine whose blocks travel through Spark's shuffle gives the same answers."""
+    kw = {"engine": "rdd", "partitions": buckets}
+    r = compare(spark, kraft(**L1), kw)
+    assert (r.distinct_states, r.depth, r.memory["spark_jobs"]) == (5353, 18, 20)
+    compare(spark, kraft(**L1), kw, max_depth=7)
+    r = compare(spark, kraft("KRaftBrokerBugGrantWithLeaders", **{**L1, "MaxLog": 5}), kw)
+    assert r.violation is not None and len(r.violation.trace) == 10
+
+
+def test_rdd_engine_multiword_constraints_and_errors(spark: Any, spec_dir: Path) -> None:
+    kw = {"engine": "rdd", "partitions": 3}
+    assert compare(spark, write_spec(spec_dir, MULTIWORD, "Wide")(), kw).status == "deadlock"
+    r = compare(spark, write_spec(spec_dir, MULTIWORD, "WideInv")(), kw)
+    assert r.violation is not None and r.violation.property == "Small"
+    spec = write_spec(spec_dir, CONSTRAINED.replace("MAX", "7"), "Constrained")()
+    compare(spark, spec, kw, check_deadlock=False)
+    spec = write_spec(spec_dir, BOOM, "Boom")()
+    with pytest.raises(SpecEvaluationError) as local:
+        Explorer(spec).run()
+    with pytest.raises(SpecEvaluationError) as remote:
+        run_spark(spark, spec, **kw)
+    assert str(remote.value) == str(local.value)
