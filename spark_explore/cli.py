@@ -81,11 +81,12 @@ def _under_spark_submit() -> bool:
               help="Levels with at most this many candidate states are expanded in the "
                    "driver process, without a Spark job (default 100000, or "
                    "$MODELCHECK_SPARK_DRIVER_THRESHOLD; 0: every level on the executors).")
-@click.option("--engine", type=click.Choice(["shards", "rdd"]), default="shards",
+@click.option("--engine", type=click.Choice(["auto", "shards", "rdd"]), default="auto",
               show_default=True,
               help="shards: levels as files in the run directory (one host, or storage "
                    "every host mounts); rdd: levels in Spark, blocks through its shuffle "
-                   "(any cluster).")
+                   "(any cluster); auto: shards on a local master with a local "
+                   "--checkpoint-dir, else rdd.")
 @click.option("--conf", "confs", multiple=True, metavar="K=V",
               help="A Spark setting, e.g. --conf spark.executor.memory=4g (repeatable).")
 @click.option("--connect-timeout", type=click.FloatRange(min=1), default=60.0,

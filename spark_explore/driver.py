@@ -59,7 +59,15 @@ from modelcheck.result import LevelStats, Result, Violation
 from modelcheck.spec import Spec
 
 from .checkpoint import CheckpointError, RunDir, spec_identity
-from .session import SparkBackendError, driver_paths, get_session, ship_spec, spec_target
+from .hadoop_fs import is_uri, local_path
+from .session import (
+    SparkBackendError,
+    driver_paths,
+    get_session,
+    is_local_master,
+    ship_spec,
+    spec_target,
+)
 from .shard_engine import LevelSummary, ShardEngine
 from .worker import WorkerConfig, decode_error
 
@@ -137,6 +145,10 @@ class LevelEngine(Protocol):
     def tidy(self, depth: int) -> None:
         """Levels ``0..depth`` are committed: delete what resuming no longer needs."""
 
+    def resume(self, depth: int) -> bool:
+        """Prepare to continue a checkpoint at committed level ``depth``; True when the
+        level must be expanded again (its successors were not kept)."""
+
     def bytes_on_disk(self) -> int:
         """Bytes of the engine's files in the run directory."""
 
@@ -179,7 +191,7 @@ class SparkExplorer:
         stop_session: bool = False,
         verbose: bool = False,
         driver_threshold: int | None = None,
-        engine: str = "shards",
+        engine: str = "auto",
         **options: Any,
     ) -> None:
         cfg = CheckConfig.of(config, options, "SparkExplorer")
@@ -205,7 +217,7 @@ class SparkExplorer:
         self.connect_timeout = connect_timeout
         self.stop_session = stop_session
         self.driver_threshold = resolve_driver_threshold(driver_threshold)
-        if engine not in ENGINES:
+        if engine not in (*ENGINES, "auto"):
             raise UsageError(f"unknown Spark engine {engine!r}; choose one of "
                              f"{', '.join(ENGINES)}.")
         self.engine_name = engine
@@ -231,26 +243,39 @@ class SparkExplorer:
         ident = spec_identity(self.kernel, target)
         manifest: dict[str, Any] | None = None
         cfg = self.config
-        if cfg.checkpoint_dir is not None:
-            rundir = RunDir.prepare(cfg.checkpoint_dir, resume=cfg.resume)
+        remote = cfg.checkpoint_dir is not None and is_uri(cfg.checkpoint_dir)
+        if remote and self.engine_name == "auto":
+            self.engine_name = "rdd"
+        if remote:
+            # A Hadoop file system: checked once Spark runs (its JVM reaches it).
+            if self.engine_name == "shards" and not cfg.resume:
+                raise UsageError(f"--checkpoint-dir {cfg.checkpoint_dir}: the shards engine "
+                                 "keeps its levels in a local directory; use --engine rdd "
+                                 "(the default for such URIs) or a local path.")
+            rundir = RunDir(Path(tempfile.mkdtemp(prefix="modelcheck-spark-run-")),
+                            temporary=True)
+        elif cfg.checkpoint_dir is not None:
+            rundir = RunDir.prepare(local_path(cfg.checkpoint_dir), resume=cfg.resume)
             if cfg.resume:
-                manifest = rundir.read_manifest()
-                rundir.check_compatible(manifest, ident)
-                if manifest.get("engine") not in ENGINES:
-                    raise CheckpointError(
-                        f"the checkpoint in {rundir.path} was written by the "
-                        f"{manifest.get('engine', 'dataframe')} engine, which this version "
-                        "no longer has; start a new run in another --checkpoint-dir."
-                    )
-                self.engine_name = str(manifest["engine"])
-            if self.engine_name == "rdd":
-                raise UsageError("--checkpoint-dir is not supported by the rdd engine yet; "
-                                 "use --engine shards for a checkpointed run.")
+                manifest = self._resumable(rundir, ident)
         else:
             rundir = RunDir(Path(tempfile.mkdtemp(prefix="modelcheck-spark-run-")),
                             temporary=True)
         self.rundir = rundir
         self._prechecked = (target, ident, manifest)
+
+    def _resumable(self, rundir: RunDir, ident: dict[str, Any]) -> dict[str, Any]:
+        """The manifest of the checkpoint to resume (checked against this run)."""
+        manifest = rundir.read_manifest()
+        rundir.check_compatible(manifest, ident)
+        if manifest.get("engine") not in ENGINES:
+            raise CheckpointError(
+                f"the checkpoint in {rundir.where} was written by the "
+                f"{manifest.get('engine', 'dataframe')} engine, which this version "
+                "no longer has; start a new run in another --checkpoint-dir."
+            )
+        self.engine_name = str(manifest["engine"])
+        return manifest
 
     @property
     def resume_point(self) -> tuple[int, int] | None:
@@ -281,6 +306,21 @@ class SparkExplorer:
             self.spark = spark
             if not self.spec_target:
                 target = ship_spec(spark, type(self.spec)).target
+            if self.engine_name == "auto":
+                # One host: the shard engine's files; a cluster: the levels in Spark.
+                local = is_local_master(str(spark.sparkContext.master))
+                self.engine_name = "shards" if local else "rdd"
+            store = None
+            cp = self.config.checkpoint_dir
+            if cp is not None and self.engine_name == "rdd":
+                from .hadoop_fs import HadoopDir
+
+                store = self._call(-1, HadoopDir, spark, cp)
+                if is_uri(cp):
+                    rundir.cleanup()
+                    rundir = self.rundir = RunDir.prepare_remote(store, resume=self.config.resume)
+                    if self.config.resume:
+                        manifest = self._resumable(rundir, ident)
             if manifest is not None:
                 buckets = int(manifest["partitions"])
             elif self.partitions:
@@ -292,7 +332,8 @@ class SparkExplorer:
                 from .rdd_engine import RddEngine
 
                 self.engine = RddEngine(spark, buckets, self._worker_config(target),
-                                        len(self.kernel.actions), kernel=self.kernel)
+                                        len(self.kernel.actions), kernel=self.kernel,
+                                        store=store)
             else:
                 self.engine = ShardEngine(spark, rundir, buckets, self._worker_config(target),
                                           len(self.kernel.actions),
@@ -339,7 +380,8 @@ class SparkExplorer:
             prior = float(manifest.get("seconds", 0.0))
             pending = LevelSummary.from_json(manifest["pending"])
             self.engine.tidy(depth)
-            if pending.expand is not self._can_expand(depth):
+            resumed = self._call(depth, self.engine.resume, depth)
+            if resumed or pending.expand is not self._can_expand(depth):
                 # Interrupted with another --max-depth: expand the level as this run wants.
                 pending = self._job(depth, self._can_expand(depth), again=True)
                 pending.new = self._sizes[depth]
@@ -551,7 +593,7 @@ class SparkExplorer:
                     + ("" if self.rundir.temporary else " and stay usable with --resume once "
                        "space is freed"))
             return CheckpointError(
-                f"the run directory {self.rundir.path} is full (No space left on device) while "
+                f"the run directory {self.rundir.where} is full (No space left on device) while "
                 f"writing level {done + 1}; {kept}."
             )
         payload = decode_error(text)

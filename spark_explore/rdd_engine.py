@@ -33,6 +33,7 @@ Blocks are tuples of numpy arrays (pickled by PySpark: a copy of their bytes).
 
 from __future__ import annotations
 
+import io
 from collections.abc import Iterable, Iterator
 from typing import Any
 
@@ -173,12 +174,17 @@ class RddEngine:
     ``spark`` is the session, ``buckets`` the number of buckets (tasks per level),
     ``worker`` what executors need to rebuild the kernel, ``n_act`` the number of
     action instances; ``kernel`` (the driver's) serves levels read on the driver.
+    With ``store`` (a :class:`~spark_explore.hadoop_fs.HadoopDir`: ``--checkpoint-dir``)
+    every committed level is also written there by the driver, one ``.npz`` file per
+    bucket (``levels/L00012/b0003.npz``), through Hadoop's FileSystem API: that is what
+    :meth:`resume` reads (the visited set is the union of the levels).
     """
 
     name = NAME
 
     def __init__(self, spark: Any, buckets: int, worker: WorkerConfig, n_act: int, *,
-                 kernel: Any = None, replicate: bool | None = None) -> None:
+                 kernel: Any = None, replicate: bool | None = None, store: Any = None
+                 ) -> None:
         from pyspark import StorageLevel
 
         from .session import is_local_master
@@ -198,6 +204,8 @@ class RddEngine:
         self._cands: dict[int, Any] = {}
         self._init: Any = None
         self._jobs = {"spark": 0, "driver": 0}
+        #: the checkpoint directory (a HadoopDir) the levels are written to, or None
+        self.store = store
         if kernel is not None:
             seed_kernel(worker, kernel)
 
@@ -267,6 +275,8 @@ class RddEngine:
             self.sc.setJobDescription(None)
         self._jobs["spark"] += 1
         self._cands[depth + 1] = shuffled
+        if self.store is not None and not again:
+            self._save_level(depth, levels)
         parts: list[BucketSummary] = list(acc.value.values())
         if len(parts) != self.buckets:  # pragma: no cover - would be a Spark bug
             raise RuntimeError(f"level {depth}: {len(parts)} of {self.buckets} summaries")
@@ -291,8 +301,53 @@ class RddEngine:
         """The successors of a level as records ``(bucket, (C, block))``, partitioned."""
         return shuffled
 
+    # ------------------------------------------------------------ checkpoints
+    @staticmethod
+    def _level_file(depth: int, bucket: int) -> str:
+        return f"levels/L{depth:05d}/b{bucket:04d}.npz"
+
+    def _save_level(self, depth: int, levels: Any) -> None:
+        """Write level ``depth`` to the checkpoint directory, bucket by bucket."""
+        for b, (_, block) in levels.collect():
+            fps, parents, acts, words = block
+            buf = io.BytesIO()
+            arrays = {"fp": fps, "parent": parents, "act": acts}
+            if words is not None:
+                arrays["w"] = words
+            np.savez(buf, **arrays)
+            self.store.write_bytes(self._level_file(depth, b), buf.getvalue())
+
+    def _load_level(self, depth: int, bucket: int) -> Block:
+        with np.load(io.BytesIO(self.store.read_bytes(self._level_file(depth, bucket))),
+                     allow_pickle=False) as z:
+            return (z["fp"], z["parent"], z["act"], z["w"] if "w" in z else None)
+
+    def resume(self, depth: int) -> bool:
+        """Continue a checkpoint whose levels ``0..depth`` are committed: level ``depth``
+        and the visited set (the union of the levels) go back to the executors; the
+        driver then expands level ``depth`` again (``run_level(..., again=True)``)."""
+        visited: dict[int, list[np.ndarray]] = {b: [] for b in range(self.buckets)}
+        last: list[tuple[int, tuple[Any, ...]]] = []
+        for d in range(depth + 1):
+            for b in range(self.buckets):
+                block = self._load_level(d, b)
+                visited[b].append(block[0])
+                if d == depth:
+                    last.append((b, (L, block)))
+        seen = [(b, (V, np.sort(np.concatenate(v)))) for b, v in visited.items()]
+        state = self._partitioned(self.sc.parallelize(seen, self.buckets))
+        state.persist(self.kept)
+        levels = self._partitioned(self.sc.parallelize(last, self.buckets))
+        levels.persist(self.kept)
+        self._state[depth] = state
+        self._levels[depth] = levels
+        return True
+
     def parent(self, depth: int, fp: int) -> int | None:
         b = int(bucket_of(np.array([fp], dtype=_U), self.buckets)[0])
+        if depth not in self._levels and self.store is not None:  # before a resume
+            got = _parent_in(fp, [(b, (L, self._load_level(depth, b)))])
+            return got[0]
         got = self.sc.runJob(self._levels[depth], lambda it: _parent_in(fp, it), [b])
         return got[0] if got else None
 
@@ -321,4 +376,4 @@ class RddEngine:
                 rdd.unpersist()
 
     def bytes_on_disk(self) -> int:
-        return 0
+        return 0 if self.store is None else int(self.store.du("levels"))

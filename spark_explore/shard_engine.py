@@ -212,6 +212,10 @@ class ShardEngine:
             if child.name not in keep:
                 shutil.rmtree(child, ignore_errors=True)
 
+    def resume(self, depth: int) -> bool:
+        """Continue at committed level ``depth``: its successors are on disk already."""
+        return False
+
     def bytes_on_disk(self) -> int:
         return self.rundir.bytes_on_disk(SUBDIR)
 

@@ -496,13 +496,16 @@ def kraft_args(consts: dict[str, int]) -> list[str]:
     return out
 
 
-def test_cli_kill_and_resume(tmp_path: Path) -> None:
-    """SIGKILL the driver once >= 5 levels are committed; --resume gives the same JSON."""
+@pytest.mark.parametrize("engine", ["shards", "rdd"])
+def test_cli_kill_and_resume(tmp_path: Path, engine: str) -> None:
+    """SIGKILL the driver once >= 5 levels are committed; --resume gives the same JSON
+    (the rdd engine's checkpoint given as a file:// URI, written through Hadoop)."""
     import psutil
 
     ck = tmp_path / "ck"
-    args = [*kraft_args(L3), "--master", "local[2]", "--partitions", "2",
-            "--checkpoint-dir", str(ck), "--format", "json", "-q"]
+    where = str(ck) if engine == "shards" else ck.as_uri()
+    args = [*kraft_args(L3), "--master", "local[2]", "--partitions", "2", "--engine", engine,
+            "--checkpoint-dir", where, "--format", "json", "-q"]
     proc = cli(*args, start_new_session=True)
     manifest = ck / "manifest.json"
     children: list[psutil.Process] = []
