@@ -37,6 +37,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import os
+import re
 import resource
 import signal
 import tempfile
@@ -609,6 +610,15 @@ class SparkExplorer:
             )
         if self._interrupted or ("cancelled" in text.lower() and "job" in text.lower()):
             return KeyboardInterrupt()
+        missing = _MISSING_MODULE.search(text)
+        if missing is not None:
+            return SparkBackendError(
+                f"the executors' Python cannot import {missing.group(1)!r} (while expanding "
+                f"level {depth}). The spec, modelcheck, invariants and spark_explore travel "
+                "with the job; every other package they import (numpy) must be installed "
+                "for the Python the executors run (spark.pyspark.python / PYSPARK_PYTHON) "
+                "on every host."
+            )
         return SparkBackendError(f"a Spark job failed while expanding level {depth}: "
                                  f"{_first_meaningful_line(text)}")
 
@@ -625,9 +635,21 @@ def _exception_text(e: BaseException) -> str:
     return "\n".join(parts)
 
 
+_MISSING_MODULE = re.compile(r"ModuleNotFoundError: No module named '([\w.]+)'")
+#: py4j's and Spark's wrapper lines, which say nothing about the cause
+_WRAPPERS = ("An error occurred while calling", "Exception thrown in awaitResult",
+             ": org.apache.spark.SparkException: Exception thrown in awaitResult")
+
+
 def _first_meaningful_line(text: str) -> str:
-    for line in text.splitlines():
-        line = line.strip()
-        if line and not line.startswith(("at ", "...", "JVM stacktrace")):
+    """The first line of a Spark exception text that says what went wrong (for a failed
+    stage: Spark's "Job aborted due to stage failure" line)."""
+    lines = [ln.strip() for ln in text.splitlines()]
+    for line in lines:
+        if "Job aborted due to stage failure" in line:
+            return line[line.index("Job aborted"):][:600]
+    for line in lines:
+        if line and not line.startswith(("at ", "...", "JVM stacktrace")) \
+                and not any(w in line for w in _WRAPPERS):
             return line[:600]
     return text[:600]

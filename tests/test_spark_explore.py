@@ -470,8 +470,8 @@ def test_checkpoint_refuses_other_constants_and_missing_dirs(spark: Any, tmp_pat
     assert_same(Explorer(spec).run(), run_spark(spark, spec, checkpoint_dir=ck, resume=True))
 
 
-def cli(*args: str, **kw: Any) -> subprocess.Popen[str]:
-    env = dict(os.environ, PYTHONUNBUFFERED="1")
+def cli(*args: str, env: dict[str, str] | None = None, **kw: Any) -> subprocess.Popen[str]:
+    env = dict(os.environ if env is None else env, PYTHONUNBUFFERED="1")
     return subprocess.Popen([sys.executable, "-m", "modelcheck", "spark", *args], cwd=ROOT,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             env=env, **kw)
@@ -574,6 +574,25 @@ def test_cli_errors_are_one_paragraph(tmp_path: Path) -> None:
     out, err = p.communicate(timeout=300)
     assert p.returncode == 2 and json.loads(out)["status"] == "error"
     assert "boom at three" in err and "Explode" in err and "Traceback" not in err
+
+
+def test_cli_names_a_package_the_executors_lack(tmp_path: Path) -> None:
+    """Executors whose Python has no numpy: one paragraph naming it (the project's own
+    packages travel with the job; numpy must be installed on every host)."""
+    fake = tmp_path / "no-numpy" / "numpy"
+    fake.mkdir(parents=True)
+    (fake / "__init__.py").write_text(
+        "raise ModuleNotFoundError(\"No module named 'numpy'\", name='numpy')\n")
+    python = tmp_path / "python-without-numpy"
+    python.write_text(f"#!/bin/sh\nPYTHONPATH={fake.parent}${{PYTHONPATH:+:$PYTHONPATH}} "
+                      f"exec {sys.executable} \"$@\"\n")
+    python.chmod(0o755)
+    p = cli(*kraft_args(L1), "--master", "local[1]", "--format", "json",
+            env=dict(os.environ, PYSPARK_PYTHON=str(python)))
+    out, err = p.communicate(timeout=300)
+    assert p.returncode == 2 and json.loads(out)["status"] == "error"
+    assert "cannot import 'numpy'" in err and "every host" in err, err
+    assert "Traceback" not in err
 
 
 def test_cli_out_writes_the_local_trace(tmp_path: Path) -> None:
