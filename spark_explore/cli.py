@@ -109,8 +109,8 @@ def spark(spec: str, consts: tuple[str, ...], config: CheckConfig, master: str |
     followed by :Name. Spark's fixed cost (a session takes 10-20 s to start, each
     level 0.2-1 s) makes this worthwhile only for big state spaces; small ones belong
     to `modelcheck check`. --checkpoint-dir is the run directory: every finished level
-    is committed there (level files + manifest.json); on a multi-host cluster it must
-    be storage every host mounts at the same path.
+    is committed there (level files + manifest.json); a path, or a URI such as
+    file:///..., hdfs://... (written by the driver through Hadoop).
     """
     try:
         recorder = prepare_recorder(spec, out_dir, trace_out)

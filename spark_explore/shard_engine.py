@@ -233,8 +233,9 @@ def _check_one_host(sc: Any) -> None:
     if not all(_is_this_host(h) for h in hosts):
         raise SparkBackendError(
             "executors run on other hosts than this driver, and the shard engine "
-            "keeps the run's files in its run directory: pass --checkpoint-dir on "
-            "storage every host mounts at the same path (e.g. NFS)."
+            "keeps the run's files in its run directory: use --engine rdd (no shared "
+            "directory), or pass --checkpoint-dir on storage every host mounts at the "
+            "same path (e.g. NFS)."
         )
 
 
