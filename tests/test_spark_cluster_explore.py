@@ -41,6 +41,7 @@ from modelcheck.loader import load_spec_class
 
 pytestmark = [
     pytest.mark.spark,
+    pytest.mark.slow,  # ~4 minutes: a cluster, four drivers; still run by .ci/run
     pytest.mark.skipif(importlib.util.find_spec("pyspark") is None, reason="pyspark missing"),
     pytest.mark.skipif(shutil.which("java") is None and not os.environ.get("JAVA_HOME"),
                        reason="java missing"),
