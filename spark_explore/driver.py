@@ -168,10 +168,12 @@ class SparkExplorer:
     existing ``SparkSession``; else the active one is used, or one is started for
     ``master`` (``None``: the one given to ``spark-submit``) with ``spark_conf``, and
     stopped after the run if ``stop_session``. ``partitions`` is the number of buckets
-    (default: the cores Spark offers). The run directory (``checkpoint_dir``, else a
-    temporary directory) must be reachable from every executor and the driver at the
-    same path. ``spec_target`` overrides the loader target executors use to import
-    the spec (by default derived from the spec's class). ``library`` looks up the
+    (default: the cores Spark offers). ``engine`` is ``"shards"`` (levels as files in
+    the run directory, ``checkpoint_dir`` or a temporary one, which every executor must
+    reach at the same path), ``"rdd"`` (levels in Spark, checkpoints through Hadoop:
+    ``checkpoint_dir`` may be a URI) or ``"auto"`` (shards on a local master, else
+    rdd). ``spec_target`` overrides the loader target executors use to import the spec
+    (by default derived from the spec's class). ``library`` looks up the
     predicates the spec does not declare, on the driver and on every executor (a
     module-level function, so that it pickles).
     """

@@ -711,3 +711,30 @@ def test_rdd_engine_multiword_constraints_and_errors(spark: Any, spec_dir: Path)
     with pytest.raises(SpecEvaluationError) as remote:
         run_spark(spark, spec, **kw)
     assert str(remote.value) == str(local.value)
+
+
+def test_run_dir_on_a_hadoop_file_system(spark: Any, tmp_path: Path) -> None:
+    """A run directory reached through Hadoop's FileSystem API (here file://): the
+    checks before a run and the manifest, replaced atomically."""
+    from spark_explore.checkpoint import CheckpointError, RunDir
+    from spark_explore.hadoop_fs import HadoopDir, is_uri, local_path
+
+    assert is_uri("hdfs://nn:8020/ck") and not is_uri("file:///ck") and not is_uri("ck")
+    assert local_path("file:///x/y") == "/x/y" and local_path("file://localhost/x") == "/x"
+    ck = tmp_path / "ck"
+    store = HadoopDir(spark, ck.as_uri())
+    with pytest.raises(CheckpointError, match="does not exist"):
+        RunDir.prepare_remote(store, resume=True)
+    rd = RunDir.prepare_remote(store, resume=False)
+    with pytest.raises(CheckpointError, match="holds no checkpoint"):
+        RunDir.prepare_remote(store, resume=True)
+    rd.write_manifest({"level": 3})
+    rd.write_manifest({"level": 4})
+    assert json.loads((ck / "manifest.json").read_text())["level"] == 4
+    assert not [p for p in ck.iterdir() if p.name.endswith(".tmp")]
+    with pytest.raises(CheckpointError, match="already holds a checkpoint"):
+        RunDir.prepare_remote(store, resume=False)
+    assert RunDir.prepare_remote(store, resume=True).read_manifest()["level"] == 4
+    store.write_bytes("levels/L00000/b0000.npz", b"x" * 100)
+    assert store.read_bytes("levels/L00000/b0000.npz") == b"x" * 100
+    assert store.du("levels") == 100 and store.list("levels") == ["L00000"]
