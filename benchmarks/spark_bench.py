@@ -99,7 +99,8 @@ class Sampler:
             self._stop.wait(self.interval)
 
 
-def run_one(backend: str, config: str, partitions: int | None) -> dict[str, Any]:
+def run_one(backend: str, config: str, partitions: int | None, engine: str = "auto"
+            ) -> dict[str, Any]:
     """One measurement in this process (called in a child process by :func:`main`)."""
     sys.path.insert(0, str(ROOT))
     os.chdir(ROOT)
@@ -122,8 +123,10 @@ def run_one(backend: str, config: str, partitions: int | None) -> dict[str, Any]
             spark, _ = get_session(backend)
             spark.range(1).count()
             out["startup"] = time.perf_counter() - t0
-            out["fixed_per_level"] = fixed_cost(spark)
-            r = SparkExplorer(spec, spark=spark, partitions=partitions).run()
+            out["fixed_per_level"] = fixed_cost(spark, engine)
+            r = SparkExplorer(spec, spark=spark, partitions=partitions, engine=engine).run()
+            out["spark_jobs"] = r.memory.get("spark_jobs")
+            out["driver_levels"] = r.memory.get("driver_levels")
             out["partitions"] = r.memory.get("partitions")
             spark.stop()
     out.update(distinct=r.distinct_states, depth=r.depth, generated=r.generated_states,
@@ -133,7 +136,7 @@ def run_one(backend: str, config: str, partitions: int | None) -> dict[str, Any]
     return out
 
 
-def fixed_cost(spark: Any) -> float:
+def fixed_cost(spark: Any, engine: str = "auto") -> float:
     """Mean seconds per level of a chain spec (one state per level), after warm-up."""
     from modelcheck.loader import load_spec_class
     from spark_explore.driver import SparkExplorer
@@ -143,8 +146,11 @@ def fixed_cost(spark: Any) -> float:
     path.write_text(CHAIN)
     spec = load_spec_class(f"{path}:Chain")(Max=25)
     secs: list[float] = []
-    SparkExplorer(spec, spark=spark, max_depth=3).run()  # warm-up: workers, JIT
-    SparkExplorer(spec, spark=spark, progress=lambda p: secs.append(p.seconds)).run()
+    # Every level a Spark job: this measures what one costs.
+    SparkExplorer(spec, spark=spark, max_depth=3, driver_threshold=0,
+                  engine=engine).run()  # warm-up
+    SparkExplorer(spec, spark=spark, driver_threshold=0, engine=engine,
+                  progress=lambda p: secs.append(p.seconds)).run()
     return sum(secs[2:]) / max(1, len(secs[2:]))
 
 
@@ -159,11 +165,14 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--masters", nargs="*", default=["local[1]", "local[2]"])
     ap.add_argument("--no-local", action="store_true", help="skip the local explorer")
     ap.add_argument("--partitions", type=int, default=None)
+    ap.add_argument("--engine", default="auto", choices=["auto", "shards", "rdd"],
+                    help="the Spark engine (auto: shards on local masters)")
     ap.add_argument("--json", default=None, help="also write the rows to this file")
     ap.add_argument("--one", nargs=2, metavar=("BACKEND", "CONFIG"), help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.one:
-        print("RESULT " + json.dumps(run_one(args.one[0], args.one[1], args.partitions)))
+        print("RESULT " + json.dumps(run_one(args.one[0], args.one[1], args.partitions,
+                                             args.engine)))
         return
     configs = args.configs or (["L5", "L6"] if args.l6 else ["L5"])
     backends = ([] if args.no_local else ["local"]) + list(args.masters)
@@ -178,6 +187,7 @@ def main(argv: list[str] | None = None) -> None:
             cmd = [sys.executable, __file__, "--one", backend, config]
             if args.partitions:
                 cmd += ["--partitions", str(args.partitions)]
+            cmd += ["--engine", args.engine]
             p = subprocess.run(cmd, capture_output=True, text=True, check=False, cwd=ROOT)
             line = next((x for x in p.stdout.splitlines() if x.startswith("RESULT ")), None)
             if line is None:

@@ -21,7 +21,7 @@ from .cli_trace import graph, trace
 from .config import CheckConfig
 from .errors import ModelcheckError, UsageError
 from .explorer import Explorer, Progress
-from .fileio import prepare_dir
+from .fileio import file_uri_path, has_scheme, prepare_dir
 from .interrupt import Interrupts
 from .liveness import check_liveness, split_checks
 from .loader import bind_spec
@@ -140,7 +140,11 @@ def check_options(f: Callable[..., Any]) -> Callable[..., Any]:
             if resume and checkpoint_dir is None:
                 raise UsageError("--resume needs --checkpoint-dir: the directory of the run "
                                  "to continue.")
-            if checkpoint_dir is not None:  # a working directory: tried before any work
+            if checkpoint_dir is not None and checkpoint_dir.startswith("file://"):
+                checkpoint_dir = file_uri_path(checkpoint_dir, "--checkpoint-dir")
+            if checkpoint_dir is not None and not has_scheme(checkpoint_dir):
+                # a working directory: tried before any work (a URI such as hdfs://... is
+                # for `modelcheck spark`, which checks it through Hadoop)
                 prepare_dir(checkpoint_dir, "--checkpoint-dir", create=not resume)
         except UsageError as e:
             print_error(e, kwargs.get("fmt", "text"))

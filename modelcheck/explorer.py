@@ -173,6 +173,12 @@ class Explorer:
                 raise CheckpointError("--resume needs --checkpoint-dir DIR (the directory "
                                       "of the checkpoint to continue).")
             return None
+        if "://" in str(cfg.checkpoint_dir):
+            from .errors import UsageError
+
+            raise UsageError(f"--checkpoint-dir {cfg.checkpoint_dir}: the local explorer "
+                             "checkpoints to a local directory; URIs of Hadoop file systems "
+                             "are for `modelcheck spark`.")
         return Checkpoint(cfg.checkpoint_dir, self.kernel, cfg)
 
     def _ended(self, res: Result, final: Final, levels: LevelStore,

@@ -16,7 +16,8 @@ import secrets
 
 from .errors import UsageError
 
-__all__ = ["atomic_write", "prepare_dir", "probe_file", "OutputPathError"]
+__all__ = ["atomic_write", "prepare_dir", "probe_file", "OutputPathError", "has_scheme",
+           "file_uri_path"]
 
 
 class OutputPathError(UsageError):
@@ -39,6 +40,25 @@ def _probe_write(directory: str, what: str) -> None:
     os.close(fd)
     with contextlib.suppress(OSError):
         os.unlink(tmp)
+
+
+def has_scheme(path: str) -> bool:
+    """Whether ``path`` is a URI with a scheme (``hdfs://...``, ``s3a://...``)."""
+    head, sep, _ = path.partition("://")
+    return bool(sep) and head.replace("+", "").replace(".", "").replace("-", "").isalnum() \
+        and head[:1].isalpha()
+
+
+def file_uri_path(uri: str, option: str) -> str:
+    """The local path of a ``file://`` URI (``file:///x/y`` -> ``/x/y``)."""
+    rest = uri[len("file://"):]
+    if not rest.startswith("/"):
+        host, _, tail = rest.partition("/")
+        if host not in ("", "localhost"):
+            raise OutputPathError(f"{option} {uri}: a file:// URI must name a path on this "
+                                  "host (file:///path).")
+        rest = "/" + tail
+    return rest
 
 
 def prepare_dir(path: str | os.PathLike[str], option: str, *, create: bool = True) -> None:

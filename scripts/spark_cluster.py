@@ -34,6 +34,7 @@ import ctypes
 import importlib.util
 import json
 import os
+import shlex
 import shutil
 import signal
 import socket
@@ -242,6 +243,14 @@ class StandaloneCluster:
         Linux only: the daemons get SIGKILL when the *thread* that started them
         exits (``PR_SET_PDEATHSIG``), so a crashed or killed test run leaks no JVMs.
         Incompatible with :meth:`detach` (leave it false for detached clusters).
+    private_mounts:
+        Linux, as root: each worker (and the executors it starts) runs in its own
+        mount namespace (``unshare --mount``) where these directories are empty
+        private ``tmpfs`` mounts, and its working directory is a fresh directory
+        inside the first of them. With ``("/tmp", "/work")`` no file of the driver
+        under those directories is visible to the executors, as on a real cluster:
+        the spec and the packages must travel with the job. The daemons' logs still
+        reach ``base_dir`` (their output is a file opened by this process).
     """
 
     def __init__(
@@ -260,6 +269,7 @@ class StandaloneCluster:
         keep_dir: bool = False,
         start_attempts: int = 3,
         die_with_parent: bool = False,
+        private_mounts: Sequence[str] = (),
     ) -> None:
         if workers < 0:
             raise ValueError("workers must be >= 0")
@@ -277,6 +287,9 @@ class StandaloneCluster:
         self.keep_dir = keep_dir
         self.start_attempts = max(1, start_attempts)
         self.die_with_parent = die_with_parent and sys.platform.startswith("linux")
+        self.private_mounts = tuple(str(p) for p in private_mounts)
+        if self.private_mounts and (os.geteuid() != 0 or shutil.which("unshare") is None):
+            raise ClusterError("private_mounts needs root and unshare(1) (util-linux)")
         self._given_base_dir = None if base_dir is None else Path(base_dir).resolve()
         self._base_dir: Path | None = self._given_base_dir
         self._owns_base_dir = False
@@ -484,11 +497,29 @@ class StandaloneCluster:
             args = [spark_class, WORKER_CLASS, "--host", HOST, "--port", str(port)]
             args += ["--webui-port", str(ui), "--cores", str(self.cores)]
             args += ["--memory", self.memory, "--work-dir", str(work_dir), self.master_url]
+            if self.private_mounts:
+                args = self._isolated(args, i)
             popen, ctime = self._spawn(args, self._env(spark_home, local_dir), log_path)
             daemon = SparkDaemon(
                 "worker", i, popen.pid, ctime, port, ui, log_path, work_dir, self.cores, self.memory
             )
             self._workers.append(daemon)
+
+    def _isolated(self, args: list[str], index: int) -> list[str]:
+        """``args`` run in a new mount namespace with private ``tmpfs`` mounts over
+        :attr:`private_mounts` and a working directory inside the first one; the
+        worker's work and local directories (under ``base_dir``) are created again
+        inside it when ``base_dir`` is hidden. ``unshare`` and ``sh`` ``exec``, so the
+        worker JVM keeps the PID (and process group) this object records."""
+        mounts = " && ".join(f"mount -t tmpfs -o size=4g tmpfs {shlex.quote(p)}"
+                             for p in self.private_mounts)
+        home = f"{self.private_mounts[0].rstrip('/')}/worker-{index}-home"
+        dirs = " ".join(shlex.quote(str(self.base_dir / sub / f"worker-{index}"))
+                        for sub in ("work", "local"))
+        script = (f"set -e; {mounts}; mkdir -p {shlex.quote(home)} {dirs}; "
+                  f"cd {shlex.quote(home)}; exec \"$@\"")
+        return ["unshare", "--mount", "--propagation", "private", "sh", "-c", script, "sh",
+                *args]
 
     def _wait_until(self, t0: float, what: str, ready: Callable[[dict[str, Any]], bool]) -> None:
         """Poll the master's JSON until ``ready(status)``; fail fast if a daemon dies."""

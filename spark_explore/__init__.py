@@ -7,8 +7,14 @@ Modules (``pyspark`` is imported only inside their functions, never by ``modelch
   level loop with its decisions; it drives the engine through
   :class:`~spark_explore.driver.LevelEngine`.
 * :mod:`spark_explore.shard_engine` — :class:`~spark_explore.shard_engine.ShardEngine`,
-  the engine: one Spark job of per-bucket numpy tasks per level.
-* :mod:`spark_explore.shards` — the task code and the on-disk layout of the buckets.
+  the engine of one host (or a shared mount): one Spark job of per-bucket numpy tasks
+  per level, the levels as files in the run directory; small levels in the driver.
+* :mod:`spark_explore.rdd_engine` — :class:`~spark_explore.rdd_engine.RddEngine`, the
+  engine of clusters: the levels as persisted pair RDDs partitioned by bucket, the
+  successors through Spark's shuffle; checkpoints through Hadoop.
+* :mod:`spark_explore.shards` — the task code (commit, expand, split a bucket) and the
+  on-disk layout of the shard engine.
+* :mod:`spark_explore.hadoop_fs` — files on Hadoop file systems, from the driver.
 * :mod:`spark_explore.worker` — executor-side helpers (kernel cache, error transport,
   :class:`~spark_explore.worker.LevelExpansion`).
 * :mod:`spark_explore.session` — starting/reusing a SparkSession, shipping the spec.

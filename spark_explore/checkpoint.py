@@ -53,6 +53,13 @@ def spec_identity(kernel: Kernel, target: str) -> dict[str, Any]:
     }
 
 
+def _first_line(e: BaseException) -> str:
+    for line in str(e).splitlines():
+        if line.strip():
+            return line.strip()[:500]
+    return type(e).__name__
+
+
 def _describe(ident: dict[str, Any]) -> str:
     consts = ", ".join(f"{k}={v}" for k, v in ident.get("constants", {}).items())
     return f"{ident.get('class')}({consts})"
@@ -60,14 +67,54 @@ def _describe(ident: dict[str, Any]) -> str:
 
 @dataclass
 class RunDir:
-    """A run directory: paths, manifest I/O and compatibility checks."""
+    """A run directory: paths, manifest I/O and compatibility checks.
+
+    A local directory (``path``), or with ``store`` a directory on a Hadoop file
+    system (``hdfs://...``) whose manifest is read and written through it.
+    """
 
     path: Path
     temporary: bool = False
+    store: Any = None  # a spark_explore.hadoop_fs.HadoopDir, for URIs
 
     @property
     def manifest_path(self) -> Path:
         return self.path / MANIFEST
+
+    @property
+    def where(self) -> str:
+        """The directory as the user knows it (a path or a URI)."""
+        return str(self.store.uri) if self.store is not None else str(self.path)
+
+    @classmethod
+    def prepare_remote(cls, store: Any, *, resume: bool) -> RunDir:
+        """As :meth:`prepare`, for a directory on a Hadoop file system."""
+        uri = store.uri
+        try:
+            if resume:
+                if not store.exists():
+                    raise CheckpointError(
+                        f"--resume: the checkpoint directory {uri} does not exist; run "
+                        "without --resume to start a new checkpointed run there.")
+                if not store.exists(MANIFEST):
+                    raise CheckpointError(
+                        f"--resume: {uri} holds no checkpoint ({MANIFEST} is missing: no "
+                        "level was ever committed there); run without --resume to start "
+                        "afresh.")
+            else:
+                if store.exists(MANIFEST):
+                    raise CheckpointError(
+                        f"{uri} already holds a checkpoint; pass --resume to continue it, or "
+                        "choose an empty --checkpoint-dir to start a new run.")
+                store.mkdirs()
+                store.write_bytes(".write-test", b"ok")
+                store.delete(".write-test")
+        except CheckpointError:
+            raise
+        except Exception as e:  # noqa: BLE001 - py4j carries Hadoop's IOExceptions
+            raise CheckpointError(
+                f"cannot use {uri} as checkpoint directory: {_first_line(e)}") from None
+        return cls(Path(uri.split("://", 1)[-1]), store=store)
 
     # ------------------------------------------------------------ preparing
     @classmethod
@@ -104,10 +151,16 @@ class RunDir:
 
     # ------------------------------------------------------------ manifest
     def read_manifest(self) -> dict[str, Any]:
+        where = f"{self.where}/{MANIFEST}"
         try:
-            data: dict[str, Any] = json.loads(self.manifest_path.read_text())
+            if self.store is not None:
+                data: dict[str, Any] = json.loads(self.store.read_bytes(MANIFEST))
+            else:
+                data = json.loads(self.manifest_path.read_text())
         except (OSError, ValueError) as e:
-            raise CheckpointError(f"cannot read {self.manifest_path}: {e}") from None
+            raise CheckpointError(f"cannot read {where}: {e}") from None
+        except Exception as e:  # noqa: BLE001 - py4j
+            raise CheckpointError(f"cannot read {where}: {_first_line(e)}") from None
         if data.get("format") != FORMAT or data.get("version") != VERSION:
             raise CheckpointError(
                 f"{self.manifest_path} is not a modelcheck Spark checkpoint of version "
@@ -118,6 +171,15 @@ class RunDir:
     def write_manifest(self, data: dict[str, Any]) -> None:
         """Atomically replace the manifest (write a temp file, fsync, rename)."""
         data = dict(data, format=FORMAT, version=VERSION, updated=time.time())
+        if self.store is not None:
+            try:
+                self.store.write_bytes(MANIFEST, json.dumps(data, indent=1).encode())
+            except Exception as e:  # noqa: BLE001 - py4j carries Hadoop's IOExceptions
+                raise CheckpointError(
+                    f"cannot write {self.where}/{MANIFEST}: {_first_line(e)}; the levels "
+                    "committed before stay usable with --resume once the problem is fixed."
+                ) from None
+            return
         tmp = self.manifest_path.with_name(f".{MANIFEST}.{os.getpid()}.tmp")
         try:
             with open(tmp, "w") as f:
@@ -149,13 +211,15 @@ class RunDir:
                 diffs.append(f"checked {key} {have.get(key)} vs {ident[key]}")
         if diffs:
             raise CheckpointError(
-                f"the checkpoint in {self.path} was made for {_describe(have)}, not for this "
+                f"the checkpoint in {self.where} was made for {_describe(have)}, not for this "
                 f"run's {_describe(ident)}: {'; '.join(diffs)}. Resume it with the same spec, "
                 "constants and checks, or use another --checkpoint-dir for this run."
             )
 
     def bytes_on_disk(self, sub: str = "shards") -> int:
         """Bytes of the files under the subdirectory ``sub`` of the run directory."""
+        if self.store is not None:
+            return int(self.store.du(sub))
         total = 0
         for root, _, files in os.walk(self.path / sub):
             for f in files:

@@ -77,6 +77,17 @@ def _under_spark_submit() -> bool:
 @click.option("--partitions", type=click.IntRange(min=1), default=None,
               help="Buckets of the state set: tasks per level (default: the cores Spark "
                    "offers).")
+@click.option("--driver-threshold", type=click.IntRange(min=0), default=None,
+              metavar="STATES",
+              help="Levels with at most this many candidate states are expanded in the "
+                   "driver process, without a Spark job (default 100000, or "
+                   "$MODELCHECK_SPARK_DRIVER_THRESHOLD; 0: every level on the executors).")
+@click.option("--engine", type=click.Choice(["auto", "shards", "rdd"]), default="auto",
+              show_default=True,
+              help="shards: levels as files in the run directory (one host, or storage "
+                   "every host mounts); rdd: levels in Spark, blocks through its shuffle "
+                   "(any cluster); auto: shards on a local master with a local "
+                   "--checkpoint-dir, else rdd.")
 @click.option("--conf", "confs", multiple=True, metavar="K=V",
               help="A Spark setting, e.g. --conf spark.executor.memory=4g (repeatable).")
 @click.option("--connect-timeout", type=click.FloatRange(min=1), default=60.0,
@@ -88,7 +99,9 @@ def _under_spark_submit() -> bool:
               help="Show Spark's own start-up messages and log (filtered out by default).")
 @record_options
 def spark(spec: str, consts: tuple[str, ...], config: CheckConfig, master: str | None,
-          partitions: int | None, confs: tuple[str, ...], connect_timeout: float,
+          partitions: int | None, driver_threshold: int | None, engine: str,
+          confs: tuple[str, ...],
+          connect_timeout: float,
           fmt: str, quiet: bool, verbose: bool, out_dir: str | None = None,
           trace_out: str | None = None) -> None:
     """Explore every reachable state of SPEC on Spark, with the same results as `check`.
@@ -97,8 +110,8 @@ def spark(spec: str, consts: tuple[str, ...], config: CheckConfig, master: str |
     followed by :Name. Spark's fixed cost (a session takes 10-20 s to start, each
     level 0.2-1 s) makes this worthwhile only for big state spaces; small ones belong
     to `modelcheck check`. --checkpoint-dir is the run directory: every finished level
-    is committed there (level files + manifest.json); on a multi-host cluster it must
-    be storage every host mounts at the same path.
+    is committed there (level files + manifest.json); a path, or a URI such as
+    file:///..., hdfs://... (written by the driver through Hadoop).
     """
     try:
         recorder = prepare_recorder(spec, out_dir, trace_out)
@@ -113,7 +126,7 @@ def spark(spec: str, consts: tuple[str, ...], config: CheckConfig, master: str |
         explorer = SparkExplorer(
             bound, config, master=master, partitions=partitions, spark_conf=conf,
             progress=progress_printer(not quiet), connect_timeout=connect_timeout,
-            stop_session=True, verbose=verbose)
+            stop_session=True, verbose=verbose, driver_threshold=driver_threshold, engine=engine)
         # Fail on the checkpoint dir and the spec before paying for a Spark session.
         explorer.precheck()
         resumed = explorer.resume_point

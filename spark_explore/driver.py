@@ -36,6 +36,8 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import os
+import re
 import resource
 import signal
 import tempfile
@@ -58,11 +60,45 @@ from modelcheck.result import LevelStats, Result, Violation
 from modelcheck.spec import Spec
 
 from .checkpoint import CheckpointError, RunDir, spec_identity
-from .session import SparkBackendError, driver_paths, get_session, ship_spec, spec_target
+from .hadoop_fs import is_uri, local_path
+from .session import (
+    SparkBackendError,
+    driver_paths,
+    get_session,
+    is_local_master,
+    ship_spec,
+    spec_target,
+)
 from .shard_engine import LevelSummary, ShardEngine
 from .worker import WorkerConfig, decode_error
 
-__all__ = ["SparkExplorer", "LevelProgress", "LevelEngine"]
+__all__ = ["SparkExplorer", "LevelProgress", "LevelEngine", "DRIVER_THRESHOLD",
+           "resolve_driver_threshold"]
+
+#: levels with at most this many candidate states run in the driver process: a Spark
+#: job costs ~0.15 s, the driver expands ~100,000 states in about as long
+DRIVER_THRESHOLD = 100_000
+#: the level engines by name (``--engine``; recorded in a checkpoint's manifest)
+ENGINES = ("shards", "rdd")
+#: the environment variable overriding :data:`DRIVER_THRESHOLD`
+DRIVER_THRESHOLD_ENV = "MODELCHECK_SPARK_DRIVER_THRESHOLD"
+
+
+def resolve_driver_threshold(value: int | None) -> int:
+    """``value``, else the environment's ``MODELCHECK_SPARK_DRIVER_THRESHOLD``, else
+    :data:`DRIVER_THRESHOLD`."""
+    if value is None:
+        raw = os.environ.get(DRIVER_THRESHOLD_ENV, "").strip()
+        if not raw:
+            return DRIVER_THRESHOLD
+        try:
+            value = int(raw)
+        except ValueError:
+            raise UsageError(f"{DRIVER_THRESHOLD_ENV}={raw!r}: expected a whole number of "
+                             "states (0: every level on the executors).") from None
+    if value < 0:
+        raise UsageError(f"the driver threshold must be >= 0, not {value}.")
+    return int(value)
 
 
 @dataclass(frozen=True)
@@ -110,8 +146,16 @@ class LevelEngine(Protocol):
     def tidy(self, depth: int) -> None:
         """Levels ``0..depth`` are committed: delete what resuming no longer needs."""
 
+    def resume(self, depth: int) -> bool:
+        """Prepare to continue a checkpoint at committed level ``depth``; True when the
+        level must be expanded again (its successors were not kept)."""
+
     def bytes_on_disk(self) -> int:
         """Bytes of the engine's files in the run directory."""
+
+    @property
+    def jobs(self) -> dict[str, int]:
+        """Levels run as Spark jobs (``spark``) and in the driver process (``driver``)."""
 
 
 class SparkExplorer:
@@ -124,10 +168,12 @@ class SparkExplorer:
     existing ``SparkSession``; else the active one is used, or one is started for
     ``master`` (``None``: the one given to ``spark-submit``) with ``spark_conf``, and
     stopped after the run if ``stop_session``. ``partitions`` is the number of buckets
-    (default: the cores Spark offers). The run directory (``checkpoint_dir``, else a
-    temporary directory) must be reachable from every executor and the driver at the
-    same path. ``spec_target`` overrides the loader target executors use to import
-    the spec (by default derived from the spec's class). ``library`` looks up the
+    (default: the cores Spark offers). ``engine`` is ``"shards"`` (levels as files in
+    the run directory, ``checkpoint_dir`` or a temporary one, which every executor must
+    reach at the same path), ``"rdd"`` (levels in Spark, checkpoints through Hadoop:
+    ``checkpoint_dir`` may be a URI) or ``"auto"`` (shards on a local master, else
+    rdd). ``spec_target`` overrides the loader target executors use to import the spec
+    (by default derived from the spec's class). ``library`` looks up the
     predicates the spec does not declare, on the driver and on every executor (a
     module-level function, so that it pickles).
     """
@@ -147,6 +193,8 @@ class SparkExplorer:
         connect_timeout: float = 60.0,
         stop_session: bool = False,
         verbose: bool = False,
+        driver_threshold: int | None = None,
+        engine: str = "auto",
         **options: Any,
     ) -> None:
         cfg = CheckConfig.of(config, options, "SparkExplorer")
@@ -171,6 +219,11 @@ class SparkExplorer:
         self.spec_target = spec_target
         self.connect_timeout = connect_timeout
         self.stop_session = stop_session
+        self.driver_threshold = resolve_driver_threshold(driver_threshold)
+        if engine not in (*ENGINES, "auto"):
+            raise UsageError(f"unknown Spark engine {engine!r}; choose one of "
+                             f"{', '.join(ENGINES)}.")
+        self.engine_name = engine
         self.engine: LevelEngine
         self._sizes: list[int] = []
         self._interrupted = False
@@ -193,22 +246,39 @@ class SparkExplorer:
         ident = spec_identity(self.kernel, target)
         manifest: dict[str, Any] | None = None
         cfg = self.config
-        if cfg.checkpoint_dir is not None:
-            rundir = RunDir.prepare(cfg.checkpoint_dir, resume=cfg.resume)
+        remote = cfg.checkpoint_dir is not None and is_uri(cfg.checkpoint_dir)
+        if remote and self.engine_name == "auto":
+            self.engine_name = "rdd"
+        if remote:
+            # A Hadoop file system: checked once Spark runs (its JVM reaches it).
+            if self.engine_name == "shards" and not cfg.resume:
+                raise UsageError(f"--checkpoint-dir {cfg.checkpoint_dir}: the shards engine "
+                                 "keeps its levels in a local directory; use --engine rdd "
+                                 "(the default for such URIs) or a local path.")
+            rundir = RunDir(Path(tempfile.mkdtemp(prefix="modelcheck-spark-run-")),
+                            temporary=True)
+        elif cfg.checkpoint_dir is not None:
+            rundir = RunDir.prepare(local_path(cfg.checkpoint_dir), resume=cfg.resume)
             if cfg.resume:
-                manifest = rundir.read_manifest()
-                rundir.check_compatible(manifest, ident)
-                if manifest.get("engine") != ShardEngine.name:
-                    raise CheckpointError(
-                        f"the checkpoint in {rundir.path} was written by the "
-                        f"{manifest.get('engine', 'dataframe')} engine, which this version "
-                        "no longer has; start a new run in another --checkpoint-dir."
-                    )
+                manifest = self._resumable(rundir, ident)
         else:
             rundir = RunDir(Path(tempfile.mkdtemp(prefix="modelcheck-spark-run-")),
                             temporary=True)
         self.rundir = rundir
         self._prechecked = (target, ident, manifest)
+
+    def _resumable(self, rundir: RunDir, ident: dict[str, Any]) -> dict[str, Any]:
+        """The manifest of the checkpoint to resume (checked against this run)."""
+        manifest = rundir.read_manifest()
+        rundir.check_compatible(manifest, ident)
+        if manifest.get("engine") not in ENGINES:
+            raise CheckpointError(
+                f"the checkpoint in {rundir.where} was written by the "
+                f"{manifest.get('engine', 'dataframe')} engine, which this version "
+                "no longer has; start a new run in another --checkpoint-dir."
+            )
+        self.engine_name = str(manifest["engine"])
+        return manifest
 
     @property
     def resume_point(self) -> tuple[int, int] | None:
@@ -239,6 +309,21 @@ class SparkExplorer:
             self.spark = spark
             if not self.spec_target:
                 target = ship_spec(spark, type(self.spec)).target
+            if self.engine_name == "auto":
+                # One host: the shard engine's files; a cluster: the levels in Spark.
+                local = is_local_master(str(spark.sparkContext.master))
+                self.engine_name = "shards" if local else "rdd"
+            store = None
+            cp = self.config.checkpoint_dir
+            if cp is not None and self.engine_name == "rdd":
+                from .hadoop_fs import HadoopDir
+
+                store = self._call(-1, HadoopDir, spark, cp)
+                if is_uri(cp):
+                    rundir.cleanup()
+                    rundir = self.rundir = RunDir.prepare_remote(store, resume=self.config.resume)
+                    if self.config.resume:
+                        manifest = self._resumable(rundir, ident)
             if manifest is not None:
                 buckets = int(manifest["partitions"])
             elif self.partitions:
@@ -246,8 +331,17 @@ class SparkExplorer:
             else:
                 buckets = ShardEngine.default_buckets(
                     int(spark.sparkContext.defaultParallelism))
-            self.engine = ShardEngine(spark, rundir, buckets, self._worker_config(target),
-                                      len(self.kernel.actions))
+            if self.engine_name == "rdd":
+                from .rdd_engine import RddEngine
+
+                self.engine = RddEngine(spark, buckets, self._worker_config(target),
+                                        len(self.kernel.actions), kernel=self.kernel,
+                                        store=store)
+            else:
+                self.engine = ShardEngine(spark, rundir, buckets, self._worker_config(target),
+                                          len(self.kernel.actions),
+                                          driver_threshold=self.driver_threshold,
+                                          kernel=self.kernel)
             with self._cancel_on_sigint(spark):
                 res = self._explore(t0, ident, manifest)
         finally:
@@ -289,7 +383,8 @@ class SparkExplorer:
             prior = float(manifest.get("seconds", 0.0))
             pending = LevelSummary.from_json(manifest["pending"])
             self.engine.tidy(depth)
-            if pending.expand is not self._can_expand(depth):
+            resumed = self._call(depth, self.engine.resume, depth)
+            if resumed or pending.expand is not self._can_expand(depth):
                 # Interrupted with another --max-depth: expand the level as this run wants.
                 pending = self._job(depth, self._can_expand(depth), again=True)
                 pending.new = self._sizes[depth]
@@ -435,6 +530,8 @@ class SparkExplorer:
             "driver_peak_rss_bytes": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
             "run_dir_bytes": self.engine.bytes_on_disk(),
             "partitions": self.engine.buckets,
+            "spark_jobs": self.engine.jobs["spark"],
+            "driver_levels": self.engine.jobs["driver"],
         }
 
     # ------------------------------------------------------------ interrupts
@@ -499,7 +596,7 @@ class SparkExplorer:
                     + ("" if self.rundir.temporary else " and stay usable with --resume once "
                        "space is freed"))
             return CheckpointError(
-                f"the run directory {self.rundir.path} is full (No space left on device) while "
+                f"the run directory {self.rundir.where} is full (No space left on device) while "
                 f"writing level {done + 1}; {kept}."
             )
         payload = decode_error(text)
@@ -515,6 +612,15 @@ class SparkExplorer:
             )
         if self._interrupted or ("cancelled" in text.lower() and "job" in text.lower()):
             return KeyboardInterrupt()
+        missing = _MISSING_MODULE.search(text)
+        if missing is not None:
+            return SparkBackendError(
+                f"the executors' Python cannot import {missing.group(1)!r} (while expanding "
+                f"level {depth}). The spec, modelcheck, invariants and spark_explore travel "
+                "with the job; every other package they import (numpy) must be installed "
+                "for the Python the executors run (spark.pyspark.python / PYSPARK_PYTHON) "
+                "on every host."
+            )
         return SparkBackendError(f"a Spark job failed while expanding level {depth}: "
                                  f"{_first_meaningful_line(text)}")
 
@@ -531,9 +637,21 @@ def _exception_text(e: BaseException) -> str:
     return "\n".join(parts)
 
 
+_MISSING_MODULE = re.compile(r"ModuleNotFoundError: No module named '([\w.]+)'")
+#: py4j's and Spark's wrapper lines, which say nothing about the cause
+_WRAPPERS = ("An error occurred while calling", "Exception thrown in awaitResult",
+             ": org.apache.spark.SparkException: Exception thrown in awaitResult")
+
+
 def _first_meaningful_line(text: str) -> str:
-    for line in text.splitlines():
-        line = line.strip()
-        if line and not line.startswith(("at ", "...", "JVM stacktrace")):
+    """The first line of a Spark exception text that says what went wrong (for a failed
+    stage: Spark's "Job aborted due to stage failure" line)."""
+    lines = [ln.strip() for ln in text.splitlines()]
+    for line in lines:
+        if "Job aborted due to stage failure" in line:
+            return line[line.index("Job aborted"):][:600]
+    for line in lines:
+        if line and not line.startswith(("at ", "...", "JVM stacktrace")) \
+                and not any(w in line for w in _WRAPPERS):
             return line[:600]
     return text[:600]

@@ -20,6 +20,15 @@ calls, through :class:`spark_explore.driver.LevelEngine`:
 * :meth:`~ShardEngine.tidy` deletes what resuming from a committed level no longer
   needs.
 
+**Small levels on the driver.** A Spark job costs ~0.1-0.2 s whatever its size, more
+than expanding a few ten thousand states. A level whose candidate transitions number
+at most ``driver_threshold`` (and while the states seen so far number at most
+:data:`DRIVER_VISITED_FACTOR` times that, since the driver then merges every visited
+shard) is run in the driver process: the same :func:`~spark_explore.shards.run_bucket`
+for every bucket, one after the other, on the same files. So the results are the
+same bytes; only where the work runs differs. ``driver_threshold=0`` sends every
+level to the executors (tests use it).
+
 Spark's exceptions are left to the driver, which translates them.
 """
 
@@ -50,7 +59,7 @@ from .shards import (
     visited_dir,
     write_candidates,
 )
-from .worker import WorkerConfig
+from .worker import WorkerConfig, seed_kernel
 
 __all__ = ["ShardEngine", "LevelSummary", "NAME"]
 
@@ -58,6 +67,9 @@ __all__ = ["ShardEngine", "LevelSummary", "NAME"]
 NAME = "shards"
 #: the run directory's subdirectory holding the engine's files
 SUBDIR = "shards"
+#: a level runs on the driver only while the distinct states so far are at most this
+#: many times the driver threshold
+DRIVER_VISITED_FACTOR = 100
 
 
 @dataclass
@@ -103,13 +115,15 @@ class ShardEngine:
     ``worker`` what executors need to rebuild the kernel, ``n_act`` the number of
     action instances. The run directory must be reachable at the same path from every
     executor and the driver: on a multi-host cluster a temporary one is refused here
-    (:class:`~spark_explore.session.SparkBackendError`).
+    (:class:`~spark_explore.session.SparkBackendError`). Levels of at most
+    ``driver_threshold`` candidate states run in this process (see the module
+    docstring), with ``kernel`` (the driver's, built for the same checks) when given.
     """
 
     name = NAME
 
     def __init__(self, spark: Any, rundir: RunDir, buckets: int, worker: WorkerConfig,
-                 n_act: int) -> None:
+                 n_act: int, *, driver_threshold: int = 0, kernel: Any = None) -> None:
         self.sc = spark.sparkContext
         self.rundir = rundir
         self.root = rundir.path / SUBDIR
@@ -118,6 +132,13 @@ class ShardEngine:
         self.exact = worker.n_words == 1
         self.n_words = worker.n_words
         self.cfg = ShardConfig(worker, str(self.root), buckets)
+        self.driver_threshold = max(0, int(driver_threshold))
+        #: candidate transitions waiting for the next job (None: unknown, e.g. resumed)
+        self._candidates: int | None = None
+        self._distinct = 0
+        self._jobs = {"spark": 0, "driver": 0}
+        if kernel is not None:
+            seed_kernel(worker, kernel)
         if rundir.temporary:
             _check_one_host(self.sc)
 
@@ -132,6 +153,8 @@ class ShardEngine:
         multi-word layouts) become the candidates of level 0."""
         shutil.rmtree(self.root, ignore_errors=True)
         m = len(fps)
+        self._candidates = m
+        self._distinct = 0
         write_candidates(self.root, INIT, 0, self.buckets, fps, np.zeros(m, np.uint64),
                          np.full(m, -1, np.int32), None if self.exact else words)
 
@@ -142,13 +165,33 @@ class ShardEngine:
         ``again`` re-expands the already committed level ``depth`` (see
         :func:`spark_explore.shards.run_bucket`)."""
         fn = functools.partial(run_bucket, self.cfg, depth, expand=expand, again=again)
-        self.sc.setJobDescription(f"modelcheck level {depth}")
-        try:
-            parts: list[BucketSummary] = (
-                self.sc.parallelize(range(self.buckets), self.buckets).map(fn).collect())
-        finally:
-            self.sc.setJobDescription(None)
-        return LevelSummary.combine(depth, parts, self.n_act)
+        parts: list[BucketSummary]
+        if self.on_driver(again):
+            parts = [fn(b) for b in range(self.buckets)]
+            self._jobs["driver"] += 1
+        else:
+            self.sc.setJobDescription(f"modelcheck level {depth}")
+            try:
+                parts = self.sc.parallelize(range(self.buckets), self.buckets).map(fn).collect()
+            finally:
+                self.sc.setJobDescription(None)
+            self._jobs["spark"] += 1
+        out = LevelSummary.combine(depth, parts, self.n_act)
+        if not again:
+            self._distinct += out.new
+        self._candidates = out.candidates
+        return out
+
+    @property
+    def jobs(self) -> dict[str, int]:
+        """Jobs run by Spark and in the driver process so far."""
+        return dict(self._jobs)
+
+    def on_driver(self, again: bool = False) -> bool:
+        """Whether the next job is small enough to run in the driver process."""
+        t = self.driver_threshold
+        return (t > 0 and not again and self._candidates is not None
+                and self._candidates <= t and self._distinct <= DRIVER_VISITED_FACTOR * t)
 
     def parent(self, depth: int, fp: int) -> int | None:
         """The parent fingerprint of state ``fp`` of committed level ``depth``."""
@@ -169,6 +212,10 @@ class ShardEngine:
             if child.name not in keep:
                 shutil.rmtree(child, ignore_errors=True)
 
+    def resume(self, depth: int) -> bool:
+        """Continue at committed level ``depth``: its successors are on disk already."""
+        return False
+
     def bytes_on_disk(self) -> int:
         return self.rundir.bytes_on_disk(SUBDIR)
 
@@ -186,8 +233,9 @@ def _check_one_host(sc: Any) -> None:
     if not all(_is_this_host(h) for h in hosts):
         raise SparkBackendError(
             "executors run on other hosts than this driver, and the shard engine "
-            "keeps the run's files in its run directory: pass --checkpoint-dir on "
-            "storage every host mounts at the same path (e.g. NFS)."
+            "keeps the run's files in its run directory: use --engine rdd (no shared "
+            "directory), or pass --checkpoint-dir on storage every host mounts at the "
+            "same path (e.g. NFS)."
         )
 
 

@@ -53,7 +53,8 @@ from modelcheck.store import group_argmin
 from .worker import WorkerConfig, encode_error, get_kernel
 
 __all__ = ["ShardConfig", "bucket_of", "run_bucket", "level_dir", "visited_dir",
-           "cand_dir", "write_array", "write_candidates", "BucketSummary", "INIT"]
+           "cand_dir", "write_array", "write_candidates", "BucketSummary", "INIT", "Block",
+           "commit_block", "expand_block", "split_by_bucket"]
 
 _U = np.uint64
 _M1 = _U(0xBF58476D1CE4E5B9)
@@ -171,16 +172,14 @@ def write_candidates(root: Path, depth: int, producer: int, buckets: int, fps: n
                      parents: np.ndarray, acts: np.ndarray, words: np.ndarray | None) -> None:
     """Write transitions split by target bucket (their order kept within each bucket),
     for level ``depth + 1``."""
-    b = bucket_of(fps, buckets).astype(np.uint16 if buckets <= 1 << 16 else np.int64)
-    order = np.argsort(b, kind="stable")  # by bucket (a radix sort), fp order kept inside
-    off = np.searchsorted(b[order], np.arange(buckets + 1)).astype(np.int64)
+    (fps, parents, acts, words), off = split_by_bucket((fps, parents, acts, words), buckets)
     d = cand_dir(root, depth)
     name = f"f{producer:04d}"
-    write_array(d / f"{name}.fp.npy", fps[order])
-    write_array(d / f"{name}.parent.npy", parents[order])
-    write_array(d / f"{name}.act.npy", acts[order].astype(np.int32))
+    write_array(d / f"{name}.fp.npy", fps)
+    write_array(d / f"{name}.parent.npy", parents)
+    write_array(d / f"{name}.act.npy", acts)
     if words is not None:
-        write_array(d / f"{name}.w.npy", words[order])
+        write_array(d / f"{name}.w.npy", words)
     write_array(d / f"{name}.off.npy", off)  # last: its presence marks the set complete
 
 
@@ -273,16 +272,9 @@ def _commit(cfg: ShardConfig, depth: int, bucket: int
     """De-duplicate the transitions into ``bucket``; write its part of level ``depth``."""
     root = Path(cfg.root)
     name = f"b{bucket:04d}"
-    fps, parents, acts, words = _dedupe(*_gather(cfg, depth, bucket))
-    if depth > 0:
-        seen = _load(visited_dir(root, depth - 1) / f"{name}.npy", mmap=False)
-        fresh = _not_in(seen, fps)
-        fps, parents, acts = fps[fresh], parents[fresh], acts[fresh]
-        words = None if words is None else words[fresh]
-        merged = np.concatenate((seen, fps))
-        merged.sort(kind="stable")  # two sorted runs: a linear merge
-    else:
-        merged = fps
+    seen = (_load(visited_dir(root, depth - 1) / f"{name}.npy", mmap=False)
+            if depth > 0 else None)
+    (fps, parents, acts, words), merged = commit_block(_gather(cfg, depth, bucket), seen)
     lvl = level_dir(root, depth)
     write_array(lvl / f"{name}.fp.npy", fps)
     write_array(lvl / f"{name}.parent.npy", parents)
@@ -293,21 +285,39 @@ def _commit(cfg: ShardConfig, depth: int, bucket: int
     return fps, parents, acts, words
 
 
-def _run_bucket(cfg: ShardConfig, depth: int, bucket: int, expand: bool | None, again: bool
-                ) -> BucketSummary:
-    root = Path(cfg.root)
+#: transitions or states of a bucket: ``(fps, parent fps, action ids, words or None)``
+Block = tuple[np.ndarray, np.ndarray, np.ndarray, "np.ndarray | None"]
+
+
+def commit_block(cands: Block, seen: np.ndarray | None) -> tuple[Block, np.ndarray]:
+    """A bucket's part of the next level from the transitions into it (``cands``, any
+    order) and its visited fingerprints (sorted; None for level 0): ``(level, merged
+    visited)``; the level is sorted by fingerprint."""
+    fps, parents, acts, words = _dedupe(*cands)
+    if seen is None:
+        return (fps, parents, acts, words), fps
+    fresh = _not_in(seen, fps)
+    fps, parents, acts = fps[fresh], parents[fresh], acts[fresh]
+    words = None if words is None else words[fresh]
+    merged = np.concatenate((seen, fps))
+    merged.sort(kind="stable")  # two sorted runs: a linear merge
+    return (fps, parents, acts, words), merged
+
+
+def expand_block(cfg: ShardConfig, bucket: int, level: Block, expand: bool | None
+                 ) -> tuple[BucketSummary, Block | None]:
+    """Expand a bucket's part of a level (``expand`` as in :func:`run_bucket`): its
+    summary and the de-duplicated successors (sorted by fingerprint), or None when the
+    level has no next level to write."""
     kernel = get_kernel(cfg.worker)
     n_act = len(kernel.actions)
-    if again:
-        fps, parents, acts, words = _committed(cfg, depth, bucket)
-    else:
-        fps, parents, acts, words = _commit(cfg, depth, bucket)
+    fps, parents, acts, words = level
     real = acts[acts >= 0]
     reached = np.bincount(real, minlength=n_act) if len(real) else np.zeros(n_act, np.int64)
     out = BucketSummary(bucket, len(fps), [int(x) for x in reached], expand,
                         LevelFindings(n_act), 0)
     if expand is None:
-        return out
+        return out, None
     w = fps.reshape(-1, 1) if words is None else words
     # Successors are de-duplicated per batch and per flush (a few million rows); the
     # duplicates left across flushes and producers meet in the owning bucket's task.
@@ -316,7 +326,7 @@ def _run_bucket(cfg: ShardConfig, depth: int, bucket: int, expand: bool | None, 
     chunks = list(lx.candidates())
     out.found = lx.findings
     if not expand or lx.findings.phase1_problem or lx.findings.exp_error is not None:
-        return out  # no next level: nothing to write
+        return out, None  # no next level
     if chunks:
         u = np.concatenate([c[0] for c in chunks])
         kmin = np.concatenate([c[1] for c in chunks])
@@ -325,8 +335,30 @@ def _run_bucket(cfg: ShardConfig, depth: int, bucket: int, expand: bool | None, 
         u, kmin = np.zeros(0, _U), np.zeros(0, np.int64)
         cw = None if cfg.exact else np.zeros((0, cfg.worker.n_words), _U)
     cparents, cacts = lx.parents(kmin)
-    write_candidates(root, depth, bucket, cfg.buckets, u, cparents, cacts, cw)
     out.candidates = len(u)
+    return out, (u, cparents, cacts, cw)
+
+
+def split_by_bucket(block: Block, buckets: int) -> tuple[Block, np.ndarray]:
+    """``block`` ordered by target bucket (order kept within each bucket) and the
+    ``buckets + 1`` offsets of the buckets' rows."""
+    fps, parents, acts, words = block
+    b = bucket_of(fps, buckets).astype(np.uint16 if buckets <= 1 << 16 else np.int64)
+    order = np.argsort(b, kind="stable")  # by bucket (a radix sort), fp order kept inside
+    off = np.searchsorted(b[order], np.arange(buckets + 1)).astype(np.int64)
+    return ((fps[order], parents[order], acts[order].astype(np.int32),
+             None if words is None else words[order]), off)
+
+
+def _run_bucket(cfg: ShardConfig, depth: int, bucket: int, expand: bool | None, again: bool
+                ) -> BucketSummary:
+    if again:
+        level = _committed(cfg, depth, bucket)
+    else:
+        level = _commit(cfg, depth, bucket)
+    out, cands = expand_block(cfg, bucket, level, expand)
+    if cands is not None:
+        write_candidates(Path(cfg.root), depth, bucket, cfg.buckets, *cands)
     return out
 
 

@@ -15,9 +15,9 @@ with the same codes (0 ok, 1 violation or deadlock, 2 usage, spec or Spark error
 ``spark-submit`` are used as they are (``--master`` after the script is not needed).
 The spec, ``modelcheck``, ``invariants`` and ``spark_explore`` are shipped to the
 executors as a zip, so executors need only Python with numpy (the interpreter of
-``spark.pyspark.python``). On a multi-host cluster give ``--checkpoint-dir`` on
-storage every host mounts at the same path: the run keeps its level files there
-(and it is what ``--resume`` reads).
+``spark.pyspark.python``). On a cluster master the rdd engine keeps the levels in
+Spark (no shared directory); ``--checkpoint-dir hdfs://...`` (or ``file://`` on the
+driver's disk) is where the driver commits them for ``--resume``.
 
 ``spark-submit`` runs this driver with its stderr merged into its stdout (Spark's
 ``PythonRunner`` redirects the error stream), so progress lines, notes and warnings

@@ -23,7 +23,8 @@ from dataclasses import dataclass
 from typing import Any
 
 __all__ = [
-    "WorkerConfig", "get_kernel", "ERROR_BEGIN", "ERROR_END", "decode_error", "encode_error",
+    "WorkerConfig", "get_kernel", "seed_kernel", "ERROR_BEGIN", "ERROR_END", "decode_error",
+    "encode_error",
 ]
 
 ERROR_BEGIN = "<<modelcheck-worker-error>>"
@@ -76,6 +77,12 @@ def get_kernel(cfg: WorkerConfig) -> Any:
             )
         _KERNELS[cfg.key] = k
     return k
+
+
+def seed_kernel(cfg: WorkerConfig, kernel: Any) -> None:
+    """Use ``kernel`` (the driver's, built for the same spec and checks) for ``cfg`` in
+    this process: levels expanded on the driver need not load the spec again."""
+    _KERNELS.setdefault(cfg.key, kernel)
 
 
 def encode_error(e: BaseException) -> RuntimeError:

@@ -47,6 +47,13 @@ COMPARED = ("status", "distinct_states", "generated_states", "depth", "coverage"
 
 
 # ---------------------------------------------------------------------- fixtures
+@pytest.fixture(autouse=True)
+def _levels_on_executors(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every level a Spark job (these models are small enough for the driver), in this
+    process and in the CLI runs it starts; tests of the driver threshold pass their own."""
+    monkeypatch.setenv("MODELCHECK_SPARK_DRIVER_THRESHOLD", "0")
+
+
 @pytest.fixture(scope="module")
 def spark() -> Iterator[Any]:
     from spark_explore.session import get_session
@@ -113,6 +120,29 @@ def test_kraft_l3(spark: Any) -> None:
     r = compare(spark, kraft(**L3))
     assert (r.status, r.distinct_states, r.generated_states, r.depth) == (
         "ok", 552953, 1812322, 30)
+
+
+@pytest.mark.parametrize("threshold", [0, 2_000, 10**9])
+def test_small_levels_on_the_driver(spark: Any, threshold: int) -> None:
+    """Levels of at most ``threshold`` candidates run in the driver process: the same
+    result field by field whether none, some or all levels do."""
+    r = compare(spark, kraft(**L3), {"driver_threshold": threshold, "partitions": 3})
+    jobs, on_driver = r.memory["spark_jobs"], r.memory["driver_levels"]
+    assert jobs + on_driver in (r.depth + 1, r.depth + 2)  # + the job finding no new state
+    if threshold == 0:
+        assert on_driver == 0
+    elif threshold == 2_000:
+        assert jobs > 0 and on_driver > 0
+    else:
+        assert jobs == 0
+
+
+def test_driver_levels_find_the_same_violation(spark: Any) -> None:
+    spec = kraft("KRaftBrokerBugGrantWithLeaders", **{**L1, "MaxLog": 5})
+    ex = compare(spark, spec, {"driver_threshold": 0})
+    dr = compare(spark, spec, {"driver_threshold": 10**9})
+    assert ex.violation is not None and dr.memory["spark_jobs"] == 0
+    assert dr.violation == ex.violation
 
 
 @pytest.mark.parametrize(("cls", "consts", "prop", "length"), [
@@ -440,8 +470,8 @@ def test_checkpoint_refuses_other_constants_and_missing_dirs(spark: Any, tmp_pat
     assert_same(Explorer(spec).run(), run_spark(spark, spec, checkpoint_dir=ck, resume=True))
 
 
-def cli(*args: str, **kw: Any) -> subprocess.Popen[str]:
-    env = dict(os.environ, PYTHONUNBUFFERED="1")
+def cli(*args: str, env: dict[str, str] | None = None, **kw: Any) -> subprocess.Popen[str]:
+    env = dict(os.environ if env is None else env, PYTHONUNBUFFERED="1")
     return subprocess.Popen([sys.executable, "-m", "modelcheck", "spark", *args], cwd=ROOT,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             env=env, **kw)
@@ -466,13 +496,16 @@ def kraft_args(consts: dict[str, int]) -> list[str]:
     return out
 
 
-def test_cli_kill_and_resume(tmp_path: Path) -> None:
-    """SIGKILL the driver once >= 5 levels are committed; --resume gives the same JSON."""
+@pytest.mark.parametrize("engine", ["shards", "rdd"])
+def test_cli_kill_and_resume(tmp_path: Path, engine: str) -> None:
+    """SIGKILL the driver once >= 5 levels are committed; --resume gives the same JSON
+    (the rdd engine's checkpoint given as a file:// URI, written through Hadoop)."""
     import psutil
 
     ck = tmp_path / "ck"
-    args = [*kraft_args(L3), "--master", "local[2]", "--partitions", "2",
-            "--checkpoint-dir", str(ck), "--format", "json", "-q"]
+    where = str(ck) if engine == "shards" else ck.as_uri()
+    args = [*kraft_args(L3), "--master", "local[2]", "--partitions", "2", "--engine", engine,
+            "--checkpoint-dir", where, "--format", "json", "-q"]
     proc = cli(*args, start_new_session=True)
     manifest = ck / "manifest.json"
     children: list[psutil.Process] = []
@@ -541,6 +574,25 @@ def test_cli_errors_are_one_paragraph(tmp_path: Path) -> None:
     out, err = p.communicate(timeout=300)
     assert p.returncode == 2 and json.loads(out)["status"] == "error"
     assert "boom at three" in err and "Explode" in err and "Traceback" not in err
+
+
+def test_cli_names_a_package_the_executors_lack(tmp_path: Path) -> None:
+    """Executors whose Python has no numpy: one paragraph naming it (the project's own
+    packages travel with the job; numpy must be installed on every host)."""
+    fake = tmp_path / "no-numpy" / "numpy"
+    fake.mkdir(parents=True)
+    (fake / "__init__.py").write_text(
+        "raise ModuleNotFoundError(\"No module named 'numpy'\", name='numpy')\n")
+    python = tmp_path / "python-without-numpy"
+    python.write_text(f"#!/bin/sh\nPYTHONPATH={fake.parent}${{PYTHONPATH:+:$PYTHONPATH}} "
+                      f"exec {sys.executable} \"$@\"\n")
+    python.chmod(0o755)
+    p = cli(*kraft_args(L1), "--master", "local[1]", "--format", "json",
+            env=dict(os.environ, PYSPARK_PYTHON=str(python)))
+    out, err = p.communicate(timeout=300)
+    assert p.returncode == 2 and json.loads(out)["status"] == "error"
+    assert "cannot import 'numpy'" in err and "every host" in err, err
+    assert "Traceback" not in err
 
 
 def test_cli_out_writes_the_local_trace(tmp_path: Path) -> None:
@@ -632,3 +684,57 @@ def test_compound_types_as_locally(spark: Any) -> None:
     for cls in ("Mailbox", "MailboxSym", "MailboxBug"):
         r = compare(spark, load_spec_class(f"examples/mailbox.py:{cls}")())
         assert r.distinct_states == {"Mailbox": 334, "MailboxSym": 170}.get(cls, 13)
+
+
+# ---------------------------------------------------------------------- the rdd engine
+@pytest.mark.parametrize("buckets", [1, 3])
+def test_rdd_engine_kraft(spark: Any, buckets: int) -> None:
+    """The engine whose blocks travel through Spark's shuffle gives the same answers."""
+    kw = {"engine": "rdd", "partitions": buckets}
+    r = compare(spark, kraft(**L1), kw)
+    assert (r.distinct_states, r.depth, r.memory["spark_jobs"]) == (5353, 18, 20)
+    compare(spark, kraft(**L1), kw, max_depth=7)
+    r = compare(spark, kraft("KRaftBrokerBugGrantWithLeaders", **{**L1, "MaxLog": 5}), kw)
+    assert r.violation is not None and len(r.violation.trace) == 10
+
+
+def test_rdd_engine_multiword_constraints_and_errors(spark: Any, spec_dir: Path) -> None:
+    kw = {"engine": "rdd", "partitions": 3}
+    assert compare(spark, write_spec(spec_dir, MULTIWORD, "Wide")(), kw).status == "deadlock"
+    r = compare(spark, write_spec(spec_dir, MULTIWORD, "WideInv")(), kw)
+    assert r.violation is not None and r.violation.property == "Small"
+    spec = write_spec(spec_dir, CONSTRAINED.replace("MAX", "7"), "Constrained")()
+    compare(spark, spec, kw, check_deadlock=False)
+    spec = write_spec(spec_dir, BOOM, "Boom")()
+    with pytest.raises(SpecEvaluationError) as local:
+        Explorer(spec).run()
+    with pytest.raises(SpecEvaluationError) as remote:
+        run_spark(spark, spec, **kw)
+    assert str(remote.value) == str(local.value)
+
+
+def test_run_dir_on_a_hadoop_file_system(spark: Any, tmp_path: Path) -> None:
+    """A run directory reached through Hadoop's FileSystem API (here file://): the
+    checks before a run and the manifest, replaced atomically."""
+    from spark_explore.checkpoint import CheckpointError, RunDir
+    from spark_explore.hadoop_fs import HadoopDir, is_uri, local_path
+
+    assert is_uri("hdfs://nn:8020/ck") and not is_uri("file:///ck") and not is_uri("ck")
+    assert local_path("file:///x/y") == "/x/y" and local_path("file://localhost/x") == "/x"
+    ck = tmp_path / "ck"
+    store = HadoopDir(spark, ck.as_uri())
+    with pytest.raises(CheckpointError, match="does not exist"):
+        RunDir.prepare_remote(store, resume=True)
+    rd = RunDir.prepare_remote(store, resume=False)
+    with pytest.raises(CheckpointError, match="holds no checkpoint"):
+        RunDir.prepare_remote(store, resume=True)
+    rd.write_manifest({"level": 3})
+    rd.write_manifest({"level": 4})
+    assert json.loads((ck / "manifest.json").read_text())["level"] == 4
+    assert not [p for p in ck.iterdir() if p.name.endswith(".tmp")]
+    with pytest.raises(CheckpointError, match="already holds a checkpoint"):
+        RunDir.prepare_remote(store, resume=False)
+    assert RunDir.prepare_remote(store, resume=True).read_manifest()["level"] == 4
+    store.write_bytes("levels/L00000/b0000.npz", b"x" * 100)
+    assert store.read_bytes("levels/L00000/b0000.npz") == b"x" * 100
+    assert store.du("levels") == 100 and store.list("levels") == ["L00000"]

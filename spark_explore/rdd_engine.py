@@ -1,0 +1,379 @@
+"""The RDD engine: the levels live in Spark, blocks move through Spark's shuffle.
+
+Same buckets, same per-bucket numpy work and the same answers as the shard engine
+(:mod:`spark_explore.shard_engine`), but no file is shared between hosts: every
+bucket's data is a record ``(bucket, block)`` of a pair RDD partitioned by bucket
+(``partitionBy(K, bucket_key)``; partition ``k`` holds bucket ``k``), so a cluster
+needs nothing but Spark (YARN, Kubernetes, standalone, without a shared mount).
+
+Per level ``d`` (job ``d``: one Spark stage of ``K`` tasks)::
+
+    state[d]  = (state[d-1].filter(V) ∪ cands[d])          partition-aware union: no shuffle
+                  .mapPartitions(commit)                  -> (k, V merged visited), (k, L level)
+    levels[d] = state[d].filter(L)                         kept to the end (traces)
+    cands[d+1] = levels[d].mapPartitions(expand)           -> (t, C successors into bucket t)
+                   .partitionBy(K)                         the shuffle: successors by target
+    job d     = the map stage of that shuffle (SparkContext.submitMapStage)
+
+The buckets' summaries (counts, coverage, the level engine's findings) come back in
+an accumulator; its merge replaces per bucket, so a re-run task changes nothing.
+``state`` and ``levels`` are persisted (memory and disk) and *locally checkpointed*
+(an empty job after each level makes Spark cut their lineage, so it never grows);
+on a multi-executor cluster they are stored twice (``MEMORY_AND_DISK_2``): a lost
+executor loses at most one copy of a block, and Spark recomputes its lost shuffle
+output from ``levels``. Once level ``d`` is committed the driver unpersists
+``state[d-1]``.
+
+Everything a task computes depends only on its inputs (the parent rule picks per
+child the smallest (parent, action), whatever order the shuffle delivers blocks in),
+so a recomputed task gives the same blocks.
+
+Blocks are tuples of numpy arrays (pickled by PySpark: a copy of their bytes).
+"""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+import numpy as np
+
+from .shard_engine import LevelSummary
+from .shards import (
+    Block,
+    BucketSummary,
+    ShardConfig,
+    bucket_of,
+    commit_block,
+    expand_block,
+    split_by_bucket,
+)
+from .worker import WorkerConfig, encode_error, seed_kernel
+
+__all__ = ["RddEngine", "NAME", "bucket_key"]
+
+#: the engine name recorded in a checkpoint's manifest
+NAME = "rdd"
+_U = np.uint64
+
+# record tags
+V, L, S, C = "V", "L", "S", "C"
+
+
+def bucket_key(k: int) -> int:
+    """The partition function of every pair RDD of the engine: bucket ``k`` goes to
+    partition ``k`` (one module-level function, so that Spark sees equal partitioners
+    and the union of two such RDDs needs no shuffle)."""
+    return k
+
+
+def _empty_block(n_words: int, exact: bool) -> Block:
+    return (np.zeros(0, _U), np.zeros(0, _U), np.zeros(0, np.int32),
+            None if exact else np.zeros((0, n_words), _U))
+
+
+def _concat(blocks: list[Block], n_words: int, exact: bool) -> Block:
+    if not blocks:
+        return _empty_block(n_words, exact)
+    return (np.concatenate([b[0] for b in blocks]), np.concatenate([b[1] for b in blocks]),
+            np.concatenate([b[2] for b in blocks]),
+            None if exact else np.concatenate([b[3] for b in blocks]))  # type: ignore[misc]
+
+
+def _commit_part(cfg: ShardConfig, depth: int, bucket: int,
+                 records: Iterable[tuple[int, tuple[Any, ...]]]
+                 ) -> Iterator[tuple[int, tuple[Any, ...]]]:
+    """Task ``bucket`` of ``state[depth]``: its visited block and its candidate blocks in,
+    the merged visited block and its part of level ``depth`` out."""
+    try:
+        seen: np.ndarray | None = None
+        cands: list[Block] = []
+        for k, rec in records:
+            if k != bucket:  # pragma: no cover - would be a partitioning bug
+                raise RuntimeError(f"record of bucket {k} in partition {bucket}")
+            if rec[0] == V:
+                seen = rec[1]
+            else:
+                cands.append(rec[1])
+        if depth > 0 and seen is None:
+            seen = np.zeros(0, _U)
+        level, merged = commit_block(_concat(cands, cfg.worker.n_words, cfg.exact), seen)
+    except Exception as e:  # noqa: BLE001 - reported to the driver
+        raise encode_error(e) from None
+    yield bucket, (V, merged)
+    yield bucket, (L, level)
+
+
+def _expand_part(cfg: ShardConfig, expand: bool | None, bucket: int,
+                 records: Iterable[tuple[int, tuple[Any, ...]]], acc: Any
+                 ) -> Iterator[tuple[int, tuple[Any, ...]]]:
+    """Task ``bucket`` of ``exp[depth]``: the successors split by target bucket (one
+    record per non-empty target); the summary goes to the accumulator ``acc``."""
+    try:
+        # Read the input to its end: a Python worker that leaves input unread is not
+        # reused (the next task would start a new one and build the kernel again).
+        level = [rec[1] for k, rec in records if rec[0] == L][0]
+        summary, cands = expand_block(cfg, bucket, level, expand)
+        parts: list[tuple[int, tuple[Any, ...]]] = []
+        if cands is not None:
+            (fps, parents, acts, words), off = split_by_bucket(cands, cfg.buckets)
+            for t in range(cfg.buckets):
+                lo, hi = int(off[t]), int(off[t + 1])
+                if hi > lo:
+                    parts.append((t, (C, (fps[lo:hi], parents[lo:hi], acts[lo:hi],
+                                          None if words is None else words[lo:hi]))))
+    except Exception as e:  # noqa: BLE001 - reported to the driver
+        raise encode_error(e) from None
+    acc.add({bucket: summary})
+    yield from parts
+
+
+class _Summaries:
+    """Per-level accumulator of the buckets' summaries, ``{bucket: BucketSummary}`` (a
+    ``pyspark.AccumulatorParam``). A re-run task (a lost executor) sends the same
+    summary again: adding is replacing."""
+
+    def zero(self, value: Any) -> dict[int, BucketSummary]:
+        return {}
+
+    def addInPlace(self, a: dict[int, BucketSummary], b: dict[int, BucketSummary]
+                   ) -> dict[int, BucketSummary]:
+        a.update(b)
+        return a
+
+
+def _nothing(it: Iterable[Any]) -> list[Any]:
+    return []
+
+
+def _is(tag: str) -> Any:
+    def pred(kv: tuple[int, tuple[Any, ...]]) -> bool:
+        return bool(kv[1][0] == tag)
+
+    return pred
+
+
+def _value(kv: tuple[int, tuple[Any, ...]]) -> Any:
+    return kv[1][1]
+
+
+def _parent_in(fp: int, records: Iterable[tuple[int, tuple[Any, ...]]]) -> list[int | None]:
+    found: int | None = None
+    for _, rec in records:  # to the end (see _expand_part)
+        fps, parents = rec[1][0], rec[1][1]
+        i = int(np.searchsorted(fps, _U(fp)))
+        if i < len(fps) and int(fps[i]) == fp:
+            found = int(parents[i])
+    return [found]
+
+
+class RddEngine:
+    """Levels as persisted pair RDDs partitioned by bucket (see the module docstring).
+
+    ``spark`` is the session, ``buckets`` the number of buckets (tasks per level),
+    ``worker`` what executors need to rebuild the kernel, ``n_act`` the number of
+    action instances; ``kernel`` (the driver's) serves levels read on the driver.
+    With ``store`` (a :class:`~spark_explore.hadoop_fs.HadoopDir`: ``--checkpoint-dir``)
+    every committed level is also written there by the driver, one ``.npz`` file per
+    bucket (``levels/L00012/b0003.npz``), through Hadoop's FileSystem API: that is what
+    :meth:`resume` reads (the visited set is the union of the levels).
+    """
+
+    name = NAME
+
+    def __init__(self, spark: Any, buckets: int, worker: WorkerConfig, n_act: int, *,
+                 kernel: Any = None, replicate: bool | None = None, store: Any = None
+                 ) -> None:
+        from pyspark import StorageLevel
+
+        from .session import is_local_master
+
+        self.sc = spark.sparkContext
+        self.buckets = buckets
+        self.n_act = n_act
+        self.exact = worker.n_words == 1
+        self.n_words = worker.n_words
+        self.cfg = ShardConfig(worker, "", buckets)
+        if replicate is None:
+            replicate = not is_local_master(self.sc.master)
+        self.kept = StorageLevel.MEMORY_AND_DISK_2 if replicate else StorageLevel.MEMORY_AND_DISK
+        self.cached = StorageLevel.MEMORY_AND_DISK
+        self._state: dict[int, Any] = {}
+        self._levels: dict[int, Any] = {}
+        self._cands: dict[int, Any] = {}
+        self._init: Any = None
+        self._jobs = {"spark": 0, "driver": 0}
+        #: the checkpoint directory (a HadoopDir) the levels are written to, or None
+        self.store = store
+        if kernel is not None:
+            seed_kernel(worker, kernel)
+
+    @staticmethod
+    def default_buckets(cores: int) -> int:
+        return max(1, cores)
+
+    @property
+    def jobs(self) -> dict[str, int]:
+        return dict(self._jobs)
+
+    # ------------------------------------------------------------ the levels
+    def _partitioned(self, rdd: Any) -> Any:
+        return rdd.partitionBy(self.buckets, bucket_key)
+
+    def start(self, fps: np.ndarray, words: np.ndarray | None) -> None:
+        """A fresh run: the initial states become the candidates of level 0."""
+        for d in list(self._levels):
+            self._drop(d, levels=True)
+        m = len(fps)
+        block: Block = (np.asarray(fps, _U), np.zeros(m, _U), np.full(m, -1, np.int32),
+                        None if self.exact else words)
+        (f, p, a, w), off = split_by_bucket(block, self.buckets)
+        recs = [(t, (C, (f[lo:hi], p[lo:hi], a[lo:hi], None if w is None else w[lo:hi])))
+                for t, lo, hi in zip(range(self.buckets), off[:-1], off[1:]) if hi > lo]
+        self._init = self._partitioned(self.sc.parallelize(recs, max(1, len(recs))))
+
+    def run_level(self, depth: int, expand: bool | None, again: bool = False
+                  ) -> LevelSummary:
+        """Job ``depth``: commit level ``depth`` and expand it as asked (``again``:
+        expand the committed level ``depth`` once more)."""
+        cfg = self.cfg
+        if not again:
+            if depth == 0:
+                src = self._init
+            else:
+                cands = self._reduce_side(self._cands.pop(depth))
+                src = self._state[depth - 1].filter(_is(V)).union(cands)
+
+            def commit(b: int, it: Iterable[Any], _d: int = depth) -> Iterator[Any]:
+                return _commit_part(cfg, _d, b, it)
+
+            state = src.mapPartitionsWithIndex(commit, preservesPartitioning=True)
+            state.persist(self.kept)
+            state.localCheckpoint()
+            levels = state.filter(_is(L))
+            levels.persist(self.kept)
+            levels.localCheckpoint()
+            self._state[depth] = state
+            self._levels[depth] = levels
+        levels = self._levels[depth]
+        acc = self.sc.accumulator({}, _Summaries())
+
+        def exp_fn(b: int, it: Iterable[Any], _e: bool | None = expand) -> Iterator[Any]:
+            return _expand_part(cfg, _e, b, it, acc)
+
+        # The job is the map stage of the shuffle that carries the successors to their
+        # buckets: one stage per level; the summaries come back in the accumulator.
+        shuffled = self._partitioned(levels.mapPartitionsWithIndex(exp_fn))
+        self.sc.setJobDescription(f"modelcheck level {depth}")
+        try:
+            self._run_map_stage(shuffled)
+            # An empty job makes Spark cut the lineage of the levels just computed
+            # (their local checkpoints); it runs no task.
+            self.sc.runJob(levels, _nothing, [])
+        finally:
+            self.sc.setJobDescription(None)
+        self._jobs["spark"] += 1
+        self._cands[depth + 1] = shuffled
+        if self.store is not None and not again:
+            self._save_level(depth, levels)
+        parts: list[BucketSummary] = list(acc.value.values())
+        if len(parts) != self.buckets:  # pragma: no cover - would be a Spark bug
+            raise RuntimeError(f"level {depth}: {len(parts)} of {self.buckets} summaries")
+        return LevelSummary.combine(depth, parts, self.n_act)
+
+    def _run_map_stage(self, shuffled: Any) -> None:
+        """Run the map stage of ``shuffled`` (an RDD made by ``partitionBy``)."""
+        dep = self._shuffle_dependency(shuffled)
+        self.sc._jsc.sc().submitMapStage(dep).get()
+
+    @staticmethod
+    def _shuffle_dependency(shuffled: Any) -> Any:
+        rdd = shuffled._jrdd.rdd()
+        for _ in range(4):  # partitionBy: values of the pairs of a ShuffledRDD
+            dep = rdd.dependencies().head()
+            if dep.getClass().getSimpleName() == "ShuffleDependency":
+                return dep
+            rdd = dep.rdd()
+        raise RuntimeError("no shuffle dependency under a partitionBy RDD")  # pragma: no cover
+
+    def _reduce_side(self, shuffled: Any) -> Any:
+        """The successors of a level as records ``(bucket, (C, block))``, partitioned."""
+        return shuffled
+
+    # ------------------------------------------------------------ checkpoints
+    @staticmethod
+    def _level_file(depth: int, bucket: int) -> str:
+        return f"levels/L{depth:05d}/b{bucket:04d}.npz"
+
+    def _save_level(self, depth: int, levels: Any) -> None:
+        """Write level ``depth`` to the checkpoint directory, bucket by bucket."""
+        for b, (_, block) in levels.collect():
+            fps, parents, acts, words = block
+            buf = io.BytesIO()
+            arrays = {"fp": fps, "parent": parents, "act": acts}
+            if words is not None:
+                arrays["w"] = words
+            np.savez(buf, **arrays)
+            self.store.write_bytes(self._level_file(depth, b), buf.getvalue())
+
+    def _load_level(self, depth: int, bucket: int) -> Block:
+        with np.load(io.BytesIO(self.store.read_bytes(self._level_file(depth, bucket))),
+                     allow_pickle=False) as z:
+            return (z["fp"], z["parent"], z["act"], z["w"] if "w" in z else None)
+
+    def resume(self, depth: int) -> bool:
+        """Continue a checkpoint whose levels ``0..depth`` are committed: level ``depth``
+        and the visited set (the union of the levels) go back to the executors; the
+        driver then expands level ``depth`` again (``run_level(..., again=True)``)."""
+        visited: dict[int, list[np.ndarray]] = {b: [] for b in range(self.buckets)}
+        last: list[tuple[int, tuple[Any, ...]]] = []
+        for d in range(depth + 1):
+            for b in range(self.buckets):
+                block = self._load_level(d, b)
+                visited[b].append(block[0])
+                if d == depth:
+                    last.append((b, (L, block)))
+        seen = [(b, (V, np.sort(np.concatenate(v)))) for b, v in visited.items()]
+        state = self._partitioned(self.sc.parallelize(seen, self.buckets))
+        state.persist(self.kept)
+        levels = self._partitioned(self.sc.parallelize(last, self.buckets))
+        levels.persist(self.kept)
+        self._state[depth] = state
+        self._levels[depth] = levels
+        return True
+
+    def parent(self, depth: int, fp: int) -> int | None:
+        b = int(bucket_of(np.array([fp], dtype=_U), self.buckets)[0])
+        if depth not in self._levels and self.store is not None:  # before a resume
+            got = _parent_in(fp, [(b, (L, self._load_level(depth, b)))])
+            return got[0]
+        got = self.sc.runJob(self._levels[depth], lambda it: _parent_in(fp, it), [b])
+        return got[0] if got else None
+
+    def level_states(self, depth: int) -> tuple[np.ndarray, np.ndarray]:
+        blocks = self._levels[depth].map(_value).collect()
+        fp = np.concatenate([b[0] for b in blocks]) if blocks else np.zeros(0, _U)
+        order = np.argsort(fp, kind="stable")
+        fp = fp[order]
+        if self.exact:
+            return fp, fp.reshape(-1, 1)
+        w = (np.concatenate([b[3] for b in blocks]) if blocks
+             else np.zeros((0, self.n_words), _U))
+        return fp, np.ascontiguousarray(w[order])
+
+    def tidy(self, depth: int) -> None:
+        """Levels ``0..depth`` are committed: drop what level ``depth + 1`` no longer
+        needs (the visited blocks and successors of earlier levels)."""
+        for d in [d for d in self._state if d < depth]:
+            self._drop(d)
+
+    def _drop(self, d: int, levels: bool = False) -> None:
+        self._cands.pop(d, None)
+        for store in (self._state,) + ((self._levels,) if levels else ()):
+            rdd = store.pop(d, None)
+            if rdd is not None:
+                rdd.unpersist()
+
+    def bytes_on_disk(self) -> int:
+        return 0 if self.store is None else int(self.store.du("levels"))
