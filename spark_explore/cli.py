@@ -80,7 +80,7 @@ def _under_spark_submit() -> bool:
 @click.option("--driver-threshold", type=click.IntRange(min=0), default=None,
               metavar="STATES",
               help="Levels with at most this many candidate states are expanded in the "
-                   "driver process, without a Spark job (default 100000, or "
+                   "driver process, without a Spark job (default 300000, or "
                    "$MODELCHECK_SPARK_DRIVER_THRESHOLD; 0: every level on the executors).")
 @click.option("--engine", type=click.Choice(["auto", "shards", "rdd"]), default="auto",
               show_default=True,

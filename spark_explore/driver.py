@@ -75,9 +75,10 @@ from .worker import WorkerConfig, decode_error
 __all__ = ["SparkExplorer", "LevelProgress", "LevelEngine", "DRIVER_THRESHOLD",
            "resolve_driver_threshold"]
 
-#: levels with at most this many candidate states run in the driver process: a Spark
-#: job costs ~0.15 s, the driver expands ~100,000 states in about as long
-DRIVER_THRESHOLD = 100_000
+#: levels with at most this many candidate states run in the driver process. A level
+#: costs the driver n/r (r ~ 2M states/s) and Spark f + n/(P r) (f ~ 0.1 s a job, P
+#: executor cores): equal at n = f r P/(P - 1), ~300,000 on 2 cores (measured on L5)
+DRIVER_THRESHOLD = 300_000
 #: the level engines by name (``--engine``; recorded in a checkpoint's manifest)
 ENGINES = ("shards", "rdd")
 #: the environment variable overriding :data:`DRIVER_THRESHOLD`

@@ -57,6 +57,8 @@ __all__ = ["RddEngine", "NAME", "bucket_key"]
 NAME = "rdd"
 _U = np.uint64
 
+#: makes a job's checkpoint step cover every marked RDD of its lineage, not the first
+_ALL_MARKED = "spark.checkpoint.checkpointAllMarkedAncestors"
 # record tags
 V, L, S, C = "V", "L", "S", "C"
 
@@ -268,9 +270,14 @@ class RddEngine:
         self.sc.setJobDescription(f"modelcheck level {depth}")
         try:
             self._run_map_stage(shuffled)
-            # An empty job makes Spark cut the lineage of the levels just computed
-            # (their local checkpoints); it runs no task.
-            self.sc.runJob(levels, _nothing, [])
+            # An empty job makes Spark cut the lineage of the level and the visited
+            # shards just computed (their local checkpoints; "all marked ancestors":
+            # both); it runs no task. Their shuffle can then be cleaned up.
+            self.sc.setLocalProperty(_ALL_MARKED, "true")
+            try:
+                self.sc.runJob(levels, _nothing, [])
+            finally:
+                self.sc.setLocalProperty(_ALL_MARKED, None)
         finally:
             self.sc.setJobDescription(None)
         self._jobs["spark"] += 1

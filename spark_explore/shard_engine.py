@@ -37,6 +37,7 @@ from __future__ import annotations
 import functools
 import shutil
 import socket
+import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -59,7 +60,7 @@ from .shards import (
     visited_dir,
     write_candidates,
 )
-from .worker import WorkerConfig, seed_kernel
+from .worker import WorkerConfig, seed_kernel, warm_kernel
 
 __all__ = ["ShardEngine", "LevelSummary", "NAME"]
 
@@ -137,6 +138,7 @@ class ShardEngine:
         self._candidates: int | None = None
         self._distinct = 0
         self._jobs = {"spark": 0, "driver": 0}
+        self._warming: threading.Thread | None = None
         if kernel is not None:
             seed_kernel(worker, kernel)
         if rundir.temporary:
@@ -148,9 +150,29 @@ class ShardEngine:
         fixed cost grows with the number of tasks."""
         return max(1, cores)
 
+    def warm_up(self) -> None:
+        """While the first levels run in the driver, have every executor start its Python
+        workers and build the kernel (a job in a background thread; its failures are
+        left to the first real job to report)."""
+        if self.driver_threshold == 0 or self._warming is not None:
+            return
+        fn = functools.partial(warm_kernel, self.cfg.worker)
+        n = self.buckets
+
+        def run() -> None:
+            try:
+                self.sc.setJobDescription("modelcheck: executors build the kernel")
+                self.sc.parallelize(range(n), n).map(fn).collect()
+            except Exception:  # noqa: BLE001 - the real jobs report what is wrong
+                pass
+
+        self._warming = threading.Thread(target=run, name="modelcheck-warm-up", daemon=True)
+        self._warming.start()
+
     def start(self, fps: np.ndarray, words: np.ndarray | None) -> None:
         """A fresh run: the initial states (distinct fingerprints, their packed words for
         multi-word layouts) become the candidates of level 0."""
+        self.warm_up()
         shutil.rmtree(self.root, ignore_errors=True)
         m = len(fps)
         self._candidates = m

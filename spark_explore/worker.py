@@ -24,7 +24,7 @@ from typing import Any
 
 __all__ = [
     "WorkerConfig", "get_kernel", "seed_kernel", "ERROR_BEGIN", "ERROR_END", "decode_error",
-    "encode_error",
+    "encode_error", "warm_kernel",
 ]
 
 ERROR_BEGIN = "<<modelcheck-worker-error>>"
@@ -83,6 +83,11 @@ def seed_kernel(cfg: WorkerConfig, kernel: Any) -> None:
     """Use ``kernel`` (the driver's, built for the same spec and checks) for ``cfg`` in
     this process: levels expanded on the driver need not load the spec again."""
     _KERNELS.setdefault(cfg.key, kernel)
+
+
+def warm_kernel(cfg: WorkerConfig, _: Any = None) -> int:
+    """Build (and cache) the kernel in this Python worker; its number of actions."""
+    return len(get_kernel(cfg).actions)
 
 
 def encode_error(e: BaseException) -> RuntimeError:
