@@ -120,16 +120,19 @@ class ExploreSession:
     def successors(self, body: dict[str, Any]) -> dict[str, Any]:
         """Every enabled action instance in state ``body["cells"]``, with its successor:
         whether that satisfies the state constraints (``inside``) and the action
-        properties the transition violates (``properties``)."""
+        properties the transition violates (``properties``). A state outside the state
+        constraints has none (``outside_constraints``): the checker never expands it."""
         cells = parse_cells(self.spec.layout, body.get("cells"))
         with self._lock:
             k = self.kernel
+            if not k.satisfies_constraints(cells):
+                return {"successors": [], "outside_constraints": True}
             out = []
             for inst, nxt, inside, bad in k.successors_checked(cells):
                 step = step_json(k, inst.name, dict(inst.params), nxt, cells)
                 step.update(id=inst.id, inside=inside, properties=[p.name for p in bad])
                 out.append(step)
-            return {"successors": out, "outside_constraints": not k.satisfies_constraints(cells)}
+            return {"successors": out, "outside_constraints": False}
 
     # ------------------------------------------------------------------ the path
     def evaluate(self, body: dict[str, Any]) -> dict[str, Any]:
