@@ -215,7 +215,7 @@ function renderTimeline() {
     }
     if (branch !== null && i === branch) {
       marks.push(el("span", {class: "mark branch", title: "the path leaves the trace here"},
-        "⑂ branch"));
+        "↳ branch"));
     }
     if (step.state.invariants.length) {
       marks.push(el("span", {class: "mark bad", title: "violates " +
@@ -461,7 +461,8 @@ async function renderGraph() {
     `reachable states${r.truncated ? " (the nearest only)" : ""}; click a state to see it, ` +
     "a successor to go there";
   box.replaceChildren(drawGraph(r));
-  $("graph-detail").textContent = "";
+  const cur = r.nodes.find((n) => n.distance === 0);
+  $("graph-detail").textContent = `this state (state ${S.cursor + 1} of the path):\n${cur.label}`;
 }
 
 function drawGraph(r) {
@@ -471,7 +472,7 @@ function drawGraph(r) {
     cols.get(n.distance).push(n);
   }
   const ds = [...cols.keys()].sort((a, b) => a - b);
-  const CW = 190, RH = 46, NW = 120, NH = 28, M = 30;
+  const CW = 230, RH = 40, NW = 180, NH = 26, M = 30;
   const rows = Math.max(...[...cols.values()].map((c) => c.length));
   const W = M * 2 + CW * (ds.length - 1) + NW, H = M * 2 + RH * rows;
   const pos = new Map();
@@ -506,12 +507,15 @@ function drawGraph(r) {
     const fromCurrent = a.n.distance === 0;
     g.append(svg("path", {d, class: "edge" + (fromCurrent ? " out" : ""),
       "marker-end": "url(#arrow)", "data-edge": k}, svg("title", {}, labels)));
-    if (grouped.size <= 30 && a !== b) {
-      g.append(svg("text", {x: (a.x + b.x + NW) / 2, y: (a.y + b.y + NH) / 2 - 4,
-        class: "edge-label", "text-anchor": "middle"},
-      es.length > 1 ? `${es[0].label} +${es.length - 1}` : es[0].label));
-    }
   }
+  // a neighbour of this state is named by the action between them
+  const cur = r.nodes.find((m) => m.distance === 0);
+  const via = (n) => {
+    const e = n.distance === 1 ? r.edges.find((x) => x.from === cur.id && x.to === n.id)
+      : n.distance === -1 ? r.edges.find((x) => x.from === n.id && x.to === cur.id) : null;
+    const text = e ? e.label : (n.distance > 0 ? "+" : "") + n.distance;
+    return text.length > 24 ? text.slice(0, 23) + "…" : text;
+  };
   for (const {x, y, n} of pos.values()) {
     const cls = ["node", n.distance === 0 ? "current" : "", n.initial ? "initial" : "",
       n.invariants.length ? "bad" : ""].join(" ");
@@ -519,7 +523,7 @@ function drawGraph(r) {
       "data-distance": n.distance, onclick: () => graphClick(n, r)},
     svg("rect", {width: NW, height: NH, rx: 5}),
     svg("text", {x: NW / 2, y: NH / 2 + 4, "text-anchor": "middle"},
-      n.distance === 0 ? "this state" : (n.distance > 0 ? "+" : "") + n.distance),
+      n.distance === 0 ? "this state" : via(n)),
     svg("title", {}, n.label)));
   }
   return g;
