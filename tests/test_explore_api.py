@@ -296,3 +296,18 @@ def test_initial_states() -> None:
     inits = Kernel(spec, symmetry=False).initial_states()
     assert r["count"] == len(inits)
     assert [s["state"]["cells"] for s in r["states"]] == inits
+
+
+def test_the_page_is_package_data() -> None:
+    """Every file of the page is installed with the package (pyproject's package-data)."""
+    import fnmatch
+    import tomllib
+
+    import modelcheck.web
+
+    with open(os.path.join(os.path.dirname(__file__), "..", "pyproject.toml"), "rb") as f:
+        patterns = tomllib.load(f)["tool"]["setuptools"]["package-data"]["modelcheck.web"]
+    static = os.path.join(os.path.dirname(modelcheck.web.__file__), "static")
+    files = [f"static/{name}" for name in os.listdir(static)]
+    assert {"static/index.html", "static/app.js", "static/style.css"} <= set(files)
+    assert all(any(fnmatch.fnmatch(f, p) for p in patterns) for f in files)

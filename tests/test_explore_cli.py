@@ -80,6 +80,16 @@ def test_port_in_use() -> None:
     assert "--port 0" in out
 
 
+def test_listens_on_loopback_unless_told() -> None:
+    from modelcheck.cli_explore import explore
+    from modelcheck.web.server import DEFAULT_HOST, is_loopback
+
+    host = next(p for p in explore.params if p.name == "host")
+    assert host.default == DEFAULT_HOST == "127.0.0.1"
+    assert is_loopback("127.0.0.1") and is_loopback("localhost") and is_loopback("::1")
+    assert not is_loopback("0.0.0.0") and not is_loopback("8.8.8.8")
+
+
 def test_bad_options() -> None:
     assert "--port" in _fails(SMALL, "--port", "70000")
     assert "--host nowhere.invalid" in _fails(SMALL, "--host", "nowhere.invalid", "--port", "0")

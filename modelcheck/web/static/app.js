@@ -17,6 +17,7 @@ const S = {
   succ: null,        // {key, list} successors of the selected state
   view: "explore",
   graphKey: null,    // what the graph view shows, to redraw only when it changes
+  version: 0,        // counts the changes of the path (answers for older paths are dropped)
 };
 
 // ------------------------------------------------------------------ helpers
@@ -85,7 +86,7 @@ async function load() {
     const init = await api("/api/initial");
     S.initial = init.states;
     const sel = $("initial");
-    sel.replaceChildren(el("option", {value: ""}, S.info.trace ? "the trace" : "—"),
+    sel.replaceChildren(...(S.info.trace ? [el("option", {value: ""}, "the trace")] : []),
       ...S.initial.map((st, i) => el("option", {value: String(i)}, `initial state ${i + 1}`)));
     if (init.count > S.initial.length) {
       sel.append(el("option", {disabled: true}, `(${init.count - S.initial.length} more)`));
@@ -149,6 +150,7 @@ function branchPoint() {
 }
 
 function pathChanged() {
+  S.version += 1;
   evaluateAll();
   render();
 }
@@ -318,16 +320,19 @@ function pathBody() {
 }
 
 async function evaluateOne(x) {
+  const version = S.version;
   x.values = null;
   x.error = null;
+  let values, error = null;
   try {
-    const r = await api("/api/eval", {expr: x.expr, path: pathBody()});
-    x.values = r.values;
+    values = (await api("/api/eval", {expr: x.expr, path: pathBody()})).values;
   } catch (e) {
-    x.error = e.message;
-    x.values = S.path.map(() => "error");
-    status(e.message, "error");
+    error = e.message;
   }
+  if (version !== S.version) return;  // the path changed meanwhile: a newer answer comes
+  x.values = error === null ? values : S.path.map(() => "error");
+  x.error = error;
+  if (error !== null) status(error, "error");
 }
 
 async function evaluateAll() {
