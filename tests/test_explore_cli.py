@@ -116,3 +116,46 @@ def test_serves_on_loopback_and_stops_on_ctrl_c(tmp_path) -> None:
         if p.poll() is None:
             p.kill()
             p.wait()
+
+
+class _NoServe:
+    """Stands in for the server: records what ``explore`` would serve, serves nothing."""
+
+    sessions: list = []
+
+    def __init__(self, session, host, port) -> None:
+        self.sessions.append(session)
+        self.url = f"http://{host}:{port}/"
+
+    def serve(self) -> None:
+        pass
+
+
+def test_what_is_loaded(monkeypatch, bug_run: str) -> None:
+    import modelcheck.cli_explore as ce
+
+    monkeypatch.setattr(ce, "ExploreServer", _NoServe)
+    itf = os.path.join(bug_run, "trace.itf.json")
+    for args in (["--trace", itf], ["--trace", os.path.join(bug_run, "trace.json")],
+                 ["--run", bug_run], ["--run", bug_run, "--trace", itf]):
+        r = cli_run("explore", BUG, *args)
+        assert r.exit_code == 0, r.output
+        assert r.output.startswith("Exploring KRaftLifecycleBugFenceKeepsLeader(N=2, P=1, "
+                                   "MaxLog=4, MaxRestarts=1, MaxDelays=1) at http://127.0.0.1:")
+        s = _NoServe.sessions[-1]
+        assert len(s.trace) == 7 and s.trace_source == args[-1]
+        assert (s.run is not None) == ("--run" in args)
+    # constants from the trace, --const overrides them; a trace explored in another spec
+    # (same variables) is said so, and whether it is a behaviour of that spec
+    r = cli_run("explore", "specs/kraft_lifecycle.py", "--trace", itf, "--const", "MaxRestarts=2")
+    assert r.exit_code == 0, r.output
+    s = _NoServe.sessions[-1]
+    assert s.spec.constants["MaxRestarts"] == 2 and s.spec.constants["MaxDelays"] == 1
+    assert "note: the trace was recorded from KRaftLifecycleBugFenceKeepsLeader; exploring " \
+           "it in KRaftLifecycle." in r.output
+    t = s.overview()["trace"]
+    assert not t["replay"]["ok"] and t["replay"]["message"].startswith("step 7: ")
+    # no trace: the spec's own constants
+    r = cli_run("explore", SMALL, "--const", "MaxLog=2", "--port", "0")
+    assert r.exit_code == 0 and _NoServe.sessions[-1].trace is None
+    assert _NoServe.sessions[-1].spec.constants["MaxLog"] == 2
