@@ -57,10 +57,14 @@ async function api(path, body) {
   const opts = body === undefined ? {} : {
     method: "POST", headers: {"Content-Type": "application/json"}, body: JSON.stringify(body),
   };
-  const r = await fetch(path, opts);
+  const answer = await fetch(path, opts);
   let data;
-  try { data = await r.json(); } catch (e) { data = {error: `${r.status} ${r.statusText}`}; }
-  if (!r.ok) throw new Error(data.error || `${r.status} ${r.statusText}`);
+  try {
+    data = JSON.parse(await answer.text());
+  } catch (e) {
+    data = {error: `${answer.status} ${answer.statusText}`};
+  }
+  if (!answer.ok) throw new Error(data.error || `${answer.status} ${answer.statusText}`);
   return data;
 }
 
