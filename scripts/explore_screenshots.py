@@ -26,10 +26,13 @@ VIEWPORT = {"width": 1440, "height": 860}
 
 
 def main(out: str) -> None:
+    out = os.path.abspath(out)
     os.makedirs(out, exist_ok=True)
-    os.chdir(ROOT)
     with tempfile.TemporaryDirectory() as tmp, chromium() as browser:
-        run = check_run(BUG, os.path.join(tmp, "run"))
+        # as a user would: in a working folder, with the run folder beside the specs
+        os.symlink(os.path.join(ROOT, "specs"), os.path.join(tmp, "specs"))
+        os.chdir(tmp)
+        run = check_run(BUG, "runs/fence")
         page = browser.new_page(viewport=VIEWPORT)
         with served(session_for(BUG, run=run)) as url:
             page.goto(url)
@@ -66,6 +69,7 @@ def main(out: str) -> None:
             page.wait_for_selector("#timeline-body tr[data-step='4']", state="attached")
             page.wait_for_selector("svg.graph g.node[data-distance='-1']")
             shot(page, out, "explore-graph.png")
+        os.chdir(ROOT)
 
 
 def shot(page: object, out: str, name: str, full: bool = False) -> None:

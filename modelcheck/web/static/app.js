@@ -557,6 +557,7 @@ function graphClick(n, r) {
 // ------------------------------------------------------------------ wiring
 function showView(name) {
   S.view = name;
+  status("");  // messages are about the view left
   for (const b of document.querySelectorAll("#tabs button")) {
     b.classList.toggle("active", b.dataset.view === name);
   }
