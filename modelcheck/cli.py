@@ -17,7 +17,8 @@ import click
 
 from .budget import SAFE_SHARE, format_size, parse_size
 from .checkpoint import has_checkpoint
-from .cli_trace import graph, trace
+from .cli_explore import explore
+from .cli_trace import const_option, graph, trace
 from .config import CheckConfig
 from .errors import ModelcheckError, UsageError
 from .explorer import Explorer, Progress
@@ -109,10 +110,6 @@ def cli() -> None:
     """Explicit-state model checker for TLA+-style specs written in Python."""
 
 
-const_option = click.option(
-    "--const", "consts", multiple=True, metavar="K=V",
-    help="Override a constant of the spec, e.g. --const N=3 (repeatable).",
-)
 format_option = click.option(
     "--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True,
     help="Report format; json prints one object on stdout.",
@@ -543,6 +540,7 @@ class _LazyCommand(click.Command):
 
 cli.add_command(trace)
 cli.add_command(graph)
+cli.add_command(explore)
 
 
 def main() -> None:

@@ -584,21 +584,20 @@ class Kernel:
         self.successors_checked(cells)
 
     def successors_checked(self, cells: Sequence[int]
-                           ) -> list[tuple[ActionInstance, list[int], bool]]:
-        """Every enabled action instance of one state with its successor and whether
-        the successor satisfies the state constraints; action properties are evaluated
-        on every transition, and the invariants on successors outside the constraints
-        (so this raises what :meth:`expand` raises on this state)."""
+                           ) -> list[tuple[ActionInstance, list[int], bool, list[PredicateDecl]]]:
+        """Every enabled action instance of one state with its successor, whether the
+        successor satisfies the state constraints and the action properties the
+        transition violates; action properties are evaluated on every transition, and
+        the invariants on successors outside the constraints (so this raises what
+        :meth:`expand` raises on this state)."""
         out = []
         succ = self.successors(cells)
-        for _inst, nxt in succ:
-            for p in self.properties:
-                self._eval_pred_scalar(p, cells, nxt)
-        for inst, nxt in succ:
+        violated = [self.check_properties(cells, nxt) for _inst, nxt in succ]
+        for (inst, nxt), bad in zip(succ, violated):
             inside = self.satisfies_constraints(nxt)
             if not inside:
                 self.check_invariants(nxt)
-            out.append((inst, nxt, inside))
+            out.append((inst, nxt, inside, bad))
         return out
 
     # ---------------------------------------------------------------- helpers

@@ -29,6 +29,7 @@ __all__ = [
     "changes",
     "action_label",
     "loop_lines",
+    "leaves",
 ]
 
 
@@ -165,7 +166,7 @@ def render_states(trace: Trace, *, full: bool = False, names: Sequence[str] | No
             for n in shown:
                 value = s.state.get(n, _ABSENT)
                 if compact:
-                    lines += [f"{body}{path} = {format_value(v)}" for path, v in _leaves(n, value)]
+                    lines += [f"{body}{path} = {format_value(v)}" for path, v in leaves(n, value)]
                 else:
                     lines.append(f"{body}{n:<{width}} = {format_value(value)}")
             continue
@@ -200,9 +201,9 @@ def loop_lines(trace: Trace, styles: Styles | None = None) -> list[str]:
     return out
 
 
-def _leaves(path: str, v: Any) -> list[tuple[str, Any]]:
+def leaves(path: str, v: Any) -> list[tuple[str, Any]]:
     """``(path, value)`` per array element (``offset[1]``), as :func:`changes` names them."""
     if isinstance(v, Mapping) and not isinstance(v, Record):
         return [leaf for k in sorted(v, key=value_sort_key)
-                for leaf in _leaves(f"{path}[{format_value(k)}]", v[k])]
+                for leaf in leaves(f"{path}[{format_value(k)}]", v[k])]
     return [(path, v)]
