@@ -5,7 +5,10 @@ point; ``pyspark`` is imported only when this command runs. Same report, JSON
 contract and exit codes as ``modelcheck check`` (0 ok, 1 violation or deadlock,
 2 usage, spec or Spark error, 3 interrupted or bounded), plus Spark options:
 ``--master``, ``--partitions``, ``--checkpoint-dir``/``--resume``, ``--conf K=V``.
-Progress goes to stderr, one line per level.
+Progress goes to stderr, one line per level. With ``--simulate``: random walks
+as ``modelcheck simulate`` (its options, shared through
+:func:`modelcheck.cli.simulate_options`, and ``--tasks``), run by Spark tasks
+(:mod:`spark_explore.simulate`).
 """
 
 from __future__ import annotations
