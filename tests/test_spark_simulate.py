@@ -262,8 +262,8 @@ def test_ctrl_c_cancels_the_running_round(spark: Any) -> None:
                        tasks=2, spark=spark, progress=progress).run()
     assert (r.status, r.reason, r.exit_code) == ("incomplete", "interrupted", 3)
     assert r.simulation["stopped_by"] == "interrupted"
-    # whole rounds only: 32, 64, 128, ... walks (no violation, no time limit reached)
-    assert r.simulation["walks"] == seen[-1] == 32 * (2 ** len(seen) - 1)
+    # the finished rounds only (each reported when it finished), not the cancelled one
+    assert r.simulation["walks"] == seen[-1] >= 32
     assert r.memory["spark_jobs"] == len(seen)
 
 
