@@ -73,7 +73,7 @@ from .shard_engine import LevelSummary, ShardEngine
 from .worker import WorkerConfig, decode_error
 
 __all__ = ["SparkExplorer", "LevelProgress", "LevelEngine", "DRIVER_THRESHOLD",
-           "resolve_driver_threshold"]
+           "resolve_driver_threshold", "JobCanceller", "translate_job_error"]
 
 #: levels with at most this many candidate states run in the driver process. A level
 #: costs the driver n/r (r ~ 2M states/s) and Spark f + n/(P r) (f ~ 0.1 s a job, P
@@ -227,7 +227,7 @@ class SparkExplorer:
         self.engine_name = engine
         self.engine: LevelEngine
         self._sizes: list[int] = []
-        self._interrupted = False
+        self._sigint = JobCanceller()
         self._prechecked: tuple[str, dict[str, Any], dict[str, Any] | None] | None = None
 
     # ------------------------------------------------------------------ run
@@ -343,7 +343,7 @@ class SparkExplorer:
                                           len(self.kernel.actions),
                                           driver_threshold=self.driver_threshold,
                                           kernel=self.kernel)
-            with self._cancel_on_sigint(spark):
+            with self._sigint.installed(spark):
                 res = self._explore(t0, ident, manifest)
         finally:
             rundir.cleanup()
@@ -536,33 +536,13 @@ class SparkExplorer:
         }
 
     # ------------------------------------------------------------ interrupts
-    @contextlib.contextmanager
-    def _cancel_on_sigint(self, spark: Any) -> Iterator[None]:
-        """Ctrl-C cancels the running Spark job (from another thread) and ends the run
-        with the levels finished so far, instead of interrupting a py4j call midway
-        (which breaks the connection and makes PySpark log stack traces). A second
-        Ctrl-C interrupts at once."""
-        if threading.current_thread() is not threading.main_thread():
-            yield
-            return
+    @property
+    def _interrupted(self) -> bool:
+        return self._sigint.requested
 
-        def cancel() -> None:
-            try:
-                spark.sparkContext.cancelAllJobs()
-            except Exception:  # noqa: BLE001 - the session may be going away
-                pass
-
-        def handler(signum: int, frame: Any) -> None:
-            if self._interrupted:
-                raise KeyboardInterrupt
-            self._interrupted = True
-            threading.Thread(target=cancel, name="modelcheck-cancel", daemon=True).start()
-
-        previous = signal.signal(signal.SIGINT, handler)
-        try:
-            yield
-        finally:
-            signal.signal(signal.SIGINT, previous)
+    @_interrupted.setter
+    def _interrupted(self, value: bool) -> None:
+        self._sigint.requested = value
 
     def _check_interrupt(self) -> None:
         if self._interrupted:
@@ -600,30 +580,71 @@ class SparkExplorer:
                 f"the run directory {self.rundir.where} is full (No space left on device) while "
                 f"writing level {done + 1}; {kept}."
             )
-        payload = decode_error(text)
-        if payload is not None:
-            message = driver_paths(str(payload.get("message")))
-            if payload.get("type") == "SpecEvaluationError":
-                where = payload.get("where")
-                return SpecEvaluationError(message, where=where and driver_paths(where),
-                                           what=payload.get("what"),
-                                           state=payload.get("state"))
-            return SparkBackendError(
-                f"expanding level {depth} failed on an executor: {message}"
-            )
-        if self._interrupted or ("cancelled" in text.lower() and "job" in text.lower()):
-            return KeyboardInterrupt()
-        missing = _MISSING_MODULE.search(text)
-        if missing is not None:
-            return SparkBackendError(
-                f"the executors' Python cannot import {missing.group(1)!r} (while expanding "
-                f"level {depth}). The spec, modelcheck, invariants and spark_explore travel "
-                "with the job; every other package they import (numpy) must be installed "
-                "for the Python the executors run (spark.pyspark.python / PYSPARK_PYTHON) "
-                "on every host."
-            )
-        return SparkBackendError(f"a Spark job failed while expanding level {depth}: "
-                                 f"{_first_meaningful_line(text)}")
+        return translate_job_error(e, f"expanding level {depth}", self._interrupted)
+
+
+class JobCanceller:
+    """Ctrl-C during Spark jobs (:meth:`installed`, in the main thread): the first
+    cancels the running jobs, from another thread, instead of interrupting a py4j
+    call midway (which breaks the connection and makes PySpark log stack traces), and
+    is recorded in :attr:`requested`; the run then ends with what it finished. A
+    second Ctrl-C raises ``KeyboardInterrupt`` at once."""
+
+    def __init__(self) -> None:
+        self.requested = False
+
+    @contextlib.contextmanager
+    def installed(self, spark: Any) -> Iterator[None]:
+        if threading.current_thread() is not threading.main_thread():
+            yield
+            return
+
+        def cancel() -> None:
+            try:
+                spark.sparkContext.cancelAllJobs()
+            except Exception:  # noqa: BLE001 - the session may be going away
+                pass
+
+        def handler(signum: int, frame: Any) -> None:
+            if self.requested:
+                raise KeyboardInterrupt
+            self.requested = True
+            threading.Thread(target=cancel, name="modelcheck-cancel", daemon=True).start()
+
+        previous = signal.signal(signal.SIGINT, handler)
+        try:
+            yield
+        finally:
+            signal.signal(signal.SIGINT, previous)
+
+
+def translate_job_error(e: BaseException, doing: str, interrupted: bool) -> BaseException:
+    """What to raise for an exception of a Spark job run while ``doing`` (e.g.
+    "expanding level 3"): a spec error on an executor as the local one, a cancelled
+    job (or any failure after Ctrl-C, ``interrupted``) as ``KeyboardInterrupt``, a
+    module the executors lack and any other failure as one paragraph."""
+    text = _exception_text(e)
+    payload = decode_error(text)
+    if payload is not None:
+        message = driver_paths(str(payload.get("message")))
+        if payload.get("type") == "SpecEvaluationError":
+            where = payload.get("where")
+            return SpecEvaluationError(message, where=where and driver_paths(where),
+                                       what=payload.get("what"),
+                                       state=payload.get("state"))
+        return SparkBackendError(f"{doing} failed on an executor: {message}")
+    if interrupted or ("cancelled" in text.lower() and "job" in text.lower()):
+        return KeyboardInterrupt()
+    missing = _MISSING_MODULE.search(text)
+    if missing is not None:
+        return SparkBackendError(
+            f"the executors' Python cannot import {missing.group(1)!r} (while {doing}). "
+            "The spec, modelcheck, invariants and spark_explore travel with the job; "
+            "every other package they import (numpy) must be installed for the Python "
+            "the executors run (spark.pyspark.python / PYSPARK_PYTHON) on every host."
+        )
+    return SparkBackendError(f"a Spark job failed while {doing}: "
+                             f"{_first_meaningful_line(text)}")
 
 
 def _exception_text(e: BaseException) -> str:
