@@ -14,6 +14,10 @@ is *enabled* in a state when it has a successor different from that state):
   ``WF_vars(\\E b: A(b))`` (some instance's step counts, enabled when some instance is).
 * ``fairness = {"Tick": "weak", "Register(b=1)": "strong"}`` on the class: the same by
   action name or instance label, added to the ``fair=`` of ``@action``.
+* ``fairness = {"Rsp | DoRd": "weak"}``: a disjunction of actions as one action, per
+  binding of their parameters (which must be the same): ``\\A p: WF_vars(Rsp(p) \\/
+  DoRd(p))``; a part may be an instance label (a branch: ``"MemQWr[QCond] | MemQRd"``);
+  with ``"weak-family"`` all their instances are one action.
 
 Temporal properties (``P``, ``Q`` are state predicates, written as invariants are):
 
@@ -38,8 +42,9 @@ stuttering step) is ``angle(A, s, t, v)``:
 A step formula may mix state predicates in: ``[]<>(P \\/ <<A>>_v)`` is ``P |
 angle(...)``, which is ``[]<>P \\/ []<><<A>>_v`` (``[]<>`` distributes over ``\\/``):
 the shape of weak fairness written as a property, ``[]<>~ENABLED <<A>>_v \\/
-[]<><<A>>_v``, as refinement proofs state it with ENABLED computed by hand. ``@eventually_always`` over steps (``<>[][A]_v``) is not supported and
-is refused when the class is defined.
+[]<><<A>>_v``, as refinement proofs state it with ENABLED computed by hand.
+``@eventually_always`` over steps (``<>[][A]_v``) is not supported and is refused
+when the class is defined.
 
 Each decorator also takes ``fairness=("Tick", "Register")``: check the property
 under only the fairness conditions of these actions (names or instance labels;

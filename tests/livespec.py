@@ -74,8 +74,9 @@ def _bump(n: int, hi: int, guard_var: int, guard_val: int):
 
 class StepFormula:
     """A drawn step formula: ``[P \\/] <<B>>_v`` or ``B`` alone, with ``B`` the
-    conjunction ``b_s(s) /\\ b_t(t)``. :meth:`fn` is what the spec returns (the product's ``angle``);
-    :meth:`holds` is the oracle's own evaluation on two scalar views."""
+    conjunction ``b_s(s) /\\ b_t(t)``. :meth:`fn` is what the spec returns (the
+    product's ``angle``); :meth:`holds` is the oracle's own evaluation on two scalar
+    views."""
 
     def __init__(self, p: Any, b_s: Any, b_t: Any, v: Any, kind: str) -> None:
         self.p, self.b_s, self.b_t, self.v, self.kind = p, b_s, b_t, v, kind
