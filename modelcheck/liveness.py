@@ -25,6 +25,13 @@ to a different node. Per property, with the subgraph H of the states named:
 * ``P ~> Q`` iff from a reachable ``P /\\ ~Q`` state a path within ``~Q`` reaches a
   fair cycle within ``~Q``.
 
+Over steps (a step formula ``A``, :mod:`modelcheck.temporal`), the behaviour must avoid
+``A`` steps instead: the edges where ``A`` is false replace the ``~P`` states (paths
+and cycles take only them), and a single node is a cycle (stuttering forever) only
+where its stuttering step is not an ``A`` step. ``A`` is evaluated on every edge (the
+collector expands each level once more, with the step formulas as the kernel's action
+properties) and on each node's stuttering step (as a state predicate of ``s``, ``s``).
+
 **Fair cycles** by strongly connected components (``scipy.sparse.csgraph``): an SCC C
 satisfies ``WF(A)`` iff an A-step lies inside C or A is disabled at some node of C (if
 not, no cycle inside C is fair: C is dropped); ``SF(A)`` iff an A-step lies inside C or

@@ -70,7 +70,7 @@ from __future__ import annotations
 import inspect
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from functools import reduce
+from functools import reduce, update_wrapper
 from typing import Any
 
 import numpy as np
@@ -151,6 +151,7 @@ def _pick(fn: Callable[..., Any], i: int | None, name: str, where: str, *,
             )
         return r[i]
 
+    out: Callable[..., Any]
     if stutter:
         def one(spec: Any, s: Any) -> Any:
             return get(spec, s)
@@ -163,11 +164,9 @@ def _pick(fn: Callable[..., Any], i: int | None, name: str, where: str, *,
         def one_(spec: Any, s: Any) -> Any:
             return get(spec, s)
         out = one_
-    out.__signature__ = inspect.signature(out)  # type: ignore[attr-defined]
-    out.__name__ = fn.__name__
-    out.__qualname__ = getattr(fn, "__qualname__", fn.__name__)
-    out.__module__ = fn.__module__
-    out.__wrapped__ = fn  # type: ignore[attr-defined]  (errors name fn's lines)
+    sig = inspect.signature(out)
+    update_wrapper(out, fn)  # its name, and __wrapped__: errors name fn's lines
+    out.__dict__["__signature__"] = sig  # its own arguments, not fn's
     return out
 
 

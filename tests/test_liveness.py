@@ -596,6 +596,9 @@ def test_inspect_lists_temporal_properties_and_fairness():
     r = CliRunner().invoke(cli, ["inspect", f"{LIVE}:FlipStrongSet"])
     assert "SetWeak (<>P)" in r.output and "[fairness: WF(Toggle)]" in r.output
     assert "Fairness: WF(Toggle), SF(Set)" in r.output
+    r = CliRunner().invoke(cli, ["inspect", f"{LIVE}:TogglerFair"])
+    assert "  Toggles ([]<>A; A a formula of steps (s, t)): " in r.output
+    assert "  NotYThenSet (P ~> A; A a formula of steps (s, t)): " in r.output
 
 
 def test_the_spark_backend_refuses_temporal_properties():
