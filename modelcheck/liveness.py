@@ -459,7 +459,7 @@ def _cycle(g: StateGraph, comp: np.ndarray, start: int, conds: Sequence[Fairness
         acts.extend(path[1])
         cur = to
 
-    if stutter is not None and not stutter[start]:
+    if not waypoints and stutter is not None and not stutter[start]:
         # the property rules out stuttering at start: the loop takes a step (a fair
         # SCC of one node is one where it stutters, so there is one inside)
         e = g.indptr[start] + int(np.flatnonzero(cin[g.indptr[start]:g.indptr[start + 1]])[0])
