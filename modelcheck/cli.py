@@ -514,6 +514,7 @@ def inspect(spec: str, consts: tuple[str, ...], fmt: str) -> None:
         "properties": [{"name": p.name, "doc": p.doc, "defined": p.where}
                        for p in bound.properties],
         "temporal": [{"name": p.name, "form": getattr(p, "formula", ""), "doc": p.doc,
+                      "steps": getattr(p, "steps", False),
                       "fairness": [c.name for c in fairness_conditions(
                           bound, getattr(p, "fairness", None))],
                       "defined": p.where} for p in bound.temporal],
@@ -544,7 +545,8 @@ def inspect(spec: str, consts: tuple[str, ...], fmt: str) -> None:
         out.append("Temporal properties:")
         for p in info["temporal"]:
             fair = ", ".join(p["fairness"]) or "none"
-            out.append(f"  {p['name']} ({p['form']}): {p['doc']}  [fairness: {fair}]")
+            form = p["form"] + ("; A a formula of steps (s, t)" if p["steps"] else "")
+            out.append(f"  {p['name']} ({form}): {p['doc']}  [fairness: {fair}]")
     if info["fairness"]:
         out.append("Fairness: " + ", ".join(info["fairness"]))
     if info["constraints"]:

@@ -25,6 +25,13 @@ to a different node. Per property, with the subgraph H of the states named:
 * ``P ~> Q`` iff from a reachable ``P /\\ ~Q`` state a path within ``~Q`` reaches a
   fair cycle within ``~Q``.
 
+Over steps (a step formula ``A``, :mod:`modelcheck.temporal`), the behaviour must avoid
+``A`` steps instead: the edges where ``A`` is false replace the ``~P`` states (paths
+and cycles take only them), and a single node is a cycle (stuttering forever) only
+where its stuttering step is not an ``A`` step. ``A`` is evaluated on every edge (the
+collector expands each level once more, with the step formulas as the kernel's action
+properties) and on each node's stuttering step (as a state predicate of ``s``, ``s``).
+
 **Fair cycles** by strongly connected components (``scipy.sparse.csgraph``): an SCC C
 satisfies ``WF(A)`` iff an A-step lies inside C or A is disabled at some node of C (if
 not, no cycle inside C is fair: C is dropped); ``SF(A)`` iff an A-step lies inside C or
@@ -49,7 +56,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -57,9 +64,9 @@ from scipy.sparse import csr_matrix
 from scipy.sparse.csgraph import connected_components
 
 from .config import CheckConfig
-from .errors import UsageError
+from .errors import SpecEvaluationError, UsageError
 from .explorer import Explorer, Progress
-from .kernel import Kernel
+from .kernel import Kernel, format_state
 from .library import Library
 from .library import lookup as library_lookup
 from .result import Result, TraceStep, Violation
@@ -150,6 +157,8 @@ class StateGraph:
     act: np.ndarray        # int16 (int32 past 32,767 instances) action instance id
     indptr: np.ndarray     # CSR: edges of node i are indptr[i]:indptr[i + 1]
     preds: dict[str, np.ndarray]  # state predicate values per node
+    #: step formula values per edge (temporal properties over steps), by part name
+    steps: dict[str, np.ndarray] = field(default_factory=dict)
 
     @property
     def n(self) -> int:
@@ -159,7 +168,8 @@ class StateGraph:
     def nbytes(self) -> int:
         return int(self.fps.nbytes + self.initial.nbytes + self.src.nbytes + self.dst.nbytes
                    + self.act.nbytes + self.indptr.nbytes
-                   + sum(p.nbytes for p in self.preds.values()))
+                   + sum(p.nbytes for p in self.preds.values())
+                   + sum(p.nbytes for p in self.steps.values()))
 
     def enabled(self, cond: FairnessCondition) -> np.ndarray:
         """Per node: the condition's action has a step (an edge to another node)."""
@@ -176,7 +186,11 @@ class StateGraph:
 
 class GraphCollector:
     """Collects the state graph through the explorer's hooks and evaluates the state
-    predicates ``parts`` (invariant-like declarations) on every stored state.
+    predicates ``parts`` (invariant-like declarations) on every stored state, and the
+    step formulas among them (``kind == "action"``) on every transition: each level
+    is then expanded once more by the collector's kernel, which reports the
+    transitions where a step formula is false as (source, action) keys (an action
+    instance has at most one successor), turned into one boolean per edge.
 
     Nodes are numbered in BFS order (level by level, each level sorted by
     fingerprint), so a transition's source, a state of the level being expanded, gets
@@ -185,9 +199,14 @@ class GraphCollector:
     action)."""
 
     def __init__(self, spec: Spec, parts: Sequence[Any], batch_size: int) -> None:
-        self.kernel = Kernel(spec, invariants=list(parts), properties=[], check_deadlock=False,
-                             symmetry=False)
-        self.names = [p.name for p in parts]
+        state_parts = [p for p in parts if p.kind != "action"]
+        step_parts = [p for p in parts if p.kind == "action"]
+        self.kernel = Kernel(spec, invariants=state_parts, properties=step_parts,
+                             check_deadlock=False, symmetry=False)
+        self.names = [p.name for p in state_parts]
+        self.step_names = [p.name for p in step_parts]
+        self._n_act = len(spec.actions)
+        self._step_false: list[list[np.ndarray]] = [[] for _ in step_parts]
         self.batch_size = max(2, batch_size)
         self._act_type = np.int16 if len(spec.actions) < 1 << 15 else np.int32
         self._fps: list[np.ndarray] = []
@@ -206,9 +225,13 @@ class GraphCollector:
             self._n_init = len(fps)
         bits = np.ones((len(fps), len(self.names)), dtype=bool)
         for start in range(0, len(fps), self.batch_size):
-            ex = self.kernel.expand(words[start:start + self.batch_size], expand=False)
+            ex = self.kernel.expand(words[start:start + self.batch_size],
+                                    expand=bool(self.step_names))
             for j, rows in enumerate(ex.invariant_rows):
                 bits[start + rows, j] = False
+            for j, (rows, ids, _fps) in enumerate(ex.property_hits):
+                node = (rows + start + self._n).astype(np.int64)
+                self._step_false[j].append(node * self._n_act + ids)
         self._level = np.array(fps, dtype=np.uint64)
         self._offset = self._n
         self._n += len(fps)
@@ -255,14 +278,24 @@ class GraphCollector:
         indptr = np.zeros(len(fps) + 1, dtype=np.int64)
         np.cumsum(np.bincount(src, minlength=len(fps)), out=indptr[1:])
         preds = {name: np.ascontiguousarray(bits[:, j]) for j, name in enumerate(self.names)}
-        return StateGraph(fps, initial, src, dst, act, indptr, preds)
+        steps = {}
+        if self.step_names:
+            keys = src.astype(np.int64) * self._n_act + act
+            for name, false in zip(self.step_names, self._step_false):
+                steps[name] = ~np.isin(keys, cat(false, np.int64))
+            self._step_false = []
+        return StateGraph(fps, initial, src, dst, act, indptr, preds, steps)
 
 
 # ------------------------------------------------------------------ fair SCCs
 def fair_components(g: StateGraph, mask: np.ndarray, conds: Sequence[FairnessCondition],
-                    enabled: Sequence[np.ndarray] | None = None) -> np.ndarray:
-    """Per node, the id of the fair SCC (within the nodes of ``mask``) it lies in, or -1:
-    the nodes with id >= 0 are exactly those on fair cycles inside ``mask``."""
+                    enabled: Sequence[np.ndarray] | None = None,
+                    edges: np.ndarray | None = None, stutter: np.ndarray | None = None
+                    ) -> np.ndarray:
+    """Per node, the id of the fair SCC (within the nodes of ``mask`` and the edges of
+    ``edges``) it lies in, or -1: the nodes with id >= 0 are exactly those on fair
+    cycles inside them. A cycle of no steps stutters forever at its node: with
+    ``stutter``, only at the nodes it marks."""
     en = list(enabled) if enabled is not None else [g.enabled(c) for c in conds]
     cond_edges = [g.in_cond(c) for c in conds]
     comp = np.full(g.n, -1, dtype=np.int64)
@@ -270,6 +303,8 @@ def fair_components(g: StateGraph, mask: np.ndarray, conds: Sequence[FairnessCon
     mask = mask.copy()
     while mask.any():
         em = mask[g.src] & mask[g.dst]
+        if edges is not None:
+            em &= edges
         s, d = g.src[em], g.dst[em]
         m = csr_matrix((np.ones(len(s), dtype=np.int8), (s, d)), shape=(g.n, g.n))
         ncomp, lab = connected_components(m, directed=True, connection="strong")
@@ -278,6 +313,11 @@ def fair_components(g: StateGraph, mask: np.ndarray, conds: Sequence[FairnessCon
         size = np.bincount(lab_nodes, minlength=ncomp)
         internal = lab[s] == lab[d]
         ok = size > 0
+        if stutter is not None:
+            # a component of one node has no step inside: its cycle is stuttering
+            stuck = np.zeros(ncomp, dtype=bool)
+            stuck[lab_nodes] = stutter[nodes]
+            ok &= (size > 1) | stuck
         remove = np.zeros(g.n, dtype=bool)
         refine = np.zeros(ncomp, dtype=bool)
         for c, en_c, ce in zip(conds, en, cond_edges):
@@ -302,11 +342,12 @@ def fair_components(g: StateGraph, mask: np.ndarray, conds: Sequence[FairnessCon
 
 
 # ------------------------------------------------------------------ paths
-def _bfs(g: StateGraph, sources: np.ndarray, allowed: np.ndarray, targets: np.ndarray
-         ) -> tuple[list[int], list[int]] | None:
-    """The shortest path within ``allowed`` from a source to a target: ``(nodes,
-    actions)`` (``actions[i]`` leads from ``nodes[i]`` to ``nodes[i + 1]``); among equal
-    lengths the smallest node indices win (deterministic). None if no target is reachable."""
+def _bfs(g: StateGraph, sources: np.ndarray, allowed: np.ndarray, targets: np.ndarray,
+         edges: np.ndarray | None = None) -> tuple[list[int], list[int]] | None:
+    """The shortest path within ``allowed`` (and the edges of ``edges``) from a source
+    to a target: ``(nodes, actions)`` (``actions[i]`` leads from ``nodes[i]`` to
+    ``nodes[i + 1]``); among equal lengths the smallest node indices win
+    (deterministic). None if no target is reachable."""
     seen = np.zeros(g.n, dtype=bool)
     pred = np.full(g.n, -1, dtype=np.int64)
     pact = np.full(g.n, -1, dtype=np.int64)
@@ -329,6 +370,8 @@ def _bfs(g: StateGraph, sources: np.ndarray, allowed: np.ndarray, targets: np.nd
         eidx = np.repeat(starts - np.cumsum(counts) + counts, counts) + np.arange(counts.sum())
         nb = g.dst[eidx]
         ok = allowed[nb] & ~seen[nb]
+        if edges is not None:
+            ok &= edges[eidx]
         eidx, nb = eidx[ok], nb[ok]
         uniq, first = np.unique(nb, return_index=True)  # first: the smallest source
         pred[uniq] = g.src[eidx[first]]
@@ -338,9 +381,13 @@ def _bfs(g: StateGraph, sources: np.ndarray, allowed: np.ndarray, targets: np.nd
     return None
 
 
-def _reach_back(g: StateGraph, targets: np.ndarray, allowed: np.ndarray) -> np.ndarray:
-    """The nodes of ``allowed`` from which a path within ``allowed`` reaches ``targets``."""
+def _reach_back(g: StateGraph, targets: np.ndarray, allowed: np.ndarray,
+                edges: np.ndarray | None = None) -> np.ndarray:
+    """The nodes of ``allowed`` from which a path within ``allowed`` (and the edges of
+    ``edges``) reaches ``targets``."""
     em = allowed[g.src] & allowed[g.dst]
+    if edges is not None:
+        em &= edges
     rs, rd = g.dst[em], g.src[em]  # reversed edges
     order = np.argsort(rs, kind="stable")
     rs, rd = rs[order], rd[order]
@@ -371,15 +418,19 @@ class Lasso:
 
 
 def _cycle(g: StateGraph, comp: np.ndarray, start: int, conds: Sequence[FairnessCondition],
-           en: Sequence[np.ndarray], must_visit: int | None = None
+           en: Sequence[np.ndarray], must_visit: int | None = None,
+           edges: np.ndarray | None = None, stutter: np.ndarray | None = None
            ) -> tuple[list[int], list[int]]:
-    """A cycle inside the fair SCC of ``start`` that satisfies every condition, as
-    ``(nodes after start, actions)``; empty when stuttering at ``start`` does."""
+    """A cycle inside the fair SCC of ``start`` (and the edges of ``edges``) that
+    satisfies every condition, as ``(nodes after start, actions)``; empty when
+    stuttering at ``start`` does (and ``stutter``, if given, allows it there)."""
     inside = comp == comp[start]
     waypoints: list[tuple[int, int, int] | int] = []
     if must_visit is not None and must_visit != start:
         waypoints.append(must_visit)
     cin = inside[g.src] & inside[g.dst]
+    if edges is not None:
+        cin &= edges
     for c, en_c in zip(conds, en):
         steps = np.flatnonzero(cin & g.in_cond(c))
         if c.kind == "weak" and not en_c[start]:
@@ -402,12 +453,17 @@ def _cycle(g: StateGraph, comp: np.ndarray, start: int, conds: Sequence[Fairness
         one[to] = True
         src = np.zeros(g.n, dtype=bool)
         src[cur] = True
-        path = _bfs(g, src, inside, one)
+        path = _bfs(g, src, inside, one, edges)
         assert path is not None, "a fair SCC is strongly connected"
         nodes.extend(path[0][1:])
         acts.extend(path[1])
         cur = to
 
+    if not waypoints and stutter is not None and not stutter[start]:
+        # the property rules out stuttering at start: the loop takes a step (a fair
+        # SCC of one node is one where it stutters, so there is one inside)
+        e = g.indptr[start] + int(np.flatnonzero(cin[g.indptr[start]:g.indptr[start + 1]])[0])
+        waypoints.append((start, int(g.act[e]), int(g.dst[e])))
     for w in waypoints:
         if isinstance(w, int):
             walk(w)
@@ -427,13 +483,23 @@ def find_lasso(g: StateGraph, prop: TemporalDecl, conds: Sequence[FairnessCondit
     """A lasso violating ``prop`` under ``conds``, or None if the property holds."""
     en = list(en) if en is not None else [g.enabled(c) for c in conds]
     everything = np.ones(g.n, dtype=bool)
-    if prop.form == "leads_to":
+    # what the behaviour must avoid from some point on: the nodes of ``mask``, and over
+    # steps the edges of ``edges`` (the steps where the formula A is false) and the
+    # nodes where stuttering is such a step (``stutter``)
+    edges = stutter = None
+    if prop.steps:
+        mask = everything
+        edges = ~g.steps[f"{prop.name}.A"]
+        stutter = ~g.preds[f"{prop.name}.A@stutter"]
+        if prop.form == "leads_to":
+            p = g.preds[f"{prop.name}.P"]
+    elif prop.form == "leads_to":
         p, q = g.preds[f"{prop.name}.P"], g.preds[f"{prop.name}.Q"]
         mask = ~q
     else:
         p = g.preds[prop.name]
         mask = ~p if prop.form != "eventually_always" else everything
-    comp = fair_components(g, mask, conds, en)
+    comp = fair_components(g, mask, conds, en, edges, stutter)
     fair = comp >= 0
     if not fair.any():
         return None
@@ -442,22 +508,22 @@ def find_lasso(g: StateGraph, prop: TemporalDecl, conds: Sequence[FairnessCondit
     elif prop.form == "eventually_always":
         pre = _bfs(g, g.initial, everything, fair & ~p)
     elif prop.form == "eventually":
-        pre = _bfs(g, g.initial, mask, fair)
+        pre = _bfs(g, g.initial, mask, fair, edges)
     else:
-        can = _reach_back(g, fair, mask)
+        can = _reach_back(g, fair, mask, edges)
         first = _bfs(g, g.initial, everything, p & can)
         if first is None:
             return None
         mid = np.zeros(g.n, dtype=bool)
         mid[first[0][-1]] = True
-        second = _bfs(g, mid, mask, fair)
+        second = _bfs(g, mid, mask, fair, edges)
         assert second is not None
         pre = (first[0] + second[0][1:], first[1] + second[1])
     if pre is None:
         return None
     nodes, acts = pre
     start = nodes[-1]
-    cyc_nodes, cyc_acts = _cycle(g, comp, start, conds, en)
+    cyc_nodes, cyc_acts = _cycle(g, comp, start, conds, en, edges=edges, stutter=stutter)
     return Lasso(tuple(nodes + cyc_nodes), tuple(acts + cyc_acts), len(nodes) - 1)
 
 
@@ -545,6 +611,7 @@ def check_liveness(spec: Spec, config: CheckConfig | None = None, *,
     collected = collector.edge_bytes
     g = collector.graph()
     kernel = Kernel(spec, invariants=[], properties=[], check_deadlock=False, symmetry=False)
+    _refuse_next_state_reads(g, selected, spec, kernel)
     verdicts: dict[str, str] = {}
     enabled_cache: dict[tuple[int, ...], np.ndarray] = {}
     for p, conds in per_prop:
@@ -580,6 +647,32 @@ def check_liveness(spec: Spec, config: CheckConfig | None = None, *,
         "graph_bytes": g.nbytes, "collected_edge_bytes": collected,
     }
     return res
+
+
+def _refuse_next_state_reads(g: StateGraph, props: Sequence[TemporalDecl], spec: Spec,
+                             kernel: Kernel) -> None:
+    """``P`` of ``P ~> A`` over steps is a state predicate: raise
+    :class:`SpecEvaluationError` at the first transition where its value differs from
+    its value on the state alone (it reads the next state ``t``)."""
+    for p in props:
+        if not (p.steps and p.form == "leads_to"):
+            continue
+        on_state = g.preds[f"{p.name}.P"]
+        bad = np.flatnonzero(g.steps[f"{p.name}.P@step"] != on_state[g.src])
+        if len(bad):
+            e = int(bad[0])
+            here = np.zeros(g.n, dtype=bool)
+            here[g.src[e]] = True
+            path = _bfs(g, g.initial, np.ones(g.n, dtype=bool), here)
+            assert path is not None
+            states = _replay(kernel, g, Lasso(tuple(path[0]), tuple(path[1]), len(path[1])))
+            raise SpecEvaluationError(
+                f"{p.where}: leads-to property {p.name}: its P must be a state predicate, "
+                f"but it reads the next state t: on the step by "
+                f"{kernel.actions[int(g.act[e])].label} from the state "
+                f"{format_state(spec.layout, states[-1])} its value is not its value on "
+                "that state alone; write P in terms of s only."
+            )
 
 
 def run_check(spec: Spec, config: CheckConfig, *, progress: Callable[[Progress], None] | None

@@ -159,10 +159,11 @@ class PredicateDecl:
         self.name = name or fn.__name__
         self.where = source_location(fn)
         self.doc = (doc or inspect.getdoc(fn) or "").split("\n\n")[0]
-        n_args = 3 if kind == "action" else 2
+        # a temporal property is about states (self, s) or about steps (self, s, t)
+        n_args = {3} if kind == "action" else {2, 3} if kind == "temporal" else {2}
         sig = list(inspect.signature(fn).parameters)
-        if len(sig) != n_args:
-            want = "(self, s)" if n_args == 2 else "(self, s, t)"
+        if len(sig) not in n_args:
+            want = " or ".join("(self, s)" if n == 2 else "(self, s, t)" for n in sorted(n_args))
             raise SpecDefinitionError(
                 f"{self.where}: {kind} {self.name} must take {want}, takes ({', '.join(sig)})."
             )
