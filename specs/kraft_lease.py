@@ -727,7 +727,11 @@ class KRaftLeaseLiveBugStuckPublisher(KRaftLeaseLive):
     """Bug (004: "a single slow publisher stalls the whole metadata pipeline"): once a
     broker runs, its loader may stop for ever; it keeps heartbeating its old offset and
     never reports another broker's controlled-shutdown offset:
-    ControlledShutdownCompletes fails (as KLL's variant, here in bounded time)."""
+    ControlledShutdownCompletes fails (as KLL's variant, here in bounded time; no
+    failures are needed: its defaults have no restarts and no lost heartbeats)."""
+
+    MaxRestarts = Const(0, min=0, doc="restarts in a run, over all brokers")
+    MaxLate = Const(0, min=0, doc="heartbeats of live brokers lost in a run")
 
     def replay_fair_state(self, s: Any, b: int) -> Any:
         return ((s.bstate[b] != RUNNING) & (s.bstate[b] != PENDING_CS)
@@ -747,6 +751,9 @@ class KRaftLeaseLiveBugHeartbeatAsLongAsLease(KRaftLeaseLive):
     lease (H = Lb): the lease runs out as the next heartbeat falls due, and a RUNNING
     broker may lapse to FENCED before every heartbeat, for ever, with no failure:
     EventuallyStaysUnfenced fails under KIP631 (under K44, without broker leases, it
-    holds)."""
+    holds). No failures are needed: its defaults have no restarts and no lost
+    heartbeats."""
 
     H = Const(2, min=1, doc="heartbeat interval (ticks)")
+    MaxRestarts = Const(0, min=0, doc="restarts in a run, over all brokers")
+    MaxLate = Const(0, min=0, doc="heartbeats of live brokers lost in a run")
