@@ -46,7 +46,7 @@ from modelcheck.temporal import (
 )
 from tests.randspec import _make_action
 
-__all__ = ["live_spec", "oracle_verdicts", "check_lasso", "ORACLE_MAX_SCC"]
+__all__ = ["live_spec", "oracle_verdicts", "check_lasso", "weak_fair_verdicts", "ORACLE_MAX_SCC"]
 
 ORACLE_MAX_SCC = 10
 
@@ -462,3 +462,83 @@ def check_lasso(spec: Spec, violation: Any) -> None:
         ok = any(pv[i] and not any(qv[j] for j in range(min(i, loop), last + 1))
                  for i in range(last + 1))
         assert ok, "no P state is followed by ~Q forever"
+
+
+# ----------------------------------------------- the oracle for any spec with weak fairness
+def weak_fair_verdicts(spec: Spec) -> dict[str, bool]:
+    """Per temporal property of states of any spec whose fairness is all weak, per action instance
+    (``fair="weak"`` or ``fairness = {name: "weak"}``): does it hold?
+
+    Under weak fairness a strongly connected set S of states is fair iff, per condition,
+    an action step lies inside S or the action is disabled at a state of S; that is
+    preserved by supersets within one SCC, so only the maximal SCCs (networkx) of the
+    relevant subgraph need checking (a single state with no step inside it stutters).
+    Shares with the checker only the scalar evaluator (``Kernel.successors``) and the
+    properties' predicates."""
+    cls = type(spec)
+    kinds = {n: d.fair for n, d in cls._actions.items() if d.fair is not None}
+    kinds.update(cls.fairness)
+    assert set(kinds.values()) <= {"weak"}, "only per-instance weak fairness"
+    states, init, edges = _graph(spec)
+    n = len(states)
+    k = Kernel(spec, symmetry=False, invariants=[], properties=[], check_deadlock=False)
+    views = [k.scalar_view(list(c)) for c in states]
+
+    def groups(select: Any) -> list[frozenset[str]]:
+        out = []
+        for name in kinds:
+            if select is not None and name not in select:
+                continue
+            labels: dict[tuple[Any, ...], set[str]] = {}
+            for a in spec.actions:
+                if a.decl.name == name:
+                    labels.setdefault(tuple(a.params), set()).add(a.label)
+            out.extend(frozenset(ls) for ls in labels.values())
+        return out
+
+    def fair_sccs(allowed: set[int], conds: list[frozenset[str]]) -> list[set[int]]:
+        g = nx.DiGraph()
+        g.add_nodes_from(allowed)
+        g.add_edges_from((u, v) for u in allowed for _, v in edges[u] if v in allowed)
+        out = []
+        for scc in nx.strongly_connected_components(g):
+            ok = all(any(lab in c and v in scc for u in scc for lab, v in edges[u])
+                     or any(not any(lab in c for lab, _ in edges[u]) for u in scc)
+                     for c in conds)
+            if ok:
+                out.append(scc)
+        return out
+
+    def reaches(start: set[int], allowed: set[int], targets: set[int]) -> bool:
+        seen = {u for u in start if u in allowed}
+        todo = list(seen)
+        while todo:
+            u = todo.pop()
+            if u in targets:
+                return True
+            for _, v in edges[u]:
+                if v in allowed and v not in seen:
+                    seen.add(v)
+                    todo.append(v)
+        return False
+
+    verdicts = {}
+    for decl in spec.temporal:
+        if decl.steps:
+            continue  # properties of states only
+        conds = groups(decl.fairness)
+        vals = [[bool(part.fn(spec, v)) for v in views] for part in decl.parts()]
+        notp = {u for u in range(n) if not vals[0][u]}
+        if decl.form == "eventually_always":
+            bad = any(scc & notp for scc in fair_sccs(set(range(n)), conds))
+        elif decl.form == "always_eventually":
+            bad = bool(fair_sccs(notp, conds))
+        elif decl.form == "eventually":
+            cyc = set().union(*fair_sccs(notp, conds))
+            bad = reaches(set(init), notp, cyc)
+        else:
+            notq = {u for u in range(n) if not vals[1][u]}
+            cyc = set().union(*fair_sccs(notq, conds))
+            bad = reaches({u for u in notq if vals[0][u]}, notq, cyc)
+        verdicts[decl.name] = not bad
+    return verdicts

@@ -21,7 +21,13 @@ from modelcheck.temporal import (
     leads_to,
 )
 from tests.lassocheck import check_lasso_generic
-from tests.livespec import ORACLE_MAX_SCC, check_lasso, live_spec, oracle_verdicts
+from tests.livespec import (
+    ORACLE_MAX_SCC,
+    check_lasso,
+    live_spec,
+    oracle_verdicts,
+    weak_fair_verdicts,
+)
 
 
 def _small_enough(spec: Spec) -> bool:
@@ -65,6 +71,22 @@ def test_random_specs_agree_with_the_oracle_and_lassos_are_fair_violations(cls):
         r = check_liveness(spec, temporal=[p for p in spec.temporal if p.name == name])
         assert r.violation is not None and r.violation.property == name
         check_lasso(spec, r.violation)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow,
+                                                                   HealthCheck.filter_too_much])
+@given(live_spec())
+def test_the_weak_fairness_oracle_agrees_with_the_subset_oracle(cls):
+    """``weak_fair_verdicts`` (maximal SCCs, any spec with weak fairness; it checks the
+    KRaft lease liveness spec) against the subset enumeration on random specs."""
+    assume(set(cls._oracle["fair"].values()) <= {"weak"})
+    # per-action fairness and state properties only (what the lease spec needs)
+    assume(not any("|" in name for name in cls._oracle["fair"]))
+    spec = cls()
+    assume(_small_enough(spec))
+    mine = weak_fair_verdicts(spec)
+    theirs = oracle_verdicts(spec)
+    assert mine == {name: theirs[name] for name in mine}
 
 
 # ------------------------------------------------------------------ hand-made cases
