@@ -531,6 +531,8 @@ def check_liveness(spec: Spec, config: CheckConfig | None = None, *,
         return Explorer(spec, safety, library=library, progress=progress).run()
     _refusals(spec, cfg, selected)
     per_prop = [(p, fairness_conditions(spec, p.fairness)) for p in selected]
+    checked_as = {"formulas": {p.name: p.formula for p in selected},
+                  "fairness": {p.name: [c.name for c in cs] for p, cs in per_prop}}
     parts = [part for p in selected for part in p.parts()]
     collector = GraphCollector(spec, parts, cfg.batch_size)
     explorer = Explorer(spec, safety, library=library, progress=progress,
@@ -539,7 +541,8 @@ def check_liveness(spec: Spec, config: CheckConfig | None = None, *,
     res.checked["temporal"] = [p.name for p in selected]
     if res.status != "ok":
         res.liveness = {"properties": {p.name: "not checked" for p in selected},
-                        "reason": f"the exploration ended with status {res.status}"}
+                        "reason": f"the exploration ended with status {res.status}",
+                        **checked_as}
         return res
     t0 = time.perf_counter()
     collected = collector.edge_bytes
@@ -577,7 +580,7 @@ def check_liveness(spec: Spec, config: CheckConfig | None = None, *,
     res.liveness = {
         "properties": verdicts, "nodes": g.n, "edges": len(g.src),
         "seconds": round(time.perf_counter() - t0, 3),
-        "graph_bytes": g.nbytes, "collected_edge_bytes": collected,
+        "graph_bytes": g.nbytes, "collected_edge_bytes": collected, **checked_as,
     }
     return res
 
