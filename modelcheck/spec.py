@@ -42,9 +42,10 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from .domains import Const, Deferred, Ids, Type, resolve
+from .domains import Const, Deferred, Ids, Record, Type, resolve
 from .errors import ConstantError, SpecDefinitionError, source_location
 from .layout import Layout
+from .values import record_field_problem
 
 __all__ = [
     "Spec",
@@ -314,6 +315,7 @@ class Spec(metaclass=_SpecMeta):
                         "(`with t.branch(...)` declares a branch of an action); rename it."
                     )
                 _unique(cls, name, kinds, "variable", where)
+                _check_record_fields(cls, name, value, where)
                 value.decl_line = where
                 variables[name] = value
             elif isinstance(value, ActionDecl):
@@ -505,6 +507,24 @@ def source_location_of_class(cls: type) -> str:
     from .errors import _short
 
     return f"{_short(file)}:{line}"
+
+
+def _check_record_fields(cls: type, name: str, typ: Type, where: str) -> None:
+    """Refuse a record field of variable ``name`` that spec code could not read as
+    ``r.field`` (a name of the record value's own attributes, such as ``type``)."""
+    todo = [typ]
+    while todo:
+        t = todo.pop()
+        if isinstance(t, Record):
+            for field in t.fields:
+                problem = record_field_problem(field)
+                if problem is not None:
+                    raise SpecDefinitionError(
+                        f"{where}: spec {cls.__name__}, variable {name}: the record "
+                        f"{t.describe()} has a field {field!r}, which {problem}; rename "
+                        "the field."
+                    )
+        todo.extend(t.parts())
 
 
 def _unique(cls: type, name: str, kinds: list[str], kind: str, where: str) -> None:
