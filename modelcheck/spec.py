@@ -289,47 +289,44 @@ class Spec(metaclass=_SpecMeta):
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
-        consts = dict(cls._consts)
-        variables = dict(cls._vars)
-        actions = dict(cls._actions)
-        preds = dict(cls._predicates)
         where = f"{source_location_of_class(cls)}"
-        for name, value in cls.__dict__.items():
-            if name.startswith("__"):
+        tables: dict[str, dict[str, Any]] = {"constant": {}, "variable": {}, "action": {},
+                                             "property": {}}
+        #: per declared name, the class whose declaration is the one in the tables
+        owner: dict[str, type] = {}
+        # Every class of the MRO contributes its own declarations, from the most basic
+        # to ``cls``: a name declared again later (nearer ``cls`` in the MRO) replaces
+        # the earlier declaration in place, so each name ends up declared as Python
+        # resolves ``cls.name``, in the order of first declaration (as dataclasses
+        # collect fields).
+        for klass in reversed(cls.__mro__):
+            if klass is object or klass is Spec:
                 continue
-            kinds = [k for k, table in (("constant", consts), ("variable", variables),
-                                        ("action", actions), ("property", preds))
-                     if name in table]
-            if isinstance(value, Const):
-                _unique(cls, name, kinds, "constant", where)
-                consts[name] = value
-            elif isinstance(value, Type):
-                if name.startswith("_"):
-                    raise SpecDefinitionError(
-                        f"{where}: variable {cls.__name__}.{name}: state variable names may "
-                        "not start with an underscore."
-                    )
-                if name == "branch":
-                    raise SpecDefinitionError(
-                        f"{where}: variable {cls.__name__}.branch: `branch` is reserved "
-                        "(`with t.branch(...)` declares a branch of an action); rename it."
-                    )
-                _unique(cls, name, kinds, "variable", where)
-                _check_record_fields(cls, name, value, where)
-                value.decl_line = where
-                variables[name] = value
-            elif isinstance(value, ActionDecl):
-                _unique(cls, name, kinds, "action", where)
-                actions[name] = value
-            elif isinstance(value, PredicateDecl):
-                _unique(cls, name, kinds, "property", where)
-                preds[name] = value
-            elif name in actions or name in preds:
-                raise SpecDefinitionError(
-                    f"{where}: {cls.__name__}.{name} overrides an inherited action or "
-                    "property with a plain attribute; decorate it with @action, "
-                    "@invariant or @action_property."
-                )
+            own = klass is cls or not issubclass(klass, Spec)  # not validated before
+            here = where if klass is cls else None
+            for name, value in klass.__dict__.items():
+                if name.startswith("__"):
+                    continue
+                kind = _table_of(value)
+                if kind is None:
+                    if name in tables["action"] or name in tables["property"]:
+                        raise SpecDefinitionError(
+                            f"{here or source_location_of_class(klass)}: "
+                            f"{_qualified(cls, klass, name)} overrides an inherited action or "
+                            "property with a plain attribute; decorate it with @action, "
+                            "@invariant or @action_property."
+                        )
+                    continue
+                clash = next((k for k, t in tables.items() if k != kind and name in t), None)
+                if clash is not None:
+                    raise SpecDefinitionError(_clash_message(cls, klass, owner[name], name,
+                                                             kind, clash, here))
+                if kind == "variable" and own:
+                    here = here or source_location_of_class(klass)
+                    _check_variable(cls, name, value, here)
+                    value.decl_line = here
+                tables[kind][name] = value
+                owner[name] = klass
         if isinstance(cls.__dict__.get("symmetry"), str):
             raise SpecDefinitionError(
                 f"{where}: {cls.__name__}.symmetry must be a tuple of Ids names, e.g. "
@@ -341,10 +338,10 @@ class Spec(metaclass=_SpecMeta):
                     f"{where}: {cls.__name__}.symmetry names {sym!r}, which is not an Ids(...) "
                     "set of the spec."
                 )
-        cls._consts = consts
-        cls._vars = variables
-        cls._actions = actions
-        cls._predicates = preds
+        cls._consts = tables["constant"]
+        cls._vars = tables["variable"]
+        cls._actions = tables["action"]
+        cls._predicates = tables["property"]
 
     # -- binding ----------------------------------------------------------
     def __init__(self, **overrides: Any) -> None:
@@ -509,6 +506,53 @@ def source_location_of_class(cls: type) -> str:
     return f"{_short(file)}:{line}"
 
 
+def _table_of(value: Any) -> str | None:
+    """Which table of a spec class a declaration goes to (None: not a declaration)."""
+    if isinstance(value, Const):
+        return "constant"
+    if isinstance(value, Type):
+        return "variable"
+    if isinstance(value, ActionDecl):
+        return "action"
+    if isinstance(value, PredicateDecl):
+        return "property"
+    return None
+
+
+def _qualified(cls: type, klass: type, name: str) -> str:
+    """``C.name``, or ``C.name (from base B)`` when base ``B`` of ``C`` declares it."""
+    if klass is cls:
+        return f"{cls.__name__}.{name}"
+    return f"{cls.__name__}.{name} (from base {klass.__name__})"
+
+
+def _clash_message(cls: type, klass: type, first: type, name: str, kind: str, clash: str,
+                   here: str | None) -> str:
+    """A name declared as two kinds of thing along the MRO of ``cls``."""
+    where = here or source_location_of_class(klass)
+    if klass is cls or first in klass.__mro__:
+        return (f"{where}: {_qualified(cls, klass, name)} is declared as a {kind} but is "
+                f"already a {clash}; names must be unique across constants, variables, "
+                "actions and properties.")
+    return (f"{where}: spec {cls.__name__} inherits {name} from base {klass.__name__} as a "
+            f"{kind} and from base {first.__name__} as a {clash}; names must be unique across "
+            "constants, variables, actions and properties: rename one of them.")
+
+
+def _check_variable(cls: type, name: str, value: Type, where: str) -> None:
+    if name.startswith("_"):
+        raise SpecDefinitionError(
+            f"{where}: variable {cls.__name__}.{name}: state variable names may "
+            "not start with an underscore."
+        )
+    if name == "branch":
+        raise SpecDefinitionError(
+            f"{where}: variable {cls.__name__}.branch: `branch` is reserved "
+            "(`with t.branch(...)` declares a branch of an action); rename it."
+        )
+    _check_record_fields(cls, name, value, where)
+
+
 def _check_record_fields(cls: type, name: str, typ: Type, where: str) -> None:
     """Refuse a record field of variable ``name`` that spec code could not read as
     ``r.field`` (a name of the record value's own attributes, such as ``type``)."""
@@ -525,16 +569,6 @@ def _check_record_fields(cls: type, name: str, typ: Type, where: str) -> None:
                         "the field."
                     )
         todo.extend(t.parts())
-
-
-def _unique(cls: type, name: str, kinds: list[str], kind: str, where: str) -> None:
-    clashing = [k for k in kinds if k != kind]
-    if clashing:
-        raise SpecDefinitionError(
-            f"{where}: {cls.__name__}.{name} is declared as a {kind} but is already a "
-            f"{clashing[0]}; names must be unique across constants, variables, actions "
-            "and properties."
-        )
 
 
 def _check_const(spec: str, name: str, c: Const, value: Any) -> Any:
