@@ -116,10 +116,12 @@ def refuse_liveness(spec: Spec, config: CheckConfig, backend: str) -> None:
 def _refusals(spec: Spec, config: CheckConfig, temporal: Sequence[TemporalDecl]) -> None:
     names = ", ".join(p.name for p in temporal)
     hint = "; or check only invariants with --invariant NAME"
-    if spec.constraints:
-        cons = ", ".join(p.name for p in spec.constraints)
+    if spec.constraints or spec.action_constraints:
+        cons = " and ".join(f"{what} ({', '.join(p.name for p in ps)})" for what, ps in (
+            ("state constraints", spec.constraints),
+            ("action constraints", spec.action_constraints)) if ps)
         raise LivenessError(
-            f"spec {spec.name} has state constraints ({cons}): checking temporal properties "
+            f"spec {spec.name} has {cons}: checking temporal properties "
             f"({names}) with them is refused, as states cut off by a constraint would "
             f"stutter forever (TLC warns such results may be unsound){hint}."
         )

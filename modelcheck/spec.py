@@ -11,6 +11,9 @@ types), and decorated methods:
 * ``@action_property`` — ``def Name(self, s, t)``: must hold on every transition.
 * ``@constraint`` — ``def Name(self, s)``: states violating it are checked but
   not expanded (TLC's ``CONSTRAINT``).
+* ``@action_constraint`` — ``def Name(self, s, t)``: a transition violating it is
+  not taken (TLC's ``ACTION_CONSTRAINT``): its successor is checked but not stored
+  or expanded, unless another transition reaches it.
 
 Mistakes in the class (a wrong action signature, a name used twice) are rejected
 when the class is defined. ``KRaftBroker(N=3)`` binds constants and returns a
@@ -53,6 +56,7 @@ __all__ = [
     "invariant",
     "action_property",
     "constraint",
+    "action_constraint",
     "ActionDecl",
     "PredicateDecl",
     "ActionInstance",
@@ -151,7 +155,8 @@ def _branch_names(fn: Callable[..., Any], action_name: str) -> tuple[str, ...]:
 
 
 class PredicateDecl:
-    """An invariant (``kind='invariant'``), action property or state constraint."""
+    """An invariant (``kind='invariant'``), action property (``'action'``), state
+    constraint (``'constraint'``) or action constraint (``'action_constraint'``)."""
 
     def __init__(self, fn: Callable[..., Any], kind: str, name: str | None = None,
                  doc: str | None = None) -> None:
@@ -160,7 +165,7 @@ class PredicateDecl:
         self.name = name or fn.__name__
         self.where = source_location(fn)
         self.doc = (doc or inspect.getdoc(fn) or "").split("\n\n")[0]
-        n_args = 3 if kind == "action" else 2
+        n_args = 3 if kind in ("action", "action_constraint") else 2
         sig = list(inspect.signature(fn).parameters)
         if len(sig) != n_args:
             want = "(self, s)" if n_args == 2 else "(self, s, t)"
@@ -200,6 +205,16 @@ def action_property(fn: Callable[..., Any]) -> PredicateDecl:
 def constraint(fn: Callable[..., Any]) -> PredicateDecl:
     """Declare a state constraint: states where it is false are not expanded."""
     return PredicateDecl(fn, "constraint")
+
+
+def action_constraint(fn: Callable[..., Any]) -> PredicateDecl:
+    """Declare an action constraint ``def Name(self, s, t) -> bool`` (TLC's
+    ``ACTION_CONSTRAINT``): a transition where it is false is not taken. Its successor
+    is checked against the invariants (and the transition against the action
+    properties) but not stored or expanded, unless another transition reaches it; the
+    transition still counts as enabled (a state whose transitions are all excluded is
+    not a deadlock)."""
+    return PredicateDecl(fn, "action_constraint")
 
 
 @dataclass(frozen=True)
@@ -314,7 +329,7 @@ class Spec(metaclass=_SpecMeta):
                             f"{here or source_location_of_class(klass)}: "
                             f"{_qualified(cls, klass, name)} overrides an inherited action or "
                             "property with a plain attribute; decorate it with @action, "
-                            "@invariant or @action_property."
+                            "@invariant, @action_property, @constraint or @action_constraint."
                         )
                     continue
                 clash = next((k for k, t in tables.items() if k != kind and name in t), None)
@@ -373,6 +388,8 @@ class Spec(metaclass=_SpecMeta):
         self.invariants = tuple(p for p in cls._predicates.values() if p.kind == "invariant")
         self.properties = tuple(p for p in cls._predicates.values() if p.kind == "action")
         self.constraints = tuple(p for p in cls._predicates.values() if p.kind == "constraint")
+        self.action_constraints = tuple(p for p in cls._predicates.values()
+                                        if p.kind == "action_constraint")
         #: temporal properties (:mod:`modelcheck.temporal`), checked by the liveness checker
         self.temporal = tuple(p for p in cls._predicates.values() if p.kind == "temporal")
 
