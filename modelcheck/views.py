@@ -100,7 +100,7 @@ class ArrayView:
                     self._scalar = view._layout.vars[self._var].scalar_leaf
                 ci = leaves.get(i)
                 if ci is None:
-                    self._check(i)
+                    ci = leaves[self._check(i)]  # _check raises: i is outside the index set
                 if self._scalar:
                     return view._cell(ci)
                 return _leaf(view, self._var, ci)
