@@ -423,3 +423,28 @@ def test_a_hypothesis_state_machine_stops_at_an_excluded_transition() -> None:
     run(Gate(Bad=3))  # 3 lies past the excluded step 1 -> 2: never reached
     with pytest.raises(AssertionError, match="NotBad"):
         run(Gate(Bad=2))  # the excluded successor itself is checked
+
+
+def test_an_action_constraint_that_is_not_boolean_is_a_spec_error(runner, tmp_path) -> None:
+    p = tmp_path / "notbool.py"
+    p.write_text(textwrap.dedent('''
+        from modelcheck import Int, Spec, action, action_constraint
+
+
+        class NotBool(Spec):
+            x = Int(0, 3)
+
+            @action
+            def Inc(self, s, t):
+                t.x = s.x + 1
+                return s.x < 3
+
+            @action_constraint
+            def Count(self, s, t):
+                return t.x + 1
+    '''))
+    for cmd in ("check", "simulate"):
+        r = runner.invoke(cli, [cmd, str(p), "-q"])
+        assert r.exit_code == 2, r.output
+        assert "notbool.py:" in r.output and "action_constraint Count returned" in r.output
+        assert "not a boolean" in r.output and "Traceback" not in r.output
