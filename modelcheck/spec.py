@@ -16,7 +16,10 @@ types), and decorated methods:
   or expanded, unless another transition reaches it.
 
 Mistakes in the class (a wrong action signature, a name used twice) are rejected
-when the class is defined. ``KRaftBroker(N=3)`` binds constants and returns a
+when the class is defined. A spec class has the declarations of every class of its
+MRO (``class C(A, B)``: A's and B's); a name declared in several is the one Python
+resolves for ``C.name``, in the place of its first declaration (the most basic class
+first, as dataclasses order fields). ``KRaftBroker(N=3)`` binds constants and returns a
 ready spec with its state layout and action instances.
 
 For example::
