@@ -520,6 +520,7 @@ def inspect(spec: str, consts: tuple[str, ...], fmt: str) -> None:
                       "defined": p.where} for p in bound.temporal],
         "fairness": [c.name for c in fairness_conditions(bound)],
         "constraints": [p.name for p in bound.constraints],
+        "action_constraints": [p.name for p in bound.action_constraints],
         "check_deadlock": bound.check_deadlock,
     }
     if fmt == "json":
@@ -551,6 +552,8 @@ def inspect(spec: str, consts: tuple[str, ...], fmt: str) -> None:
         out.append("Fairness: " + ", ".join(info["fairness"]))
     if info["constraints"]:
         out.append("State constraints: " + ", ".join(info["constraints"]))
+    if info["action_constraints"]:
+        out.append("Action constraints: " + ", ".join(info["action_constraints"]))
     out.append(f"Deadlock check: {'on' if info['check_deadlock'] else 'off'}")
     click.echo("\n".join(out))
 

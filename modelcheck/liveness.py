@@ -123,10 +123,12 @@ def refuse_liveness(spec: Spec, config: CheckConfig, backend: str) -> None:
 def _refusals(spec: Spec, config: CheckConfig, temporal: Sequence[TemporalDecl]) -> None:
     names = ", ".join(p.name for p in temporal)
     hint = "; or check only invariants with --invariant NAME"
-    if spec.constraints:
-        cons = ", ".join(p.name for p in spec.constraints)
+    if spec.constraints or spec.action_constraints:
+        cons = " and ".join(f"{what} ({', '.join(p.name for p in ps)})" for what, ps in (
+            ("state constraints", spec.constraints),
+            ("action constraints", spec.action_constraints)) if ps)
         raise LivenessError(
-            f"spec {spec.name} has state constraints ({cons}): checking temporal properties "
+            f"spec {spec.name} has {cons}: checking temporal properties "
             f"({names}) with them is refused, as states cut off by a constraint would "
             f"stutter forever (TLC warns such results may be unsound){hint}."
         )
@@ -597,6 +599,8 @@ def check_liveness(spec: Spec, config: CheckConfig | None = None, *,
         return Explorer(spec, safety, library=library, progress=progress).run()
     _refusals(spec, cfg, selected)
     per_prop = [(p, fairness_conditions(spec, p.fairness)) for p in selected]
+    checked_as = {"formulas": {p.name: p.formula for p in selected},
+                  "fairness": {p.name: [c.name for c in cs] for p, cs in per_prop}}
     parts = [part for p in selected for part in p.parts()]
     collector = GraphCollector(spec, parts, cfg.batch_size)
     explorer = Explorer(spec, safety, library=library, progress=progress,
@@ -605,7 +609,8 @@ def check_liveness(spec: Spec, config: CheckConfig | None = None, *,
     res.checked["temporal"] = [p.name for p in selected]
     if res.status != "ok":
         res.liveness = {"properties": {p.name: "not checked" for p in selected},
-                        "reason": f"the exploration ended with status {res.status}"}
+                        "reason": f"the exploration ended with status {res.status}",
+                        **checked_as}
         return res
     t0 = time.perf_counter()
     collected = collector.edge_bytes
@@ -644,7 +649,7 @@ def check_liveness(spec: Spec, config: CheckConfig | None = None, *,
     res.liveness = {
         "properties": verdicts, "nodes": g.n, "edges": len(g.src),
         "seconds": round(time.perf_counter() - t0, 3),
-        "graph_bytes": g.nbytes, "collected_edge_bytes": collected,
+        "graph_bytes": g.nbytes, "collected_edge_bytes": collected, **checked_as,
     }
     return res
 

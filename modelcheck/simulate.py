@@ -3,8 +3,8 @@
 :class:`Simulator` runs random walks from the initial states and checks, at every
 step, what the exhaustive checker checks: the invariants on every successor of the
 walk's current state (TLC checks those of the successors it generates), the action
-properties on every enabled transition, deadlocks, and the state constraints. Many
-walks advance together: each step of a batch of walks is one
+properties on every enabled transition, deadlocks, and the state and action
+constraints. Many walks advance together: each step of a batch of walks is one
 :meth:`~modelcheck.kernel.Kernel.expand` of their current states, the checker's own
 successor function, so there is no second semantics.
 
@@ -18,9 +18,11 @@ fails, walks after ``v`` are abandoned and walks before it run to their end.
 
 **TLC semantics, and where we differ.** Walks have at most ``depth`` steps
 (TLC's ``-depth`` counts states: ``-depth 100`` is our ``depth=99``). A walk stops
-at a state outside the state constraints (the state is in the walk and its
-invariants are checked, as TLC's), at a state without enabled actions (a deadlock
-when deadlock checking is on, as TLC's), or at the depth bound. TLC picks an action
+at a state outside the state constraints or reached by a transition that violates
+an action constraint (the state is in the walk and its invariants are checked, as
+TLC's: a walk goes on only from a state with ``isInModel(s') && isInActions(s, s')``),
+at a state without enabled actions (a deadlock when deadlock checking is on, as
+TLC's), or at the depth bound. TLC picks an action
 uniformly, then one of its successors; we pick uniformly among *all* enabled
 transitions, each weighted by its action's weight (default 1; weight 0 never
 picks an action, and a walk whose enabled actions all weigh 0 stops). TLC checks
@@ -440,6 +442,7 @@ class _Walker:
         order = np.argsort(ex.parent_rows, kind="stable")  # by walk, then action
         cw, cf = ex.child_words[order], ex.child_fps[order]
         cp, ca = ex.parent_rows[order], ex.action_ids[order].astype(np.int64)
+        action_ok = None if ex.action_ok is None else ex.action_ok[order]
         # violations: per walk, the first transition (in action order) that violates
         # an invariant at its target or an action property
         bad: dict[int, tuple[int, list[str]]] = {}  # walk row -> (child index, properties)
@@ -484,6 +487,8 @@ class _Walker:
             self.visited.see(cf[mv], ca[mv])
             inside = (k.in_model_rows(cw[mv]) if k.constraints
                       else np.ones(len(mv), dtype=bool))
+            if action_ok is not None:
+                inside &= action_ok[mv]
             out_s, out_r = [], []
             for w, row, ok in zip(keep_slots, keep_rows, inside):
                 if not ok:

@@ -412,6 +412,46 @@ def test_state_constraints_as_locally(spark: Any, spec_dir: Path, bound: int) ->
     assert_same(local, run_spark(spark, spec, partitions=2, check_deadlock=False))
 
 
+ACTION_CONSTRAINED = """
+    from modelcheck import Int, Spec, action, action_constraint, invariant
+
+    class Diagonal(Spec):
+        check_deadlock = False
+        x = Int(0, 6)
+        y = Int(0, 6)
+
+        @action
+        def IncX(self, s, t):
+            t.x = s.x + 1
+            return s.x < 6
+
+        @action
+        def Both(self, s, t):
+            t.x = s.x + 1
+            t.y = s.y + 1
+            return (s.x < 6) & (s.y < 6)
+
+        @action_constraint
+        def NoDiagonalOffTheLine(self, s, t):
+            return (t.y == s.y) | (s.x == s.y)
+
+        @invariant
+        def Small(self, s):
+            return s.x + s.y <= MAX
+"""
+
+
+@pytest.mark.parametrize("bound", [12, 9, 4])
+def test_action_constraints_as_locally(spark: Any, spec_dir: Path, bound: int) -> None:
+    # Both is taken only from the diagonal (x = y); its other steps fire, and their
+    # successors are checked against the invariants, but not stored through them
+    spec = write_spec(spec_dir, ACTION_CONSTRAINED.replace("MAX", str(bound)), "Diagonal")()
+    local = Explorer(spec).run()
+    for kw in ({"partitions": 2}, {"engine": "rdd", "partitions": 3}):
+        assert_same(local, run_spark(spark, spec, **kw))
+    assert local.status == ("ok" if bound == 12 else "violation")
+
+
 def test_spec_error_in_executor_reads_as_locally(spark: Any, spec_dir: Path) -> None:
     spec = write_spec(spec_dir, BOOM, "Boom")()
     with pytest.raises(SpecEvaluationError) as local:

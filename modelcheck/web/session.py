@@ -119,8 +119,9 @@ class ExploreSession:
 
     def successors(self, body: dict[str, Any]) -> dict[str, Any]:
         """Every enabled action instance in state ``body["cells"]``, with its successor:
-        whether that satisfies the state constraints (``inside``) and the action
-        properties the transition violates (``properties``). A state outside the state
+        whether the transition is in the model (``inside``: its successor satisfies the
+        state constraints and it satisfies the action constraints) and the action
+        properties it violates (``properties``). A state outside the state
         constraints has none (``outside_constraints``): the checker never expands it."""
         cells = parse_cells(self.spec.layout, body.get("cells"))
         with self._lock:
