@@ -44,7 +44,9 @@ class WorkerConfig:
     symmetry: bool
     n_words: int
     chunk: int = 1 << 16  # states per Kernel.expand call (the check's batch size)
-    flush_rows: int = 1 << 22  # emit candidate transitions when this many are buffered
+    #: emit candidate transitions when this many are buffered (0: every batch's, which
+    #: the bucket's commit de-duplicates with the other producers' at no extra cost)
+    flush_rows: int = 0
     #: looks up predicates the spec does not declare (a module-level function, so that
     #: it pickles by reference; default: the registered predicate libraries)
     library: Callable[[str], Any] | None = None
