@@ -266,8 +266,6 @@ class RddEngine:
         self._jobs = {"spark": 0, "driver": 0}
         #: the checkpoint directory (a HadoopDir) the levels are written to, or None
         self.store = store
-        #: resume through the driver even where the executors reach the store (tests)
-        self.force_driver_resume = False
         self._parts: list[Any] = []  # per-bucket RDDs of a resume through the driver
         if kernel is not None:
             seed_kernel(worker, kernel)
@@ -420,11 +418,10 @@ class RddEngine:
         return True
 
     def _executors_reach_store(self) -> bool:
+        """Whether executors can read the checkpoint directory's files themselves."""
         from .hadoop_fs import scheme_of
         from .session import is_local_master
 
-        if self.force_driver_resume:
-            return False
         return scheme_of(self.store.uri) != "file" or is_local_master(self.sc.master)
 
     def _resume_on_executors(self, depth: int) -> Any:

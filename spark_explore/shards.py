@@ -83,14 +83,19 @@ def bucket_of(fps: np.ndarray, k: int) -> np.ndarray:
     Exact fingerprints are packed states whose low bits vary little; mixing spreads
     them evenly. Pure arithmetic on uint64: no process-dependent hashing.
     """
-    x = np.asarray(fps, dtype=_U)
+    x = np.array(fps, dtype=_U)  # a copy, mixed in place (one temporary in all)
+    t = np.empty_like(x)
     with np.errstate(over="ignore"):
-        x = x ^ (x >> _U(30))
-        x = x * _M1
-        x = x ^ (x >> _U(27))
-        x = x * _M2
-        x = x ^ (x >> _U(31))
-    return ((x >> _U(32)) * _U(k) >> _U(32)).astype(np.int64)
+        for shift, mult in ((30, _M1), (27, _M2)):
+            np.right_shift(x, _U(shift), out=t)
+            x ^= t
+            x *= mult
+        np.right_shift(x, _U(31), out=t)
+        x ^= t
+        x >>= _U(32)
+        x *= _U(k)
+        x >>= _U(32)
+    return x.astype(np.int64)
 
 
 def _d(depth: int) -> str:
@@ -386,8 +391,8 @@ def expand_block(cfg: ShardConfig, bucket: int, level: Block, expand: bool | Non
     if expand is None:
         return out, None
     w = fps.reshape(-1, 1) if words is None else words
-    # Successors are de-duplicated per batch; the duplicates left across batches and
-    # producers meet in the owning bucket's task (one sort there rather than two).
+    # Successors are de-duplicated per batch and per flush (a few million rows); the
+    # duplicates left across flushes and producers meet in the owning bucket's task.
     lx = LevelExpansion(kernel, fps, w, expand=expand, batch_size=cfg.worker.chunk,
                         flush_rows=cfg.worker.flush_rows)
     chunks = list(lx.candidates())
@@ -410,7 +415,9 @@ def split_by_bucket(block: Block, buckets: int) -> tuple[Block, np.ndarray]:
     """``block`` ordered by target bucket (order kept within each bucket) and the
     ``buckets + 1`` offsets of the buckets' rows."""
     fps, parents, acts, words = block
-    b = bucket_of(fps, buckets).astype(np.uint16 if buckets <= 1 << 16 else np.int64)
+    b = bucket_of(fps, buckets)
+    if buckets <= 1 << 16:
+        b = b.astype(np.uint16)
     order = np.argsort(b, kind="stable")  # by bucket (a radix sort), fp order kept inside
     off = np.searchsorted(b[order], np.arange(buckets + 1)).astype(np.int64)
     return ((fps[order], parents[order], acts[order].astype(np.int32),
