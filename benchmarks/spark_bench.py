@@ -179,6 +179,8 @@ def run_one(backend: str, config: str, partitions: int | None, engine: str = "au
             out["spark_jobs"] = r.memory.get("spark_jobs")
             out["driver_levels"] = r.memory.get("driver_levels")
             out["partitions"] = r.memory.get("partitions")
+            out["task_cpu"] = r.memory.get("spark_task_cpu_ms", 0) / 1000
+            out["driver_level_cpu"] = r.memory.get("driver_level_cpu_ms", 0) / 1000
             spark.stop()
     out.update(distinct=r.distinct_states, depth=r.depth, generated=r.generated_states,
                seconds=r.seconds, status=r.status,
@@ -232,6 +234,7 @@ def main(argv: list[str] | None = None) -> None:
     configs = args.configs or (["L5", "L6"] if args.l6 else ["L5"])
     backends = ([] if args.no_local else ["local"]) + list(args.masters)
     rows: list[dict[str, Any]] = []
+    extra: list[str] = []
     header = (f"{'config':<6} {'backend':<9} {'distinct':>11} {'depth':>5} "
               f"{'seconds':>8} {'CPU s':>7} {'(drv/jvm/py)':>16} {'states/s':>10} {'startup':>8} "
               f"{'s/level':>8} {'driver RSS':>11} "
@@ -256,12 +259,20 @@ def main(argv: list[str] | None = None) -> None:
             rows.append(r)
             rate = r["distinct"] / r["seconds"] if r["seconds"] else 0.0
             fixed = "-" if r["fixed_per_level"] is None else f"{r['fixed_per_level']:.2f}"
+            if "task_cpu" in r:
+                extra.append(f"{config} {backend}: CPU of the levels' tasks "
+                             f"{r['task_cpu']:.1f} s on executors, "
+                             f"{r['driver_level_cpu']:.1f} s in the driver "
+                             f"({r['spark_jobs']} Spark jobs, {r['driver_levels']} levels "
+                             "in the driver)")
             print(f"{config:<6} {backend:<9} {r['distinct']:>11,} {r['depth']:>5} "
                   f"{r['seconds']:>8.1f} {r['cpu']:>7.1f} "
                   f"{r['driver']:>5.1f}/{r['jvm']:>4.1f}/{r['workers']:>5.1f} "
                   f"{rate:>10,.0f} {r['startup']:>8.1f} {fixed:>8} "
                   f"{_mb(r['driver_peak_rss']):>11} {_mb(r['jvm_peak_rss']):>9} "
                   f"{_mb(r['workers_peak_rss']):>11}", flush=True)
+    for line in extra:
+        print(line)
     if args.json:
         Path(args.json).write_text(json.dumps(rows, indent=2))
 

@@ -155,6 +155,11 @@ class LevelEngine(Protocol):
         """Bytes of the engine's files in the run directory."""
 
     @property
+    def task_cpu(self) -> dict[str, float]:
+        """CPU seconds the levels' tasks took, in Spark jobs (``spark``) and in the
+        driver process (``driver``)."""
+
+    @property
     def jobs(self) -> dict[str, int]:
         """Levels run as Spark jobs (``spark``) and in the driver process (``driver``)."""
 
@@ -589,6 +594,8 @@ class SparkExplorer:
             "partitions": self.engine.buckets,
             "spark_jobs": self.engine.jobs["spark"],
             "driver_levels": self.engine.jobs["driver"],
+            "spark_task_cpu_ms": round(1000 * self.engine.task_cpu["spark"]),
+            "driver_level_cpu_ms": round(1000 * self.engine.task_cpu["driver"]),
         }
 
     # ------------------------------------------------------------ interrupts

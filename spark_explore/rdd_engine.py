@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import functools
 import io
+import time
 from collections.abc import Iterable, Iterator
 from typing import Any
 
@@ -120,6 +121,7 @@ def _expand_part(cfg: ShardConfig, expand: bool | None, bucket: int,
         # Read the input to its end: a Python worker that leaves input unread is not
         # reused (the next task would start a new one and build the kernel again).
         level = [rec[1] for k, rec in records if rec[0] == L][0]
+        cpu = time.process_time()
         summary, cands = expand_block(cfg, bucket, level, expand)
         parts: list[tuple[int, tuple[Any, ...]]] = []
         if cands is not None:
@@ -131,6 +133,7 @@ def _expand_part(cfg: ShardConfig, expand: bool | None, bucket: int,
                                           None if words is None else words[lo:hi]))))
     except Exception as e:  # noqa: BLE001 - reported to the driver
         raise encode_error(e) from None
+    summary.cpu = time.process_time() - cpu  # the expansion (the commit is another task)
     acc.add({bucket: summary})
     yield from parts
 
@@ -264,6 +267,7 @@ class RddEngine:
         self._cands: dict[int, Any] = {}
         self._init: Any = None
         self._jobs = {"spark": 0, "driver": 0}
+        self._cpu = {"spark": 0.0, "driver": 0.0}
         #: the checkpoint directory (a HadoopDir) the levels are written to, or None
         self.store = store
         self._parts: list[Any] = []  # per-bucket RDDs of a resume through the driver
@@ -277,6 +281,11 @@ class RddEngine:
     @property
     def jobs(self) -> dict[str, int]:
         return dict(self._jobs)
+
+    @property
+    def task_cpu(self) -> dict[str, float]:
+        """CPU seconds of the levels' expansions so far (the commits are not counted)."""
+        return dict(self._cpu)
 
     # ------------------------------------------------------------ the levels
     def _partitioned(self, rdd: Any) -> Any:
@@ -346,7 +355,9 @@ class RddEngine:
         parts: list[BucketSummary] = list(acc.value.values())
         if len(parts) != self.buckets:  # pragma: no cover - would be a Spark bug
             raise RuntimeError(f"level {depth}: {len(parts)} of {self.buckets} summaries")
-        return LevelSummary.combine(depth, parts, self.n_act)
+        out = LevelSummary.combine(depth, parts, self.n_act)
+        self._cpu["spark"] += out.cpu
+        return out
 
     def _run_map_stage(self, shuffled: Any) -> None:
         """Run the map stage of ``shuffled`` (an RDD made by ``partitionBy``)."""

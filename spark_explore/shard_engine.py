@@ -87,6 +87,7 @@ class LevelSummary:
     found: LevelFindings  # what expanding the level found (merged over buckets)
     candidates: int = 0  # successors written for level depth + 1
     seconds: float = 0.0
+    cpu: float = 0.0  # CPU seconds of its tasks (or of the driver, for a level run there)
 
     @classmethod
     def combine(cls, depth: int, parts: Sequence[BucketSummary], n_act: int) -> LevelSummary:
@@ -97,6 +98,7 @@ class LevelSummary:
             out.expand = s.expand
             out.found.merge(s.found)
             out.candidates += s.candidates
+            out.cpu += s.cpu
         return out
 
     def to_json(self) -> dict[str, Any]:
@@ -141,6 +143,7 @@ class ShardEngine:
         self._candidates: int | None = None
         self._distinct = 0
         self._jobs = {"spark": 0, "driver": 0}
+        self._cpu = {"spark": 0.0, "driver": 0.0}
         self._warming: threading.Thread | None = None
         if kernel is not None:
             seed_kernel(worker, kernel)
@@ -193,15 +196,17 @@ class ShardEngine:
         parts: list[BucketSummary]
         if self.on_driver():
             parts = run_level_here(self.cfg, depth, expand, again)
-            self._jobs["driver"] += 1
+            where = "driver"
         else:
             self.sc.setJobDescription(f"modelcheck level {depth}")
             try:
                 parts = self.sc.parallelize(range(self.buckets), self.buckets).map(fn).collect()
             finally:
                 self.sc.setJobDescription(None)
-            self._jobs["spark"] += 1
+            where = "spark"
         out = LevelSummary.combine(depth, parts, self.n_act)
+        self._jobs[where] += 1
+        self._cpu[where] += out.cpu
         if not again:
             self._distinct += out.new
         # The next job's input: these successors, or (after a commit-only job) this
@@ -213,6 +218,11 @@ class ShardEngine:
     def jobs(self) -> dict[str, int]:
         """Jobs run by Spark and in the driver process so far."""
         return dict(self._jobs)
+
+    @property
+    def task_cpu(self) -> dict[str, float]:
+        """CPU seconds of the tasks of the jobs so far, by where they ran."""
+        return dict(self._cpu)
 
     def on_driver(self) -> bool:
         """Whether the next job is small enough to run in the driver process (unknown

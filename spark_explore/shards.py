@@ -50,6 +50,7 @@ from __future__ import annotations
 import errno
 import os
 import shutil
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -185,6 +186,7 @@ class BucketSummary:
     expand: bool | None  # the mode of run_bucket
     found: LevelFindings  # what expanding the bucket found (empty when not expanded)
     candidates: int  # distinct successors written (before the visited check)
+    cpu: float = 0.0  # CPU seconds the task took (its process's time)
 
 
 def write_candidates(root: Path, depth: int, producer: int, buckets: int, fps: np.ndarray,
@@ -273,7 +275,10 @@ def run_bucket(cfg: ShardConfig, depth: int, bucket: int, expand: bool | None,
     carrying their message for the driver (:func:`spark_explore.worker.encode_error`).
     """
     try:
-        return _run_bucket(cfg, depth, bucket, expand, again)
+        cpu = time.process_time()
+        out = _run_bucket(cfg, depth, bucket, expand, again)
+        out.cpu = time.process_time() - cpu
+        return out
     except Exception as e:  # noqa: BLE001 - everything is reported to the driver
         raise encode_error(e) from None
 
@@ -444,6 +449,7 @@ def run_level_here(cfg: ShardConfig, depth: int, expand: bool | None, again: boo
     bucket), and its successors are written as the one producer of the level's
     candidates. Spark tasks of the next level read them as they read their peers'."""
     try:
+        cpu = time.process_time()
         blocks = [(_committed if again else _commit)(cfg, depth, b)
                   for b in range(cfg.buckets)]
         fps = np.concatenate([b[0] for b in blocks])
@@ -456,6 +462,7 @@ def run_level_here(cfg: ShardConfig, depth: int, expand: bool | None, again: boo
             root = Path(cfg.root)
             shutil.rmtree(cand_dir(root, depth), ignore_errors=True)  # earlier attempts'
             write_candidates(root, depth, 0, cfg.buckets, *cands)
+        out.cpu = time.process_time() - cpu
         return [out]
     except Exception as e:  # noqa: BLE001 - reported as a task's would be
         raise encode_error(e) from None
