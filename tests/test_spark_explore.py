@@ -129,12 +129,13 @@ def test_small_levels_on_the_driver(spark: Any, threshold: int) -> None:
     r = compare(spark, kraft(**L3), {"driver_threshold": threshold, "partitions": 3})
     jobs, on_driver = r.memory["spark_jobs"], r.memory["driver_levels"]
     assert jobs + on_driver in (r.depth + 1, r.depth + 2)  # + the job finding no new state
+    cpu = r.memory["spark_task_cpu_ms"], r.memory["driver_level_cpu_ms"]
     if threshold == 0:
-        assert on_driver == 0
+        assert on_driver == 0 and cpu[0] > 0 and cpu[1] == 0
     elif threshold == 2_000:
-        assert jobs > 0 and on_driver > 0
+        assert jobs > 0 and on_driver > 0 and min(cpu) > 0
     else:
-        assert jobs == 0
+        assert jobs == 0 and cpu[0] == 0 and cpu[1] > 0
 
 
 def test_driver_levels_find_the_same_violation(spark: Any) -> None:
