@@ -18,6 +18,11 @@ local explorer's).
     python benchmarks/spark_bench.py --l6       # L5 and L6
     python benchmarks/spark_bench.py --configs L3 --masters 'local[2]' --json out.json
     python benchmarks/spark_bench.py --configs L7 --masters 'local[2]'  # ~10^8 states
+    python benchmarks/spark_bench.py --configs L6 --masters in-process  # the pipeline alone
+
+``--masters in-process`` runs the shard engine's tasks one after the other in the
+benchmark's process, without Spark (every level as tasks): the CPU of the pipeline
+itself, to set against the local explorer's and a Spark run's.
 """
 
 from __future__ import annotations
@@ -156,6 +161,19 @@ def run_one(backend: str, config: str, partitions: int | None, engine: str = "au
             out.update(cpu_between(before, cpu_snapshot()))
             out["startup"] = 0.0
             out["fixed_per_level"] = None
+        elif backend == "in-process":
+            # The shard engine's tasks one after the other in this process, no Spark:
+            # what the pipeline itself costs, apart from Spark's share.
+            from spark_explore.driver import SparkExplorer
+
+            before = cpu_snapshot()
+            r = SparkExplorer(spec, spark=_NoSpark(partitions or 2),
+                              spec_target="specs/kraft_broker.py:KRaftBroker",
+                              driver_threshold=0, engine="shards").run()
+            out.update(cpu_between(before, cpu_snapshot()))
+            out.update(startup=0.0, fixed_per_level=None, spark_jobs=r.memory["spark_jobs"],
+                       driver_levels=0, partitions=r.memory["partitions"],
+                       task_cpu=r.memory["spark_task_cpu_ms"] / 1000, driver_level_cpu=0.0)
         else:
             from spark_explore.driver import SparkExplorer
             from spark_explore.session import get_session
@@ -187,6 +205,35 @@ def run_one(backend: str, config: str, partitions: int | None, engine: str = "au
                driver_peak_rss=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
                jvm_peak_rss=sampler.jvm_peak, workers_peak_rss=sampler.workers_peak)
     return out
+
+
+class _NoSpark:
+    """A stand-in session whose jobs run their tasks in this process, in turn."""
+
+    class _Rdd:
+        def __init__(self, items: Any) -> None:
+            self.items = list(items)
+
+        def map(self, fn: Any) -> Any:
+            return _NoSpark._Rdd(fn(x) for x in self.items)
+
+        def collect(self) -> list[Any]:
+            return self.items
+
+    class _Context:
+        master = "local[in-process]"
+
+        def __init__(self, cores: int) -> None:
+            self.defaultParallelism = cores
+
+        def setJobDescription(self, text: str | None) -> None:
+            pass
+
+        def parallelize(self, items: Any, n: int | None = None) -> Any:
+            return _NoSpark._Rdd(items)
+
+    def __init__(self, cores: int) -> None:
+        self.sparkContext = self._Context(cores)
 
 
 def fixed_cost(spark: Any, engine: str = "auto") -> float:

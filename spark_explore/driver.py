@@ -50,6 +50,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from modelcheck.budget import format_size
 from modelcheck.config import CheckConfig
 from modelcheck.engine import Verdict, initial_states, report
 from modelcheck.errors import ModelcheckError, SpecEvaluationError, UsageError
@@ -248,12 +249,12 @@ class SparkExplorer:
             return
         if isinstance(self.config.memory_limit, int):
             raise UsageError(
-                f"--memory-limit {self.config.memory_limit} bounds the memory of the local "
-                "explorer's one process; on Spark the states live in the executors' Python "
-                "workers and the run directory, spread over hosts, so one limit cannot be "
-                "enforced. Bound the run with --max-states (it stops at the last complete "
-                "level, as locally), and the executors with Spark's settings (--conf "
-                "spark.executor.memory=8g, spark.executor.pyspark.memory)."
+                f"--memory-limit {format_size(self.config.memory_limit)} bounds the memory "
+                "of the local explorer's one process; on Spark the states live in the "
+                "executors' Python workers and the run directory, spread over hosts, so "
+                "one limit cannot be enforced. Bound the run with --max-states (it stops "
+                "at the last complete level, as locally), and the executors with Spark's "
+                "settings (--conf spark.executor.memory=8g, spark.executor.pyspark.memory)."
             )
         target, _ = spec_target(type(self.spec))
         if self.spec_target:

@@ -571,7 +571,7 @@ def test_cli_errors_are_one_paragraph(tmp_path: Path) -> None:
     p = cli(*kraft_args(L1), "--memory-limit", "1G")
     out, err = p.communicate(timeout=120)
     assert p.returncode == 2 and "Traceback" not in err
-    assert "--memory-limit 1073741824 bounds the memory of the local explorer" in err
+    assert "--memory-limit 1.0 GiB bounds the memory of the local explorer" in err
     assert "--max-states" in err
     p = cli(*kraft_args(L1), "--resume")
     out, err = p.communicate(timeout=120)
