@@ -156,7 +156,8 @@ def spark(spec: str, consts: tuple[str, ...], config: CheckConfig, simulate: boo
         explorer = SparkExplorer(
             bound, config, master=master, partitions=partitions, spark_conf=conf,
             progress=progress_printer(not quiet), connect_timeout=connect_timeout,
-            stop_session=True, verbose=verbose, driver_threshold=driver_threshold, engine=engine)
+            stop_session=True, verbose=verbose, driver_threshold=driver_threshold, engine=engine,
+            notice=lambda message: click.echo(message, err=True))
         # Fail on the checkpoint dir and the spec before paying for a Spark session.
         explorer.precheck()
         resumed = explorer.resume_point
