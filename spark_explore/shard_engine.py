@@ -57,6 +57,7 @@ from .shards import (
     cand_dir,
     level_dir,
     parent_of,
+    producers_of,
     read_level_sorted,
     run_bucket,
     run_level_here,
@@ -144,6 +145,8 @@ class ShardEngine:
         self._distinct = 0
         self._jobs = {"spark": 0, "driver": 0}
         self._cpu = {"spark": 0.0, "driver": 0.0}
+        #: how many producers wrote the successors the next job reads
+        self._producers = buckets
         self._warming: threading.Thread | None = None
         if kernel is not None:
             seed_kernel(worker, kernel)
@@ -192,10 +195,12 @@ class ShardEngine:
         check it without generating successors if False, nothing more if None.
         ``again`` re-expands the already committed level ``depth`` (see
         :func:`spark_explore.shards.run_bucket`)."""
-        fn = functools.partial(run_bucket, self.cfg, depth, expand=expand, again=again)
+        producers = self._producers
+        fn = functools.partial(run_bucket, self.cfg, depth, expand=expand, again=again,
+                               producers=producers)
         parts: list[BucketSummary]
         if self.on_driver():
-            parts = run_level_here(self.cfg, depth, expand, again)
+            parts = run_level_here(self.cfg, depth, expand, again, producers)
             where = "driver"
         else:
             self.sc.setJobDescription(f"modelcheck level {depth}")
@@ -205,6 +210,8 @@ class ShardEngine:
                 self.sc.setJobDescription(None)
             where = "spark"
         out = LevelSummary.combine(depth, parts, self.n_act)
+        if expand:  # it wrote the successors the next job reads
+            self._producers = 1 if where == "driver" else self.buckets
         self._jobs[where] += 1
         self._cpu[where] += out.cpu
         if not again:
@@ -251,7 +258,10 @@ class ShardEngine:
                 shutil.rmtree(child, ignore_errors=True)
 
     def resume(self, depth: int) -> bool:
-        """Continue at committed level ``depth``: its successors are on disk already."""
+        """Continue at committed level ``depth``: its successors are on disk already
+        (written by the driver or by one task per bucket)."""
+        if (cand_dir(self.root, depth) / "f0000.off.npy").exists():
+            self._producers = producers_of(self.root, depth, self.buckets)
         return False
 
     def bytes_on_disk(self) -> int:

@@ -66,7 +66,7 @@ from .worker import WorkerConfig, encode_error, get_kernel
 __all__ = ["ShardConfig", "bucket_of", "run_bucket", "level_dir", "visited_dir",
            "cand_dir", "write_array", "write_candidates", "BucketSummary", "INIT", "Block",
            "commit_block", "expand_block", "split_by_bucket", "merge_sorted", "load_visited",
-           "REBASE", "run_level_here"]
+           "REBASE", "run_level_here", "producers_of"]
 
 _U = np.uint64
 _M1 = _U(0xBF58476D1CE4E5B9)
@@ -204,17 +204,28 @@ def write_candidates(root: Path, depth: int, producer: int, buckets: int, fps: n
     write_array(d / f"{name}.off.npy", off)  # last: its presence marks the set complete
 
 
-def _gather(cfg: ShardConfig, depth: int, bucket: int
+def producers_of(root: Path, depth: int, buckets: int) -> int:
+    """How many producers wrote the successors of level ``depth`` (1: the driver, or
+    ``buckets`` tasks), read from the run directory (for a resumed run, which does not
+    know where that level ran)."""
+    d = cand_dir(root, depth)
+    n = 1 if buckets == 1 or not (d / "f0001.off.npy").exists() else buckets
+    if not (d / f"f{n - 1:04d}.off.npy").exists():
+        raise RuntimeError(f"{d} does not hold the successors of level {depth} in full")
+    return n
+
+
+def _gather(cfg: ShardConfig, depth: int, bucket: int, producers: int | None = None
             ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray | None]:
-    """All candidate transitions into ``bucket`` for level ``depth``."""
+    """All candidate transitions into ``bucket`` for level ``depth``, written by
+    ``producers`` producers (1: the driver; default: one task per bucket)."""
     root = Path(cfg.root)
     src = cand_dir(root, depth - 1 if depth > 0 else INIT)
-    names = sorted(p.name[:-len(".off.npy")] for p in src.glob("f*.off.npy"))
-    if len(names) not in (1, cfg.buckets):  # one from the driver, or one per task
-        raise RuntimeError(f"{src} holds {len(names)} sets of successors, not 1 or "
-                           f"{cfg.buckets}: the level before was not written in full")
+    if depth == 0 or producers is None:
+        producers = 1 if depth == 0 else cfg.buckets
     fps, parents, acts, words = [], [], [], []
-    for name in names:
+    for j in range(producers):
+        name = f"f{j:04d}"
         off = _load(src / f"{name}.off.npy", mmap=False)
         lo, hi = int(off[bucket]), int(off[bucket + 1])
         if hi == lo:
@@ -264,19 +275,21 @@ def _not_in(sorted_set: np.ndarray, fps: np.ndarray) -> np.ndarray:
 
 
 def run_bucket(cfg: ShardConfig, depth: int, bucket: int, expand: bool | None,
-               again: bool = False) -> BucketSummary:
+               again: bool = False, producers: int | None = None) -> BucketSummary:
     """Task ``bucket`` of level ``depth`` (see the module docstring).
 
     ``expand`` is ``None`` to only commit the level (count its new states; a run that
     stops at the level before needs their number), ``False`` to check invariants on
     them without generating successors (``--max-depth``), ``True`` for both.
     ``again`` expands the already committed level ``depth`` once more (a resumed run
-    whose ``--max-depth`` differs from the interrupted one's). Failures are re-raised
+    whose ``--max-depth`` differs from the interrupted one's). ``producers`` says how
+    many wrote the level's transitions (1 when the level before ran in the driver;
+    default: one task per bucket). Failures are re-raised
     carrying their message for the driver (:func:`spark_explore.worker.encode_error`).
     """
     try:
         cpu = time.process_time()
-        out = _run_bucket(cfg, depth, bucket, expand, again)
+        out = _run_bucket(cfg, depth, bucket, expand, again, producers)
         out.cpu = time.process_time() - cpu
         return out
     except Exception as e:  # noqa: BLE001 - everything is reported to the driver
@@ -333,14 +346,14 @@ def link_or_copy(src: Path, dst: Path) -> None:
     os.replace(tmp, dst)
 
 
-def _commit(cfg: ShardConfig, depth: int, bucket: int
+def _commit(cfg: ShardConfig, depth: int, bucket: int, producers: int | None = None
             ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray | None]:
     """De-duplicate the transitions into ``bucket``; write its part of level ``depth``
     and its visited shard."""
     root = Path(cfg.root)
     name = f"b{bucket:04d}"
     seen = load_visited(root, depth - 1, bucket) if depth > 0 else None
-    fps, parents, acts, words = commit_block(_gather(cfg, depth, bucket), seen)
+    fps, parents, acts, words = commit_block(_gather(cfg, depth, bucket, producers), seen)
     lvl = level_dir(root, depth)
     write_array(lvl / f"{name}.fp.npy", fps)
     write_array(lvl / f"{name}.parent.npy", parents)
@@ -429,28 +442,28 @@ def split_by_bucket(block: Block, buckets: int) -> tuple[Block, np.ndarray]:
              None if words is None else words[order]), off)
 
 
-def _run_bucket(cfg: ShardConfig, depth: int, bucket: int, expand: bool | None, again: bool
-                ) -> BucketSummary:
+def _run_bucket(cfg: ShardConfig, depth: int, bucket: int, expand: bool | None, again: bool,
+                producers: int | None) -> BucketSummary:
     if again:
         level = _committed(cfg, depth, bucket)
     else:
-        level = _commit(cfg, depth, bucket)
+        level = _commit(cfg, depth, bucket, producers)
     out, cands = expand_block(cfg, bucket, level, expand)
     if cands is not None:
         write_candidates(Path(cfg.root), depth, bucket, cfg.buckets, *cands)
     return out
 
 
-def run_level_here(cfg: ShardConfig, depth: int, expand: bool | None, again: bool = False
-                   ) -> list[BucketSummary]:
+def run_level_here(cfg: ShardConfig, depth: int, expand: bool | None, again: bool = False,
+                   producers: int | None = None) -> list[BucketSummary]:
     """All of job ``depth`` in this process (the driver, for a small level): every bucket
     is committed as its task would, then the level is expanded as one, as the local
     explorer does (the kernel's fixed cost is paid per batch of the level, not per
     bucket), and its successors are written as the one producer of the level's
-    candidates. Spark tasks of the next level read them as they read their peers'."""
+    candidates. ``producers`` as for :func:`run_bucket`."""
     try:
         cpu = time.process_time()
-        blocks = [(_committed if again else _commit)(cfg, depth, b)
+        blocks = [_committed(cfg, depth, b) if again else _commit(cfg, depth, b, producers)
                   for b in range(cfg.buckets)]
         fps = np.concatenate([b[0] for b in blocks])
         order = np.argsort(fps, kind="stable")  # sorted runs: merged

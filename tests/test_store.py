@@ -127,7 +127,7 @@ def test_shard_commits_against_a_set(tmp_path_factory: pytest.TempPathFactory,
                     want[c] = min(p, want.get(c, p))
             got: dict[int, int] = {}
             for b in range(buckets):
-                f, p, _, _ = shards._commit(cfg, depth, b)
+                f, p, _, _ = shards._commit(cfg, depth, b, producers)
                 assert f.tolist() == sorted(f.tolist())
                 got.update(zip(f.tolist(), p.tolist(), strict=True))
                 base, delta = shards.load_visited(root, depth, b)
@@ -135,6 +135,8 @@ def test_shard_commits_against_a_set(tmp_path_factory: pytest.TempPathFactory,
                 assert base.tolist() == sorted(base.tolist())
                 assert delta.tolist() == sorted(delta.tolist())
             assert got == want
+            if depth:
+                assert shards.producers_of(root, src, buckets) == producers
             seen |= set(want)
             runs = [shards.load_visited(root, depth, b) for b in range(buckets)]
             assert sorted(x for r in runs for a in r for x in a.tolist()) == sorted(seen)
