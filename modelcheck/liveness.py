@@ -49,7 +49,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -59,6 +59,18 @@ from scipy.sparse.csgraph import connected_components
 from .config import CheckConfig
 from .errors import UsageError
 from .explorer import Explorer, Progress
+from .graphstore import (
+    NODE_LIMIT,
+    EdgeStore,
+    FpIndex,
+    GrowArray,
+    any_per_node,
+    csr_order,
+    edge_chunks,
+    parallel_edges,
+    parallel_in_rows,
+    restrict,
+)
 from .kernel import Kernel
 from .library import Library
 from .library import lookup as library_lookup
@@ -141,37 +153,78 @@ def _refusals(spec: Spec, config: CheckConfig, temporal: Sequence[TemporalDecl])
 class StateGraph:
     """The reachable state graph: nodes are states in BFS order (level by level, each
     level sorted by fingerprint), edges the transitions that change the state
-    (self-loops are implicit: every state stutters)."""
+    (self-loops are implicit: every state stutters), in CSR order: by source, then
+    action id. ``dst`` and ``act`` may be memory-mapped files (``--spill-dir``)."""
 
     fps: np.ndarray        # uint64, per node
     initial: np.ndarray    # bool per node
-    src: np.ndarray        # int32 per edge, edges sorted by source
-    dst: np.ndarray        # int32
-    act: np.ndarray        # int16 (int32 past 32,767 instances) action instance id
-    indptr: np.ndarray     # CSR: edges of node i are indptr[i]:indptr[i + 1]
+    dst: np.ndarray        # int32 per edge
+    act: np.ndarray        # uint16 (int32 past 65,536 instances) action instance id
+    indptr: np.ndarray     # CSR: edges of node i are indptr[i]:indptr[i + 1] (int32;
+    #                        int64 past 2**31 - 1 edges)
     preds: dict[str, np.ndarray]  # state predicate values per node
+    #: sorted positions of the edges whose source and target an earlier edge has (two
+    #: actions between the same states): the SCC routine skips them
+    parallel: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    _cyclic: np.ndarray | None = field(default=None, repr=False)
 
     @property
     def n(self) -> int:
         return len(self.fps)
 
     @property
+    def n_edges(self) -> int:
+        return len(self.dst)
+
+    @property
+    def src(self) -> np.ndarray:
+        """The source of every edge (computed: ``int32``, 4 bytes an edge)."""
+        return np.repeat(np.arange(self.n, dtype=np.int32), np.diff(self.indptr))
+
+    def edge_src(self, e: np.ndarray) -> np.ndarray:
+        """The sources of edges ``e``."""
+        return np.searchsorted(self.indptr, e, side="right") - 1
+
+    @property
+    def edge_bytes(self) -> int:
+        """Bytes of the edge arrays (on disk when spilled)."""
+        return int(self.dst.nbytes + self.act.nbytes)
+
+    @property
     def nbytes(self) -> int:
-        return int(self.fps.nbytes + self.initial.nbytes + self.src.nbytes + self.dst.nbytes
-                   + self.act.nbytes + self.indptr.nbytes
+        """Bytes held in memory (memory-mapped edge arrays count as none)."""
+        edges = 0 if isinstance(self.dst, np.memmap) else self.edge_bytes
+        return int(self.fps.nbytes + self.initial.nbytes + edges + self.indptr.nbytes
                    + sum(p.nbytes for p in self.preds.values()))
 
     def enabled(self, cond: FairnessCondition) -> np.ndarray:
         """Per node: the condition's action has a step (an edge to another node)."""
         out = np.zeros(self.n, dtype=bool)
-        out[self.src[self.in_cond(cond)]] = True
+        for u, v, e0, e1 in edge_chunks(self.indptr):
+            if e1 > e0:
+                out[u:v] = any_per_node(self.indptr[u:v + 1] - e0,
+                                        self.in_cond(cond, self.act[e0:e1]))
         return out
 
-    def in_cond(self, cond: FairnessCondition) -> np.ndarray:
-        """Per edge: its action is one of the condition's."""
+    def cyclic(self) -> np.ndarray:
+        """Per node: it lies on a cycle (in a strongly connected component of more than
+        one node). Computed once, by one SCC pass over the whole graph; the analysis of
+        each property may then leave the other nodes out (a cycle within a subgraph
+        lies within one component of the whole graph)."""
+        if self._cyclic is None:
+            indptr, dst = restrict(self.indptr, self.dst, np.ones(self.n, dtype=bool),
+                                   self.parallel)
+            _, lab = strong_components(self.n, indptr, dst)
+            del indptr, dst
+            self._cyclic = np.bincount(lab)[lab] > 1
+        return self._cyclic
+
+    def in_cond(self, cond: FairnessCondition, act: np.ndarray | None = None) -> np.ndarray:
+        """Per edge (of ``act``, default: all): its action is one of the condition's."""
+        a = self.act if act is None else act
         if len(cond.action_ids) == 1:
-            return self.act == cond.action_ids[0]
-        return np.isin(self.act, np.asarray(cond.action_ids, dtype=self.act.dtype))
+            return np.asarray(a == cond.action_ids[0])
+        return np.isin(a, np.asarray(cond.action_ids, dtype=a.dtype))
 
 
 class GraphCollector:
@@ -179,27 +232,45 @@ class GraphCollector:
     predicates ``parts`` (invariant-like declarations) on every stored state.
 
     Nodes are numbered in BFS order (level by level, each level sorted by
-    fingerprint), so a transition's source, a state of the level being expanded, gets
-    its index at once (``int32``); its target keeps its fingerprint until the end (14
-    bytes an edge while exploring: ``int32`` source, ``uint64`` target, ``int16``
-    action)."""
+    fingerprint). A batch's transitions (sources in the level being expanded) are put
+    in CSR order at once (:func:`~modelcheck.graphstore.csr_order`) and held with
+    their target fingerprints (``uint64`` and the action id: 10 bytes an edge) until
+    the next level is known. Then their targets, which lie in that level or an
+    earlier one, are looked up in the indexes of the last three levels (cache-sized
+    :class:`~modelcheck.graphstore.FpIndex`); a target further back is looked up at
+    the end in an index of all states. The resolved edges go to the
+    :class:`~modelcheck.graphstore.EdgeStore` (6 bytes an edge: ``int32`` target,
+    ``uint16`` action; in files under ``spill_dir``)."""
 
-    def __init__(self, spec: Spec, parts: Sequence[Any], batch_size: int) -> None:
+    def __init__(self, spec: Spec, parts: Sequence[Any], batch_size: int,
+                 spill_dir: str | None = None) -> None:
         self.kernel = Kernel(spec, invariants=list(parts), properties=[], check_deadlock=False,
                              symmetry=False)
         self.names = [p.name for p in parts]
         self.batch_size = max(2, batch_size)
-        self._act_type = np.int16 if len(spec.actions) < 1 << 15 else np.int32
+        self.n_act = len(spec.actions)
+        act_type = np.uint16 if self.n_act <= 1 << 16 else np.int32
+        self.edges = EdgeStore(act_type, spill_dir)
         self._fps: list[np.ndarray] = []
         self._bits: list[np.ndarray] = []
+        #: 0, then the out-degree of every node: the CSR offsets once summed up
+        self._deg = GrowArray(np.int32)
+        self._deg.append(np.zeros(1, dtype=np.int32))
+        self._index: dict[int, FpIndex] = {}
         self._n_init = 0
         self._n = 0
         self._level = np.zeros(0, dtype=np.uint64)
         self._offset = 0
-        self._src: list[np.ndarray] = []
-        self._dst: list[np.ndarray] = []
-        self._act: list[np.ndarray] = []
-        self.edge_bytes = 0
+        self._row = 0  # the first row of the level that later batches may hold
+        #: per batch of the level being expanded: target fps, actions (CSR order), rows
+        self._pending: list[tuple[np.ndarray, np.ndarray, int, int]] = []
+        self._far: list[np.ndarray] = []  # target fps not in the last three levels
+        self._parallel: list[np.ndarray] = []
+        self.peak_pending_bytes = 0
+
+    @property
+    def n_edges(self) -> int:
+        return self.edges.n + sum(len(p[0]) for p in self._pending)
 
     def on_level(self, depth: int, fps: np.ndarray, words: np.ndarray) -> None:
         if depth == 0:
@@ -209,99 +280,241 @@ class GraphCollector:
             ex = self.kernel.expand(words[start:start + self.batch_size], expand=False)
             for j, rows in enumerate(ex.invariant_rows):
                 bits[start + rows, j] = False
-        self._level = np.array(fps, dtype=np.uint64)
+        if self._n + len(fps) > NODE_LIMIT:
+            raise LivenessError(f"temporal properties are checked on at most {NODE_LIMIT:,} "
+                                f"states; this spec has more.")
+        self._index[depth] = FpIndex(fps, self._n)
+        self._resolve(depth - 1)
+        self._index.pop(depth - 3, None)
+        self._level = np.asarray(fps, dtype=np.uint64)
         self._offset = self._n
+        self._row = 0
         self._n += len(fps)
         self._fps.append(self._level)
         self._bits.append(bits)
+        self._deg.extend(len(fps))
 
     def on_transitions(self, parents: np.ndarray, acts: np.ndarray,
                        children: np.ndarray) -> None:
         keep = parents != children
-        src = np.searchsorted(self._level, parents[keep]) + self._offset
-        self._src.append(src.astype(np.int32))
-        self._dst.append(children[keep].astype(np.uint64))
-        self._act.append(acts[keep].astype(self._act_type))
-        self.edge_bytes += len(src) * (4 + 8 + np.dtype(self._act_type).itemsize)
+        if not keep.all():
+            parents, acts, children = parents[keep], acts[keep], children[keep]
+        if not len(parents):
+            return
+        # the batch's parents are a run of the (sorted) level: search that run only
+        level = self._level
+        lo = int(np.searchsorted(level, parents.min()))
+        hi = int(np.searchsorted(level, parents.max(), side="right"))
+        assert lo >= self._row, "batches come in level order"
+        rows = np.searchsorted(level[lo:hi], parents)
+        deg, dest = csr_order(rows, acts, hi - lo, self.n_act)
+        base = 1 + self._offset
+        self._deg.view(base + lo, base + hi)[:] += deg
+        self._row = hi
+        c = np.empty(len(children), dtype=np.uint64)
+        c[dest] = children
+        a = np.empty(len(acts), dtype=self.edges.act_type)
+        a[dest] = acts
+        self._pending.append((c, a, lo, hi))
+        held = sum(p[0].nbytes + p[1].nbytes for p in self._pending)
+        self.peak_pending_bytes = max(self.peak_pending_bytes, held)
+
+    def _resolve(self, depth: int) -> None:
+        """Targets of the pending edges (from level ``depth``) to node indices."""
+        window = [self._index[d] for d in (depth + 1, depth, depth - 1) if d in self._index]
+        base = 1 + self._offset  # the level's offset (its sources' degrees from base on)
+        for c, a, lo, hi in self._pending:
+            dst = window[0].find(c) if window else np.full(len(c), -1, dtype=np.int32)
+            miss = np.flatnonzero(dst < 0)
+            for ix in window[1:]:
+                if not len(miss):
+                    break
+                got = ix.find(c[miss])
+                dst[miss] = got
+                miss = miss[got < 0]
+            if len(miss):
+                self._far.append(c[miss])
+            par = parallel_in_rows(self._deg.view(base + lo, base + hi), dst)
+            if len(par):
+                self._parallel.append(par + self.edges.n)
+            self.edges.append(dst, a)
+        self._pending = []
 
     def graph(self) -> StateGraph:
         """The collected graph, with node indices (frees the collected arrays)."""
+        self._resolve(len(self._fps) - 1)
+        self._index = {}
         fps = np.concatenate(self._fps) if self._fps else np.zeros(0, dtype=np.uint64)
         bits = np.concatenate(self._bits) if self._bits else np.zeros((0, len(self.names)), bool)
-        self._fps, self._bits = [], []
+        self._bits = []
         initial = np.zeros(len(fps), dtype=bool)
         initial[:self._n_init] = True
-
-        def cat(parts: list[np.ndarray], dtype: Any) -> np.ndarray:
-            return np.concatenate(parts) if parts else np.zeros(0, dtype=dtype)
-
-        src = cat(self._src, np.int32)
-        self._src = []
-        act = cat(self._act, self._act_type)
-        self._act = []
-        # targets: fingerprints to BFS indices, through the sorted fingerprints and with
-        # sorted queries (searchsorted is cache-friendly on sorted keys)
-        by_fp = np.argsort(fps, kind="stable")
-        sorted_fps = fps[by_fp]
-        dst_fp = cat(self._dst, np.uint64)
-        self._dst = []
-        q = np.argsort(dst_fp)
-        dst = np.empty(len(dst_fp), dtype=np.int32)
-        dst[q] = by_fp[np.searchsorted(sorted_fps, dst_fp[q])]
-        del dst_fp, q, sorted_fps, by_fp
-        if len(src) > 1 and np.any(src[1:] < src[:-1]):
-            order = np.argsort(src, kind="stable")
-            src, dst, act = src[order], dst[order], act[order]
-        indptr = np.zeros(len(fps) + 1, dtype=np.int64)
-        np.cumsum(np.bincount(src, minlength=len(fps)), out=indptr[1:])
+        far = np.concatenate(self._far) if self._far else np.zeros(0, dtype=np.uint64)
+        self._far = []
+        deg = self._deg.finish()
+        self._deg = GrowArray(np.int32)
+        if self.edges.n <= NODE_LIMIT:
+            indptr = deg
+            np.cumsum(deg, out=indptr, dtype=np.int32)  # in place
+        else:
+            indptr = np.cumsum(deg, dtype=np.int64)
+        del deg
+        if len(far):  # targets further back than the level before
+            got = self._find_far(far, fps)
+            assert (got >= 0).all(), "every target is a state"
+            where = self.edges.patch_unknown(lambda where: got)
+            assert len(where) == len(far)
+            par = parallel_edges(np.searchsorted(indptr, where, side="right") - 1, got)
+            self._parallel.append(where[par])
+        dst, act = self.edges.finish()
+        self._fps = []
+        parallel = (np.sort(np.concatenate(self._parallel)) if self._parallel
+                    else np.zeros(0, dtype=np.int64))
+        self._parallel = []
         preds = {name: np.ascontiguousarray(bits[:, j]) for j, name in enumerate(self.names)}
-        return StateGraph(fps, initial, src, dst, act, indptr, preds)
+        return StateGraph(fps, initial, dst, act, indptr, preds, parallel)
+
+    def _find_far(self, far: np.ndarray, fps: np.ndarray) -> np.ndarray:
+        """Nodes of the fingerprints ``far`` (few, usually): each level's sorted
+        fingerprints are searched, the most recent first; past a few searches per
+        state, one index of all states is built instead."""
+        sizes = [len(f) for f in self._fps]
+        if len(far) * len(sizes) > len(fps):
+            return FpIndex(fps).find(far)
+        out = np.full(len(far), -1, dtype=np.int32)
+        rest = np.arange(len(far))
+        end = len(fps)
+        for level in reversed(self._fps):
+            start = end - len(level)
+            if len(rest) and len(level):
+                q = far[rest]
+                pos = np.minimum(np.searchsorted(level, q), len(level) - 1)
+                hit = level[pos] == q
+                out[rest[hit]] = pos[hit] + start
+                rest = rest[~hit]
+            end = start
+        return out
+
+    def close(self) -> None:
+        """Drop what is held (and the spilled edge files)."""
+        self._pending, self._far, self._parallel, self._index = [], [], [], {}
+        self.edges.close()
 
 
 # ------------------------------------------------------------------ fair SCCs
+def strong_components(n: int, indptr: np.ndarray, dst: np.ndarray) -> tuple[int, np.ndarray]:
+    """``(count, label per node)`` of the strongly connected components of the CSR
+    graph, by scipy's compiled routine. The edge arrays are used as they are (``int32``,
+    memory-mapped or not): the matrix's values are one broadcast 1.0, as the routine
+    reads only the structure. No source may list a target twice: scipy's routine (1.17)
+    loops forever on a repeated entry (``restrict`` with ``drop=g.parallel``)."""
+    data = np.broadcast_to(np.float64(1.0), (len(dst),))
+    m = csr_matrix((data, dst, indptr), shape=(n, n), copy=False)
+    ncomp, lab = connected_components(m, directed=True, connection="strong")
+    return int(ncomp), lab
+
+
+def _taken_inside(g: StateGraph, members: np.ndarray, lab_m: np.ndarray, ncomp: int,
+                  conds: Sequence[FairnessCondition]) -> list[np.ndarray]:
+    """Per condition, per component (``lab_m``: the component of each of ``members``,
+    sorted nodes): an edge of the condition's actions lies inside it."""
+    taken = [np.zeros(ncomp, dtype=bool) for _ in conds]
+    if not conds or not len(members):
+        return taken
+    label = np.full(g.n, -1, dtype=np.int32)
+    label[members] = lab_m
+    for i in range(0, len(members), 1 << 19):
+        eidx, esrc = _out_edges(g.indptr, members[i:i + (1 << 19)])
+        ls = label[esrc]
+        inside = ls == label[g.dst[eidx]]
+        if not inside.any():
+            continue
+        a = np.asarray(g.act[eidx[inside]])
+        ls = ls[inside]
+        for t, c in zip(taken, conds):
+            t[ls[g.in_cond(c, a)]] = True
+    return taken
+
+
 def fair_components(g: StateGraph, mask: np.ndarray, conds: Sequence[FairnessCondition],
-                    enabled: Sequence[np.ndarray] | None = None) -> np.ndarray:
+                    enabled: Sequence[np.ndarray] | None = None,
+                    cyclic: np.ndarray | None = None) -> np.ndarray:
     """Per node, the id of the fair SCC (within the nodes of ``mask``) it lies in, or -1:
-    the nodes with id >= 0 are exactly those on fair cycles inside ``mask``."""
+    the nodes with id >= 0 are exactly those on fair cycles inside ``mask`` (a node
+    alone is a cycle: it stutters).
+
+    The SCC routine runs on a compacted copy of the edges within ``mask`` (4 bytes an
+    edge kept), and each refinement round for strong fairness compacts the previous
+    round's. With ``cyclic`` (:meth:`StateGraph.cyclic`: the nodes on cycles of the
+    whole graph) only on the edges among those nodes. A node alone in its component
+    is fair iff no condition's action is enabled there (no step of it can be taken
+    inside); only the components of several nodes are looked at further."""
     en = list(enabled) if enabled is not None else [g.enabled(c) for c in conds]
-    cond_edges = [g.in_cond(c) for c in conds]
-    comp = np.full(g.n, -1, dtype=np.int64)
+    comp = np.full(g.n, -1, dtype=np.int32)
     next_id = 0
+    indptr, dst = g.indptr, g.dst
+    drop: np.ndarray | None = g.parallel
     mask = mask.copy()
     while mask.any():
-        em = mask[g.src] & mask[g.dst]
-        s, d = g.src[em], g.dst[em]
-        m = csr_matrix((np.ones(len(s), dtype=np.int8), (s, d)), shape=(g.n, g.n))
-        ncomp, lab = connected_components(m, directed=True, connection="strong")
+        indptr, dst = restrict(indptr, dst, mask if cyclic is None else mask & cyclic, drop)
+        drop = None
         nodes = np.flatnonzero(mask)
-        lab_nodes = lab[nodes]
-        size = np.bincount(lab_nodes, minlength=ncomp)
-        internal = lab[s] == lab[d]
-        ok = size > 0
-        remove = np.zeros(g.n, dtype=bool)
+        if len(dst):
+            _, lab = strong_components(g.n, indptr, dst)
+            lab_nodes = lab[nodes]
+            del lab
+            multi = np.bincount(lab_nodes)[lab_nodes] > 1
+        else:  # no edge: every node alone
+            lab_nodes = np.zeros(0, dtype=np.int32)
+            multi = np.zeros(len(nodes), dtype=bool)
+        single = nodes[~multi]
+        alone = np.ones(len(single), dtype=bool)
+        for en_c in en:
+            alone &= ~en_c[single]
+        fair_single = single[alone]
+        comp[fair_single] = np.arange(next_id, next_id + len(fair_single), dtype=np.int32)
+        next_id += len(fair_single)
+        members = nodes[multi]
+        if not len(members):
+            break
+        _, lab_m = np.unique(lab_nodes[multi], return_inverse=True)
+        del nodes, lab_nodes, multi
+        ncomp = int(lab_m.max()) + 1
+        size = np.bincount(lab_m, minlength=ncomp)
+        ok = np.ones(ncomp, dtype=bool)
         refine = np.zeros(ncomp, dtype=bool)
-        for c, en_c, ce in zip(conds, en, cond_edges):
-            taken = np.zeros(ncomp, dtype=bool)
-            taken[lab[s[internal & ce[em]]]] = True
-            n_en = np.bincount(lab_nodes, weights=en_c[nodes], minlength=ncomp)
+        remove = np.zeros(len(members), dtype=bool)
+        taken = _taken_inside(g, members, lab_m, ncomp, conds)
+        for c, en_c, tk in zip(conds, en, taken):
+            en_m = en_c[members]
+            n_en = np.bincount(lab_m[en_m], minlength=ncomp)
             if c.kind == "weak":
-                ok &= taken | (n_en < size)
+                ok &= tk | (n_en < size)
             else:
-                fail = ~taken & (n_en > 0)
+                fail = ~tk & (n_en > 0)
                 refine |= fail
-                remove[nodes] |= fail[lab_nodes] & en_c[nodes]
+                remove |= fail[lab_m] & en_m
         fair = ok & ~refine
-        in_fair = fair[lab_nodes]
+        in_fair = fair[lab_m]
         ids = np.cumsum(fair) - 1 + next_id
-        comp[nodes[in_fair]] = ids[lab_nodes[in_fair]]
+        comp[members[in_fair]] = ids[lab_m[in_fair]]
         next_id += int(fair.sum())
-        again = (ok & refine)[lab_nodes] & ~remove[nodes]
+        again = (ok & refine)[lab_m] & ~remove
         mask = np.zeros(g.n, dtype=bool)
-        mask[nodes[again]] = True
+        mask[members[again]] = True
     return comp
 
 
 # ------------------------------------------------------------------ paths
+def _out_edges(indptr: np.ndarray, nodes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(edge indices, their sources)`` of the edges of ``nodes`` (sorted), in CSR order."""
+    starts = indptr[nodes].astype(np.int64)
+    counts = indptr[nodes + 1].astype(np.int64) - starts
+    total = int(counts.sum())
+    eidx = np.repeat(starts - np.cumsum(counts) + counts, counts) + np.arange(total)
+    return eidx, np.repeat(nodes, counts)
+
+
 def _bfs(g: StateGraph, sources: np.ndarray, allowed: np.ndarray, targets: np.ndarray
          ) -> tuple[list[int], list[int]] | None:
     """The shortest path within ``allowed`` from a source to a target: ``(nodes,
@@ -322,16 +535,14 @@ def _bfs(g: StateGraph, sources: np.ndarray, allowed: np.ndarray, targets: np.nd
                 node = int(pred[node])
                 nodes.append(node)
             return nodes[::-1], acts[::-1]
-        starts, ends = g.indptr[frontier], g.indptr[frontier + 1]
-        counts = ends - starts
-        if counts.sum() == 0:
+        eidx, esrc = _out_edges(g.indptr, frontier)
+        if not len(eidx):
             break
-        eidx = np.repeat(starts - np.cumsum(counts) + counts, counts) + np.arange(counts.sum())
         nb = g.dst[eidx]
         ok = allowed[nb] & ~seen[nb]
-        eidx, nb = eidx[ok], nb[ok]
+        eidx, esrc, nb = eidx[ok], esrc[ok], nb[ok]
         uniq, first = np.unique(nb, return_index=True)  # first: the smallest source
-        pred[uniq] = g.src[eidx[first]]
+        pred[uniq] = esrc[first]
         pact[uniq] = g.act[eidx[first]]
         seen[uniq] = True
         frontier = uniq
@@ -340,20 +551,17 @@ def _bfs(g: StateGraph, sources: np.ndarray, allowed: np.ndarray, targets: np.nd
 
 def _reach_back(g: StateGraph, targets: np.ndarray, allowed: np.ndarray) -> np.ndarray:
     """The nodes of ``allowed`` from which a path within ``allowed`` reaches ``targets``."""
-    em = allowed[g.src] & allowed[g.dst]
-    rs, rd = g.dst[em], g.src[em]  # reversed edges
-    order = np.argsort(rs, kind="stable")
-    rs, rd = rs[order], rd[order]
-    indptr = np.searchsorted(rs, np.arange(g.n + 1))
+    indptr, dst = restrict(g.indptr, g.dst, allowed)
+    # reversed edges: the transpose, by scipy's counting sort
+    rev = csr_matrix((np.ones(len(dst), dtype=bool), dst, indptr), shape=(g.n, g.n)).tocsc()
+    del indptr, dst
     seen = targets & allowed
     frontier = np.flatnonzero(seen)
     while len(frontier):
-        starts, ends = indptr[frontier], indptr[frontier + 1]
-        counts = ends - starts
-        if counts.sum() == 0:
+        eidx, _ = _out_edges(rev.indptr, frontier)
+        if not len(eidx):
             break
-        eidx = np.repeat(starts - np.cumsum(counts) + counts, counts) + np.arange(counts.sum())
-        nb = np.unique(rd[eidx])
+        nb = np.unique(rev.indices[eidx])
         nb = nb[~seen[nb]]
         seen[nb] = True
         frontier = nb
@@ -379,16 +587,20 @@ def _cycle(g: StateGraph, comp: np.ndarray, start: int, conds: Sequence[Fairness
     waypoints: list[tuple[int, int, int] | int] = []
     if must_visit is not None and must_visit != start:
         waypoints.append(must_visit)
-    cin = inside[g.src] & inside[g.dst]
+    eidx, esrc = _out_edges(g.indptr, np.flatnonzero(inside))
+    edst = g.dst[eidx]
+    keep = inside[edst]
+    eidx, esrc, edst = eidx[keep], esrc[keep], edst[keep]
+    eact = np.asarray(g.act[eidx])
     for c, en_c in zip(conds, en):
-        steps = np.flatnonzero(cin & g.in_cond(c))
+        steps = np.flatnonzero(g.in_cond(c, eact))
         if c.kind == "weak" and not en_c[start]:
             continue  # disabled at the start of the loop
         if c.kind == "strong" and not (en_c & inside).any():
             continue  # disabled on the whole SCC
         if len(steps):
             e = int(steps[0])
-            waypoints.append((int(g.src[e]), int(g.act[e]), int(g.dst[e])))
+            waypoints.append((int(esrc[e]), int(eact[e]), int(edst[e])))
         else:  # weak, disabled somewhere in the SCC
             waypoints.append(int(np.flatnonzero(inside & ~en_c)[0]))
     nodes: list[int] = []
@@ -423,8 +635,10 @@ def _cycle(g: StateGraph, comp: np.ndarray, start: int, conds: Sequence[Fairness
 
 
 def find_lasso(g: StateGraph, prop: TemporalDecl, conds: Sequence[FairnessCondition],
-               en: Sequence[np.ndarray] | None = None) -> Lasso | None:
-    """A lasso violating ``prop`` under ``conds``, or None if the property holds."""
+               en: Sequence[np.ndarray] | None = None, cyclic: np.ndarray | None = None
+               ) -> Lasso | None:
+    """A lasso violating ``prop`` under ``conds``, or None if the property holds
+    (``cyclic``: see :func:`fair_components`)."""
     en = list(en) if en is not None else [g.enabled(c) for c in conds]
     everything = np.ones(g.n, dtype=bool)
     if prop.form == "leads_to":
@@ -433,7 +647,7 @@ def find_lasso(g: StateGraph, prop: TemporalDecl, conds: Sequence[FairnessCondit
     else:
         p = g.preds[prop.name]
         mask = ~p if prop.form != "eventually_always" else everything
-    comp = fair_components(g, mask, conds, en)
+    comp = fair_components(g, mask, conds, en, cyclic)
     fair = comp >= 0
     if not fair.any():
         return None
@@ -532,28 +746,50 @@ def check_liveness(spec: Spec, config: CheckConfig | None = None, *,
     _refusals(spec, cfg, selected)
     per_prop = [(p, fairness_conditions(spec, p.fairness)) for p in selected]
     parts = [part for p in selected for part in p.parts()]
-    collector = GraphCollector(spec, parts, cfg.batch_size)
-    explorer = Explorer(spec, safety, library=library, progress=progress,
-                        on_transitions=collector.on_transitions, on_level=collector.on_level)
-    res = explorer.run()
-    res.checked["temporal"] = [p.name for p in selected]
-    if res.status != "ok":
-        res.liveness = {"properties": {p.name: "not checked" for p in selected},
-                        "reason": f"the exploration ended with status {res.status}"}
+    collector = GraphCollector(spec, parts, cfg.batch_size, cfg.spill_dir)
+    try:
+        explorer = Explorer(spec, safety, library=library, progress=progress,
+                            on_transitions=collector.on_transitions,
+                            on_level=collector.on_level)
+        res = explorer.run()
+        res.checked["temporal"] = [p.name for p in selected]
+        if res.status != "ok":
+            res.liveness = {"properties": {p.name: "not checked" for p in selected},
+                            "reason": f"the exploration ended with status {res.status}"}
+            return res
+        t0 = time.perf_counter()
+        g = collector.graph()
+        _decide(spec, res, g, per_prop)
+        res.seconds += time.perf_counter() - t0
+        res.liveness = {
+            "properties": res.liveness["properties"], "nodes": g.n, "edges": g.n_edges,
+            "seconds": round(time.perf_counter() - t0, 3),
+            "graph_bytes": g.nbytes, "edge_bytes": g.edge_bytes,
+            "bytes_per_edge": collector.edges.bytes_per_edge,
+            "pending_edge_bytes": collector.peak_pending_bytes,
+            "spilled": collector.edges.spilled,
+        }
         return res
-    t0 = time.perf_counter()
-    collected = collector.edge_bytes
-    g = collector.graph()
+    finally:
+        collector.close()
+
+
+def _decide(spec: Spec, res: Result, g: StateGraph,
+            per_prop: Sequence[tuple[TemporalDecl, list[FairnessCondition]]]) -> None:
+    """Decide each property on ``g`` into ``res``: its verdict, and the first violated
+    one's lasso (states replayed, fairness explained)."""
     kernel = Kernel(spec, invariants=[], properties=[], check_deadlock=False, symmetry=False)
     verdicts: dict[str, str] = {}
     enabled_cache: dict[tuple[int, ...], np.ndarray] = {}
+    # one SCC pass over the whole graph, when it saves more than it costs
+    cyclic = g.cyclic() if len(per_prop) > 1 else None
     for p, conds in per_prop:
         en = []
         for c in conds:
             if c.action_ids not in enabled_cache:
                 enabled_cache[c.action_ids] = g.enabled(c)
             en.append(enabled_cache[c.action_ids])
-        lasso = find_lasso(g, p, conds, en)
+        lasso = find_lasso(g, p, conds, en, cyclic)
         if lasso is None:
             verdicts[p.name] = "holds"
             continue
@@ -573,13 +809,7 @@ def check_liveness(spec: Spec, config: CheckConfig | None = None, *,
         res.violation = Violation(p.name, "liveness", tuple(steps), loop=lasso.loop,
                                   fairness=tuple(why), formula=p.formula)
         res.status = "violation"
-    res.seconds += time.perf_counter() - t0
-    res.liveness = {
-        "properties": verdicts, "nodes": g.n, "edges": len(g.src),
-        "seconds": round(time.perf_counter() - t0, 3),
-        "graph_bytes": g.nbytes, "collected_edge_bytes": collected,
-    }
-    return res
+    res.liveness = {"properties": verdicts}
 
 
 def run_check(spec: Spec, config: CheckConfig, *, progress: Callable[[Progress], None] | None
