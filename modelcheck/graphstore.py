@@ -50,16 +50,20 @@ def _hash(fps: np.ndarray) -> np.ndarray:
     return fps * _MIX  # wraps modulo 2**64
 
 
+_EMPTY = np.uint64(0xFFFFFFFFFFFFFFFF)
+
+
 class FpIndex:
     """Fingerprints ``fps`` (distinct) of nodes ``offset, offset + 1, ...``: which node
     holds a fingerprint.
 
     The hash (a bijection of the fingerprint) is split into its top ``bits`` bits, the
-    bucket, and the rest; an entry packs the rest above the node's row, in one
-    ``uint64`` (rows need ``bits`` bits), and the entries are laid out bucket by
-    bucket. A look-up reads the bucket's start and its first entry (two gathers);
-    one bucket per 0.5-1 fingerprints keeps most buckets at one entry. 8 bytes a
-    fingerprint and 4 a bucket (8-16 bytes a state). Built with one sort."""
+    bucket, and the rest; an entry packs the rest above the node's row in one
+    ``uint64`` (a row needs ``bits`` bits). The first entry of every bucket sits in a
+    table indexed by bucket (all ones when it is empty: no row is all ones), the
+    others bucket by bucket after their buckets' starts. With a bucket per 0.5-1
+    fingerprints, one gather answers most look-ups. 12 bytes a bucket and 8 a further
+    entry: 15-28 bytes a state. Built with one sort."""
 
     def __init__(self, fps: np.ndarray, offset: int = 0) -> None:
         n = len(fps)
@@ -71,49 +75,57 @@ class FpIndex:
         self._low = np.uint64((1 << bits) - 1)
         h = _hash(np.asarray(fps, dtype=np.uint64))
         key = h >> self._shift  # the bucket
-        self.start = np.zeros((1 << bits) + 1, dtype=np.int32)
-        np.cumsum(np.bincount(key.view(np.int64), minlength=1 << bits), out=self.start[1:])
+        b = key.view(np.int64)
+        count = np.bincount(b, minlength=1 << bits)
         # rows in bucket order: one sort of (bucket, row) keys
         key <<= np.uint64(32)
         key |= np.arange(n, dtype=np.uint64)
         key.sort()
+        bucket = (key >> np.uint64(32)).view(np.int64)
         key &= _LOW32
-        # entry: the hash's low 64 - bits bits, then the row; one past the end for an
-        # empty last bucket (all ones: row 2**bits - 1 >= n is no row, never read)
-        self.entries = np.empty(n + 1, dtype=np.uint64)
-        e = self.entries[:n]
-        np.take(h, key.view(np.int64), out=e)
-        e <<= np.uint64(bits)
-        e |= key
-        self.entries[n] = np.uint64(0xFFFFFFFFFFFFFFFF)
-        del h, key
+        # entry: the hash's low 64 - bits bits, then the row
+        entries = np.take(h, key.view(np.int64))
+        del h
+        entries <<= np.uint64(bits)
+        entries |= key
+        del key
+        head = np.ones(n, dtype=bool)  # the first entry of its bucket
+        head[1:] = bucket[1:] != bucket[:-1]
+        self.first = np.full(1 << bits, _EMPTY, dtype=np.uint64)
+        self.first[bucket[head]] = entries[head]
+        del bucket
+        self.more = entries[~head]
+        count -= 1
+        np.maximum(count, 0, out=count)
+        self.start = np.zeros((1 << bits) + 1, dtype=np.int32)
+        np.cumsum(count, out=self.start[1:])
 
     @property
     def nbytes(self) -> int:
-        return int(self.start.nbytes + self.entries.nbytes)
+        return int(self.first.nbytes + self.start.nbytes + self.more.nbytes)
 
     def find(self, q: np.ndarray) -> np.ndarray:
         """The node of each of ``q`` (``int32``; -1 for fingerprints not here)."""
         h = _hash(q)
         b = (h >> self._shift).view(np.int64)
         h <<= np.uint64(self.bits)  # the key's part an entry holds, above the row
-        pos = self.start[b]
-        end = self.start[b + 1]
-        e = self.entries[pos]
-        # the bucket's first entry: a hit when the bucket is not empty and the entry
-        # holds the rest of the hash
+        e = self.first[b]
         hit = (e & ~self._low) == h
-        hit &= pos < end
+        full = e != _EMPTY
+        hit &= full
         row = (e & self._low).view(np.int64)
         out = np.where(hit, row + self.offset, -1).astype(np.int32)
-        pos += 1
-        rows = np.flatnonzero(~hit & (pos < end))
+        rows = np.flatnonzero(full & ~hit)  # look further in the bucket
         if not len(rows):
             return out
-        pos, end = pos[rows], end[rows]
+        b = b[rows]
+        pos = self.start[b]
+        end = self.start[b + 1]
+        more = pos < end
+        rows, pos, end = rows[more], pos[more], end[more]
         hh = h[rows]
         while len(rows):
-            e = self.entries[pos]
+            e = self.more[pos]
             hit = (e & ~self._low) == hh
             out[rows[hit]] = (e[hit] & self._low).view(np.int64) + self.offset
             np.logical_not(hit, out=hit)
@@ -178,35 +190,33 @@ def parallel_edges(rows: np.ndarray, dst: np.ndarray) -> np.ndarray:
     return (out if ok is None else ok[out]).astype(np.int64)
 
 
-def parallel_in_rows(deg: np.ndarray, dst: np.ndarray, short: int = 32) -> np.ndarray:
-    """:func:`parallel_edges` of CSR edges (``deg`` edges a row, in order): each edge
-    is compared with the 1, 2, ... edges before it in its row, for rows of at most
-    ``short`` edges (work: the squared degrees); longer rows are sorted."""
+def parallel_in_rows(deg: np.ndarray, dst: np.ndarray, short: int = 16) -> np.ndarray:
+    """:func:`parallel_edges` of CSR edges (``deg`` edges a row, in order): every edge
+    is compared with the one 1, 2, ... places before it in the array (whole-array
+    comparisons, no gathers), up to ``short`` places; rows of more edges are sorted."""
     m = len(dst)
     if m == 0:
         return np.zeros(0, dtype=np.int64)
-    starts = np.zeros(len(deg), dtype=np.int64)
+    it = np.int32 if m <= NODE_LIMIT else np.int64
+    starts = np.zeros(len(deg), dtype=it)
     np.cumsum(deg[:-1], out=starts[1:])
-    pos = np.arange(m, dtype=np.int64)
+    pos: np.ndarray = np.arange(m, dtype=it)
     pos -= np.repeat(starts, deg)  # place in its row
+    del starts
+    known = dst >= 0 if dst.min() < 0 else None
     dup = np.zeros(m, dtype=bool)
-    long_rows = np.flatnonzero(deg > short)
-    idx = np.flatnonzero(pos >= 1)
-    if len(long_rows):
-        in_long = np.repeat(deg > short, deg)
-        idx = idx[~in_long[idx]]
-    k = 1
-    while len(idx):
-        d = dst[idx]
-        dup[idx[(d == dst[idx - k]) & (d >= 0)]] = True
-        k += 1
-        idx = idx[pos[idx] >= k]
-    out = np.flatnonzero(dup)
-    if len(long_rows):
-        sel = np.flatnonzero(in_long)
+    longest = int(deg.max())
+    for k in range(1, min(longest, short + 1)):
+        eq = dst[k:] == dst[:-k]
+        eq &= pos[k:] >= k
+        if known is not None:
+            eq &= known[k:]
+        dup[k:] |= eq
+    if longest > short + 1:
+        sel = np.flatnonzero(np.repeat(deg > short + 1, deg))
         rows = np.repeat(np.arange(len(deg)), deg)[sel]
-        out = np.union1d(out, sel[parallel_edges(rows, dst[sel])])
-    return out.astype(np.int64)
+        dup[sel[parallel_edges(rows, dst[sel])]] = True
+    return np.flatnonzero(dup)
 
 
 class GrowArray:
@@ -342,10 +352,13 @@ def edge_chunks(indptr: np.ndarray, edges: int = 1 << 21) -> Iterator[tuple[int,
     """``(first node, end node, first edge, end edge)`` of consecutive node ranges
     holding about ``edges`` edges each (at least one node)."""
     n = len(indptr) - 1
+    top = int(np.iinfo(indptr.dtype).max)
     u = 0
     while u < n:
         e0 = int(indptr[u])
-        v = int(np.searchsorted(indptr, e0 + edges, side="right")) - 1
+        # (a key of the array's own type: a Python int would convert the whole array)
+        key = indptr.dtype.type(min(e0 + edges, top))
+        v = int(np.searchsorted(indptr, key, side="right")) - 1
         v = min(n, max(v, u + 1))
         yield u, v, e0, int(indptr[v])
         u = v
@@ -369,14 +382,14 @@ def any_per_node(indptr: np.ndarray, flags: np.ndarray) -> np.ndarray:
     return out
 
 
-def restrict(indptr: np.ndarray, dst: np.ndarray, mask: np.ndarray,
-             drop: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+def restrict(indptr: np.ndarray, dst: np.ndarray, mask: np.ndarray, simple: bool = False
+             ) -> tuple[np.ndarray, np.ndarray]:
     """The subgraph of the nodes in ``mask`` (every node keeps its index; edges
-    leaving or entering the mask are dropped, and the edges at the sorted positions
-    ``drop``): ``(indptr, dst)``. The arrays themselves when nothing is dropped;
-    otherwise ``int32`` copies (``indptr``: ``int64`` past 2**31 - 1 edges)."""
-    no_drop = drop is None or not len(drop)
-    if no_drop and mask.all():
+    leaving or entering the mask are dropped), with ``simple`` without the edges whose
+    source and target an earlier edge has: ``(indptr, dst)``. The arrays themselves
+    when nothing is dropped; otherwise ``int32`` copies (``indptr``: ``int64`` past
+    2**31 - 1 edges)."""
+    if not simple and mask.all():
         return indptr, dst
     n = len(mask)
     m = len(dst)
@@ -390,14 +403,20 @@ def restrict(indptr: np.ndarray, dst: np.ndarray, mask: np.ndarray,
         keep = np.repeat(mask[u:v], np.diff(indptr[u:v + 1]))
         d = dst[e0:e1]
         keep &= mask[d]
-        if not no_drop:
-            assert drop is not None
-            i0, i1 = np.searchsorted(drop, [e0, e1])
-            keep[drop[i0:i1] - e0] = False
+        ends = indptr[u + 1:v + 1] - e0
         c = _before(keep)
+        if simple:
+            kept = np.flatnonzero(keep)
+            deg = np.diff(c[indptr[u:v + 1] - e0])
+            par = parallel_in_rows(deg, d[kept])
+            if len(par):
+                keep[kept[par]] = False
+                c = _before(keep)
         k = int(c[-1])
         sub_dst[done:done + k] = d[keep]
-        sub_indptr[u + 1:v + 1] = c[indptr[u + 1:v + 1] - e0] + done
+        sub_indptr[u + 1:v + 1] = c[ends] + done
         done += k
+    if done == m:  # nothing dropped
+        return indptr, dst
     sub_dst.resize(done, refcheck=False)
     return sub_indptr, sub_dst

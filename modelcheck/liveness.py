@@ -49,7 +49,9 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -63,12 +65,9 @@ from .graphstore import (
     NODE_LIMIT,
     EdgeStore,
     FpIndex,
-    GrowArray,
     any_per_node,
     csr_order,
     edge_chunks,
-    parallel_edges,
-    parallel_in_rows,
     restrict,
 )
 from .kernel import Kernel
@@ -163,9 +162,6 @@ class StateGraph:
     indptr: np.ndarray     # CSR: edges of node i are indptr[i]:indptr[i + 1] (int32;
     #                        int64 past 2**31 - 1 edges)
     preds: dict[str, np.ndarray]  # state predicate values per node
-    #: sorted positions of the edges whose source and target an earlier edge has (two
-    #: actions between the same states): the SCC routine skips them
-    parallel: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
     _cyclic: np.ndarray | None = field(default=None, repr=False)
 
     @property
@@ -180,10 +176,6 @@ class StateGraph:
     def src(self) -> np.ndarray:
         """The source of every edge (computed: ``int32``, 4 bytes an edge)."""
         return np.repeat(np.arange(self.n, dtype=np.int32), np.diff(self.indptr))
-
-    def edge_src(self, e: np.ndarray) -> np.ndarray:
-        """The sources of edges ``e``."""
-        return np.searchsorted(self.indptr, e, side="right") - 1
 
     @property
     def edge_bytes(self) -> int:
@@ -213,7 +205,7 @@ class StateGraph:
         lies within one component of the whole graph)."""
         if self._cyclic is None:
             indptr, dst = restrict(self.indptr, self.dst, np.ones(self.n, dtype=bool),
-                                   self.parallel)
+                                   simple=True)
             _, lab = strong_components(self.n, indptr, dst)
             del indptr, dst
             self._cyclic = np.bincount(lab)[lab] > 1
@@ -232,18 +224,23 @@ class GraphCollector:
     predicates ``parts`` (invariant-like declarations) on every stored state.
 
     Nodes are numbered in BFS order (level by level, each level sorted by
-    fingerprint). A batch's transitions (sources in the level being expanded) are put
-    in CSR order at once (:func:`~modelcheck.graphstore.csr_order`) and held with
-    their target fingerprints (``uint64`` and the action id: 10 bytes an edge) until
-    the next level is known. Then their targets, which lie in that level or an
-    earlier one, are looked up in the indexes of the last three levels (cache-sized
+    fingerprint). The transitions of a level (sources in it) are held as the engine
+    reports them until the next level is known. Then they are put in CSR order
+    (:func:`~modelcheck.graphstore.csr_order`: by source, then action) and their
+    targets, which lie in the next level or an earlier one, are looked up in the
+    indexes of the last three levels (cache-sized
     :class:`~modelcheck.graphstore.FpIndex`); a target further back is looked up at
-    the end in an index of all states. The resolved edges go to the
-    :class:`~modelcheck.graphstore.EdgeStore` (6 bytes an edge: ``int32`` target,
-    ``uint16`` action; in files under ``spill_dir``)."""
+    the end. The resolved edges go to the :class:`~modelcheck.graphstore.EdgeStore`
+    (6 bytes an edge: ``int32`` target, ``uint16`` action; in files under
+    ``spill_dir``). The source of an edge is its place: the CSR offsets (4 bytes a
+    node).
+
+    With ``background`` this work on a level runs in a worker thread while the
+    explorer expands the next level (numpy releases the GIL in it), one level at a
+    time and in level order: the graph is the same."""
 
     def __init__(self, spec: Spec, parts: Sequence[Any], batch_size: int,
-                 spill_dir: str | None = None) -> None:
+                 spill_dir: str | None = None, background: bool = True) -> None:
         self.kernel = Kernel(spec, invariants=list(parts), properties=[], check_deadlock=False,
                              symmetry=False)
         self.names = [p.name for p in parts]
@@ -251,26 +248,28 @@ class GraphCollector:
         self.n_act = len(spec.actions)
         act_type = np.uint16 if self.n_act <= 1 << 16 else np.int32
         self.edges = EdgeStore(act_type, spill_dir)
-        self._fps: list[np.ndarray] = []
+        self._fps: list[np.ndarray] = []  # per level (the explorer's arrays)
         self._bits: list[np.ndarray] = []
-        #: 0, then the out-degree of every node: the CSR offsets once summed up
-        self._deg = GrowArray(np.int32)
-        self._deg.append(np.zeros(1, dtype=np.int32))
+        self._deg: list[np.ndarray] = []  # per level: the out-degree of every node
         self._index: dict[int, FpIndex] = {}
         self._n_init = 0
         self._n = 0
-        self._level = np.zeros(0, dtype=np.uint64)
-        self._offset = 0
-        self._row = 0  # the first row of the level that later batches may hold
-        #: per batch of the level being expanded: target fps, actions (CSR order), rows
-        self._pending: list[tuple[np.ndarray, np.ndarray, int, int]] = []
+        #: the transitions of the level being expanded, as the engine reports them
+        self._raw: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+        self._raw_bytes = 0
         self._far: list[np.ndarray] = []  # target fps not in the last three levels
-        self._parallel: list[np.ndarray] = []
         self.peak_pending_bytes = 0
+        self._worker = (ThreadPoolExecutor(1, thread_name_prefix="liveness-graph")
+                        if background else None)
+        self._job: Future[None] | None = None
+        self._job_bytes = 0  # held by the transitions the job works on
 
-    @property
-    def n_edges(self) -> int:
-        return self.edges.n + sum(len(p[0]) for p in self._pending)
+    def _wait(self) -> None:
+        """Wait for the background job (and raise what it raised)."""
+        job, self._job = self._job, None
+        if job is not None:
+            job.result()
+        self._job_bytes = 0
 
     def on_level(self, depth: int, fps: np.ndarray, words: np.ndarray) -> None:
         if depth == 0:
@@ -283,66 +282,83 @@ class GraphCollector:
         if self._n + len(fps) > NODE_LIMIT:
             raise LivenessError(f"temporal properties are checked on at most {NODE_LIMIT:,} "
                                 f"states; this spec has more.")
-        self._index[depth] = FpIndex(fps, self._n)
-        self._resolve(depth - 1)
-        self._index.pop(depth - 3, None)
-        self._level = np.asarray(fps, dtype=np.uint64)
-        self._offset = self._n
-        self._row = 0
+        self._wait()
+        level = np.asarray(fps, dtype=np.uint64)
+        raw, self._raw = self._raw, []
+        self._job_bytes, self._raw_bytes = self._raw_bytes, 0
+        job = partial(self._level_job, depth, level, self._n, raw)
+        if self._worker is None:
+            job()
+        else:
+            self._job = self._worker.submit(job)
         self._n += len(fps)
-        self._fps.append(self._level)
+        self._fps.append(level)
         self._bits.append(bits)
-        self._deg.extend(len(fps))
 
     def on_transitions(self, parents: np.ndarray, acts: np.ndarray,
                        children: np.ndarray) -> None:
-        keep = parents != children
-        if not keep.all():
-            parents, acts, children = parents[keep], acts[keep], children[keep]
-        if not len(parents):
-            return
-        # the batch's parents are a run of the (sorted) level: search that run only
-        level = self._level
-        lo = int(np.searchsorted(level, parents.min()))
-        hi = int(np.searchsorted(level, parents.max(), side="right"))
-        assert lo >= self._row, "batches come in level order"
-        rows = np.searchsorted(level[lo:hi], parents)
-        deg, dest = csr_order(rows, acts, hi - lo, self.n_act)
-        base = 1 + self._offset
-        self._deg.view(base + lo, base + hi)[:] += deg
-        self._row = hi
-        c = np.empty(len(children), dtype=np.uint64)
-        c[dest] = children
-        a = np.empty(len(acts), dtype=self.edges.act_type)
-        a[dest] = acts
-        self._pending.append((c, a, lo, hi))
-        held = sum(p[0].nbytes + p[1].nbytes for p in self._pending)
-        self.peak_pending_bytes = max(self.peak_pending_bytes, held)
+        acts = acts.astype(self.edges.act_type)
+        self._raw.append((parents, acts, children))
+        self._raw_bytes += parents.nbytes + acts.nbytes + children.nbytes
+        self.peak_pending_bytes = max(self.peak_pending_bytes,
+                                      self._raw_bytes + self._job_bytes)
 
-    def _resolve(self, depth: int) -> None:
-        """Targets of the pending edges (from level ``depth``) to node indices."""
+    def _level_job(self, depth: int, fps: np.ndarray, offset: int,
+                   raw: list[tuple[np.ndarray, np.ndarray, np.ndarray]]) -> None:
+        """Index level ``depth`` (nodes from ``offset`` on) and store the transitions
+        ``raw`` of the level before (the background job)."""
+        self._index[depth] = FpIndex(fps, offset)
+        if depth > 0:
+            self._store(depth - 1, raw)
+        self._index.pop(depth - 3, None)
+
+    def _store(self, depth: int, raw: list[tuple[np.ndarray, np.ndarray, np.ndarray]]
+               ) -> None:
+        """The transitions ``raw`` of level ``depth``, batch by batch, in CSR order with
+        their targets' node indices, to the edge store (and the sources' degrees)."""
+        level = self._fps[depth]
+        deg = np.zeros(len(level), dtype=np.int32)
         window = [self._index[d] for d in (depth + 1, depth, depth - 1) if d in self._index]
-        base = 1 + self._offset  # the level's offset (its sources' degrees from base on)
-        for c, a, lo, hi in self._pending:
-            dst = window[0].find(c) if window else np.full(len(c), -1, dtype=np.int32)
-            miss = np.flatnonzero(dst < 0)
+        row = 0  # the first row of the level that later batches may hold
+        for parents, acts, children in raw:
+            keep = parents != children
+            if not keep.all():
+                parents, acts, children = parents[keep], acts[keep], children[keep]
+            if not len(parents):
+                continue
+            # the batch's parents are a run of the (sorted) level: search that run only
+            lo = int(np.searchsorted(level, parents.min()))
+            hi = int(np.searchsorted(level, parents.max(), side="right"))
+            assert lo >= row, "batches come in level order"
+            row = hi
+            rows = np.searchsorted(level[lo:hi], parents)
+            d, dest = csr_order(rows, acts, hi - lo, self.n_act)
+            deg[lo:hi] += d
+            found = window[0].find(children)
+            miss = np.flatnonzero(found < 0)
             for ix in window[1:]:
                 if not len(miss):
                     break
-                got = ix.find(c[miss])
-                dst[miss] = got
+                got = ix.find(children[miss])
+                found[miss] = got
                 miss = miss[got < 0]
-            if len(miss):
-                self._far.append(c[miss])
-            par = parallel_in_rows(self._deg.view(base + lo, base + hi), dst)
-            if len(par):
-                self._parallel.append(par + self.edges.n)
-            self.edges.append(dst, a)
-        self._pending = []
+            dst = np.empty(len(found), dtype=np.int32)
+            dst[dest] = found
+            act = np.empty(len(acts), dtype=self.edges.act_type)
+            act[dest] = acts
+            if len(miss):  # in CSR order, the order in which they are patched at the end
+                self._far.append(children[miss[np.argsort(dest[miss])]])
+            self.edges.append(dst, act)
+        self._deg.append(deg)
 
     def graph(self) -> StateGraph:
         """The collected graph, with node indices (frees the collected arrays)."""
-        self._resolve(len(self._fps) - 1)
+        self._wait()
+        self._shutdown()
+        raw, self._raw = self._raw, []
+        if self._fps:
+            self._store(len(self._fps) - 1, raw)
+        del raw
         self._index = {}
         fps = np.concatenate(self._fps) if self._fps else np.zeros(0, dtype=np.uint64)
         bits = np.concatenate(self._bits) if self._bits else np.zeros((0, len(self.names)), bool)
@@ -351,28 +367,21 @@ class GraphCollector:
         initial[:self._n_init] = True
         far = np.concatenate(self._far) if self._far else np.zeros(0, dtype=np.uint64)
         self._far = []
-        deg = self._deg.finish()
-        self._deg = GrowArray(np.int32)
-        if self.edges.n <= NODE_LIMIT:
-            indptr = deg
-            np.cumsum(deg, out=indptr, dtype=np.int32)  # in place
-        else:
-            indptr = np.cumsum(deg, dtype=np.int64)
-        del deg
+        indptr = np.zeros(len(fps) + 1, dtype=np.int32 if self.edges.n <= NODE_LIMIT
+                          else np.int64)
+        if self._deg:
+            np.concatenate(self._deg, out=indptr[1:], casting="same_kind")
+            np.cumsum(indptr, out=indptr, dtype=indptr.dtype)  # in place
+        self._deg = []
         if len(far):  # targets further back than the level before
             got = self._find_far(far, fps)
             assert (got >= 0).all(), "every target is a state"
             where = self.edges.patch_unknown(lambda where: got)
             assert len(where) == len(far)
-            par = parallel_edges(np.searchsorted(indptr, where, side="right") - 1, got)
-            self._parallel.append(where[par])
         dst, act = self.edges.finish()
         self._fps = []
-        parallel = (np.sort(np.concatenate(self._parallel)) if self._parallel
-                    else np.zeros(0, dtype=np.int64))
-        self._parallel = []
         preds = {name: np.ascontiguousarray(bits[:, j]) for j, name in enumerate(self.names)}
-        return StateGraph(fps, initial, dst, act, indptr, preds, parallel)
+        return StateGraph(fps, initial, dst, act, indptr, preds)
 
     def _find_far(self, far: np.ndarray, fps: np.ndarray) -> np.ndarray:
         """Nodes of the fingerprints ``far`` (few, usually): each level's sorted
@@ -395,10 +404,22 @@ class GraphCollector:
             end = start
         return out
 
+    def _shutdown(self) -> None:
+        if self._worker is not None:
+            self._worker.shutdown(wait=True)
+            self._worker = None
+
     def close(self) -> None:
         """Drop what is held (and the spilled edge files)."""
-        self._pending, self._far, self._parallel, self._index = [], [], [], {}
-        self.edges.close()
+        try:
+            self._wait()
+        except Exception:  # noqa: BLE001 - closing after a failure: what failed is known
+            pass
+        finally:
+            self._job = None
+            self._shutdown()
+            self._raw, self._far, self._index = [], [], {}
+            self.edges.close()
 
 
 # ------------------------------------------------------------------ fair SCCs
@@ -407,7 +428,7 @@ def strong_components(n: int, indptr: np.ndarray, dst: np.ndarray) -> tuple[int,
     graph, by scipy's compiled routine. The edge arrays are used as they are (``int32``,
     memory-mapped or not): the matrix's values are one broadcast 1.0, as the routine
     reads only the structure. No source may list a target twice: scipy's routine (1.17)
-    loops forever on a repeated entry (``restrict`` with ``drop=g.parallel``)."""
+    loops forever on a repeated entry (``restrict(..., simple=True)`` leaves them out)."""
     data = np.broadcast_to(np.float64(1.0), (len(dst),))
     m = csr_matrix((data, dst, indptr), shape=(n, n), copy=False)
     ncomp, lab = connected_components(m, directed=True, connection="strong")
@@ -453,11 +474,11 @@ def fair_components(g: StateGraph, mask: np.ndarray, conds: Sequence[FairnessCon
     comp = np.full(g.n, -1, dtype=np.int32)
     next_id = 0
     indptr, dst = g.indptr, g.dst
-    drop: np.ndarray | None = g.parallel
+    simple = True  # (compacted copies stay so)
     mask = mask.copy()
     while mask.any():
-        indptr, dst = restrict(indptr, dst, mask if cyclic is None else mask & cyclic, drop)
-        drop = None
+        indptr, dst = restrict(indptr, dst, mask if cyclic is None else mask & cyclic, simple)
+        simple = False
         nodes = np.flatnonzero(mask)
         if len(dst):
             _, lab = strong_components(g.n, indptr, dst)
