@@ -198,6 +198,30 @@ class StateGraph:
                                         self.in_cond(cond, self.act[e0:e1]))
         return out
 
+    def enabled_all(self, conds: Sequence[FairnessCondition]) -> list[np.ndarray]:
+        """:meth:`enabled` of each of ``conds``, 64 at a time in one pass over the
+        edges (a bit per condition in a per-action table)."""
+        out: list[np.ndarray] = []
+        for i in range(0, len(conds), 64):
+            part = conds[i:i + 64]
+            top = max(max(c.action_ids) for c in part) + 1  # larger ids: no condition
+            lut = np.zeros(top + 1, dtype=np.uint64)
+            for j, c in enumerate(part):
+                lut[list(c.action_ids)] |= np.uint64(1 << j)
+            bits = np.zeros(self.n, dtype=np.uint64)
+            for u, v, e0, e1 in edge_chunks(self.indptr):
+                if e1 == e0:
+                    continue
+                a = self.act[e0:e1]
+                if top <= np.iinfo(a.dtype).max:
+                    a = np.minimum(a, a.dtype.type(top))
+                per_edge = lut[a]
+                nz = np.flatnonzero(self.indptr[u + 1:v + 1] > self.indptr[u:v])
+                bits[u + nz] = np.bitwise_or.reduceat(per_edge, self.indptr[u + nz] - e0)
+            out.extend(((bits >> np.uint64(j)) & np.uint64(1)).astype(bool)
+                       for j in range(len(part)))
+        return out
+
     def cyclic(self) -> np.ndarray:
         """Per node: it lies on a cycle (in a strongly connected component of more than
         one node). Computed once, by one SCC pass over the whole graph; the analysis of
@@ -541,9 +565,13 @@ def _bfs(g: StateGraph, sources: np.ndarray, allowed: np.ndarray, targets: np.nd
     """The shortest path within ``allowed`` from a source to a target: ``(nodes,
     actions)`` (``actions[i]`` leads from ``nodes[i]`` to ``nodes[i + 1]``); among equal
     lengths the smallest node indices win (deterministic). None if no target is reachable."""
+    if not (targets & allowed).any():
+        return None
     seen = np.zeros(g.n, dtype=bool)
     pred = np.full(g.n, -1, dtype=np.int64)
     pact = np.full(g.n, -1, dtype=np.int64)
+    none = np.iinfo(np.int64).max
+    first = np.full(g.n, none, dtype=np.int64)  # per node reached: its first edge's place
     frontier = np.flatnonzero(sources & allowed)
     seen[frontier] = True
     while len(frontier):
@@ -562,11 +590,16 @@ def _bfs(g: StateGraph, sources: np.ndarray, allowed: np.ndarray, targets: np.nd
         nb = g.dst[eidx]
         ok = allowed[nb] & ~seen[nb]
         eidx, esrc, nb = eidx[ok], esrc[ok], nb[ok]
-        uniq, first = np.unique(nb, return_index=True)  # first: the smallest source
-        pred[uniq] = esrc[first]
-        pact[uniq] = g.act[eidx[first]]
-        seen[uniq] = True
-        frontier = uniq
+        # each new node by its first edge (sources in order): the smallest source
+        place = np.arange(len(nb))
+        np.minimum.at(first, nb, place)
+        win = np.flatnonzero(first[nb] == place)
+        new = nb[win]
+        first[new] = none
+        pred[new] = esrc[win]
+        pact[new] = g.act[eidx[win]]
+        seen[new] = True
+        frontier = np.sort(new)
     return None
 
 
@@ -577,15 +610,20 @@ def _reach_back(g: StateGraph, targets: np.ndarray, allowed: np.ndarray) -> np.n
     rev = csr_matrix((np.ones(len(dst), dtype=bool), dst, indptr), shape=(g.n, g.n)).tocsc()
     del indptr, dst
     seen = targets & allowed
+    stamp = np.zeros(g.n, dtype=np.int64)
     frontier = np.flatnonzero(seen)
     while len(frontier):
         eidx, _ = _out_edges(rev.indptr, frontier)
         if not len(eidx):
             break
-        nb = np.unique(rev.indices[eidx])
+        nb = rev.indices[eidx]
         nb = nb[~seen[nb]]
+        # one of each node: the one whose place was written last
+        place = np.arange(len(nb))
+        stamp[nb] = place
+        nb = nb[stamp[nb] == place]
         seen[nb] = True
-        frontier = nb
+        frontier = np.sort(nb)
     return seen
 
 
@@ -801,15 +839,12 @@ def _decide(spec: Spec, res: Result, g: StateGraph,
     one's lasso (states replayed, fairness explained)."""
     kernel = Kernel(spec, invariants=[], properties=[], check_deadlock=False, symmetry=False)
     verdicts: dict[str, str] = {}
-    enabled_cache: dict[tuple[int, ...], np.ndarray] = {}
     # one SCC pass over the whole graph, when it saves more than it costs
     cyclic = g.cyclic() if len(per_prop) > 1 else None
+    distinct = list({c.action_ids: c for _, conds in per_prop for c in conds}.values())
+    enabled_cache = dict(zip((c.action_ids for c in distinct), g.enabled_all(distinct)))
     for p, conds in per_prop:
-        en = []
-        for c in conds:
-            if c.action_ids not in enabled_cache:
-                enabled_cache[c.action_ids] = g.enabled(c)
-            en.append(enabled_cache[c.action_ids])
+        en = [enabled_cache[c.action_ids] for c in conds]
         lasso = find_lasso(g, p, conds, en, cyclic)
         if lasso is None:
             verdicts[p.name] = "holds"

@@ -24,7 +24,7 @@ from modelcheck.graphstore import (
     restrict,
 )
 from modelcheck.liveness import GraphCollector, StateGraph, fair_components
-from modelcheck.temporal import always_eventually, fairness_conditions
+from modelcheck.temporal import FairnessCondition, always_eventually, fairness_conditions
 from tests.livespec import live_spec
 
 U64 = st.integers(0, 2**64 - 1)
@@ -225,6 +225,24 @@ def test_whole_graph_cycles_restrict_each_property_to_the_same_fair_components()
             assert len(np.unique(cut[plain == c])) == 1
     r = check_liveness(spec)
     assert r.liveness["properties"] == {"Zero": "violated", "Nine": "violated"}
+    col.close()
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(live_spec())
+def test_enabled_of_all_conditions_at_once_is_each_alone(cls):
+    spec = cls()
+    g, _, _, col = _collect(spec, 3)
+    n_act = len(spec.actions)
+    # and more than 64 conditions (two passes), some of several actions
+    many = [FairnessCondition("weak", f"A{i}", "A", tuple(sorted({i % n_act, i * 7 % n_act})))
+            for i in range(70)]
+    conds = [*fairness_conditions(spec), *many]
+    for got, c in zip(g.enabled_all(conds), conds, strict=True):
+        src = g.src
+        want = np.zeros(g.n, dtype=bool)
+        want[src[np.isin(g.act, c.action_ids)]] = True
+        assert np.array_equal(got, want) and np.array_equal(g.enabled(c), want)
     col.close()
 
 
