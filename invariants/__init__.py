@@ -48,6 +48,7 @@ from .lifecycle import (
 from .liveness import (
     controlled_shutdown_completes,
     dead_broker_eventually_fenced,
+    eventually_stays_unfenced,
     eventually_unfenced,
     registration_resolves,
 )
@@ -87,6 +88,7 @@ __all__ = [
     "controlled_shutdown_completes",
     "registration_resolves",
     "dead_broker_eventually_fenced",
+    "eventually_stays_unfenced",
     "published_is_committed_prefix",
     "aborted_never_visible",
     "catch_up_before_publish",
@@ -124,11 +126,12 @@ _CATALOG: dict[str, Callable[[], PredicateDecl]] = {
     "LeaderInIsr": leader_in_isr,
     "IsrHoldsCommitted": isr_holds_committed,
     "CommittedNotLost": committed_not_lost,
-    # temporal properties (leads-to, about broker 1): checked by the liveness checker
+    # temporal properties (leads-to and <>[], about broker 1): checked by the liveness checker
     "EventuallyUnfenced": eventually_unfenced,
     "ControlledShutdownCompletes": controlled_shutdown_completes,
     "RegistrationResolves": registration_resolves,
     "DeadBrokerEventuallyFenced": dead_broker_eventually_fenced,
+    "EventuallyStaysUnfenced": eventually_stays_unfenced,
     "PublishedIsCommittedPrefix": published_is_committed_prefix,
     "AbortedNeverVisible": aborted_never_visible,
     "CatchUpBeforePublish": catch_up_before_publish,

@@ -6,7 +6,7 @@ from typing import Any
 
 from modelcheck.errors import SpecEvaluationError
 
-__all__ = ["ids_of", "enum_value"]
+__all__ = ["ids_of", "enum_value", "has_enum_value"]
 
 
 def ids_of(spec: Any, var: str) -> range:
@@ -31,3 +31,12 @@ def enum_value(spec: Any, var: str, label: str) -> int:
             f"variable {var!r} of spec {spec.name} has no enum member {label!r}"
         )
     return cell.labels.index(label)
+
+
+def has_enum_value(spec: Any, var: str, label: str) -> bool:
+    """Whether variable ``var`` is an enum with member ``label``."""
+    info = spec.layout.vars.get(var)
+    if info is None:
+        return False
+    cell = spec.layout.cells[info.first_cell]
+    return cell.labels is not None and label in cell.labels

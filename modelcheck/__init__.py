@@ -59,8 +59,8 @@ from .expr import (
 )
 from .liveness import check_liveness
 from .result import EXIT_CODES, ActionCoverage, LevelStats, Result, TraceStep, Violation
-from .spec import Spec, action, action_property, constraint, invariant
-from .temporal import always_eventually, eventually, eventually_always, leads_to
+from .spec import Spec, action, action_constraint, action_property, constraint, invariant
+from .temporal import always_eventually, angle, changed, eventually, eventually_always, leads_to
 from .trace import (
     Trace,
     TraceFileError,
@@ -77,8 +77,8 @@ __version__ = "0.1.0"
 __all__ = [
     "Spec", "Const", "Ids", "Bool", "Int", "Enum", "Array", "SetOf", "Ref",
     "Record", "Seq", "Bag",
-    "action", "invariant", "action_property", "constraint",
-    "eventually", "always_eventually", "eventually_always", "leads_to",
+    "action", "invariant", "action_property", "constraint", "action_constraint",
+    "eventually", "always_eventually", "eventually_always", "leads_to", "angle", "changed",
     "where", "any_of", "all_of", "implies", "has", "with_", "without", "count",
     "not_", "choose", "sum_of", "max_of", "min_of", "count_of", "excluding", "BOOLEAN",
     "functions", "init_product",

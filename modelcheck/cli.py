@@ -11,13 +11,15 @@ import json
 import signal
 import sys
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any, NoReturn
 
 import click
 
 from .budget import SAFE_SHARE, format_size, parse_size
 from .checkpoint import has_checkpoint
-from .cli_trace import graph, trace
+from .cli_explore import explore
+from .cli_trace import const_option, graph, trace
 from .config import CheckConfig
 from .errors import ModelcheckError, UsageError
 from .explorer import Explorer, Progress
@@ -32,7 +34,8 @@ from .spec import Spec
 from .temporal import fairness_conditions
 from .trace.runrecord import RunRecorder
 
-__all__ = ["main", "cli", "bind_spec", "print_error", "check_options", "simulate"]
+__all__ = ["main", "cli", "bind_spec", "print_error", "check_options", "simulate",
+           "simulate_options", "SimOptions", "sim_progress_printer"]
 
 EXIT_HELP = """\b
 Exit codes:
@@ -109,10 +112,6 @@ def cli() -> None:
     """Explicit-state model checker for TLA+-style specs written in Python."""
 
 
-const_option = click.option(
-    "--const", "consts", multiple=True, metavar="K=V",
-    help="Override a constant of the spec, e.g. --const N=3 (repeatable).",
-)
 format_option = click.option(
     "--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True,
     help="Report format; json prints one object on stdout.",
@@ -308,7 +307,8 @@ class Weight(click.ParamType):
         return name.strip(), weight
 
 
-def _sim_progress_printer(enabled: bool) -> Callable[[SimProgress], None] | None:
+def sim_progress_printer(enabled: bool) -> Callable[[SimProgress], None] | None:
+    """A progress callback of a simulation printing one line on stderr (or None)."""
     if not enabled:
         return None
 
@@ -320,34 +320,113 @@ def _sim_progress_printer(enabled: bool) -> Callable[[SimProgress], None] | None
     return show
 
 
+@dataclass(frozen=True)
+class SimOptions:
+    """The simulation options of a command, as given (see :func:`simulate_options`)."""
+
+    seed: int
+    runs: int | None
+    depth: int | None
+    time_limit: float | None
+    weights: tuple[tuple[str, float], ...]
+    no_shrink: bool
+    shrink_states: int
+    #: the parameters given on the command line (not defaults), check options included
+    given: frozenset[str]
+
+    #: the options of a simulation, by parameter name
+    NAMES = ("seed", "runs", "depth", "time_limit", "weights", "no_shrink", "shrink_states")
+
+    def resolve(self, config: CheckConfig, command: str = "simulate"
+                ) -> tuple[CheckConfig, SimConfig]:
+        """The check and simulation configurations these options and ``config`` (the
+        check options) give; contradictions and check options that do not apply to a
+        simulation are a :class:`~modelcheck.errors.UsageError` naming them."""
+        refused = sorted(self.given & {"checkpoint_dir", "resume", "max_states"})
+        if refused:
+            names = ", ".join(option_name(n) for n in refused)
+            raise UsageError(f"{command} does not take {names}: a simulation keeps no "
+                             "levels (bound it with --runs, --time and --depth).")
+        depth = self.depth
+        if depth is not None and "max_depth" in self.given and depth != config.max_depth:
+            raise UsageError("--depth and --max-depth are the same bound; give one.")
+        if depth is not None:
+            config = config.replace(max_depth=depth)
+        elif config.max_depth is None:
+            config = config.replace(max_depth=100)
+        try:
+            sim = SimConfig(seed=self.seed, runs=self.runs,
+                            time_limit=self.time_limit if self.time_limit is not None
+                            or self.runs else 60.0,
+                            weights=self.weights,
+                            walks_per_batch=config.batch_size if "batch_size" in self.given
+                            else 2048,
+                            shrink=not self.no_shrink, shrink_states=self.shrink_states)
+        except ValueError as e:
+            raise UsageError(str(e)) from None
+        return config, sim
+
+
+def option_name(param: str) -> str:
+    """The command-line spelling of parameter ``param`` (``time_limit``: ``--time``)."""
+    return {"time_limit": "--time", "invariants": "--invariant",
+            "consts": "--const"}.get(param, "--" + param.replace("_", "-"))
+
+
+def simulate_options(f: Callable[..., Any]) -> Callable[..., Any]:
+    """The options of a random simulation, shared by ``simulate`` and ``spark
+    --simulate``: ``--seed``, ``--runs``, ``--depth``, ``--time``, ``--weights``,
+    ``--no-shrink``, ``--shrink-states``. The command receives them as one
+    ``sim_options`` (:class:`SimOptions`), which it resolves against the check options
+    (:meth:`SimOptions.resolve`), so it must also take :func:`check_options`."""
+
+    @functools.wraps(f)
+    def command(*args: Any, seed: int, runs: int | None, depth: int | None,
+                time_limit: float | None, weights: tuple[tuple[str, float], ...],
+                no_shrink: bool, shrink_states: int, **kwargs: Any) -> Any:
+        ctx = click.get_current_context()
+        given = frozenset(n for n, _ in ctx.params.items()
+                          if ctx.get_parameter_source(n) not in (
+                              click.core.ParameterSource.DEFAULT, None))
+        opts = SimOptions(seed, runs, depth, time_limit, weights, no_shrink, shrink_states,
+                          given)
+        return f(*args, sim_options=opts, **kwargs)
+
+    options = [
+        click.option("--seed", type=click.IntRange(0, (1 << 64) - 1), default=0,
+                     show_default=True,
+                     help="The run's seed: the same seed gives the same walks and result "
+                          "everywhere."),
+        click.option("--runs", type=click.IntRange(min=1), default=None,
+                     help="Walks to run (default: until --time)."),
+        click.option("--depth", type=click.IntRange(min=0), default=None,
+                     help="Steps per walk at most (default 100; TLC's -depth counts "
+                          "states, one more). Same as --max-depth."),
+        click.option("--time", "time_limit", type=click.FloatRange(min=0, min_open=True),
+                     default=None, help="Seconds to run at most (default 60 without --runs)."),
+        click.option("--weights", "weights", type=Weight(), multiple=True,
+                     help="Weight of each transition of an action, e.g. Crash=0.1 "
+                          "(repeatable; default 1, 0 never picks it)."),
+        click.option("--no-shrink", is_flag=True, help="Show the counterexample as found."),
+        click.option("--shrink-states", type=click.IntRange(min=0), default=200_000,
+                     show_default=True,
+                     help="States the shrinker's bounded BFS may store (0: no BFS)."),
+    ]
+    for opt in reversed(options):
+        command = opt(command)
+    return command
+
+
 @cli.command(epilog=SIMULATE_EXIT_HELP)
 @click.argument("spec")
 @const_option
 @check_options
-@click.option("--seed", type=click.IntRange(0, (1 << 64) - 1), default=0, show_default=True,
-              help="The run's seed: the same seed gives the same walks and result "
-                   "everywhere.")
-@click.option("--runs", type=click.IntRange(min=1), default=None,
-              help="Walks to run (default: until --time).")
-@click.option("--depth", type=click.IntRange(min=0), default=None,
-              help="Steps per walk at most (default 100; TLC's -depth counts states, "
-                   "one more). Same as --max-depth.")
-@click.option("--time", "time_limit", type=click.FloatRange(min=0, min_open=True),
-              default=None, help="Seconds to run at most (default 60 without --runs).")
-@click.option("--weights", "weights", type=Weight(), multiple=True,
-              help="Weight of each transition of an action, e.g. Crash=0.1 (repeatable; "
-                   "default 1, 0 never picks it).")
-@click.option("--no-shrink", is_flag=True, help="Show the counterexample as found.")
-@click.option("--shrink-states", type=click.IntRange(min=0), default=200_000,
-              show_default=True,
-              help="States the shrinker's bounded BFS may store (0: no BFS).")
+@simulate_options
 @format_option
 @click.option("--quiet", "-q", is_flag=True, help="No progress lines on stderr.")
 @record_options
-def simulate(spec: str, consts: tuple[str, ...], config: CheckConfig, seed: int,
-             runs: int | None, depth: int | None, time_limit: float | None,
-             weights: tuple[tuple[str, float], ...], no_shrink: bool, shrink_states: int,
-             fmt: str, quiet: bool, out_dir: str | None = None,
+def simulate(spec: str, consts: tuple[str, ...], config: CheckConfig,
+             sim_options: SimOptions, fmt: str, quiet: bool, out_dir: str | None = None,
              trace_out: str | None = None) -> None:
     """Random walks through SPEC from seeded random numbers, checking its properties at
     every step (TLC's -simulate); a counterexample is shrunk before it is shown.
@@ -358,36 +437,14 @@ def simulate(spec: str, consts: tuple[str, ...], config: CheckConfig, seed: int,
     to the shrinker's BFS (walks never use symmetry).
     """
     with Interrupts():
-        ctx = click.get_current_context()
         try:
-            explicit = {n for n in ("checkpoint_dir", "resume", "max_states", "max_depth",
-                                    "batch_size")
-                        if ctx.get_parameter_source(n) not in (
-                            click.core.ParameterSource.DEFAULT, None)}
-            refused = sorted(explicit & {"checkpoint_dir", "resume", "max_states"})
-            if refused:
-                names = ", ".join("--" + n.replace("_", "-") for n in refused)
-                raise UsageError(f"simulate does not take {names}: a simulation keeps no "
-                                 "levels (bound it with --runs, --time and --depth).")
-            if depth is not None and "max_depth" in explicit and depth != config.max_depth:
-                raise UsageError("--depth and --max-depth are the same bound; give one.")
-            if depth is not None:
-                config = config.replace(max_depth=depth)
-            elif config.max_depth is None:
-                config = config.replace(max_depth=100)
-            sim = SimConfig(seed=seed, runs=runs,
-                            time_limit=time_limit if time_limit is not None or runs
-                            else 60.0,
-                            weights=weights,
-                            walks_per_batch=config.batch_size if "batch_size" in explicit
-                            else 2048,
-                            shrink=not no_shrink, shrink_states=shrink_states)
+            config, sim = sim_options.resolve(config, "simulate")
             recorder = prepare_recorder(spec, out_dir, trace_out)
             bound = bind_spec(spec, consts)
             simulator = Simulator(bound, config, sim,
-                                  progress=_sim_progress_printer(not quiet))
+                                  progress=sim_progress_printer(not quiet))
             if not quiet:
-                click.echo(f"Simulating {bound!r} from seed {seed}: "
+                click.echo(f"Simulating {bound!r} from seed {sim.seed}: "
                            f"{len(bound.actions)} action instances, walks of at most "
                            f"{simulator.sim.depth} steps.", err=True)
             result = simulator.run()
@@ -457,11 +514,13 @@ def inspect(spec: str, consts: tuple[str, ...], fmt: str) -> None:
         "properties": [{"name": p.name, "doc": p.doc, "defined": p.where}
                        for p in bound.properties],
         "temporal": [{"name": p.name, "form": getattr(p, "formula", ""), "doc": p.doc,
+                      "steps": getattr(p, "steps", False),
                       "fairness": [c.name for c in fairness_conditions(
                           bound, getattr(p, "fairness", None))],
                       "defined": p.where} for p in bound.temporal],
         "fairness": [c.name for c in fairness_conditions(bound)],
         "constraints": [p.name for p in bound.constraints],
+        "action_constraints": [p.name for p in bound.action_constraints],
         "check_deadlock": bound.check_deadlock,
     }
     if fmt == "json":
@@ -487,11 +546,14 @@ def inspect(spec: str, consts: tuple[str, ...], fmt: str) -> None:
         out.append("Temporal properties:")
         for p in info["temporal"]:
             fair = ", ".join(p["fairness"]) or "none"
-            out.append(f"  {p['name']} ({p['form']}): {p['doc']}  [fairness: {fair}]")
+            form = p["form"] + ("; A a formula of steps (s, t)" if p["steps"] else "")
+            out.append(f"  {p['name']} ({form}): {p['doc']}  [fairness: {fair}]")
     if info["fairness"]:
         out.append("Fairness: " + ", ".join(info["fairness"]))
     if info["constraints"]:
         out.append("State constraints: " + ", ".join(info["constraints"]))
+    if info["action_constraints"]:
+        out.append("Action constraints: " + ", ".join(info["action_constraints"]))
     out.append(f"Deadlock check: {'on' if info['check_deadlock'] else 'off'}")
     click.echo("\n".join(out))
 
@@ -543,6 +605,7 @@ class _LazyCommand(click.Command):
 
 cli.add_command(trace)
 cli.add_command(graph)
+cli.add_command(explore)
 
 
 def main() -> None:

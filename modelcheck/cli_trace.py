@@ -15,7 +15,7 @@ expression or option. ``trace replay``: 0 the trace is a behaviour of the spec,
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from functools import partial
 from typing import Any
 
@@ -32,7 +32,7 @@ from .trace.render import Styles, format_value, render_trace
 from .trace.replay import replay, trace_cells
 from .trace.runrecord import atomic_write
 
-__all__ = ["trace", "graph"]
+__all__ = ["trace", "graph", "const_option", "bind_recorded", "fit_trace"]
 
 TRACE_EXIT_HELP = """\b
 Exit codes:
@@ -62,7 +62,7 @@ Exit codes:
   2  usage or spec error, more reachable states than --max-states, or
      --output cannot be written"""
 
-_const_option = click.option(
+const_option = click.option(
     "--const", "consts", multiple=True, metavar="K=V",
     help="Override a constant of the spec, e.g. --const N=3 (repeatable).",
 )
@@ -105,13 +105,15 @@ def _load(file: str, spec_target: str | None = None, consts: tuple[str, ...] = (
     """Load the trace in ``file``; with ``spec_target``, check that it fits that spec."""
     t = load_trace(file)
     if spec_target is not None:
-        _fits(file, _bind_for_trace(spec_target, t, consts), t)
+        fit_trace(file, bind_recorded(spec_target, t.constants, consts), t)
     elif consts:
         raise UsageError("--const needs --spec: constants belong to a spec.")
     return t
 
 
-def _fits(file: str, spec: Spec, t: Trace) -> list[list[int]]:
+def fit_trace(file: str, spec: Spec, t: Trace) -> list[list[int]]:
+    """The cells of every state of trace ``t`` (read from ``file``) in ``spec``; raises
+    :class:`TraceMismatchError` naming the file when the trace does not fit the spec."""
     try:
         return trace_cells(spec, t)
     except TraceMismatchError as e:
@@ -121,7 +123,7 @@ def _fits(file: str, spec: Spec, t: Trace) -> list[list[int]]:
 @trace.command(epilog=SHOW_EXIT_HELP)
 @click.argument("file")
 @_spec_option
-@_const_option
+@const_option
 @click.option("--full", is_flag=True, help="Print every state in full, not only the changes.")
 @click.option("--vars", "var_list", metavar="A,B", default=None,
               help="Only these variables (comma-separated).")
@@ -153,7 +155,7 @@ def _select_vars(t: Trace, var_list: str | None) -> list[str] | None:
 @trace.command("replay", epilog=REPLAY_EXIT_HELP)
 @click.argument("spec")
 @click.argument("file")
-@_const_option
+@const_option
 @_color_option
 def replay_cmd(spec: str, file: str, consts: tuple[str, ...], color: bool | None) -> None:
     """Check that the trace in FILE is a behaviour of SPEC: its first state is initial and
@@ -163,11 +165,11 @@ def replay_cmd(spec: str, file: str, consts: tuple[str, ...], color: bool | None
     Constants default to those recorded in the trace; --const overrides them.
     """
     t = load_trace(file)
-    bound = _bind_for_trace(spec, t, consts)
+    bound = bind_recorded(spec, t.constants, consts)
     if t.spec and t.spec != bound.name:
         click.echo(f"note: the trace was recorded from {t.spec}; replaying it against "
                    f"{bound.name}.", err=True)
-    _fits(file, bound, t)
+    fit_trace(file, bound, t)
     rep = replay(bound, t)
     echo = _echo(color)
     st = _styles()
@@ -182,22 +184,26 @@ def replay_cmd(spec: str, file: str, consts: tuple[str, ...], color: bool | None
         echo(f"note: {note}")
 
 
-def _bind_for_trace(target: str, t: Trace, consts: tuple[str, ...]) -> Spec:
+def bind_recorded(target: str, recorded: Mapping[str, Any], consts: tuple[str, ...],
+                  where: str = "the trace") -> Spec:
+    """Bind the spec ``target`` with the constants ``recorded`` in a trace or run record
+    (``where`` names it), overridden by ``--const``; recorded constants the spec does not
+    have are ignored with a note on stderr."""
     cls = load_spec_class(target)
     known = {name: c.default for name, c in cls._consts.items()}
     values: dict[str, Any] = {}
-    ignored = [k for k in t.constants if k not in known]
-    for k, v in t.constants.items():
+    ignored = [k for k in recorded if k not in known]
+    for k, v in recorded.items():
         if k in known:
             values[k] = v
     if ignored:
-        click.echo(f"note: ignoring constant(s) {', '.join(ignored)} recorded in the trace: "
+        click.echo(f"note: ignoring constant(s) {', '.join(ignored)} recorded in {where}: "
                    f"not constants of {cls.__name__}.", err=True)
     values.update(parse_consts(consts, known))
     try:
         return cls(**values)
     except ConstantError as e:
-        raise ConstantError(f"{e} (constants from the trace's metadata, overridden by "
+        raise ConstantError(f"{e} (constants from {where}'s metadata, overridden by "
                             "--const)") from None
 
 
@@ -221,7 +227,7 @@ class ByteSize(click.ParamType):
 @click.argument("file")
 @click.argument("expr")
 @_spec_option
-@_const_option
+@const_option
 @click.option("--timeout", type=click.FloatRange(min=0, min_open=True),
               default=DEFAULT_LIMITS.seconds, show_default=True, metavar="SECONDS",
               help="Stop (exit 2) when evaluating the whole trace takes longer.")
@@ -244,7 +250,7 @@ def eval_cmd(file: str, expr: str, spec_target: str | None, consts: tuple[str, .
 
 @click.command("graph", epilog=GRAPH_EXIT_HELP)
 @click.argument("spec")
-@_const_option
+@const_option
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default=None,
               help="Output format [default: from the --output suffix, else dot].")
 @click.option("--output", "-o", required=True, metavar="FILE",

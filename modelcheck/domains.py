@@ -247,6 +247,15 @@ class Type:
     def describe(self) -> str:
         raise NotImplementedError
 
+    def parts(self) -> tuple[Type, ...]:
+        """The declared types this one is built of (elements, fields), for checks that
+        walk a variable's type when its spec is defined."""
+        return ()
+
+
+def _type_parts(*elems: Any) -> tuple[Type, ...]:
+    return tuple(e for e in elems if isinstance(e, Type))
+
 
 class ValueKindError(ValueError):
     """A trace value has the wrong kind or shape for its type (a list for a boolean).
@@ -676,6 +685,9 @@ class SetOf(Type):
     def describe(self) -> str:
         return f"SUBSET {_elem_text(self.elem)}"
 
+    def parts(self) -> tuple[Type, ...]:
+        return _type_parts(self.elem)
+
 
 class Record(Type):
     """A record ``[f1: T1, f2: T2]``: ``Record(clock=Int(0, 3), kind=Enum(Kind))``.
@@ -698,6 +710,9 @@ class Record(Type):
 
     def describe(self) -> str:
         return "[" + ", ".join(f"{k}: {_elem_text(v)}" for k, v in self.fields.items()) + "]"
+
+    def parts(self) -> tuple[Type, ...]:
+        return _type_parts(*self.fields.values())
 
 
 class Seq(Type):
@@ -731,6 +746,9 @@ class Seq(Type):
 
     def describe(self) -> str:
         return f"Seq({_elem_text(self.elem)}, {self.capacity!r})"
+
+    def parts(self) -> tuple[Type, ...]:
+        return _type_parts(self.elem)
 
 
 class Bag(Type):
@@ -770,6 +788,9 @@ class Bag(Type):
     def describe(self) -> str:
         return f"Bag({_elem_text(self.elem)}, {self.max_count!r})"
 
+    def parts(self) -> tuple[Type, ...]:
+        return _type_parts(self.elem)
+
 
 class Array(Type):
     """A function from an index set to an element type: ``[Brokers -> 0..MaxLog]``.
@@ -801,6 +822,9 @@ class Array(Type):
 
     def describe(self) -> str:
         return f"[{self.index.name} -> {self.elem.describe()}]"
+
+    def parts(self) -> tuple[Type, ...]:
+        return _type_parts(self.elem)
 
 
 class BoundBool(ScalarType):

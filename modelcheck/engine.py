@@ -18,19 +18,28 @@ partitions.
    others it violates listed as ``also_violated``) or a spec error. Nothing of the
    level is expanded and its successors are not counted.
 2. *Expansion* (only when phase 1 found nothing). Every state is expanded: actions,
-   action properties on every transition, the state constraints on successors and
-   the invariants on successors outside them. If evaluating any of these raises, the
-   error at the first state in fingerprint order is reported. Otherwise, in this
-   order: a deadlock (the smallest deadlocked state; trace of ``d + 1`` states), an
-   invariant violated by a successor outside the state constraints, then an action
-   property violated by a transition (both: the smallest transition by target
-   fingerprint, then parent fingerprint, then action id; trace of ``d + 2``
-   states). These finish the level first: its new states are counted.
+   action properties and action constraints on every transition, the state
+   constraints on successors and the invariants on successors outside the model. If
+   evaluating any of these raises, the error at the first state in fingerprint
+   order is reported. Otherwise, in this order: a deadlock (the smallest deadlocked
+   state; trace of ``d + 1`` states), an invariant violated by a successor outside
+   the model, then an action property violated by a transition (both: the smallest
+   transition by target fingerprint, then parent fingerprint, then action id; trace
+   of ``d + 2`` states). These finish the level first: its new states are counted.
 
 **State constraints** follow TLC's ``CONSTRAINT``: a successor outside them is
 checked against the invariants but never stored, counted or expanded; an initial
 state outside them likewise; a state whose successors are all outside them is not
 a deadlock (deadlock means no enabled action).
+
+**Action constraints** follow TLC's ``ACTION_CONSTRAINT`` (a successor is in the
+model when ``isInModel(s') && isInActions(s, s')``): a transition that violates one
+is not taken. Its successor is checked against the invariants and the transition
+against the action properties, but the successor is not stored through it (another
+transition may still reach and store it); the transition counts as enabled, so it
+never makes a deadlock. Initial states have no transition and are not subject to
+them. A successor *outside the model* is one outside the state constraints or
+reached by such a transition.
 
 Seams for tools built on the engine: ``on_transitions`` of :class:`LevelExpansion`
 sees every transition into a stored state (the state graph, for liveness and graph
@@ -425,10 +434,12 @@ def rebuild_trace(kernel: Kernel, fps: list[int] | tuple[int, ...],
     """Replay the spec along a path of fingerprints, returning full states and actions.
 
     At each step the successor with the wanted (canonical) fingerprint is taken,
-    the first in action order, so the trace is a real behaviour even under
-    symmetry reduction. ``last = (property, fp)`` appends one more step: the first
-    transition to ``fp`` (that violates the action property, if one is given). The
-    first state may be an initial state outside the state constraints.
+    the first in action order whose transition satisfies the action constraints (the
+    explorer stored it through one), so the trace is a real behaviour of the model
+    even under symmetry reduction. ``last = (property, fp)`` appends one more step:
+    the first transition to ``fp`` (that violates the action property, if one is
+    given), which may be one the action constraints exclude. The first state may be
+    an initial state outside the state constraints.
     """
     layout = kernel.layout
     cur: list[int] | None = None
@@ -442,15 +453,23 @@ def rebuild_trace(kernel: Kernel, fps: list[int] | tuple[int, ...],
     targets: list[tuple[PredicateDecl | None, int]] = [(None, f) for f in fps[1:]]
     if last is not None:
         targets.append(last)
-    for prop, fp in targets:
-        found = None
+    stored = len(fps) - 1  # the steps to stored states (the rest: ``last``)
+    for i, (prop, fp) in enumerate(targets):
+        found = excluded = None
         for inst, nxt in kernel.successors(cur):
             if kernel.fingerprint(nxt) != fp:
                 continue
             if prop is not None and prop not in kernel.check_properties(cur, nxt):
                 continue
+            if i < stored and kernel.action_constraints and \
+                    not kernel.satisfies_action_constraints(cur, nxt):
+                # (only an action constraint that symmetry does not preserve leaves
+                # no other: then this step stands)
+                excluded = excluded or (inst, nxt)
+                continue
             found = (inst, nxt)
             break
+        found = found or excluded
         if found is None:  # pragma: no cover - would be an engine bug
             raise RuntimeError(f"trace rebuild: no successor has fingerprint {fp:#x}")
         inst, cur = found

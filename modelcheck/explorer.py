@@ -155,7 +155,8 @@ class Explorer:
                               len(self.layout.cells), self.layout.n_words,
                               len(self.kernel.actions), self.layout.exact,
                               3 + (self.kernel.symmetry is not None)
-                              + bool(self.kernel.constraints))
+                              + bool(self.kernel.constraints
+                                     or self.kernel.action_constraints))
         levels = LevelStore(self.config.spill_dir)
         ckpt = self._checkpoint()
         try:

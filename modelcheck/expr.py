@@ -84,6 +84,12 @@ def bool_hint(value: Any) -> str:
 
 def _bool(x: Any, what: str) -> Any:
     """``x`` as a numpy boolean (scalar or column), or a spec error saying why not."""
+    t = type(x)
+    if t is np.ndarray:
+        if x.dtype == np.bool_:
+            return x
+    elif t is np.bool_:
+        return x
     if isinstance(x, (bool, np.bool_)):
         return np.bool_(x)
     if isinstance(x, np.ndarray) and x.dtype == np.bool_:
@@ -122,8 +128,14 @@ def where(cond: Any, a: Any, b: Any) -> Any:
 
 
 # ---------------------------------------------------------- domains and sets
+# domains that are plain iterables of elements (index sets, literals): the common case
+_PLAIN = frozenset({range, tuple, list, frozenset, set})
+
+
 def _pairs(domain: Any) -> list[tuple[Any, Any]]:
     """``(element, in_set)`` pairs of a domain; ``in_set`` is None for plain iterables."""
+    if type(domain) in _PLAIN:
+        return [(x, None) for x in domain]
     if isinstance(domain, Value) and not isinstance(domain, SetValue):
         raise SpecEvaluationError(
             f"a quantifier or fold ranges over a {domain.type.describe()} value, which is no "

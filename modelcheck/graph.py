@@ -13,8 +13,11 @@ Node attributes: ``label`` (the state, one variable per line), ``initial``,
 text; a JSON object in the JSON format). Edge attributes: ``action``, ``params``
 (``b=1, c=2``), ``label`` (``Register(b=1)``, as every output labels a step:
 :func:`~modelcheck.trace.render.action_label`), ``violates`` (violated action
-properties). Attribute values are strings, booleans or integers so that every
-format can hold them.
+properties). A node outside the state constraints, or reached only by transitions
+that violate an action constraint, is drawn but not expanded and has
+``constrained``; such a transition has ``constrained`` too (dashed in DOT).
+Attribute values are strings, booleans or integers so that every format can hold
+them.
 """
 
 from __future__ import annotations
@@ -63,10 +66,15 @@ def build_graph(spec: Spec, *, max_states: int = 10_000,
     g.graph.update(spec=spec.name, constants=json.dumps(dict(spec.constants)),
                    variables=",".join(layout.vars))
     queue: deque[tuple[int, list[int], int]] = deque()
+    queued: set[int] = set()  # reached by a transition of the model (or initial)
 
-    def add(cells: list[int], depth: int, initial: bool) -> int:
+    def add(cells: list[int], depth: int, initial: bool, in_model: bool = True) -> int:
         fp = kernel.fingerprint(cells)
         if fp in g:
+            if in_model and fp not in queued:  # reached before only outside the model
+                queued.add(fp)
+                g.nodes[fp]["depth"] = depth
+                queue.append((fp, cells, depth))
             return fp
         if g.number_of_nodes() >= max_states:
             raise GraphTooLarge(
@@ -78,7 +86,9 @@ def build_graph(spec: Spec, *, max_states: int = 10_000,
         g.add_node(fp, label=state_label(layout, cells), initial=initial, violates=",".join(bad),
                    depth=depth, fp=f"{fp:#x}",
                    state=json.dumps(json_value(layout.values_from_cells(cells)), sort_keys=False))
-        queue.append((fp, cells, depth))
+        if in_model:
+            queued.add(fp)
+            queue.append((fp, cells, depth))
         if progress is not None:
             progress(g.number_of_nodes())
         return fp
@@ -91,12 +101,16 @@ def build_graph(spec: Spec, *, max_states: int = 10_000,
             g.nodes[fp]["constrained"] = True
             continue
         for inst, nxt in kernel.successors(cells):
-            nfp = add(nxt, depth + 1, False)
+            allowed = kernel.satisfies_action_constraints(cells, nxt)
+            nfp = add(nxt, depth + 1, False, allowed)
             props = [p.name for p in kernel.check_properties(cells, nxt)]
             params = ", ".join(f"{k}={v}" for k, v in inst.params)
             label = action_label(inst.name, dict(inst.params))
             g.add_edge(fp, nfp, key=label, action=inst.name, params=params, label=label,
-                       violates=",".join(props))
+                       violates=",".join(props), **({} if allowed else {"constrained": True}))
+    for fp in g:
+        if fp not in queued:
+            g.nodes[fp]["constrained"] = True
     return g
 
 
@@ -125,6 +139,8 @@ def to_dot(g: nx.MultiDiGraph) -> str:
         attrs = [f"label={_dot_id(str(a.get('label', '')))}"]
         if a.get("violates"):
             attrs += ['color="red"', 'fontcolor="red"']
+        if a.get("constrained"):
+            attrs.append("style=dashed")
         lines.append(f"  {_dot_id(str(u))} -> {_dot_id(str(v))} [{', '.join(attrs)}];")
     lines.append("}")
     return "\n".join(lines) + "\n"

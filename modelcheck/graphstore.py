@@ -382,14 +382,15 @@ def any_per_node(indptr: np.ndarray, flags: np.ndarray) -> np.ndarray:
     return out
 
 
-def restrict(indptr: np.ndarray, dst: np.ndarray, mask: np.ndarray, simple: bool = False
-             ) -> tuple[np.ndarray, np.ndarray]:
+def restrict(indptr: np.ndarray, dst: np.ndarray, mask: np.ndarray, simple: bool = False,
+             edges: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """The subgraph of the nodes in ``mask`` (every node keeps its index; edges
-    leaving or entering the mask are dropped), with ``simple`` without the edges whose
-    source and target an earlier edge has: ``(indptr, dst)``. The arrays themselves
-    when nothing is dropped; otherwise ``int32`` copies (``indptr``: ``int64`` past
-    2**31 - 1 edges)."""
-    if not simple and mask.all():
+    leaving or entering the mask are dropped) and, with ``edges`` (a flag per edge),
+    of the edges it marks; with ``simple`` without the edges whose source and target
+    an earlier kept edge has: ``(indptr, dst)``. The arrays themselves when nothing
+    is dropped; otherwise ``int32`` copies (``indptr``: ``int64`` past 2**31 - 1
+    edges)."""
+    if not simple and edges is None and mask.all():
         return indptr, dst
     n = len(mask)
     m = len(dst)
@@ -403,6 +404,8 @@ def restrict(indptr: np.ndarray, dst: np.ndarray, mask: np.ndarray, simple: bool
         keep = np.repeat(mask[u:v], np.diff(indptr[u:v + 1]))
         d = dst[e0:e1]
         keep &= mask[d]
+        if edges is not None:
+            keep &= edges[e0:e1]
         ends = indptr[u + 1:v + 1] - e0
         c = _before(keep)
         if simple:

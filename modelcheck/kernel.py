@@ -7,7 +7,7 @@ backend drive), trace replay and the state-graph export all call it.
 * :meth:`Kernel.successors` evaluates one state with numpy scalars: used to
   replay traces, rebuild counterexamples, pinpoint errors and expand a single
   state (:meth:`Kernel.successors_checked` adds the action properties and the
-  state constraints).
+  state and action constraints).
 * :meth:`Kernel.expand` evaluates a batch of packed states as numpy columns:
   invariants on the batch, every action instance's guard and assignments, action
   properties on every enabled transition, deadlocks. Successor fingerprints are
@@ -76,9 +76,12 @@ class Expansion:
     #: into successors outside the state constraints that violate it (TLC checks the
     #: invariants on such successors, but never stores or expands them)
     outside_hits: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = field(default_factory=list)
-    #: enabled transitions into successors outside the state constraints (not in
-    #: ``child_*``)
+    #: enabled transitions into successors outside the state constraints, or that
+    #: violate an action constraint (not in ``child_*``)
     outside: int = 0
+    #: with ``constrain=False`` and action constraints: per successor of ``child_*``,
+    #: whether its transition satisfies every action constraint (else None)
+    action_ok: np.ndarray | None = None
 
     @property
     def generated(self) -> int:
@@ -105,6 +108,7 @@ class Kernel:
         self.invariants = tuple(spec.invariants if invariants is None else invariants)
         self.properties = tuple(spec.properties if properties is None else properties)
         self.constraints = tuple(spec.constraints)
+        self.action_constraints = tuple(spec.action_constraints)
         self.check_deadlock = spec.check_deadlock if check_deadlock is None else check_deadlock
         self._bool_cells = self.layout.bool_cells
         sets = spec.symmetry_sets() if symmetry else {}
@@ -266,6 +270,11 @@ class Kernel:
     def satisfies_constraints(self, cells: Sequence[int]) -> bool:
         return all(self._eval_pred_scalar(p, cells, None) for p in self.constraints)
 
+    def satisfies_action_constraints(self, cells: Sequence[int], nxt: Sequence[int]) -> bool:
+        """Whether the transition from ``cells`` to ``nxt`` satisfies every action
+        constraint (TLC's ``ACTION_CONSTRAINT``)."""
+        return all(self._eval_pred_scalar(p, cells, nxt) for p in self.action_constraints)
+
     def _eval_pred_scalar(self, p: PredicateDecl, cells: Sequence[int],
                           nxt: Sequence[int] | None) -> bool:
         s = self.scalar_view(cells)
@@ -292,12 +301,15 @@ class Kernel:
         violates an invariant (the level engine's rule: the level ends with that
         violation, whatever the successors are).
 
-        Successors outside the state constraints (TLC's ``CONSTRAINT``) are checked
-        against the invariants (``outside_hits``) and left out of ``child_*``; they
-        still count as enabled transitions, so a state whose only successors are
-        outside the constraints is not a deadlock. With ``constrain=False`` every
+        Successors outside the state constraints (TLC's ``CONSTRAINT``), and those of
+        transitions that violate an action constraint (TLC's ``ACTION_CONSTRAINT``,
+        evaluated on every enabled transition, before symmetry reduction), are
+        checked against the invariants (``outside_hits``) and left out of
+        ``child_*``; they still count as enabled transitions, so a state whose only
+        successors are excluded is not a deadlock. With ``constrain=False`` every
         successor is in ``child_*`` and the constraints are left to the caller
-        (simulation: a walk stops *at* a state outside them, as TLC's does).
+        (simulation: a walk stops *at* a state outside them, as TLC's does), with
+        ``action_ok`` saying which transitions satisfy the action constraints.
         """
         n = len(words)
         if n == 1:
@@ -318,7 +330,8 @@ class Kernel:
                              empty_i.astype(np.int32), fired, empty_i,
                              [_no_hits() for _ in self.properties],
                              [_no_hits() for _ in self.invariants])
-        acc = _Accumulator(n, len(self.actions), self.check_deadlock, len(self.properties))
+        acc = _Accumulator(n, len(self.actions), self.check_deadlock, len(self.properties),
+                           bool(self.action_constraints))
         stutter = [self._stutter_verdict(p, s) for p in self.properties]
         fam_state: FamilyState | None = None
         for fi, fam in enumerate(self._families):
@@ -349,11 +362,16 @@ class Kernel:
             ca = np.concatenate(acc.action_ids)
         else:
             cw, cf, cp, ca = empty_w, np.zeros(0, dtype=_U64), empty_i, empty_i.astype(np.int32)
+        ok = None
+        if acc.action_ok is not None:
+            ok = np.concatenate(acc.action_ok) if acc.action_ok else np.zeros(0, dtype=bool)
         prop_hits = [_cat_hits(h) for h in hits]
         outside_hits = [_no_hits() for _ in self.invariants]
         outside = 0
-        if self.constraints and constrain and len(cw):
-            keep = self.in_model_rows(cw)
+        if (self.constraints or ok is not None) and constrain and len(cw):
+            keep = self.in_model_rows(cw) if self.constraints else np.ones(len(cw), dtype=bool)
+            if ok is not None:
+                keep &= ok
             if not keep.all():
                 out = np.flatnonzero(~keep)
                 outside = len(out)
@@ -366,7 +384,7 @@ class Kernel:
                         outside_hits[j] = (cp[sel], ca[sel], cf[sel])
                 cw, cf, cp, ca = cw[keep], cf[keep], cp[keep], ca[keep]
         return Expansion(n, inv_rows, cw, cf, cp, ca, fired, deadlocks, prop_hits,
-                         outside_hits, outside)
+                         outside_hits, outside, None if constrain else ok)
 
     def _family_chunk(self, fi: int, fam: _Family, n: int) -> int:
         """Instances of family ``fam`` per family call on ``n`` states (< 2: none)."""
@@ -420,9 +438,17 @@ class Kernel:
                     delta = (np.asarray(vr, dtype=np.int64)
                              - old_r.astype(np.int64)).astype(_U64)
                     child[:, layout.word_of[ci]] += delta * layout.mult[ci]
+            ok = None
+            if self.action_constraints:
+                # on the successor itself, before symmetry reduction, as the properties
+                ok = np.ones(m, dtype=bool)
+                pre_v = _SubView(s, rows, {}).view(layout, m)
+                post_v = _SubView(s, rows, post).view(layout, m)
+                for p in self.action_constraints:
+                    ok[self._pred_rows(p, pre_v, post_v, words, rows, inst)] = False
             child, fps = self.canonical(child)
             ids = np.full(m, inst.id, dtype=np.int32)
-            acc.add(child, fps, rows, ids)
+            acc.add(child, fps, rows, ids, ok)
             if self.properties:
                 pre_sub = _SubView(s, rows, {})
                 post_sub = _SubView(s, rows, post)
@@ -487,12 +513,16 @@ class Kernel:
         rows = np.concatenate([p.rows for p in parts])
         ids = np.concatenate([p.ids for p in parts])
         bad = [np.concatenate([p.bad[j] for p in parts]) for j in range(len(self.properties))]
+        ok = None
+        if self.action_constraints:
+            ok = np.concatenate([p.ok for p in parts if p.ok is not None])
         if len(parts) > 1:
             # instance by instance (parameters, then branch), states in order within each
             order = np.argsort(ids.astype(np.int64) * n + rows, kind="stable")
             child, fps, rows, ids = child[order], fps[order], rows[order], ids[order]
             bad = [b[order] for b in bad]
-        acc.add(child, fps, rows, ids)
+            ok = None if ok is None else ok[order]
+        acc.add(child, fps, rows, ids, ok)
         for j, b in enumerate(bad):
             sel = np.flatnonzero(b)
             if len(sel):
@@ -517,7 +547,8 @@ class Kernel:
         if m == 0:
             empty = np.zeros(0, dtype=bool)
             return _FamilyPart(bi, fired, enabled, words[:0], np.zeros(0, dtype=_U64), rows,
-                               inst.astype(np.int32), [empty for _ in self.properties])
+                               inst.astype(np.int32), [empty for _ in self.properties],
+                               empty if self.action_constraints else None)
         child = words[rows]
         post: dict[int, np.ndarray] = {}
         scattered: list[tuple[np.ndarray, np.ndarray, frozenset[int]]] = []
@@ -539,29 +570,32 @@ class Kernel:
                 scattered.append((cr, vr, frozenset(np.unique(cr).tolist())))
                 delta = (vr - self._decoder.per_row(words, rows, cr)).astype(_U64)
                 child[at, layout.word_of[cr]] += delta * layout.mult[cr]
+        pre = _SubView(s, rows, {}).view(layout, m)
+        post_view = _scattered_view(s, rows, post, scattered, layout, m)
+        ok: np.ndarray | None = None
+        if self.action_constraints:
+            # on the successors themselves, before symmetry reduction
+            ok = np.ones(m, dtype=bool)
+            for p in self.action_constraints:
+                holds = _grid_verdict(self.spec, p, pre, post_view, m)
+                if holds is None:
+                    return None
+                ok &= holds
         child, fps = self.canonical(child)
         ids = (fam.first + (inst + lo) * nb + bi).astype(np.int32)
         bad: list[np.ndarray] = []
         if self.properties:
             written = set(post).union(*(c for _, _, c in scattered))
-            pre = _SubView(s, rows, {}).view(layout, m)
-            post_view = _scattered_view(s, rows, post, scattered, layout, m)
             for j, p in enumerate(self.properties):
                 reads, ok_mask = stutter[j]
                 if reads is not None and ok_mask is not None and reads.isdisjoint(written):
                     bad.append(~ok_mask[rows])
                     continue
-                try:
-                    r = p.fn(self.spec, pre, post_view)
-                except Exception:
+                holds = _grid_verdict(self.spec, p, pre, post_view, m)
+                if holds is None:
                     return None
-                if isinstance(r, np.ndarray) and r.dtype == np.bool_ and r.shape == (m,):
-                    bad.append(~r)
-                elif _is_bool_scalar(r):
-                    bad.append(np.full(m, not r))
-                else:
-                    return None
-        return _FamilyPart(bi, fired, enabled, child, fps, rows, ids, bad)
+                bad.append(~holds)
+        return _FamilyPart(bi, fired, enabled, child, fps, rows, ids, bad, ok)
 
     def in_model_rows(self, words: np.ndarray) -> np.ndarray:
         """Mask of the packed states that satisfy every state constraint."""
@@ -576,29 +610,31 @@ class Kernel:
     # ------------------------------------------------------ one state, all checks
     def check_state(self, cells: Sequence[int], *, expand: bool = True) -> None:
         """Evaluate everything the batch evaluator evaluates on one state, in its order
-        (invariants, then every action with its action properties, then the state
-        constraints on the successors and the invariants on those outside them), only
+        (invariants, then every action with its action properties and action
+        constraints, then the state constraints on the successors and the invariants
+        on those outside them), only
         to raise the :class:`SpecEvaluationError` it raises, if any."""
         if self.check_invariants(cells) or not expand:
             return
         self.successors_checked(cells)
 
     def successors_checked(self, cells: Sequence[int]
-                           ) -> list[tuple[ActionInstance, list[int], bool]]:
-        """Every enabled action instance of one state with its successor and whether
-        the successor satisfies the state constraints; action properties are evaluated
-        on every transition, and the invariants on successors outside the constraints
-        (so this raises what :meth:`expand` raises on this state)."""
+                           ) -> list[tuple[ActionInstance, list[int], bool, list[PredicateDecl]]]:
+        """Every enabled action instance of one state with its successor, whether the
+        transition is in the model (it satisfies the action constraints and its
+        successor the state constraints) and the action properties it violates; action
+        properties and action constraints are evaluated on every transition, and the
+        invariants on successors outside the model (so this raises what :meth:`expand`
+        raises on this state)."""
         out = []
         succ = self.successors(cells)
-        for _inst, nxt in succ:
-            for p in self.properties:
-                self._eval_pred_scalar(p, cells, nxt)
-        for inst, nxt in succ:
-            inside = self.satisfies_constraints(nxt)
+        violated = [self.check_properties(cells, nxt) for _inst, nxt in succ]
+        allowed = [self.satisfies_action_constraints(cells, nxt) for _inst, nxt in succ]
+        for (inst, nxt), bad, ok in zip(succ, violated, allowed):
+            inside = self.satisfies_constraints(nxt) and ok
             if not inside:
                 self.check_invariants(nxt)
-            out.append((inst, nxt, inside))
+            out.append((inst, nxt, inside, bad))
         return out
 
     # ---------------------------------------------------------------- helpers
@@ -760,7 +796,7 @@ class Kernel:
             if k >= 4096:
                 break
             cells = self.layout.unpack(words[row])
-            if p.kind == "action" and inst is not None:
+            if p.kind in ("action", "action_constraint") and inst is not None:
                 nxt = self.step(cells, inst)
                 if nxt is None:
                     continue
@@ -835,7 +871,8 @@ def _families(actions: Sequence[ActionInstance]) -> list[_Family]:
 class _FamilyPart:
     """The transitions of one branch of a family call: per combination how many fired,
     the states with one enabled, and per transition the successor, its fingerprint,
-    parent row, action id and (per action property) whether it violates it."""
+    parent row, action id, (per action property) whether it violates it and (with
+    action constraints) whether it satisfies them all."""
 
     branch: int
     fired: np.ndarray
@@ -845,12 +882,14 @@ class _FamilyPart:
     rows: np.ndarray
     ids: np.ndarray
     bad: list[np.ndarray]
+    ok: np.ndarray | None = None
 
 
 class _Accumulator:
     """The successors, counts and property hits of one batch, in action order."""
 
-    def __init__(self, n: int, n_actions: int, deadlock: bool, n_props: int) -> None:
+    def __init__(self, n: int, n_actions: int, deadlock: bool, n_props: int,
+                 action_constraints: bool = False) -> None:
         self.n = n
         self.fired = np.zeros(n_actions, dtype=np.int64)
         self.any_enabled = np.zeros(n, dtype=bool) if deadlock else None
@@ -860,13 +899,18 @@ class _Accumulator:
         self.action_ids: list[np.ndarray] = []
         self.hits: list[list[tuple[np.ndarray, np.ndarray, np.ndarray]]] = [
             [] for _ in range(n_props)]
+        #: per added successor, whether its transition satisfies the action constraints
+        self.action_ok: list[np.ndarray] | None = [] if action_constraints else None
 
     def add(self, words: np.ndarray, fps: np.ndarray, parents: np.ndarray,
-            action_ids: np.ndarray) -> None:
+            action_ids: np.ndarray, ok: np.ndarray | None = None) -> None:
         self.words.append(words)
         self.fps.append(fps)
         self.parents.append(parents)
         self.action_ids.append(action_ids)
+        if self.action_ok is not None:
+            assert ok is not None
+            self.action_ok.append(ok)
 
 
 def _scattered_view(s: StateView, rows: np.ndarray, post: dict[int, np.ndarray],
@@ -901,7 +945,23 @@ def _first_row(ex: Expansion) -> Expansion:
         [(rows[rows == 0], acts[rows == 0], fps[rows == 0]) for rows, acts, fps in
          ex.outside_hits],
         ex.outside // 2,
+        None if ex.action_ok is None else ex.action_ok[keep],
     )
+
+
+def _grid_verdict(spec: Spec, p: PredicateDecl, pre: StateView, post: StateView,
+                  m: int) -> np.ndarray | None:
+    """Predicate ``p`` of ``(pre, post)`` on the ``m`` transitions of a family call, as a
+    boolean column; None when it cannot be vouched for (evaluated one by one then)."""
+    try:
+        r = p.fn(spec, pre, post)
+    except Exception:
+        return None
+    if isinstance(r, np.ndarray) and r.dtype == np.bool_ and r.shape == (m,):
+        return r
+    if _is_bool_scalar(r):
+        return np.full(m, bool(r))
+    return None
 
 
 def _no_hits() -> tuple[np.ndarray, np.ndarray, np.ndarray]:

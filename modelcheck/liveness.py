@@ -25,6 +25,15 @@ to a different node. Per property, with the subgraph H of the states named:
 * ``P ~> Q`` iff from a reachable ``P /\\ ~Q`` state a path within ``~Q`` reaches a
   fair cycle within ``~Q``.
 
+Over steps (a step formula ``A``, :mod:`modelcheck.temporal`), the behaviour must avoid
+``A`` steps instead: the edges where ``A`` is false replace the ``~P`` states (paths
+and cycles take only them), and a single node is a cycle (stuttering forever) only
+where its stuttering step is not an ``A`` step. ``A`` is evaluated on every edge (the
+collector expands each level once more, with the step formulas as the kernel's action
+properties) and on each node's stuttering step (as a state predicate of ``s``, ``s``).
+One boolean an edge per step formula, in CSR order, held in memory (also with
+``--spill-dir``).
+
 **Fair cycles** by strongly connected components (``scipy.sparse.csgraph``): an SCC C
 satisfies ``WF(A)`` iff an A-step lies inside C or A is disabled at some node of C (if
 not, no cycle inside C is fair: C is dropped); ``SF(A)`` iff an A-step lies inside C or
@@ -40,7 +49,7 @@ behaviour stutters there). States are rebuilt by replaying the spec's actions wi
 scalar evaluator, and why each fairness condition holds on the loop is computed on the
 replayed states.
 
-Refused: state constraints (TLC warns that liveness with ``CONSTRAINT`` may be
+Refused: state and action constraints (TLC warns that liveness with ``CONSTRAINT`` may be
 unsound: cut-off states would stutter forever), symmetry reduction unless switched off
 (unsound for liveness, as TLC warns), ``--max-depth`` and checkpoints.
 """
@@ -59,7 +68,7 @@ from scipy.sparse import csr_matrix
 from scipy.sparse.csgraph import connected_components
 
 from .config import CheckConfig
-from .errors import UsageError
+from .errors import SpecEvaluationError, UsageError
 from .explorer import Explorer, Progress
 from .graphstore import (
     NODE_LIMIT,
@@ -70,7 +79,7 @@ from .graphstore import (
     edge_chunks,
     restrict,
 )
-from .kernel import Kernel
+from .kernel import Kernel, format_state
 from .library import Library
 from .library import lookup as library_lookup
 from .result import Result, TraceStep, Violation
@@ -127,10 +136,12 @@ def refuse_liveness(spec: Spec, config: CheckConfig, backend: str) -> None:
 def _refusals(spec: Spec, config: CheckConfig, temporal: Sequence[TemporalDecl]) -> None:
     names = ", ".join(p.name for p in temporal)
     hint = "; or check only invariants with --invariant NAME"
-    if spec.constraints:
-        cons = ", ".join(p.name for p in spec.constraints)
+    if spec.constraints or spec.action_constraints:
+        cons = " and ".join(f"{what} ({', '.join(p.name for p in ps)})" for what, ps in (
+            ("state constraints", spec.constraints),
+            ("action constraints", spec.action_constraints)) if ps)
         raise LivenessError(
-            f"spec {spec.name} has state constraints ({cons}): checking temporal properties "
+            f"spec {spec.name} has {cons}: checking temporal properties "
             f"({names}) with them is refused, as states cut off by a constraint would "
             f"stutter forever (TLC warns such results may be unsound){hint}."
         )
@@ -162,6 +173,9 @@ class StateGraph:
     indptr: np.ndarray     # CSR: edges of node i are indptr[i]:indptr[i + 1] (int32;
     #                        int64 past 2**31 - 1 edges)
     preds: dict[str, np.ndarray]  # state predicate values per node
+    #: step formula values per edge, in CSR order (temporal properties over steps), by
+    #: part name
+    steps: dict[str, np.ndarray] = field(default_factory=dict)
     _cyclic: np.ndarray | None = field(default=None, repr=False)
 
     @property
@@ -187,7 +201,8 @@ class StateGraph:
         """Bytes held in memory (memory-mapped edge arrays count as none)."""
         edges = 0 if isinstance(self.dst, np.memmap) else self.edge_bytes
         return int(self.fps.nbytes + self.initial.nbytes + edges + self.indptr.nbytes
-                   + sum(p.nbytes for p in self.preds.values()))
+                   + sum(p.nbytes for p in self.preds.values())
+                   + sum(p.nbytes for p in self.steps.values()))
 
     def enabled(self, cond: FairnessCondition) -> np.ndarray:
         """Per node: the condition's action has a step (an edge to another node)."""
@@ -245,7 +260,12 @@ class StateGraph:
 
 class GraphCollector:
     """Collects the state graph through the explorer's hooks and evaluates the state
-    predicates ``parts`` (invariant-like declarations) on every stored state.
+    predicates ``parts`` (invariant-like declarations) on every stored state, and the
+    step formulas among them (``kind == "action"``) on every transition: each level
+    is then expanded once more by the collector's kernel, which reports the
+    transitions where a step formula is false as (source node, action) keys (an
+    action instance has at most one successor), turned into one boolean per edge in
+    CSR order by :meth:`graph` (kept in memory, also when the edges are spilled).
 
     Nodes are numbered in BFS order (level by level, each level sorted by
     fingerprint). The transitions of a level (sources in it) are held as the engine
@@ -265,9 +285,15 @@ class GraphCollector:
 
     def __init__(self, spec: Spec, parts: Sequence[Any], batch_size: int,
                  spill_dir: str | None = None, background: bool = True) -> None:
-        self.kernel = Kernel(spec, invariants=list(parts), properties=[], check_deadlock=False,
-                             symmetry=False)
-        self.names = [p.name for p in parts]
+        state_parts = [p for p in parts if p.kind != "action"]
+        step_parts = [p for p in parts if p.kind == "action"]
+        self.kernel = Kernel(spec, invariants=state_parts, properties=step_parts,
+                             check_deadlock=False, symmetry=False)
+        self.names = [p.name for p in state_parts]
+        self.step_names = [p.name for p in step_parts]
+        #: per step formula: the (source node * actions + action) keys of the
+        #: transitions where it is false
+        self._step_false: list[list[np.ndarray]] = [[] for _ in step_parts]
         self.batch_size = max(2, batch_size)
         self.n_act = len(spec.actions)
         act_type = np.uint16 if self.n_act <= 1 << 16 else np.int32
@@ -300,9 +326,13 @@ class GraphCollector:
             self._n_init = len(fps)
         bits = np.ones((len(fps), len(self.names)), dtype=bool)
         for start in range(0, len(fps), self.batch_size):
-            ex = self.kernel.expand(words[start:start + self.batch_size], expand=False)
+            ex = self.kernel.expand(words[start:start + self.batch_size],
+                                    expand=bool(self.step_names))
             for j, rows in enumerate(ex.invariant_rows):
                 bits[start + rows, j] = False
+            for j, (rows, ids, _fps) in enumerate(ex.property_hits):
+                node = (rows + start + self._n).astype(np.int64)
+                self._step_false[j].append(node * self.n_act + ids)
         if self._n + len(fps) > NODE_LIMIT:
             raise LivenessError(f"temporal properties are checked on at most {NODE_LIMIT:,} "
                                 f"states; this spec has more.")
@@ -405,7 +435,29 @@ class GraphCollector:
         dst, act = self.edges.finish()
         self._fps = []
         preds = {name: np.ascontiguousarray(bits[:, j]) for j, name in enumerate(self.names)}
-        return StateGraph(fps, initial, dst, act, indptr, preds)
+        steps = {name: self._step_values(false, indptr, act)
+                 for name, false in zip(self.step_names, self._step_false)}
+        self._step_false = []
+        return StateGraph(fps, initial, dst, act, indptr, preds, steps)
+
+    def _step_values(self, false: list[np.ndarray], indptr: np.ndarray, act: np.ndarray
+                     ) -> np.ndarray:
+        """Per edge (CSR order): the step formula holds, i.e. its (source node,
+        action) key is not among ``false``. The keys are computed from the CSR
+        positions, a chunk of edges at a time."""
+        bad = np.unique(np.concatenate(false)) if false else np.zeros(0, dtype=np.int64)
+        out = np.ones(len(act), dtype=bool)
+        if not len(bad):
+            return out
+        for u, v, e0, e1 in edge_chunks(indptr):
+            if e1 == e0:
+                continue
+            keys = np.repeat(np.arange(u, v, dtype=np.int64), np.diff(indptr[u:v + 1]))
+            keys *= self.n_act
+            keys += act[e0:e1]
+            pos = np.minimum(np.searchsorted(bad, keys), len(bad) - 1)
+            out[e0:e1] = bad[pos] != keys
+        return out
 
     def _find_far(self, far: np.ndarray, fps: np.ndarray) -> np.ndarray:
         """Nodes of the fingerprints ``far`` (few, usually): each level's sorted
@@ -460,9 +512,11 @@ def strong_components(n: int, indptr: np.ndarray, dst: np.ndarray) -> tuple[int,
 
 
 def _taken_inside(g: StateGraph, members: np.ndarray, lab_m: np.ndarray, ncomp: int,
-                  conds: Sequence[FairnessCondition]) -> list[np.ndarray]:
+                  conds: Sequence[FairnessCondition], edges: np.ndarray | None = None
+                  ) -> list[np.ndarray]:
     """Per condition, per component (``lab_m``: the component of each of ``members``,
-    sorted nodes): an edge of the condition's actions lies inside it."""
+    sorted nodes): an edge (of ``edges``, if given) of the condition's actions lies
+    inside it."""
     taken = [np.zeros(ncomp, dtype=bool) for _ in conds]
     if not conds or not len(members):
         return taken
@@ -472,6 +526,8 @@ def _taken_inside(g: StateGraph, members: np.ndarray, lab_m: np.ndarray, ncomp: 
         eidx, esrc = _out_edges(g.indptr, members[i:i + (1 << 19)])
         ls = label[esrc]
         inside = ls == label[g.dst[eidx]]
+        if edges is not None:
+            inside &= edges[eidx]
         if not inside.any():
             continue
         a = np.asarray(g.act[eidx[inside]])
@@ -483,17 +539,21 @@ def _taken_inside(g: StateGraph, members: np.ndarray, lab_m: np.ndarray, ncomp: 
 
 def fair_components(g: StateGraph, mask: np.ndarray, conds: Sequence[FairnessCondition],
                     enabled: Sequence[np.ndarray] | None = None,
-                    cyclic: np.ndarray | None = None) -> np.ndarray:
-    """Per node, the id of the fair SCC (within the nodes of ``mask``) it lies in, or -1:
-    the nodes with id >= 0 are exactly those on fair cycles inside ``mask`` (a node
-    alone is a cycle: it stutters).
+                    cyclic: np.ndarray | None = None, edges: np.ndarray | None = None,
+                    stutter: np.ndarray | None = None) -> np.ndarray:
+    """Per node, the id of the fair SCC (within the nodes of ``mask`` and the edges
+    of ``edges``, a flag per edge in CSR order) it lies in, or -1: the nodes with id
+    >= 0 are exactly those on fair cycles inside them (a node alone is a cycle: it
+    stutters; with ``stutter``, only at the nodes it marks).
 
     The SCC routine runs on a compacted copy of the edges within ``mask`` (4 bytes an
     edge kept), and each refinement round for strong fairness compacts the previous
     round's. With ``cyclic`` (:meth:`StateGraph.cyclic`: the nodes on cycles of the
     whole graph) only on the edges among those nodes. A node alone in its component
     is fair iff no condition's action is enabled there (no step of it can be taken
-    inside); only the components of several nodes are looked at further."""
+    inside; and, with ``stutter``, it is marked there); only the components of several
+    nodes are looked at further. ``edges`` applies to the first round, on ``g``'s
+    edges; the compacted copies of later rounds hold only edges it marks."""
     en = list(enabled) if enabled is not None else [g.enabled(c) for c in conds]
     comp = np.full(g.n, -1, dtype=np.int32)
     next_id = 0
@@ -501,7 +561,8 @@ def fair_components(g: StateGraph, mask: np.ndarray, conds: Sequence[FairnessCon
     simple = True  # (compacted copies stay so)
     mask = mask.copy()
     while mask.any():
-        indptr, dst = restrict(indptr, dst, mask if cyclic is None else mask & cyclic, simple)
+        indptr, dst = restrict(indptr, dst, mask if cyclic is None else mask & cyclic, simple,
+                               edges if simple else None)
         simple = False
         nodes = np.flatnonzero(mask)
         if len(dst):
@@ -516,6 +577,8 @@ def fair_components(g: StateGraph, mask: np.ndarray, conds: Sequence[FairnessCon
         alone = np.ones(len(single), dtype=bool)
         for en_c in en:
             alone &= ~en_c[single]
+        if stutter is not None:
+            alone &= stutter[single]
         fair_single = single[alone]
         comp[fair_single] = np.arange(next_id, next_id + len(fair_single), dtype=np.int32)
         next_id += len(fair_single)
@@ -529,7 +592,7 @@ def fair_components(g: StateGraph, mask: np.ndarray, conds: Sequence[FairnessCon
         ok = np.ones(ncomp, dtype=bool)
         refine = np.zeros(ncomp, dtype=bool)
         remove = np.zeros(len(members), dtype=bool)
-        taken = _taken_inside(g, members, lab_m, ncomp, conds)
+        taken = _taken_inside(g, members, lab_m, ncomp, conds, edges)
         for c, en_c, tk in zip(conds, en, taken):
             en_m = en_c[members]
             n_en = np.bincount(lab_m[en_m], minlength=ncomp)
@@ -560,11 +623,12 @@ def _out_edges(indptr: np.ndarray, nodes: np.ndarray) -> tuple[np.ndarray, np.nd
     return eidx, np.repeat(nodes, counts)
 
 
-def _bfs(g: StateGraph, sources: np.ndarray, allowed: np.ndarray, targets: np.ndarray
-         ) -> tuple[list[int], list[int]] | None:
-    """The shortest path within ``allowed`` from a source to a target: ``(nodes,
-    actions)`` (``actions[i]`` leads from ``nodes[i]`` to ``nodes[i + 1]``); among equal
-    lengths the smallest node indices win (deterministic). None if no target is reachable."""
+def _bfs(g: StateGraph, sources: np.ndarray, allowed: np.ndarray, targets: np.ndarray,
+         edges: np.ndarray | None = None) -> tuple[list[int], list[int]] | None:
+    """The shortest path within ``allowed`` (and the edges of ``edges``) from a source
+    to a target: ``(nodes, actions)`` (``actions[i]`` leads from ``nodes[i]`` to
+    ``nodes[i + 1]``); among equal lengths the smallest node indices win
+    (deterministic). None if no target is reachable."""
     if not (targets & allowed).any():
         return None
     seen = np.zeros(g.n, dtype=bool)
@@ -589,6 +653,8 @@ def _bfs(g: StateGraph, sources: np.ndarray, allowed: np.ndarray, targets: np.nd
             break
         nb = g.dst[eidx]
         ok = allowed[nb] & ~seen[nb]
+        if edges is not None:
+            ok &= edges[eidx]
         eidx, esrc, nb = eidx[ok], esrc[ok], nb[ok]
         # each new node by its first edge (sources in order): the smallest source
         place = np.arange(len(nb))
@@ -603,9 +669,11 @@ def _bfs(g: StateGraph, sources: np.ndarray, allowed: np.ndarray, targets: np.nd
     return None
 
 
-def _reach_back(g: StateGraph, targets: np.ndarray, allowed: np.ndarray) -> np.ndarray:
-    """The nodes of ``allowed`` from which a path within ``allowed`` reaches ``targets``."""
-    indptr, dst = restrict(g.indptr, g.dst, allowed)
+def _reach_back(g: StateGraph, targets: np.ndarray, allowed: np.ndarray,
+                edges: np.ndarray | None = None) -> np.ndarray:
+    """The nodes of ``allowed`` from which a path within ``allowed`` (and the edges of
+    ``edges``) reaches ``targets``."""
+    indptr, dst = restrict(g.indptr, g.dst, allowed, edges=edges)
     # reversed edges: the transpose, by scipy's counting sort
     rev = csr_matrix((np.ones(len(dst), dtype=bool), dst, indptr), shape=(g.n, g.n)).tocsc()
     del indptr, dst
@@ -638,10 +706,12 @@ class Lasso:
 
 
 def _cycle(g: StateGraph, comp: np.ndarray, start: int, conds: Sequence[FairnessCondition],
-           en: Sequence[np.ndarray], must_visit: int | None = None
+           en: Sequence[np.ndarray], must_visit: int | None = None,
+           edges: np.ndarray | None = None, stutter: np.ndarray | None = None
            ) -> tuple[list[int], list[int]]:
-    """A cycle inside the fair SCC of ``start`` that satisfies every condition, as
-    ``(nodes after start, actions)``; empty when stuttering at ``start`` does."""
+    """A cycle inside the fair SCC of ``start`` (and the edges of ``edges``) that
+    satisfies every condition, as ``(nodes after start, actions)``; empty when
+    stuttering at ``start`` does (and ``stutter``, if given, allows it there)."""
     inside = comp == comp[start]
     waypoints: list[tuple[int, int, int] | int] = []
     if must_visit is not None and must_visit != start:
@@ -649,6 +719,8 @@ def _cycle(g: StateGraph, comp: np.ndarray, start: int, conds: Sequence[Fairness
     eidx, esrc = _out_edges(g.indptr, np.flatnonzero(inside))
     edst = g.dst[eidx]
     keep = inside[edst]
+    if edges is not None:
+        keep &= edges[eidx]
     eidx, esrc, edst = eidx[keep], esrc[keep], edst[keep]
     eact = np.asarray(g.act[eidx])
     for c, en_c in zip(conds, en):
@@ -673,12 +745,17 @@ def _cycle(g: StateGraph, comp: np.ndarray, start: int, conds: Sequence[Fairness
         one[to] = True
         src = np.zeros(g.n, dtype=bool)
         src[cur] = True
-        path = _bfs(g, src, inside, one)
+        path = _bfs(g, src, inside, one, edges)
         assert path is not None, "a fair SCC is strongly connected"
         nodes.extend(path[0][1:])
         acts.extend(path[1])
         cur = to
 
+    if not waypoints and stutter is not None and not stutter[start]:
+        # the property rules out stuttering at start: the loop takes a step (a fair
+        # SCC of one node is one where it stutters, so there is one inside)
+        e = int(np.flatnonzero(esrc == start)[0])
+        waypoints.append((start, int(eact[e]), int(edst[e])))
     for w in waypoints:
         if isinstance(w, int):
             walk(w)
@@ -700,13 +777,23 @@ def find_lasso(g: StateGraph, prop: TemporalDecl, conds: Sequence[FairnessCondit
     (``cyclic``: see :func:`fair_components`)."""
     en = list(en) if en is not None else [g.enabled(c) for c in conds]
     everything = np.ones(g.n, dtype=bool)
-    if prop.form == "leads_to":
+    # what the behaviour must avoid from some point on: the nodes of ``mask``, and over
+    # steps the edges of ``edges`` (the steps where the formula A is false) and the
+    # nodes where stuttering is such a step (``stutter``)
+    edges = stutter = None
+    if prop.steps:
+        mask = everything
+        edges = ~g.steps[f"{prop.name}.A"]
+        stutter = ~g.preds[f"{prop.name}.A@stutter"]
+        if prop.form == "leads_to":
+            p = g.preds[f"{prop.name}.P"]
+    elif prop.form == "leads_to":
         p, q = g.preds[f"{prop.name}.P"], g.preds[f"{prop.name}.Q"]
         mask = ~q
     else:
         p = g.preds[prop.name]
         mask = ~p if prop.form != "eventually_always" else everything
-    comp = fair_components(g, mask, conds, en, cyclic)
+    comp = fair_components(g, mask, conds, en, cyclic, edges, stutter)
     fair = comp >= 0
     if not fair.any():
         return None
@@ -715,22 +802,22 @@ def find_lasso(g: StateGraph, prop: TemporalDecl, conds: Sequence[FairnessCondit
     elif prop.form == "eventually_always":
         pre = _bfs(g, g.initial, everything, fair & ~p)
     elif prop.form == "eventually":
-        pre = _bfs(g, g.initial, mask, fair)
+        pre = _bfs(g, g.initial, mask, fair, edges)
     else:
-        can = _reach_back(g, fair, mask)
+        can = _reach_back(g, fair, mask, edges)
         first = _bfs(g, g.initial, everything, p & can)
         if first is None:
             return None
         mid = np.zeros(g.n, dtype=bool)
         mid[first[0][-1]] = True
-        second = _bfs(g, mid, mask, fair)
+        second = _bfs(g, mid, mask, fair, edges)
         assert second is not None
         pre = (first[0] + second[0][1:], first[1] + second[1])
     if pre is None:
         return None
     nodes, acts = pre
     start = nodes[-1]
-    cyc_nodes, cyc_acts = _cycle(g, comp, start, conds, en)
+    cyc_nodes, cyc_acts = _cycle(g, comp, start, conds, en, edges=edges, stutter=stutter)
     return Lasso(tuple(nodes + cyc_nodes), tuple(acts + cyc_acts), len(nodes) - 1)
 
 
@@ -804,6 +891,8 @@ def check_liveness(spec: Spec, config: CheckConfig | None = None, *,
         return Explorer(spec, safety, library=library, progress=progress).run()
     _refusals(spec, cfg, selected)
     per_prop = [(p, fairness_conditions(spec, p.fairness)) for p in selected]
+    checked_as = {"formulas": {p.name: p.formula for p in selected},
+                  "fairness": {p.name: [c.name for c in cs] for p, cs in per_prop}}
     parts = [part for p in selected for part in p.parts()]
     collector = GraphCollector(spec, parts, cfg.batch_size, cfg.spill_dir)
     try:
@@ -814,7 +903,8 @@ def check_liveness(spec: Spec, config: CheckConfig | None = None, *,
         res.checked["temporal"] = [p.name for p in selected]
         if res.status != "ok":
             res.liveness = {"properties": {p.name: "not checked" for p in selected},
-                            "reason": f"the exploration ended with status {res.status}"}
+                            "reason": f"the exploration ended with status {res.status}",
+                            **checked_as}
             return res
         t0 = time.perf_counter()
         g = collector.graph()
@@ -826,7 +916,7 @@ def check_liveness(spec: Spec, config: CheckConfig | None = None, *,
             "graph_bytes": g.nbytes, "edge_bytes": g.edge_bytes,
             "bytes_per_edge": collector.edges.bytes_per_edge,
             "pending_edge_bytes": collector.peak_pending_bytes,
-            "spilled": collector.edges.spilled,
+            "spilled": collector.edges.spilled, **checked_as,
         }
         return res
     finally:
@@ -838,6 +928,7 @@ def _decide(spec: Spec, res: Result, g: StateGraph,
     """Decide each property on ``g`` into ``res``: its verdict, and the first violated
     one's lasso (states replayed, fairness explained)."""
     kernel = Kernel(spec, invariants=[], properties=[], check_deadlock=False, symmetry=False)
+    _refuse_next_state_reads(g, [p for p, _ in per_prop], spec, kernel)
     verdicts: dict[str, str] = {}
     # one SCC pass over the whole graph, when it saves more than it costs
     cyclic = g.cyclic() if len(per_prop) > 1 else None
@@ -866,6 +957,33 @@ def _decide(spec: Spec, res: Result, g: StateGraph,
                                   fairness=tuple(why), formula=p.formula)
         res.status = "violation"
     res.liveness = {"properties": verdicts}
+
+
+def _refuse_next_state_reads(g: StateGraph, props: Sequence[TemporalDecl], spec: Spec,
+                             kernel: Kernel) -> None:
+    """``P`` of ``P ~> A`` over steps is a state predicate: raise
+    :class:`SpecEvaluationError` at the first transition where its value differs from
+    its value on the state alone (it reads the next state ``t``)."""
+    for p in props:
+        if not (p.steps and p.form == "leads_to"):
+            continue
+        on_state = g.preds[f"{p.name}.P"]
+        bad = np.flatnonzero(g.steps[f"{p.name}.P@step"] != on_state[g.src])
+        if len(bad):
+            e = int(bad[0])
+            u = int(np.searchsorted(g.indptr, e, side="right")) - 1  # the edge's source
+            here = np.zeros(g.n, dtype=bool)
+            here[u] = True
+            path = _bfs(g, g.initial, np.ones(g.n, dtype=bool), here)
+            assert path is not None
+            states = _replay(kernel, g, Lasso(tuple(path[0]), tuple(path[1]), len(path[1])))
+            raise SpecEvaluationError(
+                f"{p.where}: leads-to property {p.name}: its P must be a state predicate, "
+                f"but it reads the next state t: on the step by "
+                f"{kernel.actions[int(g.act[e])].label} from the state "
+                f"{format_state(spec.layout, states[-1])} its value is not its value on "
+                "that state alone; write P in terms of s only."
+            )
 
 
 def run_check(spec: Spec, config: CheckConfig, *, progress: Callable[[Progress], None] | None

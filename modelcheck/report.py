@@ -1,7 +1,8 @@
 """The report of a run as text: what ``modelcheck check`` prints.
 
 :func:`render_text` turns a :class:`~modelcheck.result.Result` into the human report:
-the spec, the violation with its counterexample, the status, counts, fingerprints
+the spec, the violation with its counterexample, the status, counts, fingerprints,
+the temporal properties checked (with their verdicts and fairness, :func:`temporal_lines`)
 and coverage. The counterexample is rendered by :mod:`modelcheck.trace.render`, as
 ``modelcheck trace show`` renders the saved trace: the same values (sets ``{1, 2}``)
 and the same action labels (``Register(b=1)``).
@@ -15,7 +16,7 @@ from .result import Result
 from .trace.model import Trace
 from .trace.render import render_states
 
-__all__ = ["render_text"]
+__all__ = ["render_text", "temporal_lines"]
 
 
 def render_text(r: Result) -> str:
@@ -87,7 +88,30 @@ def render_text(r: Result) -> str:
     if r.symmetry:
         out.append(f"Symmetry reduction over {', '.join(r.symmetry)}: counts are of "
                    "equivalence classes (canonical states).")
+    out += temporal_lines(r.liveness)
     return _coverage(r, out)
+
+
+def temporal_lines(liveness: dict[str, Any]) -> list[str]:
+    """The temporal properties a run checked: per property its formula, its verdict
+    (``holds``, ``violated``, ``not checked``) and the fairness conditions it was
+    checked under, as ``Result.liveness`` records them (``--format json``)."""
+    verdicts: dict[str, str] = liveness.get("properties") or {}
+    if not verdicts:
+        return []
+    formulas: dict[str, str] = liveness.get("formulas") or {}
+    fairness: dict[str, list[str]] = liveness.get("fairness") or {}
+    reason = liveness.get("reason")
+    head = "Temporal properties" + (f" (not checked: {reason})" if reason else "") + ":"
+    wn = max(len(n) for n in verdicts)
+    wf = max((len(formulas.get(n, "")) for n in verdicts), default=0)
+    wv = max(len(v) for v in verdicts.values())
+    out = [head]
+    for name, verdict in verdicts.items():
+        fair = ", ".join(fairness.get(name, [])) or "no fairness"
+        out.append(f"  {name:<{wn}}  {formulas.get(name, ''):<{wf}}  {verdict:<{wv}}  "
+                   f"under {fair}".rstrip())
+    return out
 
 
 def _found_by(sim: dict[str, Any], shown: int) -> str:

@@ -10,7 +10,8 @@ never longer, that ends in a violation of the same property:
    steps, halving the chunk size, and replay the rest with the scalar evaluator.
    Replay is lenient: a step whose action is not enabled is skipped, and replay
    stops at the first state (or transition) that violates the property. A replay
-   that leaves the state constraints before the violation fails.
+   that leaves the model (the state constraints, or an action constraint) before
+   the violation fails.
 3. **Simpler actions.** Each step's action instance is replaced by an earlier one
    (earlier in the spec, or the same action with smaller parameters) when the
    replay still violates the property and is no longer.
@@ -98,8 +99,8 @@ def replay_until(k: Kernel, target: Target, init: Sequence[int], actions: Sequen
             return applied, states
         if inv_bad(nxt):
             return applied, states
-        if not k.satisfies_constraints(nxt):
-            return None
+        if not (k.satisfies_constraints(nxt) and k.satisfies_action_constraints(cur, nxt)):
+            return None  # the walk would stop here (outside the model)
         cur = nxt
     if target.kind == "deadlock" and not k.successors(cur):
         return applied, states

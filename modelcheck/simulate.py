@@ -3,8 +3,8 @@
 :class:`Simulator` runs random walks from the initial states and checks, at every
 step, what the exhaustive checker checks: the invariants on every successor of the
 walk's current state (TLC checks those of the successors it generates), the action
-properties on every enabled transition, deadlocks, and the state constraints. Many
-walks advance together: each step of a batch of walks is one
+properties on every enabled transition, deadlocks, and the state and action
+constraints. Many walks advance together: each step of a batch of walks is one
 :meth:`~modelcheck.kernel.Kernel.expand` of their current states, the checker's own
 successor function, so there is no second semantics.
 
@@ -18,9 +18,11 @@ fails, walks after ``v`` are abandoned and walks before it run to their end.
 
 **TLC semantics, and where we differ.** Walks have at most ``depth`` steps
 (TLC's ``-depth`` counts states: ``-depth 100`` is our ``depth=99``). A walk stops
-at a state outside the state constraints (the state is in the walk and its
-invariants are checked, as TLC's), at a state without enabled actions (a deadlock
-when deadlock checking is on, as TLC's), or at the depth bound. TLC picks an action
+at a state outside the state constraints or reached by a transition that violates
+an action constraint (the state is in the walk and its invariants are checked, as
+TLC's: a walk goes on only from a state with ``isInModel(s') && isInActions(s, s')``),
+at a state without enabled actions (a deadlock when deadlock checking is on, as
+TLC's), or at the depth bound. TLC picks an action
 uniformly, then one of its successors; we pick uniformly among *all* enabled
 transitions, each weighted by its action's weight (default 1; weight 0 never
 picks an action, and a walk whose enabled actions all weigh 0 stops). TLC checks
@@ -56,7 +58,7 @@ from .spec import Spec
 from .store import FingerprintSet
 
 __all__ = ["SimConfig", "Simulator", "SimProgress", "simulate", "walk_generator",
-           "uniform"]
+           "uniform", "WalkSet", "WalkTally", "Found", "VisitedStates", "run_walks"]
 
 
 @dataclass(frozen=True)
@@ -130,6 +132,156 @@ def uniform(gen: np.random.PCG64) -> float:
     return float(int(gen.random_raw()) >> 11) * (1.0 / (1 << 53))
 
 
+@dataclass(frozen=True)
+class WalkSet:
+    """Walks ``first``, ``first + stride``, ``first + 2 stride``, ... of a run with
+    ``seed``: ``count`` of them (``None``: until the run is stopped).
+
+    Walk ``i`` draws from :func:`walk_generator` ``(seed, i)``, so a walk is the same
+    whichever set, batch or process runs it: a run of ``R`` walks is
+    ``WalkSet(seed, 0, 1, R)``; a Spark task runs a strided part of a block of it.
+    """
+
+    seed: int
+    first: int = 0
+    stride: int = 1
+    count: int | None = None
+
+    def __post_init__(self) -> None:
+        if self.first < 0 or self.stride < 1 or (self.count is not None and self.count < 0):
+            raise ValueError(f"not a set of walks: first {self.first}, stride "
+                             f"{self.stride}, count {self.count}")
+
+    def index(self, j: int) -> int:
+        """The index of the ``j``-th walk of the set."""
+        return self.first + j * self.stride
+
+
+@dataclass
+class Found:
+    """A violation found by walk ``walk``: the walk's actions (the last one may be the
+    violating transition) from initial state ``init`` (an index into the initial
+    states in fingerprint order)."""
+
+    walk: int
+    target: Target
+    init: int
+    actions: list[int]
+    also: tuple[str, ...] = ()
+
+
+class VisitedStates:
+    """The distinct states walks visit (a :class:`~modelcheck.store.FingerprintSet`)
+    and, per action instance, how many of them it reached first (coverage's new
+    states; ``-1`` stands for an initial state).
+
+    With a ``limit`` (bytes), the set stops growing rather than go beyond it: the
+    count is then a lower bound (``capped``). With ``record``, the new states are
+    also kept in the order they were seen, each with the action that reached it
+    (:meth:`recorded`; what a Spark task sends back to be counted on the driver).
+    """
+
+    def __init__(self, n_actions: int, limit: int | None = None,
+                 record: bool = False) -> None:
+        self.set = FingerprintSet()
+        self.new_by_action = np.zeros(n_actions, dtype=np.int64)
+        self.limit = limit
+        self.capped = False
+        self._record: list[tuple[np.ndarray, np.ndarray]] | None = [] if record else None
+
+    def __len__(self) -> int:
+        return len(self.set)
+
+    def see(self, fps: np.ndarray, actions: np.ndarray) -> None:
+        """Visit states ``fps``, reached by ``actions`` (one per state; ``-1``: initial);
+        of repeated fingerprints the first row counts."""
+        u, first = np.unique(fps, return_index=True)
+        fresh = ~self.set.contains(u)
+        if not fresh.any():
+            return
+        if self.limit is not None and \
+                self.set.nbytes + self.set.growth(int(fresh.sum())) > self.limit:
+            self.capped = True  # count no more: the count is a lower bound
+            return
+        new, acts = u[fresh], np.asarray(actions)[first[fresh]].astype(np.int64)
+        self.set.add_sorted(new)
+        if self._record is not None:
+            self._record.append((new, acts))
+        acts = acts[acts >= 0]
+        if len(acts):
+            self.new_by_action += np.bincount(acts, minlength=len(self.new_by_action))
+
+    def recorded(self) -> tuple[np.ndarray, np.ndarray]:
+        """The new states in the order they were seen (fingerprints) and the action
+        that reached each (empty unless ``record``)."""
+        if not self._record:
+            return np.zeros(0, dtype=np.uint64), np.zeros(0, dtype=np.int64)
+        return (np.concatenate([f for f, _ in self._record]),
+                np.concatenate([a for _, a in self._record]))
+
+
+#: how a walk ends (``WalkTally.ends``)
+WALK_ENDS = ("depth", "terminal", "constraint", "violation")
+
+
+@dataclass
+class WalkTally:
+    """What running a set of walks (:func:`run_walks`) counted and found.
+
+    ``walks`` finished, ``steps`` taken, ``generated`` transitions (enabled, checked),
+    the ``longest`` walk, how walks ended (``ends``), transitions per action instance
+    (``fired``), the violation of the smallest walk index (``found``), why the run
+    stopped early (``stopped``: ``"interrupted"``, ``"time"`` or ``None``), and the
+    visited states: their number (``distinct``, a lower bound if
+    ``distinct_capped``), the new states per action (``new_by_action``) and, when
+    recorded, the states themselves (``states``, ``reached_by``: see
+    :meth:`VisitedStates.recorded`). Tallies of parts of a run add up with
+    :meth:`add` (everything but the visited states, which are counted by feeding each
+    part's recorded states to one :class:`VisitedStates`).
+    """
+
+    fired: np.ndarray
+    walks: int = 0
+    steps: int = 0
+    generated: int = 0
+    longest: int = 0
+    ends: dict[str, int] = field(default_factory=lambda: dict.fromkeys(WALK_ENDS, 0))
+    found: Found | None = None
+    stopped: str | None = None
+    distinct: int = 0
+    distinct_capped: bool = False
+    new_by_action: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    states: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.uint64))
+    reached_by: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+
+    @classmethod
+    def empty(cls, n_actions: int) -> WalkTally:
+        return cls(np.zeros(n_actions, dtype=np.int64),
+                   new_by_action=np.zeros(n_actions, dtype=np.int64))
+
+    def add(self, other: WalkTally) -> None:
+        """Add ``other``'s counts; keep the violation of the smaller walk index; a stop
+        by interrupt outranks one by time."""
+        self.walks += other.walks
+        self.steps += other.steps
+        self.generated += other.generated
+        self.longest = max(self.longest, other.longest)
+        for why, n in other.ends.items():
+            self.ends[why] = self.ends.get(why, 0) + n
+        self.fired = self.fired + other.fired
+        if other.found is not None and (self.found is None
+                                        or other.found.walk < self.found.walk):
+            self.found = other.found
+        if other.stopped == "interrupted" or (other.stopped and not self.stopped):
+            self.stopped = other.stopped
+
+    def count_states(self, visited: VisitedStates) -> None:
+        """Take the visited-state figures from ``visited``."""
+        self.distinct = len(visited)
+        self.distinct_capped = visited.capped
+        self.new_by_action = visited.new_by_action.copy()
+
+
 @dataclass
 class _Walk:
     index: int
@@ -138,16 +290,243 @@ class _Walk:
     actions: list[int] = field(default_factory=list)
 
 
-@dataclass
-class _Found:
-    """A violation found by walk ``walk``: the walk's actions (the last one may be the
-    violating transition) from initial state ``init``."""
+@dataclass(frozen=True)
+class _Starts:
+    """The initial states in fingerprint order (a walk's ``init`` indexes them)."""
 
-    walk: int
-    target: Target
-    init: int
-    actions: list[int]
-    also: tuple[str, ...] = ()
+    words: np.ndarray
+    fps: np.ndarray
+    inside: np.ndarray  # within the state constraints
+    bad: dict[int, list[int]]  # state -> the invariants it violates
+
+
+def _starts(k: Kernel) -> _Starts:
+    words, fps = k.initial_words()
+    order = np.argsort(fps, kind="stable")
+    words, fps = words[order], fps[order]
+    inside = (k.in_model_rows(words) if k.constraints
+              else np.ones(len(order), dtype=bool))
+    bad: dict[int, list[int]] = {}
+    for j, rows in enumerate(k.expand(words, expand=False).invariant_rows):
+        for r in rows:
+            bad.setdefault(int(r), []).append(j)
+    return _Starts(words, fps, inside, bad)
+
+
+def run_walks(kernel: Kernel, walks: WalkSet, *, weights: np.ndarray, depth: int,
+              walks_per_batch: int = 2048, time_limit: float | None = None,
+              stop: Callable[[], bool] | None = None,
+              progress: Callable[[SimProgress], None] | None = None,
+              progress_interval: float = 3.0, seen_limit: int | None = None,
+              record_states: bool = False) -> WalkTally:
+    """Run the walks of ``walks`` through ``kernel`` (see the module docstring).
+
+    ``weights`` holds one weight per action instance; walks take at most ``depth``
+    steps; ``walks_per_batch`` of them advance together. Walks are started in index
+    order until the set is done, ``time_limit`` seconds have passed, ``stop()``
+    returns true (checked between steps) or a walk found a violation: walks of a
+    larger index than the violating one are then abandoned (not counted), those of a
+    smaller one run to their end. A second Ctrl-C (``KeyboardInterrupt``) stops at
+    once. ``seen_limit`` bounds the visited set (bytes); ``record_states`` keeps the
+    visited states in the tally.
+
+    The walks, the violation and, without a time limit or stop, every count depend on
+    ``walks`` and ``walks_per_batch`` only.
+    """
+    return _Walker(kernel, walks, weights, depth, walks_per_batch, seen_limit,
+                   record_states).run(time_limit, stop, progress, progress_interval)
+
+
+class _Walker:
+    def __init__(self, kernel: Kernel, walks: WalkSet, weights: np.ndarray, depth: int,
+                 walks_per_batch: int, seen_limit: int | None, record: bool) -> None:
+        self.k = kernel
+        self.set = walks
+        self.weights = np.asarray(weights, dtype=np.float64)
+        self.depth = depth
+        self.width = walks_per_batch
+        self.init = _starts(kernel)
+        n_act = len(kernel.actions)
+        self.t = WalkTally.empty(n_act)
+        self.visited = VisitedStates(n_act, seen_limit, record)
+        self.started = 0  # walks of the set started
+
+    # ------------------------------------------------------------ walks
+    def _may_start(self) -> bool:
+        t = self.t
+        if t.stopped is not None:
+            return False
+        if self.set.count is not None and self.started >= self.set.count:
+            return False
+        return t.found is None or self.set.index(self.started) < t.found.walk
+
+    def _start(self) -> tuple[_Walk, np.ndarray] | None:
+        """Start the next walk; None if it ended at once (counted)."""
+        i = self.set.index(self.started)
+        self.started += 1
+        gen = walk_generator(self.set.seed, i)
+        init = int(uniform(gen) * len(self.init.fps))
+        w = _Walk(i, gen, init)
+        self.visited.see(self.init.fps[init:init + 1], np.full(1, -1))
+        bad = self.init.bad.get(init)
+        if bad:
+            names = [self.k.invariants[j].name for j in bad]
+            self._violation(Found(i, Target(names[0], "invariant"), init, [],
+                                  tuple(names[1:])))
+            return None
+        if not self.init.inside[init] or self.depth == 0:
+            self._end(w, "constraint" if not self.init.inside[init] else "depth")
+            return None
+        return w, self.init.words[init]
+
+    def _end(self, w: _Walk, why: str) -> None:
+        t = self.t
+        t.walks += 1
+        t.ends[why] += 1
+        t.longest = max(t.longest, len(w.actions))
+
+    def _violation(self, f: Found) -> None:
+        t = self.t
+        t.walks += 1
+        t.ends["violation"] += 1
+        t.longest = max(t.longest, len(f.actions))
+        if t.found is None or f.walk < t.found.walk:
+            t.found = f
+
+    # ------------------------------------------------------------ the loop
+    def run(self, time_limit: float | None, stop: Callable[[], bool] | None,
+            progress: Callable[[SimProgress], None] | None,
+            progress_interval: float) -> WalkTally:
+        t = self.t
+        t0 = time.perf_counter()
+        last = t0
+        slots: list[_Walk] = []
+        rows: list[np.ndarray] = []
+        try:
+            while True:
+                now = time.perf_counter()
+                if stop is not None and stop():
+                    t.stopped = "interrupted"
+                    break
+                if t.stopped is None and time_limit is not None and now - t0 >= time_limit:
+                    t.stopped = "time"
+                if t.found is not None:  # walks after the violating one are moot
+                    keep = [j for j, w in enumerate(slots) if w.index < t.found.walk]
+                    slots = [slots[j] for j in keep]
+                    rows = [rows[j] for j in keep]
+                while len(slots) < self.width and self._may_start():
+                    started = self._start()
+                    if started is not None:
+                        slots.append(started[0])
+                        rows.append(started[1])
+                if not slots:
+                    break
+                slots, rows = self._step(slots, np.stack(rows))
+                if progress is not None and now - last >= progress_interval:
+                    last = now
+                    progress(SimProgress(t.walks, t.steps, len(self.visited), now - t0,
+                                         t.fired.copy()))
+        except KeyboardInterrupt:  # a second Ctrl-C
+            t.stopped = "interrupted"
+        t.count_states(self.visited)
+        t.states, t.reached_by = self.visited.recorded()
+        return t
+
+    def _step(self, slots: list[_Walk], words: np.ndarray
+              ) -> tuple[list[_Walk], list[np.ndarray]]:
+        """Advance every walk of the batch by one step."""
+        k, t = self.k, self.t
+        ex = k.expand(words, constrain=False)
+        t.fired += ex.fired
+        t.generated += ex.generated
+        order = np.argsort(ex.parent_rows, kind="stable")  # by walk, then action
+        cw, cf = ex.child_words[order], ex.child_fps[order]
+        cp, ca = ex.parent_rows[order], ex.action_ids[order].astype(np.int64)
+        action_ok = None if ex.action_ok is None else ex.action_ok[order]
+        # violations: per walk, the first transition (in action order) that violates
+        # an invariant at its target or an action property
+        bad: dict[int, tuple[int, list[str]]] = {}  # walk row -> (child index, properties)
+        if k.invariants and len(cw):
+            inv_rows = k.expand(cw, expand=False).invariant_rows
+            for j, children in enumerate(inv_rows):
+                for c in children:
+                    _note(bad, int(cp[c]), int(c), k.invariants[j].name)
+        for j, (pr, pa, _pf) in enumerate(ex.property_hits):
+            for r, a in zip(pr, pa):
+                c = _child_index(cp, ca, int(r), int(a))
+                _note(bad, int(r), c, k.properties[j].name)
+        dead = set(int(r) for r in ex.deadlock_rows)
+        pick = _choose(self.weights, [w.gen for w in slots], cp, ca)
+        keep_slots: list[_Walk] = []
+        keep_rows: list[np.ndarray] = []
+        moved: list[int] = []
+        for r, w in enumerate(slots):
+            if r in bad:
+                c, props = bad[r]
+                kind = "invariant" if props[0] in {p.name for p in k.invariants} else "action"
+                also = tuple(dict.fromkeys(props[1:]))
+                t.steps += 1
+                self._violation(Found(w.index, Target(props[0], kind), w.init,
+                                      [*w.actions, int(ca[c])], also))
+                continue
+            if r in dead:
+                self._violation(Found(w.index, Target("Deadlock", "deadlock"), w.init,
+                                      list(w.actions)))
+                continue
+            c = pick[r]
+            if c < 0:
+                self._end(w, "terminal")
+                continue
+            moved.append(c)
+            w.actions.append(int(ca[c]))
+            t.steps += 1
+            keep_slots.append(w)
+            keep_rows.append(cw[c])
+        if moved:
+            mv = np.asarray(moved)
+            self.visited.see(cf[mv], ca[mv])
+            inside = (k.in_model_rows(cw[mv]) if k.constraints
+                      else np.ones(len(mv), dtype=bool))
+            if action_ok is not None:
+                inside &= action_ok[mv]
+            out_s, out_r = [], []
+            for w, row, ok in zip(keep_slots, keep_rows, inside):
+                if not ok:
+                    self._end(w, "constraint")
+                elif len(w.actions) >= self.depth:
+                    self._end(w, "depth")
+                else:
+                    out_s.append(w)
+                    out_r.append(row)
+            return out_s, out_r
+        return keep_slots, keep_rows
+
+
+def _choose(weights: np.ndarray, gens: Sequence[np.random.PCG64], cp: np.ndarray,
+            ca: np.ndarray) -> np.ndarray:
+    """Per walk, the index of the chosen transition (-1: none may be chosen)."""
+    m = len(gens)
+    u = np.array([uniform(g) for g in gens])
+    pick = np.full(m, -1, dtype=np.int64)
+    if len(cp) == 0:
+        return pick
+    w = weights[ca]
+    cum = np.cumsum(w)
+    counts = np.bincount(cp, minlength=m)
+    starts = np.concatenate([[0], np.cumsum(counts)[:-1]])
+    tot = np.bincount(cp, weights=w, minlength=m)
+    base = np.where(starts > 0, cum[np.maximum(starts - 1, 0)], 0.0)
+    has = (counts > 0) & (tot > 0)
+    idx = np.searchsorted(cum, base + u * tot, side="right")
+    last = starts + counts - 1
+    idx = np.minimum(idx, last)
+    # rounding can land on a zero-weight transition at the end: step back
+    for r in np.flatnonzero(has):
+        i = int(idx[r])
+        while w[i] == 0 and i > starts[r]:
+            i -= 1
+        pick[r] = i if w[i] > 0 else -1
+    return pick
 
 
 class Simulator:
@@ -158,6 +537,10 @@ class Simulator:
     shrinker's BFS); ``sim`` how to simulate. For example::
 
         result = Simulator(MySpec(), sim=SimConfig(seed=7, runs=1000)).run()
+
+    :meth:`run` runs the walks in this process; another runner (the Spark backend's)
+    runs parts of them elsewhere with :func:`run_walks` and reports the sum of the
+    parts' tallies with :meth:`result`.
     """
 
     def __init__(self, spec: Spec, config: CheckConfig | None = None,
@@ -184,263 +567,69 @@ class Simulator:
                              f"{self.spec.name} (its actions: {', '.join(sorted(names))}).")
         return np.array([float(given.get(a.name, 1.0)) for a in self.kernel.actions])
 
+    def seen_limit(self) -> int | None:
+        """Bytes the set of visited states may take (``config.memory_limit``)."""
+        limit = self.config.memory_limit
+        return default_memory_limit() if limit == "auto" else limit
+
     # ------------------------------------------------------------------ run
     def run(self) -> Result:
+        """Run walks ``0, 1, ...`` of the seed here; Ctrl-C stops with the walks so far."""
+        cfg = self.sim
         with Interrupts() as stop:
-            return _Run(self, stop).run()
-
-
-class _Run:
-    def __init__(self, sim: Simulator, stop: Interrupts) -> None:
-        self.s, self.stop = sim, stop
-        self.k = sim.kernel
-        self.cfg = sim.sim
-        self.layout = self.k.layout
-        words, fps = self.k.initial_words()
-        order = np.argsort(fps, kind="stable")
-        self.init_words, self.init_fps = words[order], fps[order]
-        self.init_in = (self.k.in_model_rows(self.init_words) if self.k.constraints
-                        else np.ones(len(order), dtype=bool))
-        ex = self.k.expand(self.init_words, expand=False)
-        self.init_bad: dict[int, list[int]] = {}
-        for j, rows in enumerate(ex.invariant_rows):
-            for r in rows:
-                self.init_bad.setdefault(int(r), []).append(j)
-        n_act = len(self.k.actions)
-        self.fired = np.zeros(n_act, dtype=np.int64)
-        self.new_by_action = np.zeros(n_act, dtype=np.int64)
-        self.seen = FingerprintSet()
-        self.walks = 0
-        self.steps = 0
-        self.generated = 0
-        self.longest = 0
-        self.ends = {"depth": 0, "terminal": 0, "constraint": 0, "violation": 0}
-        self.found: _Found | None = None
-        self.next_walk = 0
-        self.stopped: str | None = None
-        limit = sim.config.memory_limit
-        self.seen_limit = default_memory_limit() if limit == "auto" else limit
-        self.seen_capped = False
-
-    # ------------------------------------------------------------ walks
-    def _may_start(self) -> bool:
-        if self.stopped is not None:
-            return False
-        if self.cfg.runs is not None and self.next_walk >= self.cfg.runs:
-            return False
-        return self.found is None or self.next_walk < self.found.walk
-
-    def _start(self) -> tuple[_Walk, np.ndarray] | None:
-        """Start the next walk; None if it ended at once (counted)."""
-        i = self.next_walk
-        self.next_walk += 1
-        gen = walk_generator(self.cfg.seed, i)
-        init = int(uniform(gen) * len(self.init_fps))
-        w = _Walk(i, gen, init)
-        self._see(self.init_fps[init:init + 1], np.full(1, -1))
-        bad = self.init_bad.get(init)
-        if bad:
-            names = [self.k.invariants[j].name for j in bad]
-            self._violation(_Found(i, Target(names[0], "invariant"), init, [],
-                                   tuple(names[1:])))
-            return None
-        if not self.init_in[init] or self.cfg.depth == 0:
-            self._end(w, "constraint" if not self.init_in[init] else "depth")
-            return None
-        return w, self.init_words[init]
-
-    def _end(self, w: _Walk, why: str) -> None:
-        self.walks += 1
-        self.ends[why] += 1
-        self.longest = max(self.longest, len(w.actions))
-
-    def _violation(self, f: _Found) -> None:
-        self.walks += 1
-        self.ends["violation"] += 1
-        self.longest = max(self.longest, len(f.actions))
-        if self.found is None or f.walk < self.found.walk:
-            self.found = f
-
-    def _see(self, fps: np.ndarray, actions: np.ndarray) -> None:
-        u, first = np.unique(fps, return_index=True)
-        fresh = ~self.seen.contains(u)
-        if fresh.any() and self.seen_limit is not None and \
-                self.seen.nbytes + self.seen.growth(int(fresh.sum())) > self.seen_limit:
-            self.seen_capped = True  # count no more: distinct_states is a lower bound
-            return
-        if fresh.any():
-            self.seen.add_sorted(u[fresh])
-            acts = actions[first[fresh]]
-            acts = acts[acts >= 0]
-            if len(acts):
-                self.new_by_action += np.bincount(acts, minlength=len(self.new_by_action))
-
-    # ------------------------------------------------------------ the loop
-    def run(self) -> Result:
-        t0 = time.perf_counter()
-        last = t0
-        width = self.cfg.walks_per_batch
-        slots: list[_Walk] = []
-        rows: list[np.ndarray] = []
-        try:
-            while True:
-                now = time.perf_counter()
-                if self.stop.requested:
-                    self.stopped = "interrupted"
-                    break
-                if (self.stopped is None and self.cfg.time_limit is not None
-                        and now - t0 >= self.cfg.time_limit):
-                    self.stopped = "time"
-                if self.found is not None:  # walks after the violating one are moot
-                    keep = [j for j, w in enumerate(slots) if w.index < self.found.walk]
-                    slots = [slots[j] for j in keep]
-                    rows = [rows[j] for j in keep]
-                while len(slots) < width and self._may_start():
-                    started = self._start()
-                    if started is not None:
-                        slots.append(started[0])
-                        rows.append(started[1])
-                if not slots:
-                    break
-                slots, rows = self._step(slots, np.stack(rows))
-                if self.s.progress is not None and now - last >= self.s.progress_interval:
-                    last = now
-                    self.s.progress(SimProgress(self.walks, self.steps, len(self.seen),
-                                                now - t0, self.fired.copy()))
-        except KeyboardInterrupt:  # a second Ctrl-C
-            self.stopped = "interrupted"
-        return self._result(time.perf_counter() - t0)
-
-    def _step(self, slots: list[_Walk], words: np.ndarray
-              ) -> tuple[list[_Walk], list[np.ndarray]]:
-        """Advance every walk of the batch by one step."""
-        k = self.k
-        ex = k.expand(words, constrain=False)
-        self.fired += ex.fired
-        self.generated += ex.generated
-        order = np.argsort(ex.parent_rows, kind="stable")  # by walk, then action
-        cw, cf = ex.child_words[order], ex.child_fps[order]
-        cp, ca = ex.parent_rows[order], ex.action_ids[order].astype(np.int64)
-        # violations: per walk, the first transition (in action order) that violates
-        # an invariant at its target or an action property
-        bad: dict[int, tuple[int, list[str]]] = {}  # walk row -> (child index, properties)
-        if k.invariants and len(cw):
-            inv_rows = k.expand(cw, expand=False).invariant_rows
-            for j, children in enumerate(inv_rows):
-                for c in children:
-                    _note(bad, int(cp[c]), int(c), k.invariants[j].name)
-        for j, (pr, pa, _pf) in enumerate(ex.property_hits):
-            for r, a in zip(pr, pa):
-                c = _child_index(cp, ca, int(r), int(a))
-                _note(bad, int(r), c, k.properties[j].name)
-        dead = set(int(r) for r in ex.deadlock_rows)
-        pick = self._choose(slots, cp, ca)
-        keep_slots: list[_Walk] = []
-        keep_rows: list[np.ndarray] = []
-        moved: list[int] = []
-        for r, w in enumerate(slots):
-            if r in bad:
-                c, props = bad[r]
-                kind = "invariant" if props[0] in {p.name for p in k.invariants} else "action"
-                also = tuple(dict.fromkeys(props[1:]))
-                self.steps += 1
-                self._violation(_Found(w.index, Target(props[0], kind), w.init,
-                                       [*w.actions, int(ca[c])], also))
-                continue
-            if r in dead:
-                self._violation(_Found(w.index, Target("Deadlock", "deadlock"), w.init,
-                                       list(w.actions)))
-                continue
-            c = pick[r]
-            if c < 0:
-                self._end(w, "terminal")
-                continue
-            moved.append(c)
-            w.actions.append(int(ca[c]))
-            self.steps += 1
-            keep_slots.append(w)
-            keep_rows.append(cw[c])
-        if moved:
-            mv = np.asarray(moved)
-            self._see(cf[mv], ca[mv])
-            inside = (k.in_model_rows(cw[mv]) if k.constraints
-                      else np.ones(len(mv), dtype=bool))
-            out_s, out_r = [], []
-            for w, row, ok in zip(keep_slots, keep_rows, inside):
-                if not ok:
-                    self._end(w, "constraint")
-                elif len(w.actions) >= self.cfg.depth:
-                    self._end(w, "depth")
-                else:
-                    out_s.append(w)
-                    out_r.append(row)
-            return out_s, out_r
-        return keep_slots, keep_rows
-
-    def _choose(self, slots: list[_Walk], cp: np.ndarray, ca: np.ndarray) -> np.ndarray:
-        """Per walk, the index of the chosen transition (-1: none may be chosen)."""
-        m = len(slots)
-        u = np.array([uniform(w.gen) for w in slots])
-        pick = np.full(m, -1, dtype=np.int64)
-        if len(cp) == 0:
-            return pick
-        w = self.s.weights[ca]
-        cum = np.cumsum(w)
-        counts = np.bincount(cp, minlength=m)
-        starts = np.concatenate([[0], np.cumsum(counts)[:-1]])
-        tot = np.bincount(cp, weights=w, minlength=m)
-        base = np.where(starts > 0, cum[np.maximum(starts - 1, 0)], 0.0)
-        has = (counts > 0) & (tot > 0)
-        idx = np.searchsorted(cum, base + u * tot, side="right")
-        last = starts + counts - 1
-        idx = np.minimum(idx, last)
-        # rounding can land on a zero-weight transition at the end: step back
-        for r in np.flatnonzero(has):
-            i = int(idx[r])
-            while w[i] == 0 and i > starts[r]:
-                i -= 1
-            pick[r] = i if w[i] > 0 else -1
-        return pick
+            t0 = time.perf_counter()
+            tally = run_walks(self.kernel, WalkSet(cfg.seed, 0, 1, cfg.runs),
+                              weights=self.weights, depth=cfg.depth,
+                              walks_per_batch=cfg.walks_per_batch,
+                              time_limit=cfg.time_limit, stop=lambda: stop.requested,
+                              progress=self.progress,
+                              progress_interval=self.progress_interval,
+                              seen_limit=self.seen_limit())
+            return self.result(tally, time.perf_counter() - t0)
 
     # ------------------------------------------------------------ result
-    def _result(self, seconds: float) -> Result:
-        k, cfg = self.k, self.cfg
-        res = new_result(k, self.s.config, backend="simulate")
+    def result(self, tally: WalkTally, seconds: float, *, backend: str = "simulate",
+               info: Mapping[str, Any] | None = None) -> Result:
+        """The result of a run that counted ``tally`` in ``seconds`` (the rates' time):
+        its violation, if any, shrunk (unless ``sim.shrink`` is off) and replayed into a
+        trace; ``info`` adds to the ``simulation`` object."""
+        k, cfg = self.kernel, self.sim
+        res = new_result(k, self.config, backend=backend)
         res.symmetry = []
         violation: Violation | None = None
-        info: dict[str, Any] = {
-            **cfg.to_json(), "walks": self.walks, "steps": self.steps,
-            "walks_per_second": round(self.walks / seconds, 1) if seconds > 0 else 0.0,
-            "steps_per_second": round(self.steps / seconds, 1) if seconds > 0 else 0.0,
-            "walk_ends": dict(self.ends), "distinct_capped": self.seen_capped,
-            "stopped_by": self.stopped or ("violation" if self.found else "runs"),
+        out: dict[str, Any] = {
+            **cfg.to_json(), **(info or {}), "walks": tally.walks, "steps": tally.steps,
+            "walks_per_second": round(tally.walks / seconds, 1) if seconds > 0 else 0.0,
+            "steps_per_second": round(tally.steps / seconds, 1) if seconds > 0 else 0.0,
+            "walk_ends": dict(tally.ends), "distinct_capped": tally.distinct_capped,
+            "stopped_by": tally.stopped or ("violation" if tally.found else "runs"),
         }
-        if self.found is not None:
-            f = self.found
-            init_cells = self.layout.unpack(self.init_words[f.init])
+        if tally.found is not None:
+            f = tally.found
+            init_cells = k.layout.unpack(_starts(k).words[f.init])
             found_len = len(f.actions) + 1
             rep: ShrinkReport | None = None
             steps: tuple[TraceStep, ...]
             if cfg.shrink:
-                steps, rep = shrink(self.s.spec, k, f.target, init_cells, f.actions,
-                                    config=self.s.config, library=self.s.library,
+                steps, rep = shrink(self.spec, k, f.target, init_cells, f.actions,
+                                    config=self.config, library=self.library,
                                     bfs_states=cfg.shrink_states)
             else:
                 steps = _trace(k, init_cells, f.actions)
             also = _also(k, f, steps)
             violation = Violation(f.target.name, f.target.kind, steps, also)
             res.status = "deadlock" if f.target.kind == "deadlock" else "violation"
-            info.update({"violation_walk": f.walk, "found_length": found_len,
-                         "shrunk_length": len(steps),
-                         "shrinking": None if rep is None else rep.to_json()})
-        elif self.stopped == "interrupted":
+            out.update({"violation_walk": f.walk, "found_length": found_len,
+                        "shrunk_length": len(steps),
+                        "shrinking": None if rep is None else rep.to_json()})
+        elif tally.stopped == "interrupted":
             res.status, res.reason = "incomplete", "interrupted"
-            res.message = (f"Interrupted after {self.walks:,} walks ({self.steps:,} steps); "
-                           "no violation in them.")
-        complete_result(res, k, violation=violation, distinct=len(self.seen),
-                        generated=self.generated, depth=self.longest, seconds=seconds,
-                        fired=self.fired, new_by_action=self.new_by_action)
-        res.simulation = info
+            res.message = (f"Interrupted after {tally.walks:,} walks ({tally.steps:,} "
+                           "steps); no violation in them.")
+        complete_result(res, k, violation=violation, distinct=tally.distinct,
+                        generated=tally.generated, depth=tally.longest, seconds=seconds,
+                        fired=tally.fired, new_by_action=tally.new_by_action)
+        res.simulation = out
         return res
 
 
@@ -476,7 +665,7 @@ def _trace(k: Kernel, init: Sequence[int], actions: Sequence[int]) -> tuple[Trac
     return tuple(steps)
 
 
-def _also(k: Kernel, f: _Found, steps: tuple[TraceStep, ...]) -> tuple[str, ...]:
+def _also(k: Kernel, f: Found, steps: tuple[TraceStep, ...]) -> tuple[str, ...]:
     """The other properties the last state (or step) of the reported trace violates."""
     last = k.layout.cells_from_values(steps[-1].state)
     names = [p.name for p in k.check_invariants(last)]

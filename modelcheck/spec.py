@@ -11,9 +11,15 @@ types), and decorated methods:
 * ``@action_property`` — ``def Name(self, s, t)``: must hold on every transition.
 * ``@constraint`` — ``def Name(self, s)``: states violating it are checked but
   not expanded (TLC's ``CONSTRAINT``).
+* ``@action_constraint`` — ``def Name(self, s, t)``: a transition violating it is
+  not taken (TLC's ``ACTION_CONSTRAINT``): its successor is checked but not stored
+  or expanded, unless another transition reaches it.
 
 Mistakes in the class (a wrong action signature, a name used twice) are rejected
-when the class is defined. ``KRaftBroker(N=3)`` binds constants and returns a
+when the class is defined. A spec class has the declarations of every class of its
+MRO (``class C(A, B)``: A's and B's); a name declared in several is the one Python
+resolves for ``C.name``, in the place of its first declaration (the most basic class
+first, as dataclasses order fields). ``KRaftBroker(N=3)`` binds constants and returns a
 ready spec with its state layout and action instances.
 
 For example::
@@ -42,9 +48,10 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from .domains import Const, Deferred, Ids, Type, resolve
+from .domains import Const, Deferred, Ids, Record, Type, resolve
 from .errors import ConstantError, SpecDefinitionError, source_location
 from .layout import Layout
+from .values import record_field_problem
 
 __all__ = [
     "Spec",
@@ -52,6 +59,7 @@ __all__ = [
     "invariant",
     "action_property",
     "constraint",
+    "action_constraint",
     "ActionDecl",
     "PredicateDecl",
     "ActionInstance",
@@ -150,7 +158,8 @@ def _branch_names(fn: Callable[..., Any], action_name: str) -> tuple[str, ...]:
 
 
 class PredicateDecl:
-    """An invariant (``kind='invariant'``), action property or state constraint."""
+    """An invariant (``kind='invariant'``), action property (``'action'``), state
+    constraint (``'constraint'``) or action constraint (``'action_constraint'``)."""
 
     def __init__(self, fn: Callable[..., Any], kind: str, name: str | None = None,
                  doc: str | None = None) -> None:
@@ -159,10 +168,12 @@ class PredicateDecl:
         self.name = name or fn.__name__
         self.where = source_location(fn)
         self.doc = (doc or inspect.getdoc(fn) or "").split("\n\n")[0]
-        n_args = 3 if kind == "action" else 2
+        # a temporal property is about states (self, s) or about steps (self, s, t)
+        n_args = ({3} if kind in ("action", "action_constraint")
+                  else {2, 3} if kind == "temporal" else {2})
         sig = list(inspect.signature(fn).parameters)
-        if len(sig) != n_args:
-            want = "(self, s)" if n_args == 2 else "(self, s, t)"
+        if len(sig) not in n_args:
+            want = " or ".join("(self, s)" if n == 2 else "(self, s, t)" for n in sorted(n_args))
             raise SpecDefinitionError(
                 f"{self.where}: {kind} {self.name} must take {want}, takes ({', '.join(sig)})."
             )
@@ -199,6 +210,16 @@ def action_property(fn: Callable[..., Any]) -> PredicateDecl:
 def constraint(fn: Callable[..., Any]) -> PredicateDecl:
     """Declare a state constraint: states where it is false are not expanded."""
     return PredicateDecl(fn, "constraint")
+
+
+def action_constraint(fn: Callable[..., Any]) -> PredicateDecl:
+    """Declare an action constraint ``def Name(self, s, t) -> bool`` (TLC's
+    ``ACTION_CONSTRAINT``): a transition where it is false is not taken. Its successor
+    is checked against the invariants (and the transition against the action
+    properties) but not stored or expanded, unless another transition reaches it; the
+    transition still counts as enabled (a state whose transitions are all excluded is
+    not a deadlock)."""
+    return PredicateDecl(fn, "action_constraint")
 
 
 @dataclass(frozen=True)
@@ -288,46 +309,44 @@ class Spec(metaclass=_SpecMeta):
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
-        consts = dict(cls._consts)
-        variables = dict(cls._vars)
-        actions = dict(cls._actions)
-        preds = dict(cls._predicates)
         where = f"{source_location_of_class(cls)}"
-        for name, value in cls.__dict__.items():
-            if name.startswith("__"):
+        tables: dict[str, dict[str, Any]] = {"constant": {}, "variable": {}, "action": {},
+                                             "property": {}}
+        #: per declared name, the class whose declaration is the one in the tables
+        owner: dict[str, type] = {}
+        # Every class of the MRO contributes its own declarations, from the most basic
+        # to ``cls``: a name declared again later (nearer ``cls`` in the MRO) replaces
+        # the earlier declaration in place, so each name ends up declared as Python
+        # resolves ``cls.name``, in the order of first declaration (as dataclasses
+        # collect fields).
+        for klass in reversed(cls.__mro__):
+            if klass is object or klass is Spec:
                 continue
-            kinds = [k for k, table in (("constant", consts), ("variable", variables),
-                                        ("action", actions), ("property", preds))
-                     if name in table]
-            if isinstance(value, Const):
-                _unique(cls, name, kinds, "constant", where)
-                consts[name] = value
-            elif isinstance(value, Type):
-                if name.startswith("_"):
-                    raise SpecDefinitionError(
-                        f"{where}: variable {cls.__name__}.{name}: state variable names may "
-                        "not start with an underscore."
-                    )
-                if name == "branch":
-                    raise SpecDefinitionError(
-                        f"{where}: variable {cls.__name__}.branch: `branch` is reserved "
-                        "(`with t.branch(...)` declares a branch of an action); rename it."
-                    )
-                _unique(cls, name, kinds, "variable", where)
-                value.decl_line = where
-                variables[name] = value
-            elif isinstance(value, ActionDecl):
-                _unique(cls, name, kinds, "action", where)
-                actions[name] = value
-            elif isinstance(value, PredicateDecl):
-                _unique(cls, name, kinds, "property", where)
-                preds[name] = value
-            elif name in actions or name in preds:
-                raise SpecDefinitionError(
-                    f"{where}: {cls.__name__}.{name} overrides an inherited action or "
-                    "property with a plain attribute; decorate it with @action, "
-                    "@invariant or @action_property."
-                )
+            own = klass is cls or not issubclass(klass, Spec)  # not validated before
+            here = where if klass is cls else None
+            for name, value in klass.__dict__.items():
+                if name.startswith("__"):
+                    continue
+                kind = _table_of(value)
+                if kind is None:
+                    if name in tables["action"] or name in tables["property"]:
+                        raise SpecDefinitionError(
+                            f"{here or source_location_of_class(klass)}: "
+                            f"{_qualified(cls, klass, name)} overrides an inherited action or "
+                            "property with a plain attribute; decorate it with @action, "
+                            "@invariant, @action_property, @constraint or @action_constraint."
+                        )
+                    continue
+                clash = next((k for k, t in tables.items() if k != kind and name in t), None)
+                if clash is not None:
+                    raise SpecDefinitionError(_clash_message(cls, klass, owner[name], name,
+                                                             kind, clash, here))
+                if kind == "variable" and own:
+                    here = here or source_location_of_class(klass)
+                    _check_variable(cls, name, value, here)
+                    value.decl_line = here
+                tables[kind][name] = value
+                owner[name] = klass
         if isinstance(cls.__dict__.get("symmetry"), str):
             raise SpecDefinitionError(
                 f"{where}: {cls.__name__}.symmetry must be a tuple of Ids names, e.g. "
@@ -339,10 +358,10 @@ class Spec(metaclass=_SpecMeta):
                     f"{where}: {cls.__name__}.symmetry names {sym!r}, which is not an Ids(...) "
                     "set of the spec."
                 )
-        cls._consts = consts
-        cls._vars = variables
-        cls._actions = actions
-        cls._predicates = preds
+        cls._consts = tables["constant"]
+        cls._vars = tables["variable"]
+        cls._actions = tables["action"]
+        cls._predicates = tables["property"]
 
     # -- binding ----------------------------------------------------------
     def __init__(self, **overrides: Any) -> None:
@@ -374,6 +393,8 @@ class Spec(metaclass=_SpecMeta):
         self.invariants = tuple(p for p in cls._predicates.values() if p.kind == "invariant")
         self.properties = tuple(p for p in cls._predicates.values() if p.kind == "action")
         self.constraints = tuple(p for p in cls._predicates.values() if p.kind == "constraint")
+        self.action_constraints = tuple(p for p in cls._predicates.values()
+                                        if p.kind == "action_constraint")
         #: temporal properties (:mod:`modelcheck.temporal`), checked by the liveness checker
         self.temporal = tuple(p for p in cls._predicates.values() if p.kind == "temporal")
 
@@ -507,14 +528,69 @@ def source_location_of_class(cls: type) -> str:
     return f"{_short(file)}:{line}"
 
 
-def _unique(cls: type, name: str, kinds: list[str], kind: str, where: str) -> None:
-    clashing = [k for k in kinds if k != kind]
-    if clashing:
+def _table_of(value: Any) -> str | None:
+    """Which table of a spec class a declaration goes to (None: not a declaration)."""
+    if isinstance(value, Const):
+        return "constant"
+    if isinstance(value, Type):
+        return "variable"
+    if isinstance(value, ActionDecl):
+        return "action"
+    if isinstance(value, PredicateDecl):
+        return "property"
+    return None
+
+
+def _qualified(cls: type, klass: type, name: str) -> str:
+    """``C.name``, or ``C.name (from base B)`` when base ``B`` of ``C`` declares it."""
+    if klass is cls:
+        return f"{cls.__name__}.{name}"
+    return f"{cls.__name__}.{name} (from base {klass.__name__})"
+
+
+def _clash_message(cls: type, klass: type, first: type, name: str, kind: str, clash: str,
+                   here: str | None) -> str:
+    """A name declared as two kinds of thing along the MRO of ``cls``."""
+    where = here or source_location_of_class(klass)
+    if klass is cls or first in klass.__mro__:
+        return (f"{where}: {_qualified(cls, klass, name)} is declared as a {kind} but is "
+                f"already a {clash}; names must be unique across constants, variables, "
+                "actions and properties.")
+    return (f"{where}: spec {cls.__name__} inherits {name} from base {klass.__name__} as a "
+            f"{kind} and from base {first.__name__} as a {clash}; names must be unique across "
+            "constants, variables, actions and properties: rename one of them.")
+
+
+def _check_variable(cls: type, name: str, value: Type, where: str) -> None:
+    if name.startswith("_"):
         raise SpecDefinitionError(
-            f"{where}: {cls.__name__}.{name} is declared as a {kind} but is already a "
-            f"{clashing[0]}; names must be unique across constants, variables, actions "
-            "and properties."
+            f"{where}: variable {cls.__name__}.{name}: state variable names may "
+            "not start with an underscore."
         )
+    if name == "branch":
+        raise SpecDefinitionError(
+            f"{where}: variable {cls.__name__}.branch: `branch` is reserved "
+            "(`with t.branch(...)` declares a branch of an action); rename it."
+        )
+    _check_record_fields(cls, name, value, where)
+
+
+def _check_record_fields(cls: type, name: str, typ: Type, where: str) -> None:
+    """Refuse a record field of variable ``name`` that spec code could not read as
+    ``r.field`` (a name of the record value's own attributes, such as ``type``)."""
+    todo = [typ]
+    while todo:
+        t = todo.pop()
+        if isinstance(t, Record):
+            for field in t.fields:
+                problem = record_field_problem(field)
+                if problem is not None:
+                    raise SpecDefinitionError(
+                        f"{where}: spec {cls.__name__}, variable {name}: the record "
+                        f"{t.describe()} has a field {field!r}, which {problem}; rename "
+                        "the field."
+                    )
+        todo.extend(t.parts())
 
 
 def _check_const(spec: str, name: str, c: Const, value: Any) -> Any:

@@ -14,6 +14,10 @@ is *enabled* in a state when it has a successor different from that state):
   ``WF_vars(\\E b: A(b))`` (some instance's step counts, enabled when some instance is).
 * ``fairness = {"Tick": "weak", "Register(b=1)": "strong"}`` on the class: the same by
   action name or instance label, added to the ``fair=`` of ``@action``.
+* ``fairness = {"Rsp | DoRd": "weak"}``: a disjunction of actions as one action, per
+  binding of their parameters (which must be the same): ``\\A p: WF_vars(Rsp(p) \\/
+  DoRd(p))``; a part may be an instance label (a branch: ``"MemQWr[QCond] | MemQRd"``);
+  with ``"weak-family"`` all their instances are one action.
 
 Temporal properties (``P``, ``Q`` are state predicates, written as invariants are):
 
@@ -21,6 +25,26 @@ Temporal properties (``P``, ``Q`` are state predicates, written as invariants ar
 * ``@always_eventually`` — ``[]<>P`` (P holds infinitely often)
 * ``@eventually_always`` — ``<>[]P`` (from some point on P holds forever)
 * ``@leads_to`` — ``def Name(self, s): return P, Q`` — ``P ~> Q``, i.e. ``[](P => <>Q)``
+
+**Properties of steps.** A property whose method takes ``(self, s, t)`` is about the
+steps of a behaviour: what it returns (the target ``Q`` of ``~>``) is a *step
+formula* ``A``, evaluated on every step ``(s, t)``, including stuttering steps (where
+``t`` is ``s``: the steps a behaviour may take anywhere, and forever in a state with
+no enabled action). TLA+'s ``<<A>>_v`` (an ``A`` step that changes ``v``; never a
+stuttering step) is ``angle(A, s, t, v)``:
+
+* ``@always_eventually`` — ``def Name(self, s, t): return angle(A, s, t)`` —
+  ``[]<><<A>>_vars`` (infinitely many A steps)
+* ``@eventually`` — ``<><<A>>_v``
+* ``@leads_to`` — ``return P, angle(A, s, t, v)`` — ``P ~> <<A>>_v``; ``P`` is a state
+  predicate (it must not read ``t``: a ``P`` whose value depends on ``t`` is refused)
+
+A step formula may mix state predicates in: ``[]<>(P \\/ <<A>>_v)`` is ``P |
+angle(...)``, which is ``[]<>P \\/ []<><<A>>_v`` (``[]<>`` distributes over ``\\/``):
+the shape of weak fairness written as a property, ``[]<>~ENABLED <<A>>_v \\/
+[]<><<A>>_v``, as refinement proofs state it with ENABLED computed by hand.
+``@eventually_always`` over steps (``<>[][A]_v``) is not supported and is refused
+when the class is defined.
 
 Each decorator also takes ``fairness=("Tick", "Register")``: check the property
 under only the fairness conditions of these actions (names or instance labels;
@@ -43,24 +67,113 @@ For example::
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import reduce, update_wrapper
 from typing import Any
 
-from .errors import SpecDefinitionError
-from .spec import ActionInstance, PredicateDecl, Spec
+import numpy as np
 
-__all__ = ["TemporalDecl", "FairnessCondition", "FORMS", "eventually", "always_eventually",
-           "eventually_always", "leads_to", "fairness_conditions", "label_of"]
+from .errors import SpecDefinitionError, SpecEvaluationError
+from .expr import _bool
+from .spec import ActionInstance, PredicateDecl, Spec
+from .values import Value
+
+__all__ = ["TemporalDecl", "FairnessCondition", "FORMS", "STEP_FORMS", "eventually",
+           "always_eventually", "eventually_always", "leads_to", "angle", "changed",
+           "fairness_conditions", "label_of"]
 
 #: the temporal forms, with their TLA+ text (``P``, ``Q`` the property's predicates)
 FORMS = {"eventually": "<>P", "always_eventually": "[]<>P", "eventually_always": "<>[]P",
          "leads_to": "P ~> Q"}
+#: the forms over steps (``A`` the property's step formula), see the module doc
+STEP_FORMS = {"eventually": "<>A", "always_eventually": "[]<>A", "leads_to": "P ~> A"}
+
+
+def changed(s: Any, t: Any, v: Any = None) -> Any:
+    """Whether ``v`` differs between the states ``s`` and ``t`` (TLA+'s ``v' # v``).
+
+    ``v`` is ``None`` (every variable: TLA+'s ``vars``), a variable name or a tuple
+    of names, or a callable ``v(view)`` returning a value or a tuple of values of one
+    state (an expression such as a refinement mapping's ``<<memInt, omem>>``):
+    scalars, columns or set, record, sequence and bag values."""
+    if v is None or isinstance(v, (str, tuple, list)) and all(isinstance(x, str) for x in v):
+        layout = s._layout
+        names = layout.vars if v is None else [v] if isinstance(v, str) else list(v)
+        cells: list[int] = []
+        for name in names:
+            info = layout.vars.get(name)
+            if info is None:
+                raise SpecEvaluationError(
+                    f"changed/angle: unknown variable {name!r}; the spec declares: "
+                    + ", ".join(layout.vars))
+            cells.extend(range(info.first_cell, info.first_cell + info.n_cells))
+        diffs: list[Any] = [s._cell(i) != t._cell(i) for i in cells]
+    elif callable(v):
+        a, b = v(s), v(t)
+        a, b = (a, b) if isinstance(a, tuple) else ((a,), (b,))
+        if not isinstance(b, tuple) or len(a) != len(b):
+            raise SpecEvaluationError("changed/angle: v must give a tuple of the same length "
+                                      "on both states.")
+        diffs = []
+        for x, y in zip(a, b):
+            if not isinstance(x, (Value, np.ndarray, np.generic, int, bool)):
+                raise SpecEvaluationError(
+                    f"changed/angle: v gave a {type(x).__name__}; give scalars or values "
+                    "(for an array variable, its elements or its name).")
+            diffs.append(x != y)
+    else:
+        raise SpecEvaluationError(
+            f"changed/angle: v must be None, variable names or a callable, got {v!r}.")
+    return reduce(lambda x, y: x | y, (_bool(d, "changed") for d in diffs), np.bool_(False))
+
+
+def angle(a: Any, s: Any, t: Any, v: Any = None) -> Any:
+    """TLA+'s ``<<A>>_v``: the step ``(s, t)`` is an ``A`` step (``a``, a boolean of
+    the two states) that changes ``v`` (see :func:`changed`; ``None``: ``vars``).
+    False on every stuttering step."""
+    return _bool(a, "the action of angle") & changed(s, t, v)
+
+
+def _pick(fn: Callable[..., Any], i: int | None, name: str, where: str, *,
+          stutter: bool = False) -> Callable[..., Any]:
+    """The predicate ``fn``'s result (its element ``i`` for a leads-to pair); with
+    ``stutter``, on the stuttering step of a state (``fn(spec, s, s)``)."""
+    def get(spec: Any, s: Any, *t: Any) -> Any:
+        r = fn(spec, s, s) if stutter else fn(spec, s, *t)
+        if i is None:
+            return r
+        if not isinstance(r, tuple) or len(r) != 2:
+            raise SpecDefinitionError(
+                f"{where}: leads-to property {name} must return a pair "
+                f"(P, Q) of predicates, got {type(r).__name__}."
+            )
+        return r[i]
+
+    out: Callable[..., Any]
+    if stutter:
+        def one(spec: Any, s: Any) -> Any:
+            return get(spec, s)
+        out = one
+    elif len(inspect.signature(fn).parameters) == 3:
+        def two(spec: Any, s: Any, t: Any) -> Any:
+            return get(spec, s, t)
+        out = two
+    else:
+        def one_(spec: Any, s: Any) -> Any:
+            return get(spec, s)
+        out = one_
+    sig = inspect.signature(out)
+    update_wrapper(out, fn)  # its name, and __wrapped__: errors name fn's lines
+    out.__dict__["__signature__"] = sig  # its own arguments, not fn's
+    return out
 
 
 class TemporalDecl(PredicateDecl):
-    """A temporal property: its form, its state predicate function and which
-    fairness conditions it is checked under (``None``: all of the spec's)."""
+    """A temporal property: its form, its predicate function (of states, or of steps
+    when it takes ``(self, s, t)``) and which fairness conditions it is checked under
+    (``None``: all of the spec's)."""
 
     def __init__(self, fn: Callable[..., Any], form: str,
                  fairness: Sequence[str] | None = None) -> None:
@@ -72,38 +185,47 @@ class TemporalDecl(PredicateDecl):
             )
         self.form = form
         self.fairness = None if fairness is None else tuple(fairness)
+        #: a property of steps: its method takes ``(self, s, t)``
+        self.steps = len(inspect.signature(fn).parameters) == 3
+        if self.steps and form not in STEP_FORMS:
+            raise SpecDefinitionError(
+                f"{self.where}: temporal property {self.name}: {FORMS[form]} over steps "
+                f"(a method of (self, s, t)) is not supported; the forms over steps are "
+                f"{', '.join(STEP_FORMS.values())} (@eventually, @always_eventually, "
+                "@leads_to). Write it over states, (self, s)."
+            )
 
     @property
     def formula(self) -> str:
-        """``P ~> Q`` etc. with the property's name: ``EventuallyUnfenced: P ~> Q``."""
-        return FORMS[self.form]
+        """The form's TLA+ text: ``P ~> Q``, ``[]<>A`` (``A`` a step formula)..."""
+        return STEP_FORMS[self.form] if self.steps else FORMS[self.form]
 
     def parts(self) -> list[PredicateDecl]:
-        """The state predicates of the property as invariant-like declarations (``P``,
-        and ``Q`` for ``~>``), evaluated by the kernel like invariants."""
-        fn = self.fn
-        if self.form != "leads_to":
-            return [PredicateDecl(fn, "invariant", name=self.name, doc=self.doc)]
-        where = self.where
-
-        def part(i: int) -> Callable[..., Any]:
-            def get(spec: Any, s: Any) -> Any:
-                r = fn(spec, s)
-                if not isinstance(r, tuple) or len(r) != 2:
-                    raise SpecDefinitionError(
-                        f"{where}: leads-to property {self.name} must return a pair "
-                        f"(P, Q) of state predicates, got {type(r).__name__}."
-                    )
-                return r[i]
-
-            get.__name__ = fn.__name__
-            get.__qualname__ = getattr(fn, "__qualname__", fn.__name__)
-            get.__module__ = fn.__module__
-            get.__wrapped__ = fn  # type: ignore[attr-defined]
-            return get
-
-        return [PredicateDecl(part(0), "invariant", name=f"{self.name}.P", doc=self.doc),
-                PredicateDecl(part(1), "invariant", name=f"{self.name}.Q", doc=self.doc)]
+        """The property's predicates, evaluated by the kernel: as invariant-like
+        declarations, the state predicates (``Name`` for ``P``, or ``Name.P``,
+        ``Name.Q`` for ``~>``); over steps, ``Name.A`` (kind ``"action"``, the step
+        formula on every transition) and ``Name.A@stutter`` (on the stuttering step of
+        each state), and for ``~>`` also ``Name.P`` and ``Name.P@step`` (``P`` on every
+        transition: it must be its value on the state alone)."""
+        fn, name, where, doc = self.fn, self.name, self.where, self.doc
+        pair = self.form == "leads_to"
+        if not self.steps:
+            if not pair:
+                return [PredicateDecl(fn, "invariant", name=name, doc=doc)]
+            return [PredicateDecl(_pick(fn, 0, name, where), "invariant", name=f"{name}.P",
+                                  doc=doc),
+                    PredicateDecl(_pick(fn, 1, name, where), "invariant", name=f"{name}.Q",
+                                  doc=doc)]
+        a = 1 if pair else None
+        out = [PredicateDecl(_pick(fn, a, name, where), "action", name=f"{name}.A", doc=doc),
+               PredicateDecl(_pick(fn, a, name, where, stutter=True), "invariant",
+                             name=f"{name}.A@stutter", doc=doc)]
+        if pair:
+            out += [PredicateDecl(_pick(fn, 0, name, where, stutter=True), "invariant",
+                                  name=f"{name}.P", doc=doc),
+                    PredicateDecl(_pick(fn, 0, name, where), "action", name=f"{name}.P@step",
+                                  doc=doc)]
+        return out
 
 
 def _decorator(form: str) -> Callable[..., Any]:
@@ -164,11 +286,14 @@ def fairness_conditions(spec: Spec, select: Sequence[str] | None = None
             by_label.setdefault(label_of(a), []).append(a)
     decls = cls._actions
     wanted: dict[str, str] = {}
+    joined: dict[str, list[str]] = {}  # fairness groups "A | B": their actions
     for name, d in decls.items():
         if d.fair is not None:
             wanted[name] = d.fair
     for key, kind in dict(cls.fairness).items():
-        if key not in decls and key not in by_label:
+        if "|" in key:
+            joined[key] = _group(spec, key, decls, by_label)
+        elif key not in decls and key not in by_label:
             raise SpecDefinitionError(
                 f"spec {spec.name}: fairness names {key!r}, which is neither an action nor "
                 f"an action instance label (such as {next(iter(by_label))!r})."
@@ -185,7 +310,8 @@ def fairness_conditions(spec: Spec, select: Sequence[str] | None = None
             )
         wanted[key] = kind
     if select is not None:
-        unknown = [n for n in select if n not in decls and n not in by_label]
+        unknown = [n for n in select if n not in decls and n not in by_label
+                   and n not in joined]
         if unknown:
             raise SpecDefinitionError(
                 f"spec {spec.name}: a temporal property's fairness names {unknown[0]!r}, "
@@ -194,6 +320,32 @@ def fairness_conditions(spec: Spec, select: Sequence[str] | None = None
     out: list[FairnessCondition] = []
     for key, kind in wanted.items():
         base = kind.split("-")[0]
+        if key in joined:
+            if select is not None and key not in select:
+                continue
+            # the instances of every named action (or the named instances), as one
+            # action per binding of the parameters (all of them for "-family")
+            by_params: dict[Any, list[tuple[str, ActionInstance]]] = {}
+            for part in joined[key]:
+                insts = ([a for a in spec.actions if a.decl.name == part] if part in decls
+                         else by_label[part])
+                for a in insts:
+                    k = () if kind.endswith("-family") else a.params
+                    by_params.setdefault(k, []).append((part, a))
+            for members in by_params.values():
+                labels: list[str] = []
+                for part, a in members:
+                    if part not in decls:
+                        lbl = label_of(a)  # a named instance
+                    elif kind.endswith("-family") and a.params:
+                        lbl = f"{part}(*)"
+                    else:
+                        lbl = label_of(a, branch=False)
+                    if lbl not in labels:
+                        labels.append(lbl)
+                out.append(FairnessCondition(base, " \\/ ".join(labels), key,
+                                             tuple(sorted(a.id for _, a in members))))
+            continue
         if key in by_label and key not in decls:
             insts = by_label[key]
             family = insts[0].decl.name
@@ -213,3 +365,26 @@ def fairness_conditions(spec: Spec, select: Sequence[str] | None = None
                        for lbl, ids in groups.items())
     out.sort(key=lambda c: c.action_ids)
     return out
+
+
+def _group(spec: Spec, key: str, decls: Any, by_label: dict[str, list[ActionInstance]]
+           ) -> list[str]:
+    """The actions (names or instance labels) of a fairness group ``"A | B"``: TLA+'s
+    ``WF_vars(A(p) \\/ B(p))``; named actions must have the same parameters."""
+    parts = [x.strip() for x in key.split("|")]
+    unknown = [x for x in parts if x not in decls and x not in by_label]
+    if unknown:
+        raise SpecDefinitionError(
+            f"spec {spec.name}: fairness[{key!r}]: a group names actions or action instance "
+            f"labels, as 'Rsp | DoRd'; {unknown[0]!r} is neither."
+        )
+    if len(set(parts)) != len(parts):
+        raise SpecDefinitionError(f"spec {spec.name}: fairness[{key!r}] names an action twice.")
+    params = {tuple(decls[x].params) for x in parts if x in decls}
+    if len(params) > 1:
+        raise SpecDefinitionError(
+            f"spec {spec.name}: fairness[{key!r}]: the actions of a group must have the same "
+            f"parameters (one action per binding of them), got "
+            f"{' and '.join(str(list(p)) for p in sorted(params))}."
+        )
+    return parts

@@ -8,7 +8,9 @@ checked on every step, deadlocks (when checked) in an invariant. Hypothesis then
 searches, remembers failures in its database and shrinks them with its own
 shrinker. Steps use the engine's scalar evaluator (:meth:`Kernel.successors`), the
 one that replays traces, so a failing run is a behaviour of the spec. A state
-outside the state constraints has no enabled rule (the run stutters there).
+outside the state constraints, or reached by a step that violates an action
+constraint, has no enabled rule (the run stutters there, as a walk of
+``modelcheck simulate`` stops).
 
 This module needs hypothesis (``pip install hypothesis``); the rest of modelcheck
 does not import it. For example::
@@ -55,13 +57,16 @@ class SpecMachine(RuleBasedStateMachine):
         self.cells: list[int] | None = None
         self.labels: list[str] = []
         self._succ: dict[str, list[tuple[ActionInstance, list[int]]]] | None = None
+        #: whether the last step satisfied the action constraints (the run goes on)
+        self.in_actions = True
 
     def successors(self) -> dict[str, list[tuple[ActionInstance, list[int]]]]:
         """The enabled instances of the current state by action name, with successors."""
         if self._succ is None:
             out: dict[str, list[tuple[ActionInstance, list[int]]]] = {}
             k = self.kernel
-            if self.cells is not None and k.satisfies_constraints(self.cells):
+            if self.cells is not None and self.in_actions and \
+                    k.satisfies_constraints(self.cells):
                 for inst, nxt in k.successors(self.cells):
                     out.setdefault(inst.name, []).append((inst, nxt))
             self._succ = out
@@ -76,6 +81,7 @@ class SpecMachine(RuleBasedStateMachine):
                 f"action property {bad[0].name} is violated by {label} from the state "
                 f"{self.describe(self.cells)} to {self.describe(nxt)} (steps: "
                 f"{', '.join([*self.labels, label])})")
+        self.in_actions = self.kernel.satisfies_action_constraints(self.cells, nxt)
         self.cells = nxt
         self.labels.append(label)
         self._succ = None
@@ -113,6 +119,7 @@ def state_machine(spec: Spec, *, invariants: Sequence[str] | None = None,
     def init(self: SpecMachine, i: int) -> None:
         self.cells = list(inits[i])
         self._succ = None
+        self.in_actions = True
 
     ns["init_state"] = init
     families: dict[str, None] = dict.fromkeys(a.name for a in kernel.actions)
@@ -126,7 +133,7 @@ def state_machine(spec: Spec, *, invariants: Sequence[str] | None = None,
     @precondition(stopped)
     @rule()
     def Stutter(self: SpecMachine) -> None:  # noqa: N802 - a TLA+ name
-        """No action is enabled (or the state is outside the constraints)."""
+        """No action is enabled (or the state is outside the model)."""
 
     ns["Stutter"] = Stutter
     for p in kernel.invariants:

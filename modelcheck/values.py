@@ -16,6 +16,7 @@ error on the rows where the action is enabled (and never on the others).
 
 from __future__ import annotations
 
+import keyword
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -27,7 +28,7 @@ if TYPE_CHECKING:
     from .domains import BoundBag, BoundRecord, BoundSeq, BoundSet, BoundType
 
 __all__ = ["Value", "SetValue", "RecordValue", "SeqValue", "BagValue", "select",
-           "as_int", "any_rows", "all_rows"]
+           "as_int", "any_rows", "all_rows", "record_field_problem"]
 
 
 def as_int(x: Any) -> Any:
@@ -325,6 +326,29 @@ class RecordValue(Value):
             raise SpecEvaluationError(
                 f"a {self.type.describe()} has no field {', '.join(map(repr, unknown))}")
         return RecordValue(self.type, {**self._fields, **changes})
+
+
+def record_field_problem(name: str) -> str | None:
+    """Why ``name`` cannot be a record field (read as ``r.name`` in spec code), or None.
+
+    A field is read as an attribute of a :class:`RecordValue`, so it may not be one of
+    the value's own attributes (``type``, ``columns``, ``select``, ``with_fields``, a
+    ``__dunder__``), start with an underscore, or be other than a Python identifier.
+    """
+    if not name.isidentifier():
+        return "is not a Python identifier (spec code reads a field as `r.<field>`)"
+    if keyword.iskeyword(name):
+        return f"is a Python keyword (`r.{name}` cannot be written)"
+    if name.startswith("_"):
+        return "starts with an underscore (reserved for the record value's internals)"
+    if name in _RECORD_ATTRIBUTES:
+        return (f"is the name of the record value's own attribute `{name}`, so `r.{name}` "
+                "would read that instead of the field")
+    return None
+
+
+#: what a record value has of its own: its class's attributes and ``type``
+_RECORD_ATTRIBUTES = frozenset(dir(RecordValue)) | {"type"}
 
 
 class SeqValue(Value):

@@ -67,7 +67,7 @@ def _assign_leaf(view: NextView, var: str, first: int, value: Any) -> None:
 class ArrayView:
     """An array (or a nested sub-array) of a view, indexed by the declared ids."""
 
-    __slots__ = ("_view", "_var", "_path", "_dims")
+    __slots__ = ("_view", "_var", "_path", "_dims", "_leaves", "_scalar")
 
     def __init__(self, view: StateView, var: str, path: tuple[int, ...],
                  dims: tuple[range, ...]) -> None:
@@ -75,6 +75,10 @@ class ArrayView:
         self._var = var
         self._path = path
         self._dims = dims
+        # the innermost dimension's {index: first cell} and whether an element is one
+        # scalar cell: looked up on the first constant-index read (the hot path)
+        self._leaves: dict[int, int] | None = None
+        self._scalar = False
 
     def _check(self, i: int) -> int:
         i = int(i)
@@ -89,10 +93,17 @@ class ArrayView:
     def __getitem__(self, i: Any) -> Any:
         if isinstance(i, int):
             if len(self._dims) == 1:
-                ci = self._view._layout.leaf_map(self._var, self._path).get(i)
+                view = self._view
+                leaves = self._leaves
+                if leaves is None:
+                    leaves = self._leaves = view._layout.leaf_map(self._var, self._path)
+                    self._scalar = view._layout.vars[self._var].scalar_leaf
+                ci = leaves.get(i)
                 if ci is None:
-                    self._check(i)
-                return _leaf(self._view, self._var, ci)
+                    ci = leaves[self._check(i)]  # _check raises: i is outside the index set
+                if self._scalar:
+                    return view._cell(ci)
+                return _leaf(view, self._var, ci)
             i = self._check(i)
             return ArrayView(self._view, self._var, (*self._path, i), self._dims[1:])
         if len(self._dims) > 1:
@@ -180,7 +191,10 @@ class StateView:
             # Not cached: the array view refers back to this view, and a cycle would
             # keep a batch's decoded columns alive until the garbage collector runs.
             return ArrayView(self, name, (), info.dims)
-        value = _leaf(self, name, info.first_cell)
+        if info.scalar_leaf:
+            value = self._cell(info.first_cell)
+        else:
+            value = _leaf(self, name, info.first_cell)
         if not isinstance(self, NextView):  # the next state may still be assigned
             object.__setattr__(self, name, value)  # later reads skip __getattr__
         return value

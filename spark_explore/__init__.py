@@ -12,6 +12,9 @@ Modules (``pyspark`` is imported only inside their functions, never by ``modelch
 * :mod:`spark_explore.rdd_engine` — :class:`~spark_explore.rdd_engine.RddEngine`, the
   engine of clusters: the levels as persisted pair RDDs partitioned by bucket, the
   successors through Spark's shuffle; checkpoints through Hadoop.
+* :mod:`spark_explore.simulate` — :class:`~spark_explore.simulate.SparkSimulator`,
+  ``modelcheck spark --simulate``: random walks in rounds of Spark tasks, each running
+  a part of the walks with the local engine's function; the driver adds up and shrinks.
 * :mod:`spark_explore.shards` — the task code (commit, expand, split a bucket) and the
   on-disk layout of the shard engine.
 * :mod:`spark_explore.hadoop_fs` — files on Hadoop file systems, from the driver.

@@ -9,7 +9,8 @@ A run directory (``--checkpoint-dir DIR``, or a temporary one) holds::
 ``manifest.json`` is rewritten (temp file + ``os.replace``) only after a level is
 complete; files it no longer needs are deleted only after that. So a run killed at
 any moment leaves a consistent checkpoint: ``--resume`` continues from
-``manifest["level"]``. The manifest records the spec (class, module, constants, a
+``manifest["level"]`` (a directory without a manifest starts afresh, as with
+``modelcheck check --resume``). The manifest records the spec (class, module, constants, a
 digest of the state layout and action list), the checks and the bucket count; a
 checkpoint from a different spec or different constants is refused with
 :class:`CheckpointError`.
@@ -86,26 +87,24 @@ class RunDir:
         """The directory as the user knows it (a path or a URI)."""
         return str(self.store.uri) if self.store is not None else str(self.path)
 
+    @property
+    def has_checkpoint(self) -> bool:
+        """Whether the directory holds a committed checkpoint (a manifest)."""
+        if self.store is not None:
+            return bool(self.store.exists(MANIFEST))
+        return self.manifest_path.is_file()
+
     @classmethod
     def prepare_remote(cls, store: Any, *, resume: bool) -> RunDir:
         """As :meth:`prepare`, for a directory on a Hadoop file system."""
         uri = store.uri
         try:
-            if resume:
-                if not store.exists():
-                    raise CheckpointError(
-                        f"--resume: the checkpoint directory {uri} does not exist; run "
-                        "without --resume to start a new checkpointed run there.")
-                if not store.exists(MANIFEST):
-                    raise CheckpointError(
-                        f"--resume: {uri} holds no checkpoint ({MANIFEST} is missing: no "
-                        "level was ever committed there); run without --resume to start "
-                        "afresh.")
-            else:
-                if store.exists(MANIFEST):
-                    raise CheckpointError(
-                        f"{uri} already holds a checkpoint; pass --resume to continue it, or "
-                        "choose an empty --checkpoint-dir to start a new run.")
+            held = store.exists(MANIFEST)
+            if held and not resume:
+                raise CheckpointError(
+                    f"{uri} already holds a checkpoint; pass --resume to continue it, or "
+                    "choose an empty --checkpoint-dir to start a new run.")
+            if not held:
                 store.mkdirs()
                 store.write_bytes(".write-test", b"ok")
                 store.delete(".write-test")
@@ -119,21 +118,13 @@ class RunDir:
     # ------------------------------------------------------------ preparing
     @classmethod
     def prepare(cls, path: str | os.PathLike[str], *, resume: bool) -> RunDir:
-        """Check ``path`` before Spark starts: it must hold a checkpoint iff ``resume``."""
+        """Check ``path`` before Spark starts. Without ``resume`` it must not hold a
+        checkpoint; with ``resume`` a directory without one (or none at all) starts
+        afresh, as ``modelcheck check --resume`` does."""
         p = Path(path).expanduser().resolve()
-        if resume:
-            if not p.exists():
-                raise CheckpointError(
-                    f"--resume: the checkpoint directory {p} does not exist; run without "
-                    "--resume to start a new checkpointed run there."
-                )
-            if not (p / MANIFEST).is_file():
-                raise CheckpointError(
-                    f"--resume: {p} holds no checkpoint ({MANIFEST} is missing: no level was "
-                    "ever committed there); run without --resume to start afresh."
-                )
-            return cls(p)
-        if (p / MANIFEST).exists():
+        if (p / MANIFEST).is_file():
+            if resume:
+                return cls(p)
             raise CheckpointError(
                 f"{p} already holds a checkpoint; pass --resume to continue it, or choose an "
                 "empty --checkpoint-dir (or delete that directory) to start a new run."

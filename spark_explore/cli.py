@@ -5,7 +5,10 @@ point; ``pyspark`` is imported only when this command runs. Same report, JSON
 contract and exit codes as ``modelcheck check`` (0 ok, 1 violation or deadlock,
 2 usage, spec or Spark error, 3 interrupted or bounded), plus Spark options:
 ``--master``, ``--partitions``, ``--checkpoint-dir``/``--resume``, ``--conf K=V``.
-Progress goes to stderr, one line per level.
+Progress goes to stderr, one line per level. With ``--simulate``: random walks
+as ``modelcheck simulate`` (its options, shared through
+:func:`modelcheck.cli.simulate_options`, and ``--tasks``), run by Spark tasks
+(:mod:`spark_explore.simulate`).
 """
 
 from __future__ import annotations
@@ -18,14 +21,18 @@ import click
 
 from modelcheck.cli import (
     EXIT_HELP,
+    SimOptions,
     bind_spec,
     check_options,
     const_option,
     finish,
     format_option,
+    option_name,
     prepare_recorder,
     print_error,
     record_options,
+    sim_progress_printer,
+    simulate_options,
 )
 from modelcheck.config import CheckConfig
 from modelcheck.errors import ModelcheckError, UsageError
@@ -71,6 +78,14 @@ def _under_spark_submit() -> bool:
 @click.argument("spec")
 @const_option
 @check_options
+@click.option("--simulate", is_flag=True,
+              help="Random walks instead of exhaustive exploration, as `modelcheck simulate` "
+                   "(same walks for the same --seed, same result and exit codes), spread "
+                   "over Spark tasks; takes the simulation options below.")
+@simulate_options
+@click.option("--tasks", type=click.IntRange(min=1), default=None,
+              help="With --simulate: tasks per round of walks (default: the cores Spark "
+                   "offers). The counts of a run that finds a violation depend on it.")
 @click.option("--master", default=None, metavar="URL",
               help="Spark master: local[*] (default), local[N], spark://HOST:PORT, yarn, "
                    "k8s://... Under spark-submit the submitted master is used.")
@@ -98,7 +113,8 @@ def _under_spark_submit() -> bool:
 @click.option("--verbose", is_flag=True,
               help="Show Spark's own start-up messages and log (filtered out by default).")
 @record_options
-def spark(spec: str, consts: tuple[str, ...], config: CheckConfig, master: str | None,
+def spark(spec: str, consts: tuple[str, ...], config: CheckConfig, simulate: bool,
+          sim_options: SimOptions, tasks: int | None, master: str | None,
           partitions: int | None, driver_threshold: int | None, engine: str,
           confs: tuple[str, ...],
           connect_timeout: float,
@@ -112,8 +128,22 @@ def spark(spec: str, consts: tuple[str, ...], config: CheckConfig, master: str |
     to `modelcheck check`. --checkpoint-dir is the run directory: every finished level
     is committed there (level files + manifest.json); a path, or a URI such as
     file:///..., hdfs://... (written by the driver through Hadoop).
+
+    With --simulate: random walks as `modelcheck simulate` (see its --help), run by
+    --tasks Spark tasks in rounds; the violation of the smallest walk index is
+    reported, shrunk on the driver. --partitions, --engine, --driver-threshold,
+    --checkpoint-dir, --resume and --max-states do not apply.
     """
+    if simulate:
+        _simulate(spec, consts, config, sim_options, tasks, master, confs, connect_timeout,
+                  fmt, quiet, verbose, out_dir, trace_out)
+        return
     try:
+        needs = sorted(n for n in (*SimOptions.NAMES, "tasks") if n in sim_options.given)
+        if needs:
+            raise UsageError(f"{', '.join(option_name(n) for n in needs)}: "
+                             f"{'options' if len(needs) > 1 else 'an option'} of "
+                             "random simulation; add --simulate.")
         recorder = prepare_recorder(spec, out_dir, trace_out)
         bound = bind_spec(spec, consts)
         refuse_liveness(bound, config, "Spark")
@@ -126,7 +156,8 @@ def spark(spec: str, consts: tuple[str, ...], config: CheckConfig, master: str |
         explorer = SparkExplorer(
             bound, config, master=master, partitions=partitions, spark_conf=conf,
             progress=progress_printer(not quiet), connect_timeout=connect_timeout,
-            stop_session=True, verbose=verbose, driver_threshold=driver_threshold, engine=engine)
+            stop_session=True, verbose=verbose, driver_threshold=driver_threshold, engine=engine,
+            notice=lambda message: click.echo(message, err=True))
         # Fail on the checkpoint dir and the spec before paying for a Spark session.
         explorer.precheck()
         resumed = explorer.resume_point
@@ -138,6 +169,50 @@ def spark(spec: str, consts: tuple[str, ...], config: CheckConfig, master: str |
                        f"state cells, {len(bound.actions)} action instances. Starting "
                        "Spark...", err=True)
         result = explorer.run()
+    except ModelcheckError as e:
+        print_error(e, fmt)
+    except KeyboardInterrupt:
+        click.echo("interrupted", err=True)
+        sys.exit(3)
+    except Exception as e:  # noqa: BLE001 - never show users a raw traceback
+        if os.environ.get("MODELCHECK_DEBUG"):
+            raise
+        print_error(RuntimeError(
+            f"internal error in the Spark backend: {type(e).__name__}: {e} (set "
+            "MODELCHECK_DEBUG=1 for the traceback)"), fmt)
+    finish(result, fmt, recorder, bound, quiet)
+
+
+def _simulate(spec: str, consts: tuple[str, ...], config: CheckConfig, sim_options: SimOptions,
+              tasks: int | None, master: str | None, confs: tuple[str, ...],
+              connect_timeout: float, fmt: str, quiet: bool, verbose: bool,
+              out_dir: str | None, trace_out: str | None) -> None:
+    """``modelcheck spark --simulate``."""
+    try:
+        spark_only = sorted(n for n in ("partitions", "engine", "driver_threshold")
+                            if n in sim_options.given)
+        if spark_only:
+            raise UsageError(f"spark --simulate does not take "
+                             f"{', '.join(option_name(n) for n in spark_only)}: they say how "
+                             "to split a state space; the walks are split by --tasks.")
+        config, sim = sim_options.resolve(config, "spark --simulate")
+        recorder = prepare_recorder(spec, out_dir, trace_out)
+        bound = bind_spec(spec, consts)
+        conf = parse_conf(confs)
+        if master is None and not _under_spark_submit():
+            master = "local[*]"
+        from .simulate import SparkSimulator
+
+        simulator = SparkSimulator(bound, config, sim, master=master, tasks=tasks,
+                                   spark_conf=conf, progress=sim_progress_printer(not quiet),
+                                   connect_timeout=connect_timeout, stop_session=True,
+                                   verbose=verbose)
+        if not quiet:
+            where = master or "the master given to spark-submit"
+            click.echo(f"Simulating {bound!r} on Spark ({where}) from seed {sim.seed}: "
+                       f"{len(bound.actions)} action instances, walks of at most "
+                       f"{simulator.sim.depth} steps. Starting Spark...", err=True)
+        result = simulator.run()
     except ModelcheckError as e:
         print_error(e, fmt)
     except KeyboardInterrupt:

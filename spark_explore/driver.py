@@ -50,6 +50,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from modelcheck.budget import format_size
 from modelcheck.config import CheckConfig
 from modelcheck.engine import Verdict, initial_states, report
 from modelcheck.errors import ModelcheckError, SpecEvaluationError, UsageError
@@ -73,7 +74,7 @@ from .shard_engine import LevelSummary, ShardEngine
 from .worker import WorkerConfig, decode_error
 
 __all__ = ["SparkExplorer", "LevelProgress", "LevelEngine", "DRIVER_THRESHOLD",
-           "resolve_driver_threshold"]
+           "resolve_driver_threshold", "JobCanceller", "translate_job_error"]
 
 #: levels with at most this many candidate states run in the driver process. A level
 #: costs the driver n/r (r ~ 2M states/s) and Spark f + n/(P r) (f ~ 0.1 s a job, P
@@ -155,6 +156,11 @@ class LevelEngine(Protocol):
         """Bytes of the engine's files in the run directory."""
 
     @property
+    def task_cpu(self) -> dict[str, float]:
+        """CPU seconds the levels' tasks took, in Spark jobs (``spark``) and in the
+        driver process (``driver``)."""
+
+    @property
     def jobs(self) -> dict[str, int]:
         """Levels run as Spark jobs (``spark``) and in the driver process (``driver``)."""
 
@@ -173,10 +179,12 @@ class SparkExplorer:
     the run directory, ``checkpoint_dir`` or a temporary one, which every executor must
     reach at the same path), ``"rdd"`` (levels in Spark, checkpoints through Hadoop:
     ``checkpoint_dir`` may be a URI) or ``"auto"`` (shards on a local master, else
-    rdd). ``spec_target`` overrides the loader target executors use to import the spec
-    (by default derived from the spec's class). ``library`` looks up the
-    predicates the spec does not declare, on the driver and on every executor (a
-    module-level function, so that it pickles).
+    rdd). ``notice`` receives one-line messages about the run that are not part of the
+    result (``--resume`` on a directory without a checkpoint starts afresh, as
+    ``modelcheck check --resume`` does). ``spec_target`` overrides the loader target
+    executors use to import the spec (by default derived from the spec's class).
+    ``library`` looks up the predicates the spec does not declare, on the driver and on
+    every executor (a module-level function, so that it pickles).
     """
 
     def __init__(
@@ -196,6 +204,7 @@ class SparkExplorer:
         verbose: bool = False,
         driver_threshold: int | None = None,
         engine: str = "auto",
+        notice: Callable[[str], None] | None = None,
         **options: Any,
     ) -> None:
         cfg = CheckConfig.of(config, options, "SparkExplorer")
@@ -208,6 +217,7 @@ class SparkExplorer:
                              "continue.")
         self.config = cfg
         self.verbose = verbose
+        self.notice = notice
         self.library = library
         self.spec = spec
         self.kernel = build_kernel(spec, cfg, library)
@@ -227,7 +237,7 @@ class SparkExplorer:
         self.engine_name = engine
         self.engine: LevelEngine
         self._sizes: list[int] = []
-        self._interrupted = False
+        self._sigint = JobCanceller()
         self._prechecked: tuple[str, dict[str, Any], dict[str, Any] | None] | None = None
 
     # ------------------------------------------------------------------ run
@@ -237,10 +247,15 @@ class SparkExplorer:
         engine)."""
         if self._prechecked is not None:
             return
-        if self.config.max_states is not None:
-            raise UsageError("--max-states is not supported by the spark backend yet (its "
-                             "levels live on the executors); use --max-depth, or the local "
-                             "`modelcheck check`.")
+        if isinstance(self.config.memory_limit, int):
+            raise UsageError(
+                f"--memory-limit {format_size(self.config.memory_limit)} bounds the memory "
+                "of the local explorer's one process; on Spark the states live in the "
+                "executors' Python workers and the run directory, spread over hosts, so "
+                "one limit cannot be enforced. Bound the run with --max-states (it stops "
+                "at the last complete level, as locally), and the executors with Spark's "
+                "settings (--conf spark.executor.memory=8g, spark.executor.pyspark.memory)."
+            )
         target, _ = spec_target(type(self.spec))
         if self.spec_target:
             target = self.spec_target
@@ -260,8 +275,11 @@ class SparkExplorer:
                             temporary=True)
         elif cfg.checkpoint_dir is not None:
             rundir = RunDir.prepare(local_path(cfg.checkpoint_dir), resume=cfg.resume)
-            if cfg.resume:
+            if cfg.resume and rundir.has_checkpoint:
                 manifest = self._resumable(rundir, ident)
+            elif cfg.resume:
+                self._notice(f"--resume: no checkpoint in {cfg.checkpoint_dir}; starting "
+                             "afresh.")
         else:
             rundir = RunDir(Path(tempfile.mkdtemp(prefix="modelcheck-spark-run-")),
                             temporary=True)
@@ -280,6 +298,11 @@ class SparkExplorer:
             )
         self.engine_name = str(manifest["engine"])
         return manifest
+
+    def _notice(self, message: str) -> None:
+        """Tell the user something about the run that is not a result (``notice``)."""
+        if self.notice is not None:
+            self.notice(message)
 
     @property
     def resume_point(self) -> tuple[int, int] | None:
@@ -323,8 +346,10 @@ class SparkExplorer:
                 if is_uri(cp):
                     rundir.cleanup()
                     rundir = self.rundir = RunDir.prepare_remote(store, resume=self.config.resume)
-                    if self.config.resume:
+                    if self.config.resume and rundir.has_checkpoint:
                         manifest = self._resumable(rundir, ident)
+                    elif self.config.resume:
+                        self._notice(f"--resume: no checkpoint in {cp}; starting afresh.")
             if manifest is not None:
                 buckets = int(manifest["partitions"])
             elif self.partitions:
@@ -343,7 +368,7 @@ class SparkExplorer:
                                           len(self.kernel.actions),
                                           driver_threshold=self.driver_threshold,
                                           kernel=self.kernel)
-            with self._cancel_on_sigint(spark):
+            with self._sigint.installed(spark):
                 res = self._explore(t0, ident, manifest)
         finally:
             rundir.cleanup()
@@ -392,6 +417,12 @@ class SparkExplorer:
         else:
             depth = 0
             fps, words, _ = self._call(0, initial_states, self.kernel)
+            cap = self.config.max_states
+            if cap is not None and len(fps) > cap:
+                res.status, res.reason = "incomplete", "max-states"
+                res.message = self._max_states_message(-1, len(fps))
+                self._complete(res, None, 0, fired, new_by_action, t0)
+                return res
             self._call(0, self.engine.start, fps, None if self.layout.exact else words)
             pending = self._job(0, self._can_expand(0))
             self._sizes = [pending.new]
@@ -412,17 +443,32 @@ class SparkExplorer:
                     res.status = "violation"
                     break
                 level_fired = int(cur.found.fired.sum())
-                generated += level_fired
-                fired += cur.found.fired
                 nxt: LevelSummary | None = None
+                cap = self.config.max_states
                 if cur.candidates == 0:
                     n_new = 0
                 elif verdict is not None:  # count the next level's states, expand nothing
                     nxt = self._job(depth + 1, None)
                     n_new = nxt.new
+                elif cap is not None and sum(self._sizes) + cur.candidates > cap:
+                    # The next level may pass --max-states: count it before expanding it.
+                    nxt = self._job(depth + 1, None)
+                    n_new = nxt.new
+                    if sum(self._sizes) + n_new <= cap:
+                        counted = nxt.seconds
+                        nxt = self._job(depth + 1, self._can_expand(depth + 1), again=True)
+                        nxt.seconds += counted
                 else:
                     nxt = self._job(depth + 1, self._can_expand(depth + 1))
                     n_new = nxt.new
+                if verdict is None and cap is not None and sum(self._sizes) + n_new > cap:
+                    # As locally: the run ends at the last complete level, whose expansion
+                    # (the successors it would add) is not counted.
+                    res.status, res.reason = "incomplete", "max-states"
+                    res.message = self._max_states_message(depth, n_new)
+                    break
+                generated += level_fired
+                fired += cur.found.fired
                 seconds = cur.seconds + (nxt.seconds if nxt is not None else 0.0)
                 res.levels.append(LevelStats(depth, n, n_new, level_fired, seconds))
                 if n_new:
@@ -519,12 +565,28 @@ class SparkExplorer:
             })
         self.engine.tidy(depth)
 
+    def _max_states_message(self, depth: int, new: int) -> str:
+        """Why a run stopped at ``--max-states``: levels ``0..depth`` are complete and the
+        next would add ``new`` states (``depth`` -1: the initial states do not fit)."""
+        cap = self.config.max_states
+        assert cap is not None
+        have = sum(self._sizes[:depth + 1])
+        done = (f"the {have:,} states of levels 0..{depth} are explored, and level "
+                f"{depth + 1} would add {new:,} more ({have + new:,} in all). The counts "
+                f"cover the complete levels 0..{depth}" if depth >= 0 else
+                f"the {new:,} initial states are more than that, and nothing is explored")
+        text = f"Stopped at --max-states {cap:,}: {done}; raise --max-states to go further."
+        if depth >= 0 and not self.rundir.temporary:
+            text += (f" The checkpoint in {self.rundir.where} holds levels 0..{depth}: "
+                     "continue with --resume (and a larger --max-states).")
+        return text
+
     # ------------------------------------------------------------ result
     def _complete(self, res: Result, violation: Violation | None, generated: int,
                   fired: np.ndarray, new_by_action: np.ndarray, start: float) -> None:
         """Fill in the totals of a finished (or stopped) run."""
         complete_result(res, self.kernel, violation=violation, distinct=sum(self._sizes),
-                        generated=generated, depth=len(self._sizes) - 1,
+                        generated=generated, depth=max(0, len(self._sizes) - 1),
                         seconds=time.perf_counter() - start, fired=fired,
                         new_by_action=new_by_action)
         res.memory = {
@@ -533,36 +595,18 @@ class SparkExplorer:
             "partitions": self.engine.buckets,
             "spark_jobs": self.engine.jobs["spark"],
             "driver_levels": self.engine.jobs["driver"],
+            "spark_task_cpu_ms": round(1000 * self.engine.task_cpu["spark"]),
+            "driver_level_cpu_ms": round(1000 * self.engine.task_cpu["driver"]),
         }
 
     # ------------------------------------------------------------ interrupts
-    @contextlib.contextmanager
-    def _cancel_on_sigint(self, spark: Any) -> Iterator[None]:
-        """Ctrl-C cancels the running Spark job (from another thread) and ends the run
-        with the levels finished so far, instead of interrupting a py4j call midway
-        (which breaks the connection and makes PySpark log stack traces). A second
-        Ctrl-C interrupts at once."""
-        if threading.current_thread() is not threading.main_thread():
-            yield
-            return
+    @property
+    def _interrupted(self) -> bool:
+        return self._sigint.requested
 
-        def cancel() -> None:
-            try:
-                spark.sparkContext.cancelAllJobs()
-            except Exception:  # noqa: BLE001 - the session may be going away
-                pass
-
-        def handler(signum: int, frame: Any) -> None:
-            if self._interrupted:
-                raise KeyboardInterrupt
-            self._interrupted = True
-            threading.Thread(target=cancel, name="modelcheck-cancel", daemon=True).start()
-
-        previous = signal.signal(signal.SIGINT, handler)
-        try:
-            yield
-        finally:
-            signal.signal(signal.SIGINT, previous)
+    @_interrupted.setter
+    def _interrupted(self, value: bool) -> None:
+        self._sigint.requested = value
 
     def _check_interrupt(self) -> None:
         if self._interrupted:
@@ -600,30 +644,71 @@ class SparkExplorer:
                 f"the run directory {self.rundir.where} is full (No space left on device) while "
                 f"writing level {done + 1}; {kept}."
             )
-        payload = decode_error(text)
-        if payload is not None:
-            message = driver_paths(str(payload.get("message")))
-            if payload.get("type") == "SpecEvaluationError":
-                where = payload.get("where")
-                return SpecEvaluationError(message, where=where and driver_paths(where),
-                                           what=payload.get("what"),
-                                           state=payload.get("state"))
-            return SparkBackendError(
-                f"expanding level {depth} failed on an executor: {message}"
-            )
-        if self._interrupted or ("cancelled" in text.lower() and "job" in text.lower()):
-            return KeyboardInterrupt()
-        missing = _MISSING_MODULE.search(text)
-        if missing is not None:
-            return SparkBackendError(
-                f"the executors' Python cannot import {missing.group(1)!r} (while expanding "
-                f"level {depth}). The spec, modelcheck, invariants and spark_explore travel "
-                "with the job; every other package they import (numpy) must be installed "
-                "for the Python the executors run (spark.pyspark.python / PYSPARK_PYTHON) "
-                "on every host."
-            )
-        return SparkBackendError(f"a Spark job failed while expanding level {depth}: "
-                                 f"{_first_meaningful_line(text)}")
+        return translate_job_error(e, f"expanding level {depth}", self._interrupted)
+
+
+class JobCanceller:
+    """Ctrl-C during Spark jobs (:meth:`installed`, in the main thread): the first
+    cancels the running jobs, from another thread, instead of interrupting a py4j
+    call midway (which breaks the connection and makes PySpark log stack traces), and
+    is recorded in :attr:`requested`; the run then ends with what it finished. A
+    second Ctrl-C raises ``KeyboardInterrupt`` at once."""
+
+    def __init__(self) -> None:
+        self.requested = False
+
+    @contextlib.contextmanager
+    def installed(self, spark: Any) -> Iterator[None]:
+        if threading.current_thread() is not threading.main_thread():
+            yield
+            return
+
+        def cancel() -> None:
+            try:
+                spark.sparkContext.cancelAllJobs()
+            except Exception:  # noqa: BLE001 - the session may be going away
+                pass
+
+        def handler(signum: int, frame: Any) -> None:
+            if self.requested:
+                raise KeyboardInterrupt
+            self.requested = True
+            threading.Thread(target=cancel, name="modelcheck-cancel", daemon=True).start()
+
+        previous = signal.signal(signal.SIGINT, handler)
+        try:
+            yield
+        finally:
+            signal.signal(signal.SIGINT, previous)
+
+
+def translate_job_error(e: BaseException, doing: str, interrupted: bool) -> BaseException:
+    """What to raise for an exception of a Spark job run while ``doing`` (e.g.
+    "expanding level 3"): a spec error on an executor as the local one, a cancelled
+    job (or any failure after Ctrl-C, ``interrupted``) as ``KeyboardInterrupt``, a
+    module the executors lack and any other failure as one paragraph."""
+    text = _exception_text(e)
+    payload = decode_error(text)
+    if payload is not None:
+        message = driver_paths(str(payload.get("message")))
+        if payload.get("type") == "SpecEvaluationError":
+            where = payload.get("where")
+            return SpecEvaluationError(message, where=where and driver_paths(where),
+                                       what=payload.get("what"),
+                                       state=payload.get("state"))
+        return SparkBackendError(f"{doing} failed on an executor: {message}")
+    if interrupted or ("cancelled" in text.lower() and "job" in text.lower()):
+        return KeyboardInterrupt()
+    missing = _MISSING_MODULE.search(text)
+    if missing is not None:
+        return SparkBackendError(
+            f"the executors' Python cannot import {missing.group(1)!r} (while {doing}). "
+            "The spec, modelcheck, invariants and spark_explore travel with the job; "
+            "every other package they import (numpy) must be installed for the Python "
+            "the executors run (spark.pyspark.python / PYSPARK_PYTHON) on every host."
+        )
+    return SparkBackendError(f"a Spark job failed while {doing}: "
+                             f"{_first_meaningful_line(text)}")
 
 
 def _exception_text(e: BaseException) -> str:

@@ -33,7 +33,9 @@ Blocks are tuples of numpy arrays (pickled by PySpark: a copy of their bytes).
 
 from __future__ import annotations
 
+import functools
 import io
+import time
 from collections.abc import Iterable, Iterator
 from typing import Any
 
@@ -47,6 +49,7 @@ from .shards import (
     bucket_of,
     commit_block,
     expand_block,
+    merge_sorted,
     split_by_bucket,
 )
 from .worker import WorkerConfig, encode_error, seed_kernel
@@ -100,7 +103,9 @@ def _commit_part(cfg: ShardConfig, depth: int, bucket: int,
                 cands.append(rec[1])
         if depth > 0 and seen is None:
             seen = np.zeros(0, _U)
-        level, merged = commit_block(_concat(cands, cfg.worker.n_words, cfg.exact), seen)
+        level = commit_block(_concat(cands, cfg.worker.n_words, cfg.exact),
+                             None if seen is None else (seen,))
+        merged = level[0] if seen is None else merge_sorted(seen, level[0])
     except Exception as e:  # noqa: BLE001 - reported to the driver
         raise encode_error(e) from None
     yield bucket, (V, merged)
@@ -116,6 +121,7 @@ def _expand_part(cfg: ShardConfig, expand: bool | None, bucket: int,
         # Read the input to its end: a Python worker that leaves input unread is not
         # reused (the next task would start a new one and build the kernel again).
         level = [rec[1] for k, rec in records if rec[0] == L][0]
+        cpu = time.process_time()
         summary, cands = expand_block(cfg, bucket, level, expand)
         parts: list[tuple[int, tuple[Any, ...]]] = []
         if cands is not None:
@@ -127,6 +133,7 @@ def _expand_part(cfg: ShardConfig, expand: bool | None, bucket: int,
                                           None if words is None else words[lo:hi]))))
     except Exception as e:  # noqa: BLE001 - reported to the driver
         raise encode_error(e) from None
+    summary.cpu = time.process_time() - cpu  # the expansion (the commit is another task)
     acc.add({bucket: summary})
     yield from parts
 
@@ -149,6 +156,12 @@ def _nothing(it: Iterable[Any]) -> list[Any]:
     return []
 
 
+def _drain(it: Iterable[Any]) -> list[Any]:
+    for _ in it:
+        pass
+    return []
+
+
 def _is(tag: str) -> Any:
     def pred(kv: tuple[int, tuple[Any, ...]]) -> bool:
         return bool(kv[1][0] == tag)
@@ -158,6 +171,54 @@ def _is(tag: str) -> Any:
 
 def _value(kv: tuple[int, tuple[Any, ...]]) -> Any:
     return kv[1][1]
+
+
+def _file_records(depth: int, item: tuple[str, bytes]) -> list[tuple[int, tuple[Any, ...]]]:
+    """The records of one level file read by an executor (``.../L00012/b0003.npz``): its
+    fingerprints for the bucket's visited set, and for level ``depth`` the level."""
+    path, data = item
+    d = int(path.rstrip("/").split("/")[-2][1:])
+    b = int(path.rsplit("/", 1)[-1][1:].split(".")[0])
+    block = _npz_block(data)
+    out: list[tuple[int, tuple[Any, ...]]] = [(b, (S, block[0]))]
+    if d == depth:
+        out.append((b, (L, block)))
+    return out
+
+
+def _resumed_part(cfg: ShardConfig, depth: int, bucket: int,
+                  records: Iterable[tuple[int, tuple[Any, ...]]]
+                  ) -> Iterator[tuple[int, tuple[Any, ...]]]:
+    """A bucket's visited set (the union of its levels) and its level ``depth``."""
+    try:
+        runs: list[np.ndarray] = []
+        level: Block | None = None
+        for _, rec in records:
+            if rec[0] == S:
+                runs.append(rec[1])
+            else:
+                level = rec[1]
+        if level is None:  # pragma: no cover - a missing file would fail the read
+            raise RuntimeError(f"level {depth} of bucket {bucket} is missing")
+        seen = merge_runs(runs)
+    except Exception as e:  # noqa: BLE001 - reported to the driver
+        raise encode_error(e) from None
+    yield bucket, (V, seen)
+    yield bucket, (L, level)
+
+
+def merge_runs(runs: list[np.ndarray]) -> np.ndarray:
+    """The union of disjoint sorted fingerprint runs, sorted."""
+    if not runs:
+        return np.zeros(0, _U)
+    out = np.concatenate(runs)
+    out.sort(kind="stable")  # sorted runs: merged
+    return out
+
+
+def _npz_block(data: bytes) -> Block:
+    with np.load(io.BytesIO(data), allow_pickle=False) as z:
+        return (z["fp"], z["parent"], z["act"], z["w"] if "w" in z else None)
 
 
 def _parent_in(fp: int, records: Iterable[tuple[int, tuple[Any, ...]]]) -> list[int | None]:
@@ -206,8 +267,10 @@ class RddEngine:
         self._cands: dict[int, Any] = {}
         self._init: Any = None
         self._jobs = {"spark": 0, "driver": 0}
+        self._cpu = {"spark": 0.0, "driver": 0.0}
         #: the checkpoint directory (a HadoopDir) the levels are written to, or None
         self.store = store
+        self._parts: list[Any] = []  # per-bucket RDDs of a resume through the driver
         if kernel is not None:
             seed_kernel(worker, kernel)
 
@@ -218,6 +281,11 @@ class RddEngine:
     @property
     def jobs(self) -> dict[str, int]:
         return dict(self._jobs)
+
+    @property
+    def task_cpu(self) -> dict[str, float]:
+        """CPU seconds of the levels' expansions so far (the commits are not counted)."""
+        return dict(self._cpu)
 
     # ------------------------------------------------------------ the levels
     def _partitioned(self, rdd: Any) -> Any:
@@ -287,7 +355,9 @@ class RddEngine:
         parts: list[BucketSummary] = list(acc.value.values())
         if len(parts) != self.buckets:  # pragma: no cover - would be a Spark bug
             raise RuntimeError(f"level {depth}: {len(parts)} of {self.buckets} summaries")
-        return LevelSummary.combine(depth, parts, self.n_act)
+        out = LevelSummary.combine(depth, parts, self.n_act)
+        self._cpu["spark"] += out.cpu
+        return out
 
     def _run_map_stage(self, shuffled: Any) -> None:
         """Run the map stage of ``shuffled`` (an RDD made by ``partitionBy``)."""
@@ -325,30 +395,70 @@ class RddEngine:
             self.store.write_bytes(self._level_file(depth, b), buf.getvalue())
 
     def _load_level(self, depth: int, bucket: int) -> Block:
-        with np.load(io.BytesIO(self.store.read_bytes(self._level_file(depth, bucket))),
-                     allow_pickle=False) as z:
-            return (z["fp"], z["parent"], z["act"], z["w"] if "w" in z else None)
+        return _npz_block(self.store.read_bytes(self._level_file(depth, bucket)))
 
     def resume(self, depth: int) -> bool:
         """Continue a checkpoint whose levels ``0..depth`` are committed: level ``depth``
         and the visited set (the union of the levels) go back to the executors; the
-        driver then expands level ``depth`` again (``run_level(..., again=True)``)."""
-        visited: dict[int, list[np.ndarray]] = {b: [] for b in range(self.buckets)}
-        last: list[tuple[int, tuple[Any, ...]]] = []
-        for d in range(depth + 1):
-            for b in range(self.buckets):
-                block = self._load_level(d, b)
-                visited[b].append(block[0])
-                if d == depth:
-                    last.append((b, (L, block)))
-        seen = [(b, (V, np.sort(np.concatenate(v)))) for b, v in visited.items()]
-        state = self._partitioned(self.sc.parallelize(seen, self.buckets))
+        driver then expands level ``depth`` again (``run_level(..., again=True)``).
+
+        Where the executors reach the checkpoint directory (a local master, or a URI of a
+        file system every host mounts, ``hdfs://``, ``s3a://``) they read the level files
+        themselves (``SparkContext.binaryFiles``) and merge each bucket's visited set;
+        else (a driver-local directory on a cluster) the driver streams them, one bucket
+        at a time, so that it never holds more than one bucket's visited set."""
+        if self._executors_reach_store():
+            state = self._resume_on_executors(depth)
+        else:
+            state = self._resume_through_driver(depth)
         state.persist(self.kept)
-        levels = self._partitioned(self.sc.parallelize(last, self.buckets))
+        state.localCheckpoint()
+        levels = state.filter(_is(L))
         levels.persist(self.kept)
+        levels.localCheckpoint()
+        self.sc.setLocalProperty(_ALL_MARKED, "true")
+        try:
+            self.sc.runJob(levels, _drain)  # computes both and cuts their lineage
+        finally:
+            self.sc.setLocalProperty(_ALL_MARKED, None)
+        for rdd in self._parts:
+            rdd.unpersist()
+        self._parts = []
         self._state[depth] = state
         self._levels[depth] = levels
         return True
+
+    def _executors_reach_store(self) -> bool:
+        """Whether executors can read the checkpoint directory's files themselves."""
+        from .hadoop_fs import scheme_of
+        from .session import is_local_master
+
+        return scheme_of(self.store.uri) != "file" or is_local_master(self.sc.master)
+
+    def _resume_on_executors(self, depth: int) -> Any:
+        paths = ",".join(f"{self.store.uri}/levels/L{d:05d}" for d in range(depth + 1))
+        files = self.sc.binaryFiles(paths, self.buckets)
+        cfg = self.cfg
+
+        def merge(b: int, it: Iterable[Any], _d: int = depth) -> Iterator[Any]:
+            return _resumed_part(cfg, _d, b, it)
+
+        recs = files.flatMap(functools.partial(_file_records, depth))
+        return self._partitioned(recs).mapPartitionsWithIndex(merge, preservesPartitioning=True)
+
+    def _resume_through_driver(self, depth: int) -> Any:
+        parts = []
+        for b in range(self.buckets):
+            blocks = [self._load_level(d, b) for d in range(depth + 1)]
+            seen = merge_runs([blk[0] for blk in blocks])
+            part = self.sc.parallelize([(b, (V, seen)), (b, (L, blocks[-1]))], 1)
+            del blocks, seen
+            part.persist(self.cached)
+            part.localCheckpoint()
+            part.count()  # on the executors now; the driver lets go of its copy
+            parts.append(part)
+        self._parts = parts
+        return self._partitioned(self.sc.union(parts))
 
     def parent(self, depth: int, fp: int) -> int | None:
         b = int(bucket_of(np.array([fp], dtype=_U), self.buckets)[0])

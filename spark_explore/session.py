@@ -125,6 +125,10 @@ def filtered_stderr(noise: tuple[re.Pattern[str], ...] = JVM_NOISE) -> Iterator[
         os.close(write_end)  # the children keep their copies; EOF when they exit
 
 
+#: the JVM option of the sessions started here (see :func:`default_conf`)
+JIT_OPTION = "-XX:TieredStopAtLevel=1"
+
+
 def default_conf(master: str, workdir: Path, quiet: bool = True) -> dict[str, str]:
     """Static settings for a session we start ourselves (users' ``--conf`` override them)."""
     conf = {
@@ -140,9 +144,14 @@ def default_conf(master: str, workdir: Path, quiet: bool = True) -> dict[str, st
     }
     if is_local_master(master):
         conf["spark.driver.memory"] = "4g"
+    # The driver's JVM schedules jobs and moves small summaries (and, on a local master,
+    # blocks between Python workers): the client JIT compiler alone serves it as well
+    # at half the CPU, which the C2 compiler otherwise spends on start-up and every
+    # early job, competing with the Python workers for the cores.
+    java = [JIT_OPTION]
     if quiet:
-        log4j = _quiet_log4j(workdir)
-        conf["spark.driver.extraJavaOptions"] = f"-Dlog4j2.configurationFile=file:{log4j}"
+        java.append(f"-Dlog4j2.configurationFile=file:{_quiet_log4j(workdir)}")
+    conf["spark.driver.extraJavaOptions"] = " ".join(java)
     return conf
 
 

@@ -24,10 +24,12 @@ calls, through :class:`spark_explore.driver.LevelEngine`:
 than expanding a few ten thousand states. A level whose candidate transitions number
 at most ``driver_threshold`` (and while the states seen so far number at most
 :data:`DRIVER_VISITED_FACTOR` times that, since the driver then merges every visited
-shard) is run in the driver process: the same :func:`~spark_explore.shards.run_bucket`
-for every bucket, one after the other, on the same files. So the results are the
-same bytes; only where the work runs differs. ``driver_threshold=0`` sends every
-level to the executors (tests use it).
+shard) is run in the driver process (:func:`~spark_explore.shards.run_level_here`):
+every bucket is committed by the tasks' code, on the same files, and the level is then
+expanded as one, its successors written as a single producer's (tasks read one
+producer's or ``K`` producers' alike). The parent rule picks the same parent whatever
+the producers, so the results are the same; only where the work runs differs.
+``driver_threshold=0`` sends every level to the executors (tests use it).
 
 Spark's exceptions are left to the driver, which translates them.
 """
@@ -57,6 +59,7 @@ from .shards import (
     parent_of,
     read_level_sorted,
     run_bucket,
+    run_level_here,
     visited_dir,
     write_candidates,
 )
@@ -84,6 +87,7 @@ class LevelSummary:
     found: LevelFindings  # what expanding the level found (merged over buckets)
     candidates: int = 0  # successors written for level depth + 1
     seconds: float = 0.0
+    cpu: float = 0.0  # CPU seconds of its tasks (or of the driver, for a level run there)
 
     @classmethod
     def combine(cls, depth: int, parts: Sequence[BucketSummary], n_act: int) -> LevelSummary:
@@ -94,6 +98,7 @@ class LevelSummary:
             out.expand = s.expand
             out.found.merge(s.found)
             out.candidates += s.candidates
+            out.cpu += s.cpu
         return out
 
     def to_json(self) -> dict[str, Any]:
@@ -138,6 +143,7 @@ class ShardEngine:
         self._candidates: int | None = None
         self._distinct = 0
         self._jobs = {"spark": 0, "driver": 0}
+        self._cpu = {"spark": 0.0, "driver": 0.0}
         self._warming: threading.Thread | None = None
         if kernel is not None:
             seed_kernel(worker, kernel)
@@ -188,20 +194,24 @@ class ShardEngine:
         :func:`spark_explore.shards.run_bucket`)."""
         fn = functools.partial(run_bucket, self.cfg, depth, expand=expand, again=again)
         parts: list[BucketSummary]
-        if self.on_driver(again):
-            parts = [fn(b) for b in range(self.buckets)]
-            self._jobs["driver"] += 1
+        if self.on_driver():
+            parts = run_level_here(self.cfg, depth, expand, again)
+            where = "driver"
         else:
             self.sc.setJobDescription(f"modelcheck level {depth}")
             try:
                 parts = self.sc.parallelize(range(self.buckets), self.buckets).map(fn).collect()
             finally:
                 self.sc.setJobDescription(None)
-            self._jobs["spark"] += 1
+            where = "spark"
         out = LevelSummary.combine(depth, parts, self.n_act)
+        self._jobs[where] += 1
+        self._cpu[where] += out.cpu
         if not again:
             self._distinct += out.new
-        self._candidates = out.candidates
+        # The next job's input: these successors, or (after a commit-only job) this
+        # level, which a job with ``again`` expands.
+        self._candidates = out.candidates if expand is not None else out.new
         return out
 
     @property
@@ -209,10 +219,16 @@ class ShardEngine:
         """Jobs run by Spark and in the driver process so far."""
         return dict(self._jobs)
 
-    def on_driver(self, again: bool = False) -> bool:
-        """Whether the next job is small enough to run in the driver process."""
+    @property
+    def task_cpu(self) -> dict[str, float]:
+        """CPU seconds of the tasks of the jobs so far, by where they ran."""
+        return dict(self._cpu)
+
+    def on_driver(self) -> bool:
+        """Whether the next job is small enough to run in the driver process (unknown
+        after a resume: no)."""
         t = self.driver_threshold
-        return (t > 0 and not again and self._candidates is not None
+        return (t > 0 and self._candidates is not None
                 and self._candidates <= t and self._distinct <= DRIVER_VISITED_FACTOR * t)
 
     def parent(self, depth: int, fp: int) -> int | None:

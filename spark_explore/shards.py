@@ -28,18 +28,29 @@ reach (a local disk on one host; shared storage on a multi-host cluster)::
     shards/L00012/b0003.parent.npy  parent fingerprints (uint64)
     shards/L00012/b0003.act.npy     action ids that reached them (int32, -1: initial)
     shards/L00012/b0003.w.npy       packed words (n, k) (multi-word layouts only)
-    shards/V00012/b0003.npy         visited fingerprints of bucket 3, levels 0..12
+    shards/V00012/b0003.base.npy    visited fingerprints of bucket 3, levels 0..12: two
+    shards/V00012/b0003.delta.npy   sorted runs (see below)
     shards/C00012/f0003.*.npy       successors found by task 3 of level 12, ordered
-                                    by target bucket (``off``: K + 1 offsets)
+                                    by target bucket (``off``: K + 1 offsets); a
+                                    level expanded in the driver has one producer
 
 Only the levels (``L*``) are kept to the end (traces are rebuilt from them); the
 driver deletes a level's ``V`` and ``C`` files once the next level is committed.
+
+**The visited shard** of a bucket is two sorted runs, ``base`` and ``delta``: a
+level's new states are merged into ``delta``, and ``delta`` into ``base`` only once it
+holds more than :data:`REBASE` times ``base``'s states; an unchanged ``base`` moves
+to the next level as a hard link. So a state is copied a few times over a run rather
+than once per level (rewriting the whole shard every level cost more than the rest of
+a task on deep models), and ``base`` is only ever read memory-mapped.
 """
 
 from __future__ import annotations
 
 import errno
 import os
+import shutil
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -54,13 +65,17 @@ from .worker import WorkerConfig, encode_error, get_kernel
 
 __all__ = ["ShardConfig", "bucket_of", "run_bucket", "level_dir", "visited_dir",
            "cand_dir", "write_array", "write_candidates", "BucketSummary", "INIT", "Block",
-           "commit_block", "expand_block", "split_by_bucket"]
+           "commit_block", "expand_block", "split_by_bucket", "merge_sorted", "load_visited",
+           "REBASE", "run_level_here"]
 
 _U = np.uint64
 _M1 = _U(0xBF58476D1CE4E5B9)
 _M2 = _U(0x94D049BB133111EB)
 #: the "level" whose candidate files hold the initial states (written by the driver)
 INIT = -1
+#: a bucket's visited ``delta`` run is merged into its ``base`` once it holds more than
+#: this share of ``base``'s states
+REBASE = 0.5
 
 
 def bucket_of(fps: np.ndarray, k: int) -> np.ndarray:
@@ -69,14 +84,19 @@ def bucket_of(fps: np.ndarray, k: int) -> np.ndarray:
     Exact fingerprints are packed states whose low bits vary little; mixing spreads
     them evenly. Pure arithmetic on uint64: no process-dependent hashing.
     """
-    x = np.asarray(fps, dtype=_U)
+    x = np.array(fps, dtype=_U)  # a copy, mixed in place (one temporary in all)
+    t = np.empty_like(x)
     with np.errstate(over="ignore"):
-        x = x ^ (x >> _U(30))
-        x = x * _M1
-        x = x ^ (x >> _U(27))
-        x = x * _M2
-        x = x ^ (x >> _U(31))
-    return ((x >> _U(32)) * _U(k) >> _U(32)).astype(np.int64)
+        for shift, mult in ((30, _M1), (27, _M2)):
+            np.right_shift(x, _U(shift), out=t)
+            x ^= t
+            x *= mult
+        np.right_shift(x, _U(31), out=t)
+        x ^= t
+        x >>= _U(32)
+        x *= _U(k)
+        x >>= _U(32)
+    return x.astype(np.int64)
 
 
 def _d(depth: int) -> str:
@@ -166,6 +186,7 @@ class BucketSummary:
     expand: bool | None  # the mode of run_bucket
     found: LevelFindings  # what expanding the bucket found (empty when not expanded)
     candidates: int  # distinct successors written (before the visited check)
+    cpu: float = 0.0  # CPU seconds the task took (its process's time)
 
 
 def write_candidates(root: Path, depth: int, producer: int, buckets: int, fps: np.ndarray,
@@ -188,10 +209,12 @@ def _gather(cfg: ShardConfig, depth: int, bucket: int
     """All candidate transitions into ``bucket`` for level ``depth``."""
     root = Path(cfg.root)
     src = cand_dir(root, depth - 1 if depth > 0 else INIT)
-    producers = 1 if depth == 0 else cfg.buckets
+    names = sorted(p.name[:-len(".off.npy")] for p in src.glob("f*.off.npy"))
+    if len(names) not in (1, cfg.buckets):  # one from the driver, or one per task
+        raise RuntimeError(f"{src} holds {len(names)} sets of successors, not 1 or "
+                           f"{cfg.buckets}: the level before was not written in full")
     fps, parents, acts, words = [], [], [], []
-    for j in range(producers):
-        name = f"f{j:04d}"
+    for name in names:
         off = _load(src / f"{name}.off.npy", mmap=False)
         lo, hi = int(off[bucket]), int(off[bucket + 1])
         if hi == lo:
@@ -252,7 +275,10 @@ def run_bucket(cfg: ShardConfig, depth: int, bucket: int, expand: bool | None,
     carrying their message for the driver (:func:`spark_explore.worker.encode_error`).
     """
     try:
-        return _run_bucket(cfg, depth, bucket, expand, again)
+        cpu = time.process_time()
+        out = _run_bucket(cfg, depth, bucket, expand, again)
+        out.cpu = time.process_time() - cpu
+        return out
     except Exception as e:  # noqa: BLE001 - everything is reported to the driver
         raise encode_error(e) from None
 
@@ -267,21 +293,74 @@ def _committed(cfg: ShardConfig, depth: int, bucket: int
             None if cfg.exact else _load(lvl / f"{name}.w.npy", mmap=False))
 
 
+def visited_files(root: Path, depth: int, bucket: int) -> tuple[Path, Path]:
+    """The ``base`` and ``delta`` runs of ``bucket``'s visited shard after level ``depth``."""
+    d = visited_dir(root, depth)
+    return d / f"b{bucket:04d}.base.npy", d / f"b{bucket:04d}.delta.npy"
+
+
+def load_visited(root: Path, depth: int, bucket: int) -> tuple[np.ndarray, np.ndarray]:
+    """``(base, delta)``: ``bucket``'s visited fingerprints after level ``depth`` as two
+    sorted runs (``base`` memory-mapped). A run directory written before the visited
+    shard was split holds one run, ``b0003.npy``."""
+    base, delta = visited_files(root, depth, bucket)
+    if not base.exists():
+        old = visited_dir(root, depth) / f"b{bucket:04d}.npy"
+        if old.exists():
+            return _load(old), np.zeros(0, _U)
+    return _load(base), _load(delta, mmap=False)
+
+
+def merge_sorted(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """The union of two sorted, disjoint ``uint64`` runs, sorted (a new array)."""
+    out = np.empty(len(a) + len(b), dtype=_U)
+    out[:len(a)] = a
+    out[len(a):] = b
+    out.sort(kind="stable")  # two sorted runs: a linear merge
+    return out
+
+
+def link_or_copy(src: Path, dst: Path) -> None:
+    """Make ``dst`` hold ``src``'s bytes: a hard link where the file system has them, a
+    copy elsewhere (through a temporary name: a re-run task may find ``dst``)."""
+    dst.parent.mkdir(parents=True, exist_ok=True)
+    tmp = dst.with_name(f".{dst.name}.{os.getpid()}.{os.urandom(4).hex()}.tmp")
+    try:
+        os.link(src, tmp)
+    except OSError:
+        write_array(dst, _load(src, mmap=False))
+        return
+    os.replace(tmp, dst)
+
+
 def _commit(cfg: ShardConfig, depth: int, bucket: int
             ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray | None]:
-    """De-duplicate the transitions into ``bucket``; write its part of level ``depth``."""
+    """De-duplicate the transitions into ``bucket``; write its part of level ``depth``
+    and its visited shard."""
     root = Path(cfg.root)
     name = f"b{bucket:04d}"
-    seen = (_load(visited_dir(root, depth - 1) / f"{name}.npy", mmap=False)
-            if depth > 0 else None)
-    (fps, parents, acts, words), merged = commit_block(_gather(cfg, depth, bucket), seen)
+    seen = load_visited(root, depth - 1, bucket) if depth > 0 else None
+    fps, parents, acts, words = commit_block(_gather(cfg, depth, bucket), seen)
     lvl = level_dir(root, depth)
     write_array(lvl / f"{name}.fp.npy", fps)
     write_array(lvl / f"{name}.parent.npy", parents)
     write_array(lvl / f"{name}.act.npy", acts)
     if words is not None:
         write_array(lvl / f"{name}.w.npy", words)
-    write_array(visited_dir(root, depth) / f"{name}.npy", merged)
+    base_file, delta_file = visited_files(root, depth, bucket)
+    if seen is None:
+        base, delta = fps, np.zeros(0, _U)
+    else:
+        base, delta = seen[0], merge_sorted(seen[1], fps)
+    if seen is None or len(delta) > REBASE * len(base):
+        write_array(base_file, merge_sorted(base, delta))
+        delta = np.zeros(0, _U)
+    else:
+        prev = visited_files(root, depth - 1, bucket)[0]
+        if not prev.exists():  # a run directory written before the split
+            prev = visited_dir(root, depth - 1) / f"{name}.npy"
+        link_or_copy(prev, base_file)
+    write_array(delta_file, delta)
     return fps, parents, acts, words
 
 
@@ -289,19 +368,17 @@ def _commit(cfg: ShardConfig, depth: int, bucket: int
 Block = tuple[np.ndarray, np.ndarray, np.ndarray, "np.ndarray | None"]
 
 
-def commit_block(cands: Block, seen: np.ndarray | None) -> tuple[Block, np.ndarray]:
-    """A bucket's part of the next level from the transitions into it (``cands``, any
-    order) and its visited fingerprints (sorted; None for level 0): ``(level, merged
-    visited)``; the level is sorted by fingerprint."""
+def commit_block(cands: Block, seen: Sequence[np.ndarray] | None) -> Block:
+    """A bucket's part of the next level, sorted by fingerprint, from the transitions
+    into it (``cands``, any order) and its visited fingerprints (sorted runs; None for
+    level 0)."""
     fps, parents, acts, words = _dedupe(*cands)
     if seen is None:
-        return (fps, parents, acts, words), fps
-    fresh = _not_in(seen, fps)
-    fps, parents, acts = fps[fresh], parents[fresh], acts[fresh]
-    words = None if words is None else words[fresh]
-    merged = np.concatenate((seen, fps))
-    merged.sort(kind="stable")  # two sorted runs: a linear merge
-    return (fps, parents, acts, words), merged
+        return fps, parents, acts, words
+    rows = np.arange(len(fps))
+    for run in seen:  # each run searched for what the runs before left
+        rows = rows[_not_in(run, fps[rows])]
+    return fps[rows], parents[rows], acts[rows], None if words is None else words[rows]
 
 
 def expand_block(cfg: ShardConfig, bucket: int, level: Block, expand: bool | None
@@ -343,7 +420,9 @@ def split_by_bucket(block: Block, buckets: int) -> tuple[Block, np.ndarray]:
     """``block`` ordered by target bucket (order kept within each bucket) and the
     ``buckets + 1`` offsets of the buckets' rows."""
     fps, parents, acts, words = block
-    b = bucket_of(fps, buckets).astype(np.uint16 if buckets <= 1 << 16 else np.int64)
+    b = bucket_of(fps, buckets)
+    if buckets <= 1 << 16:
+        b = b.astype(np.uint16)
     order = np.argsort(b, kind="stable")  # by bucket (a radix sort), fp order kept inside
     off = np.searchsorted(b[order], np.arange(buckets + 1)).astype(np.int64)
     return ((fps[order], parents[order], acts[order].astype(np.int32),
@@ -360,6 +439,33 @@ def _run_bucket(cfg: ShardConfig, depth: int, bucket: int, expand: bool | None, 
     if cands is not None:
         write_candidates(Path(cfg.root), depth, bucket, cfg.buckets, *cands)
     return out
+
+
+def run_level_here(cfg: ShardConfig, depth: int, expand: bool | None, again: bool = False
+                   ) -> list[BucketSummary]:
+    """All of job ``depth`` in this process (the driver, for a small level): every bucket
+    is committed as its task would, then the level is expanded as one, as the local
+    explorer does (the kernel's fixed cost is paid per batch of the level, not per
+    bucket), and its successors are written as the one producer of the level's
+    candidates. Spark tasks of the next level read them as they read their peers'."""
+    try:
+        cpu = time.process_time()
+        blocks = [(_committed if again else _commit)(cfg, depth, b)
+                  for b in range(cfg.buckets)]
+        fps = np.concatenate([b[0] for b in blocks])
+        order = np.argsort(fps, kind="stable")  # sorted runs: merged
+        level: Block = (fps[order], np.concatenate([b[1] for b in blocks])[order],
+                        np.concatenate([b[2] for b in blocks])[order],
+                        None if cfg.exact else np.concatenate([b[3] for b in blocks])[order])
+        out, cands = expand_block(cfg, 0, level, expand)
+        if cands is not None:
+            root = Path(cfg.root)
+            shutil.rmtree(cand_dir(root, depth), ignore_errors=True)  # earlier attempts'
+            write_candidates(root, depth, 0, cfg.buckets, *cands)
+        out.cpu = time.process_time() - cpu
+        return [out]
+    except Exception as e:  # noqa: BLE001 - reported as a task's would be
+        raise encode_error(e) from None
 
 
 def sum_reached(summaries: Sequence[BucketSummary], n_act: int) -> np.ndarray:

@@ -24,7 +24,7 @@ from typing import Any
 
 __all__ = [
     "WorkerConfig", "get_kernel", "seed_kernel", "ERROR_BEGIN", "ERROR_END", "decode_error",
-    "encode_error", "warm_kernel",
+    "encode_error", "warm_kernel", "keep_freed_memory",
 ]
 
 ERROR_BEGIN = "<<modelcheck-worker-error>>"
@@ -44,7 +44,10 @@ class WorkerConfig:
     symmetry: bool
     n_words: int
     chunk: int = 1 << 16  # states per Kernel.expand call (the check's batch size)
-    flush_rows: int = 1 << 22  # emit candidate transitions when this many are buffered
+    #: emit candidate transitions when this many are buffered: successors repeat across
+    #: a task's batches (several parents per state), and de-duplicating them before they
+    #: are split, written and read costs less than carrying them (measured on KRaft L6)
+    flush_rows: int = 1 << 22
     #: looks up predicates the spec does not declare (a module-level function, so that
     #: it pickles by reference; default: the registered predicate libraries)
     library: Callable[[str], Any] | None = None
@@ -55,10 +58,35 @@ class WorkerConfig:
                 self.symmetry)
 
 
+def keep_freed_memory() -> bool:
+    """Have glibc's ``malloc`` keep freed memory for reuse in this process (no ``mmap``
+    of large blocks, no trimming of the heap); False where that is not glibc.
+
+    A task allocates and frees arrays of its bucket's size many times over: from
+    ``mmap`` each one is fresh pages, a page fault each (and for huge pages a
+    compaction), which cost a Python worker a large share of its CPU (measured on
+    the shard pipeline: a quarter to a half of its numpy time). Reused heap memory
+    costs none; the price is that a worker's resident memory stays at its peak, which
+    the next level needs again anyway."""
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL("libc.so.6")
+        m_trim_threshold, m_mmap_max = -1, -4
+        return bool(libc.mallopt(m_mmap_max, 0)) and bool(
+            libc.mallopt(m_trim_threshold, 1 << 62))
+    except (OSError, AttributeError):
+        return False
+
+
 def get_kernel(cfg: WorkerConfig) -> Any:
-    """The kernel for ``cfg``, built on first use in this process and cached."""
+    """The kernel for ``cfg``, built on first use in this process and cached (the first
+    build in an executor's Python worker also tunes its ``malloc``:
+    :func:`keep_freed_memory`)."""
     k = _KERNELS.get(cfg.key)
     if k is None:
+        if not _KERNELS:
+            keep_freed_memory()
         from modelcheck.config import CheckConfig
         from modelcheck.explorer import build_kernel
         from modelcheck.library import lookup

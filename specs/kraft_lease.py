@@ -128,11 +128,21 @@ lower-offset rule dropped: InOrderHeartbeatEffect) and
 :class:`KRaftLeaseBugLeaseOutlivesSession` (Lb > L: RunningImpliesUnfenced in 11
 states, NoSplitServing in 24 with MaxLog=6).
 
-Liveness (EventuallyUnfenced, ControlledShutdownCompletes, RegistrationResolves) is not
-checked here: the log is bounded (``MaxLog``), so every behaviour ends in a state that
-stutters forever and every leads-to fails trivially, and the liveness checker refuses
-symmetry. ``specs/kraft_lifecycle_live.py`` checks those properties on head-relative
-offsets with per-action weak fairness (untimed timeouts there).
+Liveness
+--------
+Not on :class:`KRaftLease`: its log is bounded (``MaxLog``), so every behaviour ends in
+a state that stutters forever and every leads-to fails trivially, and the liveness
+checker refuses symmetry. :class:`KRaftLeaseLive` (below) puts this spec's timers,
+recovery step, broker leases and refusal semantics on the head-relative offsets of
+``specs/kraft_lifecycle_live.py`` and checks, with weak fairness per action and per
+broker (Tick, Register, Heartbeat, Replay, RecoveryDone, LeaseLapse, SessionTimeout,
+RegistrationTimeout, RegistrationRefused), RegistrationResolves,
+ControlledShutdownCompletes, EventuallyUnfenced, DeadBrokerEventuallyFenced and
+EventuallyStaysUnfenced: all hold. Liveness bug variants, each failing with a lasso:
+:class:`KRaftLeaseLiveBugNoRegistrationTimeout` (RegistrationResolves; it holds with
+``RejectExits``), :class:`KRaftLeaseLiveBugStuckPublisher`
+(ControlledShutdownCompletes) and :class:`KRaftLeaseLiveBugHeartbeatAsLongAsLease`
+(EventuallyStaysUnfenced; it holds under K44).
 
 Abstracted
 ----------
@@ -147,6 +157,7 @@ from __future__ import annotations
 from enum import IntEnum
 from typing import Any
 
+from invariants import eventually_stays_unfenced
 from modelcheck import (
     Array,
     Bool,
@@ -163,6 +174,7 @@ from modelcheck import (
     where,
 )
 from specs.kraft_lifecycle import KRaftLifecycle, Req, _Msg
+from specs.kraft_lifecycle_live import Held, KRaftLifecycleLive, Rogue
 
 
 class LeaseBrokerState(IntEnum):
@@ -447,3 +459,301 @@ class KRaftLeaseBugLeaseOutlivesSession(KRaftLease):
     controller reassigns leadership while the broker still serves."""
 
     Lb = Const(3, min=1, doc="broker lease (ticks, KIP631): must be < L")
+
+
+# ======================================================================================
+# Liveness: the lease lifecycle under fairness
+# ======================================================================================
+
+LB = KRaftLifecycleLive.Brokers
+
+
+class KRaftLeaseLive(KRaftLifecycleLive):
+    """The lease lifecycle in bounded time, with head-relative offsets, under fairness.
+
+    The safety spec above bounds its log, so every behaviour ends and every leads-to
+    fails trivially; this class adds its timers, log recovery, KIP-631's broker leases
+    and FENCED state, the registration timer and the refusal semantics to the liveness
+    version of the lifecycle (``specs/kraft_lifecycle_live.py``, KLL: head-relative
+    offsets, epochs only compared, round-trip requests, a rogue duplicate of broker 1).
+
+    **Time.** ``Tick`` runs every timer down (saturating) as in :class:`KRaftLease`:
+    the controller's session ``ses`` (set to L by an accepted registration or
+    heartbeat), the broker's lease ``bl`` (KIP631: Lb on an answer "not fenced"), the
+    heartbeat timer ``hbDue`` (H after every heartbeat, sent or lost), the registration
+    timer ``regTimer`` (R at start) and the rogue's heartbeat timer ``rogueDue``. A tick
+    waits while a heartbeat is due or (KIP631) a RUNNING broker's lease ran out.
+    Heartbeats are sent when due (``hbDue = 0``: "scheduled broker.heartbeat.interval.ms
+    ... apart, both after success and after failure", 004), not earlier.
+
+    **Changed from KLL.** ``SessionTimeout`` needs ``ses = 0`` (KLL: the holder stopped
+    heartbeating); ``LateHeartbeat`` is a lost heartbeat (the next is due in H ticks;
+    at most ``MaxLate`` in a run), so a live broker's session runs out only when
+    heartbeats are lost for L ticks; ``RegistrationTimeout`` needs ``regTimer = 0``
+    (KLL: a refused or blocked registration); ``wantFence = !readyToUnfence``, set by
+    ``RecoveryDone`` in RECOVERY (with ``RecoveryOnRegister``, RECOVERY starts at the
+    registration response and recovery also waits for the broker to replay its own
+    registration, 000); with ``RejectExits`` a refused registration exits
+    (``RegistrationRefused``, 001). KIP631: ``LeaseLapse`` (RUNNING, ``bl = 0`` ->
+    FENCED), an answer "fenced" moves RUNNING to FENCED and "not fenced" FENCED to
+    RUNNING; the controller reads wantFence as "do not unfence me yet".
+
+    **Fairness** (weak, per broker): ``Tick``, ``Register``, ``Heartbeat``,
+    ``Replay``, ``RecoveryDone``, ``LeaseLapse``, ``SessionTimeout``,
+    ``RegistrationTimeout``, ``RegistrationRefused`` and the rogue's ``RogueRegisters``
+    and ``RogueHeartbeat``. Not fair (may never happen, finitely often): ``Start``
+    (MaxRestarts), ``Crash``, ``BeginControlledShutdown``, ``LateHeartbeat``
+    (MaxLate), ``IsrExpand``, ``RogueStart``, ``RogueStops``.
+
+    **Properties**: KLL's (RegistrationResolves, ControlledShutdownCompletes,
+    EventuallyUnfenced, DeadBrokerEventuallyFenced, FencedNotLeader, FencedNotInIsr;
+    FENCED counts as alive) and **EventuallyStaysUnfenced** (``<>[](alive => RUNNING
+    /\\ ~fenced)``, broker 1): once failures stop, a broker that is up runs unfenced
+    for good. Defaults N=2, P=1, MaxLag=2, MaxRestarts=1, MaxLate=1, Rogues=0, H=1,
+    Lb=2, L=3, R=4 (KIP-631's 2 s heartbeats and longer leases: H < Lb < L; Kafka's 60 s
+    registration timeout outlives its 9 s session: R > L), KIP631,
+    4.4's recovery and retry: all hold (counts in ``tests/test_kraft_lease_live.py``).
+    """
+
+    H = Const(1, min=1, doc="heartbeat interval (ticks)")
+    L = Const(3, min=1, doc="controller session: ticks without a heartbeat before fencing")
+    Lb = Const(2, min=1, doc="broker lease (ticks, KIP631): must be < L")
+    R = Const(4, min=0, doc="initial registration timeout (ticks): > L, so that a restarted "
+                            "broker outlives its old session (Kafka: 60 s against 9 s)")
+    MaxLate = Const(1, min=0, doc="heartbeats of live brokers lost in a run")
+    Sem = Const(Semantics.KIP631, doc="KIP631 (broker leases, FENCED state) or K44")
+    RecoveryOnRegister = Const(False, doc="RECOVERY on the registration response (000) "
+                                          "instead of on isCaughtUp (004)")
+    RejectExits = Const(False, doc="a refused registration exits (001) instead of "
+                                   "retrying (004)")
+
+    bstate = Array(LB, Enum(LeaseBrokerState))
+    ses = Array(LB, Int(0, L))
+    bl = Array(LB, Int(0, Lb))
+    hbDue = Array(LB, Int(0, H))
+    regTimer = Array(LB, Int(0, R))
+    ready = Array(LB, Bool())
+    rogueDue = Int(0, H)
+
+    fairness = {**KRaftLifecycleLive.fairness, "Tick": "weak", "RecoveryDone": "weak",
+                "LeaseLapse": "weak", "RegistrationRefused": "weak"}
+
+    EventuallyStaysUnfenced = eventually_stays_unfenced()
+
+    def init_states(self) -> Any:
+        """KLL's initial states, every registration timer running."""
+        for st in super().init_states():
+            st["regTimer"] = {b: self.R for b in self.Brokers}
+            yield st
+
+    # -- helpers ------------------------------------------------------------------------
+    def leases(self) -> bool:
+        return self.Sem == Semantics.KIP631
+
+    def alive(self, s: Any, b: int) -> Any:
+        return super().alive(s, b) | (s.bstate[b] == FENCED)
+
+    def holds(self, s: Any, b: int) -> Any:
+        """The process holds b's registered epoch (its heartbeats are accepted)."""
+        return self.alive(s, b) & (s.epoch[b] == Held.CURRENT)
+
+    def urgent(self, s: Any) -> Any:
+        """Something is due before time moves on: a heartbeat, or (KIP631) a RUNNING
+        broker's lapsed lease."""
+        def due(b: int) -> Any:
+            d = self.holds(s, b) & (s.hbDue[b] == 0)
+            if self.leases():
+                d = d | ((s.bstate[b] == RUNNING) & (s.bl[b] == 0))
+            return d
+        out = any_of(self.Brokers, due)
+        if self.Rogues:
+            out = out | ((s.rogue == Rogue.HOLDS) & (s.rogueDue == 0))
+        return out
+
+    def _stop_timers(self, t: Any, b: int) -> None:
+        t.ready[b] = False
+        t.hbDue[b] = 0
+        t.bl[b] = 0
+        t.regTimer[b] = 0
+
+    # -- time -----------------------------------------------------------------------------
+    @action
+    def Tick(self, s, t):
+        """One tick: every timer runs down (saturating at 0)."""
+        running: Any = s.rogueDue > 0
+        for b in self.Brokers:
+            t.ses[b] = where(s.ses[b] > 0, s.ses[b] - 1, 0)
+            t.hbDue[b] = where(s.hbDue[b] > 0, s.hbDue[b] - 1, 0)
+            t.bl[b] = where(s.bl[b] > 0, s.bl[b] - 1, 0)
+            t.regTimer[b] = where(s.regTimer[b] > 0, s.regTimer[b] - 1, 0)
+            running = running | (s.ses[b] > 0) | (s.hbDue[b] > 0) | (s.bl[b] > 0) | (
+                s.regTimer[b] > 0)
+        t.rogueDue = where(s.rogueDue > 0, s.rogueDue - 1, 0)
+        return running & ~self.urgent(s)
+
+    # -- broker process ---------------------------------------------------------------
+    @action(b=LB)
+    def Start(self, s, t, b):
+        """A stopped process starts: STARTING, its registration timer set."""
+        self._stop_timers(t, b)
+        t.regTimer[b] = self.R
+        return KRaftLifecycleLive.Start.fn(self, s, t, b)
+
+    @action(b=LB)
+    def Crash(self, s, t, b):
+        """The process dies (its timers and log recovery with it)."""
+        self._stop_timers(t, b)
+        return KRaftLifecycleLive.Crash.fn(self, s, t, b)
+
+    @action(b=LB)
+    def Register(self, s, t, b):
+        """An accepted registration round trip: the session starts, a heartbeat is due
+        at once; with RecoveryOnRegister the broker enters RECOVERY (000)."""
+        t.ses[b] = self.L
+        t.hbDue[b] = 0
+        t.regTimer[b] = 0
+        ok = KRaftLifecycleLive.Register.fn(self, s, t, b)
+        if self.RecoveryOnRegister:
+            t.bstate[b] = RECOVERY
+        return ok
+
+    @action(b=LB)
+    def RegistrationRefused(self, s, t, b):
+        """RejectExits (001): DUPLICATE_BROKER_REGISTRATION makes the process exit."""
+        self._stop_timers(t, b)
+        t.bstate[b] = NOT_RUNNING
+        return ((s.bstate[b] == STARTING) & (s.epoch[b] == Held.NONE) & s.reg[b]
+                & ~s.fenced[b] & self.RejectExits)
+
+    @action(b=LB)
+    def RegistrationTimeout(self, s, t, b):
+        """``initial.broker.registration.timeout.ms`` ran out without a registration."""
+        self._stop_timers(t, b)
+        t.bstate[b] = NOT_RUNNING
+        return ((s.bstate[b] == STARTING) & (s.epoch[b] == Held.NONE)
+                & (s.regTimer[b] == 0) & self.registration_timeout())
+
+    @action(b=LB)
+    def RecoveryDone(self, s, t, b):
+        """Log recovery finishes: setReadyToUnfence() (wantFence becomes false); with
+        RecoveryOnRegister also once the broker replayed its own registration (000)."""
+        t.ready[b] = True
+        ok = (s.bstate[b] == RECOVERY) & ~s.ready[b]
+        if self.RecoveryOnRegister:
+            ok = ok & (s.toReg[b] == 0)
+        return ok
+
+    @action(b=LB)
+    def LeaseLapse(self, s, t, b):
+        """KIP631: a RUNNING broker whose lease ran out stops serving (FENCED)."""
+        t.bstate[b] = FENCED
+        return (s.bstate[b] == RUNNING) & (s.bl[b] == 0) & self.leases()
+
+    @action(b=LB)
+    def Heartbeat(self, s, t, b):
+        """A due heartbeat round trip (epoch, offset, wantFence = !readyToUnfence,
+        wantShutDown) and the broker's reaction; the next one is due in H ticks."""
+        st = s.bstate[b]
+        caught = s.toReg[b] == 0
+        wf = ~s.ready[b] & s.fenced[b] if self.leases() else ~s.ready[b]
+        ws = st == PENDING_CS
+        ok, now_fenced, shut = self._heartbeat(
+            s, t, b, wf, ws, caught, lambda x: self.reached(s, b, x))
+        nxt = where((st == STARTING) & caught, RECOVERY, where(
+            (st == RECOVERY) & ~now_fenced, RUNNING, where(ws & shut, SHUTTING_DOWN, st)))
+        if self.leases():
+            nxt = where((st == FENCED) & ~now_fenced, RUNNING, where(
+                (st == RUNNING) & now_fenced, FENCED, nxt))
+            t.bl[b] = where(now_fenced | shut, 0, self.Lb)
+        t.bstate[b] = nxt
+        t.epoch[b] = where(ws & shut, Held.NONE, s.epoch[b])
+        t.ses[b] = self.L
+        t.hbDue[b] = where(ws & shut, 0, self.H)
+        t.ready[b] = where(ws & shut, False, s.ready[b])
+        return self.holds(s, b) & (s.hbDue[b] == 0) & ok
+
+    @action(b=LB)
+    def LateHeartbeat(self, s, t, b):
+        """A due heartbeat is lost (or times out): the next one is due in H ticks."""
+        t.hbDue[b] = self.H
+        t.late = s.late + 1
+        return self.holds(s, b) & (s.hbDue[b] == 0) & (s.late < self.MaxLate)
+
+    # -- controller -----------------------------------------------------------------------
+    @action(b=LB)
+    def SessionTimeout(self, s, t, b):
+        """The session ran out (``ses = 0``): the controller fences the broker (one batch)."""
+        self._fence(s, t, b)
+        return s.reg[b] & ~s.fenced[b] & (s.ses[b] == 0) & self.can_append(s)
+
+    # -- the rogue duplicate of broker 1 -------------------------------------------------
+    @action
+    def RogueRegisters(self, s, t):
+        """The rogue's registration is accepted; its session starts."""
+        t.ses[1] = self.L
+        t.rogueDue = 0
+        return KRaftLifecycleLive.RogueRegisters.fn(self, s, t)
+
+    @action
+    def RogueHeartbeat(self, s, t):
+        """The rogue's due heartbeat keeps broker 1's session alive."""
+        t.ses[1] = self.L
+        t.rogueDue = self.H
+        return KRaftLifecycleLive.RogueHeartbeat.fn(self, s, t) & (s.rogueDue == 0)
+
+    @action
+    def RogueStops(self, s, t):
+        """The rogue process stops."""
+        t.rogueDue = 0
+        return KRaftLifecycleLive.RogueStops.fn(self, s, t)
+
+
+class KRaftLeaseLiveBugNoRegistrationTimeout(KRaftLeaseLive):
+    """Bug (4.13, 1.4): a refused registration is retried for ever (no
+    ``initial.broker.registration.timeout.ms``) while a rogue duplicate holds the id:
+    RegistrationResolves fails under 4.4's retry; with ``RejectExits`` (001: "the broker
+    should shut down rather than trying to claim a broker ID which is already in use")
+    it holds without any timeout."""
+
+    Rogues = Const(1, min=0, max=1, doc="1: a rogue duplicate process claims broker id 1")
+    MaxRestarts = Const(0, min=0, doc="restarts in a run, over all brokers")
+    MaxLate = Const(0, min=0, doc="heartbeats of live brokers lost in a run")
+
+    def registration_timeout(self) -> bool:
+        return False
+
+
+class KRaftLeaseLiveBugStuckPublisher(KRaftLeaseLive):
+    """Bug (004: "a single slow publisher stalls the whole metadata pipeline"): once a
+    broker runs, its loader may stop for ever; it keeps heartbeating its old offset and
+    never reports another broker's controlled-shutdown offset:
+    ControlledShutdownCompletes fails (as KLL's variant, here in bounded time; no
+    failures are needed: its defaults have no restarts and no lost heartbeats)."""
+
+    MaxRestarts = Const(0, min=0, doc="restarts in a run, over all brokers")
+    MaxLate = Const(0, min=0, doc="heartbeats of live brokers lost in a run")
+
+    def replay_fair_state(self, s: Any, b: int) -> Any:
+        return ((s.bstate[b] != RUNNING) & (s.bstate[b] != PENDING_CS)
+                & (s.bstate[b] != FENCED))
+
+    @action(b=LB)
+    def SlowReplay(self, s, t, b):
+        """A running broker's loader applies the next batch, if its publishers let it."""
+        t.lag[b] = s.lag[b] - 1
+        t.toReg[b] = where(s.toReg[b] > 0, s.toReg[b] - 1, 0)
+        return (self.alive(s, b) & (s.lag[b] > 0) & (s.lag[b] < self.MaxLag)
+                & ~self.replay_fair_state(s, b))
+
+
+class KRaftLeaseLiveBugHeartbeatAsLongAsLease(KRaftLeaseLive):
+    """Bug (001's leases, 000 §8.2): the heartbeat interval is as long as the broker's
+    lease (H = Lb): the lease runs out as the next heartbeat falls due, and a RUNNING
+    broker may lapse to FENCED before every heartbeat, for ever, with no failure:
+    EventuallyStaysUnfenced fails under KIP631 (under K44, without broker leases, it
+    holds). No failures are needed: its defaults have no restarts and no lost
+    heartbeats."""
+
+    H = Const(2, min=1, doc="heartbeat interval (ticks)")
+    MaxRestarts = Const(0, min=0, doc="restarts in a run, over all brokers")
+    MaxLate = Const(0, min=0, doc="heartbeats of live brokers lost in a run")

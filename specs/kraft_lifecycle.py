@@ -130,10 +130,13 @@ its moves; one live registration per broker id, held by the registered incarnati
 
 Bug variants (each a shortest counterexample; see ``tests/test_kraft_lifecycle.py``):
 :class:`KRaftLifecycleBugLiveReregistration` (accept a new incarnation while the old
-registration is live), :class:`KRaftLifecycleBugNoOffsetCheck` (unfence without the
-reported-offset check), :class:`KRaftLifecycleBugStaleEpoch` (accept stale-epoch
-heartbeats), :class:`KRaftLifecycleBugFenceKeepsLeader` (fence without moving
-leadership in the same batch), :class:`KRaftLifecycleBugEarlyShutdownGrant` (grant a
+registration is live), :class:`KRaftLifecycleBugNoIncarnationCheck` (take a new
+incarnation's registration of a live id as a retry: it gets the old epoch),
+:class:`KRaftLifecycleBugNoOffsetCheck` (unfence without the reported-offset check),
+:class:`KRaftLifecycleBugStaleEpoch` (accept stale-epoch heartbeats),
+:class:`KRaftLifecycleBugFenceKeepsLeader` (fence without moving leadership in the same
+batch), :class:`KRaftLifecycleBugEpochOnlyOnElection` (no leader-epoch bump when a
+partition loses its leader), :class:`KRaftLifecycleBugEarlyShutdownGrant` (grant a
 controlled shutdown before the others caught up; it needs ``MaxLog=6``, so its
 defaults are ``MaxLog=6, MaxRestarts=0, MaxDelays=0``). Each fails with its own
 defaults: ``modelcheck check specs/kraft_lifecycle.py:<variant>``.
@@ -309,6 +312,11 @@ class KRaftLifecycle(Spec):
         """``!hasValidSession``: the registered broker was fenced."""
         return s.fenced[b]
 
+    def same_incarnation(self, s: Any, b: int, inc: Any) -> Any:
+        """A registration comes from the registered incarnation (an idempotent retry):
+        its incarnation id is the stored one."""
+        return s.regInc[b] == inc
+
     def epoch_current(self, s: Any, b: int, epoch: Any) -> Any:
         """``checkBrokerEpoch``: the request carries the registered broker epoch."""
         return epoch == s.regEpoch[b]
@@ -332,6 +340,10 @@ class KRaftLifecycle(Spec):
     def fence_moves_leadership(self) -> bool:
         """Fencing and controlled shutdown move leaderships and shrink ISRs in their batch."""
         return True
+
+    def bumps_leader_epoch(self, old: Any, new: Any) -> Any:
+        """004: the leader epoch is "bumped on every leader change"."""
+        return new != old
 
     # -- derived ----------------------------------------------------------------------
     def acceptable(self, s: Any, c: int) -> Any:
@@ -387,7 +399,7 @@ class KRaftLifecycle(Spec):
             new_ld = where(unfence & (ld == 0) & in_isr, b, new_ld)
             t.isr[p] = new_isr
             t.leader[p] = new_ld
-            t.leaderEpoch[p] = where(new_ld != ld, le + 1, le)
+            t.leaderEpoch[p] = where(self.bumps_leader_epoch(ld, new_ld), le + 1, le)
         return ok
 
     def _fence_batch(self, s: Any, t: Any, b: int, nl: int) -> Any:
@@ -488,7 +500,7 @@ class KRaftLifecycle(Spec):
     def _registration(self, s: Any, t: Any, b: int, m: _Msg) -> tuple[Any, Any, Any]:
         """registerBroker; returns (enabled, answered, epoch answered)."""
         registered = s.regEpoch[b] != 0
-        same = registered & (s.regInc[b] == m.inc)
+        same = registered & self.same_incarnation(s, b, m.inc)
         accept = ~same & (~registered | self.registration_expired(s, b))
         epoch = s.logEnd + 1
         t.regEpoch[b] = where(accept, epoch, s.regEpoch[b])
@@ -621,6 +633,16 @@ class KRaftLifecycleBugLiveReregistration(KRaftLifecycle):
         return s.regEpoch[b] >= 0  # always
 
 
+class KRaftLifecycleBugNoIncarnationCheck(KRaftLifecycle):
+    """Bug (000 §8.1, the incarnation id): the controller takes any registration of an id
+    whose registration is live as a retry of that registration, whatever its incarnation
+    id, and answers the registered epoch: a restarted process then holds the epoch of
+    the dead incarnation (RegisteredIncarnationHoldsEpoch)."""
+
+    def same_incarnation(self, s: Any, b: int, inc: Any) -> Any:
+        return ~self.registration_expired(s, b)
+
+
 class KRaftLifecycleBugNoOffsetCheck(KRaftLifecycle):
     """Bug: the controller ignores the reported offset when it unfences (and answers
     ``isCaughtUp``, the same comparison).
@@ -646,6 +668,15 @@ class KRaftLifecycleBugFenceKeepsLeader(KRaftLifecycle):
 
     def fence_moves_leadership(self) -> bool:
         return False
+
+
+class KRaftLifecycleBugEpochOnlyOnElection(KRaftLifecycle):
+    """Bug (004: leaderEpoch is "bumped on every leader change"): the leader epoch is
+    bumped only when a leader is elected, not when a partition loses its leader, so the
+    leaderless partition keeps its old leader's epoch (LeaderEpochMonotonic)."""
+
+    def bumps_leader_epoch(self, old: Any, new: Any) -> Any:
+        return (new != old) & (new != 0)
 
 
 class KRaftLifecycleBugEarlyShutdownGrant(KRaftLifecycle):

@@ -5,20 +5,26 @@ canonicaliser that permutes *values* (dicts), not packed words: it shares no cod
 with the batch explorer, the level engine, the fingerprints or the symmetry module.
 
 :func:`brute_force_check` is the oracle for whole runs. It implements, one state
-at a time, TLC's ``CONSTRAINT`` semantics and the order in which the level rule
-(documented in :mod:`modelcheck.engine`) reports what a BFS level finds:
+at a time, TLC's ``CONSTRAINT`` and ``ACTION_CONSTRAINT`` semantics (TLC's
+``ModelChecker.doNext``: a successor is in the model when ``isInModel(s') &&
+isInActions(s, s')``; one outside the model is checked against the invariants, its
+transition against the action properties, and it is never enqueued; deadlock is
+"no successor generated", whatever the constraints) and the order in which the
+level rule (documented in :mod:`modelcheck.engine`) reports what a BFS level finds:
 
 * initial states outside the state constraints are checked against the
   invariants, then dropped (never counted);
 * level ``d``, phase 1: a state of the level that violates an invariant ends the
   run (trace of ``d + 1`` states; the level's successors are not counted);
 * level ``d``, phase 2: every state is expanded; a successor inside the
-  constraints is stored (if new), one outside them is checked against the
-  invariants and forgotten. Then, in this order: a state with no enabled action
-  (a deadlock; successors outside the constraints are enabled actions, so such a
-  state is not one), an invariant violated by a successor outside the
-  constraints, an action property violated by a transition (both: trace of
-  ``d + 2`` states). The new states of the level are counted in all three cases.
+  state constraints whose transition satisfies the action constraints is stored
+  (if new), any other is checked against the invariants and forgotten (a state
+  excluded through one transition may still be stored through another). Then, in
+  this order: a state with no enabled action (a deadlock; transitions out of the
+  model are enabled actions, so such a state is not one), an invariant violated by
+  a successor outside the model, an action property violated by a transition
+  (both: trace of ``d + 2`` states). The new states of the level are counted in
+  all three cases.
 
 Which state decides among several at the same phase depends on fingerprint order;
 the oracle does not compute fingerprints, so it reports every predicate name that
@@ -32,7 +38,8 @@ from dataclasses import dataclass
 
 from modelcheck.kernel import Kernel
 
-__all__ = ["brute_force", "brute_force_check", "Oracle", "assert_replays", "random_walk"]
+__all__ = ["brute_force", "brute_force_check", "Oracle", "assert_replays", "random_walk",
+           "model_states"]
 
 
 @dataclass(frozen=True)
@@ -52,7 +59,7 @@ class Oracle:
 
 def brute_force(spec, symmetry_sets=None) -> tuple[int, int]:
     """(distinct states, depth) by a plain BFS over tuples with the scalar evaluator,
-    honouring the state constraints (no invariants, no deadlock check)."""
+    honouring the state and action constraints (no invariants, no deadlock check)."""
     o = brute_force_check(spec, invariants=[], check_deadlock=False,
                           symmetry_sets=symmetry_sets)
     return o.distinct, o.depth
@@ -77,6 +84,9 @@ def brute_force_check(spec, *, invariants=None, check_deadlock: bool | None = No
 
     def inside(cells) -> bool:
         return all(holds(p, cells) for p in spec.constraints)
+
+    def allowed(cells, nxt) -> bool:
+        return all(holds(p, cells, nxt) for p in spec.action_constraints)
 
     def first_bad_invariant(cells):
         return next((p.name for p in invs if not holds(p, cells)), None)
@@ -127,7 +137,7 @@ def brute_force_check(spec, *, invariants=None, check_deadlock: bool | None = No
                         prop_bad.add((c, tuple(nxt), p.name))
                         break
                 key = canon(nxt)
-                if inside(nxt):
+                if inside(nxt) and allowed(list(c), nxt):
                     if key not in parent:
                         parent[key] = c
                         new.append(key)
@@ -148,6 +158,39 @@ def brute_force_check(spec, *, invariants=None, check_deadlock: bool | None = No
             return Oracle("ok", total, depth, generated)
         level = new
         d += 1
+
+
+def model_states(spec) -> tuple[set[tuple[int, ...]], set[tuple[int, ...]]]:
+    """``(stored, fringe)``: the states a check stores (symmetry off; invariants,
+    deadlocks and action properties ignored), and the states outside the model that it
+    reaches: initial states outside the state constraints, and successors of stored
+    states outside the state constraints or through a transition that violates an
+    action constraint (and not stored through another). A random walk visits only
+    these: it stops at a fringe state."""
+    k = Kernel(spec, symmetry=False)
+
+    def holds(p, cells, nxt=None) -> bool:
+        s = k.scalar_view(cells)
+        return bool(p.fn(spec, s) if nxt is None else p.fn(spec, s, k.scalar_view(nxt)))
+
+    stored: set[tuple[int, ...]] = set()
+    reached: set[tuple[int, ...]] = set()
+    todo = []
+    for cells in k.initial_states():
+        reached.add(tuple(cells))
+        if all(holds(p, cells) for p in spec.constraints) and tuple(cells) not in stored:
+            stored.add(tuple(cells))
+            todo.append(list(cells))
+    while todo:
+        c = todo.pop()
+        for _inst, nxt in k.successors(c):
+            reached.add(tuple(nxt))
+            if all(holds(p, nxt) for p in spec.constraints) and \
+                    all(holds(p, c, nxt) for p in spec.action_constraints) and \
+                    tuple(nxt) not in stored:
+                stored.add(tuple(nxt))
+                todo.append(nxt)
+    return stored, reached - stored
 
 
 def _canonicaliser(spec, sets):

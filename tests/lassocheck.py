@@ -5,7 +5,8 @@ checker's graph: the trace starts in an initial state, every step is a transitio
 the named action that changes the state, the loop closes (or is a single stuttering
 state), every fairness condition of the property is satisfied on the loop from the
 definitions (WF: taken on the loop or disabled at one of its states; SF: taken, or
-disabled at all of them), and the property is false on the behaviour.
+disabled at all of them), and the property is false on the behaviour (over steps: its
+step formula evaluated on the behaviour's steps, a stuttering loop's included).
 """
 
 from __future__ import annotations
@@ -62,10 +63,29 @@ def check_lasso_generic(spec: Spec, violation: Any, library: Any = None) -> None
 
         off = [not enabled(i) for i in cycle]
         assert any(off) if c.kind == "weak" else all(off), f"{c.name} is not satisfied"
-    parts = decl.parts()
     views = [k.scalar_view(c) for c in cells]
-    vals = [[bool(part.fn(spec, v)) for v in views] for part in parts]
     last = len(cells) - 1 if loop < len(cells) - 1 else loop
+    if decl.steps:
+        # the step formula A on each step of the behaviour: the prefix, the loop (or the
+        # stuttering step of its single state)
+        def a(i: int, j: int) -> bool:
+            r = decl.fn(spec, views[i], views[j])
+            return bool(r[1] if decl.form == "leads_to" else r)
+
+        sat = [a(i, i + 1) for i in range(len(cells) - 1)]
+        if loop == len(cells) - 1:
+            sat.append(a(loop, loop))
+        if decl.form == "always_eventually":
+            assert not any(sat[loop:]), "a step of the loop satisfies A"
+        elif decl.form == "eventually":
+            assert not any(sat), "a step satisfies A"
+        else:
+            pv = [bool(decl.fn(spec, v, v)[0]) for v in views]
+            assert any(pv[i] and not any(sat[min(i, loop):]) for i in range(last + 1)), \
+                "no P state is followed by steps that never satisfy A"
+        return
+    parts = decl.parts()
+    vals = [[bool(part.fn(spec, v)) for v in views] for part in parts]
     if decl.form == "always_eventually":
         assert not any(vals[0][i] for i in cycle)
     elif decl.form == "eventually_always":

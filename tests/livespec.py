@@ -1,11 +1,16 @@
-"""Random small specs with fairness and temporal properties, and a brute-force liveness oracle.
+r"""Random small specs with fairness and temporal properties, and a brute-force liveness oracle.
 
 :func:`live_spec` draws a spec of 1-3 small integer variables, 1-5 guarded actions
 (increments, resets, copies; see :mod:`tests.randspec`) and sometimes a parameterised
 family ``Bump(i)``, each with random fairness (none, weak, strong, or the family as
 one action), and one temporal property of each form over random atoms (``v == c``,
-``v <= c``, ``v != c``), some checked under a subset of the fairness.
-The class records what it drew in ``_oracle`` for the oracle.
+``v <= c``, ``v != c``), some checked under a subset of the fairness, and one of each
+form over steps (``[]<>A``, ``<>A``, ``P ~> A``) with a random step formula ``A``:
+TLA+'s ``<<B>>_v`` for an action ``B`` (an atom of ``s`` and one of ``t``) and a
+subscript ``v`` (every variable, some of them, or a coarser function of them), or
+``P \/ <<B>>_v``, or ``B`` alone (true on some stuttering steps). Some fairness
+conditions join two actions (``"A0 | A1"``). The class records what it drew in
+``_oracle`` for the oracle.
 
 :func:`oracle_verdicts` shares nothing with :mod:`modelcheck.liveness` but the scalar
 evaluator: it builds the graph one state at a time with ``Kernel.successors``, and
@@ -15,8 +20,12 @@ behaviour traverses every transition inside S; so a fair cycle exists within a s
 states iff some strongly connected subset S of it satisfies, for every condition,
 WF: a step of the action inside S or a state of S where it is disabled; SF: a step
 inside S or disabled at every state of S. Every subset of every SCC (networkx) is
-enumerated as a bitmask. :func:`check_lasso` checks a reported lasso the same way,
-on its own states.
+enumerated as a bitmask. Over steps, a behaviour that avoids the steps satisfying
+``A`` from some point on traverses only the other transitions inside S (S strongly
+connected through them, and every one of them traversed), or stutters forever in a
+single state where stuttering does not satisfy ``A``; the oracle evaluates ``A``
+itself on the states' values (its own ``<<B>>_v``). :func:`check_lasso` checks a
+reported lasso the same way, on its own states.
 """
 
 from __future__ import annotations
@@ -28,14 +37,21 @@ from hypothesis import strategies as st
 
 from modelcheck import Int, Spec, action, where
 from modelcheck.kernel import Kernel
-from modelcheck.temporal import always_eventually, eventually, eventually_always, leads_to
+from modelcheck.temporal import (
+    always_eventually,
+    angle,
+    eventually,
+    eventually_always,
+    leads_to,
+)
 from tests.randspec import _make_action
 
-__all__ = ["live_spec", "oracle_verdicts", "check_lasso", "ORACLE_MAX_SCC"]
+__all__ = ["live_spec", "oracle_verdicts", "check_lasso", "weak_fair_verdicts", "ORACLE_MAX_SCC"]
 
 ORACLE_MAX_SCC = 10
 
 FORMS = ("eventually", "always_eventually", "eventually_always", "leads_to")
+STEP_FORMS = ("eventually", "always_eventually", "leads_to")
 
 
 def _atom(var: int, op: str, c: int):
@@ -54,6 +70,55 @@ def _bump(n: int, hi: int, guard_var: int, guard_val: int):
         return getattr(s, f"v{guard_var}") != guard_val
 
     return Bump
+
+
+class StepFormula:
+    """A drawn step formula: ``[P \\/] <<B>>_v`` or ``B`` alone, with ``B`` the
+    conjunction ``b_s(s) /\\ b_t(t)``. :meth:`fn` is what the spec returns (the
+    product's ``angle``); :meth:`holds` is the oracle's own evaluation on two scalar
+    views."""
+
+    def __init__(self, p: Any, b_s: Any, b_t: Any, v: Any, kind: str) -> None:
+        self.p, self.b_s, self.b_t, self.v, self.kind = p, b_s, b_t, v, kind
+
+    def _subscript(self) -> Any:
+        kind, arg = self.v
+        if kind == "all":
+            return None
+        if kind == "names":
+            return arg
+        return lambda x: tuple(where(getattr(x, f"v{i}") <= c, 0, 1) for i, c in arg)
+
+    def fn(self, s: Any, t: Any) -> Any:
+        b = self.b_s(s) & self.b_t(t)
+        if self.kind == "raw":
+            return b
+        a = angle(b, s, t, self._subscript())
+        return a if self.kind == "angle" else self.p(s) | a
+
+    def holds(self, s: Any, t: Any, s_cells: tuple[int, ...], t_cells: tuple[int, ...]) -> bool:
+        b = bool(self.b_s(s)) and bool(self.b_t(t))
+        if self.kind == "raw":
+            return b
+        kind, arg = self.v
+        if kind == "all":
+            moved = s_cells != t_cells
+        elif kind == "names":
+            moved = any(int(getattr(s, n)) != int(getattr(t, n)) for n in arg)
+        else:
+            moved = any((int(getattr(s, f"v{i}")) <= c) != (int(getattr(t, f"v{i}")) <= c)
+                        for i, c in arg)
+        return (b and moved) or (self.kind == "or" and bool(self.p(s)))
+
+
+def _step_fn(form: str, p: Any, f: StepFormula) -> Any:
+    if form == "leads_to":
+        def fn(self: Any, s: Any, t: Any) -> Any:
+            return p(s), f.fn(s, t)
+    else:
+        def fn(self: Any, s: Any, t: Any) -> Any:
+            return f.fn(s, t)
+    return fn
 
 
 def _prop_fn(form: str, p: Any, q: Any) -> Any:
@@ -87,6 +152,12 @@ def live_spec(draw: st.DrawFn) -> type[Spec]:
         names.append(f"A{a}")
         if kind:
             fair[f"A{a}"] = kind
+    if len(names) >= 2 and draw(st.integers(0, 3)) == 0:
+        # WF/SF of the disjunction of two actions, as one condition
+        pair = draw(st.lists(st.sampled_from(names), min_size=2, max_size=2, unique=True))
+        group = " | ".join(pair)
+        fair[group] = draw(st.sampled_from(["weak", "strong"]))
+        ns["fairness"] = {group: fair[group]}
     if draw(st.booleans()):
         gv = draw(st.integers(0, n - 1))
         kind = draw(st.sampled_from([None, "weak", "strong", "weak-family", "strong-family"]))
@@ -121,7 +192,27 @@ def live_spec(draw: st.DrawFn) -> type[Spec]:
         name = "".join(w.title() for w in form.split("_"))
         fn.__name__ = name
         ns[name] = (deco(fn) if select is None else deco(fairness=select)(fn))
-        props[name] = (form, p, q, select)
+        props[name] = (form, p, q, select, None)
+    for form in STEP_FORMS:
+        kind = draw(st.sampled_from(["angle", "angle", "or", "raw"]))
+        vk = draw(st.sampled_from(["all", "names", "map"]))
+        if vk == "all":
+            v: Any = ("all", None)
+        elif vk == "names":
+            v = ("names", tuple(draw(st.lists(st.sampled_from([f"v{i}" for i in range(n)]),
+                                              min_size=1, max_size=n, unique=True))))
+        else:
+            var = draw(st.integers(0, n - 1))
+            v = ("map", ((var, draw(st.integers(0, his[var]))),))
+        f = StepFormula(atom(), atom(), atom(), v, kind)
+        p = atom()
+        deco = {"eventually": eventually, "always_eventually": always_eventually,
+                "leads_to": leads_to}[form]
+        fn = _step_fn(form, p, f)
+        name = "Step" + "".join(w.title() for w in form.split("_"))
+        fn.__name__ = name
+        ns[name] = deco(fn)
+        props[name] = (form, p, None, None, f)
     cls = type("LiveSpec", (Spec,), ns)
     cls._oracle = {"fair": fair, "props": props}  # type: ignore[attr-defined]
     return cls
@@ -133,6 +224,10 @@ def _conditions(spec: Spec, select: tuple[str, ...] | None) -> list[tuple[str, f
     out = []
     for name, kind in type(spec)._oracle["fair"].items():  # type: ignore[attr-defined]
         if select is not None and name not in select:
+            continue
+        if "|" in name:  # two actions without parameters, one condition
+            members = name.split(" | ")
+            out.append((kind, frozenset(a.label for a in spec.actions if a.name in members)))
             continue
         labels = [a.label for a in spec.actions if a.name == name]
         if kind.endswith("-family"):
@@ -171,10 +266,15 @@ def _graph(spec: Spec) -> tuple[list[tuple[int, ...]], set[int], list[list[tuple
     return states, init, out
 
 
-def _fair_sets(n: int, edges: list[list[tuple[str, int]]],
-               conds: list[tuple[str, frozenset[str]]]) -> list[int]:
+def _fair_sets(n: int, all_edges: list[list[tuple[str, int]]],
+               conds: list[tuple[str, frozenset[str]]],
+               edges: list[list[tuple[str, int]]] | None = None,
+               stutter: list[bool] | None = None) -> list[int]:
     """Every strongly connected set of states (bitmask) a fair behaviour can visit
-    infinitely often."""
+    infinitely often, taking only the transitions of ``edges`` (default: all) and, in a
+    single state, stuttering only where ``stutter`` allows it."""
+    enabled = [[any(lab in c for lab, _ in all_edges[u]) for u in range(n)] for _, c in conds]
+    edges = all_edges if edges is None else edges
     g = nx.DiGraph()
     g.add_nodes_from(range(n))
     g.add_edges_from((u, v) for u in range(n) for _, v in edges[u])
@@ -184,7 +284,6 @@ def _fair_sets(n: int, edges: list[list[tuple[str, int]]],
         for _, v in edges[u]:
             succ[u] |= 1 << v
             pred[v] |= 1 << u
-    enabled = [[any(lab in c for lab, _ in edges[u]) for u in range(n)] for _, c in conds]
     out = []
     for scc in nx.strongly_connected_components(g):
         members = sorted(scc)
@@ -193,6 +292,8 @@ def _fair_sets(n: int, edges: list[list[tuple[str, int]]],
             nodes = [members[j] for j in range(len(members)) if bits >> j & 1]
             s = sum(1 << u for u in nodes)
             if not _connected(s, nodes[0], succ) or not _connected(s, nodes[0], pred):
+                continue
+            if len(nodes) == 1 and stutter is not None and not stutter[nodes[0]]:
                 continue
             ok = True
             for (kind, c), en in zip(conds, enabled):
@@ -244,7 +345,12 @@ def oracle_verdicts(spec: Spec) -> dict[str, bool]:
     n = len(states)
     k = Kernel(spec, symmetry=False, invariants=[], properties=[], check_deadlock=False)
     out = {}
-    for name, (form, p, q, select) in type(spec)._oracle["props"].items():  # type: ignore
+    views = [k.scalar_view(list(c)) for c in states]
+    for name, (form, p, q, select, f) in type(spec)._oracle["props"].items():  # type: ignore
+        if f is not None:
+            out[name] = _step_verdict(n, edges, init, _conditions(spec, select), form,
+                                      [bool(p(v)) for v in views], f, views, states)
+            continue
         fair = _fair_sets(n, edges, _conditions(spec, select))
         pv = [bool(p(k.scalar_view(list(c)))) for c in states]
         qv = [bool(q(k.scalar_view(list(c)))) for c in states]
@@ -270,6 +376,26 @@ def oracle_verdicts(spec: Spec) -> dict[str, bool]:
     return out
 
 
+def _step_verdict(n: int, edges: list[list[tuple[str, int]]], init: set[int],
+                  conds: list[tuple[str, frozenset[str]]], form: str, pv: list[bool],
+                  f: StepFormula, views: list[Any], states: list[tuple[int, ...]]) -> bool:
+    """Does a property over steps hold? A violating behaviour takes no step satisfying
+    ``f`` from some point on (from the start for ``<>``, from a ``P`` state for
+    ``~>``)."""
+    avoid = [[(lab, v) for lab, v in edges[u]
+              if not f.holds(views[u], views[v], states[u], states[v])] for u in range(n)]
+    stutter = [not f.holds(views[u], views[u], states[u], states[u]) for u in range(n)]
+    fair = _fair_sets(n, edges, conds, avoid, stutter)
+    everything = (1 << n) - 1
+    if form == "always_eventually":
+        return not fair
+    if form == "eventually":
+        r = _reach(n, avoid, init, everything)
+        return not any(s & r for s in fair)
+    return not any(pv[u] and any(s & _reach(n, avoid, {u}, everything) for s in fair)
+                   for u in range(n))
+
+
 def check_lasso(spec: Spec, violation: Any) -> None:
     """Assert that a reported lasso is a behaviour of ``spec``, fair under the property's
     conditions and violating the property, from the definitions."""
@@ -292,7 +418,7 @@ def check_lasso(spec: Spec, violation: Any) -> None:
         steps = [(labels[i], cells[i], cells[i + 1]) for i in range(loop, len(cells) - 1)]
     else:
         cycle, steps = [loop], []
-    form, p, q, select = type(spec)._oracle["props"][violation.property]  # type: ignore
+    form, p, q, select, f = type(spec)._oracle["props"][violation.property]  # type: ignore
     for kind, c in _conditions(spec, select):
         taken = any(lab in c for lab, _, _ in steps)
 
@@ -302,6 +428,27 @@ def check_lasso(spec: Spec, violation: Any) -> None:
         off = [not en(i) for i in cycle]
         assert taken or (any(off) if kind == "weak" else all(off)), f"{kind} {set(c)} unfair"
     pv = [bool(p(k.scalar_view(c))) for c in cells]
+    if f is not None:
+        # the steps of the behaviour from position i on: the rest of the prefix, the
+        # loop's steps (or the stuttering step of its single state)
+        views = [k.scalar_view(c) for c in cells]
+        tc = [tuple(c) for c in cells]
+        last = len(cells) - 1
+        sat = [f.holds(views[i], views[i + 1], tc[i], tc[i + 1]) for i in range(last)]
+        if not steps:
+            sat.append(f.holds(views[loop], views[loop], tc[loop], tc[loop]))
+
+        def none_from(i: int) -> bool:
+            return not any(sat[min(i, loop):])
+
+        if form == "always_eventually":
+            assert none_from(loop), "a loop step satisfies A"
+        elif form == "eventually":
+            assert none_from(0), "a step satisfies A"
+        else:
+            assert any(pv[i] and none_from(i) for i in range(len(cells))), \
+                "no P state is followed by steps that never satisfy A"
+        return
     qv = [bool(q(k.scalar_view(c))) for c in cells]
     if form == "always_eventually":
         assert not any(pv[i] for i in cycle)
@@ -315,3 +462,83 @@ def check_lasso(spec: Spec, violation: Any) -> None:
         ok = any(pv[i] and not any(qv[j] for j in range(min(i, loop), last + 1))
                  for i in range(last + 1))
         assert ok, "no P state is followed by ~Q forever"
+
+
+# ----------------------------------------------- the oracle for any spec with weak fairness
+def weak_fair_verdicts(spec: Spec) -> dict[str, bool]:
+    """Per temporal property of states of any spec whose fairness is all weak, per action instance
+    (``fair="weak"`` or ``fairness = {name: "weak"}``): does it hold?
+
+    Under weak fairness a strongly connected set S of states is fair iff, per condition,
+    an action step lies inside S or the action is disabled at a state of S; that is
+    preserved by supersets within one SCC, so only the maximal SCCs (networkx) of the
+    relevant subgraph need checking (a single state with no step inside it stutters).
+    Shares with the checker only the scalar evaluator (``Kernel.successors``) and the
+    properties' predicates."""
+    cls = type(spec)
+    kinds = {n: d.fair for n, d in cls._actions.items() if d.fair is not None}
+    kinds.update(cls.fairness)
+    assert set(kinds.values()) <= {"weak"}, "only per-instance weak fairness"
+    states, init, edges = _graph(spec)
+    n = len(states)
+    k = Kernel(spec, symmetry=False, invariants=[], properties=[], check_deadlock=False)
+    views = [k.scalar_view(list(c)) for c in states]
+
+    def groups(select: Any) -> list[frozenset[str]]:
+        out = []
+        for name in kinds:
+            if select is not None and name not in select:
+                continue
+            labels: dict[tuple[Any, ...], set[str]] = {}
+            for a in spec.actions:
+                if a.decl.name == name:
+                    labels.setdefault(tuple(a.params), set()).add(a.label)
+            out.extend(frozenset(ls) for ls in labels.values())
+        return out
+
+    def fair_sccs(allowed: set[int], conds: list[frozenset[str]]) -> list[set[int]]:
+        g = nx.DiGraph()
+        g.add_nodes_from(allowed)
+        g.add_edges_from((u, v) for u in allowed for _, v in edges[u] if v in allowed)
+        out = []
+        for scc in nx.strongly_connected_components(g):
+            ok = all(any(lab in c and v in scc for u in scc for lab, v in edges[u])
+                     or any(not any(lab in c for lab, _ in edges[u]) for u in scc)
+                     for c in conds)
+            if ok:
+                out.append(scc)
+        return out
+
+    def reaches(start: set[int], allowed: set[int], targets: set[int]) -> bool:
+        seen = {u for u in start if u in allowed}
+        todo = list(seen)
+        while todo:
+            u = todo.pop()
+            if u in targets:
+                return True
+            for _, v in edges[u]:
+                if v in allowed and v not in seen:
+                    seen.add(v)
+                    todo.append(v)
+        return False
+
+    verdicts = {}
+    for decl in spec.temporal:
+        if decl.steps:
+            continue  # properties of states only
+        conds = groups(decl.fairness)
+        vals = [[bool(part.fn(spec, v)) for v in views] for part in decl.parts()]
+        notp = {u for u in range(n) if not vals[0][u]}
+        if decl.form == "eventually_always":
+            bad = any(scc & notp for scc in fair_sccs(set(range(n)), conds))
+        elif decl.form == "always_eventually":
+            bad = bool(fair_sccs(notp, conds))
+        elif decl.form == "eventually":
+            cyc = set().union(*fair_sccs(notp, conds))
+            bad = reaches(set(init), notp, cyc)
+        else:
+            notq = {u for u in range(n) if not vals[1][u]}
+            cyc = set().union(*fair_sccs(notq, conds))
+            bad = reaches({u for u in notq if vals[0][u]}, notq, cyc)
+        verdicts[decl.name] = not bad
+    return verdicts

@@ -5,7 +5,7 @@ Some specs also get several initial states, state constraints (``@constraint``:
 outside them), a second invariant (``v <= c``, ``v != c``, or the first
 constraint itself) and an action property (a
 variable never decreases), so that the explorer and the brute-force oracle are compared on every
-kind of finding.
+kind of finding. ``random_spec(action_constraints=True)`` adds action constraints.
 """
 
 from __future__ import annotations
@@ -14,7 +14,16 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from modelcheck import Int, Spec, action, action_property, constraint, invariant, where
+from modelcheck import (
+    Int,
+    Spec,
+    action,
+    action_constraint,
+    action_property,
+    constraint,
+    invariant,
+    where,
+)
 
 __all__ = ["random_spec"]
 
@@ -38,8 +47,12 @@ def _make_action(guard_var: int, guard_op: str, guard_val: int, kind: str, targe
 
 
 @st.composite
-def random_spec(draw: st.DrawFn, *, max_vars: int = 4, wide: bool = False) -> type[Spec]:
-    """A Spec subclass with 1-4 variables and 1-6 guarded actions (deadlock check on)."""
+def random_spec(draw: st.DrawFn, *, max_vars: int = 4, wide: bool = False,
+                action_constraints: bool = False) -> type[Spec]:
+    """A Spec subclass with 1-4 variables and 1-6 guarded actions (deadlock check on);
+    with ``action_constraints``, also one or two action constraints (TLC's
+    ``ACTION_CONSTRAINT``: ``v' >= v``, ``v' != c``, ``v' + w <= c`` or ``v = c => w'
+    = w``)."""
     n = draw(st.integers(1, max_vars))
     his = [draw(st.integers(1, 4)) for _ in range(n)]
     ns: dict[str, Any] = {}
@@ -64,7 +77,29 @@ def random_spec(draw: st.DrawFn, *, max_vars: int = 4, wide: bool = False) -> ty
     ns["SumBounded"] = invariant(inv)
     if draw(st.integers(0, 2)):
         _add_extras(draw, ns, n, his)
+    if action_constraints:
+        for c in range(draw(st.integers(1, 2))):
+            shape = (draw(st.sampled_from(["grows", "!=", "mixed<=", "frozen"])),
+                     draw(st.integers(0, n - 1)), draw(st.integers(0, n - 1)),
+                     draw(st.integers(0, max(his))))
+            ns[f"AC{c}"] = action_constraint(_make_action_constraint(*shape, f"AC{c}"))
     return type("RandomSpec", (Spec,), ns)
+
+
+def _make_action_constraint(op: str, a: int, b: int, bound: int, name: str):
+    def fn(self: Any, s: Any, t: Any) -> Any:
+        x, x2 = getattr(s, f"v{a}"), getattr(t, f"v{a}")
+        y, y2 = getattr(s, f"v{b}"), getattr(t, f"v{b}")
+        if op == "grows":
+            return x2 >= x
+        if op == "!=":
+            return x2 != bound
+        if op == "mixed<=":
+            return x2 + y <= bound
+        return (x != bound) | (y2 == y)
+
+    fn.__name__ = name
+    return fn
 
 
 def _add_extras(draw: st.DrawFn, ns: dict[str, Any], n: int, his: list[int]) -> None:

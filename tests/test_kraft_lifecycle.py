@@ -17,8 +17,10 @@ from modelcheck.kernel import Kernel
 from specs.kraft_lifecycle import (
     KRaftLifecycle,
     KRaftLifecycleBugEarlyShutdownGrant,
+    KRaftLifecycleBugEpochOnlyOnElection,
     KRaftLifecycleBugFenceKeepsLeader,
     KRaftLifecycleBugLiveReregistration,
+    KRaftLifecycleBugNoIncarnationCheck,
     KRaftLifecycleBugNoOffsetCheck,
     KRaftLifecycleBugStaleEpoch,
 )
@@ -86,12 +88,16 @@ BUGS = [
     # (variant, constants, violated property, also violated, states, actions after Start)
     (KRaftLifecycleBugLiveReregistration, DEFAULT, "SingleLiveRegistration", set(), 9,
      ["Register", "Replay", "Heartbeat", "Heartbeat", "Crash", "Start", "Register"]),
+    (KRaftLifecycleBugNoIncarnationCheck, DEFAULT, "RegisteredIncarnationHoldsEpoch", set(),
+     9, ["Register", "Replay", "Heartbeat", "Heartbeat", "Crash", "Start", "Register"]),
     (KRaftLifecycleBugNoOffsetCheck, DEFAULT, "CaughtUpBeforeUnfence",
      {"ReportedCaughtUpBeforeUnfence"}, 5, ["Register", "Heartbeat", "Heartbeat"]),
     (KRaftLifecycleBugStaleEpoch, DEFAULT, "NoStaleRequestEffect", set(), 9,
      ["Register", "Replay", "HeartbeatTimesOut", "Crash", "Start", "Register",
       "ControllerHandlesDelayedHeartbeat"]),
     (KRaftLifecycleBugFenceKeepsLeader, DEFAULT, "FencedNotLeader", {"FencedNotInIsr"}, 7,
+     ["Register", "Replay", "Heartbeat", "Heartbeat", "SessionTimeout"]),
+    (KRaftLifecycleBugEpochOnlyOnElection, DEFAULT, "LeaderEpochMonotonic", set(), 7,
      ["Register", "Replay", "Heartbeat", "Heartbeat", "SessionTimeout"]),
     (KRaftLifecycleBugEarlyShutdownGrant, GRANT, "ControlledShutdownSafe", set(), 15, None),
 ]

@@ -207,8 +207,9 @@ def test_cli_run_folder_and_trace_commands(tmp_path) -> None:
         shown = runner.invoke(cli, ["trace", "show", str(out / name)])
         assert shown.exit_code == 0, shown.output
         # (ITF writes record fields sorted, so they read back in that order)
-        assert ("chan[[src: 1, kind: REQ]]: 1 -> <absent>" in shown.output
-                or "chan[[kind: REQ, src: 1]]: 1 -> <absent>" in shown.output)
+        # (a bag that loses its last element changes as a whole, into the empty bag)
+        assert ("chan: {[src: 1, kind: REQ]: 1} -> {}" in shown.output
+                or "chan: {[kind: REQ, src: 1]: 1} -> {}" in shown.output)
         rep = runner.invoke(cli, ["trace", "replay", "examples/mailbox.py:MailboxBug",
                                   str(out / name)])
         assert rep.exit_code == 0, rep.output

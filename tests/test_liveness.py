@@ -7,18 +7,27 @@ import networkx as nx
 import pytest
 from hypothesis import HealthCheck, assume, given, settings
 
-from modelcheck import Bool, Ids, Int, Spec, action, check_liveness, constraint, where
-from modelcheck.errors import SpecDefinitionError
+from modelcheck import Array, Bool, Ids, Int, Spec, action, check_liveness, constraint, where
+from modelcheck.errors import SpecDefinitionError, SpecEvaluationError
 from modelcheck.kernel import Kernel
 from modelcheck.liveness import LivenessError
 from modelcheck.temporal import (
     always_eventually,
+    angle,
+    changed,
     eventually,
     eventually_always,
     fairness_conditions,
     leads_to,
 )
-from tests.livespec import ORACLE_MAX_SCC, check_lasso, live_spec, oracle_verdicts
+from tests.lassocheck import check_lasso_generic
+from tests.livespec import (
+    ORACLE_MAX_SCC,
+    check_lasso,
+    live_spec,
+    oracle_verdicts,
+    weak_fair_verdicts,
+)
 
 
 def _small_enough(spec: Spec) -> bool:
@@ -62,6 +71,22 @@ def test_random_specs_agree_with_the_oracle_and_lassos_are_fair_violations(cls):
         r = check_liveness(spec, temporal=[p for p in spec.temporal if p.name == name])
         assert r.violation is not None and r.violation.property == name
         check_lasso(spec, r.violation)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow,
+                                                                   HealthCheck.filter_too_much])
+@given(live_spec())
+def test_the_weak_fairness_oracle_agrees_with_the_subset_oracle(cls):
+    """``weak_fair_verdicts`` (maximal SCCs, any spec with weak fairness; it checks the
+    KRaft lease liveness spec) against the subset enumeration on random specs."""
+    assume(set(cls._oracle["fair"].values()) <= {"weak"})
+    # per-action fairness and state properties only (what the lease spec needs)
+    assume(not any("|" in name for name in cls._oracle["fair"]))
+    spec = cls()
+    assume(_small_enough(spec))
+    mine = weak_fair_verdicts(spec)
+    theirs = oracle_verdicts(spec)
+    assert mine == {name: theirs[name] for name in mine}
 
 
 # ------------------------------------------------------------------ hand-made cases
@@ -339,13 +364,199 @@ def test_definition_errors():
             def A(self, s, t):
                 t.x = 1
                 return s.x == 0
-    with pytest.raises(SpecDefinitionError, match="must take"):
+    with pytest.raises(SpecDefinitionError, match=r"must take \(self, s\) or \(self, s, t\)"):
         class Bad2(Spec):
             x = Int(0, 1)
 
             @eventually
-            def P(self, s, t):
+            def P(self, s, t, u):
                 return s.x == 1
+    with pytest.raises(SpecDefinitionError, match=r"<>\[\]P over steps .* not supported"):
+        class Bad3(Spec):
+            x = Int(0, 1)
+
+            @eventually_always
+            def P(self, s, t):
+                return s.x == t.x
+
+
+# ------------------------------------------------------------------ properties of steps
+class Toggler(Spec):
+    """x toggles (Toggle), y is set once (SetY); z never changes. Properties of steps."""
+
+    check_deadlock = False
+    x = Bool()
+    y = Bool()
+    z = Int(0, 1)
+
+    @action
+    def Toggle(self, s, t):
+        t.x = ~s.x
+        return s.x | ~s.x
+
+    @action
+    def SetY(self, s, t):
+        t.y = True
+        return ~s.y
+
+    @always_eventually
+    def Toggles(self, s, t):                  # []<><<Toggle>>_x
+        return angle(t.x != s.x, s, t, "x")
+
+    @always_eventually
+    def TogglesY(self, s, t):                 # []<><<Toggle>>_y: Toggle never changes y
+        return angle(t.x != s.x, s, t, "y")
+
+    @always_eventually
+    def Moves(self, s, t):                    # []<><<TRUE>>_vars: infinitely many steps
+        return angle(True, s, t)
+
+    @always_eventually
+    def Still(self, s, t):                    # []<>(x' = x): true on every stutter
+        return t.x == s.x
+
+    @eventually
+    def SetsY(self, s, t):                    # <><<y' /\ ~y>>_<<y, z>> (v by a function)
+        return angle(t.y & ~s.y, s, t, lambda v: (v.y, v.z))
+
+    @leads_to
+    def NotYThenSet(self, s, t):              # ~y ~> <<y'>>_y
+        return ~s.y, angle(t.y, s, t, ("y",))
+
+
+class TogglerFair(Toggler):
+    fairness = {"Toggle": "weak", "SetY": "weak"}
+
+
+def test_properties_of_steps_stuttering_never_satisfies_angle():
+    r = check_liveness(Toggler())
+    # no fairness: every behaviour may stop at once and stutter forever
+    assert r.liveness["properties"] == {
+        "Toggles": "violated", "TogglesY": "violated", "Moves": "violated", "Still": "violated",
+        "SetsY": "violated", "NotYThenSet": "violated"}
+    v = r.violation
+    assert (v.property, len(v.trace), v.loop, v.formula) == ("Toggles", 1, 0, "[]<>A")
+    # Still holds on a stuttering loop, so its lasso toggles forever (a loop that must
+    # take a step, though no fairness asks for one)
+    v = check_liveness(Toggler(), temporal=[Toggler.Still]).violation
+    assert (len(v.trace), v.loop, [s.action for s in v.trace[1:]]) == (3, 0, ["Toggle"] * 2)
+    check_lasso_generic(Toggler(), v)
+    r = check_liveness(TogglerFair())
+    assert r.liveness["properties"] == {
+        "Toggles": "holds", "TogglesY": "violated", "Moves": "holds", "Still": "violated",
+        "SetsY": "holds", "NotYThenSet": "holds"}
+    for name in ("TogglesY", "Still"):
+        v = check_liveness(TogglerFair(), temporal=[getattr(TogglerFair, name)]).violation
+        check_lasso_generic(TogglerFair(), v)
+
+
+class Stopper(Spec):
+    """x goes 0 -> 1 -> 2 and stops there (weakly fair)."""
+
+    check_deadlock = False
+    x = Int(0, 2)
+
+    @action(fair="weak")
+    def Up(self, s, t):
+        t.x = s.x + 1
+        return s.x < 2
+
+    @always_eventually
+    def Still(self, s, t):                    # holds: the behaviour stutters forever at 2
+        return t.x == s.x
+
+    @always_eventually
+    def Moves(self, s, t):
+        return angle(True, s, t)
+
+    @leads_to
+    def OneThenUp(self, s, t):                # x = 1 ~> <<Up>>_x
+        return s.x == 1, angle(t.x == s.x + 1, s, t, "x")
+
+    @leads_to
+    def TwoThenUp(self, s, t):                # x = 2 ~> <<Up>>_x: never again
+        return s.x == 2, angle(t.x == s.x + 1, s, t, "x")
+
+    @eventually
+    def UpFromTwo(self, s, t):
+        return angle(s.x == 2, s, t)
+
+
+def test_a_terminal_state_stutters_forever_and_satisfies_only_what_a_stutter_does():
+    r = check_liveness(Stopper())
+    assert r.liveness["properties"] == {"Still": "holds", "Moves": "violated",
+                                        "OneThenUp": "holds", "TwoThenUp": "violated",
+                                        "UpFromTwo": "violated"}
+    v = r.violation
+    assert (v.property, len(v.trace), v.loop) == ("Moves", 3, 2)
+    assert [s.state["x"] for s in v.trace] == [0, 1, 2]
+    for p in Stopper().temporal:
+        v = check_liveness(Stopper(), temporal=[p]).violation
+        if v is not None:
+            check_lasso_generic(Stopper(), v)
+
+
+class ReadsNext(Stopper):
+    @leads_to
+    def Bad(self, s, t):
+        return t.x == 1, angle(True, s, t)
+
+
+def test_refusals_over_steps():
+    with pytest.raises(SpecEvaluationError, match="Bad: its P must be a state predicate"):
+        check_liveness(ReadsNext(), temporal=[ReadsNext.Bad])
+    with pytest.raises(SpecEvaluationError, match="unknown variable 'w'"):
+        check_liveness(Stopper(), temporal=[always_eventually(
+            lambda self, s, t: angle(True, s, t, "w"))])
+
+    class Arr(Spec):
+        a = Array(Ids(1, 2), Bool())
+
+        @action
+        def A(self, s, t):
+            t.a[1] = True
+            return ~s.a[1]
+
+    with pytest.raises(SpecEvaluationError, match="for an array variable"):
+        check_liveness(Arr(), temporal=[always_eventually(
+            lambda self, s, t: angle(True, s, t, lambda v: v.a))])
+    k = Kernel(Arr(), invariants=[], properties=[], check_deadlock=False)
+    s0, s1 = (k.scalar_view(c) for c in ([0, 0], [1, 0]))
+    assert changed(s0, s1, "a") and not changed(s0, s1, lambda v: v.a[2])
+
+
+class ProcsGrouped(Procs):
+    fairness = {"Go | Finish": "weak"}
+
+
+def test_fairness_of_a_disjunction_of_actions_joins_their_instances_per_parameter():
+    assert [c.name for c in fairness_conditions(ProcsGrouped())] == [
+        "WF(Go(p=1))", "WF(Go(p=1) \\/ Finish(p=1))", "WF(Go(p=2))",
+        "WF(Go(p=2) \\/ Finish(p=2))"]
+    # Finish(p) is enabled only at turn p, never continuously, and Go(p) only then too:
+    # WF(Go(p) \/ Finish(p)) is taken by Go(p) and does not force Finish(p)
+    assert check_liveness(ProcsGrouped()).liveness["properties"] == {"Both": "violated"}
+
+    class Mixed(Procs):
+        fairness = {"Go | Finish(p=1)": "strong-family"}
+
+    assert "SF(Go(*) \\/ Finish(p=1))" in [c.name for c in fairness_conditions(Mixed())]
+
+    class Unknown(Procs):
+        fairness = {"Go | Nope": "weak"}
+
+    class Params(Flip):
+        @action(p=Ids(1, 2))
+        def Other(self, s, t, p):
+            t.n = 0
+            return s.n == 1
+
+        fairness = {"Toggle | Other": "weak"}
+
+    with pytest.raises(SpecDefinitionError, match="'Nope' is neither"):
+        fairness_conditions(Unknown())
+    with pytest.raises(SpecDefinitionError, match="must have the same parameters"):
+        fairness_conditions(Params())
 
 
 # ------------------------------------------------------------------ output, files, CLI
@@ -407,6 +618,9 @@ def test_inspect_lists_temporal_properties_and_fairness():
     r = CliRunner().invoke(cli, ["inspect", f"{LIVE}:FlipStrongSet"])
     assert "SetWeak (<>P)" in r.output and "[fairness: WF(Toggle)]" in r.output
     assert "Fairness: WF(Toggle), SF(Set)" in r.output
+    r = CliRunner().invoke(cli, ["inspect", f"{LIVE}:TogglerFair"])
+    assert "  Toggles ([]<>A; A a formula of steps (s, t)): " in r.output
+    assert "  NotYThenSet (P ~> A; A a formula of steps (s, t)): " in r.output
 
 
 def test_the_spark_backend_refuses_temporal_properties():

@@ -6,6 +6,7 @@ the CSR helpers, and the spilled edge arrays against the in-memory ones."""
 from __future__ import annotations
 
 import os
+from typing import Any
 
 import numpy as np
 import pytest
@@ -23,7 +24,8 @@ from modelcheck.graphstore import (
     parallel_in_rows,
     restrict,
 )
-from modelcheck.liveness import GraphCollector, StateGraph, fair_components
+from modelcheck.kernel import Kernel
+from modelcheck.liveness import GraphCollector, StateGraph, fair_components, split_checks
 from modelcheck.temporal import FairnessCondition, always_eventually, fairness_conditions
 from tests.livespec import live_spec
 
@@ -31,11 +33,12 @@ U64 = st.integers(0, 2**64 - 1)
 
 
 # ------------------------------------------------------------------ the collected graph
-def _collect(spec: Spec, batch_size: int, spill_dir: str | None = None, background: bool = True
+def _collect(spec: Spec, batch_size: int, spill_dir: str | None = None, background: bool = True,
+             parts: list[Any] | None = None
              ) -> tuple[StateGraph, list[np.ndarray], list[tuple[int, int, int]], GraphCollector]:
     """The collector's graph, the levels and every raw transition ``(parent fp, action,
     child fp)`` the engine reported."""
-    col = GraphCollector(spec, [], batch_size, spill_dir, background)
+    col = GraphCollector(spec, parts or [], batch_size, spill_dir, background)
     raw: list[tuple[int, int, int]] = []
     levels: list[np.ndarray] = []
 
@@ -150,6 +153,41 @@ def test_random_specs_graph_matches_the_raw_transitions(cls, batch_size, backgro
     """(with the look-ups in a worker thread or not)"""
     g, levels, raw, col = _collect(cls(), batch_size, background=background)
     _same_graph(g, levels, raw)
+    col.close()
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(live_spec(), st.sampled_from([1, 3, 1 << 16]), st.booleans())
+def test_step_formulas_per_edge_against_the_scalar_evaluator(tmp_path_factory, cls, batch_size,
+                                                             spill):
+    """Every step formula's value on every edge (CSR order, edges in memory or
+    spilled) is the scalar evaluator's on the edge's states and action."""
+    spec = cls()
+    _, temporal = split_checks(spec, CheckConfig())
+    parts = [part for p in temporal for part in p.parts()]
+    d = str(tmp_path_factory.mktemp("spill")) if spill else None
+    g, levels, raw, col = _collect(spec, batch_size, spill_dir=d, parts=parts)
+    _same_graph(g, levels, raw)
+    step_parts = [part for part in parts if part.kind == "action"]
+    assert sorted(g.steps) == sorted(part.name for part in step_parts)
+    k = Kernel(spec, invariants=[], properties=step_parts, check_deadlock=False,
+               symmetry=False)
+    cells = {k.fingerprint(c): c for c in k.initial_states()}
+    todo = list(cells.values())
+    while todo:  # every state, by the scalar successor function
+        cur = todo.pop()
+        for _inst, nxt in k.successors(cur):
+            if k.fingerprint(nxt) not in cells:
+                cells[k.fingerprint(nxt)] = nxt
+                todo.append(nxt)
+    src = g.src
+    for e in range(g.n_edges):
+        u, a, v = int(src[e]), int(g.act[e]), int(g.dst[e])
+        nxt = k.step(cells[int(g.fps[u])], k.actions[a])
+        assert nxt is not None and k.fingerprint(nxt) == int(g.fps[v])
+        false = {p.name for p in k.check_properties(cells[int(g.fps[u])], nxt)}
+        for name, values in g.steps.items():
+            assert bool(values[e]) == (name not in false), (name, e)
     col.close()
 
 

@@ -228,7 +228,7 @@ def test_interrupt_leaves_a_partial_result() -> None:
 @pytest.mark.parametrize("args,needle", [
     (["--weights", "Nope=2"], "no action Nope"),
     (["--weights", "Start=-1"], "weight >= 0"),
-    (["--checkpoint-dir", "ck"], "does not take --checkpoint-dir"),
+    (["--checkpoint-dir", "{tmp}/ck"], "does not take --checkpoint-dir"),
     (["--max-states", "5"], "does not take --max-states"),
     (["--depth", "3", "--max-depth", "4"], "same bound"),
     (["--seed", "-1"], "seed"),
@@ -237,6 +237,7 @@ def test_interrupt_leaves_a_partial_result() -> None:
 def test_bad_input(tmp_path, args, needle) -> None:
     from click.testing import CliRunner
 
+    args = [a.replace("{tmp}", str(tmp_path)) for a in args]
     r = CliRunner().invoke(cli, ["simulate", "specs/kraft_broker.py", "--runs", "2", "-q",
                                  *args])
     assert r.exit_code == 2, r.output

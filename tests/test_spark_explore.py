@@ -129,12 +129,13 @@ def test_small_levels_on_the_driver(spark: Any, threshold: int) -> None:
     r = compare(spark, kraft(**L3), {"driver_threshold": threshold, "partitions": 3})
     jobs, on_driver = r.memory["spark_jobs"], r.memory["driver_levels"]
     assert jobs + on_driver in (r.depth + 1, r.depth + 2)  # + the job finding no new state
+    cpu = r.memory["spark_task_cpu_ms"], r.memory["driver_level_cpu_ms"]
     if threshold == 0:
-        assert on_driver == 0
+        assert on_driver == 0 and cpu[0] > 0 and cpu[1] == 0
     elif threshold == 2_000:
-        assert jobs > 0 and on_driver > 0
+        assert jobs > 0 and on_driver > 0 and min(cpu) > 0
     else:
-        assert jobs == 0
+        assert jobs == 0 and cpu[0] == 0 and cpu[1] > 0
 
 
 def test_driver_levels_find_the_same_violation(spark: Any) -> None:
@@ -412,6 +413,46 @@ def test_state_constraints_as_locally(spark: Any, spec_dir: Path, bound: int) ->
     assert_same(local, run_spark(spark, spec, partitions=2, check_deadlock=False))
 
 
+ACTION_CONSTRAINED = """
+    from modelcheck import Int, Spec, action, action_constraint, invariant
+
+    class Diagonal(Spec):
+        check_deadlock = False
+        x = Int(0, 6)
+        y = Int(0, 6)
+
+        @action
+        def IncX(self, s, t):
+            t.x = s.x + 1
+            return s.x < 6
+
+        @action
+        def Both(self, s, t):
+            t.x = s.x + 1
+            t.y = s.y + 1
+            return (s.x < 6) & (s.y < 6)
+
+        @action_constraint
+        def NoDiagonalOffTheLine(self, s, t):
+            return (t.y == s.y) | (s.x == s.y)
+
+        @invariant
+        def Small(self, s):
+            return s.x + s.y <= MAX
+"""
+
+
+@pytest.mark.parametrize("bound", [12, 9, 4])
+def test_action_constraints_as_locally(spark: Any, spec_dir: Path, bound: int) -> None:
+    # Both is taken only from the diagonal (x = y); its other steps fire, and their
+    # successors are checked against the invariants, but not stored through them
+    spec = write_spec(spec_dir, ACTION_CONSTRAINED.replace("MAX", str(bound)), "Diagonal")()
+    local = Explorer(spec).run()
+    for kw in ({"partitions": 2}, {"engine": "rdd", "partitions": 3}):
+        assert_same(local, run_spark(spark, spec, **kw))
+    assert local.status == ("ok" if bound == 12 else "violation")
+
+
 def test_spec_error_in_executor_reads_as_locally(spark: Any, spec_dir: Path) -> None:
     spec = write_spec(spec_dir, BOOM, "Boom")()
     with pytest.raises(SpecEvaluationError) as local:
@@ -456,8 +497,13 @@ def test_checkpoint_refuses_other_constants_and_missing_dirs(spark: Any, tmp_pat
                   resume=True)
     with pytest.raises(CheckpointError, match="already holds a checkpoint"):
         run_spark(spark, spec, checkpoint_dir=ck)
-    with pytest.raises(CheckpointError, match="does not exist"):
-        run_spark(spark, spec, checkpoint_dir=tmp_path / "nope", resume=True)
+    # --resume where no checkpoint is starts afresh, as `modelcheck check --resume` does.
+    notices: list[str] = []
+    assert_same(Explorer(spec, max_depth=3).run(),
+                run_spark(spark, spec, checkpoint_dir=tmp_path / "nope", resume=True,
+                          max_depth=3, notice=notices.append))
+    assert notices == [f"--resume: no checkpoint in {tmp_path / 'nope'}; starting afresh."]
+    assert json.loads((tmp_path / "nope" / "manifest.json").read_text())["level"] == 3
     # A checkpoint of the former dataframe engine is refused.
     other = tmp_path / "other"
     shutil.copytree(ck, other)
@@ -562,9 +608,11 @@ def test_cli_errors_are_one_paragraph(tmp_path: Path) -> None:
     assert p.returncode == 2
     assert json.loads(out)["status"] == "error"
     assert "cannot reach the Spark master" in err and "Traceback" not in err
-    p = cli(*kraft_args(L1), "--checkpoint-dir", str(tmp_path / "none"), "--resume")
+    p = cli(*kraft_args(L1), "--memory-limit", "1G")
     out, err = p.communicate(timeout=120)
-    assert p.returncode == 2 and "does not exist" in err and "Traceback" not in err
+    assert p.returncode == 2 and "Traceback" not in err
+    assert "--memory-limit 1.0 GiB bounds the memory of the local explorer" in err
+    assert "--max-states" in err
     p = cli(*kraft_args(L1), "--resume")
     out, err = p.communicate(timeout=120)
     assert p.returncode == 2 and "--resume needs --checkpoint-dir" in err
@@ -723,11 +771,10 @@ def test_run_dir_on_a_hadoop_file_system(spark: Any, tmp_path: Path) -> None:
     assert local_path("file:///x/y") == "/x/y" and local_path("file://localhost/x") == "/x"
     ck = tmp_path / "ck"
     store = HadoopDir(spark, ck.as_uri())
-    with pytest.raises(CheckpointError, match="does not exist"):
-        RunDir.prepare_remote(store, resume=True)
+    # --resume where there is no checkpoint (not even the directory) starts afresh.
+    assert not RunDir.prepare_remote(store, resume=True).has_checkpoint and ck.is_dir()
     rd = RunDir.prepare_remote(store, resume=False)
-    with pytest.raises(CheckpointError, match="holds no checkpoint"):
-        RunDir.prepare_remote(store, resume=True)
+    assert not RunDir.prepare_remote(store, resume=True).has_checkpoint
     rd.write_manifest({"level": 3})
     rd.write_manifest({"level": 4})
     assert json.loads((ck / "manifest.json").read_text())["level"] == 4
@@ -738,3 +785,116 @@ def test_run_dir_on_a_hadoop_file_system(spark: Any, tmp_path: Path) -> None:
     store.write_bytes("levels/L00000/b0000.npz", b"x" * 100)
     assert store.read_bytes("levels/L00000/b0000.npz") == b"x" * 100
     assert store.du("levels") == 100 and store.list("levels") == ["L00000"]
+
+
+# ---------------------------------------------------------------------- budgets
+def max_states_caps(spec: Spec) -> list[int]:
+    """Caps that stop a run in its first, middle and last levels, and one it meets."""
+    local = Explorer(spec).run()
+    total = 0
+    ends = []
+    for lv in local.levels:
+        total += lv.frontier
+        ends.append(total)
+    return [ends[0] + 1, ends[len(ends) // 2], ends[len(ends) // 2] + 1, ends[-1] - 1,
+            ends[-1]]
+
+
+@pytest.mark.parametrize("engine", ["shards", "rdd"])
+def test_max_states_as_locally(spark: Any, engine: str) -> None:
+    """--max-states stops at the last complete level with the local explorer's counts,
+    status, reason and per-level table (the local explorer is the oracle)."""
+    spec = kraft(**L1)
+    caps = max_states_caps(spec)
+    for cap in caps:
+        r = compare(spark, spec, {"engine": engine, "partitions": 3}, max_states=cap)
+        if cap < caps[-1]:
+            assert (r.status, r.reason) == ("incomplete", "max-states")
+            assert r.message is not None and f"--max-states {cap:,}" in r.message
+            assert r.distinct_states <= cap
+        else:
+            assert r.status == "ok"
+    # A violation at a level beyond the cap is not reached; one within it is found.
+    bug = kraft("KRaftBrokerBugGrantWithLeaders", **{**L1, "MaxLog": 5})
+    for cap in (50, 10**6):
+        compare(spark, bug, {"engine": engine}, max_states=cap)
+
+
+def test_max_states_initial_states_and_resume(spark: Any, spec_dir: Path,
+                                              tmp_path: Path) -> None:
+    """More initial states than --max-states: nothing is explored, as locally. A run
+    stopped by --max-states resumes from its checkpoint with a larger one."""
+    spec = write_spec(spec_dir, MANY_INITIAL, "ManyInitial")(N=6)
+    compare(spark, spec, max_states=3)
+    ck = tmp_path / "ck"
+    spec = kraft(**L1)
+    cap = max_states_caps(spec)[1]
+    r = run_spark(spark, spec, checkpoint_dir=ck, max_states=cap)
+    assert r.reason == "max-states" and r.message is not None
+    assert f"The checkpoint in {ck} holds levels 0..{r.depth}" in r.message
+    assert json.loads((ck / "manifest.json").read_text())["level"] == r.depth
+    assert_same(Explorer(spec).run(), run_spark(spark, spec, checkpoint_dir=ck, resume=True))
+
+
+MANY_INITIAL = """
+from modelcheck import Const, Int, Spec, action
+
+
+class ManyInitial(Spec):
+    check_deadlock = False
+    N = Const(6)
+    x = Int(0, 20)
+    y = Int(0, 20)
+
+    def init_states(self):
+        for v in range(self.N):
+            yield {"x": v, "y": 0}
+
+    @action
+    def Step(self, s, t):
+        t.y = s.y + 1
+        return s.y < 3
+"""
+
+
+def test_memory_limit_is_refused(spark: Any) -> None:
+    """--memory-limit bounds one process; on Spark it is refused with what to use instead
+    (the default, a share of this machine's memory, and 'none' are accepted)."""
+    from spark_explore import SparkExplorer
+
+    with pytest.raises(UsageError, match="spark.executor.memory"):
+        SparkExplorer(kraft(**L1), spark=spark, memory_limit=1 << 30).run()
+    compare(spark, kraft(**L1), memory_limit=None, max_depth=2)
+
+
+@pytest.mark.parametrize("through_driver", [False, True])
+def test_rdd_resume_reads_the_levels_where_they_are(spark: Any, tmp_path: Path,
+                                                    monkeypatch: pytest.MonkeyPatch,
+                                                    through_driver: bool) -> None:
+    """The rdd engine resumes with its executors reading the checkpoint's level files
+    (they reach it here), or with the driver streaming them bucket by bucket (a
+    driver-local directory on a cluster); either way, the uninterrupted answer."""
+    from spark_explore import rdd_engine
+
+    read: list[tuple[int, int]] = []
+    load = rdd_engine.RddEngine._load_level
+
+    def counted(self: Any, depth: int, bucket: int) -> Any:
+        read.append((depth, bucket))
+        return load(self, depth, bucket)
+
+    monkeypatch.setattr(rdd_engine.RddEngine, "_load_level", counted)
+    if through_driver:
+        monkeypatch.setattr(rdd_engine.RddEngine, "_executors_reach_store", lambda self: False)
+    spec = kraft("KRaftBrokerBugGrantWithLeaders", **{**L1, "MaxLog": 5})
+    ck = (tmp_path / "ck").as_uri()
+    kw = {"engine": "rdd", "partitions": 3, "checkpoint_dir": ck}
+    assert run_spark(spark, spec, max_depth=5, **kw).status == "incomplete"
+    r = run_spark(spark, spec, resume=True, **kw)
+    assert_same(Explorer(spec).run(), r)
+    assert r.violation is not None and len(r.violation.trace) == 10
+    levels = [d for d, _ in read]
+    if through_driver:
+        assert sorted(set(read)) == [(d, b) for d in range(6) for b in range(3)]
+    else:  # only the violating path's buckets, one per level, for its parents
+        assert len(levels) <= 5 and len(set(levels)) == len(levels)

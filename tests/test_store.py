@@ -5,11 +5,13 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from modelcheck.store import FingerprintSet, dedupe_min, group_argmin
 from spark_explore import shards
+from spark_explore.worker import WorkerConfig
 
 small_u64 = st.lists(st.integers(0, 40), min_size=0, max_size=80)
 
@@ -88,3 +90,58 @@ def test_shard_dedupe_picks_smallest_parent() -> None:
     assert f.tolist() == [5, 7, 9]
     assert p.tolist() == [30, 41, 42]
     assert a.tolist() == [4, 2, 3]
+
+
+@settings(max_examples=60, deadline=None)
+@given(levels=st.lists(st.lists(st.tuples(st.integers(0, 300), st.integers(0, 50)),
+                                max_size=60), min_size=1, max_size=12),
+       buckets=st.integers(1, 3), rebase=st.sampled_from([0.0, 0.5, 100.0]))
+def test_shard_commits_against_a_set(tmp_path_factory: pytest.TempPathFactory,
+                                     levels: list[list[tuple[int, int]]], buckets: int,
+                                     rebase: float) -> None:
+    """Bucket commits, level after level (the visited shard as a base and a delta run,
+    whatever the rebase share), against a Python set: each level holds exactly the
+    states not seen before, each with its smallest parent; the shard's two runs are
+    the states seen so far. Transitions come from one producer or from every bucket's,
+    as when a level ran in the driver or as Spark tasks."""
+    root = tmp_path_factory.mktemp("shards")
+    cfg = shards.ShardConfig(_worker(), str(root), buckets)
+    mp = pytest.MonkeyPatch()
+    mp.setattr(shards, "REBASE", rebase)
+    try:
+        seen: set[int] = set()
+        for depth, trans in enumerate(levels):
+            fps = np.array([c for c, _ in trans], dtype=np.uint64)
+            parents = np.array([p for _, p in trans], dtype=np.uint64)
+            acts = np.zeros(len(fps), dtype=np.int32)
+            src = depth - 1 if depth else shards.INIT
+            producers = 1 if depth == 0 or depth % 2 else buckets
+            for j in range(producers):
+                part = slice(j, None, producers)
+                order = np.argsort(fps[part], kind="stable")
+                shards.write_candidates(root, src, j, buckets, fps[part][order],
+                                        parents[part][order], acts[part][order], None)
+            want = {}
+            for c, p in trans:
+                if c not in seen:
+                    want[c] = min(p, want.get(c, p))
+            got: dict[int, int] = {}
+            for b in range(buckets):
+                f, p, _, _ = shards._commit(cfg, depth, b)
+                assert f.tolist() == sorted(f.tolist())
+                got.update(zip(f.tolist(), p.tolist(), strict=True))
+                base, delta = shards.load_visited(root, depth, b)
+                assert not set(base.tolist()) & set(delta.tolist())
+                assert base.tolist() == sorted(base.tolist())
+                assert delta.tolist() == sorted(delta.tolist())
+            assert got == want
+            seen |= set(want)
+            runs = [shards.load_visited(root, depth, b) for b in range(buckets)]
+            assert sorted(x for r in runs for a in r for x in a.tolist()) == sorted(seen)
+    finally:
+        mp.undo()
+
+
+def _worker() -> WorkerConfig:
+    return WorkerConfig(target="x:Y", constants=(), invariants=None, check_deadlock=None,
+                        symmetry=False, n_words=1)

@@ -12,14 +12,23 @@ from examples.tla.disruptor_liveness import (
 )
 from examples.tla.elevator_liveness import ElevatorLiveness, ElevatorLivenessBugWeakMove
 from examples.tla.live_hour_clock import HourClockNoFairness, LiveHourClock
+from examples.tla.live_write_through_cache import (
+    LiveWriteThroughCache,
+    LiveWriteThroughCacheWeakRdMiss,
+)
 from modelcheck import check_liveness
+from modelcheck.kernel import Kernel
+from modelcheck.temporal import fairness_conditions
+from modelcheck.trace.model import Trace
+from modelcheck.trace.replay import replay
 from tests.lassocheck import check_lasso_generic
 
 # (spec, manifest distinct states, TLC's depth - 1, temporal properties)
 MODELS = [
-    (LiveHourClock, 12, 0, 14),
+    (LiveHourClock, 12, 0, 13),
     (ElevatorLiveness, 4_122, 35, 6),
     (DisruptorLiveness, 14_365, 60, 1),
+    (LiveWriteThroughCache, 5_196, 17, 6),
 ]
 
 
@@ -33,9 +42,10 @@ def test_manifest_counts_and_every_property_holds(cls, distinct, depth, n_props)
 
 
 VARIANTS = [
-    (HourClockNoFairness, 12, "AlwaysTickAtOne", 14, (1, 0)),
+    (HourClockNoFairness, 12, "AlwaysTick", 13, (1, 0)),
     (ElevatorLivenessBugWeakMove, 4_122, "Arrives1", 2, (30, 7)),
     (DisruptorLivenessBugNoEndReadFairness, 14_365, "Liveliness", 1, (7, 6)),
+    (LiveWriteThroughCacheWeakRdMiss, 5_196, "LM_Inner_Liveness2_p1", 4, (15, 2)),
 ]
 
 
@@ -57,3 +67,38 @@ def test_elevator_weak_move_lasso_keeps_a_person_waiting() -> None:
     v = check_liveness(spec, temporal=[p for p in spec.temporal if p.name == "Arrives2"]).violation
     check_lasso_generic(spec, v)
     assert any("WF(MoveElevator" in line for line in v.fairness)
+
+
+def test_write_through_cache_refines_the_live_internal_memory():
+    spec = LiveWriteThroughCache()
+    # LM_Inner_IInit in every initial state (two: wmem[a1] \in Val)
+    k = Kernel(spec, invariants=[], properties=[], check_deadlock=False)
+    inits = k.initial_states()
+    assert len(inits) == 2 and all(bool(spec.inner_init(k.scalar_view(c))) for c in inits)
+    # [][LM_Inner_INext]_LM_Inner_vars is checked with the temporal properties
+    r = check_liveness(spec)
+    assert "LM_Inner_INext" in r.checked["properties"] and r.status == "ok"
+    assert [c.name for c in fairness_conditions(spec)] == [
+        "WF(Rsp(p=1) \\/ DoRd(p=1))", "WF(Rsp(p=2) \\/ DoRd(p=2))",
+        "SF(RdMiss(p=1) \\/ DoWr(p=1))", "SF(RdMiss(p=2) \\/ DoWr(p=2))",
+        "WF(MemQWr[QCond] \\/ MemQRd)"]
+
+
+def test_write_through_cache_weak_rdmiss_lasso_starves_a_read_miss():
+    """With WF, p1's read miss waits while p2 refills the queue whenever it empties; the
+    lasso replays as a behaviour of the spec (trace replay) and every property it
+    violates has its own fair lasso."""
+    spec = LiveWriteThroughCacheWeakRdMiss()
+    r = check_liveness(spec)
+    v = r.violation
+    assert v.formula == "[]<>A"
+    loop = v.trace[v.loop:]
+    assert all(s.state["ctl"][1] == "busy" and s.state["buf"][1]["kind"] == "Rd"
+               for s in loop)
+    assert any(s.action == "RdMiss" and s.params == {"p": 2} for s in loop)
+    assert "WF(RdMiss(p=1) \\/ DoWr(p=1)): disabled at state" in "\n".join(v.fairness)
+    rep = replay(spec, Trace.from_violation(spec, v))
+    assert rep.ok, rep.message
+    for name in v.also_violated:
+        w = check_liveness(spec, temporal=[p for p in spec.temporal if p.name == name])
+        check_lasso_generic(spec, w.violation)

@@ -9,11 +9,9 @@ The manifest says TLC finds 12 distinct states, depth 1, and that everything hol
   anyway).
 * ``AllTimes == \\A n \\in 1..12: []<>(hr = n)``: one ``[]<>`` property per hour,
   ``AllTimes<n>``.
-* ``AlwaysTick == []<><<HCnxt>>_hr`` (infinitely many ticks) is about steps; every
-  step that changes ``hr`` is an HCnxt step, so it says ``hr`` changes infinitely
-  often, which here is ``[]<>(hr = 1) /\\ []<>(hr # 1)`` (a behaviour that is at 1 and
-  away from 1 infinitely often changes ``hr`` infinitely often, and one that ticks
-  forever passes through 1 and 2): ``AlwaysTickAtOne`` and ``AlwaysTickAwayFromOne``.
+* ``AlwaysTick == []<><<HCnxt>>_hr`` (infinitely many ticks) is a property of steps:
+  ``angle(HCnxt, s, t, "hr")`` with ``HCnxt`` the predicate of a step (``hr'`` is the
+  next hour).
 
 :class:`HourClockNoFairness` is ``HC`` alone (no ``WF_hr(HCnxt)``): the clock may
 stop, and every property but TypeInvariance fails with a one-state lasso.
@@ -23,7 +21,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from modelcheck import Int, Spec, action, always_eventually, init_product, invariant, where
+from modelcheck import (
+    Int,
+    Spec,
+    action,
+    always_eventually,
+    angle,
+    init_product,
+    invariant,
+    where,
+)
 
 
 def _all_times(n: int) -> Any:
@@ -55,12 +62,9 @@ class LiveHourClock(Spec):
         return (s.hr >= 1) & (s.hr <= 12)
 
     @always_eventually
-    def AlwaysTickAtOne(self, s):
-        return s.hr == 1
-
-    @always_eventually
-    def AlwaysTickAwayFromOne(self, s):
-        return s.hr != 1
+    def AlwaysTick(self, s, t):
+        """``[]<><<HCnxt>>_hr``."""
+        return angle(t.hr == where(s.hr != 12, s.hr + 1, 1), s, t, "hr")
 
     locals().update({f"AllTimes{n}": _all_times(n) for n in range(1, 13)})
 

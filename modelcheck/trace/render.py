@@ -29,6 +29,7 @@ __all__ = [
     "changes",
     "action_label",
     "loop_lines",
+    "leaves",
 ]
 
 
@@ -87,7 +88,8 @@ _ABSENT = Unserializable("absent")
 
 def changes(old: Mapping[str, Any], new: Mapping[str, Any],
             names: Iterable[str]) -> list[tuple[str, Any, Any]]:
-    """``(path, old, new)`` for every changed value; arrays per index (``regEpoch[2]``)."""
+    """``(path, old, new)`` for every changed value; arrays per index (``regEpoch[2]``),
+    a map whose keys change (a bag that gains or loses an element) as a whole."""
     out: list[tuple[str, Any, Any]] = []
     for name in names:
         _diff(name, old.get(name, _ABSENT), new.get(name, _ABSENT), out)
@@ -98,11 +100,13 @@ def _diff(path: str, a: Any, b: Any, out: list[tuple[str, Any, Any]]) -> None:
     if _same(a, b):
         return
     if (isinstance(a, Mapping) and isinstance(b, Mapping)
-            and not isinstance(a, Record) and not isinstance(b, Record)):
-        keys = list(a) + [k for k in b if k not in a]
-        for k in sorted(keys, key=value_sort_key):
-            _diff(f"{path}[{format_value(k)}]", a.get(k, _ABSENT), b.get(k, _ABSENT), out)
+            and not isinstance(a, Record) and not isinstance(b, Record)
+            and a.keys() == b.keys()):
+        for k in sorted(a, key=value_sort_key):
+            _diff(f"{path}[{format_value(k)}]", a[k], b[k], out)
         return
+    # A map whose domain changes (a bag gaining or losing an element, a function of
+    # another tool's trace) changes as a whole: ``chan: {} -> {[src: 1]: 1}``.
     out.append((path, a, b))
 
 
@@ -165,7 +169,7 @@ def render_states(trace: Trace, *, full: bool = False, names: Sequence[str] | No
             for n in shown:
                 value = s.state.get(n, _ABSENT)
                 if compact:
-                    lines += [f"{body}{path} = {format_value(v)}" for path, v in _leaves(n, value)]
+                    lines += [f"{body}{path} = {format_value(v)}" for path, v in leaves(n, value)]
                 else:
                     lines.append(f"{body}{n:<{width}} = {format_value(value)}")
             continue
@@ -200,9 +204,10 @@ def loop_lines(trace: Trace, styles: Styles | None = None) -> list[str]:
     return out
 
 
-def _leaves(path: str, v: Any) -> list[tuple[str, Any]]:
-    """``(path, value)`` per array element (``offset[1]``), as :func:`changes` names them."""
-    if isinstance(v, Mapping) and not isinstance(v, Record):
+def leaves(path: str, v: Any) -> list[tuple[str, Any]]:
+    """``(path, value)`` per array element (``offset[1]``), as :func:`changes` names them;
+    an empty map (an empty bag) is one leaf, ``chan = {}``."""
+    if isinstance(v, Mapping) and not isinstance(v, Record) and v:
         return [leaf for k in sorted(v, key=value_sort_key)
-                for leaf in _leaves(f"{path}[{format_value(k)}]", v[k])]
+                for leaf in leaves(f"{path}[{format_value(k)}]", v[k])]
     return [(path, v)]
