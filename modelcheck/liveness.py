@@ -3,14 +3,17 @@
 This module owns checking the temporal properties of :mod:`modelcheck.temporal`.
 :func:`check_liveness` runs the local explorer (so the invariants, action properties
 and deadlocks are checked as usual, and decide first) and collects the state graph
-through its seams: ``on_level`` gives every level's states (numbered in BFS order), on
-which the properties' state predicates are evaluated in batches by the kernel (one
-byte a state per predicate), and ``on_transitions`` every transition into a stored
-state as arrays (source index, target fingerprint, action id: 14 bytes an edge while
-exploring, no Python object per edge). After the BFS the targets become node indices:
-the graph holds 10 bytes an edge (``int32`` source and target, ``int16`` action) and
-17 bytes a state (fingerprint, CSR offset, flags), plus transient arrays while it is
-built and searched (peak about twice that).
+through its seams (:class:`GraphCollector`): ``on_level`` gives every level's states
+(numbered in BFS order), on which the properties' state predicates are evaluated in
+batches by the kernel (one byte a state per predicate), and ``on_transitions`` every
+transition into a stored state as arrays, never a Python object per edge. A level's
+transitions wait as reported (14 bytes an edge) until the next level is known; then, in
+a worker thread beside the explorer, they are put in CSR order and their targets become
+node indices through hash indexes of the last three levels
+(:mod:`modelcheck.graphstore`). The graph holds 6 bytes an edge (``int32`` target,
+``uint16`` action; in memory-mapped files with ``spill_dir``) and about 15 bytes a state
+(fingerprint, CSR offset, initial and predicate flags); deciding a property copies the
+targets of the edges within its subgraph (4 bytes an edge kept) for the SCC routine.
 
 **Semantics (TLA+/TLC).** Behaviours are infinite and every state may stutter, so
 every node has an implicit stuttering self-loop, a state without enabled actions
@@ -39,7 +42,9 @@ satisfies ``WF(A)`` iff an A-step lies inside C or A is disabled at some node of
 not, no cycle inside C is fair: C is dropped); ``SF(A)`` iff an A-step lies inside C or
 A is disabled at every node of C (if not, the nodes of C where A is enabled are removed
 and the rest is split into SCCs again: Emerson-Lei refinement). The nodes left in
-fair SCCs are exactly the nodes on fair cycles.
+fair SCCs are exactly the nodes on fair cycles. A node alone in its SCC is fair iff no
+condition's action is enabled there; with several properties, one SCC pass over the
+whole graph leaves out the nodes on no cycle before each property's.
 
 **Counterexamples** are lassos: the shortest prefix from an initial state (for ``~>``:
 to the nearest ``P /\\ ~Q`` state, then the shortest path within ``~Q`` to a fair SCC),
@@ -56,6 +61,7 @@ unsound: cut-off states would stutter forever), symmetry reduction unless switch
 
 from __future__ import annotations
 
+import ctypes
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -220,10 +226,12 @@ class StateGraph:
         for i in range(0, len(conds), 64):
             part = conds[i:i + 64]
             top = max(max(c.action_ids) for c in part) + 1  # larger ids: no condition
-            lut = np.zeros(top + 1, dtype=np.uint64)
+            word = next(t for t in (np.uint8, np.uint16, np.uint32, np.uint64)
+                        if np.iinfo(t).bits >= len(part))
+            lut = np.zeros(top + 1, dtype=word)
             for j, c in enumerate(part):
-                lut[list(c.action_ids)] |= np.uint64(1 << j)
-            bits = np.zeros(self.n, dtype=np.uint64)
+                lut[list(c.action_ids)] |= word(1 << j)
+            bits = np.zeros(self.n, dtype=word)
             for u, v, e0, e1 in edge_chunks(self.indptr):
                 if e1 == e0:
                     continue
@@ -233,8 +241,7 @@ class StateGraph:
                 per_edge = lut[a]
                 nz = np.flatnonzero(self.indptr[u + 1:v + 1] > self.indptr[u:v])
                 bits[u + nz] = np.bitwise_or.reduceat(per_edge, self.indptr[u + nz] - e0)
-            out.extend(((bits >> np.uint64(j)) & np.uint64(1)).astype(bool)
-                       for j in range(len(part)))
+            out.extend(((bits >> word(j)) & word(1)).astype(bool) for j in range(len(part)))
         return out
 
     def cyclic(self) -> np.ndarray:
@@ -349,11 +356,12 @@ class GraphCollector:
         self._fps.append(level)
         self._bits.append(bits)
 
-    def on_transitions(self, parents: np.ndarray, acts: np.ndarray,
-                       children: np.ndarray) -> None:
+    def on_transitions(self, rows: np.ndarray, acts: np.ndarray, children: np.ndarray
+                       ) -> None:
+        rows = rows.astype(np.int32)
         acts = acts.astype(self.edges.act_type)
-        self._raw.append((parents, acts, children))
-        self._raw_bytes += parents.nbytes + acts.nbytes + children.nbytes
+        self._raw.append((rows, acts, children))
+        self._raw_bytes += rows.nbytes + acts.nbytes + children.nbytes
         self.peak_pending_bytes = max(self.peak_pending_bytes,
                                       self._raw_bytes + self._job_bytes)
 
@@ -374,19 +382,16 @@ class GraphCollector:
         deg = np.zeros(len(level), dtype=np.int32)
         window = [self._index[d] for d in (depth + 1, depth, depth - 1) if d in self._index]
         row = 0  # the first row of the level that later batches may hold
-        for parents, acts, children in raw:
-            keep = parents != children
+        for rows, acts, children in raw:
+            keep = level[rows] != children  # a step that changes the state
             if not keep.all():
-                parents, acts, children = parents[keep], acts[keep], children[keep]
-            if not len(parents):
+                rows, acts, children = rows[keep], acts[keep], children[keep]
+            if not len(rows):
                 continue
-            # the batch's parents are a run of the (sorted) level: search that run only
-            lo = int(np.searchsorted(level, parents.min()))
-            hi = int(np.searchsorted(level, parents.max(), side="right"))
+            lo, hi = int(rows.min()), int(rows.max()) + 1
             assert lo >= row, "batches come in level order"
             row = hi
-            rows = np.searchsorted(level[lo:hi], parents)
-            d, dest = csr_order(rows, acts, hi - lo, self.n_act)
+            d, dest = csr_order(rows - lo, acts, hi - lo, self.n_act)
             deg[lo:hi] += d
             found = window[0].find(children)
             miss = np.flatnonzero(found < 0)
@@ -568,8 +573,14 @@ def fair_components(g: StateGraph, mask: np.ndarray, conds: Sequence[FairnessCon
         if len(dst):
             _, lab = strong_components(g.n, indptr, dst)
             lab_nodes = lab[nodes]
+            # in a component of several nodes: an edge stays inside it
+            multi = np.zeros(g.n, dtype=bool)
+            for u, v, e0, e1 in edge_chunks(indptr):
+                if e1 > e0:
+                    inside = np.repeat(lab[u:v], np.diff(indptr[u:v + 1])) == lab[dst[e0:e1]]
+                    multi[u:v] = any_per_node(indptr[u:v + 1] - e0, inside)
+            multi = multi[nodes]
             del lab
-            multi = np.bincount(lab_nodes)[lab_nodes] > 1
         else:  # no edge: every node alone
             lab_nodes = np.zeros(0, dtype=np.int32)
             multi = np.zeros(len(nodes), dtype=bool)
@@ -907,7 +918,10 @@ def check_liveness(spec: Spec, config: CheckConfig | None = None, *,
                             **checked_as}
             return res
         t0 = time.perf_counter()
+        del explorer
+        _release_freed_memory()
         g = collector.graph()
+        _release_freed_memory()
         _decide(spec, res, g, per_prop)
         res.seconds += time.perf_counter() - t0
         res.liveness = {
@@ -921,6 +935,17 @@ def check_liveness(spec: Spec, config: CheckConfig | None = None, *,
         return res
     finally:
         collector.close()
+
+
+def _release_freed_memory() -> None:
+    """Give the memory freed by the exploration back to the OS before the graph is
+    built and searched: glibc keeps freed heap pages for reuse (``malloc_trim``; a
+    no-op elsewhere)."""
+    try:
+        trim = ctypes.CDLL(None).malloc_trim
+    except (OSError, AttributeError):
+        return
+    trim(0)
 
 
 def _decide(spec: Spec, res: Result, g: StateGraph,

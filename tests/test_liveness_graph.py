@@ -42,9 +42,9 @@ def _collect(spec: Spec, batch_size: int, spill_dir: str | None = None, backgrou
     raw: list[tuple[int, int, int]] = []
     levels: list[np.ndarray] = []
 
-    def on_transitions(parents: np.ndarray, acts: np.ndarray, children: np.ndarray) -> None:
-        raw.extend(zip(parents.tolist(), acts.tolist(), children.tolist()))
-        col.on_transitions(parents, acts, children)
+    def on_transitions(rows: np.ndarray, acts: np.ndarray, children: np.ndarray) -> None:
+        raw.extend(zip(levels[-1][rows].tolist(), acts.tolist(), children.tolist()))
+        col.on_transitions(rows, acts, children)
 
     def on_level(depth: int, fps: np.ndarray, words: np.ndarray) -> None:
         levels.append(np.array(fps))
@@ -386,3 +386,25 @@ def test_restrict_and_any_per_node_against_loops(csr, data):
         assert [sub_dst[sub_indptr[u]:sub_indptr[u + 1]].tolist() for u in range(n)] == kept
     assert any_per_node(indptr, flags).tolist() == [
         bool(flags[indptr[u]:indptr[u + 1]].any()) for u in range(n)]
+
+
+def test_cli_spill_dir_gives_the_same_result_and_cleans_up(tmp_path):
+    import json
+
+    from click.testing import CliRunner
+
+    from modelcheck.cli import cli
+
+    runner = CliRunner()
+    for target in ("tests/test_liveness.py:ProcsFamily", "tests/test_liveness.py:ProcsStrongEach"):
+        args = ["check", target, "--format", "json", "-q"]
+        plain = json.loads(runner.invoke(cli, args).stdout)
+        spilled = json.loads(runner.invoke(cli, [*args, "--spill-dir", str(tmp_path)]).stdout)
+        assert spilled["liveness"].pop("spilled") and not plain["liveness"].pop("spilled")
+        for d in (plain, spilled):
+            for k in ("seconds", "states_per_second", "levels", "memory"):
+                d.pop(k)
+            for k in ("seconds", "graph_bytes"):
+                d["liveness"].pop(k)
+        assert plain == spilled
+        assert list(tmp_path.iterdir()) == []
