@@ -226,8 +226,8 @@ class StateGraph:
         for i in range(0, len(conds), 64):
             part = conds[i:i + 64]
             top = max(max(c.action_ids) for c in part) + 1  # larger ids: no condition
-            word = next(t for t in (np.uint8, np.uint16, np.uint32, np.uint64)
-                        if np.iinfo(t).bits >= len(part))
+            word: Any = next(t for t in (np.uint8, np.uint16, np.uint32, np.uint64)
+                             if np.iinfo(t).bits >= len(part))
             lut = np.zeros(top + 1, dtype=word)
             for j, c in enumerate(part):
                 lut[list(c.action_ids)] |= word(1 << j)
