@@ -5,20 +5,21 @@ breadth-first search and needs, for each, the index of its target state. This mo
 holds the pieces, all numpy arrays, never a Python object per state or edge:
 
 * :class:`FpIndex` — fingerprint to node index for one set of states (a BFS level,
-  or all of them): the fingerprints in hash-bucket order, their node indices and the
-  bucket starts (``uint64`` + ``int32`` a state, ``int32`` a bucket, one to two
-  buckets a state). A look-up is two to three gathers per query; an index over a
-  single level stays in the CPU caches, which a binary search over all states
-  (22 dependent steps in main memory a query) does not.
+  or all of them): a hash table whose entries pack the rest of a fingerprint's hash and
+  its row in one ``uint64``, each bucket's first entry in a table indexed by bucket (15
+  to 28 bytes a state). One gather answers most look-ups, and an index of one level
+  stays in the CPU caches, where a binary search over all states (22 dependent steps
+  in main memory a query) does not.
 * :class:`EdgeStore` — the edge arrays (``int32`` targets, ``uint16`` actions) grown
   level by level, in memory or, with a spill directory, in files that are read back
   memory-mapped (the pages are the kernel's page cache, dropped under pressure).
 * :func:`csr_order` — where each transition of a batch goes in CSR order (source,
   then action id), by counting within the runs the kernel emits (one run per action
   instance, states in order), without a sort.
-* :func:`restrict` and :func:`any_per_node` — the subgraph of a node mask as CSR
-  arrays (no copy when the mask holds every node) and per-node reductions of edge
-  flags.
+* :func:`restrict`, :func:`parallel_in_rows` and :func:`any_per_node` — the subgraph
+  of a node mask as CSR arrays (no copy when nothing is dropped), optionally without
+  repeated (source, target) pairs, which scipy's SCC routine cannot take, and
+  per-node reductions of edge flags; all chunk by chunk, a few bytes an edge at a time.
 """
 
 from __future__ import annotations

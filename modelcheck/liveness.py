@@ -228,10 +228,10 @@ class StateGraph:
             top = max(max(c.action_ids) for c in part) + 1  # larger ids: no condition
             word: Any = next(t for t in (np.uint8, np.uint16, np.uint32, np.uint64)
                              if np.iinfo(t).bits >= len(part))
-            lut = np.zeros(top + 1, dtype=word)
+            lut: np.ndarray = np.zeros(top + 1, dtype=word)
             for j, c in enumerate(part):
                 lut[list(c.action_ids)] |= word(1 << j)
-            bits = np.zeros(self.n, dtype=word)
+            bits: np.ndarray = np.zeros(self.n, dtype=word)
             for u, v, e0, e1 in edge_chunks(self.indptr):
                 if e1 == e0:
                     continue
@@ -491,16 +491,12 @@ class GraphCollector:
             self._worker = None
 
     def close(self) -> None:
-        """Drop what is held (and the spilled edge files)."""
-        try:
-            self._wait()
-        except Exception:  # noqa: BLE001 - closing after a failure: what failed is known
-            pass
-        finally:
-            self._job = None
-            self._shutdown()
-            self._raw, self._far, self._index = [], [], {}
-            self.edges.close()
+        """Drop what is held (and the spilled edge files). A failure of the background
+        job is not raised here: the run ended already."""
+        self._job = None
+        self._shutdown()  # (waits for the job)
+        self._raw, self._far, self._index = [], [], {}
+        self.edges.close()
 
 
 # ------------------------------------------------------------------ fair SCCs
