@@ -1,13 +1,27 @@
 #!/usr/bin/env python3
-"""Liveness cost next to the safety-only run of the same model (the KRaft ladder).
+"""Liveness cost next to the safety-only run of the same model.
 
-    python benchmarks/liveness_bench.py                 # L3 and L5
+    python benchmarks/liveness_bench.py                  # L3, L5 and zk
     python benchmarks/liveness_bench.py --only L5
+    python benchmarks/liveness_bench.py --only L5 --spill-dir /tmp/spill   # and spilled
 
-Each run is a fresh process. ``KRaftBrokerLive`` (defined here) is the reference model
-with weak fairness on Replay and the temporal property ``ReplayCatchesUp``:
-``offset[1] < logEnd /\\ broker 1 live ~> offset[1] = logEnd \\/ broker 1 offline``
-(which holds). Columns: distinct states, transitions in the graph, seconds, peak RSS.
+Each run is a fresh process; each model runs twice, safety only (its invariants and
+action properties) and with its temporal properties too. Models:
+
+* ``L3``, ``L5``: the KRaft broker ladder (specs/kraft_broker.py) as
+  ``KRaftBrokerLive`` (defined here): weak fairness on Replay and the temporal
+  property ``ReplayCatchesUp``: ``offset[1] < logEnd /\\ broker 1 live ~> offset[1] =
+  logEnd \\/ broker 1 offline`` (which holds). Its state graph has no cycle.
+* ``zk``: the ZooKeeper-era controller under fairness (specs/zk_controller_live.py)
+  with MaxData=2, MaxCrashes=2: four properties, 22 weak and 4 strong fairness
+  conditions, cycles.
+
+Columns: distinct states, edges of the graph, seconds of the safety run and of the
+liveness run (and its ratio; ``decide``: the seconds after the exploration: the graph's
+last level, the SCCs, the lassos), CPU seconds of both (the liveness run builds the
+graph in a worker thread beside the explorer: on a busy machine, compare these), peak
+RSS of both, the liveness run's extra peak RSS per edge, and the bytes per edge of the
+stored graph (``int32`` target and ``uint16`` action; on disk with ``--spill-dir``).
 """
 
 from __future__ import annotations
@@ -19,57 +33,80 @@ import subprocess
 import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-LADDER = {"L3": dict(N=2, P=1, MaxLog=6, MaxRestarts=2),
-          "L5": dict(N=2, P=1, MaxLog=8, MaxRestarts=2)}
+
+MODELS = {
+    "L3": ("kraft", dict(N=2, P=1, MaxLog=6, MaxRestarts=2)),
+    "L5": ("kraft", dict(N=2, P=1, MaxLog=8, MaxRestarts=2)),
+    "zk": ("zk", dict(MaxData=3)),
+}
 
 CHILD = r'''
 import json, resource, sys, time
 sys.path.insert(0, ROOT)
 from modelcheck import check_liveness, leads_to
 from modelcheck.config import CheckConfig
-from specs.kraft_broker import KRaftBroker, OFFLINE
 
-class KRaftBrokerLive(KRaftBroker):
-    fairness = {"Replay": "weak"}
+if KIND == "kraft":
+    from specs.kraft_broker import KRaftBroker, OFFLINE
 
-    @leads_to
-    def ReplayCatchesUp(self, s):
-        return ((s.offset[1] < s.logEnd) & (s.bstate[1] != OFFLINE),
-                (s.offset[1] == s.logEnd) | (s.bstate[1] == OFFLINE))
+    class KRaftBrokerLive(KRaftBroker):
+        fairness = {"Replay": "weak"}
 
-spec = KRaftBrokerLive(**CONSTS)
-t = time.perf_counter()
-cfg = CheckConfig(invariants=None if LIVE else tuple(p.name for p in spec.invariants))
+        @leads_to
+        def ReplayCatchesUp(self, s):
+            return ((s.offset[1] < s.logEnd) & (s.bstate[1] != OFFLINE),
+                    (s.offset[1] == s.logEnd) | (s.bstate[1] == OFFLINE))
+
+    spec = KRaftBrokerLive(**CONSTS)
+else:
+    from specs.zk_controller_live import ZkControllerLive
+
+    spec = ZkControllerLive(**CONSTS)
+# safety only: the invariants and the action properties, without the temporal properties
+safety = tuple(p.name for p in (*spec.invariants, *spec.properties))
+cfg = CheckConfig(invariants=None if LIVE else safety, spill_dir=SPILL)
+t, c = time.perf_counter(), time.process_time()
 r = check_liveness(spec, cfg)
 out = {"status": r.status, "distinct": r.distinct_states, "seconds": time.perf_counter() - t,
+       "cpu": time.process_time() - c,
        "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
        "liveness": r.liveness}
 print(json.dumps(out))
 '''
 
 
-def run(consts: dict[str, int], live: bool) -> dict:
-    code = (CHILD.replace("ROOT", repr(ROOT)).replace("CONSTS", repr(consts))
-            .replace("LIVE", repr(live)))
+def run(kind: str, consts: dict[str, int], live: bool, spill: str | None = None) -> dict:
+    code = (CHILD.replace("ROOT", repr(ROOT)).replace("KIND", repr(kind))
+            .replace("CONSTS", repr(consts)).replace("LIVE", repr(live))
+            .replace("SPILL", repr(spill)))
     p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     return json.loads(p.stdout.strip().splitlines()[-1])
 
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--only", action="append")
+    ap.add_argument("--only", action="append", choices=list(MODELS))
+    ap.add_argument("--spill-dir", metavar="DIR",
+                    help="also run the liveness check with the edge arrays in files here")
     args = ap.parse_args()
-    print(f"{'config':<6} {'mode':<9} {'distinct':>11} {'edges':>11} {'seconds':>8} "
-          f"{'liveness s':>10} {'peak RSS':>9}")
-    for name, consts in LADDER.items():
+    print(f"{'model':<9} {'states':>10} {'edges':>11} {'safety s':>8} {'liveness s':>10} "
+          f"{'ratio':>5} {'decide s':>8} {'cpu s':>11} {'safety RSS':>10} {'RSS':>8} "
+          f"{'B/edge':>6} {'stored':>6}")
+    for name, (kind, consts) in MODELS.items():
         if args.only and name not in args.only:
             continue
-        for live in (False, True):
-            r = run(consts, live)
+        safe = run(kind, consts, False)
+        runs = [(name, None)] + ([(f"{name} spill", args.spill_dir)] if args.spill_dir else [])
+        for label, spill in runs:
+            r = run(kind, consts, True, spill)
             lv = r["liveness"]
-            print(f"{name:<6} {'liveness' if live else 'safety':<9} {r['distinct']:>11,} "
-                  f"{lv.get('edges', 0):>11,} {r['seconds']:>8.1f} {lv.get('seconds', 0):>10.1f} "
-                  f"{r['rss_mb']:>6.0f} MB")
+            edges = lv.get("edges", 0)
+            extra = (r["rss_mb"] - safe["rss_mb"]) * 2**20 / max(edges, 1)
+            print(f"{label:<9} {r['distinct']:>10,} {edges:>11,} {safe['seconds']:>8.1f} "
+                  f"{r['seconds']:>10.1f} {r['seconds'] / safe['seconds']:>5.2f} "
+                  f"{lv.get('seconds', 0):>8.1f} {safe['cpu']:>5.1f}/{r['cpu']:<5.1f} "
+                  f"{safe['rss_mb']:>7.0f} MB {r['rss_mb']:>5.0f} MB {extra:>6.1f} "
+                  f"{lv.get('bytes_per_edge', 0):>6}", flush=True)
 
 
 if __name__ == "__main__":

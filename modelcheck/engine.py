@@ -68,7 +68,8 @@ __all__ = [
 
 #: a transition ``(target fp, parent fp, action id)``; tuples order as the rule wants
 Hit = tuple[int, int, int]
-#: ``(parent fps, action ids, child fps)`` of a batch's transitions into stored states
+#: ``(parent rows, action ids, child fps)`` of a batch's transitions into stored states;
+#: a parent row indexes the level's (sorted) fingerprints
 TransitionHook = Callable[[np.ndarray, np.ndarray, np.ndarray], None]
 
 
@@ -305,7 +306,7 @@ class LevelExpansion:
             if len(ex.child_fps):
                 keys = (ex.parent_rows.astype(np.int64) + start) * n_act + ex.action_ids
                 if self.on_transitions is not None:
-                    self.on_transitions(fps[start + ex.parent_rows], ex.action_ids,
+                    self.on_transitions(start + ex.parent_rows, ex.action_ids,
                                         ex.child_fps)
                 u, kmin, rows = dedupe_min(ex.child_fps, keys)
                 cand_fps.append(u)

@@ -3,14 +3,17 @@
 This module owns checking the temporal properties of :mod:`modelcheck.temporal`.
 :func:`check_liveness` runs the local explorer (so the invariants, action properties
 and deadlocks are checked as usual, and decide first) and collects the state graph
-through its seams: ``on_level`` gives every level's states (numbered in BFS order), on
-which the properties' state predicates are evaluated in batches by the kernel (one
-byte a state per predicate), and ``on_transitions`` every transition into a stored
-state as arrays (source index, target fingerprint, action id: 14 bytes an edge while
-exploring, no Python object per edge). After the BFS the targets become node indices:
-the graph holds 10 bytes an edge (``int32`` source and target, ``int16`` action) and
-17 bytes a state (fingerprint, CSR offset, flags), plus transient arrays while it is
-built and searched (peak about twice that).
+through its seams (:class:`GraphCollector`): ``on_level`` gives every level's states
+(numbered in BFS order), on which the properties' state predicates are evaluated in
+batches by the kernel (one byte a state per predicate), and ``on_transitions`` every
+transition into a stored state as arrays, never a Python object per edge. A level's
+transitions wait as reported (14 bytes an edge) until the next level is known; then, in
+a worker thread beside the explorer, they are put in CSR order and their targets become
+node indices through hash indexes of the last three levels
+(:mod:`modelcheck.graphstore`). The graph holds 6 bytes an edge (``int32`` target,
+``uint16`` action; in memory-mapped files with ``spill_dir``) and about 15 bytes a state
+(fingerprint, CSR offset, initial and predicate flags); deciding a property copies the
+targets of the edges within its subgraph (4 bytes an edge kept) for the SCC routine.
 
 **Semantics (TLA+/TLC).** Behaviours are infinite and every state may stutter, so
 every node has an implicit stuttering self-loop, a state without enabled actions
@@ -31,13 +34,17 @@ and cycles take only them), and a single node is a cycle (stuttering forever) on
 where its stuttering step is not an ``A`` step. ``A`` is evaluated on every edge (the
 collector expands each level once more, with the step formulas as the kernel's action
 properties) and on each node's stuttering step (as a state predicate of ``s``, ``s``).
+One boolean an edge per step formula, in CSR order, held in memory (also with
+``--spill-dir``).
 
 **Fair cycles** by strongly connected components (``scipy.sparse.csgraph``): an SCC C
 satisfies ``WF(A)`` iff an A-step lies inside C or A is disabled at some node of C (if
 not, no cycle inside C is fair: C is dropped); ``SF(A)`` iff an A-step lies inside C or
 A is disabled at every node of C (if not, the nodes of C where A is enabled are removed
 and the rest is split into SCCs again: Emerson-Lei refinement). The nodes left in
-fair SCCs are exactly the nodes on fair cycles.
+fair SCCs are exactly the nodes on fair cycles. A node alone in its SCC is fair iff no
+condition's action is enabled there; with several properties, one SCC pass over the
+whole graph leaves out the nodes on no cycle before each property's.
 
 **Counterexamples** are lassos: the shortest prefix from an initial state (for ``~>``:
 to the nearest ``P /\\ ~Q`` state, then the shortest path within ``~Q`` to a fair SCC),
@@ -47,16 +54,19 @@ behaviour stutters there). States are rebuilt by replaying the spec's actions wi
 scalar evaluator, and why each fairness condition holds on the loop is computed on the
 replayed states.
 
-Refused: state constraints (TLC warns that liveness with ``CONSTRAINT`` may be
+Refused: state and action constraints (TLC warns that liveness with ``CONSTRAINT`` may be
 unsound: cut-off states would stutter forever), symmetry reduction unless switched off
 (unsound for liveness, as TLC warns), ``--max-depth`` and checkpoints.
 """
 
 from __future__ import annotations
 
+import ctypes
 import time
 from collections.abc import Callable, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -66,6 +76,15 @@ from scipy.sparse.csgraph import connected_components
 from .config import CheckConfig
 from .errors import SpecEvaluationError, UsageError
 from .explorer import Explorer, Progress
+from .graphstore import (
+    NODE_LIMIT,
+    EdgeStore,
+    FpIndex,
+    any_per_node,
+    csr_order,
+    edge_chunks,
+    restrict,
+)
 from .kernel import Kernel, format_state
 from .library import Library
 from .library import lookup as library_lookup
@@ -150,40 +169,100 @@ def _refusals(spec: Spec, config: CheckConfig, temporal: Sequence[TemporalDecl])
 class StateGraph:
     """The reachable state graph: nodes are states in BFS order (level by level, each
     level sorted by fingerprint), edges the transitions that change the state
-    (self-loops are implicit: every state stutters)."""
+    (self-loops are implicit: every state stutters), in CSR order: by source, then
+    action id. ``dst`` and ``act`` may be memory-mapped files (``--spill-dir``)."""
 
     fps: np.ndarray        # uint64, per node
     initial: np.ndarray    # bool per node
-    src: np.ndarray        # int32 per edge, edges sorted by source
-    dst: np.ndarray        # int32
-    act: np.ndarray        # int16 (int32 past 32,767 instances) action instance id
-    indptr: np.ndarray     # CSR: edges of node i are indptr[i]:indptr[i + 1]
+    dst: np.ndarray        # int32 per edge
+    act: np.ndarray        # uint16 (int32 past 65,536 instances) action instance id
+    indptr: np.ndarray     # CSR: edges of node i are indptr[i]:indptr[i + 1] (int32;
+    #                        int64 past 2**31 - 1 edges)
     preds: dict[str, np.ndarray]  # state predicate values per node
-    #: step formula values per edge (temporal properties over steps), by part name
+    #: step formula values per edge, in CSR order (temporal properties over steps), by
+    #: part name
     steps: dict[str, np.ndarray] = field(default_factory=dict)
+    _cyclic: np.ndarray | None = field(default=None, repr=False)
 
     @property
     def n(self) -> int:
         return len(self.fps)
 
     @property
+    def n_edges(self) -> int:
+        return len(self.dst)
+
+    @property
+    def src(self) -> np.ndarray:
+        """The source of every edge (computed: ``int32``, 4 bytes an edge)."""
+        return np.repeat(np.arange(self.n, dtype=np.int32), np.diff(self.indptr))
+
+    @property
+    def edge_bytes(self) -> int:
+        """Bytes of the edge arrays (on disk when spilled)."""
+        return int(self.dst.nbytes + self.act.nbytes)
+
+    @property
     def nbytes(self) -> int:
-        return int(self.fps.nbytes + self.initial.nbytes + self.src.nbytes + self.dst.nbytes
-                   + self.act.nbytes + self.indptr.nbytes
+        """Bytes held in memory (memory-mapped edge arrays count as none)."""
+        edges = 0 if isinstance(self.dst, np.memmap) else self.edge_bytes
+        return int(self.fps.nbytes + self.initial.nbytes + edges + self.indptr.nbytes
                    + sum(p.nbytes for p in self.preds.values())
                    + sum(p.nbytes for p in self.steps.values()))
 
     def enabled(self, cond: FairnessCondition) -> np.ndarray:
         """Per node: the condition's action has a step (an edge to another node)."""
         out = np.zeros(self.n, dtype=bool)
-        out[self.src[self.in_cond(cond)]] = True
+        for u, v, e0, e1 in edge_chunks(self.indptr):
+            if e1 > e0:
+                out[u:v] = any_per_node(self.indptr[u:v + 1] - e0,
+                                        self.in_cond(cond, self.act[e0:e1]))
         return out
 
-    def in_cond(self, cond: FairnessCondition) -> np.ndarray:
-        """Per edge: its action is one of the condition's."""
+    def enabled_all(self, conds: Sequence[FairnessCondition]) -> list[np.ndarray]:
+        """:meth:`enabled` of each of ``conds``, 64 at a time in one pass over the
+        edges (a bit per condition in a per-action table)."""
+        out: list[np.ndarray] = []
+        for i in range(0, len(conds), 64):
+            part = conds[i:i + 64]
+            top = max(max(c.action_ids) for c in part) + 1  # larger ids: no condition
+            word: Any = next(t for t in (np.uint8, np.uint16, np.uint32, np.uint64)
+                             if np.iinfo(t).bits >= len(part))
+            lut: np.ndarray = np.zeros(top + 1, dtype=word)
+            for j, c in enumerate(part):
+                lut[list(c.action_ids)] |= word(1 << j)
+            bits: np.ndarray = np.zeros(self.n, dtype=word)
+            for u, v, e0, e1 in edge_chunks(self.indptr):
+                if e1 == e0:
+                    continue
+                a = self.act[e0:e1]
+                if top <= np.iinfo(a.dtype).max:
+                    a = np.minimum(a, a.dtype.type(top))
+                per_edge = lut[a]
+                nz = np.flatnonzero(self.indptr[u + 1:v + 1] > self.indptr[u:v])
+                bits[u + nz] = np.bitwise_or.reduceat(per_edge, self.indptr[u + nz] - e0)
+            out.extend(((bits >> word(j)) & word(1)).astype(bool) for j in range(len(part)))
+        return out
+
+    def cyclic(self) -> np.ndarray:
+        """Per node: it lies on a cycle (in a strongly connected component of more than
+        one node). Computed once, by one SCC pass over the whole graph; the analysis of
+        each property may then leave the other nodes out (a cycle within a subgraph
+        lies within one component of the whole graph)."""
+        if self._cyclic is None:
+            indptr, dst = restrict(self.indptr, self.dst, np.ones(self.n, dtype=bool),
+                                   simple=True)
+            _, lab = strong_components(self.n, indptr, dst)
+            del indptr, dst
+            self._cyclic = np.bincount(lab)[lab] > 1
+        return self._cyclic
+
+    def in_cond(self, cond: FairnessCondition, act: np.ndarray | None = None) -> np.ndarray:
+        """Per edge (of ``act``, default: all): its action is one of the condition's."""
+        a = self.act if act is None else act
         if len(cond.action_ids) == 1:
-            return self.act == cond.action_ids[0]
-        return np.isin(self.act, np.asarray(cond.action_ids, dtype=self.act.dtype))
+            return np.asarray(a == cond.action_ids[0])
+        return np.isin(a, np.asarray(cond.action_ids, dtype=a.dtype))
 
 
 class GraphCollector:
@@ -191,36 +270,63 @@ class GraphCollector:
     predicates ``parts`` (invariant-like declarations) on every stored state, and the
     step formulas among them (``kind == "action"``) on every transition: each level
     is then expanded once more by the collector's kernel, which reports the
-    transitions where a step formula is false as (source, action) keys (an action
-    instance has at most one successor), turned into one boolean per edge.
+    transitions where a step formula is false as (source node, action) keys (an
+    action instance has at most one successor), turned into one boolean per edge in
+    CSR order by :meth:`graph` (kept in memory, also when the edges are spilled).
 
     Nodes are numbered in BFS order (level by level, each level sorted by
-    fingerprint), so a transition's source, a state of the level being expanded, gets
-    its index at once (``int32``); its target keeps its fingerprint until the end (14
-    bytes an edge while exploring: ``int32`` source, ``uint64`` target, ``int16``
-    action)."""
+    fingerprint). The transitions of a level (sources in it) are held as the engine
+    reports them until the next level is known. Then they are put in CSR order
+    (:func:`~modelcheck.graphstore.csr_order`: by source, then action) and their
+    targets, which lie in the next level or an earlier one, are looked up in the
+    indexes of the last three levels (cache-sized
+    :class:`~modelcheck.graphstore.FpIndex`); a target further back is looked up at
+    the end. The resolved edges go to the :class:`~modelcheck.graphstore.EdgeStore`
+    (6 bytes an edge: ``int32`` target, ``uint16`` action; in files under
+    ``spill_dir``). The source of an edge is its place: the CSR offsets (4 bytes a
+    node).
 
-    def __init__(self, spec: Spec, parts: Sequence[Any], batch_size: int) -> None:
+    With ``background`` this work on a level runs in a worker thread while the
+    explorer expands the next level (numpy releases the GIL in it), one level at a
+    time and in level order: the graph is the same."""
+
+    def __init__(self, spec: Spec, parts: Sequence[Any], batch_size: int,
+                 spill_dir: str | None = None, background: bool = True) -> None:
         state_parts = [p for p in parts if p.kind != "action"]
         step_parts = [p for p in parts if p.kind == "action"]
         self.kernel = Kernel(spec, invariants=state_parts, properties=step_parts,
                              check_deadlock=False, symmetry=False)
         self.names = [p.name for p in state_parts]
         self.step_names = [p.name for p in step_parts]
-        self._n_act = len(spec.actions)
+        #: per step formula: the (source node * actions + action) keys of the
+        #: transitions where it is false
         self._step_false: list[list[np.ndarray]] = [[] for _ in step_parts]
         self.batch_size = max(2, batch_size)
-        self._act_type = np.int16 if len(spec.actions) < 1 << 15 else np.int32
-        self._fps: list[np.ndarray] = []
+        self.n_act = len(spec.actions)
+        act_type = np.uint16 if self.n_act <= 1 << 16 else np.int32
+        self.edges = EdgeStore(act_type, spill_dir)
+        self._fps: list[np.ndarray] = []  # per level (the explorer's arrays)
         self._bits: list[np.ndarray] = []
+        self._deg: list[np.ndarray] = []  # per level: the out-degree of every node
+        self._index: dict[int, FpIndex] = {}
         self._n_init = 0
         self._n = 0
-        self._level = np.zeros(0, dtype=np.uint64)
-        self._offset = 0
-        self._src: list[np.ndarray] = []
-        self._dst: list[np.ndarray] = []
-        self._act: list[np.ndarray] = []
-        self.edge_bytes = 0
+        #: the transitions of the level being expanded, as the engine reports them
+        self._raw: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+        self._raw_bytes = 0
+        self._far: list[np.ndarray] = []  # target fps not in the last three levels
+        self.peak_pending_bytes = 0
+        self._worker = (ThreadPoolExecutor(1, thread_name_prefix="liveness-graph")
+                        if background else None)
+        self._job: Future[None] | None = None
+        self._job_bytes = 0  # held by the transitions the job works on
+
+    def _wait(self) -> None:
+        """Wait for the background job (and raise what it raised)."""
+        job, self._job = self._job, None
+        if job is not None:
+            job.result()
+        self._job_bytes = 0
 
     def on_level(self, depth: int, fps: np.ndarray, words: np.ndarray) -> None:
         if depth == 0:
@@ -233,126 +339,310 @@ class GraphCollector:
                 bits[start + rows, j] = False
             for j, (rows, ids, _fps) in enumerate(ex.property_hits):
                 node = (rows + start + self._n).astype(np.int64)
-                self._step_false[j].append(node * self._n_act + ids)
-        self._level = np.array(fps, dtype=np.uint64)
-        self._offset = self._n
+                self._step_false[j].append(node * self.n_act + ids)
+        if self._n + len(fps) > NODE_LIMIT:
+            raise LivenessError(f"temporal properties are checked on at most {NODE_LIMIT:,} "
+                                f"states; this spec has more.")
+        self._wait()
+        level = np.asarray(fps, dtype=np.uint64)
+        raw, self._raw = self._raw, []
+        self._job_bytes, self._raw_bytes = self._raw_bytes, 0
+        job = partial(self._level_job, depth, level, self._n, raw)
+        if self._worker is None:
+            job()
+        else:
+            self._job = self._worker.submit(job)
         self._n += len(fps)
-        self._fps.append(self._level)
+        self._fps.append(level)
         self._bits.append(bits)
 
-    def on_transitions(self, parents: np.ndarray, acts: np.ndarray,
-                       children: np.ndarray) -> None:
-        keep = parents != children
-        src = np.searchsorted(self._level, parents[keep]) + self._offset
-        self._src.append(src.astype(np.int32))
-        self._dst.append(children[keep].astype(np.uint64))
-        self._act.append(acts[keep].astype(self._act_type))
-        self.edge_bytes += len(src) * (4 + 8 + np.dtype(self._act_type).itemsize)
+    def on_transitions(self, rows: np.ndarray, acts: np.ndarray, children: np.ndarray
+                       ) -> None:
+        rows = rows.astype(np.int32)
+        acts = acts.astype(self.edges.act_type)
+        self._raw.append((rows, acts, children))
+        self._raw_bytes += rows.nbytes + acts.nbytes + children.nbytes
+        self.peak_pending_bytes = max(self.peak_pending_bytes,
+                                      self._raw_bytes + self._job_bytes)
+
+    def _level_job(self, depth: int, fps: np.ndarray, offset: int,
+                   raw: list[tuple[np.ndarray, np.ndarray, np.ndarray]]) -> None:
+        """Index level ``depth`` (nodes from ``offset`` on) and store the transitions
+        ``raw`` of the level before (the background job)."""
+        self._index[depth] = FpIndex(fps, offset)
+        if depth > 0:
+            self._store(depth - 1, raw)
+        self._index.pop(depth - 3, None)
+
+    def _store(self, depth: int, raw: list[tuple[np.ndarray, np.ndarray, np.ndarray]]
+               ) -> None:
+        """The transitions ``raw`` of level ``depth``, batch by batch, in CSR order with
+        their targets' node indices, to the edge store (and the sources' degrees)."""
+        level = self._fps[depth]
+        deg = np.zeros(len(level), dtype=np.int32)
+        window = [self._index[d] for d in (depth + 1, depth, depth - 1) if d in self._index]
+        row = 0  # the first row of the level that later batches may hold
+        for rows, acts, children in raw:
+            keep = level[rows] != children  # a step that changes the state
+            if not keep.all():
+                rows, acts, children = rows[keep], acts[keep], children[keep]
+            if not len(rows):
+                continue
+            lo, hi = int(rows.min()), int(rows.max()) + 1
+            assert lo >= row, "batches come in level order"
+            row = hi
+            d, dest = csr_order(rows - lo, acts, hi - lo, self.n_act)
+            deg[lo:hi] += d
+            found = window[0].find(children)
+            miss = np.flatnonzero(found < 0)
+            for ix in window[1:]:
+                if not len(miss):
+                    break
+                got = ix.find(children[miss])
+                found[miss] = got
+                miss = miss[got < 0]
+            dst = np.empty(len(found), dtype=np.int32)
+            dst[dest] = found
+            act = np.empty(len(acts), dtype=self.edges.act_type)
+            act[dest] = acts
+            if len(miss):  # in CSR order, the order in which they are patched at the end
+                self._far.append(children[miss[np.argsort(dest[miss])]])
+            self.edges.append(dst, act)
+        self._deg.append(deg)
 
     def graph(self) -> StateGraph:
         """The collected graph, with node indices (frees the collected arrays)."""
+        self._wait()
+        self._shutdown()
+        raw, self._raw = self._raw, []
+        if self._fps:
+            self._store(len(self._fps) - 1, raw)
+        del raw
+        self._index = {}
         fps = np.concatenate(self._fps) if self._fps else np.zeros(0, dtype=np.uint64)
         bits = np.concatenate(self._bits) if self._bits else np.zeros((0, len(self.names)), bool)
-        self._fps, self._bits = [], []
+        self._bits = []
         initial = np.zeros(len(fps), dtype=bool)
         initial[:self._n_init] = True
-
-        def cat(parts: list[np.ndarray], dtype: Any) -> np.ndarray:
-            return np.concatenate(parts) if parts else np.zeros(0, dtype=dtype)
-
-        src = cat(self._src, np.int32)
-        self._src = []
-        act = cat(self._act, self._act_type)
-        self._act = []
-        # targets: fingerprints to BFS indices, through the sorted fingerprints and with
-        # sorted queries (searchsorted is cache-friendly on sorted keys)
-        by_fp = np.argsort(fps, kind="stable")
-        sorted_fps = fps[by_fp]
-        dst_fp = cat(self._dst, np.uint64)
-        self._dst = []
-        q = np.argsort(dst_fp)
-        dst = np.empty(len(dst_fp), dtype=np.int32)
-        dst[q] = by_fp[np.searchsorted(sorted_fps, dst_fp[q])]
-        del dst_fp, q, sorted_fps, by_fp
-        if len(src) > 1 and np.any(src[1:] < src[:-1]):
-            order = np.argsort(src, kind="stable")
-            src, dst, act = src[order], dst[order], act[order]
-        indptr = np.zeros(len(fps) + 1, dtype=np.int64)
-        np.cumsum(np.bincount(src, minlength=len(fps)), out=indptr[1:])
+        far = np.concatenate(self._far) if self._far else np.zeros(0, dtype=np.uint64)
+        self._far = []
+        indptr = np.zeros(len(fps) + 1, dtype=np.int32 if self.edges.n <= NODE_LIMIT
+                          else np.int64)
+        if self._deg:
+            np.concatenate(self._deg, out=indptr[1:], casting="same_kind")
+            np.cumsum(indptr, out=indptr, dtype=indptr.dtype)  # in place
+        self._deg = []
+        if len(far):  # targets further back than the level before
+            got = self._find_far(far, fps)
+            assert (got >= 0).all(), "every target is a state"
+            where = self.edges.patch_unknown(lambda where: got)
+            assert len(where) == len(far)
+        dst, act = self.edges.finish()
+        self._fps = []
         preds = {name: np.ascontiguousarray(bits[:, j]) for j, name in enumerate(self.names)}
-        steps = {}
-        if self.step_names:
-            keys = src.astype(np.int64) * self._n_act + act
-            for name, false in zip(self.step_names, self._step_false):
-                steps[name] = ~np.isin(keys, cat(false, np.int64))
-            self._step_false = []
-        return StateGraph(fps, initial, src, dst, act, indptr, preds, steps)
+        steps = {name: self._step_values(false, indptr, act)
+                 for name, false in zip(self.step_names, self._step_false)}
+        self._step_false = []
+        return StateGraph(fps, initial, dst, act, indptr, preds, steps)
+
+    def _step_values(self, false: list[np.ndarray], indptr: np.ndarray, act: np.ndarray
+                     ) -> np.ndarray:
+        """Per edge (CSR order): the step formula holds, i.e. its (source node,
+        action) key is not among ``false``. The keys are computed from the CSR
+        positions, a chunk of edges at a time."""
+        bad = np.unique(np.concatenate(false)) if false else np.zeros(0, dtype=np.int64)
+        out = np.ones(len(act), dtype=bool)
+        if not len(bad):
+            return out
+        for u, v, e0, e1 in edge_chunks(indptr):
+            if e1 == e0:
+                continue
+            keys = np.repeat(np.arange(u, v, dtype=np.int64), np.diff(indptr[u:v + 1]))
+            keys *= self.n_act
+            keys += act[e0:e1]
+            pos = np.minimum(np.searchsorted(bad, keys), len(bad) - 1)
+            out[e0:e1] = bad[pos] != keys
+        return out
+
+    def _find_far(self, far: np.ndarray, fps: np.ndarray) -> np.ndarray:
+        """Nodes of the fingerprints ``far`` (few, usually): each level's sorted
+        fingerprints are searched, the most recent first; past a few searches per
+        state, one index of all states is built instead."""
+        sizes = [len(f) for f in self._fps]
+        if len(far) * len(sizes) > len(fps):
+            return FpIndex(fps).find(far)
+        out = np.full(len(far), -1, dtype=np.int32)
+        rest = np.arange(len(far))
+        end = len(fps)
+        for level in reversed(self._fps):
+            start = end - len(level)
+            if len(rest) and len(level):
+                q = far[rest]
+                pos = np.minimum(np.searchsorted(level, q), len(level) - 1)
+                hit = level[pos] == q
+                out[rest[hit]] = pos[hit] + start
+                rest = rest[~hit]
+            end = start
+        return out
+
+    def _shutdown(self) -> None:
+        if self._worker is not None:
+            self._worker.shutdown(wait=True)
+            self._worker = None
+
+    def close(self) -> None:
+        """Drop what is held (and the spilled edge files). A failure of the background
+        job is not raised here: the run ended already."""
+        self._job = None
+        self._shutdown()  # (waits for the job)
+        self._raw, self._far, self._index = [], [], {}
+        self.edges.close()
 
 
 # ------------------------------------------------------------------ fair SCCs
+def strong_components(n: int, indptr: np.ndarray, dst: np.ndarray) -> tuple[int, np.ndarray]:
+    """``(count, label per node)`` of the strongly connected components of the CSR
+    graph, by scipy's compiled routine. The edge arrays are used as they are (``int32``,
+    memory-mapped or not): the matrix's values are one broadcast 1.0, as the routine
+    reads only the structure. No source may list a target twice: scipy's routine (1.17)
+    loops forever on a repeated entry (``restrict(..., simple=True)`` leaves them out)."""
+    data = np.broadcast_to(np.float64(1.0), (len(dst),))
+    m = csr_matrix((data, dst, indptr), shape=(n, n), copy=False)
+    ncomp, lab = connected_components(m, directed=True, connection="strong")
+    return int(ncomp), lab
+
+
+def _taken_inside(g: StateGraph, members: np.ndarray, lab_m: np.ndarray, ncomp: int,
+                  conds: Sequence[FairnessCondition], edges: np.ndarray | None = None
+                  ) -> list[np.ndarray]:
+    """Per condition, per component (``lab_m``: the component of each of ``members``,
+    sorted nodes): an edge (of ``edges``, if given) of the condition's actions lies
+    inside it."""
+    taken = [np.zeros(ncomp, dtype=bool) for _ in conds]
+    if not conds or not len(members):
+        return taken
+    label = np.full(g.n, -1, dtype=np.int32)
+    label[members] = lab_m
+    for i in range(0, len(members), 1 << 19):
+        eidx, esrc = _out_edges(g.indptr, members[i:i + (1 << 19)])
+        ls = label[esrc]
+        inside = ls == label[g.dst[eidx]]
+        if edges is not None:
+            inside &= edges[eidx]
+        if not inside.any():
+            continue
+        a = np.asarray(g.act[eidx[inside]])
+        ls = ls[inside]
+        for t, c in zip(taken, conds):
+            t[ls[g.in_cond(c, a)]] = True
+    return taken
+
+
 def fair_components(g: StateGraph, mask: np.ndarray, conds: Sequence[FairnessCondition],
                     enabled: Sequence[np.ndarray] | None = None,
-                    edges: np.ndarray | None = None, stutter: np.ndarray | None = None
-                    ) -> np.ndarray:
-    """Per node, the id of the fair SCC (within the nodes of ``mask`` and the edges of
-    ``edges``) it lies in, or -1: the nodes with id >= 0 are exactly those on fair
-    cycles inside them. A cycle of no steps stutters forever at its node: with
-    ``stutter``, only at the nodes it marks."""
+                    cyclic: np.ndarray | None = None, edges: np.ndarray | None = None,
+                    stutter: np.ndarray | None = None) -> np.ndarray:
+    """Per node, the id of the fair SCC (within the nodes of ``mask`` and the edges
+    of ``edges``, a flag per edge in CSR order) it lies in, or -1: the nodes with id
+    >= 0 are exactly those on fair cycles inside them (a node alone is a cycle: it
+    stutters; with ``stutter``, only at the nodes it marks).
+
+    The SCC routine runs on a compacted copy of the edges within ``mask`` (4 bytes an
+    edge kept), and each refinement round for strong fairness compacts the previous
+    round's. With ``cyclic`` (:meth:`StateGraph.cyclic`: the nodes on cycles of the
+    whole graph) only on the edges among those nodes. A node alone in its component
+    is fair iff no condition's action is enabled there (no step of it can be taken
+    inside; and, with ``stutter``, it is marked there); only the components of several
+    nodes are looked at further. ``edges`` applies to the first round, on ``g``'s
+    edges; the compacted copies of later rounds hold only edges it marks."""
     en = list(enabled) if enabled is not None else [g.enabled(c) for c in conds]
-    cond_edges = [g.in_cond(c) for c in conds]
-    comp = np.full(g.n, -1, dtype=np.int64)
+    comp = np.full(g.n, -1, dtype=np.int32)
     next_id = 0
+    indptr, dst = g.indptr, g.dst
+    simple = True  # (compacted copies stay so)
     mask = mask.copy()
     while mask.any():
-        em = mask[g.src] & mask[g.dst]
-        if edges is not None:
-            em &= edges
-        s, d = g.src[em], g.dst[em]
-        m = csr_matrix((np.ones(len(s), dtype=np.int8), (s, d)), shape=(g.n, g.n))
-        ncomp, lab = connected_components(m, directed=True, connection="strong")
+        indptr, dst = restrict(indptr, dst, mask if cyclic is None else mask & cyclic, simple,
+                               edges if simple else None)
+        simple = False
         nodes = np.flatnonzero(mask)
-        lab_nodes = lab[nodes]
-        size = np.bincount(lab_nodes, minlength=ncomp)
-        internal = lab[s] == lab[d]
-        ok = size > 0
+        if len(dst):
+            _, lab = strong_components(g.n, indptr, dst)
+            lab_nodes = lab[nodes]
+            # in a component of several nodes: an edge stays inside it
+            multi = np.zeros(g.n, dtype=bool)
+            for u, v, e0, e1 in edge_chunks(indptr):
+                if e1 > e0:
+                    inside = np.repeat(lab[u:v], np.diff(indptr[u:v + 1])) == lab[dst[e0:e1]]
+                    multi[u:v] = any_per_node(indptr[u:v + 1] - e0, inside)
+            multi = multi[nodes]
+            del lab
+        else:  # no edge: every node alone
+            lab_nodes = np.zeros(0, dtype=np.int32)
+            multi = np.zeros(len(nodes), dtype=bool)
+        single = nodes[~multi]
+        alone = np.ones(len(single), dtype=bool)
+        for en_c in en:
+            alone &= ~en_c[single]
         if stutter is not None:
-            # a component of one node has no step inside: its cycle is stuttering
-            stuck = np.zeros(ncomp, dtype=bool)
-            stuck[lab_nodes] = stutter[nodes]
-            ok &= (size > 1) | stuck
-        remove = np.zeros(g.n, dtype=bool)
+            alone &= stutter[single]
+        fair_single = single[alone]
+        comp[fair_single] = np.arange(next_id, next_id + len(fair_single), dtype=np.int32)
+        next_id += len(fair_single)
+        members = nodes[multi]
+        if not len(members):
+            break
+        _, lab_m = np.unique(lab_nodes[multi], return_inverse=True)
+        del nodes, lab_nodes, multi
+        ncomp = int(lab_m.max()) + 1
+        size = np.bincount(lab_m, minlength=ncomp)
+        ok = np.ones(ncomp, dtype=bool)
         refine = np.zeros(ncomp, dtype=bool)
-        for c, en_c, ce in zip(conds, en, cond_edges):
-            taken = np.zeros(ncomp, dtype=bool)
-            taken[lab[s[internal & ce[em]]]] = True
-            n_en = np.bincount(lab_nodes, weights=en_c[nodes], minlength=ncomp)
+        remove = np.zeros(len(members), dtype=bool)
+        taken = _taken_inside(g, members, lab_m, ncomp, conds, edges)
+        for c, en_c, tk in zip(conds, en, taken):
+            en_m = en_c[members]
+            n_en = np.bincount(lab_m[en_m], minlength=ncomp)
             if c.kind == "weak":
-                ok &= taken | (n_en < size)
+                ok &= tk | (n_en < size)
             else:
-                fail = ~taken & (n_en > 0)
+                fail = ~tk & (n_en > 0)
                 refine |= fail
-                remove[nodes] |= fail[lab_nodes] & en_c[nodes]
+                remove |= fail[lab_m] & en_m
         fair = ok & ~refine
-        in_fair = fair[lab_nodes]
+        in_fair = fair[lab_m]
         ids = np.cumsum(fair) - 1 + next_id
-        comp[nodes[in_fair]] = ids[lab_nodes[in_fair]]
+        comp[members[in_fair]] = ids[lab_m[in_fair]]
         next_id += int(fair.sum())
-        again = (ok & refine)[lab_nodes] & ~remove[nodes]
+        again = (ok & refine)[lab_m] & ~remove
         mask = np.zeros(g.n, dtype=bool)
-        mask[nodes[again]] = True
+        mask[members[again]] = True
     return comp
 
 
 # ------------------------------------------------------------------ paths
+def _out_edges(indptr: np.ndarray, nodes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(edge indices, their sources)`` of the edges of ``nodes`` (sorted), in CSR order."""
+    starts = indptr[nodes].astype(np.int64)
+    counts = indptr[nodes + 1].astype(np.int64) - starts
+    total = int(counts.sum())
+    eidx = np.repeat(starts - np.cumsum(counts) + counts, counts) + np.arange(total)
+    return eidx, np.repeat(nodes, counts)
+
+
 def _bfs(g: StateGraph, sources: np.ndarray, allowed: np.ndarray, targets: np.ndarray,
          edges: np.ndarray | None = None) -> tuple[list[int], list[int]] | None:
     """The shortest path within ``allowed`` (and the edges of ``edges``) from a source
     to a target: ``(nodes, actions)`` (``actions[i]`` leads from ``nodes[i]`` to
     ``nodes[i + 1]``); among equal lengths the smallest node indices win
     (deterministic). None if no target is reachable."""
+    if not (targets & allowed).any():
+        return None
     seen = np.zeros(g.n, dtype=bool)
     pred = np.full(g.n, -1, dtype=np.int64)
     pact = np.full(g.n, -1, dtype=np.int64)
+    none = np.iinfo(np.int64).max
+    first = np.full(g.n, none, dtype=np.int64)  # per node reached: its first edge's place
     frontier = np.flatnonzero(sources & allowed)
     seen[frontier] = True
     while len(frontier):
@@ -365,21 +655,24 @@ def _bfs(g: StateGraph, sources: np.ndarray, allowed: np.ndarray, targets: np.nd
                 node = int(pred[node])
                 nodes.append(node)
             return nodes[::-1], acts[::-1]
-        starts, ends = g.indptr[frontier], g.indptr[frontier + 1]
-        counts = ends - starts
-        if counts.sum() == 0:
+        eidx, esrc = _out_edges(g.indptr, frontier)
+        if not len(eidx):
             break
-        eidx = np.repeat(starts - np.cumsum(counts) + counts, counts) + np.arange(counts.sum())
         nb = g.dst[eidx]
         ok = allowed[nb] & ~seen[nb]
         if edges is not None:
             ok &= edges[eidx]
-        eidx, nb = eidx[ok], nb[ok]
-        uniq, first = np.unique(nb, return_index=True)  # first: the smallest source
-        pred[uniq] = g.src[eidx[first]]
-        pact[uniq] = g.act[eidx[first]]
-        seen[uniq] = True
-        frontier = uniq
+        eidx, esrc, nb = eidx[ok], esrc[ok], nb[ok]
+        # each new node by its first edge (sources in order): the smallest source
+        place = np.arange(len(nb))
+        np.minimum.at(first, nb, place)
+        win = np.flatnonzero(first[nb] == place)
+        new = nb[win]
+        first[new] = none
+        pred[new] = esrc[win]
+        pact[new] = g.act[eidx[win]]
+        seen[new] = True
+        frontier = np.sort(new)
     return None
 
 
@@ -387,25 +680,25 @@ def _reach_back(g: StateGraph, targets: np.ndarray, allowed: np.ndarray,
                 edges: np.ndarray | None = None) -> np.ndarray:
     """The nodes of ``allowed`` from which a path within ``allowed`` (and the edges of
     ``edges``) reaches ``targets``."""
-    em = allowed[g.src] & allowed[g.dst]
-    if edges is not None:
-        em &= edges
-    rs, rd = g.dst[em], g.src[em]  # reversed edges
-    order = np.argsort(rs, kind="stable")
-    rs, rd = rs[order], rd[order]
-    indptr = np.searchsorted(rs, np.arange(g.n + 1))
+    indptr, dst = restrict(g.indptr, g.dst, allowed, edges=edges)
+    # reversed edges: the transpose, by scipy's counting sort
+    rev = csr_matrix((np.ones(len(dst), dtype=bool), dst, indptr), shape=(g.n, g.n)).tocsc()
+    del indptr, dst
     seen = targets & allowed
+    stamp = np.zeros(g.n, dtype=np.int64)
     frontier = np.flatnonzero(seen)
     while len(frontier):
-        starts, ends = indptr[frontier], indptr[frontier + 1]
-        counts = ends - starts
-        if counts.sum() == 0:
+        eidx, _ = _out_edges(rev.indptr, frontier)
+        if not len(eidx):
             break
-        eidx = np.repeat(starts - np.cumsum(counts) + counts, counts) + np.arange(counts.sum())
-        nb = np.unique(rd[eidx])
+        nb = rev.indices[eidx]
         nb = nb[~seen[nb]]
+        # one of each node: the one whose place was written last
+        place = np.arange(len(nb))
+        stamp[nb] = place
+        nb = nb[stamp[nb] == place]
         seen[nb] = True
-        frontier = nb
+        frontier = np.sort(nb)
     return seen
 
 
@@ -430,18 +723,22 @@ def _cycle(g: StateGraph, comp: np.ndarray, start: int, conds: Sequence[Fairness
     waypoints: list[tuple[int, int, int] | int] = []
     if must_visit is not None and must_visit != start:
         waypoints.append(must_visit)
-    cin = inside[g.src] & inside[g.dst]
+    eidx, esrc = _out_edges(g.indptr, np.flatnonzero(inside))
+    edst = g.dst[eidx]
+    keep = inside[edst]
     if edges is not None:
-        cin &= edges
+        keep &= edges[eidx]
+    eidx, esrc, edst = eidx[keep], esrc[keep], edst[keep]
+    eact = np.asarray(g.act[eidx])
     for c, en_c in zip(conds, en):
-        steps = np.flatnonzero(cin & g.in_cond(c))
+        steps = np.flatnonzero(g.in_cond(c, eact))
         if c.kind == "weak" and not en_c[start]:
             continue  # disabled at the start of the loop
         if c.kind == "strong" and not (en_c & inside).any():
             continue  # disabled on the whole SCC
         if len(steps):
             e = int(steps[0])
-            waypoints.append((int(g.src[e]), int(g.act[e]), int(g.dst[e])))
+            waypoints.append((int(esrc[e]), int(eact[e]), int(edst[e])))
         else:  # weak, disabled somewhere in the SCC
             waypoints.append(int(np.flatnonzero(inside & ~en_c)[0]))
     nodes: list[int] = []
@@ -464,8 +761,8 @@ def _cycle(g: StateGraph, comp: np.ndarray, start: int, conds: Sequence[Fairness
     if not waypoints and stutter is not None and not stutter[start]:
         # the property rules out stuttering at start: the loop takes a step (a fair
         # SCC of one node is one where it stutters, so there is one inside)
-        e = g.indptr[start] + int(np.flatnonzero(cin[g.indptr[start]:g.indptr[start + 1]])[0])
-        waypoints.append((start, int(g.act[e]), int(g.dst[e])))
+        e = int(np.flatnonzero(esrc == start)[0])
+        waypoints.append((start, int(eact[e]), int(edst[e])))
     for w in waypoints:
         if isinstance(w, int):
             walk(w)
@@ -481,8 +778,10 @@ def _cycle(g: StateGraph, comp: np.ndarray, start: int, conds: Sequence[Fairness
 
 
 def find_lasso(g: StateGraph, prop: TemporalDecl, conds: Sequence[FairnessCondition],
-               en: Sequence[np.ndarray] | None = None) -> Lasso | None:
-    """A lasso violating ``prop`` under ``conds``, or None if the property holds."""
+               en: Sequence[np.ndarray] | None = None, cyclic: np.ndarray | None = None
+               ) -> Lasso | None:
+    """A lasso violating ``prop`` under ``conds``, or None if the property holds
+    (``cyclic``: see :func:`fair_components`)."""
     en = list(en) if en is not None else [g.enabled(c) for c in conds]
     everything = np.ones(g.n, dtype=bool)
     # what the behaviour must avoid from some point on: the nodes of ``mask``, and over
@@ -501,7 +800,7 @@ def find_lasso(g: StateGraph, prop: TemporalDecl, conds: Sequence[FairnessCondit
     else:
         p = g.preds[prop.name]
         mask = ~p if prop.form != "eventually_always" else everything
-    comp = fair_components(g, mask, conds, en, edges, stutter)
+    comp = fair_components(g, mask, conds, en, cyclic, edges, stutter)
     fair = comp >= 0
     if not fair.any():
         return None
@@ -602,30 +901,63 @@ def check_liveness(spec: Spec, config: CheckConfig | None = None, *,
     checked_as = {"formulas": {p.name: p.formula for p in selected},
                   "fairness": {p.name: [c.name for c in cs] for p, cs in per_prop}}
     parts = [part for p in selected for part in p.parts()]
-    collector = GraphCollector(spec, parts, cfg.batch_size)
-    explorer = Explorer(spec, safety, library=library, progress=progress,
-                        on_transitions=collector.on_transitions, on_level=collector.on_level)
-    res = explorer.run()
-    res.checked["temporal"] = [p.name for p in selected]
-    if res.status != "ok":
-        res.liveness = {"properties": {p.name: "not checked" for p in selected},
-                        "reason": f"the exploration ended with status {res.status}",
-                        **checked_as}
+    collector = GraphCollector(spec, parts, cfg.batch_size, cfg.spill_dir)
+    try:
+        explorer = Explorer(spec, safety, library=library, progress=progress,
+                            on_transitions=collector.on_transitions,
+                            on_level=collector.on_level)
+        res = explorer.run()
+        res.checked["temporal"] = [p.name for p in selected]
+        if res.status != "ok":
+            res.liveness = {"properties": {p.name: "not checked" for p in selected},
+                            "reason": f"the exploration ended with status {res.status}",
+                            **checked_as}
+            return res
+        t0 = time.perf_counter()
+        del explorer
+        _release_freed_memory()
+        g = collector.graph()
+        _release_freed_memory()
+        _decide(spec, res, g, per_prop)
+        res.seconds += time.perf_counter() - t0
+        res.liveness = {
+            "properties": res.liveness["properties"], "nodes": g.n, "edges": g.n_edges,
+            "seconds": round(time.perf_counter() - t0, 3),
+            "graph_bytes": g.nbytes, "edge_bytes": g.edge_bytes,
+            "bytes_per_edge": collector.edges.bytes_per_edge,
+            "pending_edge_bytes": collector.peak_pending_bytes,
+            "spilled": collector.edges.spilled, **checked_as,
+        }
         return res
-    t0 = time.perf_counter()
-    collected = collector.edge_bytes
-    g = collector.graph()
+    finally:
+        collector.close()
+
+
+def _release_freed_memory() -> None:
+    """Give the memory freed by the exploration back to the OS before the graph is
+    built and searched: glibc keeps freed heap pages for reuse (``malloc_trim``; a
+    no-op elsewhere)."""
+    try:
+        trim = ctypes.CDLL(None).malloc_trim
+    except (OSError, AttributeError):
+        return
+    trim(0)
+
+
+def _decide(spec: Spec, res: Result, g: StateGraph,
+            per_prop: Sequence[tuple[TemporalDecl, list[FairnessCondition]]]) -> None:
+    """Decide each property on ``g`` into ``res``: its verdict, and the first violated
+    one's lasso (states replayed, fairness explained)."""
     kernel = Kernel(spec, invariants=[], properties=[], check_deadlock=False, symmetry=False)
-    _refuse_next_state_reads(g, selected, spec, kernel)
+    _refuse_next_state_reads(g, [p for p, _ in per_prop], spec, kernel)
     verdicts: dict[str, str] = {}
-    enabled_cache: dict[tuple[int, ...], np.ndarray] = {}
+    # one SCC pass over the whole graph, when it saves more than it costs
+    cyclic = g.cyclic() if len(per_prop) > 1 else None
+    distinct = list({c.action_ids: c for _, conds in per_prop for c in conds}.values())
+    enabled_cache = dict(zip((c.action_ids for c in distinct), g.enabled_all(distinct)))
     for p, conds in per_prop:
-        en = []
-        for c in conds:
-            if c.action_ids not in enabled_cache:
-                enabled_cache[c.action_ids] = g.enabled(c)
-            en.append(enabled_cache[c.action_ids])
-        lasso = find_lasso(g, p, conds, en)
+        en = [enabled_cache[c.action_ids] for c in conds]
+        lasso = find_lasso(g, p, conds, en, cyclic)
         if lasso is None:
             verdicts[p.name] = "holds"
             continue
@@ -645,13 +977,7 @@ def check_liveness(spec: Spec, config: CheckConfig | None = None, *,
         res.violation = Violation(p.name, "liveness", tuple(steps), loop=lasso.loop,
                                   fairness=tuple(why), formula=p.formula)
         res.status = "violation"
-    res.seconds += time.perf_counter() - t0
-    res.liveness = {
-        "properties": verdicts, "nodes": g.n, "edges": len(g.src),
-        "seconds": round(time.perf_counter() - t0, 3),
-        "graph_bytes": g.nbytes, "collected_edge_bytes": collected, **checked_as,
-    }
-    return res
+    res.liveness = {"properties": verdicts}
 
 
 def _refuse_next_state_reads(g: StateGraph, props: Sequence[TemporalDecl], spec: Spec,
@@ -666,8 +992,9 @@ def _refuse_next_state_reads(g: StateGraph, props: Sequence[TemporalDecl], spec:
         bad = np.flatnonzero(g.steps[f"{p.name}.P@step"] != on_state[g.src])
         if len(bad):
             e = int(bad[0])
+            u = int(np.searchsorted(g.indptr, e, side="right")) - 1  # the edge's source
             here = np.zeros(g.n, dtype=bool)
-            here[g.src[e]] = True
+            here[u] = True
             path = _bfs(g, g.initial, np.ones(g.n, dtype=bool), here)
             assert path is not None
             states = _replay(kernel, g, Lasso(tuple(path[0]), tuple(path[1]), len(path[1])))

@@ -59,8 +59,9 @@ class ReachableGraph:
             if depth == 0:
                 self.initial = {int(f) for f in level_fps}
 
-        def on_transitions(parents: np.ndarray, acts: np.ndarray, children: np.ndarray) -> None:
-            src.append(np.array(parents, dtype=np.uint64))
+        def on_transitions(rows: np.ndarray, acts: np.ndarray, children: np.ndarray) -> None:
+            # the parents are rows of the level being expanded (the last one reported)
+            src.append(fps[-1][rows])
             act.append(np.array(acts, dtype=np.int64))
             dst.append(np.array(children, dtype=np.uint64))
 

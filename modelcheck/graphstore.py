@@ -1,0 +1,426 @@
+"""Storage of a large state graph: fingerprint indexes, edge arrays, CSR helpers.
+
+The liveness checker (:mod:`modelcheck.liveness`) records every transition of the
+breadth-first search and needs, for each, the index of its target state. This module
+holds the pieces, all numpy arrays, never a Python object per state or edge:
+
+* :class:`FpIndex` — fingerprint to node index for one set of states (a BFS level,
+  or all of them): a hash table whose entries pack the rest of a fingerprint's hash and
+  its row in one ``uint64``, each bucket's first entry in a table indexed by bucket (15
+  to 28 bytes a state). One gather answers most look-ups, and an index of one level
+  stays in the CPU caches, where a binary search over all states (22 dependent steps
+  in main memory a query) does not.
+* :class:`EdgeStore` — the edge arrays (``int32`` targets, ``uint16`` actions) grown
+  level by level, in memory or, with a spill directory, in files that are read back
+  memory-mapped (the pages are the kernel's page cache, dropped under pressure).
+* :func:`csr_order` — where each transition of a batch goes in CSR order (source,
+  then action id), by counting within the runs the kernel emits (one run per action
+  instance, states in order), without a sort.
+* :func:`restrict`, :func:`parallel_in_rows` and :func:`any_per_node` — the subgraph
+  of a node mask as CSR arrays (no copy when nothing is dropped), optionally without
+  repeated (source, target) pairs, which scipy's SCC routine cannot take, and
+  per-node reductions of edge flags; all chunk by chunk, a few bytes an edge at a time.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import numpy as np
+
+from .errors import UsageError
+
+__all__ = ["FpIndex", "EdgeStore", "GrowArray", "csr_order", "parallel_edges", "parallel_in_rows",
+           "restrict", "any_per_node", "edge_chunks", "NODE_LIMIT"]
+
+#: node indices are ``int32``
+NODE_LIMIT = (1 << 31) - 1
+
+_MIX = np.uint64(0x9E3779B97F4A7C15)  # 2**64 / golden ratio, odd
+_LOW32 = np.uint64(0xFFFFFFFF)
+
+
+def _hash(fps: np.ndarray) -> np.ndarray:
+    """Fibonacci hashing: the product with an odd constant modulo 2**64, a bijection
+    in which every bit of the fingerprint moves the top bits (so packed states, the
+    fingerprints of exact layouts, spread too)."""
+    return fps * _MIX  # wraps modulo 2**64
+
+
+_EMPTY = np.uint64(0xFFFFFFFFFFFFFFFF)
+
+
+class FpIndex:
+    """Fingerprints ``fps`` (distinct) of nodes ``offset, offset + 1, ...``: which node
+    holds a fingerprint.
+
+    The hash (a bijection of the fingerprint) is split into its top ``bits`` bits, the
+    bucket, and the rest; an entry packs the rest above the node's row in one
+    ``uint64`` (a row needs ``bits`` bits). The first entry of every bucket sits in a
+    table indexed by bucket (all ones when it is empty: no row is all ones), the
+    others bucket by bucket after their buckets' starts. With a bucket per 0.5-1
+    fingerprints, one gather answers most look-ups. 12 bytes a bucket and 8 a further
+    entry: 15-28 bytes a state. Built with one sort."""
+
+    def __init__(self, fps: np.ndarray, offset: int = 0) -> None:
+        n = len(fps)
+        if offset + n > NODE_LIMIT:
+            raise ValueError("more than 2**31 - 1 states")
+        self.offset = offset
+        self.bits = bits = max(1, n.bit_length())  # 2**bits > n: a row fits in bits bits
+        self._shift = np.uint64(64 - bits)
+        self._low = np.uint64((1 << bits) - 1)
+        h = _hash(np.asarray(fps, dtype=np.uint64))
+        key = h >> self._shift  # the bucket
+        b = key.view(np.int64)
+        count = np.bincount(b, minlength=1 << bits)
+        # rows in bucket order: one sort of (bucket, row) keys
+        key <<= np.uint64(32)
+        key |= np.arange(n, dtype=np.uint64)
+        key.sort()
+        bucket = (key >> np.uint64(32)).view(np.int64)
+        key &= _LOW32
+        # entry: the hash's low 64 - bits bits, then the row
+        entries = np.take(h, key.view(np.int64))
+        del h
+        entries <<= np.uint64(bits)
+        entries |= key
+        del key
+        head = np.ones(n, dtype=bool)  # the first entry of its bucket
+        head[1:] = bucket[1:] != bucket[:-1]
+        self.first = np.full(1 << bits, _EMPTY, dtype=np.uint64)
+        self.first[bucket[head]] = entries[head]
+        del bucket
+        self.more = entries[~head]
+        count -= 1
+        np.maximum(count, 0, out=count)
+        self.start = np.zeros((1 << bits) + 1, dtype=np.int32)
+        np.cumsum(count, out=self.start[1:])
+
+    @property
+    def nbytes(self) -> int:
+        return int(self.first.nbytes + self.start.nbytes + self.more.nbytes)
+
+    def find(self, q: np.ndarray) -> np.ndarray:
+        """The node of each of ``q`` (``int32``; -1 for fingerprints not here)."""
+        h = _hash(q)
+        b = (h >> self._shift).view(np.int64)
+        h <<= np.uint64(self.bits)  # the key's part an entry holds, above the row
+        e = self.first[b]
+        hit = (e & ~self._low) == h
+        full = e != _EMPTY
+        hit &= full
+        row = (e & self._low).view(np.int64)
+        out = np.where(hit, row + self.offset, -1).astype(np.int32)
+        rows = np.flatnonzero(full & ~hit)  # look further in the bucket
+        if not len(rows):
+            return out
+        b = b[rows]
+        pos = self.start[b]
+        end = self.start[b + 1]
+        more = pos < end
+        rows, pos, end = rows[more], pos[more], end[more]
+        hh = h[rows]
+        while len(rows):
+            e = self.more[pos]
+            hit = (e & ~self._low) == hh
+            out[rows[hit]] = (e[hit] & self._low).view(np.int64) + self.offset
+            np.logical_not(hit, out=hit)
+            pos += 1
+            hit &= pos < end
+            rows, pos, end, hh = rows[hit], pos[hit], end[hit], hh[hit]
+        return out
+
+
+def csr_order(rows: np.ndarray, acts: np.ndarray, n_rows: int, n_act: int
+              ) -> tuple[np.ndarray, np.ndarray]:
+    """Transitions from rows ``rows`` (``0 <= rows < n_rows``) by actions ``acts``, at
+    most one per (row, action): ``(out-degree per row, position of each transition
+    in CSR order)``, the order by row, then action id.
+
+    The kernel emits a batch's transitions action instance by action instance, rows
+    in order within each: a transition's place is then its row's start plus the
+    number of its row's transitions in the runs of smaller actions, counted run by
+    run. Other orders (or many short runs) are sorted instead."""
+    m = len(rows)
+    deg = np.bincount(rows, minlength=n_rows)
+    if m == 0:
+        return deg, np.zeros(0, dtype=np.intp)
+    brk = np.flatnonzero((acts[1:] != acts[:-1]) | (rows[1:] <= rows[:-1])) + 1
+    bounds = np.concatenate(([0], brk, [m]))
+    run_act = acts[bounds[:-1]]
+    if len(run_act) <= max(64, m >> 5) and len(np.unique(run_act)) == len(run_act):
+        nxt = np.zeros(n_rows, dtype=np.intp)
+        np.cumsum(deg[:-1], out=nxt[1:])
+        dest = np.empty(m, dtype=np.intp)
+        for j in np.argsort(run_act, kind="stable"):
+            a, b = int(bounds[j]), int(bounds[j + 1])
+            r = rows[a:b]
+            dest[a:b] = nxt[r]
+            nxt[r] += 1  # rows are distinct within a run
+        return deg, dest
+    order = np.argsort(rows.astype(np.int64) * n_act + acts, kind="stable")
+    dest = np.empty(m, dtype=np.intp)
+    dest[order] = np.arange(m, dtype=np.intp)
+    return deg, dest
+
+
+def parallel_edges(rows: np.ndarray, dst: np.ndarray) -> np.ndarray:
+    """Positions of the edges whose (row, target) an earlier edge has (two actions
+    between the same states), ignoring targets < 0 (not known yet). One sort of
+    packed ``(row, target)`` keys; only repeated keys are looked at further."""
+    ok = np.flatnonzero(dst >= 0) if len(dst) and dst.min() < 0 else None
+    r, d = (rows, dst) if ok is None else (rows[ok], dst[ok])
+    key = r.astype(np.uint64)
+    key <<= np.uint64(32)
+    key |= d.astype(np.uint64)
+    s = np.sort(key)
+    rep = s[1:][s[1:] == s[:-1]]
+    del s
+    if not len(rep):
+        return np.zeros(0, dtype=np.int64)
+    cand = np.flatnonzero(np.isin(key, np.unique(rep)))
+    _, first = np.unique(key[cand], return_index=True)  # the earliest of each key
+    dup = np.ones(len(cand), dtype=bool)
+    dup[first] = False
+    out = cand[dup]
+    return (out if ok is None else ok[out]).astype(np.int64)
+
+
+def parallel_in_rows(deg: np.ndarray, dst: np.ndarray, short: int = 16) -> np.ndarray:
+    """:func:`parallel_edges` of CSR edges (``deg`` edges a row, in order): every edge
+    is compared with the one 1, 2, ... places before it in the array (whole-array
+    comparisons, no gathers), up to ``short`` places; rows of more edges are sorted."""
+    m = len(dst)
+    if m == 0:
+        return np.zeros(0, dtype=np.int64)
+    it = np.int32 if m <= NODE_LIMIT else np.int64
+    starts = np.zeros(len(deg), dtype=it)
+    np.cumsum(deg[:-1], out=starts[1:])
+    pos: np.ndarray = np.arange(m, dtype=it)
+    pos -= np.repeat(starts, deg)  # place in its row
+    del starts
+    known = dst >= 0 if dst.min() < 0 else None
+    dup = np.zeros(m, dtype=bool)
+    longest = int(deg.max())
+    for k in range(1, min(longest, short + 1)):
+        eq = dst[k:] == dst[:-k]
+        eq &= pos[k:] >= k
+        if known is not None:
+            eq &= known[k:]
+        dup[k:] |= eq
+    if longest > short + 1:
+        sel = np.flatnonzero(np.repeat(deg > short + 1, deg))
+        rows = np.repeat(np.arange(len(deg)), deg)[sel]
+        dup[sel[parallel_edges(rows, dst[sel])]] = True
+    return np.flatnonzero(dup)
+
+
+class GrowArray:
+    """A 1-d array grown at its end. ``ndarray.resize`` reallocates: a large buffer is
+    remapped by the OS, not copied, and pages never written take no memory."""
+
+    def __init__(self, dtype: Any) -> None:
+        self._buf = np.zeros(0, dtype=dtype)
+        self.n = 0
+
+    def extend(self, m: int) -> None:
+        """Make room for ``m`` more entries (zeros) at the end."""
+        if self.n + m > len(self._buf):
+            cap = max(self.n + m, len(self._buf) + len(self._buf) // 2, 1 << 16)
+            self._buf.resize(cap, refcheck=False)
+        self.n += m
+
+    def append(self, values: np.ndarray) -> None:
+        m = len(values)
+        self.extend(m)
+        self._buf[self.n - m:self.n] = values
+
+    def view(self, start: int = 0, stop: int | None = None) -> np.ndarray:
+        """Entries ``start:stop`` (valid until the next ``extend``/``append``)."""
+        return self._buf[start:self.n if stop is None else stop]
+
+    def finish(self) -> np.ndarray:
+        """The array (the buffer trimmed to it; no more appends)."""
+        self._buf.resize(self.n, refcheck=False)
+        return self._buf
+
+
+class EdgeStore:
+    """The graph's edge arrays, appended level by level in CSR order: targets
+    (``int32`` node indices) and action ids (``act_type``). With ``spill_dir`` they
+    are written to two files in a fresh directory under it and read back
+    memory-mapped by :meth:`finish`; :meth:`close` removes the files."""
+
+    def __init__(self, act_type: Any, spill_dir: str | None = None) -> None:
+        self.act_type = np.dtype(act_type)
+        self.n = 0
+        self._dir: str | None = None
+        self._files: list[Any] = []
+        self._dst = GrowArray(np.int32)
+        self._act = GrowArray(self.act_type)
+        if spill_dir is not None:
+            try:
+                os.makedirs(spill_dir, exist_ok=True)
+                self._dir = tempfile.mkdtemp(prefix="edges-", dir=spill_dir)
+            except OSError as e:
+                reason = ("a file is in the way (a directory is needed)"
+                          if isinstance(e, FileExistsError | NotADirectoryError)
+                          else e.strerror or str(e))
+                raise UsageError(f"--spill-dir {spill_dir}: cannot use it: {reason}.") from None
+            self._files = [open(os.path.join(self._dir, name), "wb")  # noqa: SIM115
+                           for name in ("dst.bin", "act.bin")]
+
+    @property
+    def spilled(self) -> bool:
+        return self._dir is not None
+
+    @property
+    def bytes_per_edge(self) -> int:
+        return 4 + self.act_type.itemsize
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes held in memory (none when spilled)."""
+        return 0 if self.spilled else self.n * self.bytes_per_edge
+
+    def append(self, dst: np.ndarray, act: np.ndarray) -> None:
+        m = len(dst)
+        if m == 0:
+            return
+        if self._files:
+            np.ascontiguousarray(dst, dtype=np.int32).tofile(self._files[0])
+            np.ascontiguousarray(act, dtype=self.act_type).tofile(self._files[1])
+        else:
+            self._dst.append(dst)
+            self._act.append(act)
+        self.n += m
+
+    def _close_files(self) -> None:
+        for f in self._files:
+            f.close()
+        self._files = []
+
+    def patch_unknown(self, fill: Callable[[np.ndarray], np.ndarray]) -> np.ndarray:
+        """Set the targets still unknown (< 0) to ``fill(their positions)`` (no more
+        appends); returns the positions."""
+        if self._dir is None:
+            dst = self._dst.view()
+        else:
+            self._close_files()
+            if self.n == 0:
+                return np.zeros(0, dtype=np.int64)
+            dst = np.memmap(os.path.join(self._dir, "dst.bin"), dtype=np.int32, mode="r+",
+                            shape=(self.n,))
+        where = np.flatnonzero(dst < 0)
+        if len(where):
+            dst[where] = fill(where)
+        if isinstance(dst, np.memmap):
+            dst.flush()
+        del dst
+        return where
+
+    def finish(self) -> tuple[np.ndarray, np.ndarray]:
+        """``(dst, act)`` of all edges (no more appends); read-only memory maps when
+        spilled."""
+        if self._dir is None:
+            return self._dst.finish(), self._act.finish()
+        self._close_files()
+        if self.n == 0:
+            return np.zeros(0, dtype=np.int32), np.zeros(0, dtype=self.act_type)
+        dst = np.memmap(os.path.join(self._dir, "dst.bin"), dtype=np.int32, mode="r",
+                        shape=(self.n,))
+        act = np.memmap(os.path.join(self._dir, "act.bin"), dtype=self.act_type, mode="r",
+                        shape=(self.n,))
+        return dst, act
+
+    def close(self) -> None:
+        """Drop the arrays and remove spilled files."""
+        self._close_files()
+        self._dst = GrowArray(np.int32)
+        self._act = GrowArray(self.act_type)
+        if self._dir is not None:
+            shutil.rmtree(self._dir, ignore_errors=True)
+            self._dir = None
+
+
+# ------------------------------------------------------------------ CSR helpers
+def edge_chunks(indptr: np.ndarray, edges: int = 1 << 21) -> Iterator[tuple[int, int, int, int]]:
+    """``(first node, end node, first edge, end edge)`` of consecutive node ranges
+    holding about ``edges`` edges each (at least one node)."""
+    n = len(indptr) - 1
+    top = int(np.iinfo(indptr.dtype).max)
+    u = 0
+    while u < n:
+        e0 = int(indptr[u])
+        # (a key of the array's own type: a Python int would convert the whole array)
+        key = indptr.dtype.type(min(e0 + edges, top))
+        v = int(np.searchsorted(indptr, key, side="right")) - 1
+        v = min(n, max(v, u + 1))
+        yield u, v, e0, int(indptr[v])
+        u = v
+
+
+def _before(flags: np.ndarray) -> np.ndarray:
+    """``out[i]``: how many of ``flags[:i]`` are set (``len(flags) + 1`` entries)."""
+    out = np.zeros(len(flags) + 1, dtype=np.int32 if len(flags) <= NODE_LIMIT else np.int64)
+    np.cumsum(flags, out=out[1:], dtype=out.dtype)
+    return out
+
+
+def any_per_node(indptr: np.ndarray, flags: np.ndarray) -> np.ndarray:
+    """Per node: one of its edges (CSR ``indptr``, from edge 0) has its flag set."""
+    n = len(indptr) - 1
+    out = np.zeros(n, dtype=bool)
+    for u, v, e0, e1 in edge_chunks(indptr):
+        if e1 > e0:
+            c = _before(flags[e0:e1])
+            out[u:v] = c[indptr[u + 1:v + 1] - e0] > c[indptr[u:v] - e0]
+    return out
+
+
+def restrict(indptr: np.ndarray, dst: np.ndarray, mask: np.ndarray, simple: bool = False,
+             edges: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """The subgraph of the nodes in ``mask`` (every node keeps its index; edges
+    leaving or entering the mask are dropped) and, with ``edges`` (a flag per edge),
+    of the edges it marks; with ``simple`` without the edges whose source and target
+    an earlier kept edge has: ``(indptr, dst)``. The arrays themselves when nothing
+    is dropped; otherwise ``int32`` copies (``indptr``: ``int64`` past 2**31 - 1
+    edges)."""
+    if not simple and edges is None and mask.all():
+        return indptr, dst
+    n = len(mask)
+    m = len(dst)
+    sub_indptr = np.zeros(n + 1, dtype=np.int32 if m <= NODE_LIMIT else np.int64)
+    sub_dst = np.empty(m, dtype=np.int32)  # pages past the kept edges are never touched
+    done = 0
+    for u, v, e0, e1 in edge_chunks(indptr):
+        if e1 == e0:
+            sub_indptr[u + 1:v + 1] = done
+            continue
+        keep = np.repeat(mask[u:v], np.diff(indptr[u:v + 1]))
+        d = dst[e0:e1]
+        keep &= mask[d]
+        if edges is not None:
+            keep &= edges[e0:e1]
+        ends = indptr[u + 1:v + 1] - e0
+        c = _before(keep)
+        if simple:
+            kept = np.flatnonzero(keep)
+            deg = np.diff(c[indptr[u:v + 1] - e0])
+            par = parallel_in_rows(deg, d[kept])
+            if len(par):
+                keep[kept[par]] = False
+                c = _before(keep)
+        k = int(c[-1])
+        sub_dst[done:done + k] = d[keep]
+        sub_indptr[u + 1:v + 1] = c[ends] + done
+        done += k
+    if done == m:  # nothing dropped
+        return indptr, dst
+    sub_dst.resize(done, refcheck=False)
+    return sub_indptr, sub_dst

@@ -1,0 +1,410 @@
+"""The liveness checker's state graph against simple reference implementations: the
+collected graph (targets mapped to node indices level by level, CSR order, parallel
+edges) against a dictionary built from the raw transitions, the fingerprint index,
+the CSR helpers, and the spilled edge arrays against the in-memory ones."""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from modelcheck import Bool, Int, Spec, action, check_liveness, where
+from modelcheck.config import CheckConfig
+from modelcheck.explorer import Explorer
+from modelcheck.graphstore import (
+    FpIndex,
+    any_per_node,
+    csr_order,
+    parallel_edges,
+    parallel_in_rows,
+    restrict,
+)
+from modelcheck.kernel import Kernel
+from modelcheck.liveness import GraphCollector, StateGraph, fair_components, split_checks
+from modelcheck.temporal import FairnessCondition, always_eventually, fairness_conditions
+from tests.livespec import live_spec
+
+U64 = st.integers(0, 2**64 - 1)
+
+
+# ------------------------------------------------------------------ the collected graph
+def _collect(spec: Spec, batch_size: int, spill_dir: str | None = None, background: bool = True,
+             parts: list[Any] | None = None
+             ) -> tuple[StateGraph, list[np.ndarray], list[tuple[int, int, int]], GraphCollector]:
+    """The collector's graph, the levels and every raw transition ``(parent fp, action,
+    child fp)`` the engine reported."""
+    col = GraphCollector(spec, parts or [], batch_size, spill_dir, background)
+    raw: list[tuple[int, int, int]] = []
+    levels: list[np.ndarray] = []
+
+    def on_transitions(rows: np.ndarray, acts: np.ndarray, children: np.ndarray) -> None:
+        raw.extend(zip(levels[-1][rows].tolist(), acts.tolist(), children.tolist()))
+        col.on_transitions(rows, acts, children)
+
+    def on_level(depth: int, fps: np.ndarray, words: np.ndarray) -> None:
+        levels.append(np.array(fps))
+        col.on_level(depth, fps, words)
+
+    res = Explorer(spec, CheckConfig(batch_size=batch_size), on_transitions=on_transitions,
+                   on_level=on_level).run()
+    assert res.status == "ok"
+    return col.graph(), levels, raw, col
+
+
+def _reference(levels: list[np.ndarray], raw: list[tuple[int, int, int]]
+               ) -> tuple[np.ndarray, list[tuple[int, int, int]], list[int]]:
+    """Node fingerprints in BFS order, the edges ``(source, action, target)`` in CSR
+    order (by source, then action) and the positions of parallel edges."""
+    fps = np.concatenate(levels)
+    index = {int(f): i for i, f in enumerate(fps)}
+    edges = sorted((index[p], a, index[c]) for p, a, c in raw if p != c)
+    seen: set[tuple[int, int]] = set()
+    parallel = []
+    for i, (s, _a, d) in enumerate(edges):
+        if (s, d) in seen:
+            parallel.append(i)
+        seen.add((s, d))
+    return fps, edges, parallel
+
+
+def _same_graph(g: StateGraph, levels: list[np.ndarray], raw: list[tuple[int, int, int]]
+                ) -> int:
+    fps, edges, parallel = _reference(levels, raw)
+    assert np.array_equal(g.fps, fps)
+    assert g.initial.tolist() == [i < len(levels[0]) for i in range(len(fps))]
+    src = np.array([e[0] for e in edges], dtype=np.int64)
+    assert np.array_equal(g.indptr, np.searchsorted(src, np.arange(len(fps) + 1)))
+    assert g.src.tolist() == src.tolist()
+    assert np.asarray(g.act).tolist() == [e[1] for e in edges]
+    assert np.asarray(g.dst).tolist() == [e[2] for e in edges]
+    # the SCC routine's copy leaves out the parallel edges
+    indptr, dst = restrict(g.indptr, g.dst, np.ones(g.n, dtype=bool), simple=True)
+    simple = [e for i, e in enumerate(edges) if i not in set(parallel)]
+    assert [(u, int(d)) for u in range(g.n) for d in dst[indptr[u]:indptr[u + 1]]] == \
+        [(s, d) for s, _a, d in simple]
+    return len(parallel)
+
+
+class Resets(Spec):
+    """A counter with a reset from every state: edges back to level 0 from every level
+    (targets further back than the level before), and two actions reaching the same
+    state (parallel edges)."""
+
+    check_deadlock = False
+    x = Int(0, 9)
+    b = Bool()
+
+    @action
+    def Inc(self, s, t):
+        t.x = where(s.x < 9, s.x + 1, s.x)
+        return s.x < 9
+
+    @action
+    def Reset(self, s, t):
+        t.x = 0
+        t.b = False
+        return s.x > 0
+
+    @action
+    def Clear(self, s, t):  # the same as Reset where b is false
+        t.x = 0
+        t.b = False
+        return s.x > 0
+
+    @action
+    def Flip(self, s, t):
+        t.b = ~s.b
+        return s.x >= 0
+
+
+@pytest.mark.parametrize("batch_size", [1, 3, 1 << 16])
+def test_the_graph_of_a_spec_with_far_back_edges_and_parallel_edges(batch_size):
+    g, levels, raw, col = _collect(Resets(), batch_size)
+    assert _same_graph(g, levels, raw) > 0
+    level = np.repeat(np.arange(len(levels)), [len(x) for x in levels])
+    assert (level[g.dst] < level[g.src] - 1).any()  # beyond the last three levels' indexes
+    col.close()
+
+
+def test_far_targets_take_the_index_of_all_states_past_a_few_searches(monkeypatch):
+    """``_find_far`` searches level by level, or builds one index of all states when
+    there are many far targets: both give the same graph."""
+    g1, levels, raw, _ = _collect(Resets(), 3)
+    orig = GraphCollector._find_far
+
+    def through_index(self, far, fps):
+        return FpIndex(fps).find(far)
+
+    monkeypatch.setattr(GraphCollector, "_find_far", through_index)
+    g2, _, _, _ = _collect(Resets(), 3)
+    monkeypatch.setattr(GraphCollector, "_find_far", orig)
+    _same_graph(g2, levels, raw)
+    assert np.array_equal(g1.dst, g2.dst)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(live_spec(), st.sampled_from([1, 2, 5, 1 << 16]), st.booleans())
+def test_random_specs_graph_matches_the_raw_transitions(cls, batch_size, background):
+    """(with the look-ups in a worker thread or not)"""
+    g, levels, raw, col = _collect(cls(), batch_size, background=background)
+    _same_graph(g, levels, raw)
+    col.close()
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(live_spec(), st.sampled_from([1, 3, 1 << 16]), st.booleans())
+def test_step_formulas_per_edge_against_the_scalar_evaluator(tmp_path_factory, cls, batch_size,
+                                                             spill):
+    """Every step formula's value on every edge (CSR order, edges in memory or
+    spilled) is the scalar evaluator's on the edge's states and action."""
+    spec = cls()
+    _, temporal = split_checks(spec, CheckConfig())
+    parts = [part for p in temporal for part in p.parts()]
+    d = str(tmp_path_factory.mktemp("spill")) if spill else None
+    g, levels, raw, col = _collect(spec, batch_size, spill_dir=d, parts=parts)
+    _same_graph(g, levels, raw)
+    step_parts = [part for part in parts if part.kind == "action"]
+    assert sorted(g.steps) == sorted(part.name for part in step_parts)
+    k = Kernel(spec, invariants=[], properties=step_parts, check_deadlock=False,
+               symmetry=False)
+    cells = {k.fingerprint(c): c for c in k.initial_states()}
+    todo = list(cells.values())
+    while todo:  # every state, by the scalar successor function
+        cur = todo.pop()
+        for _inst, nxt in k.successors(cur):
+            if k.fingerprint(nxt) not in cells:
+                cells[k.fingerprint(nxt)] = nxt
+                todo.append(nxt)
+    src = g.src
+    for e in range(g.n_edges):
+        u, a, v = int(src[e]), int(g.act[e]), int(g.dst[e])
+        nxt = k.step(cells[int(g.fps[u])], k.actions[a])
+        assert nxt is not None and k.fingerprint(nxt) == int(g.fps[v])
+        false = {p.name for p in k.check_properties(cells[int(g.fps[u])], nxt)}
+        for name, values in g.steps.items():
+            assert bool(values[e]) == (name not in false), (name, e)
+    col.close()
+
+
+# ------------------------------------------------------------------ spilled edge arrays
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(live_spec())
+def test_spilled_edges_are_the_same_arrays_memory_mapped(tmp_path_factory, cls):
+    d = str(tmp_path_factory.mktemp("spill"))
+    g, levels, raw, col = _collect(cls(), 2)
+    gs, _, _, cols = _collect(cls(), 2, spill_dir=d)
+    _same_graph(gs, levels, raw)
+    if gs.n_edges:
+        assert isinstance(gs.dst, np.memmap) and isinstance(gs.act, np.memmap)
+        assert [n for n in os.listdir(d) if n.startswith("edges-")]
+    for a, b in [(g.dst, gs.dst), (g.act, gs.act), (g.indptr, gs.indptr)]:
+        assert np.array_equal(a, b)
+    cols.close()
+    col.close()
+    assert os.listdir(d) == []
+
+
+def test_check_with_spill_dir_gives_the_same_verdicts_and_lasso(tmp_path):
+    from tests.test_liveness import FlipWeakSet, ProcsFamily
+
+    for cls in (FlipWeakSet, ProcsFamily, ResetsLive):
+        plain = check_liveness(cls())
+        spilled = check_liveness(cls(), spill_dir=str(tmp_path / "s"))
+        assert spilled.liveness.pop("spilled") is True
+        assert plain.liveness.pop("spilled") is False
+        for r in (plain, spilled):
+            r.liveness.pop("seconds")
+            r.liveness.pop("graph_bytes")
+        assert spilled.liveness == plain.liveness
+        assert spilled.status == plain.status
+        assert spilled.violation == plain.violation
+        assert os.listdir(tmp_path / "s") == []
+
+
+def test_spill_dir_that_is_a_file_is_a_usage_error(tmp_path):
+    from modelcheck.errors import UsageError
+    from tests.test_liveness import FlipWeakSet
+
+    (tmp_path / "f").write_text("")
+    with pytest.raises(UsageError, match="--spill-dir"):
+        check_liveness(FlipWeakSet(), spill_dir=str(tmp_path / "f"))
+
+
+class ResetsLive(Resets):
+    fairness = {"Inc": "weak"}
+
+    @always_eventually
+    def Zero(self, s):
+        return s.x == 0
+
+    @always_eventually
+    def Nine(self, s):
+        return s.x == 9
+
+
+def test_whole_graph_cycles_restrict_each_property_to_the_same_fair_components():
+    """With two properties, the nodes on no cycle of the whole graph are left out of the
+    SCC routine: the same fair nodes as without."""
+    spec = ResetsLive()
+    g, _, _, col = _collect(spec, 4)
+    conds = fairness_conditions(spec)
+    x = np.array([int(f) for f in g.fps])  # any mask will do: by fingerprint bits
+    for mask in (np.ones(g.n, dtype=bool), x % 3 != 0, x % 2 == 0):
+        plain = fair_components(g, mask, conds)
+        cut = fair_components(g, mask, conds, cyclic=g.cyclic())
+        assert np.array_equal(plain >= 0, cut >= 0)
+        # the same partition into components
+        for c in np.unique(plain[plain >= 0]):
+            assert len(np.unique(cut[plain == c])) == 1
+    r = check_liveness(spec)
+    assert r.liveness["properties"] == {"Zero": "violated", "Nine": "violated"}
+    col.close()
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(live_spec())
+def test_enabled_of_all_conditions_at_once_is_each_alone(cls):
+    spec = cls()
+    g, _, _, col = _collect(spec, 3)
+    n_act = len(spec.actions)
+    # and more than 64 conditions (two passes), some of several actions
+    many = [FairnessCondition("weak", f"A{i}", "A", tuple(sorted({i % n_act, i * 7 % n_act})))
+            for i in range(70)]
+    conds = [*fairness_conditions(spec), *many]
+    for got, c in zip(g.enabled_all(conds), conds, strict=True):
+        src = g.src
+        want = np.zeros(g.n, dtype=bool)
+        want[src[np.isin(g.act, c.action_ids)]] = True
+        assert np.array_equal(got, want) and np.array_equal(g.enabled(c), want)
+    col.close()
+
+
+# ------------------------------------------------------------------ the fingerprint index
+@settings(max_examples=200, deadline=None)
+@given(st.lists(U64, unique=True, max_size=300), st.lists(U64, max_size=50),
+       st.integers(0, 1000), st.booleans())
+def test_fp_index_finds_what_a_dict_finds(fps, extra, offset, small):
+    if small:  # packed states: small, structured values
+        fps = sorted({f % 4096 << 8 for f in fps})
+        extra = [e % 4096 << 8 for e in extra]
+    arr = np.array(sorted(fps), dtype=np.uint64)
+    ix = FpIndex(arr, offset)
+    want = {int(f): i + offset for i, f in enumerate(arr)}
+    q = np.array([*fps, *extra, *fps[:5]], dtype=np.uint64)
+    assert ix.find(q).tolist() == [want.get(int(f), -1) for f in q]
+
+
+def test_fp_index_empty_and_full_range():
+    assert FpIndex(np.zeros(0, dtype=np.uint64)).find(np.array([5], dtype=np.uint64)).tolist() \
+        == [-1]
+    arr = np.array([0, 1, 2**63, 2**64 - 1], dtype=np.uint64)
+    q = np.array([2**64 - 1, 0, 3, 2**63, 1, 2**64 - 2], dtype=np.uint64)
+    assert FpIndex(arr, 10).find(q).tolist() == [13, 10, -1, 12, 11, -1]
+
+
+# ------------------------------------------------------------------ CSR helpers
+@st.composite
+def _transitions(draw: st.DrawFn) -> tuple[np.ndarray, np.ndarray, int, int]:
+    n_rows = draw(st.integers(1, 12))
+    n_act = draw(st.integers(1, 6))
+    pairs = draw(st.lists(st.tuples(st.integers(0, n_rows - 1), st.integers(0, n_act - 1)),
+                          unique=True, max_size=60))
+    if draw(st.booleans()):  # as the kernel emits them: by action, rows in order
+        acts_order = draw(st.permutations(range(n_act)))
+        pairs.sort(key=lambda p: (acts_order.index(p[1]), p[0]))
+    rows = np.array([p[0] for p in pairs], dtype=np.int64)
+    acts = np.array([p[1] for p in pairs], dtype=np.int32)
+    return rows, acts, n_rows, n_act
+
+
+@settings(max_examples=300, deadline=None)
+@given(_transitions())
+def test_csr_order_is_the_order_by_row_then_action(t):
+    rows, acts, n_rows, n_act = t
+    deg, dest = csr_order(rows, acts, n_rows, n_act)
+    assert deg.tolist() == np.bincount(rows, minlength=n_rows).tolist()
+    placed = [None] * len(rows)
+    for i, d in enumerate(dest):
+        placed[d] = (int(rows[i]), int(acts[i]))
+    assert placed == sorted(zip(rows.tolist(), acts.tolist()))
+
+
+@st.composite
+def _csr(draw: st.DrawFn, unknown: bool = False) -> tuple[np.ndarray, np.ndarray]:
+    deg = np.array(draw(st.lists(st.integers(0, 40), min_size=1, max_size=8)), dtype=np.int64)
+    lo = -1 if unknown else 0
+    dst = np.array(draw(st.lists(st.integers(lo, 5), min_size=int(deg.sum()),
+                                 max_size=int(deg.sum()))), dtype=np.int32)
+    return deg, dst
+
+
+def _naive_parallel(rows: list[int], dst: list[int]) -> list[int]:
+    seen: set[tuple[int, int]] = set()
+    out = []
+    for i, (r, d) in enumerate(zip(rows, dst)):
+        if d < 0:
+            continue
+        if (r, d) in seen:
+            out.append(i)
+        seen.add((r, d))
+    return out
+
+
+@settings(max_examples=300, deadline=None)
+@given(_csr(unknown=True), st.integers(1, 40))
+def test_parallel_edges_in_rows_and_by_sorting(csr, short):
+    deg, dst = csr
+    rows = np.repeat(np.arange(len(deg)), deg)
+    want = _naive_parallel(rows.tolist(), dst.tolist())
+    assert parallel_in_rows(deg, dst, short).tolist() == want
+    assert parallel_edges(rows, dst).tolist() == want
+
+
+@settings(max_examples=300, deadline=None)
+@given(_csr(), st.data())
+def test_restrict_and_any_per_node_against_loops(csr, data):
+    deg, dst = csr
+    n = len(deg)
+    dst = dst % n
+    indptr = np.zeros(n + 1, dtype=np.int32)
+    np.cumsum(deg, out=indptr[1:])
+    mask = np.array(data.draw(st.lists(st.booleans(), min_size=n, max_size=n)))
+    flags = np.array(data.draw(st.lists(st.booleans(), min_size=len(dst),
+                                        max_size=len(dst))), dtype=bool)
+    for simple in (False, True):
+        sub_indptr, sub_dst = restrict(indptr, dst, mask, simple)
+        kept: list[list[int]] = [[] for _ in range(n)]
+        for u in range(n):
+            for e in range(indptr[u], indptr[u + 1]):
+                if mask[u] and mask[dst[e]] and not (simple and int(dst[e]) in kept[u]):
+                    kept[u].append(int(dst[e]))
+        assert [sub_dst[sub_indptr[u]:sub_indptr[u + 1]].tolist() for u in range(n)] == kept
+    assert any_per_node(indptr, flags).tolist() == [
+        bool(flags[indptr[u]:indptr[u + 1]].any()) for u in range(n)]
+
+
+def test_cli_spill_dir_gives_the_same_result_and_cleans_up(tmp_path):
+    import json
+
+    from click.testing import CliRunner
+
+    from modelcheck.cli import cli
+
+    runner = CliRunner()
+    for target in ("tests/test_liveness.py:ProcsFamily", "tests/test_liveness.py:ProcsStrongEach"):
+        args = ["check", target, "--format", "json", "-q"]
+        plain = json.loads(runner.invoke(cli, args).stdout)
+        spilled = json.loads(runner.invoke(cli, [*args, "--spill-dir", str(tmp_path)]).stdout)
+        assert spilled["liveness"].pop("spilled") and not plain["liveness"].pop("spilled")
+        for d in (plain, spilled):
+            for k in ("seconds", "states_per_second", "levels", "memory"):
+                d.pop(k)
+            for k in ("seconds", "graph_bytes"):
+                d["liveness"].pop(k)
+        assert plain == spilled
+        assert list(tmp_path.iterdir()) == []
