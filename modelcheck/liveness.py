@@ -70,8 +70,6 @@ from functools import partial
 from typing import Any
 
 import numpy as np
-from scipy.sparse import csr_matrix
-from scipy.sparse.csgraph import connected_components
 
 from .config import CheckConfig
 from .errors import SpecEvaluationError, UsageError
@@ -506,6 +504,11 @@ def strong_components(n: int, indptr: np.ndarray, dst: np.ndarray) -> tuple[int,
     memory-mapped or not): the matrix's values are one broadcast 1.0, as the routine
     reads only the structure. No source may list a target twice: scipy's routine (1.17)
     loops forever on a repeated entry (``restrict(..., simple=True)`` leaves them out)."""
+    # scipy is imported where it is used: importing it costs most of a second, which
+    # every command would pay at start-up (modelcheck imports this module)
+    from scipy.sparse import csr_matrix
+    from scipy.sparse.csgraph import connected_components
+
     data = np.broadcast_to(np.float64(1.0), (len(dst),))
     m = csr_matrix((data, dst, indptr), shape=(n, n), copy=False)
     ncomp, lab = connected_components(m, directed=True, connection="strong")
@@ -680,6 +683,8 @@ def _reach_back(g: StateGraph, targets: np.ndarray, allowed: np.ndarray,
                 edges: np.ndarray | None = None) -> np.ndarray:
     """The nodes of ``allowed`` from which a path within ``allowed`` (and the edges of
     ``edges``) reaches ``targets``."""
+    from scipy.sparse import csr_matrix
+
     indptr, dst = restrict(g.indptr, g.dst, allowed, edges=edges)
     # reversed edges: the transpose, by scipy's counting sort
     rev = csr_matrix((np.ones(len(dst), dtype=bool), dst, indptr), shape=(g.n, g.n)).tocsc()
