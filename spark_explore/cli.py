@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import Any
+from typing import Any, NoReturn
 
 import click
 
@@ -169,18 +169,25 @@ def spark(spec: str, consts: tuple[str, ...], config: CheckConfig, simulate: boo
                        f"state cells, {len(bound.actions)} action instances. Starting "
                        "Spark...", err=True)
         result = explorer.run()
-    except ModelcheckError as e:
+    except BaseException as e:  # noqa: BLE001 - never show users a raw traceback
+        _report_failure(e, fmt)
+    finish(result, fmt, recorder, bound, quiet)
+
+
+def _report_failure(e: BaseException, fmt: str) -> NoReturn:
+    """End a ``spark`` run that raised: a user error as one paragraph (exit 2), Ctrl-C
+    before a result (exit 3), anything else as an internal error (exit 2; the traceback
+    with MODELCHECK_DEBUG=1)."""
+    if isinstance(e, ModelcheckError):
         print_error(e, fmt)
-    except KeyboardInterrupt:
+    if isinstance(e, KeyboardInterrupt):
         click.echo("interrupted", err=True)
         sys.exit(3)
-    except Exception as e:  # noqa: BLE001 - never show users a raw traceback
-        if os.environ.get("MODELCHECK_DEBUG"):
-            raise
-        print_error(RuntimeError(
-            f"internal error in the Spark backend: {type(e).__name__}: {e} (set "
-            "MODELCHECK_DEBUG=1 for the traceback)"), fmt)
-    finish(result, fmt, recorder, bound, quiet)
+    if not isinstance(e, Exception) or os.environ.get("MODELCHECK_DEBUG"):
+        raise e
+    print_error(RuntimeError(
+        f"internal error in the Spark backend: {type(e).__name__}: {e} (set "
+        "MODELCHECK_DEBUG=1 for the traceback)"), fmt)
 
 
 def _simulate(spec: str, consts: tuple[str, ...], config: CheckConfig, sim_options: SimOptions,
@@ -213,15 +220,6 @@ def _simulate(spec: str, consts: tuple[str, ...], config: CheckConfig, sim_optio
                        f"{len(bound.actions)} action instances, walks of at most "
                        f"{simulator.sim.depth} steps. Starting Spark...", err=True)
         result = simulator.run()
-    except ModelcheckError as e:
-        print_error(e, fmt)
-    except KeyboardInterrupt:
-        click.echo("interrupted", err=True)
-        sys.exit(3)
-    except Exception as e:  # noqa: BLE001 - never show users a raw traceback
-        if os.environ.get("MODELCHECK_DEBUG"):
-            raise
-        print_error(RuntimeError(
-            f"internal error in the Spark backend: {type(e).__name__}: {e} (set "
-            "MODELCHECK_DEBUG=1 for the traceback)"), fmt)
+    except BaseException as e:  # noqa: BLE001 - never show users a raw traceback
+        _report_failure(e, fmt)
     finish(result, fmt, recorder, bound, quiet)
