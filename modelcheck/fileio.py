@@ -17,7 +17,7 @@ import secrets
 from .errors import UsageError
 
 __all__ = ["atomic_write", "prepare_dir", "probe_file", "OutputPathError", "has_scheme",
-           "file_uri_path"]
+           "file_uri_path", "spill_subdir"]
 
 
 class OutputPathError(UsageError):
@@ -89,6 +89,18 @@ def prepare_dir(path: str | os.PathLike[str], option: str, *, create: bool = Tru
     if not os.path.isdir(p):
         raise OutputPathError(f"{what}: {p} is not a directory.")
     _probe_write(p, what)
+
+
+def spill_subdir(spill_dir: str, prefix: str) -> str:
+    """A new private directory for one run's files under ``--spill-dir`` (created if
+    missing), or a usage error naming the user's path."""
+    import tempfile
+
+    try:
+        os.makedirs(spill_dir, exist_ok=True)
+        return tempfile.mkdtemp(prefix=prefix, dir=spill_dir)
+    except OSError as e:
+        raise UsageError(f"--spill-dir {spill_dir}: cannot use it: {_reason(e)}.") from None
 
 
 def probe_file(path: str | os.PathLike[str], option: str) -> None:

@@ -26,13 +26,12 @@ from __future__ import annotations
 
 import os
 import shutil
-import tempfile
 from collections.abc import Callable, Iterator
 from typing import Any
 
 import numpy as np
 
-from .errors import UsageError
+from .fileio import spill_subdir
 
 __all__ = ["FpIndex", "EdgeStore", "GrowArray", "csr_order", "parallel_edges", "parallel_in_rows",
            "restrict", "any_per_node", "edge_chunks", "NODE_LIMIT"]
@@ -264,14 +263,7 @@ class EdgeStore:
         self._dst = GrowArray(np.int32)
         self._act = GrowArray(self.act_type)
         if spill_dir is not None:
-            try:
-                os.makedirs(spill_dir, exist_ok=True)
-                self._dir = tempfile.mkdtemp(prefix="edges-", dir=spill_dir)
-            except OSError as e:
-                reason = ("a file is in the way (a directory is needed)"
-                          if isinstance(e, FileExistsError | NotADirectoryError)
-                          else e.strerror or str(e))
-                raise UsageError(f"--spill-dir {spill_dir}: cannot use it: {reason}.") from None
+            self._dir = spill_subdir(spill_dir, "edges-")
             self._files = [open(os.path.join(self._dir, name), "wb")  # noqa: SIM115
                            for name in ("dst.bin", "act.bin")]
 

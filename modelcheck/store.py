@@ -17,12 +17,11 @@ from __future__ import annotations
 
 import os
 import shutil
-import tempfile
 from dataclasses import dataclass
 
 import numpy as np
 
-from .errors import UsageError
+from .fileio import spill_subdir
 
 __all__ = ["FingerprintSet", "LevelStore", "Level", "dedupe_min", "group_argmin"]
 
@@ -158,14 +157,7 @@ class LevelStore:
         self._dir: str | None = None
         self._nbytes = 0  # in memory, kept as levels come and go (asked for every batch)
         if spill_dir is not None:
-            try:
-                os.makedirs(spill_dir, exist_ok=True)
-                self._dir = tempfile.mkdtemp(prefix="levels-", dir=spill_dir)
-            except OSError as e:
-                reason = ("a file is in the way (a directory is needed)"
-                          if isinstance(e, FileExistsError | NotADirectoryError)
-                          else e.strerror or str(e))
-                raise UsageError(f"--spill-dir {spill_dir}: cannot use it: {reason}.") from None
+            self._dir = spill_subdir(spill_dir, "levels-")
 
     def append(self, fps: np.ndarray, parents: np.ndarray) -> None:
         parents = parents.astype(np.uint32, copy=False)
