@@ -27,8 +27,11 @@ at most ``driver_threshold`` (and while the states seen so far number at most
 shard) is run in the driver process (:func:`~spark_explore.shards.run_level_here`):
 every bucket is committed by the tasks' code, on the same files, and the level is then
 expanded as one, its successors written as a single producer's (tasks read one
-producer's or ``K`` producers' alike). The parent rule picks the same parent whatever
-the producers, so the results are the same; only where the work runs differs.
+producer's or ``K`` producers' alike). While the executors' Python workers are still
+starting and loading the spec (a second or two; :meth:`ShardEngine.warm_up`), levels of
+up to :data:`WARMING_FACTOR` times the threshold run there too. The parent rule picks
+the same parent whatever the producers, so the results are the same; only where the
+work runs differs.
 ``driver_threshold=0`` sends every level to the executors (tests use it).
 
 Spark's exceptions are left to the driver, which translates them.
@@ -75,6 +78,10 @@ SUBDIR = "shards"
 #: a level runs on the driver only while the distinct states so far are at most this
 #: many times the driver threshold
 DRIVER_VISITED_FACTOR = 100
+#: while the executors are still starting (the warm-up job has not finished), levels of
+#: up to this many times the driver threshold also run in the driver: waiting for the
+#: executors' Python workers would cost more than expanding them here
+WARMING_FACTOR = 8
 
 
 @dataclass
@@ -233,10 +240,18 @@ class ShardEngine:
 
     def on_driver(self) -> bool:
         """Whether the next job is small enough to run in the driver process (unknown
-        after a resume: no)."""
+        after a resume: no). While the executors are still being warmed up, the limit
+        is :data:`WARMING_FACTOR` times the threshold."""
         t = self.driver_threshold
-        return (t > 0 and self._candidates is not None
-                and self._candidates <= t and self._distinct <= DRIVER_VISITED_FACTOR * t)
+        if t <= 0 or self._candidates is None or self._distinct > DRIVER_VISITED_FACTOR * t:
+            return False
+        if self._candidates <= t:
+            return True
+        return self.warming() and self._candidates <= WARMING_FACTOR * t
+
+    def warming(self) -> bool:
+        """Whether the warm-up job (:meth:`warm_up`) is still running."""
+        return self._warming is not None and self._warming.is_alive()
 
     def parent(self, depth: int, fp: int) -> int | None:
         """The parent fingerprint of state ``fp`` of committed level ``depth``."""

@@ -73,8 +73,10 @@ def keep_freed_memory() -> bool:
 
         libc = ctypes.CDLL("libc.so.6")
         m_trim_threshold, m_mmap_max = -1, -4
+        # mallopt takes a C int: the largest threshold is INT_MAX (a larger Python int
+        # would be cut to its low 32 bits, and a threshold of 0 trims at every free)
         return bool(libc.mallopt(m_mmap_max, 0)) and bool(
-            libc.mallopt(m_trim_threshold, 1 << 62))
+            libc.mallopt(m_trim_threshold, 2**31 - 1))
     except (OSError, AttributeError):
         return False
 
