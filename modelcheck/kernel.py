@@ -411,7 +411,11 @@ class Kernel:
             if taken is None:
                 continue
             cond, assigned, und = taken
-            mask = self._mask(g, n, inst.decl.fn, f"the guard of action {inst.label}", words)
+            if type(g) is np.ndarray and g.dtype == np.bool_ and g.shape == (n,):
+                mask = g  # the common case, without building the label of an error
+            else:
+                mask = self._mask(g, n, inst.decl.fn, f"the guard of action {inst.label}",
+                                  words)
             if cond is not None:
                 mask = mask & self._mask(cond, n, inst.decl.fn,
                                          f"the condition of action {inst.label}", words)
@@ -432,12 +436,12 @@ class Kernel:
             with np.errstate(over="ignore"):
                 for ci, v in assigned.items():
                     vr = self._assigned_rows(inst, ci, v, rows, n, words)
-                    old = s._cell(ci)
-                    old_r = old[rows]
                     post[ci] = vr
-                    delta = (np.asarray(vr, dtype=np.int64)
-                             - old_r.astype(np.int64)).astype(_U64)
-                    child[:, layout.word_of[ci]] += delta * layout.mult[ci]
+                    # new - old in int64, then the same bits as uint64: scaled and added
+                    # modulo 2**64, the word ends up holding the new value
+                    delta = np.subtract(vr, s._cell(ci)[rows], dtype=np.int64).view(_U64)
+                    delta *= layout.mult[ci]
+                    child[:, layout.word_of[ci]] += delta
             ok = None
             if self.action_constraints:
                 # on the successor itself, before symmetry reduction, as the properties
