@@ -715,9 +715,9 @@ class Kernel:
                 f"{source_location(inst.decl.fn)}: action {inst.label} assigns {cell.name} "
                 f"an array of shape {arr.shape}; assign one value per state."
             )
-        vr = vr.astype(np.int64)
-        bad = (vr < cell.lo) | (vr > cell.hi)
-        if np.any(bad):
+        vr = vr.astype(np.int64, copy=False)
+        if vr.size and (vr.min() < cell.lo or vr.max() > cell.hi):
+            bad = (vr < cell.lo) | (vr > cell.hi)
             i = int(np.flatnonzero(np.atleast_1d(bad))[0])
             row = int(rows[i])
             val = int(np.atleast_1d(vr)[i])
