@@ -33,8 +33,7 @@ from __future__ import annotations
 
 import itertools
 import sys
-from collections.abc import Callable, Iterable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable, Iterable
 from contextvars import ContextVar
 from typing import Any, Protocol, runtime_checkable
 
@@ -285,17 +284,21 @@ def undefined_mark() -> int:
     return len(sink) if sink is not None else 0
 
 
-@contextmanager
-def collect_undefined() -> Iterator[list[tuple[Any, str, str]]]:
+class collect_undefined:  # noqa: N801 - used as a function: ``with collect_undefined()``
     """Collect, rather than raise, the undefined values of the code run inside: a list
     of ``(rows mask, spec file:line, message)``. The kernel raises those that fall on
-    enabled rows."""
-    found: list[tuple[Any, str, str]] = []
-    token = _sink.set(found)
-    try:
-        yield found
-    finally:
-        _sink.reset(token)
+    enabled rows. (A class rather than a generator context manager: the kernel enters
+    one per action instance and batch.)"""
+
+    __slots__ = ("found", "token")
+
+    def __enter__(self) -> list[tuple[Any, str, str]]:
+        self.found: list[tuple[Any, str, str]] = []
+        self.token = _sink.set(self.found)
+        return self.found
+
+    def __exit__(self, *exc: object) -> None:
+        _sink.reset(self.token)
 
 
 # ------------------------------------------------------------------ set values

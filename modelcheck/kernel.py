@@ -417,8 +417,11 @@ class Kernel:
                 mask = self._mask(g, n, inst.decl.fn, f"the guard of action {inst.label}",
                                   words)
             if cond is not None:
-                mask = mask & self._mask(cond, n, inst.decl.fn,
-                                         f"the condition of action {inst.label}", words)
+                if not (type(cond) is np.ndarray and cond.dtype == np.bool_
+                        and cond.shape == (n,)):
+                    cond = self._mask(cond, n, inst.decl.fn,
+                                      f"the condition of action {inst.label}", words)
+                mask = mask & cond
             for um, _where, message in und:
                 bad = np.flatnonzero(mask & um)
                 if len(bad):
