@@ -40,6 +40,7 @@ from .layout import collision_probability
 from .library import Library
 from .library import catalog as library_catalog
 from .library import lookup as library_lookup
+from .memtune import steady_arrays
 from .result import ActionCoverage, LevelStats, Result, Violation
 from .spec import ActionInstance, PredicateDecl, Spec
 from .store import NO_PARENT, FingerprintSet, LevelStore, dedupe_min
@@ -148,6 +149,7 @@ class Explorer:
         """Explore. Ctrl-C (:mod:`modelcheck.interrupt`), ``max_states`` and the memory
         budget (:mod:`modelcheck.budget`) stop the run at the last complete level with
         status ``incomplete``; so does a ``MemoryError`` that the budget did not foresee."""
+        steady_arrays()
         t0 = time.perf_counter()
         res = new_result(self.kernel, self.config)
         limit = self.config.memory_limit

@@ -59,6 +59,7 @@ from typing import Any
 import numpy as np
 
 from modelcheck.engine import LevelExpansion, LevelFindings
+from modelcheck.memtune import steady_arrays
 from modelcheck.store import group_argmin
 
 from .worker import WorkerConfig, encode_error, get_kernel
@@ -462,6 +463,7 @@ def run_level_here(cfg: ShardConfig, depth: int, expand: bool | None, again: boo
     bucket), and its successors are written as the one producer of the level's
     candidates. ``producers`` as for :func:`run_bucket`."""
     try:
+        steady_arrays()  # this process's own malloc (the executors keep all freed memory)
         cpu = time.process_time()
         blocks = [_committed(cfg, depth, b) if again else _commit(cfg, depth, b, producers)
                   for b in range(cfg.buckets)]

@@ -24,7 +24,7 @@ from typing import Any
 
 __all__ = [
     "WorkerConfig", "get_kernel", "seed_kernel", "ERROR_BEGIN", "ERROR_END", "decode_error",
-    "encode_error", "warm_kernel", "keep_freed_memory",
+    "encode_error", "warm_kernel",
 ]
 
 ERROR_BEGIN = "<<modelcheck-worker-error>>"
@@ -58,38 +58,17 @@ class WorkerConfig:
                 self.symmetry)
 
 
-def keep_freed_memory() -> bool:
-    """Have glibc's ``malloc`` keep freed memory for reuse in this process (no ``mmap``
-    of large blocks, no trimming of the heap); False where that is not glibc.
-
-    A task allocates and frees arrays of its bucket's size many times over: from
-    ``mmap`` each one is fresh pages, a page fault each (and for huge pages a
-    compaction), which cost a Python worker a large share of its CPU (measured on
-    the shard pipeline: a quarter to a half of its numpy time). Reused heap memory
-    costs none; the price is that a worker's resident memory stays at its peak, which
-    the next level needs again anyway."""
-    try:
-        import ctypes
-
-        libc = ctypes.CDLL("libc.so.6")
-        m_trim_threshold, m_mmap_max = -1, -4
-        # mallopt takes a C int: the largest threshold is INT_MAX (a larger Python int
-        # would be cut to its low 32 bits, and a threshold of 0 trims at every free)
-        return bool(libc.mallopt(m_mmap_max, 0)) and bool(
-            libc.mallopt(m_trim_threshold, 2**31 - 1))
-    except (OSError, AttributeError):
-        return False
-
-
 def get_kernel(cfg: WorkerConfig) -> Any:
     """The kernel for ``cfg``, built on first use in this process and cached (the first
     build in an executor's Python worker also tunes its ``malloc``:
-    :func:`keep_freed_memory`)."""
+    :func:`modelcheck.memtune.keep_freed_memory`)."""
     k = _KERNELS.get(cfg.key)
     if k is None:
+        from modelcheck.config import CheckConfig
+        from modelcheck.memtune import keep_freed_memory
+
         if not _KERNELS:
             keep_freed_memory()
-        from modelcheck.config import CheckConfig
         from modelcheck.explorer import build_kernel
         from modelcheck.library import lookup
         from modelcheck.loader import load_spec_class
