@@ -51,6 +51,12 @@ def _mix64(x: np.ndarray) -> np.ndarray:
     return x ^ (x >> _U64(31))
 
 
+_MASK = (1 << 64) - 1
+#: at most this many states are hashed in Python integers (the chain over the words is
+#: sequential: per word, numpy's per-call cost exceeds the arithmetic on a few rows)
+_SCALAR_ROWS = 8
+
+
 def fingerprint64(words: np.ndarray) -> np.ndarray:
     """64-bit fingerprints of packed states ``words`` (shape ``(n, k)``, uint64).
 
@@ -59,9 +65,27 @@ def fingerprint64(words: np.ndarray) -> np.ndarray:
     """
     n, k = words.shape
     with np.errstate(over="ignore"):
+        # the inner mixes do not depend on the chain: all words at once
+        inner = _mix64(words + np.arange(k, dtype=_U64) * _SEED)
+        if n <= _SCALAR_ROWS:
+            return np.array([_chain(row) for row in inner.tolist()], dtype=_U64)
         h = np.full(n, _SEED, dtype=_U64)
         for i in range(k):
-            h = _mix64(h ^ _mix64(words[:, i] + _U64(i) * _SEED))
+            h = _mix64(h ^ inner[:, i])
+    return h
+
+
+def _chain(inner: list[int]) -> int:
+    """The chain of :func:`fingerprint64` over one state's mixed words, in Python ints."""
+    h = int(_SEED)
+    m1, m2 = int(_M1), int(_M2)
+    for w in inner:
+        x = h ^ w
+        x ^= x >> 30
+        x = (x * m1) & _MASK
+        x ^= x >> 27
+        x = (x * m2) & _MASK
+        h = x ^ (x >> 31)
     return h
 
 

@@ -61,6 +61,18 @@ def test_fingerprint64_is_fixed() -> None:
     assert fps.tolist() == [int(x) for x in _reference_hash(words)]
 
 
+@settings(max_examples=60, deadline=None)
+@given(st.integers(0, 20), st.integers(1, 60), st.integers(0, 2**32 - 1))
+def test_fingerprint64_matches_the_reference(n: int, k: int, seed: int) -> None:
+    """Both ways of hashing (a few rows in Python integers, more in numpy) give the
+    documented algorithm's values, whatever the batch's shape."""
+    rng = np.random.default_rng(seed)
+    words = rng.integers(0, 2**64, size=(n, k), dtype=np.uint64, endpoint=False)
+    words[rng.random((n, k)) < 0.2] = np.uint64(2**64 - 1)  # carries in word + i * SEED
+    assert fingerprint64(words).tolist() == _reference_hash(words)
+    assert fingerprint64(words).dtype == np.uint64
+
+
 def _reference_hash(words: np.ndarray) -> list[int]:
     """The documented algorithm in plain Python integers."""
     mask = 2**64 - 1
