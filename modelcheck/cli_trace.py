@@ -22,7 +22,7 @@ from typing import Any
 import click
 
 from .budget import parse_size
-from .errors import ConstantError, UsageError
+from .errors import ConstantError, SpecLoadError, UsageError
 from .graph import FORMATS, build_graph, graph_bytes
 from .loader import bind_spec, load_spec_class, parse_consts
 from .spec import Spec
@@ -105,7 +105,7 @@ def _load(file: str, spec_target: str | None = None, consts: tuple[str, ...] = (
     """Load the trace in ``file``; with ``spec_target``, check that it fits that spec."""
     t = load_trace(file)
     if spec_target is not None:
-        fit_trace(file, bind_recorded(spec_target, t.constants, consts), t)
+        fit_trace(file, bind_recorded(spec_target, t.constants, consts, file), t)
     elif consts:
         raise UsageError("--const needs --spec: constants belong to a spec.")
     return t
@@ -165,7 +165,7 @@ def replay_cmd(spec: str, file: str, consts: tuple[str, ...], color: bool | None
     Constants default to those recorded in the trace; --const overrides them.
     """
     t = load_trace(file)
-    bound = bind_recorded(spec, t.constants, consts)
+    bound = bind_recorded(spec, t.constants, consts, file)
     if t.spec and t.spec != bound.name:
         click.echo(f"note: the trace was recorded from {t.spec}; replaying it against "
                    f"{bound.name}.", err=True)
@@ -195,7 +195,17 @@ def bind_recorded(target: str, recorded: Mapping[str, Any], consts: tuple[str, .
     ignored = [k for k in recorded if k not in known]
     for k, v in recorded.items():
         if k in known:
-            values[k] = v
+            # an enum constant is recorded by its member's name (older traces: its number)
+            if not isinstance(v, str):
+                values[k] = v
+                continue
+            try:
+                values[k] = parse_consts((f"{k}={v}",), known)[k]
+            except SpecLoadError:
+                members = getattr(type(known[k]), "__members__", None)
+                what = f"one of {', '.join(members)}" if members else "a number or a boolean"
+                raise ConstantError(f"{where} records constant {k}={v!r}, but {k} of "
+                                    f"{cls.__name__} is {what}.") from None
     if ignored:
         click.echo(f"note: ignoring constant(s) {', '.join(ignored)} recorded in {where}: "
                    f"not constants of {cls.__name__}.", err=True)

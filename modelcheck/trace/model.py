@@ -29,6 +29,7 @@ unpickles or imports anything from a trace.
 from __future__ import annotations
 
 import builtins
+import enum
 import json
 import os
 from collections.abc import Callable, Mapping
@@ -155,7 +156,8 @@ class Trace:
         """One line: what the trace is of, and how long."""
         what = self.spec or "a spec"
         if self.constants:
-            what += " (" + ", ".join(f"{k}={v}" for k, v in self.constants.items()) + ")"
+            shown = constants_out(self.constants)
+            what += " (" + ", ".join(f"{k}={v}" for k, v in shown.items()) + ")"
         return f"{what}, {len(self.steps)} state{'s' if len(self.steps) != 1 else ''}"
 
     def violation_text(self) -> str | None:
@@ -225,7 +227,7 @@ def trace_to_itf(trace: Trace, *, generator: str | None = None) -> ItfTrace:
     if trace.spec is not None:
         meta["spec"] = trace.spec
     if trace.constants:
-        meta["constants"] = dict(trace.constants)
+        meta["constants"] = constants_out(trace.constants)
     if trace.property is not None:
         meta["property"] = trace.property
     if trace.kind is not None:
@@ -362,10 +364,16 @@ def _meta_constants(meta: Mapping[str, Any], where: str) -> dict[str, Any]:
         raise TraceFileError(f"{where}: constants: expected an object of NAME: value, got "
                              f"{json.dumps(v)[:40]}.")
     for k, x in v.items():
-        if not isinstance(x, (int, bool)):
-            raise TraceFileError(f"{where}: constants.{k}: expected an integer or a boolean, "
-                                 f"got {json.dumps(x)[:40]}.")
+        if not isinstance(x, (int, bool, str)):
+            raise TraceFileError(f"{where}: constants.{k}: expected an integer, a boolean or "
+                                 f"the name of an enum member, got {json.dumps(x)[:40]}.")
     return dict(v)
+
+
+def constants_out(constants: Mapping[str, Any]) -> dict[str, Any]:
+    """Constants as a trace records and shows them: an enum constant by its member's
+    name (``Sem=K44``, not its number), which binding a trace to its spec reads back."""
+    return {k: v.name if isinstance(v, enum.Enum) else v for k, v in constants.items()}
 
 
 # --------------------------------------------------------------------------- our JSON
@@ -379,7 +387,7 @@ def trace_to_json(trace: Trace) -> dict[str, Any]:
         "version": TRACE_JSON_VERSION,
         "spec": trace.spec,
         "source": trace.source,
-        "constants": dict(trace.constants),
+        "constants": constants_out(trace.constants),
         "property": trace.property,
         "kind": trace.kind,
         "also_violated": list(trace.also_violated),
