@@ -28,6 +28,7 @@ import itertools
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -411,17 +412,11 @@ class Kernel:
             if taken is None:
                 continue
             cond, assigned, und = taken
-            if type(g) is np.ndarray and g.dtype == np.bool_ and g.shape == (n,):
-                mask = g  # the common case, without building the label of an error
-            else:
-                mask = self._mask(g, n, inst.decl.fn, f"the guard of action {inst.label}",
-                                  words)
+            # the labels are built only for an error (not per instance and batch)
+            mask = self._mask(g, n, inst.decl.fn, partial(_part_of, "guard", inst), words)
             if cond is not None:
-                if not (type(cond) is np.ndarray and cond.dtype == np.bool_
-                        and cond.shape == (n,)):
-                    cond = self._mask(cond, n, inst.decl.fn,
-                                      f"the condition of action {inst.label}", words)
-                mask = mask & cond
+                mask = mask & self._mask(cond, n, inst.decl.fn,
+                                         partial(_part_of, "condition", inst), words)
             for um, _where, message in und:
                 bad = np.flatnonzero(mask & um)
                 if len(bad):
@@ -679,14 +674,18 @@ class Kernel:
         mask = self._mask(r, n, p.fn, f"{p.kind} {p.name}", words)
         return np.flatnonzero(~mask)
 
-    def _mask(self, g: Any, n: int, fn: Callable[..., Any], what: str,
+    def _mask(self, g: Any, n: int, fn: Callable[..., Any], what: str | Callable[[], str],
               words: np.ndarray) -> np.ndarray:
+        """``g`` (a predicate's or guard's value) as a boolean column of ``n`` rows;
+        ``what`` names it in an error (a callable: built only then)."""
+        if isinstance(g, np.ndarray) and g.dtype == np.bool_ and g.shape == (n,):
+            return g
+        if callable(what):
+            what = what()
         if isinstance(g, np.ndarray):
             if g.dtype != np.bool_:
                 raise self._not_bool(fn, what, g, self.layout.unpack(words[0]) if len(words)
                                      else None)
-            if g.shape == (n,):
-                return g
             if g.ndim == 0:
                 return np.full(n, bool(g))
             raise SpecEvaluationError(
@@ -936,6 +935,11 @@ def _scattered_view(s: StateView, rows: np.ndarray, post: dict[int, np.ndarray],
         return col
 
     return StateView(layout, get, m)
+
+
+def _part_of(part: str, inst: ActionInstance) -> str:
+    """How an error names a part of an action instance (``the guard of action A(1)``)."""
+    return f"the {part} of action {inst.label}"
 
 
 def _first_row(ex: Expansion) -> Expansion:
