@@ -66,3 +66,43 @@ def test_steady_arrays_still_maps_huge_blocks() -> None:
     """Blocks from 32 MiB up are still mapped (the visited set grows by remapping) and
     go back to the system when freed."""
     assert faults("steady_arrays", "64", 64) > 8_000
+
+
+_PAGES = textwrap.dedent("""
+    import sys
+    sys.path.insert(0, sys.argv[1])
+    import numpy as np
+    from modelcheck import memtune
+    core = getattr(np, "_core", None) or np.core
+    before = core.multiarray._get_madvise_hugepage()
+    done = getattr(memtune, sys.argv[2])()
+    print(int(before), int(core.multiarray._get_madvise_hugepage()))
+""")
+
+
+def hugepage_flags(mode: str, env: str | None) -> tuple[int, int]:
+    """numpy's huge-page setting before and after ``memtune.<mode>()`` in a child."""
+    import os
+
+    environ = {k: v for k, v in os.environ.items() if k != "NUMPY_MADVISE_HUGEPAGE"}
+    if env is not None:
+        environ["NUMPY_MADVISE_HUGEPAGE"] = env
+    out = subprocess.run([sys.executable, "-c", _PAGES, str(ROOT), mode],
+                         capture_output=True, text=True, check=True, env=environ)
+    before, after = map(int, out.stdout.split())
+    return before, after
+
+
+@pytest.mark.parametrize("mode", ["steady_arrays", "keep_freed_memory", "small_pages"])
+def test_numpy_stops_asking_for_huge_pages(mode: str) -> None:
+    """numpy's default (huge pages asked for, where the kernel has them) is turned off by
+    the explorer's and the workers' settings."""
+    before, after = hugepage_flags(mode, None)
+    if not before:
+        pytest.skip("numpy does not ask for huge pages on this kernel")
+    assert after == 0
+
+
+def test_the_users_hugepage_choice_wins() -> None:
+    """``NUMPY_MADVISE_HUGEPAGE=1`` set by the user is left as it is."""
+    assert hugepage_flags("steady_arrays", "1") == (1, 1)
