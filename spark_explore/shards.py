@@ -38,8 +38,9 @@ Only the levels (``L*``) are kept to the end (traces are rebuilt from them); the
 driver deletes a level's ``V`` and ``C`` files once the next level is committed.
 
 **The visited shard** of a bucket is two sorted runs, ``base`` and ``delta``: a
-level's new states are merged into ``delta``, and ``delta`` into ``base`` only once it
-holds more than :data:`REBASE` times ``base``'s states; an unchanged ``base`` moves
+level's new states are merged into ``delta``, and ``delta`` into ``base`` only once
+``delta`` holds more than :data:`REBASE` times ``base``'s states (bucket 0's decide for
+all buckets: :func:`rebase_due`); an unchanged ``base`` moves
 to the next level as a hard link. So a state is copied a few times over a run rather
 than once per level (rewriting the whole shard every level cost more than the rest of
 a task on deep models), and ``base`` is only ever read memory-mapped.
@@ -67,7 +68,7 @@ from .worker import WorkerConfig, encode_error, get_kernel
 __all__ = ["ShardConfig", "bucket_of", "run_bucket", "level_dir", "visited_dir",
            "cand_dir", "write_array", "write_candidates", "BucketSummary", "INIT", "Block",
            "commit_block", "expand_block", "split_by_bucket", "merge_sorted", "load_visited",
-           "REBASE", "run_level_here", "producers_of"]
+           "REBASE", "rebase_due", "run_level_here", "producers_of"]
 
 _U = np.uint64
 _M1 = _U(0xBF58476D1CE4E5B9)
@@ -148,14 +149,24 @@ def _load(path: Path, mmap: bool = True) -> np.ndarray:
     return np.load(path, mmap_mode="r" if mmap else None, allow_pickle=False)
 
 
+def _header(f: Any) -> tuple[tuple[int, ...], bool, np.dtype]:
+    fmt = np.lib.format
+    version = fmt.read_magic(f)
+    read_header = fmt.read_array_header_1_0 if version == (1, 0) else \
+        fmt.read_array_header_2_0
+    return read_header(f)  # type: ignore[no-any-return]
+
+
+def _rows(path: Path) -> int:
+    """The number of rows of the ``.npy`` array at ``path`` (its header alone is read)."""
+    with open(path, "rb") as f:
+        return int(_header(f)[0][0])
+
+
 def _read_rows(path: Path, lo: int, hi: int) -> np.ndarray:
     """Rows ``lo:hi`` of the ``.npy`` array at ``path``, read with one ``read`` call."""
     with open(path, "rb") as f:
-        fmt = np.lib.format
-        version = fmt.read_magic(f)
-        read_header = fmt.read_array_header_1_0 if version == (1, 0) else \
-            fmt.read_array_header_2_0
-        shape, fortran, dtype = read_header(f)
+        shape, fortran, dtype = _header(f)
         if fortran:  # pragma: no cover - never written so
             return np.array(np.load(path, mmap_mode="r")[lo:hi])
         row = int(np.prod(shape[1:], dtype=np.int64)) if len(shape) > 1 else 1
@@ -325,6 +336,20 @@ def load_visited(root: Path, depth: int, bucket: int) -> tuple[np.ndarray, np.nd
     return _load(base), _load(delta, mmap=False)
 
 
+def rebase_due(root: Path, depth: int) -> bool:
+    """Whether job ``depth`` merges each bucket's visited ``delta`` into its ``base``:
+    when bucket 0's ``delta`` after level ``depth - 1`` holds more than :data:`REBASE`
+    times its ``base``'s states. One bucket decides for all (buckets hold near equal
+    shares of the states), so the tasks of a level rewrite their bases together: a
+    level lasts as long as its slowest task, and bases rewritten one level apart made
+    two levels slow instead of one. Read from the files of a committed level, so every
+    task (and a re-run or resumed one) decides the same."""
+    base, delta = visited_files(root, depth - 1, 0)
+    if not base.exists():  # a run directory written before the split: one run
+        return False
+    return _rows(delta) > REBASE * _rows(base)
+
+
 def merge_sorted(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """The union of two sorted, disjoint ``uint64`` runs, sorted (a new array)."""
     out = np.empty(len(a) + len(b), dtype=_U)
@@ -366,7 +391,7 @@ def _commit(cfg: ShardConfig, depth: int, bucket: int, producers: int | None = N
         base, delta = fps, np.zeros(0, _U)
     else:
         base, delta = seen[0], merge_sorted(seen[1], fps)
-    if seen is None or len(delta) > REBASE * len(base):
+    if seen is None or rebase_due(root, depth):
         write_array(base_file, merge_sorted(base, delta))
         delta = np.zeros(0, _U)
     else:

@@ -102,8 +102,9 @@ def test_shard_commits_against_a_set(tmp_path_factory: pytest.TempPathFactory,
     """Bucket commits, level after level (the visited shard as a base and a delta run,
     whatever the rebase share), against a Python set: each level holds exactly the
     states not seen before, each with its smallest parent; the shard's two runs are
-    the states seen so far. Transitions come from one producer or from every bucket's,
-    as when a level ran in the driver or as Spark tasks."""
+    the states seen so far, and every bucket rewrites its base at the levels bucket 0's
+    rule says. Transitions come from one producer or from every bucket's, as when a
+    level ran in the driver or as Spark tasks."""
     root = tmp_path_factory.mktemp("shards")
     cfg = shards.ShardConfig(_worker(), str(root), buckets)
     mp = pytest.MonkeyPatch()
@@ -137,6 +138,12 @@ def test_shard_commits_against_a_set(tmp_path_factory: pytest.TempPathFactory,
             assert got == want
             if depth:
                 assert shards.producers_of(root, src, buckets) == producers
+                # every bucket rewrites its base at the same levels (bucket 0's rule)
+                due = shards.rebase_due(root, depth)
+                for b in range(buckets):
+                    base_now = shards.visited_files(root, depth, b)[0]
+                    base_before = shards.visited_files(root, depth - 1, b)[0]
+                    assert base_now.samefile(base_before) is not due
             seen |= set(want)
             runs = [shards.load_visited(root, depth, b) for b in range(buckets)]
             assert sorted(x for r in runs for a in r for x in a.tolist()) == sorted(seen)
