@@ -272,7 +272,7 @@ class LevelExpansion:
             cf = np.concatenate(cand_fps)
             ck = np.concatenate(cand_keys)
             if len(cand_fps) > 1:
-                u, kmin, rows = dedupe_min(cf, ck)
+                u, kmin, rows = dedupe_min(cf, ck, ordered_runs=True)
             else:
                 u, kmin, rows = cf, ck, None
             w = None

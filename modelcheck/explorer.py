@@ -214,7 +214,7 @@ class Explorer:
         if len(cand_fps) == 1:
             u, kmin, rows = fps, keys, np.arange(len(fps))
         else:
-            u, kmin, rows = dedupe_min(fps, keys)
+            u, kmin, rows = dedupe_min(fps, keys, ordered_runs=True)
         parents = (kmin // n_act).astype(np.uint32)
         by_action = np.bincount(kmin % n_act, minlength=n_act)
         if self.layout.exact:

@@ -33,11 +33,19 @@ def group_argmin(first: np.ndarray, values: np.ndarray) -> np.ndarray:
     position of its smallest value (the first such position on ties).
 
     Most groups of a sorted batch of successor fingerprints are single rows; only the
-    rows of larger groups go through the (slower) segmented reduction.
+    rows of larger groups go through the (slower) segmented reduction, and groups of at
+    most two rows (a bucket's successors from two producers) through none.
     """
     starts = np.flatnonzero(first)
     if len(starts) == len(values):
         return starts
+    size = np.diff(starts, append=len(values))
+    if size.max() == 2:  # pairs and single rows (two producers' successors): no reduction
+        pair = size == 2
+        two = starts[pair]
+        out = starts.copy()
+        out[pair] = two + (values[two + 1] < values[two])
+        return out
     rep = ~first  # rows repeating their predecessor's group
     in_multi = rep.copy()
     in_multi[:-1] |= rep[1:]
@@ -51,26 +59,32 @@ def group_argmin(first: np.ndarray, values: np.ndarray) -> np.ndarray:
     # the first hit of each multi-row group
     hit = hit[np.concatenate(([True], gid[hit[1:]] != gid[hit[:-1]]))]
     out = starts.copy()
-    multi = np.flatnonzero(np.diff(np.append(starts, len(values))) > 1)
-    out[multi] = idx[hit]
+    out[size > 1] = idx[hit]
     return out
 
 
-def dedupe_min(fps: np.ndarray, keys: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def dedupe_min(fps: np.ndarray, keys: np.ndarray, *, ordered_runs: bool = False
+               ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Unique ``fps`` (sorted) with, for each, the smallest ``keys`` value and its row.
 
     Returns ``(unique_fps, min_keys, rows)`` where ``rows`` indexes the input at
     the first row holding that fingerprint (all rows of one fingerprint hold the
-    same state).
+    same state). ``ordered_runs`` says the input is runs of distinct fingerprints
+    whose keys all exceed the keys of the runs before (the de-duplicated successors of
+    a level's batches, in batch order): the first row of a fingerprint then holds its
+    smallest key, and no reduction is needed.
     """
     if len(fps) == 0:
         return fps, keys, np.zeros(0, dtype=np.int64)
     order = np.argsort(fps, kind="stable")
     sf = fps[order]
     starts = np.flatnonzero(np.concatenate(([True], sf[1:] != sf[:-1])))
+    rows = order[starts]
+    if ordered_runs:
+        return sf[starts], keys[rows], rows
     sk = keys[order]
     mins = np.minimum.reduceat(sk, starts)
-    return sf[starts], mins, order[starts]
+    return sf[starts], mins, rows
 
 
 class FingerprintSet:

@@ -31,9 +31,34 @@ def test_dedupe_min_keeps_smallest_key_per_fingerprint(fps: list[int], seed: int
 
 
 @settings(max_examples=200, deadline=None)
-@given(sizes=st.lists(st.integers(1, 5), min_size=1, max_size=30),
+@given(runs=st.lists(st.lists(st.integers(0, 30), max_size=20), max_size=8),
+       seed=st.integers(0, 2**32 - 1))
+def test_dedupe_min_of_ordered_runs(runs: list[list[int]], seed: int) -> None:
+    """Runs of distinct fingerprints whose keys exceed the runs' before (a level's
+    batches): ``ordered_runs`` gives what the general reduction gives."""
+    rng = np.random.default_rng(seed)
+    fps, keys, base = [], [], 0
+    for run in runs:
+        u = sorted(set(run))
+        k = base + rng.choice(1000, size=len(u), replace=False)
+        fps.append(np.array(u, dtype=np.uint64))
+        keys.append(k.astype(np.int64))
+        base += 1000
+    f = np.concatenate(fps) if fps else np.zeros(0, np.uint64)
+    k = np.concatenate(keys) if keys else np.zeros(0, np.int64)
+    want = dedupe_min(f, k)
+    got = dedupe_min(f, k, ordered_runs=True)
+    for a, b in zip(want, got, strict=True):
+        assert a.tolist() == b.tolist()
+
+
+@settings(max_examples=200, deadline=None)
+@given(sizes=st.one_of(st.lists(st.integers(1, 5), min_size=1, max_size=30),
+                       st.lists(st.integers(1, 2), min_size=1, max_size=30)),
        seed=st.integers(0, 2**32 - 1))
 def test_group_argmin(sizes: list[int], seed: int) -> None:
+    """Against a plain-Python scan, for groups of any size and for the pairs-only case
+    (two producers' successors), which takes a path of its own."""
     rng = np.random.default_rng(seed)
     values = rng.integers(0, 6, sum(sizes)).astype(np.uint64)
     first = np.zeros(sum(sizes), dtype=bool)
