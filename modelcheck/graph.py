@@ -32,7 +32,7 @@ import networkx as nx
 from .errors import ModelcheckError
 from .kernel import Kernel
 from .layout import Layout
-from .result import json_value
+from .result import constants_out, json_value
 from .spec import Spec
 from .trace.render import action_label
 
@@ -63,7 +63,7 @@ def build_graph(spec: Spec, *, max_states: int = 10_000,
     kernel = Kernel(spec, symmetry=False)
     layout = spec.layout
     g = nx.MultiDiGraph()
-    g.graph.update(spec=spec.name, constants=json.dumps(dict(spec.constants)),
+    g.graph.update(spec=spec.name, constants=json.dumps(constants_out(spec.constants)),
                    variables=",".join(layout.vars))
     queue: deque[tuple[int, list[int], int]] = deque()
     queued: set[int] = set()  # reached by a transition of the model (or initial)

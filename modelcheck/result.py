@@ -8,15 +8,23 @@ stable machine-readable contract (``--format json``); the human report is
 
 from __future__ import annotations
 
+import enum
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 __all__ = ["Result", "Violation", "TraceStep", "ActionCoverage", "LevelStats", "EXIT_CODES",
-           "exit_code", "json_value"]
+           "exit_code", "json_value", "constants_out"]
 
 EXIT_CODES = {"ok": 0, "violation": 1, "deadlock": 1, "error": 2, "incomplete": 3}
+
+
+def constants_out(constants: Mapping[str, Any]) -> dict[str, Any]:
+    """Constants as results and traces record and show them: an enum constant by its
+    member's name (``Sem=K44``, not its number), which binding a trace or a run record
+    to its spec reads back."""
+    return {k: v.name if isinstance(v, enum.Enum) else v for k, v in constants.items()}
 
 
 @dataclass(frozen=True)
@@ -133,7 +141,7 @@ class Result:
         return {
             "status": self.status,
             "spec": self.spec,
-            "constants": dict(self.constants),
+            "constants": constants_out(self.constants),
             "backend": self.backend,
             "distinct_states": self.distinct_states,
             "generated_states": self.generated_states,

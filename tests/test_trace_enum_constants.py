@@ -64,3 +64,34 @@ def test_unknown_member_is_one_paragraph(k44_trace: Path, tmp_path: Path) -> Non
     assert "Traceback" not in r.output
     assert f"{bad} records constant Sem='Bogus'" in r.stderr
     assert "KIP631" in r.stderr and "K44" in r.stderr
+
+
+def test_run_record_by_name(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The run record's result.json (and ``--format json``) names the member as the
+    traces do, and ``explore --run`` binds it back: the spec it explores has Sem=K44,
+    not the default member."""
+    import modelcheck.cli_explore as ce
+
+    out = tmp_path / "run"
+    r = CliRunner().invoke(cli, ["check", LEASE, "--const", "Sem=K44", "--out", str(out),
+                                 "--format", "json"])
+    assert r.exit_code == 1, r.output
+    assert json.loads((out / "result.json").read_text())["constants"]["Sem"] == "K44"
+    assert json.loads(r.stdout)["constants"]["Sem"] == "K44"
+
+    served: list = []
+
+    class NoServe:
+        def __init__(self, session: object, host: str, port: int) -> None:
+            served.append(session)
+            self.url = f"http://{host}:{port}/"
+
+        def serve(self) -> None:
+            pass
+
+    monkeypatch.setattr(ce, "ExploreServer", NoServe)
+    r = CliRunner().invoke(cli, ["explore", LEASE, "--run", str(out)])
+    assert r.exit_code == 0, r.output
+    sem = served[-1].spec.constants["Sem"]  # type: ignore[attr-defined]
+    default = load_spec_class(LEASE)._consts["Sem"].default
+    assert sem.name == "K44" and sem != default

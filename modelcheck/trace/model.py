@@ -29,7 +29,6 @@ unpickles or imports anything from a trace.
 from __future__ import annotations
 
 import builtins
-import enum
 import json
 import os
 from collections.abc import Callable, Mapping
@@ -39,7 +38,7 @@ from typing import Any, NoReturn
 import numpy as np
 
 from ..errors import ModelcheckError
-from ..result import Result, TraceStep, Violation
+from ..result import Result, TraceStep, Violation, constants_out
 from ..spec import Spec
 from .itf import (
     FrozenMap,
@@ -368,12 +367,6 @@ def _meta_constants(meta: Mapping[str, Any], where: str) -> dict[str, Any]:
             raise TraceFileError(f"{where}: constants.{k}: expected an integer, a boolean or "
                                  f"the name of an enum member, got {json.dumps(x)[:40]}.")
     return dict(v)
-
-
-def constants_out(constants: Mapping[str, Any]) -> dict[str, Any]:
-    """Constants as a trace records and shows them: an enum constant by its member's
-    name (``Sem=K44``, not its number), which binding a trace to its spec reads back."""
-    return {k: v.name if isinstance(v, enum.Enum) else v for k, v in constants.items()}
 
 
 # --------------------------------------------------------------------------- our JSON
