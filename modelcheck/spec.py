@@ -42,8 +42,12 @@ from __future__ import annotations
 
 import ast
 import enum
+import functools
 import inspect
+import linecache
+import os
 import textwrap
+import types
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar
@@ -102,14 +106,24 @@ class ActionDecl:
 #: fairness of an action: per instance (``weak``, ``strong``: TLA+'s ``\A b: WF(A(b))``)
 #: or of the family as one action (``TLA+'s WF(\E b: A(b))``)
 _FAIRNESS = ("weak", "strong", "weak-family", "strong-family")
+def _names_attribute(code: Any, name: str) -> bool:
+    """Whether ``code`` (a code object) or a function nested in it names ``name``."""
+    if not isinstance(code, types.CodeType):
+        return True  # not a plain function: let the source tell
+    return name in code.co_names or any(
+        _names_attribute(c, name) for c in code.co_consts if isinstance(c, types.CodeType))
+
+
 def _branch_names(fn: Callable[..., Any], action_name: str) -> tuple[str, ...]:
     """The branch names of an action, read from its source: the string literals of its
     ``with t.branch("name", cond):`` blocks (``t`` being its third argument)."""
+    if not _names_attribute(getattr(fn, "__code__", None), "branch"):
+        return ()  # no ``.branch`` anywhere in its code: no source to read
     try:
-        src = textwrap.dedent(inspect.getsource(fn))
-        first = inspect.getsourcelines(fn)[1]
+        lines, first = inspect.getsourcelines(fn)
     except (OSError, TypeError):
         return ()
+    src = textwrap.dedent("".join(lines))
     if ".branch" not in src:
         return ()
     tree = ast.parse(src)
@@ -518,14 +532,54 @@ def _const_text(v: Any) -> str:
 
 
 def source_location_of_class(cls: type) -> str:
+    """``file:line`` of the ``class`` statement (or of its first decorator), as
+    :func:`inspect.getsourcelines` finds it; the module is parsed once for all its
+    classes (inspect parses it again for each class: ~20 ms a class)."""
     try:
         file = inspect.getsourcefile(cls) or "<unknown>"
-        _, line = inspect.getsourcelines(cls)
-    except (OSError, TypeError):
+        line = _class_lines(file, *_stamp(file)).get(cls.__qualname__)
+        if line is None:
+            _, line = inspect.getsourcelines(cls)
+    except (OSError, TypeError, SyntaxError, ValueError):
         return f"<{cls.__module__}>"
     from .errors import _short
 
     return f"{_short(file)}:{line}"
+
+
+def _stamp(file: str) -> tuple[int, int]:
+    """What tells two versions of a source file apart: ``(mtime_ns, size)``."""
+    try:
+        st = os.stat(file)
+    except OSError:
+        return (0, 0)
+    return (st.st_mtime_ns, st.st_size)
+
+
+@functools.lru_cache(maxsize=128)
+def _class_lines(file: str, mtime_ns: int, size: int) -> dict[str, int]:
+    """Per qualified class name in ``file``, the line of its first definition (its first
+    decorator's line, if any): what :func:`inspect.getsourcelines` reports for a class
+    (it walks the module's syntax tree the same way, once per class)."""
+    lines = linecache.getlines(file)
+    if not lines:
+        return {}
+    out: dict[str, int] = {}
+
+    def visit(node: ast.AST, prefix: str) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.ClassDef):
+                qualname = prefix + child.name
+                first = child.decorator_list[0].lineno if child.decorator_list else child.lineno
+                out.setdefault(qualname, first)
+                visit(child, qualname + ".")
+            elif isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                visit(child, prefix + child.name + ".<locals>.")
+            else:
+                visit(child, prefix)
+
+    visit(ast.parse("".join(lines)), "")
+    return out
 
 
 def _table_of(value: Any) -> str | None:
