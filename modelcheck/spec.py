@@ -106,6 +106,8 @@ class ActionDecl:
 #: fairness of an action: per instance (``weak``, ``strong``: TLA+'s ``\A b: WF(A(b))``)
 #: or of the family as one action (``TLA+'s WF(\E b: A(b))``)
 _FAIRNESS = ("weak", "strong", "weak-family", "strong-family")
+
+
 def _names_attribute(code: Any, name: str) -> bool:
     """Whether ``code`` (a code object) or a function nested in it names ``name``."""
     if not isinstance(code, types.CodeType):
