@@ -23,29 +23,43 @@ import numpy as np
 
 from .fileio import spill_subdir
 
-__all__ = ["FingerprintSet", "LevelStore", "Level", "dedupe_min", "group_argmin"]
+__all__ = ["FingerprintSet", "LevelStore", "Level", "dedupe_min", "group_argmin",
+           "group_min_mask"]
 
 NO_PARENT = np.uint32(0xFFFFFFFF)
 
 
+def group_min_mask(first: np.ndarray, values: np.ndarray) -> np.ndarray:
+    """Per group of consecutive rows (a group starts where ``first`` is True), a mask
+    holding the row of its smallest value (the first such row on ties).
+
+    Most groups of a sorted batch of successor fingerprints are single rows and the
+    rest mostly pairs (a bucket's successors from two producers): the mask starts as
+    ``first`` and only the pairs' second rows are looked at; larger groups go through
+    a segmented reduction.
+    """
+    keep = first.copy()
+    rep = np.flatnonzero(~first)  # rows repeating their predecessor's group
+    if len(rep) == 0:
+        return keep
+    if len(rep) == 1 or not np.any(rep[1:] == rep[:-1] + 1):  # pairs and single rows
+        less = values[rep] < values[rep - 1]
+        won = rep[less]
+        keep[won] = True
+        keep[won - 1] = False
+        return keep
+    keep[:] = False
+    keep[group_argmin(first, values)] = True
+    return keep
+
+
 def group_argmin(first: np.ndarray, values: np.ndarray) -> np.ndarray:
     """Per group of consecutive rows (a group starts where ``first`` is True), the
-    position of its smallest value (the first such position on ties).
-
-    Most groups of a sorted batch of successor fingerprints are single rows; only the
-    rows of larger groups go through the (slower) segmented reduction, and groups of at
-    most two rows (a bucket's successors from two producers) through none.
-    """
+    position of its smallest value (the first such position on ties), by a segmented
+    reduction over the rows of groups of two or more rows."""
     starts = np.flatnonzero(first)
     if len(starts) == len(values):
         return starts
-    size = np.diff(starts, append=len(values))
-    if size.max() == 2:  # pairs and single rows (two producers' successors): no reduction
-        pair = size == 2
-        two = starts[pair]
-        out = starts.copy()
-        out[pair] = two + (values[two + 1] < values[two])
-        return out
     rep = ~first  # rows repeating their predecessor's group
     in_multi = rep.copy()
     in_multi[:-1] |= rep[1:]
@@ -58,6 +72,7 @@ def group_argmin(first: np.ndarray, values: np.ndarray) -> np.ndarray:
     hit = np.flatnonzero(sub == mins[gid])
     # the first hit of each multi-row group
     hit = hit[np.concatenate(([True], gid[hit[1:]] != gid[hit[:-1]]))]
+    size = np.diff(starts, append=len(values))
     out = starts.copy()
     out[size > 1] = idx[hit]
     return out

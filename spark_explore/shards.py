@@ -61,7 +61,7 @@ import numpy as np
 
 from modelcheck.engine import LevelExpansion, LevelFindings
 from modelcheck.memtune import steady_arrays
-from modelcheck.store import group_argmin
+from modelcheck.store import group_min_mask
 
 from .worker import WorkerConfig, encode_error, get_kernel
 
@@ -273,8 +273,10 @@ def _dedupe(fps: np.ndarray, parents: np.ndarray, acts: np.ndarray,
     first = np.empty(len(sf), dtype=bool)
     first[0] = True
     np.not_equal(sf[1:], sf[:-1], out=first[1:])
-    rows = order[group_argmin(first, parents[order])]
-    return fps[rows], parents[rows], acts[rows], None if words is None else words[rows]
+    sp = parents[order]
+    keep = group_min_mask(first, sp)
+    rows = order[keep]
+    return sf[keep], sp[keep], acts[rows], None if words is None else words[rows]
 
 
 def _not_in(sorted_set: np.ndarray, fps: np.ndarray) -> np.ndarray:

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from modelcheck.store import FingerprintSet, dedupe_min, group_argmin
+from modelcheck.store import FingerprintSet, dedupe_min, group_argmin, group_min_mask
 from spark_explore import shards
 from spark_explore.worker import WorkerConfig
 
@@ -57,8 +57,9 @@ def test_dedupe_min_of_ordered_runs(runs: list[list[int]], seed: int) -> None:
                        st.lists(st.integers(1, 2), min_size=1, max_size=30)),
        seed=st.integers(0, 2**32 - 1))
 def test_group_argmin(sizes: list[int], seed: int) -> None:
-    """Against a plain-Python scan, for groups of any size and for the pairs-only case
-    (two producers' successors), which takes a path of its own."""
+    """Both group minima (positions, and the mask the shard commit uses) against a
+    plain-Python scan, for groups of any size and for the pairs-only case (two
+    producers' successors), which takes a path of its own in the mask."""
     rng = np.random.default_rng(seed)
     values = rng.integers(0, 6, sum(sizes)).astype(np.uint64)
     first = np.zeros(sum(sizes), dtype=bool)
@@ -70,6 +71,7 @@ def test_group_argmin(sizes: list[int], seed: int) -> None:
         want.append(start + seg.index(min(seg)))
         start += n
     assert got == want
+    assert np.flatnonzero(group_min_mask(first, values)).tolist() == want
 
 
 def test_fingerprint_set_membership() -> None:
