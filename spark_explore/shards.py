@@ -26,13 +26,17 @@ reach (a local disk on one host; shared storage on a multi-host cluster)::
 
     shards/L00012/b0003.fp.npy     level 12, bucket 3: fingerprints (sorted, uint64)
     shards/L00012/b0003.parent.npy  parent fingerprints (uint64)
-    shards/L00012/b0003.act.npy     action ids that reached them (int32, -1: initial)
+    shards/L00012/b0003.act.npy     action ids that reached them (-1: initial; int8,
+                                    int16 or int32, the narrowest that holds them)
     shards/L00012/b0003.w.npy       packed words (n, k) (multi-word layouts only)
     shards/V00012/b0003.base.npy    visited fingerprints of bucket 3, levels 0..12: two
     shards/V00012/b0003.delta.npy   sorted runs (see below)
     shards/C00012/f0003.*.npy       successors found by task 3 of level 12, ordered
-                                    by target bucket (``off``: K + 1 offsets); a
-                                    level expanded in the driver has one producer
+                                    by target bucket (``off``: K + 1 offsets): ``fp``,
+                                    ``row`` (the parent's row in L00012/b0003, uint32)
+                                    and ``act`` (int8/16/32); a level expanded in the
+                                    driver has one producer, whose files name parents
+                                    by fingerprint (``parent``, with int32 ``act``)
 
 Only the levels (``L*``) are kept to the end (traces are rebuilt from them); the
 driver deletes a level's ``V`` and ``C`` files once the next level is committed.
@@ -66,7 +70,8 @@ from modelcheck.store import group_min_mask
 from .worker import WorkerConfig, encode_error, get_kernel
 
 __all__ = ["ShardConfig", "bucket_of", "run_bucket", "level_dir", "visited_dir",
-           "cand_dir", "write_array", "write_candidates", "BucketSummary", "INIT", "Block",
+           "cand_dir", "write_array", "write_candidates", "write_candidate_rows",
+           "BucketSummary", "INIT", "Block",
            "commit_block", "expand_block", "split_by_bucket", "merge_sorted", "load_visited",
            "REBASE", "rebase_due", "run_level_here", "producers_of"]
 
@@ -163,16 +168,30 @@ def _rows(path: Path) -> int:
         return int(_header(f)[0][0])
 
 
-def _read_rows(path: Path, lo: int, hi: int) -> np.ndarray:
-    """Rows ``lo:hi`` of the ``.npy`` array at ``path``, read with one ``read`` call."""
+def _read_rows(path: Path, lo: int, hi: int, out: np.ndarray | None = None) -> np.ndarray:
+    """Rows ``lo:hi`` of the ``.npy`` array at ``path``, read with one ``read`` call
+    (into ``out`` when given: an array of those rows' shape and type)."""
     with open(path, "rb") as f:
         shape, fortran, dtype = _header(f)
         if fortran:  # pragma: no cover - never written so
-            return np.array(np.load(path, mmap_mode="r")[lo:hi])
+            rows = np.array(np.load(path, mmap_mode="r")[lo:hi])
+            if out is None:
+                return rows
+            out[...] = rows
+            return out
         row = int(np.prod(shape[1:], dtype=np.int64)) if len(shape) > 1 else 1
         f.seek(lo * row * dtype.itemsize, os.SEEK_CUR)
-        out = np.fromfile(f, dtype=dtype, count=(hi - lo) * row)
-    return out.reshape((hi - lo, *shape[1:]))
+        if out is None:
+            out = np.empty((hi - lo, *shape[1:]), dtype=dtype)
+        elif out.dtype != dtype or out.shape != (hi - lo, *shape[1:]) \
+                or not out.flags.c_contiguous:
+            raise ValueError(f"{path}: rows of {dtype} {shape[1:]} do not fit the buffer")
+        want = out.nbytes
+        got = f.readinto(out.data)
+        if got != want:
+            raise OSError(f"{path}: {got} bytes read where {want} were expected "
+                          "(a truncated file)")
+    return out
 
 
 @dataclass(frozen=True)
@@ -203,16 +222,39 @@ class BucketSummary:
 
 def write_candidates(root: Path, depth: int, producer: int, buckets: int, fps: np.ndarray,
                      parents: np.ndarray, acts: np.ndarray, words: np.ndarray | None) -> None:
-    """Write transitions split by target bucket (their order kept within each bucket),
-    for level ``depth + 1``."""
-    (fps, parents, acts, words), off = split_by_bucket((fps, parents, acts, words), buckets)
-    d = cand_dir(root, depth)
-    name = f"f{producer:04d}"
+    """Write transitions (child fingerprints, parent fingerprints, action ids, child words)
+    split by target bucket (their order kept within each bucket), for level
+    ``depth + 1``."""
+    _write_split(cand_dir(root, depth), f"f{producer:04d}", buckets, fps,
+                 {"parent": parents, "act": acts.astype(np.int32), "w": words})
+
+
+def write_candidate_rows(root: Path, depth: int, producer: int, buckets: int,
+                         fps: np.ndarray, rows: np.ndarray, acts: np.ndarray,
+                         words: np.ndarray | None) -> None:
+    """As :func:`write_candidates`, for task ``producer`` of job ``depth``, whose parents
+    are named by their ``rows`` in the producer's part of level ``depth`` (the file
+    ``L{depth}/b{producer}``) rather than by fingerprint: 1-4 bytes a transition for row
+    and action id instead of 12, and the task that commits them looks the parents up."""
+    row_t = np.uint32 if len(rows) == 0 or int(rows.max()) < 1 << 32 else np.int64
+    _write_split(cand_dir(root, depth), f"f{producer:04d}", buckets, fps,
+                 {"row": rows.astype(row_t), "act": narrow_acts(acts), "w": words})
+
+
+def narrow_acts(acts: np.ndarray) -> np.ndarray:
+    """Action ids (-1: an initial state) in the narrowest of int8, int16 and int32 that
+    holds them: readers take the type from the file."""
+    n = int(acts.max()) + 1 if len(acts) else 0
+    return acts.astype(np.int8 if n <= 1 << 7 else np.int16 if n <= 1 << 15 else np.int32)
+
+
+def _write_split(d: Path, name: str, buckets: int, fps: np.ndarray,
+                 columns: dict[str, np.ndarray | None]) -> None:
+    (fps, *cols), off = split_by_bucket((fps, *columns.values()), buckets)
     write_array(d / f"{name}.fp.npy", fps)
-    write_array(d / f"{name}.parent.npy", parents)
-    write_array(d / f"{name}.act.npy", acts)
-    if words is not None:
-        write_array(d / f"{name}.w.npy", words)
+    for col, a in zip(columns, cols, strict=True):
+        if a is not None:
+            write_array(d / f"{name}.{col}.npy", a)
     write_array(d / f"{name}.off.npy", off)  # last: its presence marks the set complete
 
 
@@ -230,29 +272,39 @@ def producers_of(root: Path, depth: int, buckets: int) -> int:
 def _gather(cfg: ShardConfig, depth: int, bucket: int, producers: int | None = None
             ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray | None]:
     """All candidate transitions into ``bucket`` for level ``depth``, written by
-    ``producers`` producers (1: the driver; default: one task per bucket)."""
+    ``producers`` producers (1: the driver; default: one task per bucket), with their
+    parents' fingerprints (looked up in level ``depth - 1`` where a task wrote rows),
+    each column read into one array."""
     root = Path(cfg.root)
     src = cand_dir(root, depth - 1 if depth > 0 else INIT)
     if depth == 0 or producers is None:
         producers = 1 if depth == 0 else cfg.buckets
-    fps, parents, acts, words = [], [], [], []
+    spans = []
     for j in range(producers):
-        name = f"f{j:04d}"
-        off = _load(src / f"{name}.off.npy", mmap=False)
+        off = _load(src / f"f{j:04d}.off.npy", mmap=False)
         lo, hi = int(off[bucket]), int(off[bucket + 1])
-        if hi == lo:
-            continue
-        fps.append(_read_rows(src / f"{name}.fp.npy", lo, hi))
-        parents.append(_read_rows(src / f"{name}.parent.npy", lo, hi))
-        acts.append(_read_rows(src / f"{name}.act.npy", lo, hi))
-        if not cfg.exact:
-            words.append(_read_rows(src / f"{name}.w.npy", lo, hi))
-    n_words = cfg.worker.n_words
-    if not fps:
-        return (np.zeros(0, _U), np.zeros(0, _U), np.zeros(0, np.int32),
-                None if cfg.exact else np.zeros((0, n_words), _U))
-    return (np.concatenate(fps), np.concatenate(parents), np.concatenate(acts),
-            None if cfg.exact else np.concatenate(words))
+        if hi > lo:
+            spans.append((j, lo, hi))
+    n = sum(hi - lo for _, lo, hi in spans)
+    fps, parents = np.empty(n, _U), np.empty(n, _U)
+    acts = np.empty(n, np.int32)
+    words = None if cfg.exact else np.empty((n, cfg.worker.n_words), _U)
+    at = 0
+    for j, lo, hi in spans:
+        name = f"f{j:04d}"
+        part = slice(at, at + hi - lo)
+        _read_rows(src / f"{name}.fp.npy", lo, hi, out=fps[part])
+        row_file = src / f"{name}.row.npy"
+        if depth > 0 and row_file.exists():
+            level = _load(level_dir(root, depth - 1) / f"b{j:04d}.fp.npy")
+            np.take(level, _read_rows(row_file, lo, hi), out=parents[part])
+        else:
+            _read_rows(src / f"{name}.parent.npy", lo, hi, out=parents[part])
+        acts[part] = _read_rows(src / f"{name}.act.npy", lo, hi)
+        if words is not None:
+            _read_rows(src / f"{name}.w.npy", lo, hi, out=words[part])
+        at += hi - lo
+    return fps, parents, acts, words
 
 
 def _dedupe(fps: np.ndarray, parents: np.ndarray, acts: np.ndarray,
@@ -385,7 +437,7 @@ def _commit(cfg: ShardConfig, depth: int, bucket: int, producers: int | None = N
     lvl = level_dir(root, depth)
     write_array(lvl / f"{name}.fp.npy", fps)
     write_array(lvl / f"{name}.parent.npy", parents)
-    write_array(lvl / f"{name}.act.npy", acts)
+    write_array(lvl / f"{name}.act.npy", narrow_acts(acts))
     if words is not None:
         write_array(lvl / f"{name}.w.npy", words)
     base_file, delta_file = visited_files(root, depth, bucket)
@@ -422,11 +474,12 @@ def commit_block(cands: Block, seen: Sequence[np.ndarray] | None) -> Block:
     return fps[rows], parents[rows], acts[rows], None if words is None else words[rows]
 
 
-def expand_block(cfg: ShardConfig, bucket: int, level: Block, expand: bool | None
-                 ) -> tuple[BucketSummary, Block | None]:
+def expand_block(cfg: ShardConfig, bucket: int, level: Block, expand: bool | None,
+                 rows: bool = False) -> tuple[BucketSummary, Block | None]:
     """Expand a bucket's part of a level (``expand`` as in :func:`run_bucket`): its
     summary and the de-duplicated successors (sorted by fingerprint), or None when the
-    level has no next level to write."""
+    level has no next level to write. ``rows`` names each successor's parent by its row
+    in ``level`` instead of its fingerprint."""
     kernel = get_kernel(cfg.worker)
     n_act = len(kernel.actions)
     fps, parents, acts, words = level
@@ -445,29 +498,36 @@ def expand_block(cfg: ShardConfig, bucket: int, level: Block, expand: bool | Non
     out.found = lx.findings
     if not expand or lx.findings.phase1_problem or lx.findings.exp_error is not None:
         return out, None  # no next level
-    if chunks:
+    if len(chunks) == 1:  # one flush (most levels): no copy
+        u, kmin, cw = chunks[0]
+    elif chunks:
         u = np.concatenate([c[0] for c in chunks])
         kmin = np.concatenate([c[1] for c in chunks])
         cw = None if cfg.exact else np.concatenate([c[2] for c in chunks])  # type: ignore[misc]
     else:
         u, kmin = np.zeros(0, _U), np.zeros(0, np.int64)
         cw = None if cfg.exact else np.zeros((0, cfg.worker.n_words), _U)
-    cparents, cacts = lx.parents(kmin)
+    if rows:
+        cparents, cacts = kmin // n_act, kmin % n_act
+    else:
+        cparents, cacts = lx.parents(kmin)
     out.candidates = len(u)
     return out, (u, cparents, cacts, cw)
 
 
-def split_by_bucket(block: Block, buckets: int) -> tuple[Block, np.ndarray]:
-    """``block`` ordered by target bucket (order kept within each bucket) and the
+def split_by_bucket(block: Sequence[np.ndarray | None], buckets: int
+                    ) -> tuple[Block, np.ndarray]:
+    """``block`` (arrays of one row per transition, the first the fingerprints; None
+    entries stay None) ordered by target bucket (order kept within each bucket) and the
     ``buckets + 1`` offsets of the buckets' rows."""
-    fps, parents, acts, words = block
+    fps = block[0]
+    assert fps is not None
     b = bucket_of(fps, buckets)
     if buckets <= 1 << 16:
         b = b.astype(np.uint16)
     order = np.argsort(b, kind="stable")  # by bucket (a radix sort), fp order kept inside
     off = np.searchsorted(b[order], np.arange(buckets + 1)).astype(np.int64)
-    return ((fps[order], parents[order], acts[order].astype(np.int32),
-             None if words is None else words[order]), off)
+    return tuple(None if a is None else a[order] for a in block), off  # type: ignore[return-value]
 
 
 def _run_bucket(cfg: ShardConfig, depth: int, bucket: int, expand: bool | None, again: bool,
@@ -476,9 +536,9 @@ def _run_bucket(cfg: ShardConfig, depth: int, bucket: int, expand: bool | None, 
         level = _committed(cfg, depth, bucket)
     else:
         level = _commit(cfg, depth, bucket, producers)
-    out, cands = expand_block(cfg, bucket, level, expand)
+    out, cands = expand_block(cfg, bucket, level, expand, rows=True)
     if cands is not None:
-        write_candidates(Path(cfg.root), depth, bucket, cfg.buckets, *cands)
+        write_candidate_rows(Path(cfg.root), depth, bucket, cfg.buckets, *cands)
     return out
 
 

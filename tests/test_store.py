@@ -178,6 +178,71 @@ def test_shard_commits_against_a_set(tmp_path_factory: pytest.TempPathFactory,
         mp.undo()
 
 
+@settings(max_examples=60, deadline=None)
+@given(levels=st.lists(st.lists(st.tuples(st.integers(0, 200), st.integers(0, 400),
+                                          st.integers(0, 140)), max_size=60),
+                       min_size=1, max_size=8),
+       buckets=st.integers(1, 3))
+def test_shard_commits_of_parent_rows(tmp_path_factory: pytest.TempPathFactory,
+                                      levels: list[list[tuple[int, int, int]]],
+                                      buckets: int) -> None:
+    """Transitions written as the tasks write them (each parent named by its row in the
+    producer's part of the level before, action ids in the narrowest type) commit as a
+    Python set and dict say: each level holds the states not seen before, each with the
+    smallest (parent fingerprint, action id) among the transitions into it."""
+    root = tmp_path_factory.mktemp("rows")
+    cfg = shards.ShardConfig(_worker(), str(root), buckets)
+    seen: set[int] = set()
+    init = np.array([0, 1], dtype=np.uint64)
+    shards.write_candidates(root, shards.INIT, 0, buckets, init, np.zeros(2, np.uint64),
+                            np.full(2, -1, np.int32), None)
+    prev = [shards._commit(cfg, 0, b)[0] for b in range(buckets)]
+    seen |= {0, 1}
+    for depth, trans in enumerate(levels, start=1):
+        want: dict[int, tuple[int, int]] = {}
+        for j in range(buckets):
+            best: dict[int, tuple[int, int]] = {}  # a producer keeps one row per child
+            for c, p, a in trans:
+                if p % buckets != j or len(prev[j]) == 0:
+                    continue
+                row = p % len(prev[j])
+                best[c] = min((row, a), best.get(c, (row, a)))
+                if c not in seen:
+                    key = (int(prev[j][row]), a)
+                    want[c] = min(key, want.get(c, key))
+            kids = np.array(sorted(best), dtype=np.uint64)
+            rows = np.array([best[c][0] for c in sorted(best)], dtype=np.int64)
+            acts = np.array([best[c][1] for c in sorted(best)], dtype=np.int64)
+            shards.write_candidate_rows(root, depth - 1, j, buckets, kids, rows, acts, None)
+        got: dict[int, tuple[int, int]] = {}
+        prev = []
+        for b in range(buckets):
+            f, p, a, _ = shards._commit(cfg, depth, b)
+            assert a.dtype == np.int32
+            got.update((int(x), (int(y), int(z))) for x, y, z in zip(f, p, a, strict=True))
+            prev.append(f)
+        assert got == want
+        seen |= set(want)
+
+
 def _worker() -> WorkerConfig:
     return WorkerConfig(target="x:Y", constants=(), invariants=None, check_deadlock=None,
                         symmetry=False, n_words=1)
+
+
+def test_read_rows_into_a_buffer_and_a_truncated_file(tmp_path: Path) -> None:
+    """Rows of a 2-D ``.npy`` file read alone and into a slice of a larger array; a file
+    cut short names itself instead of returning fewer rows."""
+    a = np.arange(30, dtype=np.uint64).reshape(10, 3)
+    path = tmp_path / "a.npy"
+    shards.write_array(path, a)
+    assert shards._read_rows(path, 2, 5).tolist() == a[2:5].tolist()
+    out = np.zeros((6, 3), dtype=np.uint64)
+    shards._read_rows(path, 7, 10, out=out[1:4])
+    assert out[1:4].tolist() == a[7:10].tolist() and out[0].sum() == out[4:].sum() == 0
+    with pytest.raises(ValueError, match="do not fit"):
+        shards._read_rows(path, 7, 10, out=np.zeros((3, 3), dtype=np.int64))
+    data = path.read_bytes()
+    path.write_bytes(data[:-8])
+    with pytest.raises(OSError, match="truncated"):
+        shards._read_rows(path, 8, 10)
