@@ -55,6 +55,7 @@ from .checkpoint import RunDir
 from .session import SparkBackendError, is_local_master
 from .shards import (
     INIT,
+    SPARE,
     BucketSummary,
     ShardConfig,
     cand_dir,
@@ -62,6 +63,7 @@ from .shards import (
     parent_of,
     producers_of,
     read_level_sorted,
+    retire,
     run_bucket,
     run_level_here,
     visited_dir,
@@ -263,14 +265,13 @@ class ShardEngine:
 
     def tidy(self, depth: int) -> None:
         """Levels ``0..depth`` are committed: keep them, the visited shards and the
-        candidates of ``depth``; delete the rest."""
+        candidates of ``depth``; retire the rest (:func:`spark_explore.shards.retire`:
+        their files become spares that later writes overwrite)."""
         keep = {level_dir(self.root, d).name for d in range(depth + 1)}
-        keep |= {visited_dir(self.root, depth).name, cand_dir(self.root, depth).name}
+        keep |= {visited_dir(self.root, depth).name, cand_dir(self.root, depth).name, SPARE}
         if not self.root.is_dir():
             return
-        for child in self.root.iterdir():
-            if child.name not in keep:
-                shutil.rmtree(child, ignore_errors=True)
+        retire(self.root, [c for c in self.root.iterdir() if c.name not in keep], depth)
 
     def resume(self, depth: int) -> bool:
         """Continue at committed level ``depth``: its successors are on disk already

@@ -19,10 +19,12 @@ level is one Spark job of ``K`` tasks; task ``k`` of level ``d``
    decides with the level rule.
 
 Everything a task reads was committed by an earlier, finished job, and everything it
-writes goes to a temporary name first and is renamed into place: a task can be
-re-run (a lost executor, a speculative copy, a resumed run) and writes the same
-bytes. The files live in the run directory, which all executors and the driver must
-reach (a local disk on one host; shared storage on a multi-host cluster)::
+writes goes to a temporary name first and is then linked into place unless the name
+is taken (the first complete write stands): a task can be re-run (a lost executor, a
+speculative copy, a resumed run) and writes the same bytes, and an attempt that
+outlived its job cannot replace what the job committed. The files live in the run
+directory, which all executors and the driver must reach (a local disk on one host;
+shared storage on a multi-host cluster)::
 
     shards/L00012/b0003.fp.npy     level 12, bucket 3: fingerprints (sorted, uint64)
     shards/L00012/b0003.parent.npy  parent fingerprints (uint64)
@@ -39,7 +41,10 @@ reach (a local disk on one host; shared storage on a multi-host cluster)::
                                     by fingerprint (``parent``, with int32 ``act``)
 
 Only the levels (``L*``) are kept to the end (traces are rebuilt from them); the
-driver deletes a level's ``V`` and ``C`` files once the next level is committed.
+driver retires a level's ``V`` and ``C`` files once the next level is committed:
+they move to ``shards/spare/``, and later writes overwrite them rather than create
+files (:func:`retire`), so the run reuses its page-cache pages instead of freeing
+and allocating them level after level.
 
 **The visited shard** of a bucket is two sorted runs, ``base`` and ``delta``: a
 level's new states are merged into ``delta``, and ``delta`` into ``base`` only once
@@ -52,6 +57,7 @@ a task on deep models), and ``base`` is only ever read memory-mapped.
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import shutil
@@ -73,7 +79,7 @@ __all__ = ["ShardConfig", "bucket_of", "run_bucket", "level_dir", "visited_dir",
            "cand_dir", "write_array", "write_candidates", "write_candidate_rows",
            "BucketSummary", "INIT", "Block",
            "commit_block", "expand_block", "split_by_bucket", "merge_sorted", "load_visited",
-           "REBASE", "rebase_due", "run_level_here", "producers_of"]
+           "REBASE", "rebase_due", "run_level_here", "producers_of", "retire", "SPARE"]
 
 _U = np.uint64
 _M1 = _U(0xBF58476D1CE4E5B9)
@@ -122,15 +128,23 @@ def cand_dir(root: Path, depth: int) -> Path:
     return root / f"C{_d(depth)}"
 
 
-def write_array(path: Path, a: np.ndarray) -> None:
-    """Write ``a`` as ``.npy`` at ``path`` atomically (temporary name, then rename)."""
+def write_array(path: Path, a: np.ndarray, spare: Path | None = None) -> None:
+    """Write ``a`` as ``.npy`` at ``path`` atomically: to a temporary name, then linked
+    into place unless a file is there already (every writer of a path writes the same
+    bytes; and a task attempt that outlived its job, whose inputs may since have been
+    recycled, must not replace what its job committed). ``spare``: a directory of
+    retired files (:func:`retire`), one of which is overwritten instead of creating a
+    file, so that its pages in the page cache are reused rather than allocated anew."""
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.{os.urandom(4).hex()}.tmp")
     a = np.ascontiguousarray(a)
     try:
-        with open(tmp, "wb") as f:
+        reused = spare is not None and _take_spare(spare, a.nbytes + 128, tmp)
+        with open(tmp, "r+b" if reused else "wb") as f:
             np.save(f, a, allow_pickle=False)
-        os.replace(tmp, path)
+            if reused:
+                f.truncate()
+        _link_new(tmp, path, spare)
     except OSError as e:
         tmp.unlink(missing_ok=True)
         if e.errno is None and _free_bytes(path.parent) < a.nbytes:
@@ -140,6 +154,88 @@ def write_array(path: Path, a: np.ndarray) -> None:
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
+
+
+def _link_new(tmp: Path, path: Path, spare: Path | None) -> None:
+    """Give the complete file ``tmp`` the name ``path`` unless ``path`` exists (then
+    ``tmp`` goes back to ``spare``, or is deleted)."""
+    try:
+        os.link(tmp, path)
+    except FileExistsError:
+        if spare is not None:
+            with contextlib.suppress(OSError):
+                os.replace(tmp, spare / f"g{0:05d}.{tmp.name}")
+                return
+        tmp.unlink(missing_ok=True)
+        return
+    except OSError as e:  # a file system without hard links: replace
+        if e.errno not in (errno.EPERM, errno.EOPNOTSUPP, errno.ENOSYS, errno.EMLINK):
+            raise
+        os.replace(tmp, path)
+        return
+    tmp.unlink()
+
+
+#: the shards directory's subdirectory of retired files (:func:`retire`)
+SPARE = "spare"
+
+
+def _take_spare(spare: Path, nbytes: int, tmp: Path) -> bool:
+    """Rename a retired file from ``spare`` to ``tmp``: the smallest of at least
+    ``nbytes``, else the largest. False when there is none (another writer may take
+    the chosen one first: then the next is tried)."""
+    try:
+        sizes = []
+        with os.scandir(spare) as it:
+            for e in it:
+                with contextlib.suppress(OSError):
+                    sizes.append((e.stat().st_size, e.path))
+    except FileNotFoundError:
+        return False
+    sizes.sort()
+    fit = [p for n, p in sizes if n >= nbytes]
+    for p in fit + [p for n, p in reversed(sizes) if n < nbytes]:
+        try:
+            os.rename(p, tmp)
+            return True
+        except FileNotFoundError:
+            continue
+    return False
+
+
+def retire(root: Path, dirs: Sequence[Path], generation: int) -> None:
+    """Delete ``dirs`` (subdirectories of ``root`` no longer read), keeping their files
+    as spares: moved to ``root/spare``, where writers (:func:`write_array`) overwrite
+    them instead of creating files. Deleting a file frees its page-cache pages, and
+    allocating pages costs more than overwriting cached ones; on a VM that reports
+    free memory to its host, much more (measured on such a VM, 512 MB: overwriting a
+    cached file 0.08 s; a new file 0.16 s while the guest still holds the freed
+    pages, 1.9 s once it has handed them back to the host). Files that are also linked
+    elsewhere (a visited ``base`` shared with a later level) are only unlinked. Spares
+    of an earlier ``generation`` that no writer took are deleted: the pool holds at
+    most what one tidy retired."""
+    spare = root / SPARE
+    spare.mkdir(parents=True, exist_ok=True)
+    with os.scandir(spare) as it:
+        for e in it:
+            if not e.name.startswith(f"g{generation:05d}."):
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(e.path)
+    for d in dirs:
+        try:
+            entries = list(os.scandir(d))
+        except FileNotFoundError:
+            continue
+        for e in entries:
+            try:
+                st = e.stat(follow_symlinks=False)
+                if e.name.startswith(".") or st.st_nlink != 1 or not e.is_file():
+                    os.unlink(e.path)  # a writer's leftover, or linked elsewhere
+                else:
+                    os.rename(e.path, spare / f"g{generation:05d}.{d.name}.{e.name}")
+            except FileNotFoundError:
+                continue
+        shutil.rmtree(d, ignore_errors=True)
 
 
 def _free_bytes(directory: Path) -> int:
@@ -251,10 +347,11 @@ def narrow_acts(acts: np.ndarray) -> np.ndarray:
 def _write_split(d: Path, name: str, buckets: int, fps: np.ndarray,
                  columns: dict[str, np.ndarray | None]) -> None:
     (fps, *cols), off = split_by_bucket((fps, *columns.values()), buckets)
-    write_array(d / f"{name}.fp.npy", fps)
+    spare = d.parent / SPARE
+    write_array(d / f"{name}.fp.npy", fps, spare)
     for col, a in zip(columns, cols, strict=True):
         if a is not None:
-            write_array(d / f"{name}.{col}.npy", a)
+            write_array(d / f"{name}.{col}.npy", a, spare)
     write_array(d / f"{name}.off.npy", off)  # last: its presence marks the set complete
 
 
@@ -413,17 +510,16 @@ def merge_sorted(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return out
 
 
-def link_or_copy(src: Path, dst: Path) -> None:
-    """Make ``dst`` hold ``src``'s bytes: a hard link where the file system has them, a
-    copy elsewhere (through a temporary name: a re-run task may find ``dst``)."""
+def link_or_copy(src: Path, dst: Path, spare: Path | None = None) -> None:
+    """Make ``dst`` hold ``src``'s bytes unless it exists (as :func:`write_array`): a
+    hard link where the file system has them, a copy elsewhere."""
     dst.parent.mkdir(parents=True, exist_ok=True)
-    tmp = dst.with_name(f".{dst.name}.{os.getpid()}.{os.urandom(4).hex()}.tmp")
     try:
-        os.link(src, tmp)
-    except OSError:
-        write_array(dst, _load(src, mmap=False))
+        os.link(src, dst)
+    except FileExistsError:
         return
-    os.replace(tmp, dst)
+    except OSError:
+        write_array(dst, _load(src, mmap=False), spare)
 
 
 def _commit(cfg: ShardConfig, depth: int, bucket: int, producers: int | None = None
@@ -435,25 +531,26 @@ def _commit(cfg: ShardConfig, depth: int, bucket: int, producers: int | None = N
     seen = load_visited(root, depth - 1, bucket) if depth > 0 else None
     fps, parents, acts, words = commit_block(_gather(cfg, depth, bucket, producers), seen)
     lvl = level_dir(root, depth)
-    write_array(lvl / f"{name}.fp.npy", fps)
-    write_array(lvl / f"{name}.parent.npy", parents)
-    write_array(lvl / f"{name}.act.npy", narrow_acts(acts))
+    spare = root / SPARE
+    write_array(lvl / f"{name}.fp.npy", fps, spare)
+    write_array(lvl / f"{name}.parent.npy", parents, spare)
+    write_array(lvl / f"{name}.act.npy", narrow_acts(acts), spare)
     if words is not None:
-        write_array(lvl / f"{name}.w.npy", words)
+        write_array(lvl / f"{name}.w.npy", words, spare)
     base_file, delta_file = visited_files(root, depth, bucket)
     if seen is None:
         base, delta = fps, np.zeros(0, _U)
     else:
         base, delta = seen[0], merge_sorted(seen[1], fps)
     if seen is None or rebase_due(root, depth):
-        write_array(base_file, merge_sorted(base, delta))
+        write_array(base_file, merge_sorted(base, delta), spare)
         delta = np.zeros(0, _U)
     else:
         prev = visited_files(root, depth - 1, bucket)[0]
         if not prev.exists():  # a run directory written before the split
             prev = visited_dir(root, depth - 1) / f"{name}.npy"
-        link_or_copy(prev, base_file)
-    write_array(delta_file, delta)
+        link_or_copy(prev, base_file, spare)
+    write_array(delta_file, delta, spare)
     return fps, parents, acts, words
 
 

@@ -174,6 +174,9 @@ def test_shard_commits_against_a_set(tmp_path_factory: pytest.TempPathFactory,
             seen |= set(want)
             runs = [shards.load_visited(root, depth, b) for b in range(buckets)]
             assert sorted(x for r in runs for a in r for x in a.tolist()) == sorted(seen)
+            # as the engine tidies: what the next level does not read becomes spares
+            shards.retire(root, [shards.visited_dir(root, depth - 1),
+                                 shards.cand_dir(root, src)], depth)
     finally:
         mp.undo()
 
@@ -189,7 +192,8 @@ def test_shard_commits_of_parent_rows(tmp_path_factory: pytest.TempPathFactory,
     """Transitions written as the tasks write them (each parent named by its row in the
     producer's part of the level before, action ids in the narrowest type) commit as a
     Python set and dict say: each level holds the states not seen before, each with the
-    smallest (parent fingerprint, action id) among the transitions into it."""
+    smallest (parent fingerprint, action id) among the transitions into it. The files
+    no longer read are retired level by level, so later writes overwrite them."""
     root = tmp_path_factory.mktemp("rows")
     cfg = shards.ShardConfig(_worker(), str(root), buckets)
     seen: set[int] = set()
@@ -199,6 +203,8 @@ def test_shard_commits_of_parent_rows(tmp_path_factory: pytest.TempPathFactory,
     prev = [shards._commit(cfg, 0, b)[0] for b in range(buckets)]
     seen |= {0, 1}
     for depth, trans in enumerate(levels, start=1):
+        shards.retire(root, [shards.visited_dir(root, depth - 2),
+                             shards.cand_dir(root, depth - 2)], depth)
         want: dict[int, tuple[int, int]] = {}
         for j in range(buckets):
             best: dict[int, tuple[int, int]] = {}  # a producer keeps one row per child
@@ -246,3 +252,59 @@ def test_read_rows_into_a_buffer_and_a_truncated_file(tmp_path: Path) -> None:
     path.write_bytes(data[:-8])
     with pytest.raises(OSError, match="truncated"):
         shards._read_rows(path, 8, 10)
+
+
+def test_retired_files_are_overwritten_by_later_writes(tmp_path: Path) -> None:
+    """Retiring moves a dead directory's files into the spare pool (files also linked
+    from a live directory are only unlinked); a later write takes a spare's inode
+    (its page-cache pages) and leaves exactly its own bytes; spares of an earlier
+    retirement that no write took are deleted by the next."""
+    root = tmp_path
+    shards.write_array(root / "C00001" / "f0000.fp.npy", np.arange(1000, dtype=np.uint64))
+    shards.write_array(root / "C00001" / "f0000.off.npy", np.arange(3, dtype=np.int64))
+    shards.write_array(root / "V00001" / "b0000.base.npy", np.arange(50, dtype=np.uint64))
+    (root / "C00001" / ".f0000.act.npy.1.tmp").write_bytes(b"half")  # a writer's leftover
+    shards.link_or_copy(root / "V00001" / "b0000.base.npy", root / "V00002" / "b0000.base.npy")
+    inodes = {p.name: p.stat().st_ino for p in (root / "C00001").iterdir()}
+    shards.retire(root, [root / "C00001", root / "V00001"], 2)
+    assert not (root / "C00001").exists() and not (root / "V00001").exists()
+    spare = root / shards.SPARE
+    assert sorted(p.name for p in spare.iterdir()) == ["g00002.C00001.f0000.fp.npy",
+                                                       "g00002.C00001.f0000.off.npy"]
+    live = np.load(root / "V00002" / "b0000.base.npy")
+    assert live.tolist() == list(range(50))  # the shared base is untouched
+    a = np.arange(700, dtype=np.uint64) * 3
+    out = root / "L00003" / "b0000.fp.npy"
+    shards.write_array(out, a, spare)
+    assert out.stat().st_ino == inodes["f0000.fp.npy"]  # the smallest spare that fits
+    assert np.load(out).tolist() == a.tolist()
+    assert out.stat().st_size == 128 + a.nbytes  # the spare's longer tail is cut
+    assert [p.name for p in spare.iterdir()] == ["g00002.C00001.f0000.off.npy"]
+    b = np.arange(5000, dtype=np.uint64)  # larger than any spare: the largest grows
+    shards.write_array(root / "L00003" / "b0001.fp.npy", b, spare)
+    assert np.load(root / "L00003" / "b0001.fp.npy").tolist() == b.tolist()
+    assert list(spare.iterdir()) == []
+    shards.write_array(root / "C00004" / "f0000.fp.npy", a)
+    shards.retire(root, [root / "C00004"], 5)
+    shards.retire(root, [], 6)  # not taken since the retirement of generation 5
+    assert list(spare.iterdir()) == []
+    assert [p.name for p in root.iterdir() if p.name.startswith(".")] == []
+
+
+def test_a_written_file_is_never_replaced(tmp_path: Path) -> None:
+    """The first complete write of a path stands: a later writer of the same path (a
+    re-run task writes the same bytes; an attempt that outlived its job may have read
+    recycled inputs) leaves it as it was, and its own file goes to the spares."""
+    path = tmp_path / "L00001" / "b0000.fp.npy"
+    spare = tmp_path / shards.SPARE
+    spare.mkdir()
+    shards.write_array(path, np.arange(10, dtype=np.uint64), spare)
+    ino = path.stat().st_ino
+    shards.write_array(path, np.arange(10, dtype=np.uint64) + 99, spare)
+    assert np.load(path).tolist() == list(range(10)) and path.stat().st_ino == ino
+    assert len(list(spare.iterdir())) == 1  # the loser's file, for the next write
+    assert [p.name for p in path.parent.iterdir()] == ["b0000.fp.npy"]
+    dst = tmp_path / "V00002" / "b0000.base.npy"
+    shards.write_array(dst, np.arange(3, dtype=np.uint64))
+    shards.link_or_copy(path, dst)
+    assert np.load(dst).tolist() == [0, 1, 2]
