@@ -111,6 +111,22 @@ def compare(spark: Any, spec: Spec, spark_kw: dict[str, Any] | None = None,
 
 
 # ---------------------------------------------------------------------- KRaft
+def test_sessions_started_here_reach_python_workers_by_unix_socket(spark: Any) -> None:
+    """The session the backend starts has its executors talk to their Python workers
+    over Unix domain sockets (a job's round trip over local TCP cost ~50 ms more), and
+    Python tasks and accumulators work so."""
+    sc = spark.sparkContext
+    assert sc.getConf().get("spark.python.unix.domain.socket.enabled") == "true"
+    acc = sc.accumulator(0)
+
+    def count(x: int) -> int:
+        acc.add(1)
+        return x * x
+
+    assert sc.parallelize(range(10), 2).map(count).collect() == [x * x for x in range(10)]
+    assert acc.value == 10
+
+
 def test_kraft_l1(spark: Any) -> None:
     r = compare(spark, kraft(**L1))
     assert (r.status, r.distinct_states, r.generated_states, r.depth) == ("ok", 5353, 15802, 18)
