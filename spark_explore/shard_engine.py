@@ -157,6 +157,9 @@ class ShardEngine:
         #: how many producers wrote the successors the next job reads
         self._producers = buckets
         self._warming: threading.Thread | None = None
+        #: the RDD of bucket numbers every job maps over (made once: a new one per job
+        #: would ship its data to the JVM each time)
+        self._tasks: Any = None
         if kernel is not None:
             seed_kernel(worker, kernel)
         if rundir.temporary:
@@ -214,7 +217,9 @@ class ShardEngine:
         else:
             self.sc.setJobDescription(f"modelcheck level {depth}")
             try:
-                parts = self.sc.parallelize(range(self.buckets), self.buckets).map(fn).collect()
+                if self._tasks is None:
+                    self._tasks = self.sc.parallelize(range(self.buckets), self.buckets)
+                parts = self._tasks.map(fn).collect()
             finally:
                 self.sc.setJobDescription(None)
             where = "spark"
