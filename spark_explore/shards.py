@@ -566,7 +566,10 @@ def commit_block(cands: Block, seen: Sequence[np.ndarray] | None) -> Block:
     if seen is None:
         return fps, parents, acts, words
     rows = np.arange(len(fps))
-    for run in seen:  # each run searched for what the runs before left
+    # Each run is searched for what the runs before left, the last (smallest, recent)
+    # run first: a successor seen before was mostly seen lately (KRaft L5: 16% of the
+    # de-duplicated successors are in the visited shard's delta, 7% in its base).
+    for run in reversed(seen):
         rows = rows[_not_in(run, fps[rows])]
     return fps[rows], parents[rows], acts[rows], None if words is None else words[rows]
 
