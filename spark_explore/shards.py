@@ -95,21 +95,36 @@ def bucket_of(fps: np.ndarray, k: int) -> np.ndarray:
     """Bucket (``0..k-1``) of each fingerprint: SplitMix64's finaliser, then a range map.
 
     Exact fingerprints are packed states whose low bits vary little; mixing spreads
-    them evenly. Pure arithmetic on uint64: no process-dependent hashing.
+    them evenly. Pure arithmetic on uint64: no process-dependent hashing. Computed in
+    slices of :data:`_MIX_ROWS` in two reused buffers, which stay in the cache (the
+    whole-array form made two temporaries of the input's size and went through memory
+    a dozen times: 2-5x slower on 4M fingerprints).
     """
-    x = np.array(fps, dtype=_U)  # a copy, mixed in place (one temporary in all)
-    t = np.empty_like(x)
+    fps = np.asarray(fps, dtype=_U)
+    out = np.empty(len(fps), dtype=np.int64)
+    n = min(len(fps), _MIX_ROWS)
+    x = np.empty(n, dtype=_U)
+    t = np.empty(n, dtype=_U)
     with np.errstate(over="ignore"):
-        for shift, mult in ((30, _M1), (27, _M2)):
-            np.right_shift(x, _U(shift), out=t)
-            x ^= t
-            x *= mult
-        np.right_shift(x, _U(31), out=t)
-        x ^= t
-        x >>= _U(32)
-        x *= _U(k)
-        x >>= _U(32)
-    return x.astype(np.int64)
+        for lo in range(0, len(fps), _MIX_ROWS):
+            m = min(_MIX_ROWS, len(fps) - lo)
+            xv, tv = x[:m], t[:m]
+            xv[...] = fps[lo:lo + m]
+            for shift, mult in ((30, _M1), (27, _M2)):
+                np.right_shift(xv, _U(shift), out=tv)
+                xv ^= tv
+                xv *= mult
+            np.right_shift(xv, _U(31), out=tv)
+            xv ^= tv
+            xv >>= _U(32)
+            xv *= _U(k)
+            xv >>= _U(32)
+            out[lo:lo + m] = xv
+    return out
+
+
+#: fingerprints mixed per slice by :func:`bucket_of` (two 256 KiB buffers)
+_MIX_ROWS = 1 << 15
 
 
 def _d(depth: int) -> str:

@@ -93,6 +93,32 @@ def test_buckets_are_fixed_arithmetic_and_balanced() -> None:
         [int(shards.bucket_of(np.array([x], dtype=np.uint64), 7)[0]) for x in (0, 1, 2**64 - 1)]
 
 
+@settings(max_examples=100, deadline=None)
+@given(values=st.lists(st.integers(0, 2**64 - 1), max_size=40),
+       k=st.integers(1, 2**20), rows=st.sampled_from([1, 3, 7, 1 << 15]))
+def test_bucket_of_is_splitmix64_then_a_range_map(values: list[int], k: int,
+                                                   rows: int) -> None:
+    """Against the finaliser written out in Python integers, in slices of any size (the
+    bucket of a fingerprint must never change: checkpoints hold the buckets' files)."""
+    mask = (1 << 64) - 1
+
+    def bucket(x: int) -> int:
+        x ^= x >> 30
+        x = (x * 0xBF58476D1CE4E5B9) & mask
+        x ^= x >> 27
+        x = (x * 0x94D049BB133111EB) & mask
+        x ^= x >> 31
+        return ((x >> 32) * k) >> 32
+
+    mp = pytest.MonkeyPatch()
+    mp.setattr(shards, "_MIX_ROWS", rows)
+    try:
+        got = shards.bucket_of(np.array(values, dtype=np.uint64), k).tolist()
+    finally:
+        mp.undo()
+    assert got == [bucket(x) for x in values]
+
+
 def test_candidate_files_round_trip(tmp_path: Path) -> None:
     rng = np.random.default_rng(0)
     fps = np.unique(rng.integers(0, 2**63, 1000).astype(np.uint64))
