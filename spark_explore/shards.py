@@ -345,8 +345,8 @@ def write_candidate_rows(root: Path, depth: int, producer: int, buckets: int,
                          words: np.ndarray | None) -> None:
     """As :func:`write_candidates`, for task ``producer`` of job ``depth``, whose parents
     are named by their ``rows`` in the producer's part of level ``depth`` (the file
-    ``L{depth}/b{producer}``) rather than by fingerprint: 1-4 bytes a transition for row
-    and action id instead of 12, and the task that commits them looks the parents up."""
+    ``L{depth}/b{producer}``) rather than by fingerprint: 4 bytes a transition for the row
+    and action id (5-8 bytes) instead of 12, and the task that commits them looks the parents up."""
     row_t = np.uint32 if len(rows) == 0 or int(rows.max()) < 1 << 32 else np.int64
     _write_split(cand_dir(root, depth), f"f{producer:04d}", buckets, fps,
                  {"row": rows.astype(row_t), "act": narrow_acts(acts), "w": words})
