@@ -256,9 +256,14 @@ class LevelExpansion:
         self.findings = LevelFindings(self.n_act)
         self.exact = kernel.layout.exact
 
+    def rows_and_actions(self, keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """``(parent rows in the level, action ids)`` of candidate ``keys``."""
+        return keys // self.n_act, keys % self.n_act
+
     def parents(self, keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """``(parent fingerprints, action ids)`` of candidate ``keys``."""
-        return self.fps[keys // self.n_act], (keys % self.n_act).astype(np.int32)
+        rows, acts = self.rows_and_actions(keys)
+        return self.fps[rows], acts.astype(np.int32)
 
     def candidates(self) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray | None]]:
         fps, n_act, f = self.fps, self.n_act, self.findings

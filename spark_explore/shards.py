@@ -179,7 +179,7 @@ def _link_new(tmp: Path, path: Path, spare: Path | None) -> None:
     except FileExistsError:
         if spare is not None:
             with contextlib.suppress(OSError):
-                os.replace(tmp, spare / f"g{0:05d}.{tmp.name}")
+                os.replace(tmp, spare / f"g00000.{tmp.name}")  # gone at the next retire
                 return
         tmp.unlink(missing_ok=True)
         return
@@ -243,8 +243,9 @@ def retire(root: Path, dirs: Sequence[Path], generation: int) -> None:
             continue
         for e in entries:
             try:
-                st = e.stat(follow_symlinks=False)
-                if e.name.startswith(".") or st.st_nlink != 1 or not e.is_file():
+                if not e.is_file(follow_symlinks=False):
+                    continue  # removed with the directory below
+                if e.name.startswith(".") or e.stat(follow_symlinks=False).st_nlink != 1:
                     os.unlink(e.path)  # a writer's leftover, or linked elsewhere
                 else:
                     os.rename(e.path, spare / f"g{generation:05d}.{d.name}.{e.name}")
@@ -622,10 +623,7 @@ def expand_block(cfg: ShardConfig, bucket: int, level: Block, expand: bool | Non
     else:
         u, kmin = np.zeros(0, _U), np.zeros(0, np.int64)
         cw = None if cfg.exact else np.zeros((0, cfg.worker.n_words), _U)
-    if rows:
-        cparents, cacts = kmin // n_act, kmin % n_act
-    else:
-        cparents, cacts = lx.parents(kmin)
+    cparents, cacts = lx.rows_and_actions(kmin) if rows else lx.parents(kmin)
     out.candidates = len(u)
     return out, (u, cparents, cacts, cw)
 
