@@ -448,12 +448,29 @@ def _dedupe(fps: np.ndarray, parents: np.ndarray, acts: np.ndarray,
 
 
 def _not_in(sorted_set: np.ndarray, fps: np.ndarray) -> np.ndarray:
-    """Mask of ``fps`` not in ``sorted_set`` (sorted uint64)."""
+    """Mask of ``fps`` (sorted, distinct) not in ``sorted_set`` (sorted, distinct uint64).
+
+    A set at most :data:`MERGE_SEARCH` times the size of ``fps`` is merged with them
+    (two sorted runs: one linear pass, then only the fingerprints found in both are
+    located in ``fps``); a larger one is binary-searched. Measured on 2-13M-state sets
+    and 1-2M queries: the merge costs ~5 ns per element of both, the search 45-60 ns a
+    query, out of cache."""
     if len(sorted_set) == 0 or len(fps) == 0:
         return np.ones(len(fps), dtype=bool)
-    pos = np.searchsorted(sorted_set, fps)
-    pos[pos == len(sorted_set)] = 0
-    return np.asarray(sorted_set[pos] != fps)
+    if len(sorted_set) > MERGE_SEARCH * len(fps):
+        pos = np.searchsorted(sorted_set, fps)
+        pos[pos == len(sorted_set)] = 0
+        return np.asarray(sorted_set[pos] != fps)
+    both = np.concatenate((sorted_set, fps))
+    both.sort(kind="stable")  # two sorted runs: a linear merge
+    twice = both[1:][both[1:] == both[:-1]]  # in the set and in fps
+    out = np.ones(len(fps), dtype=bool)
+    out[np.searchsorted(fps, twice)] = False
+    return out
+
+
+#: :func:`_not_in` merges a set up to this many times the queries' size, searches a larger
+MERGE_SEARCH = 8
 
 
 def run_bucket(cfg: ShardConfig, depth: int, bucket: int, expand: bool | None,

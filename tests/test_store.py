@@ -135,6 +135,25 @@ def test_candidate_files_round_trip(tmp_path: Path) -> None:
         assert par.tolist() == parents[b == k].tolist()
 
 
+@settings(max_examples=150, deadline=None)
+@given(seen=st.sets(st.integers(0, 2**64 - 1), max_size=60),
+       fresh=st.sets(st.integers(0, 2**64 - 1), max_size=30),
+       share=st.integers(0, 30), merge=st.sampled_from([0, 8, 10**6]))
+def test_not_in_against_a_set(seen: set[int], fresh: set[int], share: int,
+                              merge: int) -> None:
+    """The visited check, merged or binary-searched (``MERGE_SEARCH`` 0 always searches,
+    10**6 always merges): exactly the queries not in the set."""
+    queries = sorted(fresh | set(sorted(seen)[:share]))
+    mp = pytest.MonkeyPatch()
+    mp.setattr(shards, "MERGE_SEARCH", merge)
+    try:
+        got = shards._not_in(np.array(sorted(seen), dtype=np.uint64),
+                             np.array(queries, dtype=np.uint64))
+    finally:
+        mp.undo()
+    assert got.tolist() == [q not in seen for q in queries]
+
+
 def test_shard_dedupe_picks_smallest_parent() -> None:
     fps = np.array([5, 7, 9, 5, 9, 5], dtype=np.uint64)  # three producers' runs
     parents = np.array([40, 41, 42, 30, 50, 35], dtype=np.uint64)
