@@ -31,8 +31,9 @@ shared storage on a multi-host cluster)::
     shards/L00012/b0003.act.npy     action ids that reached them (-1: initial; int8,
                                     int16 or int32, the narrowest that holds them)
     shards/L00012/b0003.w.npy       packed words (n, k) (multi-word layouts only)
-    shards/V00012/b0003.base.npy    visited fingerprints of bucket 3, levels 0..12: two
-    shards/V00012/b0003.delta.npy   sorted runs (see below)
+    shards/V00012/b0003.base.npy    visited fingerprints of bucket 3 (sorted), levels
+                                    0..s-1, and the bucket's level files of levels s..12
+    shards/V00012/b0003.since.npy   complete the shard (``since``: s; see below)
     shards/C00012/f0003.*.npy       successors found by task 3 of level 12, ordered
                                     by target bucket (``off``: K + 1 offsets): ``fp``,
                                     ``row`` (the parent's row in L00012/b0003, uint32)
@@ -46,13 +47,15 @@ they move to ``shards/spare/``, and later writes overwrite them rather than crea
 files (:func:`retire`), so the run reuses its page-cache pages instead of freeing
 and allocating them level after level.
 
-**The visited shard** of a bucket is two sorted runs, ``base`` and ``delta``: a
-level's new states are merged into ``delta``, and ``delta`` into ``base`` only once
-``delta`` holds more than :data:`REBASE` times ``base``'s states (bucket 0's decide for
-all buckets: :func:`rebase_due`); an unchanged ``base`` moves
-to the next level as a hard link. So a state is copied a few times over a run rather
-than once per level (rewriting the whole shard every level cost more than the rest of
-a task on deep models), and ``base`` is only ever read memory-mapped.
+**The visited shard** of a bucket is sorted runs: ``base``, and the bucket's level
+files (``L``) since ``base`` was written, which hold the states of those levels sorted
+already. ``base`` is rewritten to hold them all only once they hold more than
+:data:`REBASE` times its states (bucket 0's decide for all buckets:
+:func:`rebase_due`); an unchanged ``base`` moves to the next level as a hard link. So
+a state is copied a few times over a run rather than once per level (rewriting the
+whole shard every level cost more than the rest of a task on deep models), and
+nothing but ``base`` is written for the shard (a ``delta`` run rewritten every level
+cost ~2.5% of KRaft L6's task time). The runs are only ever read memory-mapped.
 """
 
 from __future__ import annotations
@@ -79,7 +82,8 @@ __all__ = ["ShardConfig", "bucket_of", "run_bucket", "level_dir", "visited_dir",
            "cand_dir", "write_array", "write_candidates", "write_candidate_rows",
            "BucketSummary", "INIT", "Block",
            "commit_block", "expand_block", "split_by_bucket", "merge_sorted", "load_visited",
-           "REBASE", "rebase_due", "run_level_here", "producers_of", "retire", "SPARE"]
+           "visited_runs", "REBASE", "rebase_due", "run_level_here", "producers_of", "retire",
+           "SPARE"]
 
 _U = np.uint64
 _M1 = _U(0xBF58476D1CE4E5B9)
@@ -447,24 +451,26 @@ def _dedupe(fps: np.ndarray, parents: np.ndarray, acts: np.ndarray,
     return sf[keep], sp[keep], acts[rows], None if words is None else words[rows]
 
 
-def _not_in(sorted_set: np.ndarray, fps: np.ndarray) -> np.ndarray:
-    """Mask of ``fps`` (sorted, distinct) not in ``sorted_set`` (sorted, distinct uint64).
+def _not_in(runs: Sequence[np.ndarray], fps: np.ndarray) -> np.ndarray:
+    """Mask of ``fps`` (sorted, distinct) in none of ``runs`` (sorted, disjoint uint64).
 
-    A set at most :data:`MERGE_SEARCH` times the size of ``fps`` is merged with them
-    (two sorted runs: one linear pass, then only the fingerprints found in both are
-    located in ``fps``); a larger one is binary-searched. Measured on 2-13M-state sets
-    and 1-2M queries: the merge costs ~5 ns per element of both, the search 45-60 ns a
-    query, out of cache."""
-    if len(sorted_set) == 0 or len(fps) == 0:
-        return np.ones(len(fps), dtype=bool)
-    if len(sorted_set) > MERGE_SEARCH * len(fps):
-        pos = np.searchsorted(sorted_set, fps)
-        pos[pos == len(sorted_set)] = 0
-        return np.asarray(sorted_set[pos] != fps)
-    both = np.concatenate((sorted_set, fps))
-    both.sort(kind="stable")  # two sorted runs: a linear merge
-    twice = both[1:][both[1:] == both[:-1]]  # in the set and in fps
+    Runs holding together at most :data:`MERGE_SEARCH` times as many fingerprints as
+    ``fps`` are merged with them (sorted runs: a linear pass for two, then only the
+    fingerprints found twice are located in ``fps``); larger ones are binary-searched.
+    Measured on 2-13M-state runs and 1-2M queries: the merge costs ~5 ns per element
+    of both, the search 45-60 ns a query, out of cache."""
+    runs = [r for r in runs if len(r)]
     out = np.ones(len(fps), dtype=bool)
+    if not runs or len(fps) == 0:
+        return out
+    if sum(len(r) for r in runs) > MERGE_SEARCH * len(fps):
+        for r in runs:
+            pos = np.searchsorted(r, fps)
+            pos[pos == len(r)] = 0
+            out &= r[pos] != fps
+        return out
+    both = merge_sorted(*runs, fps)
+    twice = both[1:][both[1:] == both[:-1]]  # in a run and in fps
     out[np.searchsorted(fps, twice)] = False
     return out
 
@@ -506,43 +512,58 @@ def _committed(cfg: ShardConfig, depth: int, bucket: int
 
 
 def visited_files(root: Path, depth: int, bucket: int) -> tuple[Path, Path]:
-    """The ``base`` and ``delta`` runs of ``bucket``'s visited shard after level ``depth``."""
+    """The ``base`` run of ``bucket``'s visited shard after level ``depth``, and the file
+    holding ``since``: the first of the levels whose files complete the shard."""
     d = visited_dir(root, depth)
-    return d / f"b{bucket:04d}.base.npy", d / f"b{bucket:04d}.delta.npy"
+    return d / f"b{bucket:04d}.base.npy", d / f"b{bucket:04d}.since.npy"
 
 
-def load_visited(root: Path, depth: int, bucket: int) -> tuple[np.ndarray, np.ndarray]:
-    """``(base, delta)``: ``bucket``'s visited fingerprints after level ``depth`` as two
-    sorted runs (``base`` memory-mapped). A run directory written before the visited
-    shard was split holds one run, ``b0003.npy``."""
-    base, delta = visited_files(root, depth, bucket)
-    if not base.exists():
-        old = visited_dir(root, depth) / f"b{bucket:04d}.npy"
-        if old.exists():
-            return _load(old), np.zeros(0, _U)
-    return _load(base), _load(delta, mmap=False)
+def visited_runs(root: Path, depth: int, bucket: int) -> tuple[Path, list[Path], bool]:
+    """The files of ``bucket``'s visited shard after level ``depth``: its ``base`` run,
+    the runs that complete it (the bucket's level files ``since`` ``base`` was
+    written), and whether the shard has this form. Older run directories hold a
+    ``delta`` run beside ``base``, or a single run ``b0003.npy``."""
+    base, since = visited_files(root, depth, bucket)
+    name = f"b{bucket:04d}"
+    if since.exists():
+        first = int(_load(since, mmap=False)[0])
+        return base, [level_dir(root, j) / f"{name}.fp.npy"
+                      for j in range(first, depth + 1)], True
+    if base.exists():
+        return base, [visited_dir(root, depth) / f"{name}.delta.npy"], False
+    return visited_dir(root, depth) / f"{name}.npy", [], False
+
+
+def load_visited(root: Path, depth: int, bucket: int) -> list[np.ndarray]:
+    """``bucket``'s visited fingerprints after level ``depth`` as disjoint sorted runs,
+    memory-mapped: ``base`` first (see :func:`visited_runs`)."""
+    base, runs, _ = visited_runs(root, depth, bucket)
+    return [_load(base)] + [_load(r) for r in runs]
 
 
 def rebase_due(root: Path, depth: int) -> bool:
-    """Whether job ``depth`` merges each bucket's visited ``delta`` into its ``base``:
-    when bucket 0's ``delta`` after level ``depth - 1`` holds more than :data:`REBASE`
-    times its ``base``'s states. One bucket decides for all (buckets hold near equal
-    shares of the states), so the tasks of a level rewrite their bases together: a
-    level lasts as long as its slowest task, and bases rewritten one level apart made
-    two levels slow instead of one. Read from the files of a committed level, so every
-    task (and a re-run or resumed one) decides the same."""
-    base, delta = visited_files(root, depth - 1, 0)
-    if not base.exists():  # a run directory written before the split: one run
-        return False
-    return _rows(delta) > REBASE * _rows(base)
+    """Whether job ``depth`` rewrites each bucket's visited ``base`` to hold all its
+    states: when bucket 0's level runs after level ``depth - 1`` hold more than
+    :data:`REBASE` times its ``base``'s states (or its shard has an older form). One
+    bucket decides for all (buckets hold near equal shares of the states), so the
+    tasks of a level rewrite their bases together: a level lasts as long as its
+    slowest task, and bases rewritten one level apart made two levels slow instead of
+    one. Read from the files of a committed level, so every task (and a re-run or
+    resumed one) decides the same."""
+    base, runs, current = visited_runs(root, depth - 1, 0)
+    if not current:
+        return True
+    return sum(_rows(r) for r in runs) > REBASE * _rows(base)
 
 
-def merge_sorted(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """The union of two sorted, disjoint ``uint64`` runs, sorted (a new array)."""
-    out = np.empty(len(a) + len(b), dtype=_U)
-    out[:len(a)] = a
-    out[len(a):] = b
-    out.sort(kind="stable")  # two sorted runs: a linear merge
+def merge_sorted(*runs: np.ndarray) -> np.ndarray:
+    """The union of sorted, disjoint ``uint64`` runs, sorted (a new array)."""
+    out = np.empty(sum(len(r) for r in runs), dtype=_U)
+    at = 0
+    for r in runs:
+        out[at:at + len(r)] = r
+        at += len(r)
+    out.sort(kind="stable")  # sorted runs: merged (timsort)
     return out
 
 
@@ -573,20 +594,17 @@ def _commit(cfg: ShardConfig, depth: int, bucket: int, producers: int | None = N
     write_array(lvl / f"{name}.act.npy", narrow_acts(acts), spare)
     if words is not None:
         write_array(lvl / f"{name}.w.npy", words, spare)
-    base_file, delta_file = visited_files(root, depth, bucket)
-    if seen is None:
-        base, delta = fps, np.zeros(0, _U)
-    else:
-        base, delta = seen[0], merge_sorted(seen[1], fps)
+    # The shard after this level: ``base`` and the bucket's level files from ``since``
+    # on (this level's among them), or everything merged into a new ``base``.
+    base_file, since_file = visited_files(root, depth, bucket)
     if seen is None or rebase_due(root, depth):
-        write_array(base_file, merge_sorted(base, delta), spare)
-        delta = np.zeros(0, _U)
+        write_array(base_file, merge_sorted(*(seen or ()), fps), spare)
+        since = depth + 1
     else:
-        prev = visited_files(root, depth - 1, bucket)[0]
-        if not prev.exists():  # a run directory written before the split
-            prev = visited_dir(root, depth - 1) / f"{name}.npy"
-        link_or_copy(prev, base_file, spare)
-    write_array(delta_file, delta, spare)
+        prev_base, _, _ = visited_runs(root, depth - 1, bucket)
+        link_or_copy(prev_base, base_file, spare)
+        since = int(_load(visited_files(root, depth - 1, bucket)[1], mmap=False)[0])
+    write_array(since_file, np.array([since], dtype=np.int64))
     return fps, parents, acts, words
 
 
@@ -602,11 +620,11 @@ def commit_block(cands: Block, seen: Sequence[np.ndarray] | None) -> Block:
     if seen is None:
         return fps, parents, acts, words
     rows = np.arange(len(fps))
-    # Each run is searched for what the runs before left, the last (smallest, recent)
-    # run first: a successor seen before was mostly seen lately (KRaft L5: 16% of the
-    # de-duplicated successors are in the visited shard's delta, 7% in its base).
-    for run in reversed(seen):
-        rows = rows[_not_in(run, fps[rows])]
+    # The level runs first (a successor seen before was mostly seen lately: KRaft L5,
+    # 16% of the de-duplicated successors in the last levels, 7% in the base), then
+    # ``base`` for what they left.
+    for runs in (seen[1:], seen[:1]):
+        rows = rows[_not_in(runs, fps[rows])]
     return fps[rows], parents[rows], acts[rows], None if words is None else words[rows]
 
 

@@ -137,18 +137,23 @@ def test_candidate_files_round_trip(tmp_path: Path) -> None:
 
 @settings(max_examples=150, deadline=None)
 @given(seen=st.sets(st.integers(0, 2**64 - 1), max_size=60),
+       cuts=st.lists(st.integers(0, 60), max_size=4),
        fresh=st.sets(st.integers(0, 2**64 - 1), max_size=30),
        share=st.integers(0, 30), merge=st.sampled_from([0, 8, 10**6]))
-def test_not_in_against_a_set(seen: set[int], fresh: set[int], share: int,
-                              merge: int) -> None:
-    """The visited check, merged or binary-searched (``MERGE_SEARCH`` 0 always searches,
-    10**6 always merges): exactly the queries not in the set."""
+def test_not_in_against_a_set(seen: set[int], cuts: list[int], fresh: set[int],
+                              share: int, merge: int) -> None:
+    """The visited check against disjoint sorted runs, merged or binary-searched
+    (``MERGE_SEARCH`` 0 always searches, 10**6 always merges): exactly the queries in
+    none of the runs."""
+    members = list(seen)  # any order: the runs split the set anyhow
+    bounds = [0, *sorted(min(c, len(members)) for c in cuts), len(members)]
+    runs = [np.array(sorted(members[a:b]), dtype=np.uint64)
+            for a, b in zip(bounds, bounds[1:], strict=False)]
     queries = sorted(fresh | set(sorted(seen)[:share]))
     mp = pytest.MonkeyPatch()
     mp.setattr(shards, "MERGE_SEARCH", merge)
     try:
-        got = shards._not_in(np.array(sorted(seen), dtype=np.uint64),
-                             np.array(queries, dtype=np.uint64))
+        got = shards._not_in(runs, np.array(queries, dtype=np.uint64))
     finally:
         mp.undo()
     assert got.tolist() == [q not in seen for q in queries]
@@ -171,12 +176,12 @@ def test_shard_dedupe_picks_smallest_parent() -> None:
 def test_shard_commits_against_a_set(tmp_path_factory: pytest.TempPathFactory,
                                      levels: list[list[tuple[int, int]]], buckets: int,
                                      rebase: float) -> None:
-    """Bucket commits, level after level (the visited shard as a base and a delta run,
-    whatever the rebase share), against a Python set: each level holds exactly the
-    states not seen before, each with its smallest parent; the shard's two runs are
-    the states seen so far, and every bucket rewrites its base at the levels bucket 0's
-    rule says. Transitions come from one producer or from every bucket's, as when a
-    level ran in the driver or as Spark tasks."""
+    """Bucket commits, level after level (the visited shard as a base and the level runs
+    since, whatever the rebase share), against a Python set: each level holds exactly
+    the states not seen before, each with its smallest parent; the shard's runs are
+    disjoint and hold the states seen so far, and every bucket rewrites its base at the
+    levels bucket 0's rule says. Transitions come from one producer or from every
+    bucket's, as when a level ran in the driver or as Spark tasks."""
     root = tmp_path_factory.mktemp("shards")
     cfg = shards.ShardConfig(_worker(), str(root), buckets)
     mp = pytest.MonkeyPatch()
@@ -203,10 +208,9 @@ def test_shard_commits_against_a_set(tmp_path_factory: pytest.TempPathFactory,
                 f, p, _, _ = shards._commit(cfg, depth, b, producers)
                 assert f.tolist() == sorted(f.tolist())
                 got.update(zip(f.tolist(), p.tolist(), strict=True))
-                base, delta = shards.load_visited(root, depth, b)
-                assert not set(base.tolist()) & set(delta.tolist())
-                assert base.tolist() == sorted(base.tolist())
-                assert delta.tolist() == sorted(delta.tolist())
+                shard = [r.tolist() for r in shards.load_visited(root, depth, b)]
+                assert sum(len(r) for r in shard) == len({x for r in shard for x in r})
+                assert all(r == sorted(r) for r in shard)
             assert got == want
             if depth:
                 assert shards.producers_of(root, src, buckets) == producers
@@ -224,6 +228,31 @@ def test_shard_commits_against_a_set(tmp_path_factory: pytest.TempPathFactory,
                                  shards.cand_dir(root, src)], depth)
     finally:
         mp.undo()
+
+
+@pytest.mark.parametrize("form", ["delta", "one run"])
+def test_shard_commit_reads_older_visited_shards(tmp_path: Path, form: str) -> None:
+    """A run directory written before the shard became ``base`` and level runs (a resumed
+    run): its ``delta`` run, or its single run, is still seen, and the next level
+    writes the shard in the current form, all in ``base``."""
+    root = tmp_path
+    cfg = shards.ShardConfig(_worker(), str(root), 1)
+    v = shards.visited_dir(root, 0)
+    v.mkdir(parents=True)
+    if form == "delta":
+        np.save(v / "b0000.base.npy", np.array([2, 4], dtype=np.uint64))
+        np.save(v / "b0000.delta.npy", np.array([3, 9], dtype=np.uint64))
+    else:
+        np.save(v / "b0000.npy", np.array([2, 3, 4, 9], dtype=np.uint64))
+    fps = np.array([1, 3, 5, 9], dtype=np.uint64)
+    shards.write_candidates(root, 0, 0, 1, fps, np.zeros(4, np.uint64),
+                            np.zeros(4, np.int32), None)
+    assert shards.rebase_due(root, 1)
+    f, _, _, _ = shards._commit(cfg, 1, 0, 1)
+    assert f.tolist() == [1, 5]
+    base, runs, current = shards.visited_runs(root, 1, 0)
+    assert current and runs == []
+    assert np.load(base).tolist() == [1, 2, 3, 4, 5, 9]
 
 
 @settings(max_examples=60, deadline=None)
