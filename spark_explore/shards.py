@@ -55,7 +55,7 @@ already. ``base`` is rewritten to hold them all only once they hold more than
 a state is copied a few times over a run rather than once per level (rewriting the
 whole shard every level cost more than the rest of a task on deep models), and
 nothing but ``base`` is written for the shard (a ``delta`` run rewritten every level
-cost ~2.5% of KRaft L6's task time). The runs are only ever read memory-mapped.
+was 0.43 GB of the 2.17 GB KRaft L6 wrote). The runs are only ever read memory-mapped.
 """
 
 from __future__ import annotations
@@ -475,7 +475,8 @@ def _not_in(runs: Sequence[np.ndarray], fps: np.ndarray) -> np.ndarray:
     return out
 
 
-#: :func:`_not_in` merges a set up to this many times the queries' size, searches a larger
+#: :func:`_not_in` merges runs holding up to this many times as many fingerprints as the
+#: queries, and binary-searches larger ones
 MERGE_SEARCH = 8
 
 
