@@ -559,11 +559,7 @@ def rebase_due(root: Path, depth: int) -> bool:
 
 def merge_sorted(*runs: np.ndarray) -> np.ndarray:
     """The union of sorted, disjoint ``uint64`` runs, sorted (a new array)."""
-    out = np.empty(sum(len(r) for r in runs), dtype=_U)
-    at = 0
-    for r in runs:
-        out[at:at + len(r)] = r
-        at += len(r)
+    out = np.concatenate(runs, dtype=_U)
     out.sort(kind="stable")  # sorted runs: merged (timsort)
     return out
 
@@ -601,10 +597,10 @@ def _commit(cfg: ShardConfig, depth: int, bucket: int, producers: int | None = N
     if seen is None or rebase_due(root, depth):
         write_array(base_file, merge_sorted(*(seen or ()), fps), spare)
         since = depth + 1
-    else:
-        prev_base, _, _ = visited_runs(root, depth - 1, bucket)
-        link_or_copy(prev_base, base_file, spare)
-        since = int(_load(visited_files(root, depth - 1, bucket)[1], mmap=False)[0])
+    else:  # the shard has the current form (else a rebase is due): base, then the
+        # level runs since..depth-1
+        link_or_copy(visited_files(root, depth - 1, bucket)[0], base_file, spare)
+        since = depth + 1 - len(seen)
     write_array(since_file, np.array([since], dtype=np.int64))
     return fps, parents, acts, words
 
