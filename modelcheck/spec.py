@@ -54,6 +54,7 @@ from typing import Any, ClassVar
 
 from .domains import Const, Deferred, Ids, Record, Type, resolve
 from .errors import ConstantError, SpecDefinitionError, source_location
+from .fairness import KINDS, FairnessCondition, resolve_fairness, select_fairness
 from .layout import Layout
 from .values import record_field_problem
 
@@ -72,8 +73,8 @@ __all__ = [
 
 class ActionDecl:
     """An action as declared: the function, its parameter domains and its fairness
-    (``None``, or a :data:`~modelcheck.temporal.FAIRNESS_KINDS` value, see
-    :mod:`modelcheck.temporal`)."""
+    (``None``, or a :data:`~modelcheck.fairness.KINDS` value, see
+    :mod:`modelcheck.fairness`)."""
 
     def __init__(self, fn: Callable[..., Any], params: dict[str, Any],
                  fair: str | None = None) -> None:
@@ -91,21 +92,16 @@ class ActionDecl:
                 f"arguments of @action, in the same order), not `def {self.name}"
                 f"({', '.join(sig)})`."
             )
-        if fair is not None and fair not in _FAIRNESS:
+        if fair is not None and fair not in KINDS:
             raise SpecDefinitionError(
                 f"{self.where}: action {self.name}: fair={fair!r}; use one of "
-                f"{', '.join(map(repr, _FAIRNESS))}."
+                f"{', '.join(map(repr, KINDS))}."
             )
         #: names of the ``with t.branch(name, cond):`` blocks, in source order
         self.branches: tuple[str, ...] = _branch_names(fn, self.name)
 
     def __set_name__(self, owner: type, name: str) -> None:
         self.name = name
-
-
-#: fairness of an action: per instance (``weak``, ``strong``: TLA+'s ``\A b: WF(A(b))``)
-#: or of the family as one action (``TLA+'s WF(\E b: A(b))``)
-_FAIRNESS = ("weak", "strong", "weak-family", "strong-family")
 
 
 def _names_attribute(code: Any, name: str) -> bool:
@@ -314,9 +310,11 @@ class Spec(metaclass=_SpecMeta):
     check_deadlock: ClassVar[bool] = True
     #: names of Ids sets whose members are interchangeable (symmetry reduction)
     symmetry: ClassVar[tuple[str, ...]] = ()
-    #: fairness by action name or instance label (``{"Tick": "weak"}``), added to the
-    #: ``fair=`` of ``@action`` (see :mod:`modelcheck.temporal`)
-    fairness: ClassVar[Mapping[str, str]] = {}
+    #: fairness by action name, instance label or group (``{"Tick": "weak"}``), added to
+    #: (conjoined with) the ``fair=`` of ``@action``; resolved when the spec is bound, and
+    #: may be a method of the bound spec returning the table (see
+    #: :mod:`modelcheck.fairness`)
+    fairness: ClassVar[Mapping[str, str] | Callable[[Any], Mapping[str, str]]] = {}
 
     _consts: ClassVar[dict[str, Const]] = {}
     _vars: ClassVar[dict[str, Type]] = {}
@@ -413,6 +411,11 @@ class Spec(metaclass=_SpecMeta):
                                         if p.kind == "action_constraint")
         #: temporal properties (:mod:`modelcheck.temporal`), checked by the liveness checker
         self.temporal = tuple(p for p in cls._predicates.values() if p.kind == "temporal")
+        #: every fairness condition (``fair=`` and the ``fairness`` table, conjoined),
+        #: resolved against the instances of these constants (:mod:`modelcheck.fairness`)
+        self.fairness_conditions: tuple[FairnessCondition, ...] = resolve_fairness(self)
+        for p in self.temporal:
+            select_fairness(self, self.fairness_conditions, getattr(p, "fairness", None))
 
     def symmetry_sets(self) -> dict[str, range]:
         """The declared symmetric id sets with their bound members."""
