@@ -5,6 +5,8 @@ a brute-force fair-cycle search given the fairness as TLA+ defines it (:mod:`tes
 
 from __future__ import annotations
 
+import ast
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -12,7 +14,8 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 
-from modelcheck import Array, Const, Ids, Int, Spec, action, check_liveness, where
+from examples.token_ring import Ring, RingComputed, RingEvery, RingUnfair
+from modelcheck import Array, Const, Ids, Int, Spec, action, check_liveness
 from modelcheck.errors import SpecDefinitionError
 from modelcheck.loader import parse_consts
 from modelcheck.temporal import always_eventually, fairness_conditions
@@ -21,6 +24,7 @@ from tests.livespec import Conditions, check_lasso, oracle_verdicts
 
 ROOT = Path(__file__).resolve().parent.parent
 HERE = "tests/test_fairness.py"
+RING = "examples/token_ring.py"
 
 
 def _cli(*args: str) -> subprocess.CompletedProcess[str]:
@@ -93,34 +97,6 @@ def test_the_table_adds_to_the_decorator_cli():
 
 
 # ------------------------------------------------- item 2: resolved when bound
-class Ring(Spec):
-    """A token passed round ``1..N``; fairness by instance labels written for ``N = 2``."""
-
-    check_deadlock = False
-    N = Const(2, min=1, max=4)
-    P = Ids(1, N)
-    tok = Int(1, N)
-    fairness = {"Pass(i=1)": "weak", "Pass(i=2)": "weak"}
-
-    @action(i=P)
-    def Pass(self, s, t, i):
-        t.tok = where(s.tok == self.N, 1, s.tok + 1)
-        return s.tok == i
-
-    @always_eventually
-    def BackToOne(self, s):
-        return s.tok == 1
-
-
-class RingEvery(Ring):
-    fairness = {"Pass": "weak"}  # \A i \in P: WF_vars(Pass(i))
-
-
-class RingComputed(Ring):
-    def fairness(self):  # resolved against the bound constants
-        return {f"Pass(i={i})": "weak" for i in self.P}
-
-
 def test_labels_written_for_the_defaults_are_refused_under_other_constants():
     assert check_liveness(_bind(Ring, {})).liveness["properties"] == {"BackToOne": "holds"}
     with pytest.raises(SpecDefinitionError, match=r"Pass\(i=1\), Pass\(i=2\): every instance "
@@ -135,13 +111,14 @@ def test_labels_written_for_the_defaults_are_refused_under_other_constants():
             want = [("weak", frozenset([f"Pass({i})"])) for i in range(1, n + 1)]
             assert _conds(spec) == want
             assert check_liveness(spec).liveness["properties"] == {"BackToOne": "holds"}
+        assert _conds(_bind(RingUnfair, {"N": n})) == [("weak", frozenset(["Pass(1)"]))]
 
 
 def test_labels_are_resolved_when_bound_cli():
-    r = _cli("check", f"{HERE}:Ring", "--const", "N=3", "-q")
+    r = _cli("check", f"{RING}:Ring", "--const", "N=3", "-q")
     assert r.returncode == 2 and "but not Pass(i=3) under these" in r.stderr, r.stderr
     assert "Traceback" not in r.stderr
-    r = _cli("check", f"{HERE}:RingComputed", "--const", "N=3", "-q")
+    r = _cli("check", f"{RING}:RingComputed", "--const", "N=3", "-q")
     assert r.returncode == 0, r.stdout + r.stderr
     assert "BackToOne  []<>P  holds  under WF(Pass(i=1)), WF(Pass(i=2)), WF(Pass(i=3))" \
         in r.stdout
@@ -178,3 +155,67 @@ def test_random_fairness_declarations_against_the_fair_cycle_search(cls):
     assert got == expected, (d.__dict__, r.violation)
     if r.violation is not None:
         check_lasso(spec, r.violation, want)
+
+
+# ------------------------------------------------- the README's table of forms
+README = ROOT / "README.md"
+
+
+def readme_forms() -> list[tuple[str, str]]:
+    """The (declaration, TLA+) rows of the README's table of fairness forms."""
+    lines = README.read_text().splitlines()
+    i = next(k for k, line in enumerate(lines) if line.startswith("<!-- fairness-forms"))
+    rows = []
+    for line in lines[i + 3:]:
+        if not line.startswith("|"):
+            break
+        cells = [c.strip().replace("\\|", "|") for c in re.split(r"(?<!\\)\|", line)[1:-1]]
+        rows.append((cells[0], cells[1].strip("`")))
+    return rows
+
+
+def _declared(text: str, n: int) -> Spec:
+    """The spec of a row's declaration: ``A(p)`` sets ``x[p]``, ``B(p)`` clears it."""
+    fair = dict(re.findall(r'`@action\(p=P, fair="([\w-]+)"\)` on `(\w+)`', text))
+    fair = {v: k for k, v in fair.items()}
+    table = re.search(r"`fairness = (\{.*?\})`", text)
+    N = Const(2, min=1)  # noqa: N806
+    P = Ids(1, N)  # noqa: N806
+
+    def A(self, s, t, p):
+        t.x[p] = 1
+        return s.x[p] == 0
+
+    def B(self, s, t, p):
+        t.x[p] = 0
+        return s.x[p] == 1
+
+    ns = {"check_deadlock": False, "N": N, "P": P, "x": Array(P, Int(0, 1)),
+          "A": action(p=P, fair=fair.get("A"))(A), "B": action(p=P, fair=fair.get("B"))(B),
+          "fairness": ast.literal_eval(table.group(1)) if table else {}}
+    return _bind(type("Row", (Spec,), ns), {"N": n})
+
+
+def _tla(formula: str, n: int) -> Conditions:
+    """A row's TLA+ formula as (kind, instance labels) pairs, over ``P = 1..n``."""
+    out: Conditions = []
+    for conj in formula.split(" /\\ "):
+        m = re.fullmatch(r"\\A p \\in P: (.*)", conj)
+        bodies = [m.group(1).replace("(p)", f"({v})") for v in range(1, n + 1)] if m \
+            else [conj]
+        for body in bodies:
+            kind, inner = re.fullmatch(r"(WF|SF)_vars\((.*)\)", body).groups()
+            e = re.fullmatch(r"\\E p \\in P: (.*)", inner)
+            parts = ([d.replace("(p)", f"({v})") for v in range(1, n + 1)
+                      for d in e.group(1).split(" \\/ ")] if e else inner.split(" \\/ "))
+            out.append(("weak" if kind == "WF" else "strong", frozenset(parts)))
+    return out
+
+
+@pytest.mark.parametrize("n", [2, 3])
+@pytest.mark.parametrize("declaration, formula", readme_forms())
+def test_readme_fairness_forms(declaration, formula, n):
+    assert len(readme_forms()) >= 8
+    spec = _declared(declaration, n)
+    assert set(_conds(spec)) == set(_tla(formula, n))
+    assert len(_conds(spec)) == len(set(_tla(formula, n)))
