@@ -102,8 +102,8 @@ def resolve_fairness(spec: Spec) -> tuple[FairnessCondition, ...]:
     no action or no instance under the bound constants, or a bad kind."""
     decls = type(spec)._actions
     by_label = _by_label(spec.actions)
-    entries: list[tuple[str, str]] = [(n, d.fair) for n, d in decls.items()
-                                      if d.fair is not None]
+    entries: list[tuple[str, str]] = [(n, f) for n, f in type(spec)._action_fair.items()
+                                      if f is not None]
     table, computed = _table(spec)
     for key, kind in table.items():
         if kind not in KINDS:

@@ -77,10 +77,12 @@ class ActionDecl:
     :mod:`modelcheck.fairness`)."""
 
     def __init__(self, fn: Callable[..., Any], params: dict[str, Any],
-                 fair: str | None = None) -> None:
+                 fair: str | None | _Keep = None) -> None:
         self.fn = fn
         self.params = params
-        self.fair = fair
+        #: whether ``fair=`` was given (else an override keeps the overridden action's)
+        self.fair_given = not isinstance(fair, _Keep)
+        self.fair: str | None = None if isinstance(fair, _Keep) else fair
         self.name = fn.__name__
         self.where = source_location(fn)
         sig = list(inspect.signature(fn).parameters)
@@ -92,7 +94,7 @@ class ActionDecl:
                 f"arguments of @action, in the same order), not `def {self.name}"
                 f"({', '.join(sig)})`."
             )
-        if fair is not None and fair not in KINDS:
+        if self.fair is not None and self.fair not in KINDS:
             raise SpecDefinitionError(
                 f"{self.where}: action {self.name}: fair={fair!r}; use one of "
                 f"{', '.join(map(repr, KINDS))}."
@@ -194,18 +196,32 @@ class PredicateDecl:
         self.name = name
 
 
-def action(fn: Callable[..., Any] | None = None, /, *, fair: str | None = None,
+class _Keep:
+    """The default of ``fair=``: no fairness, or, for an action that overrides an
+    inherited one, the overridden action's (TLA+'s ``WF_vars(Next)`` names the action,
+    and a variant that redefines ``Next`` keeps it); ``fair=None`` drops it."""
+
+    def __repr__(self) -> str:
+        return "<keep>"
+
+
+KEEP = _Keep()
+
+
+def action(fn: Callable[..., Any] | None = None, /, *, fair: str | None | _Keep = KEEP,
            **params: Any) -> Any:
     """Declare a guarded action; keyword arguments give parameter domains.
 
     ``@action`` or ``@action(b=Brokers, c=Ids(0, N))``. ``fair="weak"`` (or
     ``"strong"``) makes every instance weakly (strongly) fair, ``"weak-family"``
-    (``"strong-family"``) the family as one action; see :mod:`modelcheck.temporal`.
+    (``"strong-family"``) the family as one action; see :mod:`modelcheck.fairness`.
+    Without ``fair=``, an action that overrides an inherited one keeps its fairness;
+    ``fair=None`` declares none.
     """
     if fn is not None:
         if not callable(fn):
             raise SpecDefinitionError("@action takes keyword parameter domains: @action(b=Brokers)")
-        return ActionDecl(fn, {})
+        return ActionDecl(fn, {}, KEEP)
     return lambda f: ActionDecl(f, params, fair)
 
 
@@ -319,6 +335,8 @@ class Spec(metaclass=_SpecMeta):
     _consts: ClassVar[dict[str, Const]] = {}
     _vars: ClassVar[dict[str, Type]] = {}
     _actions: ClassVar[dict[str, ActionDecl]] = {}
+    #: per action, its ``fair=`` (an override without ``fair=`` keeps the overridden one's)
+    _action_fair: ClassVar[dict[str, str | None]] = {}
     _predicates: ClassVar[dict[str, PredicateDecl]] = {}
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
@@ -328,6 +346,7 @@ class Spec(metaclass=_SpecMeta):
                                              "property": {}}
         #: per declared name, the class whose declaration is the one in the tables
         owner: dict[str, type] = {}
+        fair: dict[str, str | None] = {}
         # Every class of the MRO contributes its own declarations, from the most basic
         # to ``cls``: a name declared again later (nearer ``cls`` in the MRO) replaces
         # the earlier declaration in place, so each name ends up declared as Python
@@ -359,6 +378,9 @@ class Spec(metaclass=_SpecMeta):
                     here = here or source_location_of_class(klass)
                     _check_variable(cls, name, value, here)
                     value.decl_line = here
+                if kind == "action":
+                    keep = not value.fair_given and name in tables["action"]
+                    fair[name] = fair[name] if keep else value.fair
                 tables[kind][name] = value
                 owner[name] = klass
         if isinstance(cls.__dict__.get("symmetry"), str):
@@ -375,6 +397,7 @@ class Spec(metaclass=_SpecMeta):
         cls._consts = tables["constant"]
         cls._vars = tables["variable"]
         cls._actions = tables["action"]
+        cls._action_fair = fair
         cls._predicates = tables["property"]
 
     # -- binding ----------------------------------------------------------

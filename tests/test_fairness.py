@@ -15,7 +15,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 
 from examples.token_ring import Ring, RingComputed, RingEvery, RingUnfair
-from modelcheck import Array, Const, Ids, Int, Spec, action, check_liveness
+from modelcheck import Array, Const, Ids, Int, Spec, action, check_liveness, where
 from modelcheck.errors import SpecDefinitionError
 from modelcheck.loader import parse_consts
 from modelcheck.temporal import always_eventually, fairness_conditions
@@ -219,3 +219,46 @@ def test_readme_fairness_forms(declaration, formula, n):
     spec = _declared(declaration, n)
     assert set(_conds(spec)) == set(_tla(formula, n))
     assert len(_conds(spec)) == len(set(_tla(formula, n)))
+
+
+# ------------------------------------------------- inheritance
+class RingPassFair(Ring):
+    fairness = {}
+
+    @action(i=Ring.P, fair="weak")
+    def Pass(self, s, t, i):
+        t.tok = where(s.tok == self.N, 1, s.tok + 1)
+        return s.tok == i
+
+
+class RingPassRedefined(RingPassFair):
+    """A variant redefining ``Pass`` (as a bug variant does) without ``fair=``: TLA+'s
+    ``WF_vars(Pass(i))`` names the action, so the variant keeps it."""
+
+    @action(i=Ring.P)
+    def Pass(self, s, t, i):
+        t.tok = where(s.tok == 1, self.N, s.tok - 1)  # the other way round
+        return s.tok == i
+
+
+class RingPassDropped(RingPassFair):
+    @action(i=Ring.P, fair=None)  # says there is none
+    def Pass(self, s, t, i):
+        t.tok = where(s.tok == self.N, 1, s.tok + 1)
+        return s.tok == i
+
+
+class RingBoth(RingPassDropped, RingPassRedefined):
+    """``Pass`` is RingPassDropped's (the MRO), whose ``fair=None`` overrides."""
+
+
+def test_an_override_without_fair_keeps_the_overridden_actions_fairness():
+    for cls, fair in ((RingPassFair, True), (RingPassRedefined, True),
+                      (RingPassDropped, False), (RingBoth, False)):
+        for n in (2, 3):
+            spec = _bind(cls, {"N": n})
+            want = [("weak", frozenset([f"Pass({i})"])) for i in range(1, n + 1)] if fair \
+                else []
+            assert _conds(spec) == want, cls
+            verdict = check_liveness(spec).liveness["properties"]["BackToOne"]
+            assert verdict == ("holds" if fair else "violated"), cls
