@@ -33,7 +33,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from .errors import SpecDefinitionError
+from .errors import ModelcheckError, SpecDefinitionError, source_location
 
 if TYPE_CHECKING:
     from .spec import ActionInstance, Spec
@@ -85,7 +85,17 @@ def _table(spec: Spec) -> tuple[Mapping[str, str], bool]:
     """The class's fairness table and whether it came from a method of the bound spec."""
     raw: Any = type(spec).fairness
     computed = callable(raw)
-    table = raw(spec) if computed else raw
+    table = raw
+    if computed:
+        try:
+            table = raw(spec)
+        except ModelcheckError:
+            raise
+        except Exception as e:  # noqa: BLE001 - the spec's own code: an error naming it
+            raise SpecDefinitionError(
+                f"{source_location(raw)}: spec {spec!r}: its fairness method failed with "
+                f"{type(e).__name__}: {e}"
+            ) from e
     if not isinstance(table, Mapping) or not all(isinstance(k, str) for k in table):
         raise SpecDefinitionError(
             f"spec {spec!r}: fairness must be a mapping of action names or instance labels "

@@ -20,6 +20,7 @@ from modelcheck.errors import SpecDefinitionError
 from modelcheck.loader import parse_consts
 from modelcheck.temporal import always_eventually, fairness_conditions
 from tests.fairspec import fair_spec, meaning
+from tests.lassocheck import check_lasso_generic
 from tests.livespec import Conditions, check_lasso, oracle_verdicts
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -262,3 +263,25 @@ def test_an_override_without_fair_keeps_the_overridden_actions_fairness():
             assert _conds(spec) == want, cls
             verdict = check_liveness(spec).liveness["properties"]["BackToOne"]
             assert verdict == ("holds" if fair else "violated"), cls
+
+
+# ------------------------------------------------- a property's fairness=(...)
+class RingSelect(RingEvery):
+    @always_eventually(fairness=("Pass(i=1)", "Pass(i=2)"))
+    def BackToOneUnderTwo(self, s):
+        return s.tok == 1
+
+
+def test_a_property_selects_per_instance_conditions_by_their_labels():
+    spec = _bind(RingSelect, {"N": 2})
+    want = [("weak", frozenset(["Pass(1)"])), ("weak", frozenset(["Pass(2)"]))]
+    assert _conds(spec, ("Pass(i=1)", "Pass(i=2)")) == want
+    assert check_liveness(spec).liveness["properties"] == {"BackToOne": "holds",
+                                                           "BackToOneUnderTwo": "holds"}
+    # under N=3, Pass(3) is not selected: the token may stay at 3
+    r = check_liveness(_bind(RingSelect, {"N": 3}))
+    assert r.liveness["properties"] == {"BackToOne": "holds", "BackToOneUnderTwo": "violated"}
+    check_lasso_generic(_bind(RingSelect, {"N": 3}), r.violation)
+    with pytest.raises(SpecDefinitionError, match=r"fairness names 'Pass\(i=2\)', which is "
+                       r"not an action of the spec \(Pass\) nor an instance of one"):
+        _bind(RingSelect, {"N": 1})
