@@ -8,8 +8,10 @@ fairness declared every way the language has: ``@action(fair=...)`` (``weak``,
 ``strong``, ``weak-family``, ``strong-family``), the class table by action name (the
 same kinds, possibly naming an action its decorator already makes fair), by instance
 label (``"Set(i=2)"``), by group (``"Set | Clr"``, per binding or ``-family``), and
-sometimes a table computed by a method of the bound spec. It also draws the constant
-the spec is bound with (as ``--const N=..`` gives it).
+sometimes a table computed by a method of the bound spec; and a property ``Selected``
+checked under the conditions its ``fairness=(...)`` names (action names, instance
+labels, group keys). It also draws the constant the spec is bound with (as ``--const
+N=..`` gives it).
 
 :func:`meaning` is what those declarations say under the bound ``N``, as a list of
 ``(kind, set of instance labels)``, the labels as the kernel names a step (``Set(2)``):
@@ -19,7 +21,7 @@ label is WF of that instance; a group ``A | B`` is ``\A i: WF_vars(A(i) \/ B(i))
 every declaration is conjoined with the others. ``None`` when the binding must be
 refused: a label naming an instance that does not exist under ``N``, or a (static)
 table of labels naming every instance of an action under the default ``N`` but not
-under the bound one.
+under the bound one, or a property's ``fairness=(...)`` naming such an instance.
 """
 
 from __future__ import annotations
@@ -52,9 +54,11 @@ class Drawn:
 
     def __init__(self, default: int, bound: int, deco: dict[str, str],
                  table: list[tuple[str, str]], computed: tuple[str, str, int] | None,
-                 actions: list[str]) -> None:
+                 actions: list[str], select: tuple[str, ...]) -> None:
         self.default, self.bound, self.deco = default, bound, deco
         self.table, self.computed, self.actions = table, computed, actions
+        #: the ``fairness=(...)`` of the property ``Selected``
+        self.select = select
 
 
 def _family(name: str, guard: str) -> Any:
@@ -143,8 +147,15 @@ def fair_spec(draw: st.DrawFn) -> type[Spec]:
     ns["LastSet"] = eventually(_prop(lambda self, s: s.b[self.N], "LastSet"))
     ns["FirstThenClear"] = leads_to(_prop(lambda self, s: (s.b[1], ~s.b[1]),
                                           "FirstThenClear"))
+    # a property checked under some of the conditions: by action name, instance label
+    # (possibly of no instance under the bound N) or group key
+    keys = [*actions, *(f"{a}(i={i})" for a in names for i in range(1, 4)),
+            *(k for k, _ in table if "|" in k)]
+    select = tuple(draw(st.lists(st.sampled_from(keys), max_size=3, unique=True)))
+    ns["Selected"] = always_eventually(fairness=select)(
+        _prop(lambda self, s: s.b[self.N], "Selected"))
     cls = type("FairSpec", (Spec,), ns)
-    cls._drawn = Drawn(default, bound, deco, table, computed, actions)  # type: ignore
+    cls._drawn = Drawn(default, bound, deco, table, computed, actions, select)  # type: ignore
     return cls
 
 
@@ -160,23 +171,29 @@ def _instances(name: str, n: int) -> list[str]:
     return [name] if name == "Reset" else [f"{name}({i})" for i in range(1, n + 1)]
 
 
-def _pairs(key: str, kind: str, n: int) -> list[tuple[str, frozenset[str]]]:
-    """The (kind, instance labels) pairs of one declaration under ``N = n``."""
+def _pairs(key: str, kind: str, n: int) -> list[tuple[str, frozenset[str], set[str]]]:
+    """The (kind, instance labels, names that select it) triples of one declaration under
+    ``N = n``: a property's ``fairness=(...)`` selects a condition by the action's name
+    (or the group's key) and a condition of one instance also by its label."""
     base, family = kind.split("-")[0], kind.endswith("-family")
     parts = [x.strip() for x in key.split("|")]
     if "(" in key:  # one instance: "Set(i=2)"
         name, i = key[:-1].split("(i=")
-        return [(base, frozenset([f"{name}({i})"]))]
+        return [(base, frozenset([f"{name}({i})"]), {name, key})]
     if family:
-        return [(base, frozenset(lbl for p in parts for lbl in _instances(p, n)))]
+        return [(base, frozenset(lbl for p in parts for lbl in _instances(p, n)), {key})]
     if parts == ["Reset"]:
-        return [(base, frozenset(["Reset"]))]
-    return [(base, frozenset(f"{p}({i})" for p in parts)) for i in range(1, n + 1)]
+        return [(base, frozenset(["Reset"]), {key})]
+    if len(parts) > 1:
+        return [(base, frozenset(f"{p}({i})" for p in parts), {key}) for i in range(1, n + 1)]
+    return [(base, frozenset([f"{key}({i})"]), {key, f"{key}(i={i})"}) for i in range(1, n + 1)]
 
 
-def meaning(d: Drawn) -> list[tuple[str, frozenset[str]]] | None:
+def meaning(d: Drawn, select: tuple[str, ...] | None = None
+            ) -> list[tuple[str, frozenset[str]]] | None:
     """The fairness the declarations of ``d`` mean under the bound ``N``, conjoined (see
-    the module doc); ``None`` if binding must be refused."""
+    the module doc); with ``select``, those a property's ``fairness=select`` keeps.
+    ``None`` if binding must be refused (by the table, or by ``d.select``)."""
     n = d.bound
     decls = list(d.deco.items())
     if d.computed is not None:
@@ -191,9 +208,13 @@ def meaning(d: Drawn) -> list[tuple[str, frozenset[str]]] | None:
             if set(range(1, d.default + 1)) <= named and not set(range(1, n + 1)) <= named:
                 return None  # written for the default N: the new instances would be unfair
         decls += d.table
+    if any("(" in k and int(k[:-1].split("(i=")[1]) > n for k in d.select):
+        return None  # the property's fairness names no instance under N
     out: list[tuple[str, frozenset[str]]] = []
     for key, kind in decls:
-        for pair in _pairs(key, kind, n):
-            if pair not in out:
-                out.append(pair)
+        for kind_, labels, names in _pairs(key, kind, n):
+            if select is not None and not names & set(select):
+                continue
+            if (kind_, labels) not in out:
+                out.append((kind_, labels))
     return out

@@ -134,7 +134,8 @@ def _oracle_props(n: int) -> dict:
             "AlwaysLast": ("always_eventually", last, last, None, None),
             "SettlesClear": ("eventually_always", clear, clear, None, None),
             "LastSet": ("eventually", last, last, None, None),
-            "FirstThenClear": ("leads_to", first, clear, None, None)}
+            "FirstThenClear": ("leads_to", first, clear, None, None),
+            "Selected": ("always_eventually", last, last, None, None)}
 
 
 @settings(max_examples=250, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -149,13 +150,20 @@ def test_random_fairness_declarations_against_the_fair_cycle_search(cls):
         return
     spec = _bind(cls, consts)
     assert set(_conds(spec)) == set(want)
-    cls._oracle = {"props": _oracle_props(d.bound)}
+    selected = meaning(d, d.select)
+    assert set(_conds(spec, d.select)) == set(selected)
+    props = _oracle_props(d.bound)
+    cls._oracle = {"props": {k: v for k, v in props.items() if k != "Selected"}}
     expected = oracle_verdicts(spec, want)
+    cls._oracle = {"props": {"Selected": props["Selected"]}}
+    expected.update(oracle_verdicts(spec, selected))
+    cls._oracle = {"props": props}
     r = check_liveness(spec)
     got = {k: v == "holds" for k, v in r.liveness["properties"].items()}
     assert got == expected, (d.__dict__, r.violation)
     if r.violation is not None:
-        check_lasso(spec, r.violation, want)
+        prop = r.violation.property
+        check_lasso(spec, r.violation, selected if prop == "Selected" else want)
 
 
 # ------------------------------------------------- the README's table of forms
