@@ -54,6 +54,7 @@ from typing import Any, ClassVar
 
 from .domains import Const, Deferred, Ids, Record, Type, resolve
 from .errors import ConstantError, SpecDefinitionError, source_location
+from .fairness import KINDS, FairnessCondition, resolve_fairness, select_fairness
 from .layout import Layout
 from .values import record_field_problem
 
@@ -72,14 +73,16 @@ __all__ = [
 
 class ActionDecl:
     """An action as declared: the function, its parameter domains and its fairness
-    (``None``, or a :data:`~modelcheck.temporal.FAIRNESS_KINDS` value, see
-    :mod:`modelcheck.temporal`)."""
+    (``None``, or a :data:`~modelcheck.fairness.KINDS` value, see
+    :mod:`modelcheck.fairness`)."""
 
     def __init__(self, fn: Callable[..., Any], params: dict[str, Any],
-                 fair: str | None = None) -> None:
+                 fair: str | None | _Keep = None) -> None:
         self.fn = fn
         self.params = params
-        self.fair = fair
+        #: whether ``fair=`` was given (else an override keeps the overridden action's)
+        self.fair_given = not isinstance(fair, _Keep)
+        self.fair: str | None = None if isinstance(fair, _Keep) else fair
         self.name = fn.__name__
         self.where = source_location(fn)
         sig = list(inspect.signature(fn).parameters)
@@ -91,21 +94,16 @@ class ActionDecl:
                 f"arguments of @action, in the same order), not `def {self.name}"
                 f"({', '.join(sig)})`."
             )
-        if fair is not None and fair not in _FAIRNESS:
+        if self.fair is not None and self.fair not in KINDS:
             raise SpecDefinitionError(
                 f"{self.where}: action {self.name}: fair={fair!r}; use one of "
-                f"{', '.join(map(repr, _FAIRNESS))}."
+                f"{', '.join(map(repr, KINDS))}."
             )
         #: names of the ``with t.branch(name, cond):`` blocks, in source order
         self.branches: tuple[str, ...] = _branch_names(fn, self.name)
 
     def __set_name__(self, owner: type, name: str) -> None:
         self.name = name
-
-
-#: fairness of an action: per instance (``weak``, ``strong``: TLA+'s ``\A b: WF(A(b))``)
-#: or of the family as one action (``TLA+'s WF(\E b: A(b))``)
-_FAIRNESS = ("weak", "strong", "weak-family", "strong-family")
 
 
 def _names_attribute(code: Any, name: str) -> bool:
@@ -198,18 +196,32 @@ class PredicateDecl:
         self.name = name
 
 
-def action(fn: Callable[..., Any] | None = None, /, *, fair: str | None = None,
+class _Keep:
+    """The default of ``fair=``: no fairness, or, for an action that overrides an
+    inherited one, the overridden action's (TLA+'s ``WF_vars(Next)`` names the action,
+    and a variant that redefines ``Next`` keeps it); ``fair=None`` drops it."""
+
+    def __repr__(self) -> str:
+        return "<keep>"
+
+
+KEEP = _Keep()
+
+
+def action(fn: Callable[..., Any] | None = None, /, *, fair: str | None | _Keep = KEEP,
            **params: Any) -> Any:
     """Declare a guarded action; keyword arguments give parameter domains.
 
     ``@action`` or ``@action(b=Brokers, c=Ids(0, N))``. ``fair="weak"`` (or
     ``"strong"``) makes every instance weakly (strongly) fair, ``"weak-family"``
-    (``"strong-family"``) the family as one action; see :mod:`modelcheck.temporal`.
+    (``"strong-family"``) the family as one action; see :mod:`modelcheck.fairness`.
+    Without ``fair=``, an action that overrides an inherited one keeps its fairness;
+    ``fair=None`` declares none.
     """
     if fn is not None:
         if not callable(fn):
             raise SpecDefinitionError("@action takes keyword parameter domains: @action(b=Brokers)")
-        return ActionDecl(fn, {})
+        return ActionDecl(fn, {}, KEEP)
     return lambda f: ActionDecl(f, params, fair)
 
 
@@ -314,13 +326,17 @@ class Spec(metaclass=_SpecMeta):
     check_deadlock: ClassVar[bool] = True
     #: names of Ids sets whose members are interchangeable (symmetry reduction)
     symmetry: ClassVar[tuple[str, ...]] = ()
-    #: fairness by action name or instance label (``{"Tick": "weak"}``), added to the
-    #: ``fair=`` of ``@action`` (see :mod:`modelcheck.temporal`)
-    fairness: ClassVar[Mapping[str, str]] = {}
+    #: fairness by action name, instance label or group (``{"Tick": "weak"}``), added to
+    #: (conjoined with) the ``fair=`` of ``@action``; resolved when the spec is bound, and
+    #: may be a method of the bound spec returning the table (see
+    #: :mod:`modelcheck.fairness`)
+    fairness: ClassVar[Mapping[str, str] | Callable[[Any], Mapping[str, str]]] = {}
 
     _consts: ClassVar[dict[str, Const]] = {}
     _vars: ClassVar[dict[str, Type]] = {}
     _actions: ClassVar[dict[str, ActionDecl]] = {}
+    #: per action, its ``fair=`` (an override without ``fair=`` keeps the overridden one's)
+    _action_fair: ClassVar[dict[str, str | None]] = {}
     _predicates: ClassVar[dict[str, PredicateDecl]] = {}
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
@@ -330,6 +346,7 @@ class Spec(metaclass=_SpecMeta):
                                              "property": {}}
         #: per declared name, the class whose declaration is the one in the tables
         owner: dict[str, type] = {}
+        fair: dict[str, str | None] = {}
         # Every class of the MRO contributes its own declarations, from the most basic
         # to ``cls``: a name declared again later (nearer ``cls`` in the MRO) replaces
         # the earlier declaration in place, so each name ends up declared as Python
@@ -361,6 +378,9 @@ class Spec(metaclass=_SpecMeta):
                     here = here or source_location_of_class(klass)
                     _check_variable(cls, name, value, here)
                     value.decl_line = here
+                if kind == "action":
+                    keep = not value.fair_given and name in tables["action"]
+                    fair[name] = fair[name] if keep else value.fair
                 tables[kind][name] = value
                 owner[name] = klass
         if isinstance(cls.__dict__.get("symmetry"), str):
@@ -377,6 +397,7 @@ class Spec(metaclass=_SpecMeta):
         cls._consts = tables["constant"]
         cls._vars = tables["variable"]
         cls._actions = tables["action"]
+        cls._action_fair = fair
         cls._predicates = tables["property"]
 
     # -- binding ----------------------------------------------------------
@@ -413,6 +434,11 @@ class Spec(metaclass=_SpecMeta):
                                         if p.kind == "action_constraint")
         #: temporal properties (:mod:`modelcheck.temporal`), checked by the liveness checker
         self.temporal = tuple(p for p in cls._predicates.values() if p.kind == "temporal")
+        #: every fairness condition (``fair=`` and the ``fairness`` table, conjoined),
+        #: resolved against the instances of these constants (:mod:`modelcheck.fairness`)
+        self.fairness_conditions: tuple[FairnessCondition, ...] = resolve_fairness(self)
+        for p in self.temporal:
+            select_fairness(self, self.fairness_conditions, getattr(p, "fairness", None))
 
     def symmetry_sets(self) -> dict[str, range]:
         """The declared symmetric id sets with their bound members."""

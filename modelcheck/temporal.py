@@ -13,11 +13,15 @@ is *enabled* in a state when it has a successor different from that state):
 * ``"weak-family"`` / ``"strong-family"``: the family as one action,
   ``WF_vars(\\E b: A(b))`` (some instance's step counts, enabled when some instance is).
 * ``fairness = {"Tick": "weak", "Register(b=1)": "strong"}`` on the class: the same by
-  action name or instance label, added to the ``fair=`` of ``@action``.
+  action name or instance label (that one instance), added to the ``fair=`` of
+  ``@action``: every declared condition holds (TLA+ conjoins them).
 * ``fairness = {"Rsp | DoRd": "weak"}``: a disjunction of actions as one action, per
   binding of their parameters (which must be the same): ``\\A p: WF_vars(Rsp(p) \\/
   DoRd(p))``; a part may be an instance label (a branch: ``"MemQWr[QCond] | MemQRd"``);
   with ``"weak-family"`` all their instances are one action.
+
+The table is resolved when the spec is bound with its constants (see
+:mod:`modelcheck.fairness`).
 
 Temporal properties (``P``, ``Q`` are state predicates, written as invariants are):
 
@@ -69,7 +73,6 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from functools import reduce, update_wrapper
 from typing import Any
 
@@ -77,7 +80,8 @@ import numpy as np
 
 from .errors import SpecDefinitionError, SpecEvaluationError
 from .expr import _bool
-from .spec import ActionInstance, PredicateDecl, Spec
+from .fairness import FairnessCondition, label_of, select_fairness
+from .spec import PredicateDecl, Spec
 from .values import Value
 
 __all__ = ["TemporalDecl", "FairnessCondition", "FORMS", "STEP_FORMS", "eventually",
@@ -247,144 +251,10 @@ eventually_always = _decorator("eventually_always")
 leads_to = _decorator("leads_to")
 
 
-@dataclass(frozen=True)
-class FairnessCondition:
-    """``WF``/``SF`` of a set of action instances taken as one action."""
-
-    kind: str  # "weak" | "strong"
-    #: the action as TLA+ writes it: ``Tick``, ``Register(b=1)``, ``Register(*)`` (family)
-    label: str
-    #: the action family's name (what ``fairness=(...)`` of a property selects)
-    family: str
-    action_ids: tuple[int, ...]
-
-    @property
-    def name(self) -> str:
-        return f"{'WF' if self.kind == 'weak' else 'SF'}({self.label})"
-
-
-def label_of(inst: ActionInstance, branch: bool = True) -> str:
-    """``Register(b=1)``, as traces label a step (``Decide[commit](b=1)`` for a branch of
-    an action; with ``branch=False`` the action whose disjunct it is, ``Decide(b=1)``)."""
-    name = inst.name if branch else inst.decl.name
-    if not inst.params:
-        return name
-    return f"{name}({', '.join(f'{k}={v}' for k, v in inst.params)})"
-
-
 def fairness_conditions(spec: Spec, select: Sequence[str] | None = None
                         ) -> list[FairnessCondition]:
-    """The spec's fairness conditions, in action order; with ``select``, only those of
-    the named action families or instance labels (unknown names are an error)."""
-    cls = type(spec)
-    # the branches of an action (``with t.branch(...)``) are disjuncts of one action:
-    # fairness is of the whole action, WF(A) with A = A1 \/ A2, as TLA+ writes it
-    by_label: dict[str, list[ActionInstance]] = {}
-    for a in spec.actions:
-        by_label.setdefault(label_of(a, branch=False), []).append(a)
-        if a.branch is not None:
-            by_label.setdefault(label_of(a), []).append(a)
-    decls = cls._actions
-    wanted: dict[str, str] = {}
-    joined: dict[str, list[str]] = {}  # fairness groups "A | B": their actions
-    for name, d in decls.items():
-        if d.fair is not None:
-            wanted[name] = d.fair
-    for key, kind in dict(cls.fairness).items():
-        if "|" in key:
-            joined[key] = _group(spec, key, decls, by_label)
-        elif key not in decls and key not in by_label:
-            raise SpecDefinitionError(
-                f"spec {spec.name}: fairness names {key!r}, which is neither an action nor "
-                f"an action instance label (such as {next(iter(by_label))!r})."
-            )
-        if kind not in ("weak", "strong", "weak-family", "strong-family"):
-            raise SpecDefinitionError(
-                f"spec {spec.name}: fairness[{key!r}] = {kind!r}; use 'weak', 'strong', "
-                "'weak-family' or 'strong-family'."
-            )
-        if key in by_label and kind.endswith("-family"):
-            raise SpecDefinitionError(
-                f"spec {spec.name}: fairness[{key!r}] names one instance; '-family' applies "
-                "to an action name."
-            )
-        wanted[key] = kind
-    if select is not None:
-        unknown = [n for n in select if n not in decls and n not in by_label
-                   and n not in joined]
-        if unknown:
-            raise SpecDefinitionError(
-                f"spec {spec.name}: a temporal property's fairness names {unknown[0]!r}, "
-                f"which is not an action of the spec ({', '.join(decls)})."
-            )
-    out: list[FairnessCondition] = []
-    for key, kind in wanted.items():
-        base = kind.split("-")[0]
-        if key in joined:
-            if select is not None and key not in select:
-                continue
-            # the instances of every named action (or the named instances), as one
-            # action per binding of the parameters (all of them for "-family")
-            by_params: dict[Any, list[tuple[str, ActionInstance]]] = {}
-            for part in joined[key]:
-                insts = ([a for a in spec.actions if a.decl.name == part] if part in decls
-                         else by_label[part])
-                for a in insts:
-                    k = () if kind.endswith("-family") else a.params
-                    by_params.setdefault(k, []).append((part, a))
-            for members in by_params.values():
-                labels: list[str] = []
-                for part, a in members:
-                    if part not in decls:
-                        lbl = label_of(a)  # a named instance
-                    elif kind.endswith("-family") and a.params:
-                        lbl = f"{part}(*)"
-                    else:
-                        lbl = label_of(a, branch=False)
-                    if lbl not in labels:
-                        labels.append(lbl)
-                out.append(FairnessCondition(base, " \\/ ".join(labels), key,
-                                             tuple(sorted(a.id for _, a in members))))
-            continue
-        if key in by_label and key not in decls:
-            insts = by_label[key]
-            family = insts[0].decl.name
-            if select is None or key in select or family in select:
-                out.append(FairnessCondition(base, key, family, tuple(a.id for a in insts)))
-            continue
-        if select is not None and key not in select:
-            continue
-        insts = [a for a in spec.actions if a.decl.name == key]
-        if kind.endswith("-family") and decls[key].params:
-            out.append(FairnessCondition(base, f"{key}(*)", key, tuple(a.id for a in insts)))
-        else:
-            groups: dict[str, list[int]] = {}
-            for a in insts:
-                groups.setdefault(label_of(a, branch=False), []).append(a.id)
-            out.extend(FairnessCondition(base, lbl, key, tuple(ids))
-                       for lbl, ids in groups.items())
-    out.sort(key=lambda c: c.action_ids)
-    return out
-
-
-def _group(spec: Spec, key: str, decls: Any, by_label: dict[str, list[ActionInstance]]
-           ) -> list[str]:
-    """The actions (names or instance labels) of a fairness group ``"A | B"``: TLA+'s
-    ``WF_vars(A(p) \\/ B(p))``; named actions must have the same parameters."""
-    parts = [x.strip() for x in key.split("|")]
-    unknown = [x for x in parts if x not in decls and x not in by_label]
-    if unknown:
-        raise SpecDefinitionError(
-            f"spec {spec.name}: fairness[{key!r}]: a group names actions or action instance "
-            f"labels, as 'Rsp | DoRd'; {unknown[0]!r} is neither."
-        )
-    if len(set(parts)) != len(parts):
-        raise SpecDefinitionError(f"spec {spec.name}: fairness[{key!r}] names an action twice.")
-    params = {tuple(decls[x].params) for x in parts if x in decls}
-    if len(params) > 1:
-        raise SpecDefinitionError(
-            f"spec {spec.name}: fairness[{key!r}]: the actions of a group must have the same "
-            f"parameters (one action per binding of them), got "
-            f"{' and '.join(str(list(p)) for p in sorted(params))}."
-        )
-    return parts
+    """The bound spec's fairness conditions (``fair=`` and the ``fairness`` table,
+    conjoined; resolved when it was bound, see :mod:`modelcheck.fairness`), in action
+    order; with ``select``, only those of the named action families, instance labels or
+    groups (unknown names are an error)."""
+    return select_fairness(spec, spec.fairness_conditions, select)

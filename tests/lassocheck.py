@@ -30,9 +30,13 @@ def _decl(spec: Spec, name: str, library: Any = None) -> TemporalDecl:
     return found
 
 
-def check_lasso_generic(spec: Spec, violation: Any, library: Any = None) -> None:
+def check_lasso_generic(spec: Spec, violation: Any, library: Any = None,
+                        conds: list[tuple[str, frozenset[str]]] | None = None) -> None:
     """Assert that ``violation`` (a liveness :class:`~modelcheck.result.Violation`) is a
-    fair behaviour of ``spec`` violating its property."""
+    fair behaviour of ``spec`` violating its property. ``conds``: the fairness to check
+    the loop against, as (``"weak"``/``"strong"``, instance labels such as ``Pass(1)``)
+    pairs built without :mod:`modelcheck.fairness` (default: the checker's conditions
+    of the property)."""
     k = Kernel(spec, symmetry=False, invariants=[], properties=[], check_deadlock=False)
     layout = spec.layout
     cells = [layout.cells_from_values(s.state) for s in violation.trace]
@@ -53,8 +57,14 @@ def check_lasso_generic(spec: Spec, violation: Any, library: Any = None) -> None
     else:
         cycle, taken_ids = [loop], set()
     decl = _decl(spec, violation.property, library)
-    for c in fairness_conditions(spec, decl.fairness):
-        acts = set(c.action_ids)
+    if conds is None:
+        pairs = [(c.kind, c.name, set(c.action_ids))
+                 for c in fairness_conditions(spec, decl.fairness)]
+    else:
+        pairs = [(kind, f"{kind} {sorted(labels)}",
+                  {a.id for a in spec.actions if a.label in labels}) for kind, labels in conds]
+        assert all(acts for _, _, acts in pairs), "a condition names no instance"
+    for kind, name, acts in pairs:
         if acts & taken_ids:
             continue
 
@@ -62,7 +72,7 @@ def check_lasso_generic(spec: Spec, violation: Any, library: Any = None) -> None
             return any(inst.id in acts and nxt != cells[i] for inst, nxt in k.successors(cells[i]))
 
         off = [not enabled(i) for i in cycle]
-        assert any(off) if c.kind == "weak" else all(off), f"{c.name} is not satisfied"
+        assert any(off) if kind == "weak" else all(off), f"{name} is not satisfied"
     views = [k.scalar_view(c) for c in cells]
     last = len(cells) - 1 if loop < len(cells) - 1 else loop
     if decl.steps:

@@ -46,7 +46,8 @@ from modelcheck.temporal import (
 )
 from tests.randspec import _make_action
 
-__all__ = ["live_spec", "oracle_verdicts", "check_lasso", "weak_fair_verdicts", "ORACLE_MAX_SCC"]
+__all__ = ["live_spec", "oracle_verdicts", "Conditions", "check_lasso", "weak_fair_verdicts",
+           "ORACLE_MAX_SCC"]
 
 ORACLE_MAX_SCC = 10
 
@@ -339,8 +340,13 @@ def _reach(n: int, edges: list[list[tuple[str, int]]], start: set[int], allowed:
     return seen
 
 
-def oracle_verdicts(spec: Spec) -> dict[str, bool]:
-    """Per temporal property of a :func:`live_spec` spec: does it hold?"""
+Conditions = list[tuple[str, frozenset[str]]]
+
+
+def oracle_verdicts(spec: Spec, conds: Conditions | None = None) -> dict[str, bool]:
+    """Per temporal property of a :func:`live_spec` spec: does it hold? ``conds``: the
+    fairness as (``"weak"``/``"strong"``, set of instance labels taken as one action)
+    pairs, for every property (default: from what the generator drew)."""
     states, init, edges = _graph(spec)
     n = len(states)
     k = Kernel(spec, symmetry=False, invariants=[], properties=[], check_deadlock=False)
@@ -348,10 +354,11 @@ def oracle_verdicts(spec: Spec) -> dict[str, bool]:
     views = [k.scalar_view(list(c)) for c in states]
     for name, (form, p, q, select, f) in type(spec)._oracle["props"].items():  # type: ignore
         if f is not None:
-            out[name] = _step_verdict(n, edges, init, _conditions(spec, select), form,
-                                      [bool(p(v)) for v in views], f, views, states)
+            out[name] = _step_verdict(n, edges, init,
+                                      _conditions(spec, select) if conds is None else conds,
+                                      form, [bool(p(v)) for v in views], f, views, states)
             continue
-        fair = _fair_sets(n, edges, _conditions(spec, select))
+        fair = _fair_sets(n, edges, _conditions(spec, select) if conds is None else conds)
         pv = [bool(p(k.scalar_view(list(c)))) for c in states]
         qv = [bool(q(k.scalar_view(list(c)))) for c in states]
         notp = sum(1 << u for u in range(n) if not pv[u])
@@ -396,9 +403,10 @@ def _step_verdict(n: int, edges: list[list[tuple[str, int]]], init: set[int],
                    for u in range(n))
 
 
-def check_lasso(spec: Spec, violation: Any) -> None:
+def check_lasso(spec: Spec, violation: Any, conds: Conditions | None = None) -> None:
     """Assert that a reported lasso is a behaviour of ``spec``, fair under the property's
-    conditions and violating the property, from the definitions."""
+    conditions (``conds``, as for :func:`oracle_verdicts`) and violating the property,
+    from the definitions."""
     k = Kernel(spec, symmetry=False, invariants=[], properties=[], check_deadlock=False)
     layout = spec.layout
     cells = [layout.cells_from_values(s.state) for s in violation.trace]
@@ -419,7 +427,7 @@ def check_lasso(spec: Spec, violation: Any) -> None:
     else:
         cycle, steps = [loop], []
     form, p, q, select, f = type(spec)._oracle["props"][violation.property]  # type: ignore
-    for kind, c in _conditions(spec, select):
+    for kind, c in _conditions(spec, select) if conds is None else conds:
         taken = any(lab in c for lab, _, _ in steps)
 
         def en(i: int, c: frozenset[str] = c) -> bool:
@@ -477,8 +485,12 @@ def weak_fair_verdicts(spec: Spec) -> dict[str, bool]:
     properties' predicates."""
     cls = type(spec)
     kinds = {n: d.fair for n, d in cls._actions.items() if d.fair is not None}
-    kinds.update(cls.fairness)
-    assert set(kinds.values()) <= {"weak"}, "only per-instance weak fairness"
+    table = cls.fairness(spec) if callable(cls.fairness) else cls.fairness
+    # the table's conditions are conjoined with the decorators' (an action in both keeps
+    # both kinds: only weak may be asserted below)
+    assert set(kinds.values()) | set(table.values()) <= {"weak"}, \
+        "only per-instance weak fairness"
+    kinds.update(table)
     states, init, edges = _graph(spec)
     n = len(states)
     k = Kernel(spec, symmetry=False, invariants=[], properties=[], check_deadlock=False)

@@ -120,7 +120,8 @@ class SpanTreeBugUnfair(SpanTree):
     """``Spec`` without ``WF_vars(Next)``: a behaviour may stop before the algorithm
     has terminated, and ``Liveness`` fails (the initial state stutters forever)."""
 
-    @action(n=SpanTree.Nodes, m=_nbrs, d=lambda self: range(1, self.MaxCardinality))
+    @action(n=SpanTree.Nodes, m=_nbrs, d=lambda self: range(1, self.MaxCardinality),
+            fair=None)  # without fair=, the override would keep WF_vars(Next)
     def Next(self, s, t, n, m, d):
         t.dist[n] = d
         t.mom[n] = m

@@ -1,0 +1,295 @@
+"""Fairness declarations: the decorator's and the class table's conditions are conjoined,
+and the table is resolved when the spec is bound with its constants (``--const``), against
+a brute-force fair-cycle search given the fairness as TLA+ defines it (:mod:`tests.fairspec`,
+:func:`tests.livespec.oracle_verdicts`), never through :mod:`modelcheck.fairness`."""
+
+from __future__ import annotations
+
+import ast
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+
+from examples.token_ring import Ring, RingComputed, RingEvery, RingUnfair
+from modelcheck import Array, Const, Ids, Int, Spec, action, check_liveness, where
+from modelcheck.errors import SpecDefinitionError
+from modelcheck.loader import parse_consts
+from modelcheck.temporal import always_eventually, fairness_conditions
+from tests.fairspec import fair_spec, meaning
+from tests.lassocheck import check_lasso_generic
+from tests.livespec import Conditions, check_lasso, oracle_verdicts
+
+ROOT = Path(__file__).resolve().parent.parent
+HERE = "tests/test_fairness.py"
+RING = "examples/token_ring.py"
+
+
+def _cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "modelcheck", *args], cwd=ROOT,
+                          capture_output=True, text=True, timeout=300, check=False)
+
+
+def _bind(cls: type[Spec], consts: dict[str, int]) -> Spec:
+    """Bind as ``--const K=V`` does (the text parsed, then the class called)."""
+    known = {n: c.default for n, c in cls._consts.items()}
+    return cls(**parse_consts(tuple(f"{k}={v}" for k, v in consts.items()), known))
+
+
+def _conds(spec: Spec, select: tuple[str, ...] | None = None) -> Conditions:
+    """The checker's conditions as (kind, instance labels) pairs, for comparison."""
+    return [(c.kind, frozenset(spec.actions[i].label for i in c.action_ids))
+            for c in fairness_conditions(spec, select)]
+
+
+# ------------------------------------------------- item 1: the decorator and the table
+class Sets(Spec):
+    """``A(i)`` sets ``x[i]``, ``B(i)`` clears it: ``WF(A(i))`` for every ``i`` (the
+    decorator) and ``WF(\\E i: A(i))`` (the table). Under the per-instance condition
+    ``[]<>(x[2] = 1)`` holds (``A(2)`` is enabled whenever ``x[2] = 0``); under the
+    family one alone, ``A(1), B(1)`` forever is fair and violates it."""
+
+    check_deadlock = False
+    N = Const(2, min=2, max=3)
+    P = Ids(1, N)
+    x = Array(P, Int(0, 1))
+    fairness = {"A": "weak-family"}
+
+    @action(i=P, fair="weak")
+    def A(self, s, t, i):
+        t.x[i] = 1
+        return s.x[i] == 0
+
+    @action(i=P)
+    def B(self, s, t, i):
+        t.x[i] = 0
+        return s.x[i] == 1
+
+    @always_eventually
+    def TwoSet(self, s):
+        return s.x[2] == 1
+
+
+def _sets_oracle(spec: Spec) -> Conditions:
+    n = spec.constants["N"]
+    per = [("weak", frozenset([f"A({i})"])) for i in range(1, n + 1)]
+    return [*per, ("weak", frozenset(f"A({i})" for i in range(1, n + 1)))]
+
+
+@pytest.mark.parametrize("n", [2, 3])
+def test_the_table_adds_to_the_decorator(n):
+    spec = _bind(Sets, {"N": n})
+    two = lambda v: v.x[2] == 1  # noqa: E731
+    Sets._oracle = {"props": {"TwoSet": ("always_eventually", two, two, None, None)}}
+    assert set(_conds(spec)) == set(_sets_oracle(spec))
+    assert oracle_verdicts(spec, _sets_oracle(spec)) == {"TwoSet": True}
+    r = check_liveness(spec)
+    assert r.status == "ok" and r.liveness["properties"] == {"TwoSet": "holds"}
+
+
+def test_the_table_adds_to_the_decorator_cli():
+    r = _cli("check", f"{HERE}:Sets", "--const", "N=3", "-q")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert ("TwoSet  []<>P  holds  under WF(A(i=1)), WF(A(*)), WF(A(i=2)), WF(A(i=3))"
+            in r.stdout)
+
+
+# ------------------------------------------------- item 2: resolved when bound
+def test_labels_written_for_the_defaults_are_refused_under_other_constants():
+    assert check_liveness(_bind(Ring, {})).liveness["properties"] == {"BackToOne": "holds"}
+    with pytest.raises(SpecDefinitionError, match=r"Pass\(i=1\), Pass\(i=2\): every instance "
+                       r"of Pass under the default constants \(N=2\) but not Pass\(i=3\)"):
+        _bind(Ring, {"N": 3})
+    with pytest.raises(SpecDefinitionError, match=r"'Pass\(i=2\)', which is no instance of "
+                       r"Pass under these constants; its instances are Pass\(i=1\)"):
+        _bind(Ring, {"N": 1})
+    for cls in (RingEvery, RingComputed):
+        for n in (1, 3, 4):
+            spec = _bind(cls, {"N": n})
+            want = [("weak", frozenset([f"Pass({i})"])) for i in range(1, n + 1)]
+            assert _conds(spec) == want
+            assert check_liveness(spec).liveness["properties"] == {"BackToOne": "holds"}
+        assert _conds(_bind(RingUnfair, {"N": n})) == [("weak", frozenset(["Pass(1)"]))]
+
+
+def test_labels_are_resolved_when_bound_cli():
+    r = _cli("check", f"{RING}:Ring", "--const", "N=3", "-q")
+    assert r.returncode == 2 and "but not Pass(i=3) under these" in r.stderr, r.stderr
+    assert "Traceback" not in r.stderr
+    r = _cli("check", f"{RING}:RingComputed", "--const", "N=3", "-q")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "BackToOne  []<>P  holds  under WF(Pass(i=1)), WF(Pass(i=2)), WF(Pass(i=3))" \
+        in r.stdout
+
+
+# ------------------------------------------------- every form, against the oracle
+def _oracle_props(n: int) -> dict:
+    """The properties of :func:`tests.fairspec.fair_spec`, on the oracle's scalar views
+    (form, P, Q, no selection, not over steps)."""
+    first, last, clear = (lambda v: v.b[1]), (lambda v: v.b[n]), (lambda v: ~v.b[1])
+    return {"AlwaysFirst": ("always_eventually", first, first, None, None),
+            "AlwaysLast": ("always_eventually", last, last, None, None),
+            "SettlesClear": ("eventually_always", clear, clear, None, None),
+            "LastSet": ("eventually", last, last, None, None),
+            "FirstThenClear": ("leads_to", first, clear, None, None),
+            "Selected": ("always_eventually", last, last, None, None)}
+
+
+@settings(max_examples=250, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(fair_spec())
+def test_random_fairness_declarations_against_the_fair_cycle_search(cls):
+    d = cls._drawn
+    want = meaning(d)
+    consts = {} if d.bound == d.default else {"N": d.bound}
+    if want is None:
+        with pytest.raises(SpecDefinitionError):
+            _bind(cls, consts)
+        return
+    spec = _bind(cls, consts)
+    assert set(_conds(spec)) == set(want)
+    selected = meaning(d, d.select)
+    assert set(_conds(spec, d.select)) == set(selected)
+    props = _oracle_props(d.bound)
+    cls._oracle = {"props": {k: v for k, v in props.items() if k != "Selected"}}
+    expected = oracle_verdicts(spec, want)
+    cls._oracle = {"props": {"Selected": props["Selected"]}}
+    expected.update(oracle_verdicts(spec, selected))
+    cls._oracle = {"props": props}
+    r = check_liveness(spec)
+    got = {k: v == "holds" for k, v in r.liveness["properties"].items()}
+    assert got == expected, (d.__dict__, r.violation)
+    if r.violation is not None:
+        prop = r.violation.property
+        check_lasso(spec, r.violation, selected if prop == "Selected" else want)
+
+
+# ------------------------------------------------- the README's table of forms
+README = ROOT / "README.md"
+
+
+def readme_forms() -> list[tuple[str, str]]:
+    """The (declaration, TLA+) rows of the README's table of fairness forms."""
+    lines = README.read_text().splitlines()
+    i = next(k for k, line in enumerate(lines) if line.startswith("<!-- fairness-forms"))
+    rows = []
+    for line in lines[i + 3:]:
+        if not line.startswith("|"):
+            break
+        cells = [c.strip().replace("\\|", "|") for c in re.split(r"(?<!\\)\|", line)[1:-1]]
+        rows.append((cells[0], cells[1].strip("`")))
+    return rows
+
+
+def _declared(text: str, n: int) -> Spec:
+    """The spec of a row's declaration: ``A(p)`` sets ``x[p]``, ``B(p)`` clears it."""
+    fair = dict(re.findall(r'`@action\(p=P, fair="([\w-]+)"\)` on `(\w+)`', text))
+    fair = {v: k for k, v in fair.items()}
+    table = re.search(r"`fairness = (\{.*?\})`", text)
+    N = Const(2, min=1)  # noqa: N806
+    P = Ids(1, N)  # noqa: N806
+
+    def A(self, s, t, p):
+        t.x[p] = 1
+        return s.x[p] == 0
+
+    def B(self, s, t, p):
+        t.x[p] = 0
+        return s.x[p] == 1
+
+    ns = {"check_deadlock": False, "N": N, "P": P, "x": Array(P, Int(0, 1)),
+          "A": action(p=P, fair=fair.get("A"))(A), "B": action(p=P, fair=fair.get("B"))(B),
+          "fairness": ast.literal_eval(table.group(1)) if table else {}}
+    return _bind(type("Row", (Spec,), ns), {"N": n})
+
+
+def _tla(formula: str, n: int) -> Conditions:
+    """A row's TLA+ formula as (kind, instance labels) pairs, over ``P = 1..n``."""
+    out: Conditions = []
+    for conj in formula.split(" /\\ "):
+        m = re.fullmatch(r"\\A p \\in P: (.*)", conj)
+        bodies = [m.group(1).replace("(p)", f"({v})") for v in range(1, n + 1)] if m \
+            else [conj]
+        for body in bodies:
+            kind, inner = re.fullmatch(r"(WF|SF)_vars\((.*)\)", body).groups()
+            e = re.fullmatch(r"\\E p \\in P: (.*)", inner)
+            parts = ([d.replace("(p)", f"({v})") for v in range(1, n + 1)
+                      for d in e.group(1).split(" \\/ ")] if e else inner.split(" \\/ "))
+            out.append(("weak" if kind == "WF" else "strong", frozenset(parts)))
+    return out
+
+
+@pytest.mark.parametrize("n", [2, 3])
+@pytest.mark.parametrize("declaration, formula", readme_forms())
+def test_readme_fairness_forms(declaration, formula, n):
+    assert len(readme_forms()) >= 8
+    spec = _declared(declaration, n)
+    assert set(_conds(spec)) == set(_tla(formula, n))
+    assert len(_conds(spec)) == len(set(_tla(formula, n)))
+
+
+# ------------------------------------------------- inheritance
+class RingPassFair(Ring):
+    fairness = {}
+
+    @action(i=Ring.P, fair="weak")
+    def Pass(self, s, t, i):
+        t.tok = where(s.tok == self.N, 1, s.tok + 1)
+        return s.tok == i
+
+
+class RingPassRedefined(RingPassFair):
+    """A variant redefining ``Pass`` (as a bug variant does) without ``fair=``: TLA+'s
+    ``WF_vars(Pass(i))`` names the action, so the variant keeps it."""
+
+    @action(i=Ring.P)
+    def Pass(self, s, t, i):
+        t.tok = where(s.tok == 1, self.N, s.tok - 1)  # the other way round
+        return s.tok == i
+
+
+class RingPassDropped(RingPassFair):
+    @action(i=Ring.P, fair=None)  # says there is none
+    def Pass(self, s, t, i):
+        t.tok = where(s.tok == self.N, 1, s.tok + 1)
+        return s.tok == i
+
+
+class RingBoth(RingPassDropped, RingPassRedefined):
+    """``Pass`` is RingPassDropped's (the MRO), whose ``fair=None`` overrides."""
+
+
+def test_an_override_without_fair_keeps_the_overridden_actions_fairness():
+    for cls, fair in ((RingPassFair, True), (RingPassRedefined, True),
+                      (RingPassDropped, False), (RingBoth, False)):
+        for n in (2, 3):
+            spec = _bind(cls, {"N": n})
+            want = [("weak", frozenset([f"Pass({i})"])) for i in range(1, n + 1)] if fair \
+                else []
+            assert _conds(spec) == want, cls
+            verdict = check_liveness(spec).liveness["properties"]["BackToOne"]
+            assert verdict == ("holds" if fair else "violated"), cls
+
+
+# ------------------------------------------------- a property's fairness=(...)
+class RingSelect(RingEvery):
+    @always_eventually(fairness=("Pass(i=1)", "Pass(i=2)"))
+    def BackToOneUnderTwo(self, s):
+        return s.tok == 1
+
+
+def test_a_property_selects_per_instance_conditions_by_their_labels():
+    spec = _bind(RingSelect, {"N": 2})
+    want = [("weak", frozenset(["Pass(1)"])), ("weak", frozenset(["Pass(2)"]))]
+    assert _conds(spec, ("Pass(i=1)", "Pass(i=2)")) == want
+    assert check_liveness(spec).liveness["properties"] == {"BackToOne": "holds",
+                                                           "BackToOneUnderTwo": "holds"}
+    # under N=3, Pass(3) is not selected: the token may stay at 3
+    r = check_liveness(_bind(RingSelect, {"N": 3}))
+    assert r.liveness["properties"] == {"BackToOne": "holds", "BackToOneUnderTwo": "violated"}
+    check_lasso_generic(_bind(RingSelect, {"N": 3}), r.violation, conds=want)
+    with pytest.raises(SpecDefinitionError, match=r"fairness names 'Pass\(i=2\)', which is "
+                       r"not an action of the spec \(Pass\) nor an instance of one"):
+        _bind(RingSelect, {"N": 1})
