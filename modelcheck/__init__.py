@@ -4,7 +4,8 @@ A spec is a :class:`Spec` subclass with typed, finite state variables and guarde
 actions written once as expressions; :func:`check` explores every reachable state
 breadth-first with exact fingerprints, as a :class:`CheckConfig` says, and returns
 a :class:`Result`, with the shortest counterexample when an invariant, an action
-property or deadlock freedom fails. Traces (:class:`Trace`) are read with
+property or deadlock freedom fails, and a lasso when a temporal property fails
+under the spec's fairness (what ``modelcheck check`` reports). Traces (:class:`Trace`) are read with
 :func:`load_trace` (ITF, JSON or a run folder).
 
 This module is the public API: what spec authors and tool builders use. The engine
@@ -26,6 +27,7 @@ For example::
     4
 """
 
+from .checker import check
 from .config import CheckConfig
 from .domains import Array, Bag, Bool, Const, Enum, Ids, Int, Record, Ref, Seq, SetOf
 from .errors import (
@@ -36,7 +38,7 @@ from .errors import (
     SpecLoadError,
     UsageError,
 )
-from .explorer import Explorer, Progress, check, explore
+from .explorer import Explorer, Progress, explore
 from .expr import (
     BOOLEAN,
     all_of,

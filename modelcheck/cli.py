@@ -17,15 +17,16 @@ from typing import Any, NoReturn
 import click
 
 from .budget import SAFE_SHARE, format_size, parse_size
+from .checker import check as run_check
+from .checker import resolve_names
 from .checkpoint import has_checkpoint
 from .cli_explore import explore
 from .cli_trace import const_option, graph, trace
 from .config import CheckConfig
 from .errors import ModelcheckError, UsageError
-from .explorer import Explorer, Progress
+from .explorer import Progress
 from .fileio import file_uri_path, has_scheme, prepare_dir
 from .interrupt import Interrupts
-from .liveness import check_liveness, split_checks
 from .loader import bind_spec
 from .report import render_text
 from .result import Result
@@ -262,16 +263,14 @@ def check(spec: str, consts: tuple[str, ...], config: CheckConfig, spill_dir: st
                 prepare_dir(spill_dir, "--spill-dir")
             bound = bind_spec(spec, consts)
             cfg = config.replace(spill_dir=spill_dir)
-            safety, temporal = split_checks(bound, cfg)
-            if not temporal:
-                Explorer(bound, safety)  # report a wrong --invariant before anything else
+            resolve_names(bound, cfg)  # report a wrong --invariant before anything else
             if not quiet:
                 click.echo(f"Checking {bound!r}: {len(bound.layout.cells)} state cells, "
                            f"{len(bound.actions)} action instances.", err=True)
             cp = config.checkpoint_dir
             if config.resume and cp and not has_checkpoint(cp):
                 click.echo(f"--resume: no checkpoint in {cp}; starting afresh.", err=True)
-            result = check_liveness(bound, cfg, progress=_progress_printer(not quiet))
+            result = run_check(bound, cfg, progress=_progress_printer(not quiet))
         except ModelcheckError as e:
             print_error(e, fmt)
         except MemoryError as e:

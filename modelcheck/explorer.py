@@ -45,7 +45,7 @@ from .result import ActionCoverage, LevelStats, Result, Violation
 from .spec import ActionInstance, PredicateDecl, Spec
 from .store import NO_PARENT, FingerprintSet, LevelStore, dedupe_min
 
-__all__ = ["Explorer", "Progress", "check", "explore", "coverage_table", "rebuild_trace",
+__all__ = ["Explorer", "Progress", "explore", "coverage_table", "rebuild_trace",
            "select_checks", "build_kernel", "new_result", "complete_result"]
 
 
@@ -581,17 +581,8 @@ def coverage_table(actions: Sequence[ActionInstance], fired: np.ndarray,
     return list(out.values())
 
 
-def check(spec: Spec, config: CheckConfig | None = None, **kwargs: Any) -> Result:
-    """Check a bound spec: ``Explorer(spec, config, **kwargs).run()``.
-
-    ``config`` (:class:`~modelcheck.config.CheckConfig`) and keyword options (its
-    fields, and ``library``, ``progress``, ``on_transitions``) as for
-    :class:`Explorer`. Spec errors raise
-    :class:`~modelcheck.errors.SpecEvaluationError`.
-    """
-    return Explorer(spec, config, **kwargs).run()
-
-
 def explore(spec: Spec, **kwargs: Any) -> Result:
-    """Shorthand for ``Explorer(spec, **kwargs).run()`` (the same as :func:`check`)."""
+    """Shorthand for ``Explorer(spec, **kwargs).run()``: the breadth-first explorer alone,
+    which checks invariants, action properties and deadlocks but not temporal properties
+    (:func:`modelcheck.checker.check` checks those too)."""
     return Explorer(spec, **kwargs).run()

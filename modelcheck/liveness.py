@@ -90,7 +90,7 @@ from .result import Result, TraceStep, Violation
 from .spec import Spec
 from .temporal import FairnessCondition, TemporalDecl, fairness_conditions
 
-__all__ = ["check_liveness", "run_check", "split_checks", "refuse_liveness", "StateGraph",
+__all__ = ["check_liveness", "split_checks", "refuse_liveness", "StateGraph",
            "GraphCollector", "fair_components", "LivenessError", "Lasso", "find_lasso",
            "explain_fairness"]
 
@@ -894,7 +894,10 @@ def check_liveness(spec: Spec, config: CheckConfig | None = None, *,
     those ``config`` selects, see :func:`split_checks`). A safety violation is reported
     first; otherwise the first violated temporal property in declaration order, with a
     lasso (``Violation.kind == "liveness"``; the other violated ones are listed in its
-    ``also_violated``, and every verdict in ``Result.liveness["properties"]``)."""
+    ``also_violated``, and every verdict in ``Result.liveness["properties"]``). Without
+    temporal properties, the explorer alone. :func:`modelcheck.checker.check` (the
+    library's and the command line's front door) calls this when ``config`` selects
+    temporal properties."""
     cfg = CheckConfig.of(config, options, "check_liveness")
     safety, selected = split_checks(spec, cfg, library)
     if temporal is not None:
@@ -1010,10 +1013,3 @@ def _refuse_next_state_reads(g: StateGraph, props: Sequence[TemporalDecl], spec:
                 f"{format_state(spec.layout, states[-1])} its value is not its value on "
                 "that state alone; write P in terms of s only."
             )
-
-
-def run_check(spec: Spec, config: CheckConfig, *, progress: Callable[[Progress], None] | None
-              = None, **kwargs: Any) -> Result:
-    """What ``modelcheck check`` runs: the explorer, and the liveness checker when
-    ``config`` selects temporal properties of ``spec``."""
-    return check_liveness(spec, config, progress=progress, **kwargs)

@@ -1,0 +1,63 @@
+"""The front door: :func:`check`, what ``modelcheck check`` runs and what the library
+calls.
+
+A check decides everything its configuration selects: the invariants, action
+properties and deadlocks (the explorer, :mod:`modelcheck.explorer`) and the temporal
+properties (:mod:`modelcheck.liveness`, which runs the same explorer and collects the
+state graph through its hooks). :func:`check` only dispatches between the two, so the
+command line and the library cannot disagree on what a spec's result is.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from .config import CheckConfig
+from .explorer import Explorer, Progress, build_kernel
+from .library import Library
+from .library import lookup as library_lookup
+from .liveness import check_liveness, split_checks
+from .result import Result
+from .spec import Spec
+
+__all__ = ["check", "resolve_names"]
+
+
+def check(spec: Spec, config: CheckConfig | None = None, *,
+          library: Library | None = library_lookup,
+          progress: Callable[[Progress], None] | None = None,
+          **options: Any) -> Result:
+    """Check a bound spec as ``modelcheck check`` does, and return its :class:`Result`.
+
+    ``config`` (:class:`~modelcheck.config.CheckConfig`; keyword ``options``, its
+    fields, override it) selects what is checked: with ``invariants=None`` every
+    invariant, action property and temporal property of the spec, else those named
+    (names the spec does not declare are looked up in ``library``, by default the
+    registered predicate libraries). When temporal properties are selected the run
+    is :func:`~modelcheck.liveness.check_liveness` (a safety violation is reported
+    first, then the first violated temporal property with a lasso; refused, with a
+    :class:`~modelcheck.liveness.LivenessError`, under symmetry reduction, state
+    constraints, ``max_depth`` or checkpoints, as on the command line); otherwise the
+    breadth-first explorer alone (:class:`~modelcheck.explorer.Explorer`, which also
+    takes the hooks for the transitions and levels). ``progress`` receives the
+    explorer's progress reports. Spec errors raise
+    :class:`~modelcheck.errors.SpecEvaluationError`.
+    """
+    cfg = CheckConfig.of(config, options, "check")
+    safety, temporal = split_checks(spec, cfg, library)
+    if temporal:
+        return check_liveness(spec, cfg, temporal=temporal, library=library,
+                              progress=progress)
+    return Explorer(spec, safety, library=library, progress=progress).run()
+
+
+def resolve_names(spec: Spec, config: CheckConfig,
+                  library: Library | None = library_lookup) -> None:
+    """Raise the error :func:`check` would raise for a name in ``config.invariants``
+    that neither ``spec`` nor ``library`` declares, before any work (the command line
+    reports it before its first line of output). A check of temporal properties
+    reports such a name after its refusals, as :func:`check` does."""
+    safety, temporal = split_checks(spec, config, library)
+    if not temporal:
+        build_kernel(spec, safety, library)
