@@ -16,7 +16,7 @@ from typing import Any, NoReturn
 
 import click
 
-from .budget import SAFE_SHARE, format_size, parse_size
+from .budget import SAFE_SHARE, format_size, parse_memory_limit
 from .checkpoint import has_checkpoint
 from .cli_explore import explore
 from .cli_trace import const_option, graph, trace
@@ -101,7 +101,7 @@ class MemorySize(click.ParamType):
         if str(value).strip().lower() in ("none", "off", "unlimited"):
             return None
         try:
-            return parse_size(str(value))
+            return parse_memory_limit(str(value))
         except ValueError as e:
             self.fail(str(e), param, ctx)
 
@@ -125,7 +125,8 @@ def check_options(f: Callable[..., Any]) -> Callable[..., Any]:
     ``--resume``, ``--max-states``, ``--memory-limit``. The command receives them as one
     ``config`` (:class:`~modelcheck.config.CheckConfig`); a contradiction among them is a usage
     error reported in the command's ``--format``, and so is a ``--checkpoint-dir``
-    that cannot be created or written in (probed before any work)."""
+    that cannot be created or written in (probed before any work, and created only
+    when the run starts)."""
 
     @functools.wraps(f)
     def command(*args: Any, invariants: tuple[str, ...], no_deadlock: bool,
@@ -144,7 +145,9 @@ def check_options(f: Callable[..., Any]) -> Callable[..., Any]:
             if checkpoint_dir is not None and not has_scheme(checkpoint_dir):
                 # a working directory: tried before any work (a URI such as hdfs://... is
                 # for `modelcheck spark`, which checks it through Hadoop)
-                prepare_dir(checkpoint_dir, "--checkpoint-dir", create=not resume)
+                # probed, not created: a run refused later (another option, the spec)
+                # leaves nothing behind; the explorer creates it when it starts
+                prepare_dir(checkpoint_dir, "--checkpoint-dir", create=False)
         except UsageError as e:
             print_error(e, kwargs.get("fmt", "text"))
         config = CheckConfig(
@@ -172,7 +175,7 @@ def check_options(f: Callable[..., Any]) -> Callable[..., Any]:
                      show_default=True,
                      help="States evaluated per batch (speed and memory only: never "
                           "changes a result)."),
-        click.option("--checkpoint-dir", type=click.Path(file_okay=False), default=None,
+        click.option("--checkpoint-dir", metavar="DIR", default=None,
                      help="Commit every finished level here (atomically: a killed run "
                           "leaves the last complete level), so that --resume can continue "
                           "the run. For `spark`: storage every executor reaches at the "
@@ -197,7 +200,9 @@ def check_options(f: Callable[..., Any]) -> Callable[..., Any]:
 def record_options(f: Callable[..., Any]) -> Callable[..., Any]:
     """``--out DIR`` and ``--trace-out FILE`` (see :func:`prepare_recorder`)."""
     f = click.option("--trace-out", metavar="FILE", default=None,
-                     help="Write the counterexample, if any, as an ITF trace to FILE.")(f)
+                     help="Write the counterexample, if any, as an ITF trace to FILE "
+                          "(a regular file there is replaced; a symbolic link, FIFO, "
+                          "device or directory is refused).")(f)
     return click.option(
         "--out", "out_dir", metavar="DIR", default=None,
         help="Write a run folder: result.json, and on a violation trace.itf.json (ITF) "
@@ -259,7 +264,7 @@ def check(spec: str, consts: tuple[str, ...], config: CheckConfig, spill_dir: st
         try:
             recorder = prepare_recorder(spec, out_dir, trace_out)
             if spill_dir is not None:
-                prepare_dir(spill_dir, "--spill-dir")
+                prepare_dir(spill_dir, "--spill-dir", create=False)  # made when used
             bound = bind_spec(spec, consts)
             cfg = config.replace(spill_dir=spill_dir)
             safety, temporal = split_checks(bound, cfg)
