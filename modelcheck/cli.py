@@ -21,6 +21,7 @@ from .checkpoint import has_checkpoint
 from .cli_explore import explore
 from .cli_trace import const_option, graph, trace
 from .config import CheckConfig
+from .domains import Deferred
 from .errors import ModelcheckError, UsageError
 from .explorer import Explorer, Progress
 from .fileio import file_uri_path, has_scheme, prepare_dir
@@ -40,7 +41,8 @@ __all__ = ["main", "cli", "bind_spec", "print_error", "check_options", "simulate
 EXIT_HELP = """\b
 Exit codes:
   0  ok: every reachable state explored, nothing violated
-  1  an invariant or action property is violated, or a deadlock was found
+  1  an invariant, action property or temporal property is violated, or a
+     deadlock was found
   2  usage error, or an error in the spec (reported with file and line)
   3  incomplete: interrupted (Ctrl-C), --max-depth or --max-states reached, or
      the memory limit reached (counts cover the complete levels)"""
@@ -276,7 +278,8 @@ def check(spec: str, consts: tuple[str, ...], config: CheckConfig, spill_dir: st
             cp = config.checkpoint_dir
             if config.resume and cp and not has_checkpoint(cp):
                 click.echo(f"--resume: no checkpoint in {cp}; starting afresh.", err=True)
-            result = check_liveness(bound, cfg, progress=_progress_printer(not quiet))
+            result = check_liveness(bound, cfg, progress=_progress_printer(not quiet),
+                                    notice=lambda line: click.echo(line, err=True))
         except ModelcheckError as e:
             print_error(e, fmt)
         except MemoryError as e:
@@ -511,7 +514,8 @@ def inspect(spec: str, consts: tuple[str, ...], fmt: str) -> None:
         "state_bits": layout.bits,
         "words": layout.n_words,
         "fingerprint": "exact" if layout.exact else "hash64",
-        "actions": [{"name": d.name, "params": {p: _dom_text(v) for p, v in d.params.items()},
+        "actions": [{"name": d.name,
+                     "params": {p: _dom_text(bound, d, p, v) for p, v in d.params.items()},
                      "instances": sum(1 for a in bound.actions if a.decl is d),
                      "defined": d.where} for d in cls._actions.values()],
         "invariants": [{"name": p.name, "doc": p.doc, "defined": p.where}
@@ -550,9 +554,13 @@ def inspect(spec: str, consts: tuple[str, ...], fmt: str) -> None:
     if info["temporal"]:
         out.append("Temporal properties:")
         for p in info["temporal"]:
-            fair = ", ".join(p["fairness"]) or "none"
+            # the fairness is listed once (below); a property under other conditions
+            # says which
+            fair = ("" if p["fairness"] == info["fairness"] else
+                    f"  [fairness: {', '.join(p['fairness']) or 'none'}]")
             form = p["form"] + ("; A a formula of steps (s, t)" if p["steps"] else "")
-            out.append(f"  {p['name']} ({form}): {p['doc']}  [fairness: {fair}]")
+            doc = f": {p['doc']}" if p["doc"] else ""
+            out.append(f"  {p['name']} ({form}){doc}{fair}")
     if info["fairness"]:
         out.append("Fairness: " + ", ".join(info["fairness"]))
     if info["constraints"]:
@@ -563,8 +571,28 @@ def inspect(spec: str, consts: tuple[str, ...], fmt: str) -> None:
     click.echo("\n".join(out))
 
 
-def _dom_text(v: Any) -> str:
-    return getattr(v, "name", None) or repr(v)
+def _dom_text(bound: Spec, decl: Any, pname: str, dom: Any) -> str:
+    """A parameter domain as ``inspect`` shows it: an Ids set by name, an IntEnum by
+    its members, a function by the values its instances take (the same text every
+    run: never a function's address)."""
+    import enum
+    import inspect as pyinspect
+
+    name = getattr(dom, "name", None)
+    if isinstance(name, str) and not callable(dom):
+        return name
+    if isinstance(dom, type) and issubclass(dom, enum.Enum):
+        return f"{dom.__name__} {{{', '.join(dom.__members__)}}}"
+    if callable(dom) and not isinstance(dom, Deferred):
+        values = sorted({v for a in bound.actions if a.decl is decl
+                         for p, v in a.params if p == pname})
+        if values and values == list(range(values[0], values[-1] + 1)) and len(values) > 2:
+            text = f"{values[0]}..{values[-1]}"
+        else:
+            text = "{" + ", ".join(str(v) for v in values) + "}"
+        given = list(pyinspect.signature(dom).parameters)[1:]
+        return text + (f" (given {', '.join(given)})" if given else "")
+    return repr(dom)
 
 
 def _load_plugins() -> None:
