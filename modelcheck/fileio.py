@@ -69,6 +69,12 @@ def path_kind(path: str | os.PathLike[str]) -> str | None:
     return "not a regular file"
 
 
+def _not_empty(path: str | os.PathLike[str], option: str, what: str) -> None:
+    """An empty path is refused (it would mean the current directory)."""
+    if not os.fspath(path):
+        raise OutputPathError(f"{option}: the path is empty; give a {what} name.")
+
+
 def _reason(e: OSError) -> str:
     if isinstance(e, FileExistsError | NotADirectoryError):
         return "a file is in the way (a directory is needed)"
@@ -114,6 +120,7 @@ def prepare_dir(path: str | os.PathLike[str], option: str, *, create: bool = Tru
     directory is created only at the end of the run. Raises
     :class:`OutputPathError` naming ``option`` and ``path`` as the user gave it.
     """
+    _not_empty(path, option, "directory")
     what = f"{option} {os.fspath(path)}"
     full = os.path.abspath(os.fspath(path))
     if os.path.lexists(full) and not os.path.isdir(full):
@@ -157,6 +164,7 @@ def probe_file(path: str | os.PathLike[str], option: str) -> None:
     directory, a symbolic link, a FIFO, a device, a socket: never replaced), its
     directory is missing, or no file can be created there.
     """
+    _not_empty(path, option, "file")
     what = f"{option} {os.fspath(path)}"
     full = os.path.abspath(os.fspath(path))
     if os.path.isdir(full) and not os.path.islink(full):

@@ -255,3 +255,19 @@ def test_atomic_write_replaces_only_a_regular_file(tmp_path: Path, kind: str) ->
     regular.write_text("old")
     atomic_write(regular, b"new")
     assert regular.read_bytes() == b"new"
+
+
+@pytest.mark.parametrize("args, option", FILE_OPTIONS + DIR_OPTIONS,
+                         ids=lambda x: x if isinstance(x, str) else x[0])
+def test_an_empty_path_is_refused(runner: CliRunner, tmp_path: Path,
+                                  monkeypatch: pytest.MonkeyPatch, args: list[str],
+                                  option: str) -> None:
+    """An empty path is not the current directory (--checkpoint-dir '' checkpointed
+    into it)."""
+    root = Path(__file__).resolve().parent.parent
+    monkeypatch.chdir(tmp_path)
+    args = [str(root / a) if a.endswith(".py") or ".py:" in a else a for a in args]
+    r = runner.invoke(cli, [*args, option, ""])
+    assert r.exit_code == 2, r.output
+    assert "the path is empty" in r.stderr and "Checking" not in r.stderr
+    assert os.listdir(tmp_path) == []
