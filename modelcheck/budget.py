@@ -4,7 +4,8 @@ A run stops *before* it would exceed a budget, at the last complete BFS level,
 with status ``incomplete`` and reason ``memory`` or ``max-states`` (exit code 3),
 rather than being killed by the operating system or dying of a ``MemoryError``.
 
-* :func:`parse_size` / :func:`format_size`: ``--memory-limit 8G`` and back.
+* :func:`parse_size` / :func:`format_size`: ``--memory-limit 8G`` and back
+  (:func:`parse_memory_limit` refuses less than 1 MiB as a slip).
 * :func:`available_memory`: what this process may still allocate, measured when a
   run starts: the least of the system's available memory (``MemAvailable``), the
   room left in the cgroup's limit, and the room left under ``RLIMIT_AS`` /
@@ -28,8 +29,9 @@ import re
 import resource
 from dataclasses import dataclass
 
-__all__ = ["SAFE_SHARE", "parse_size", "format_size", "available_memory",
-           "default_memory_limit", "MemoryBudget", "StopRun"]
+__all__ = ["SAFE_SHARE", "MIN_MEMORY_LIMIT", "parse_size", "parse_memory_limit",
+           "format_size", "available_memory", "default_memory_limit", "MemoryBudget",
+           "StopRun"]
 
 #: the share of the memory available at start that the explorer may use by default
 SAFE_SHARE = 0.6
@@ -51,6 +53,21 @@ def parse_size(text: str) -> int:
     n = int(float(m.group(1)) * _UNITS[m.group(2).lower()])
     if n <= 0:
         raise ValueError(f"{text!r}: a size must be positive")
+    return n
+
+
+#: the smallest ``--memory-limit`` taken: anything less is a slip (``1`` is one byte)
+MIN_MEMORY_LIMIT = 1 << 20
+
+
+def parse_memory_limit(text: str) -> int:
+    """:func:`parse_size` for a ``--memory-limit``: a size below
+    :data:`MIN_MEMORY_LIMIT` is refused as implausible (``ValueError``)."""
+    n = parse_size(text)
+    if n < MIN_MEMORY_LIMIT:
+        raise ValueError(f"{text!r} is {n:,} byte{'s' if n != 1 else ''}, implausibly little "
+                         "memory (a size without a unit is in bytes): give at least 1M, "
+                         "e.g. 512M or 8G")
     return n
 
 

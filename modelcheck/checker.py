@@ -27,6 +27,7 @@ __all__ = ["check", "resolve_names"]
 def check(spec: Spec, config: CheckConfig | None = None, *,
           library: Library | None = library_lookup,
           progress: Callable[[Progress], None] | None = None,
+          notice: Callable[[str], None] | None = None,
           **options: Any) -> Result:
     """Check a bound spec as ``modelcheck check`` does, and return its :class:`Result`.
 
@@ -41,15 +42,16 @@ def check(spec: Spec, config: CheckConfig | None = None, *,
     constraints, ``max_depth`` or checkpoints, as on the command line); otherwise the
     breadth-first explorer alone (:class:`~modelcheck.explorer.Explorer`, which also
     takes the hooks for the transitions and levels). ``progress`` receives the
-    explorer's progress reports. Spec errors raise
+    explorer's progress reports, ``notice`` its one-line notices (where a ``--resume``
+    run continues). Spec errors raise
     :class:`~modelcheck.errors.SpecEvaluationError`.
     """
     cfg = CheckConfig.of(config, options, "check")
     safety, temporal = split_checks(spec, cfg, library)
     if temporal:
         return check_liveness(spec, cfg, temporal=temporal, library=library,
-                              progress=progress)
-    return Explorer(spec, safety, library=library, progress=progress).run()
+                              progress=progress, notice=notice)
+    return Explorer(spec, safety, library=library, progress=progress, notice=notice).run()
 
 
 def resolve_names(spec: Spec, config: CheckConfig,

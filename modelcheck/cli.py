@@ -16,13 +16,14 @@ from typing import Any, NoReturn
 
 import click
 
-from .budget import SAFE_SHARE, format_size, parse_size
+from .budget import SAFE_SHARE, format_size, parse_memory_limit
 from .checker import check as run_check
 from .checker import resolve_names
 from .checkpoint import has_checkpoint
 from .cli_explore import explore
 from .cli_trace import const_option, graph, trace
 from .config import CheckConfig
+from .domains import Deferred
 from .errors import ModelcheckError, UsageError
 from .explorer import Progress
 from .fileio import file_uri_path, has_scheme, prepare_dir
@@ -41,7 +42,8 @@ __all__ = ["main", "cli", "bind_spec", "print_error", "check_options", "simulate
 EXIT_HELP = """\b
 Exit codes:
   0  ok: every reachable state explored, nothing violated
-  1  an invariant or action property is violated, or a deadlock was found
+  1  an invariant, action property or temporal property is violated, or a
+     deadlock was found
   2  usage error, or an error in the spec (reported with file and line)
   3  incomplete: interrupted (Ctrl-C), --max-depth or --max-states reached, or
      the memory limit reached (counts cover the complete levels)"""
@@ -102,7 +104,7 @@ class MemorySize(click.ParamType):
         if str(value).strip().lower() in ("none", "off", "unlimited"):
             return None
         try:
-            return parse_size(str(value))
+            return parse_memory_limit(str(value))
         except ValueError as e:
             self.fail(str(e), param, ctx)
 
@@ -126,7 +128,8 @@ def check_options(f: Callable[..., Any]) -> Callable[..., Any]:
     ``--resume``, ``--max-states``, ``--memory-limit``. The command receives them as one
     ``config`` (:class:`~modelcheck.config.CheckConfig`); a contradiction among them is a usage
     error reported in the command's ``--format``, and so is a ``--checkpoint-dir``
-    that cannot be created or written in (probed before any work)."""
+    that cannot be created or written in (probed before any work, and created only
+    when the run starts)."""
 
     @functools.wraps(f)
     def command(*args: Any, invariants: tuple[str, ...], no_deadlock: bool,
@@ -145,7 +148,9 @@ def check_options(f: Callable[..., Any]) -> Callable[..., Any]:
             if checkpoint_dir is not None and not has_scheme(checkpoint_dir):
                 # a working directory: tried before any work (a URI such as hdfs://... is
                 # for `modelcheck spark`, which checks it through Hadoop)
-                prepare_dir(checkpoint_dir, "--checkpoint-dir", create=not resume)
+                # probed, not created: a run refused later (another option, the spec)
+                # leaves nothing behind; the explorer creates it when it starts
+                prepare_dir(checkpoint_dir, "--checkpoint-dir", create=False)
         except UsageError as e:
             print_error(e, kwargs.get("fmt", "text"))
         config = CheckConfig(
@@ -173,7 +178,7 @@ def check_options(f: Callable[..., Any]) -> Callable[..., Any]:
                      show_default=True,
                      help="States evaluated per batch (speed and memory only: never "
                           "changes a result)."),
-        click.option("--checkpoint-dir", type=click.Path(file_okay=False), default=None,
+        click.option("--checkpoint-dir", metavar="DIR", default=None,
                      help="Commit every finished level here (atomically: a killed run "
                           "leaves the last complete level), so that --resume can continue "
                           "the run. For `spark`: storage every executor reaches at the "
@@ -198,7 +203,9 @@ def check_options(f: Callable[..., Any]) -> Callable[..., Any]:
 def record_options(f: Callable[..., Any]) -> Callable[..., Any]:
     """``--out DIR`` and ``--trace-out FILE`` (see :func:`prepare_recorder`)."""
     f = click.option("--trace-out", metavar="FILE", default=None,
-                     help="Write the counterexample, if any, as an ITF trace to FILE.")(f)
+                     help="Write the counterexample, if any, as an ITF trace to FILE "
+                          "(a regular file there is replaced; a symbolic link, FIFO, "
+                          "device or directory is refused).")(f)
     return click.option(
         "--out", "out_dir", metavar="DIR", default=None,
         help="Write a run folder: result.json, and on a violation trace.itf.json (ITF) "
@@ -260,7 +267,7 @@ def check(spec: str, consts: tuple[str, ...], config: CheckConfig, spill_dir: st
         try:
             recorder = prepare_recorder(spec, out_dir, trace_out)
             if spill_dir is not None:
-                prepare_dir(spill_dir, "--spill-dir")
+                prepare_dir(spill_dir, "--spill-dir", create=False)  # made when used
             bound = bind_spec(spec, consts)
             cfg = config.replace(spill_dir=spill_dir)
             resolve_names(bound, cfg)  # report a wrong --invariant before anything else
@@ -270,7 +277,8 @@ def check(spec: str, consts: tuple[str, ...], config: CheckConfig, spill_dir: st
             cp = config.checkpoint_dir
             if config.resume and cp and not has_checkpoint(cp):
                 click.echo(f"--resume: no checkpoint in {cp}; starting afresh.", err=True)
-            result = run_check(bound, cfg, progress=_progress_printer(not quiet))
+            result = run_check(bound, cfg, progress=_progress_printer(not quiet),
+                               notice=lambda line: click.echo(line, err=True))
         except ModelcheckError as e:
             print_error(e, fmt)
         except MemoryError as e:
@@ -505,7 +513,8 @@ def inspect(spec: str, consts: tuple[str, ...], fmt: str) -> None:
         "state_bits": layout.bits,
         "words": layout.n_words,
         "fingerprint": "exact" if layout.exact else "hash64",
-        "actions": [{"name": d.name, "params": {p: _dom_text(v) for p, v in d.params.items()},
+        "actions": [{"name": d.name,
+                     "params": {p: _dom_text(bound, d, p, v) for p, v in d.params.items()},
                      "instances": sum(1 for a in bound.actions if a.decl is d),
                      "defined": d.where} for d in cls._actions.values()],
         "invariants": [{"name": p.name, "doc": p.doc, "defined": p.where}
@@ -544,9 +553,13 @@ def inspect(spec: str, consts: tuple[str, ...], fmt: str) -> None:
     if info["temporal"]:
         out.append("Temporal properties:")
         for p in info["temporal"]:
-            fair = ", ".join(p["fairness"]) or "none"
+            # the fairness is listed once (below); a property under other conditions
+            # says which
+            fair = ("" if p["fairness"] == info["fairness"] else
+                    f"  [fairness: {', '.join(p['fairness']) or 'none'}]")
             form = p["form"] + ("; A a formula of steps (s, t)" if p["steps"] else "")
-            out.append(f"  {p['name']} ({form}): {p['doc']}  [fairness: {fair}]")
+            doc = f": {p['doc']}" if p["doc"] else ""
+            out.append(f"  {p['name']} ({form}){doc}{fair}")
     if info["fairness"]:
         out.append("Fairness: " + ", ".join(info["fairness"]))
     if info["constraints"]:
@@ -557,8 +570,28 @@ def inspect(spec: str, consts: tuple[str, ...], fmt: str) -> None:
     click.echo("\n".join(out))
 
 
-def _dom_text(v: Any) -> str:
-    return getattr(v, "name", None) or repr(v)
+def _dom_text(bound: Spec, decl: Any, pname: str, dom: Any) -> str:
+    """A parameter domain as ``inspect`` shows it: an Ids set by name, an IntEnum by
+    its members, a function by the values its instances take (the same text every
+    run: never a function's address)."""
+    import enum
+    import inspect as pyinspect
+
+    name = getattr(dom, "name", None)
+    if isinstance(name, str) and not callable(dom):
+        return name
+    if isinstance(dom, type) and issubclass(dom, enum.Enum):
+        return f"{dom.__name__} {{{', '.join(dom.__members__)}}}"
+    if callable(dom) and not isinstance(dom, Deferred):
+        values = sorted({v for a in bound.actions if a.decl is decl
+                         for p, v in a.params if p == pname})
+        if values and values == list(range(values[0], values[-1] + 1)) and len(values) > 2:
+            text = f"{values[0]}..{values[-1]}"
+        else:
+            text = "{" + ", ".join(str(v) for v in values) + "}"
+        given = list(pyinspect.signature(dom).parameters)[1:]
+        return text + (f" (given {', '.join(given)})" if given else "")
+    return repr(dom)
 
 
 def _load_plugins() -> None:

@@ -15,6 +15,7 @@ import webbrowser
 import click
 
 from .cli_trace import bind_recorded, const_option, fit_trace
+from .errors import UsageError
 from .loader import bind_spec
 from .trace import Trace, load_trace
 from .web.runview import RunView, load_run
@@ -27,7 +28,8 @@ EXPLORE_EXIT_HELP = """\b
 Exit codes:
   0  stopped (Ctrl-C)
   2  unknown spec, unreadable or malformed trace or run folder, a trace that
-     does not fit the spec, a port in use, or another bad option"""
+     does not fit the spec, a run folder of another spec, a port in use, or
+     another bad option"""
 
 
 @click.command(epilog=EXPLORE_EXIT_HELP)
@@ -66,16 +68,19 @@ def explore(spec: str, trace_file: str | None, run_dir: str | None, consts: tupl
     notes: list[str] = []
     if trace is not None:
         bound = bind_recorded(spec, trace.constants, consts)
-        fit_trace(source or "the trace", bound, trace)
-        if trace.spec and trace.spec != bound.name:
-            notes.append(f"the trace was recorded from {trace.spec}; exploring it in "
-                         f"{bound.name}.")
     elif run is not None:
         bound = bind_recorded(spec, run.summary["constants"] or {}, consts, "the run record")
     else:
         bound = bind_spec(spec, consts)
     if run is not None and run.summary["spec"] not in (None, bound.name):
-        notes.append(f"the run is of {run.summary['spec']}; exploring {bound.name}.")
+        raise UsageError(f"--run {run_dir}: the run is of {run.summary['spec']}, not of "
+                         f"{bound.name} ({spec}); give the spec the run checked"
+                         + (f", {run.summary['target']}." if run.summary["target"] else "."))
+    if trace is not None:
+        fit_trace(source or "the trace", bound, trace)
+        if trace.spec and trace.spec != bound.name:
+            notes.append(f"the trace was recorded from {trace.spec}; exploring it in "
+                         f"{bound.name}.")
     for note in notes:
         click.echo(f"note: {note}", err=True)
     session = ExploreSession(bound, target=spec, trace=trace, trace_source=source, run=run,

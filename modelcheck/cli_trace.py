@@ -14,6 +14,7 @@ expression or option. ``trace replay``: 0 the trace is a behaviour of the spec,
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Callable, Mapping
 from functools import partial
@@ -21,8 +22,9 @@ from typing import Any
 
 import click
 
-from .budget import parse_size
+from .budget import parse_memory_limit
 from .errors import ConstantError, SpecLoadError, UsageError
+from .fileio import probe_file
 from .graph import FORMATS, build_graph, graph_bytes
 from .loader import bind_spec, load_spec_class, parse_consts
 from .spec import Spec
@@ -218,8 +220,8 @@ def bind_recorded(target: str, recorded: Mapping[str, Any], consts: tuple[str, .
 
 
 class ByteSize(click.ParamType):
-    """A size in bytes (:func:`modelcheck.budget.parse_size`): ``512M``, ``2G``,
-    ``1.5GiB``, ``100000`` (units of 1024)."""
+    """A size in bytes (:func:`modelcheck.budget.parse_memory_limit`): ``512M``,
+    ``2G``, ``1.5GiB``, ``2000000`` (units of 1024; at least 1 MiB)."""
 
     name = "size"
 
@@ -228,7 +230,7 @@ class ByteSize(click.ParamType):
         if isinstance(value, int):
             return value
         try:
-            return parse_size(str(value))
+            return parse_memory_limit(str(value))
         except ValueError as e:
             self.fail(str(e), param, ctx)
 
@@ -258,13 +260,34 @@ def eval_cmd(file: str, expr: str, spec_target: str | None, consts: tuple[str, .
         click.echo(f"step {k} ({label}): {format_value(value, python=True)}")
 
 
+#: the --output suffixes ``graph`` knows, and the format each means
+GRAPH_SUFFIXES = {".dot": "dot", ".gv": "dot", ".graphml": "graphml", ".json": "json"}
+
+
+def _graph_format(output: str) -> str:
+    """The format ``graph --output`` names by its suffix (standard output: dot); a
+    usage error for any other suffix (never silently DOT)."""
+    if output == "-":
+        return "dot"
+    suffix = os.path.splitext(output)[1].lower()
+    if suffix in GRAPH_SUFFIXES:
+        return GRAPH_SUFFIXES[suffix]
+    known = ", ".join(GRAPH_SUFFIXES)
+    said = f"its suffix {suffix} is not one of" if suffix else "it has none of the suffixes"
+    raise UsageError(f"--output {output}: {said} {known}, which name the format; give "
+                     f"--format {'|'.join(FORMATS)}, or a file name with one of them.")
+
+
 @click.command("graph", epilog=GRAPH_EXIT_HELP)
 @click.argument("spec")
 @const_option
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default=None,
-              help="Output format [default: from the --output suffix, else dot].")
+              help="Output format [default: from the --output suffix: .dot or .gv, "
+                   ".graphml, .json; dot on standard output].")
 @click.option("--output", "-o", required=True, metavar="FILE",
-              help="Where to write the graph ('-' for standard output).")
+              help="Where to write the graph ('-' for standard output); a regular file "
+                   "there is replaced, a symbolic link, FIFO, device or directory is "
+                   "refused.")
 @click.option("--max-states", type=click.IntRange(min=1), default=10_000, show_default=True,
               help="Refuse (exit 2) when more states than this are reachable.")
 def graph(spec: str, consts: tuple[str, ...], fmt: str | None, output: str,
@@ -272,9 +295,9 @@ def graph(spec: str, consts: tuple[str, ...], fmt: str | None, output: str,
     """Write the reachable state graph of SPEC (nodes: states, edges: actions with their
     parameters; initial and violating states marked) as DOT, GraphML or JSON."""
     if fmt is None:
-        low = output.lower()
-        fmt = "graphml" if low.endswith(".graphml") else "json" if low.endswith(".json") \
-            else "dot"
+        fmt = _graph_format(output)
+    if output != "-":
+        probe_file(output, "--output")  # before any work: a usage error naming it
     bound = bind_spec(spec, consts)
     g = build_graph(bound, max_states=max_states)
     data = graph_bytes(g, fmt)

@@ -84,22 +84,27 @@ __all__ = [
 class Deferred:
     """A value computed from the bound constants, e.g. ``N + 1``."""
 
-    def __init__(self, fn: Callable[[Mapping[str, Any]], Any], text: str) -> None:
+    def __init__(self, fn: Callable[[Mapping[str, Any]], Any],
+                 text: str | Callable[[], str]) -> None:
         self._fn = fn
+        #: the text, or how to make it when shown (a constant is named only when its
+        #: class body ends, after ``N - 1`` in that body was computed)
         self._text = text
 
     def evaluate(self, consts: Mapping[str, Any]) -> Any:
         return self._fn(consts)
 
     def __repr__(self) -> str:
-        return self._text
+        return self._text if isinstance(self._text, str) else self._text()
 
     def _binop(self, other: Any, op: Callable[[Any, Any], Any], sym: str, rev: bool) -> Deferred:
         def fn(c: Mapping[str, Any]) -> Any:
             a, b = resolve(self, c), resolve(other, c)
             return op(b, a) if rev else op(a, b)
 
-        text = f"({other!r} {sym} {self!r})" if rev else f"({self!r} {sym} {other!r})"
+        def text() -> str:
+            return f"({other!r} {sym} {self!r})" if rev else f"({self!r} {sym} {other!r})"
+
         return Deferred(fn, text)
 
     def __add__(self, o: Any) -> Deferred:

@@ -120,6 +120,8 @@ class Explorer:
     receives every batch of transitions into stored states (see
     :class:`~modelcheck.engine.LevelExpansion`); ``on_level(depth, fps, words)`` every
     level's stored states (sorted fingerprints and packed words) before it is expanded.
+    ``notice(line)`` is told where a ``--resume`` run continues its checkpoint
+    (``resuming at level D (N states)``, as ``modelcheck spark`` says).
     """
 
     def __init__(
@@ -132,6 +134,7 @@ class Explorer:
         progress_interval: float = 3.0,
         on_transitions: TransitionHook | None = None,
         on_level: Callable[[int, np.ndarray, np.ndarray], None] | None = None,
+        notice: Callable[[str], None] | None = None,
         **options: Any,
     ) -> None:
         cfg = CheckConfig.of(config, options, "Explorer")
@@ -143,6 +146,8 @@ class Explorer:
         self.progress_interval = progress_interval
         self.on_transitions = on_transitions
         self.on_level = on_level
+        #: told, in one line, where a ``--resume`` run continues its checkpoint
+        self.notice = notice
 
     # ------------------------------------------------------------------ run
     def run(self) -> Result:
@@ -258,7 +263,12 @@ class _Run:
             snap, final = (ckpt.load(levels, self.visited) if ckpt and ex.config.resume
                            else (None, None))
             if final is not None:
+                if ex.notice is not None and ckpt is not None:
+                    ex.notice(f"--resume: the checkpoint in {ckpt.path} holds the run's end "
+                              f"({final.distinct:,} states); reporting it")
                 return ex._ended(res, final, levels, self.visited)
+            if snap is not None and ex.notice is not None:
+                ex.notice(f"resuming at level {snap.depth} ({len(self.visited):,} states)")
             if snap is None:
                 init_fps, self.frontier_words, init_findings = initial_states(k)
                 self._store(init_fps, np.full(len(init_fps), NO_PARENT, dtype=np.uint32))

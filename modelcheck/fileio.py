@@ -1,27 +1,78 @@
 """Files the commands write: atomic writes, and destinations probed before a run.
 
-* :func:`atomic_write` — results, traces and checkpoints are never left half-written.
+* :func:`atomic_write` — results, traces and checkpoints are never left half-written:
+  the data goes to a temporary file in the target's directory, which is renamed into
+  place. It replaces nothing but a regular file: a symbolic link, a FIFO, a device,
+  a socket or a directory at the target is left alone (:class:`NotRegularFileError`).
 * :func:`prepare_dir` / :func:`probe_file` — an output or working path given on the
-  command line (``--out``, ``--trace-out``, ``--spill-dir``, ``--checkpoint-dir``) is
-  tried for real (a directory created, a file created and removed beside the target)
-  before any work, so a bad path is a usage error naming the user's path, never a
-  failure at the end of a long run.
+  command line (``--out``, ``--trace-out``, ``--spill-dir``, ``--checkpoint-dir``,
+  ``graph --output``) is tried for real (a directory created, a file created and
+  removed beside the target) before any work, so a bad path is a usage error naming
+  the user's path, never a failure at the end of a long run. An output file must be
+  absent or a regular file, an output directory absent or a directory (possibly
+  reached through a symbolic link): anything else is refused, saying what it is.
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import secrets
+import stat
 
 from .errors import UsageError
 
 __all__ = ["atomic_write", "prepare_dir", "probe_file", "OutputPathError", "has_scheme",
-           "file_uri_path", "spill_subdir"]
+           "file_uri_path", "spill_subdir", "path_kind", "NotRegularFileError"]
 
 
 class OutputPathError(UsageError):
     """An output or working path given on the command line cannot be used."""
+
+
+class NotRegularFileError(OSError):
+    """:func:`atomic_write` found something other than a regular file at its target
+    (and left it alone)."""
+
+    def __init__(self, path: str, kind: str) -> None:
+        super().__init__(errno.EEXIST, f"it is {kind}, not a regular file, and is never "
+                                       "replaced", path)
+
+
+def path_kind(path: str | os.PathLike[str]) -> str | None:
+    """What is at ``path`` (not following a symbolic link) when it is not a regular
+    file: ``"a symbolic link to X"``, ``"a FIFO (named pipe)"``, ``"a character
+    device"``, ``"a block device"``, ``"a socket"``, ``"a directory"``; None when
+    nothing is there, or a regular file."""
+    try:
+        mode = os.lstat(path).st_mode
+    except OSError:
+        return None
+    if stat.S_ISREG(mode):
+        return None
+    if stat.S_ISLNK(mode):
+        try:
+            return f"a symbolic link to {os.readlink(path)}"
+        except OSError:  # pragma: no cover - removed meanwhile
+            return "a symbolic link"
+    if stat.S_ISDIR(mode):
+        return "a directory"
+    if stat.S_ISFIFO(mode):
+        return "a FIFO (named pipe)"
+    if stat.S_ISCHR(mode):
+        return "a character device"
+    if stat.S_ISBLK(mode):
+        return "a block device"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    return "not a regular file"
+
+
+def _not_empty(path: str | os.PathLike[str], option: str, what: str) -> None:
+    """An empty path is refused (it would mean the current directory)."""
+    if not os.fspath(path):
+        raise OutputPathError(f"{option}: the path is empty; give a {what} name.")
 
 
 def _reason(e: OSError) -> str:
@@ -69,10 +120,13 @@ def prepare_dir(path: str | os.PathLike[str], option: str, *, create: bool = Tru
     directory is created only at the end of the run. Raises
     :class:`OutputPathError` naming ``option`` and ``path`` as the user gave it.
     """
+    _not_empty(path, option, "directory")
     what = f"{option} {os.fspath(path)}"
     full = os.path.abspath(os.fspath(path))
-    if os.path.exists(full) and not os.path.isdir(full):
-        raise OutputPathError(f"{what}: exists and is not a directory.")
+    if os.path.lexists(full) and not os.path.isdir(full):
+        kind = path_kind(full)
+        raise OutputPathError(f"{what}: exists and is not a directory"
+                              + (f" (it is {kind}, and is left alone)." if kind else "."))
     if create:
         try:
             os.makedirs(full, exist_ok=True)
@@ -106,14 +160,21 @@ def spill_subdir(spill_dir: str, prefix: str) -> str:
 def probe_file(path: str | os.PathLike[str], option: str) -> None:
     """Make sure a file can be written (atomically) at ``path``; nothing is created.
 
-    Raises :class:`OutputPathError` when ``path`` is a directory, its directory is
-    missing, or no file can be created there.
+    Raises :class:`OutputPathError` when ``path`` is anything but a regular file (a
+    directory, a symbolic link, a FIFO, a device, a socket: never replaced), its
+    directory is missing, or no file can be created there.
     """
+    _not_empty(path, option, "file")
     what = f"{option} {os.fspath(path)}"
     full = os.path.abspath(os.fspath(path))
-    if os.path.isdir(full):
+    if os.path.isdir(full) and not os.path.islink(full):
         raise OutputPathError(f"{what}: is a directory; give a file name such as "
                               "trace.itf.json.")
+    kind = path_kind(full)
+    if kind is not None:
+        raise OutputPathError(f"{what}: is {kind}; an output is written only as a regular "
+                              "file (a new one, or one replacing a regular file), so this "
+                              "is left alone. Give another file name.")
     parent = os.path.dirname(full)
     if not os.path.isdir(parent):
         if os.path.lexists(parent) or any(
@@ -137,9 +198,15 @@ def atomic_write(path: str | os.PathLike[str], data: bytes, *, overwrite: bool =
     """Write ``data`` to ``path`` through a temporary file and a rename.
 
     With ``overwrite=False`` an existing ``path`` is never replaced: the write
-    fails with :class:`FileExistsError` instead.
+    fails with :class:`FileExistsError` instead. With ``overwrite=True`` only a
+    regular file is replaced: anything else at ``path`` (a symbolic link, a FIFO, a
+    device, a directory) makes the write fail with :class:`NotRegularFileError`,
+    leaving it as it was.
     """
     target = os.fspath(path)
+    kind = path_kind(target)
+    if kind is not None:
+        raise NotRegularFileError(target, kind)
     directory = os.path.dirname(os.path.abspath(target))
     tmp = os.path.join(directory, f".{os.path.basename(target)}.{secrets.token_hex(6)}.tmp")
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), 0o666)
@@ -149,6 +216,9 @@ def atomic_write(path: str | os.PathLike[str], data: bytes, *, overwrite: bool =
             handle.flush()
             os.fsync(handle.fileno())
         if overwrite:
+            kind = path_kind(target)  # again: it may have appeared while writing
+            if kind is not None:
+                raise NotRegularFileError(target, kind)
             os.replace(tmp, target)
         else:
             try:

@@ -888,6 +888,7 @@ def check_liveness(spec: Spec, config: CheckConfig | None = None, *,
                    temporal: Sequence[TemporalDecl] | None = None,
                    library: Library | None = library_lookup,
                    progress: Callable[[Progress], None] | None = None,
+                   notice: Callable[[str], None] | None = None,
                    **options: Any) -> Result:
     """Explore ``spec`` (checking what ``config`` selects of its invariants, action
     properties and deadlocks) and then its temporal properties (``temporal``, default:
@@ -897,13 +898,15 @@ def check_liveness(spec: Spec, config: CheckConfig | None = None, *,
     ``also_violated``, and every verdict in ``Result.liveness["properties"]``). Without
     temporal properties, the explorer alone. :func:`modelcheck.checker.check` (the
     library's and the command line's front door) calls this when ``config`` selects
-    temporal properties."""
+    temporal properties.
+    ``notice`` is the explorer's (:class:`~modelcheck.explorer.Explorer`)."""
     cfg = CheckConfig.of(config, options, "check_liveness")
     safety, selected = split_checks(spec, cfg, library)
     if temporal is not None:
         selected = list(temporal)
     if not selected:
-        return Explorer(spec, safety, library=library, progress=progress).run()
+        return Explorer(spec, safety, library=library, progress=progress,
+                        notice=notice).run()
     _refusals(spec, cfg, selected)
     per_prop = [(p, fairness_conditions(spec, p.fairness)) for p in selected]
     checked_as = {"formulas": {p.name: p.formula for p in selected},
@@ -911,7 +914,7 @@ def check_liveness(spec: Spec, config: CheckConfig | None = None, *,
     parts = [part for p in selected for part in p.parts()]
     collector = GraphCollector(spec, parts, cfg.batch_size, cfg.spill_dir)
     try:
-        explorer = Explorer(spec, safety, library=library, progress=progress,
+        explorer = Explorer(spec, safety, library=library, progress=progress, notice=notice,
                             on_transitions=collector.on_transitions,
                             on_level=collector.on_level)
         res = explorer.run()

@@ -10,6 +10,7 @@ and the same action labels (``Register(b=1)``).
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import Any
 
 from .result import Result
@@ -93,9 +94,12 @@ def render_text(r: Result) -> str:
 
 
 def temporal_lines(liveness: dict[str, Any]) -> list[str]:
-    """The temporal properties a run checked: per property its formula, its verdict
-    (``holds``, ``violated``, ``not checked``) and the fairness conditions it was
-    checked under, as ``Result.liveness`` records them (``--format json``)."""
+    """The temporal properties a run checked: per property its formula and its verdict
+    (``holds``, ``violated``, ``not checked``), as ``Result.liveness`` records them
+    (``--format json``), and the fairness conditions they were checked under, listed
+    once: on a ``Fairness:`` line when every property shares them, else the most
+    common list there and ``under ...`` on the lines of the properties checked under
+    others."""
     verdicts: dict[str, str] = liveness.get("properties") or {}
     if not verdicts:
         return []
@@ -103,14 +107,22 @@ def temporal_lines(liveness: dict[str, Any]) -> list[str]:
     fairness: dict[str, list[str]] = liveness.get("fairness") or {}
     reason = liveness.get("reason")
     head = "Temporal properties" + (f" (not checked: {reason})" if reason else "") + ":"
+    lists = {n: tuple(fairness.get(n, [])) for n in verdicts}
+    counts = Counter(lists.values())
+    # the most common list; of equally common ones the longest (the spec's own), then
+    # the first
+    common = max(counts, key=lambda f: (counts[f], len(f)))
     wn = max(len(n) for n in verdicts)
     wf = max((len(formulas.get(n, "")) for n in verdicts), default=0)
     wv = max(len(v) for v in verdicts.values())
     out = [head]
     for name, verdict in verdicts.items():
-        fair = ", ".join(fairness.get(name, [])) or "no fairness"
+        own = lists[name]
+        under = "" if own == common else f"under {', '.join(own) or 'no fairness'}"
         out.append(f"  {name:<{wn}}  {formulas.get(name, ''):<{wf}}  {verdict:<{wv}}  "
-                   f"under {fair}".rstrip())
+                   f"{under}".rstrip())
+    label = "Fairness" if len(counts) == 1 else "Fairness of the others"
+    out.append(f"{label}: {', '.join(common) or 'none'}")
     return out
 
 

@@ -469,6 +469,13 @@ class Spec(metaclass=_SpecMeta):
         if isinstance(dom, Ids):
             return list(dom.bind(self.constants))
         value = resolve(dom, self.constants)
+        if isinstance(value, type) and issubclass(value, enum.Enum):
+            if not issubclass(value, int):
+                raise SpecDefinitionError(
+                    f"{decl.where}: parameter {pname} of action {decl.name} ranges over "
+                    f"enum {value.__name__}, whose members are not ints: make it an "
+                    "enum.IntEnum (values 0..k-1, as Enum(...) variables take).")
+            return [int(m) for m in value]
         if callable(value) and not isinstance(value, Deferred):
             wants = list(inspect.signature(value).parameters)[1:]
             unknown = [w for w in wants if w not in earlier]
@@ -485,7 +492,7 @@ class Spec(metaclass=_SpecMeta):
         except (TypeError, ValueError):
             raise SpecDefinitionError(
                 f"{decl.where}: parameter {pname} of action {decl.name} must range over "
-                f"Ids(...), a range or an iterable of ints, got {dom!r}."
+                f"Ids(...), a range, an IntEnum or an iterable of ints, got {dom!r}."
             ) from None
         return values
 

@@ -27,7 +27,7 @@ from modelcheck.web import ExploreServer, ExploreSession
 from modelcheck.web.runview import load_run
 
 BUG = "specs/kraft_lifecycle.py:KRaftLifecycleBugFenceKeepsLeader"
-LASSO = "tests/test_liveness.py:FlipWeakSet"
+LASSO = "examples/flip.py:FlipWeakSet"
 SMALL = "specs/kraft_broker.py:KRaftBrokerBugEpochReuse"
 SMALL_CONSTS = ("MaxLog=2",)
 

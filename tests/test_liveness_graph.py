@@ -210,7 +210,8 @@ def test_spilled_edges_are_the_same_arrays_memory_mapped(tmp_path_factory, cls):
 
 
 def test_check_with_spill_dir_gives_the_same_verdicts_and_lasso(tmp_path):
-    from tests.test_liveness import FlipWeakSet, ProcsFamily
+    from examples.flip import FlipWeakSet
+    from tests.test_liveness import ProcsFamily
 
     for cls in (FlipWeakSet, ProcsFamily, ResetsLive):
         plain = check_liveness(cls())
@@ -227,8 +228,8 @@ def test_check_with_spill_dir_gives_the_same_verdicts_and_lasso(tmp_path):
 
 
 def test_spill_dir_that_is_a_file_is_a_usage_error(tmp_path):
+    from examples.flip import FlipWeakSet
     from modelcheck.errors import UsageError
-    from tests.test_liveness import FlipWeakSet
 
     (tmp_path / "f").write_text("")
     with pytest.raises(UsageError, match="--spill-dir"):

@@ -9,6 +9,17 @@ normalised. The blocks run in order, in one temporary directory holding links to
 ``specs/`` and ``examples/``, so a block may read a file an earlier block wrote.
 Blocks fenced as ``text`` or ``bash`` are illustrations and are not run.
 
+A ``modelcheck check`` command anywhere in the README (a ``bash`` or ``text`` block
+too) with a ``# comment`` beside it makes a claim, and the claim is checked: the
+command is run with ``-q --format json`` and the comment must say what happened. The
+comment is ``[Label:] VERDICT[, FACT]...``: VERDICT is ``ok``, or the violated
+property followed by others also violated (``EpochMonotonic + UniqueEpochs``); a FACT
+is ``N states`` (distinct states when ok, the counterexample's length when violated;
+``N classes`` and a bare ``N`` the same), ``lasso of N [states]`` (a liveness
+counterexample), ``depth D``, ``N edges`` (the liveness graph's) or ``~N s`` (a
+timing, not checked); text in parentheses is a remark, not checked. A command with a
+placeholder (``SPEC``) and ``modelcheck spark`` are not run.
+
 ``python tests/test_readme.py`` prints every block as the program prints it now.
 """
 
@@ -125,6 +136,122 @@ def test_readme_console_blocks(tmp_path: Path) -> None:
             failures.append(f"README.md:{c.line}: $ {c.command}\n--- README\n"
                             + "\n".join(c.expected) + "\n--- program\n" + "\n".join(actual))
     assert not failures, "\n\n".join(failures)
+
+
+@dataclass
+class Claim:
+    line: int  # in README.md
+    command: str
+    claim: str
+
+
+def commented_commands(text: str) -> list[Claim]:
+    """Every ``modelcheck check ... # claim`` line of the README (continued with
+    ``\\``), placeholders (``SPEC``) left out."""
+    out: list[Claim] = []
+    lines = text.splitlines()
+    i = 0
+    while i < len(lines):
+        start = i
+        line = lines[i].strip().removeprefix("$ ")
+        while line.endswith("\\") and i + 1 < len(lines):
+            i += 1
+            line = line[:-1].rstrip() + " " + lines[i].strip()
+        i += 1
+        m = re.match(r"(modelcheck check \S.*?)\s+#\s*(.+)$", line)
+        if m and "SPEC" not in m.group(1).split():
+            out.append(Claim(start + 1, m.group(1), m.group(2).strip()))
+    return out
+
+
+@dataclass
+class Expected:
+    ok: bool
+    properties: list[str]
+    facts: list[tuple[str, int]]
+
+
+def parse_claim(claim: str) -> Expected:
+    """The verdict and facts a README comment claims (see the module docstring)."""
+    text = re.sub(r"\([^)]*\)", "", claim)  # remarks
+    text = re.sub(r"^L\d+:\s*", "", text.strip())
+    parts = [p.strip() for p in re.split(r"[,:]\s+", text) if p.strip()]
+    if not parts:
+        raise AssertionError(f"empty claim {claim!r}")
+    ok = parts[0] == "ok"
+    names = [] if ok else [n.strip() for n in parts[0].split(" + ")]
+    if not ok and not all(re.fullmatch(r"[A-Z]\w*", n) for n in names):
+        raise AssertionError(f"claim {claim!r}: {parts[0]!r} is neither ok nor property names")
+    facts: list[tuple[str, int]] = []
+    for p in parts[1:]:
+        for kind, pattern in (("states", r"([\d,]+)(?: states| classes)?"),
+                              ("lasso", r"lasso of ([\d,]+)(?: states)?"),
+                              ("depth", r"depth ([\d,]+)"),
+                              ("edges", r"([\d,]+) edges"),
+                              ("time", r"~[\d.]+ s()")):
+            m = re.fullmatch(pattern, p)
+            if m:
+                if kind != "time":
+                    facts.append((kind, int(m.group(1).replace(",", ""))))
+                break
+        else:
+            raise AssertionError(f"claim {claim!r}: {p!r} is not a fact the test knows")
+    return Expected(ok, names, facts)
+
+
+def claim_mismatches(expected: Expected, d: dict) -> list[str]:
+    """What of ``expected`` the ``--format json`` result ``d`` contradicts."""
+    bad = []
+    v = d.get("violation") or {}
+    if expected.ok and d["status"] != "ok":
+        bad.append(f"status {d['status']} (violated: {v.get('property')})")
+    if not expected.ok:
+        if d["status"] != "violation":
+            bad.append(f"status {d['status']}, not a violation")
+        elif v["property"] != expected.properties[0] or not set(
+                expected.properties[1:]) <= set(v.get("also_violated", [])):
+            bad.append(f"violated: {v['property']}, also {v.get('also_violated')}")
+    for kind, n in expected.facts:
+        got = {"states": d["distinct_states"] if expected.ok else v.get("trace_length"),
+               "lasso": v.get("trace_length") if v.get("kind") == "liveness" else None,
+               "depth": d["depth"],
+               "edges": (d.get("liveness") or {}).get("edges")}[kind]
+        if got != n:
+            bad.append(f"{kind}: {got}, not {n}")
+    return bad
+
+
+CLAIMS = commented_commands(README.read_text())
+
+
+@pytest.mark.parametrize("claim", CLAIMS, ids=lambda c: f"README.md:{c.line}")
+def test_readme_claims_beside_commands(claim: Claim) -> None:
+    import json
+
+    expected = parse_claim(claim.claim)
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    p = subprocess.run(f"{sys.executable} -m {claim.command} -q --format json", shell=True,
+                       cwd=ROOT, env=env, capture_output=True, text=True, timeout=600,
+                       check=False)
+    assert p.returncode in (0, 1, 3), p.stderr[-2000:]
+    bad = claim_mismatches(expected, json.loads(p.stdout))
+    assert not bad, f"README.md:{claim.line}: $ {claim.command}  # {claim.claim}\n" + \
+        "\n".join(bad)
+
+
+def test_claims_are_found_and_parsed() -> None:
+    assert len(CLAIMS) >= 40
+    text = "$ modelcheck check a.py \\\n    --const X=1  # L2: ok, 1,234 states (a remark), depth 3"
+    (c,) = commented_commands(text)
+    assert c.command == "modelcheck check a.py --const X=1" and c.line == 1
+    assert parse_claim(c.claim) == Expected(True, [], [("states", 1234), ("depth", 3)])
+    assert parse_claim("A + B, lasso of 7 states") == Expected(False, ["A", "B"],
+                                                                [("lasso", 7)])
+    with pytest.raises(AssertionError):
+        parse_claim("it holds")
+    with pytest.raises(AssertionError):
+        parse_claim("ok, four properties hold")
+    assert commented_commands("modelcheck check SPEC --seed 7  # ok") == []
 
 
 @pytest.mark.parametrize("expected, actual, ok", [

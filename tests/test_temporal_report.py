@@ -52,17 +52,24 @@ class FlipBroken(Flip):
 
 
 def _table(text: str) -> dict[str, tuple[str, str, str]]:
-    """The report's temporal property lines: name -> (formula, verdict, fairness)."""
+    """The report's temporal property lines: name -> (formula, verdict, fairness); a
+    line without ``under ...`` is checked under the ``Fairness`` line's conditions."""
     lines = text.splitlines()
     start = next(i for i, x in enumerate(lines) if x.startswith("Temporal properties"))
     out = {}
+    rows = []
     for line in lines[start + 1:]:
         if not line.startswith("  "):
+            label, _, common = line.partition(": ")
+            assert label in ("Fairness", "Fairness of the others"), line
             break
         # columns are two spaces apart; a formula or a verdict may hold one space
-        name, formula, verdict, fair = re.split(r" {2,}", line.strip())
-        assert fair.startswith("under ")
-        out[name] = (formula, verdict, fair[len("under "):])
+        rows.append(re.split(r" {2,}", line.strip()))
+    for name, formula, verdict, *fair in rows:
+        assert not fair or fair[0].startswith("under ")
+        out[name] = (formula, verdict, fair[0][len("under "):] if fair else common)
+    marked = sum(1 for r in rows if len(r) == 4)
+    assert (label == "Fairness") == (marked == 0)  # listed once when they all share it
     return out
 
 

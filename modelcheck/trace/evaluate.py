@@ -20,6 +20,7 @@ import ast
 import builtins
 import multiprocessing
 import os
+import pickle
 import signal
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -81,6 +82,11 @@ def compile_expression(expr: str, variables: Sequence[str]) -> Any:
         caret = " " * max(0, (e.offset or 1) - 1) + "^"
         raise ExpressionError(f"the expression is not valid Python: {e.msg}:\n  {expr.strip()}"
                               f"\n  {caret}") from None
+    except (RecursionError, MemoryError):
+        raise _too_deep(expr, None) from None
+    depth = _depth(tree)
+    if depth > MAX_DEPTH:
+        raise _too_deep(expr, depth)
     bound: set[str] = set()
     loaded: list[str] = []
     for node in ast.walk(tree):
@@ -104,7 +110,38 @@ def compile_expression(expr: str, variables: Sequence[str]) -> Any:
                 f"unknown name {name!r} in the expression; the trace's variables are: "
                 f"{', '.join(variables)}; available functions: {', '.join(SAFE_BUILTINS)}."
             )
-    return compile(tree, "<expression>", "eval")
+    try:
+        return compile(tree, "<expression>", "eval")
+    except (RecursionError, MemoryError):  # pragma: no cover - MAX_DEPTH keeps it out
+        raise _too_deep(expr, depth) from None
+
+
+#: the deepest expression tree accepted (Python's compiler gives up at about 1,000
+#: levels, on a thread's smaller stack sooner)
+MAX_DEPTH = 200
+
+
+def _depth(tree: ast.AST) -> int:
+    """The depth of ``tree`` (counted without recursion, whatever the depth)."""
+    deepest = 0
+    stack = [(tree, 1)]
+    while stack:
+        node, d = stack.pop()
+        deepest = max(deepest, d)
+        stack.extend((child, d + 1) for child in ast.iter_child_nodes(node))
+    return deepest
+
+
+def _too_deep(expr: str, depth: int | None) -> ExpressionError:
+    text = expr.strip()
+    short = text if len(text) <= 60 else text[:57] + "..."
+    nested = (f"nested {depth} levels deep" if depth is not None
+              else "nested too deeply to be parsed")
+    return ExpressionError(
+        f"the expression {short!r} ({len(text):,} characters) is {nested}; at most "
+        f"{MAX_DEPTH} levels are evaluated. A long chain such as a + b + c + ... nests one "
+        "level per operator: write sum([a, b, c, ...]) or all([...]) instead, or split "
+        "the expression.")
 
 
 def evaluate(trace: Trace, expr: str, *, limits: Limits | None = DEFAULT_LIMITS
@@ -139,12 +176,54 @@ def _evaluate_here(trace: Trace, code: Any, expr: str) -> list[tuple[int, str, A
                 f"evaluating {expr.strip()!r} in state {i + 1} ({label}) failed with "
                 f"{type(e).__name__}: {e}" + _eval_hint(e)
             ) from None
+        _check_value(value, expr, i + 1, label)
         out.append((i + 1, label, value))
     return out
 
 
+def _check_value(value: Any, expr: str, state: int, label: str) -> None:
+    """Raise :class:`ExpressionError` unless ``value`` is data that can be shown and
+    sent back from the child process (not a function, a generator, ...)."""
+    try:
+        pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
+        return
+    except MemoryError:
+        raise
+    except Exception:  # noqa: BLE001, S110 - PicklingError, TypeError, RecursionError...
+        pass
+    bad = _culprit(value)
+    inside = "" if bad is value else f" holding a {type(bad).__name__}"
+    raise ExpressionError(
+        f"evaluating {expr.strip()!r} in state {state} ({label}) gave a "
+        f"{type(value).__name__}{inside}, which is not a value: an expression must give "
+        "a number, a string, a boolean, None, or a set, list, tuple or dict of them (call "
+        "a function, turn a generator into a list).")
+
+
+def _culprit(value: Any) -> Any:
+    """The first element of ``value`` (itself, or inside its containers, searched
+    without recursion) that is not plain data; ``value`` when there is none."""
+    plain = (int, float, str, bytes, bool, type(None), range)
+    todo = [value]
+    seen = 0
+    while todo and seen < 100_000:
+        v = todo.pop()
+        seen += 1
+        if isinstance(v, dict):
+            todo.extend(v.keys())
+            todo.extend(v.values())
+        elif isinstance(v, list | tuple | set | frozenset):
+            todo.extend(v)
+        elif not isinstance(v, plain):
+            return v
+    return value
+
+
 def _mib(n: int) -> str:
-    return f"{n / 2**20:,.0f} MiB"
+    """``n`` bytes as the limit was likely given: ``64 MiB``, ``1.5 MiB``, ``900 B``."""
+    from ..budget import format_size
+
+    return f"{n >> 20:,} MiB" if n % 2**20 == 0 else format_size(n)
 
 
 def _evaluate_bounded(trace: Trace, code: Any, expr: str, limits: Limits

@@ -181,12 +181,13 @@ class RunRecorder:
                 options: dict[str, Any] | None = None) -> RunRecorder:
         """Validate the destinations now, so a long run does not fail at the end.
 
-        Raises :class:`RunRecordError` if ``out_dir`` already holds a run, is not
-        a directory, or if a destination's directory is missing or not writable.
+        Raises :class:`RunRecordError` if ``out_dir`` already holds a run or is not
+        a directory, if ``trace_out`` is anything but a regular file (a symbolic link,
+        a FIFO, a device: never replaced), or if a destination's directory is missing
+        or not writable.
         """
         if out_dir is not None:
-            if os.path.exists(out_dir) and not os.path.isdir(out_dir):
-                raise RunRecordError(f"--out {out_dir}: exists and is not a directory.")
+            _probe(prepare_dir, out_dir, "--out", create=False)
             existing = [f for f in _RUN_FILES if os.path.lexists(os.path.join(out_dir, f))]
             if existing:
                 raise RunRecordError(
@@ -194,7 +195,6 @@ class RunRecorder:
                     "run records are never overwritten. Choose a new folder or remove the "
                     "old run."
                 )
-            _probe(prepare_dir, out_dir, "--out", create=False)
         if trace_out is not None:
             _probe(probe_file, trace_out, "--trace-out")
         return cls(target, out_dir, trace_out, command_line(ctx), dict(options or {}))

@@ -85,6 +85,7 @@ def load_run(path: str) -> RunView:
         "checked": field("checked", dict, {}),
         "symmetry": field("symmetry", list, []),
         "command": run.get("command") if isinstance(run.get("command"), str) else None,
+        "target": _target(run.get("spec")),
         "coverage": coverage,
         "levels": levels,
         "violation": None if trace is None else {
@@ -93,6 +94,17 @@ def load_run(path: str) -> RunView:
             "text": trace.violation_text()},
     }
     return RunView(summary, trace)
+
+
+def _target(spec: Any) -> str | None:
+    """The spec a run record names, as a SPEC argument (``file:Class``), if it says."""
+    if not isinstance(spec, dict):
+        return None
+    where, cls = spec.get("file"), spec.get("class")
+    if isinstance(where, str) and isinstance(cls, str):
+        return f"{where}:{cls}"
+    target = spec.get("target")
+    return target if isinstance(target, str) else None
 
 
 def _row(raw: Any, texts: tuple[str, ...], ints: tuple[str, ...], path: str,
