@@ -284,7 +284,8 @@ Exit codes:
   0  ok: no violation in the walks run (--runs, or until --time)
   1  an invariant or action property is violated, or a deadlock was found
   2  usage error, or an error in the spec (reported with file and line)
-  3  incomplete: interrupted (Ctrl-C) before any violation was found"""
+  3  incomplete: interrupted (Ctrl-C) before any violation was found, or no walk
+     took a step (every enabled action of the initial states weighs 0)"""
 
 
 class Weight(click.ParamType):

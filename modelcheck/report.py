@@ -65,6 +65,7 @@ def render_text(r: Result) -> str:
     if r.status == "incomplete" and r.message:
         out.append(r.message)
     if sim is not None:
+        out += [f"WARNING: {w}" for w in sim.get("warnings", [])]
         ends = ", ".join(f"{n} {why}" for why, n in sim["walk_ends"].items() if n)
         out.append(
             f"{sim['walks']:,} walks ({ends or 'none finished'}), {sim['steps']:,} steps, "

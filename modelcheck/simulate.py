@@ -30,9 +30,19 @@ the successors of the action it picked; we check every successor. Symmetry
 reduction is never applied to walks (it is to the bounded BFS of shrinking).
 
 Counts of a run: ``walks`` finished, ``steps`` taken, ``generated`` transitions
-(enabled, checked), ``distinct_states`` visited by the walks. A run that finds a
-violation counts every walk it started; which were started depends on
-``walks_per_batch``; the violation and its trace do not.
+(enabled, checked), ``distinct_states`` visited by the walks, and per action its
+transitions and the states it reached first. They are the counts of walks ``0 .. n-1``
+of the seed, whatever ``walks_per_batch``: a finished walk is added to them only once
+every walk of a smaller index is, and a run that finds a violation in walk ``v``
+counts walks ``0 .. v`` (the states and steps of the abandoned walks after it are
+not counted); a state's first action is that of the first walk (by index) that
+reached it. Only a run stopped by time or Ctrl-C depends on the timing.
+
+A walk whose current state has enabled actions that all weigh 0 stops there (ends
+``weight 0``); the result warns of it, and when no walk took a single step the run is
+``incomplete`` (reason ``weights``, exit 3): nothing past the initial states was
+checked. Temporal properties are not checked by walks: the result names them
+(``not_checked``, and ``liveness`` verdicts ``not checked``) and warns.
 """
 
 from __future__ import annotations
@@ -52,10 +62,12 @@ from .interrupt import Interrupts
 from .kernel import Kernel
 from .library import Library
 from .library import lookup as library_lookup
+from .liveness import split_checks
 from .result import Result, TraceStep, Violation
 from .shrink import ShrinkReport, Target, shrink
 from .spec import Spec
 from .store import FingerprintSet
+from .temporal import TemporalDecl
 
 __all__ = ["SimConfig", "Simulator", "SimProgress", "simulate", "walk_generator",
            "uniform", "WalkSet", "WalkTally", "Found", "VisitedStates", "run_walks"]
@@ -220,8 +232,10 @@ class VisitedStates:
                 np.concatenate([a for _, a in self._record]))
 
 
-#: how a walk ends (``WalkTally.ends``)
-WALK_ENDS = ("depth", "terminal", "constraint", "violation")
+#: how a walk ends (``WalkTally.ends``): at the depth bound, at a state without enabled
+#: actions, at a state outside the constraints, at a state whose enabled actions all
+#: weigh 0 (``weight 0``: the walk was cut short by ``--weights``), or at a violation
+WALK_ENDS = ("depth", "terminal", "constraint", "weight 0", "violation")
 
 
 @dataclass
@@ -284,10 +298,20 @@ class WalkTally:
 
 @dataclass
 class _Walk:
+    """A walk and what it counted so far (added to the tally when it is committed)."""
+
     index: int
     gen: np.random.PCG64
     init: int
+    fired: np.ndarray
     actions: list[int] = field(default_factory=list)
+    generated: int = 0
+    #: the states the walk visited (fingerprints) and the action that reached each
+    seen: list[int] = field(default_factory=list)
+    seen_by: list[int] = field(default_factory=list)
+    #: how it ended (``WALK_ENDS``) and, for a violation, what it found
+    end: str | None = None
+    found: Found | None = None
 
 
 @dataclass(frozen=True)
@@ -347,9 +371,13 @@ class _Walker:
         self.width = walks_per_batch
         self.init = _starts(kernel)
         n_act = len(kernel.actions)
+        self.n_act = n_act
         self.t = WalkTally.empty(n_act)
         self.visited = VisitedStates(n_act, seen_limit, record)
         self.started = 0  # walks of the set started
+        self.committed = 0  # walks of the set committed (or discarded), in set order
+        self.done: dict[int, _Walk] = {}  # finished walks not yet committed, by position
+        self.found: Found | None = None  # the violation of the smallest walk index so far
 
     # ------------------------------------------------------------ walks
     def _may_start(self) -> bool:
@@ -358,21 +386,22 @@ class _Walker:
             return False
         if self.set.count is not None and self.started >= self.set.count:
             return False
-        return t.found is None or self.set.index(self.started) < t.found.walk
+        return self.found is None or self.set.index(self.started) < self.found.walk
 
     def _start(self) -> tuple[_Walk, np.ndarray] | None:
-        """Start the next walk; None if it ended at once (counted)."""
+        """Start the next walk; None if it ended at once."""
         i = self.set.index(self.started)
         self.started += 1
         gen = walk_generator(self.set.seed, i)
         init = int(uniform(gen) * len(self.init.fps))
-        w = _Walk(i, gen, init)
-        self.visited.see(self.init.fps[init:init + 1], np.full(1, -1))
+        w = _Walk(i, gen, init, np.zeros(self.n_act, dtype=np.int64))
+        w.seen.append(int(self.init.fps[init]))
+        w.seen_by.append(-1)
         bad = self.init.bad.get(init)
         if bad:
             names = [self.k.invariants[j].name for j in bad]
-            self._violation(Found(i, Target(names[0], "invariant"), init, [],
-                                  tuple(names[1:])))
+            self._violation(w, Found(i, Target(names[0], "invariant"), init, [],
+                                     tuple(names[1:])))
             return None
         if not self.init.inside[init] or self.depth == 0:
             self._end(w, "constraint" if not self.init.inside[init] else "depth")
@@ -380,18 +409,43 @@ class _Walker:
         return w, self.init.words[init]
 
     def _end(self, w: _Walk, why: str) -> None:
-        t = self.t
-        t.walks += 1
-        t.ends[why] += 1
-        t.longest = max(t.longest, len(w.actions))
+        w.end = why
+        self.done[(w.index - self.set.first) // self.set.stride] = w
+        self._commit()
 
-    def _violation(self, f: Found) -> None:
+    def _violation(self, w: _Walk, f: Found) -> None:
+        w.found = f
+        if self.found is None or f.walk < self.found.walk:
+            self.found = f
+        self._end(w, "violation")
+
+    def _commit(self, gaps: bool = False) -> None:
+        """Add the finished walks to the tally in walk order, up to the first walk still
+        running (with ``gaps``, past it: a stopped run counts every walk that finished);
+        after a violation, no walk of a larger index is counted. So every count is that
+        of the walks of the set up to the last committed one, whatever the batch."""
         t = self.t
-        t.walks += 1
-        t.ends["violation"] += 1
-        t.longest = max(t.longest, len(f.actions))
-        if t.found is None or f.walk < t.found.walk:
-            t.found = f
+        while self.done and t.found is None:
+            if self.committed in self.done:
+                j = self.committed
+            elif gaps:
+                j = min(self.done)
+            else:
+                return
+            w = self.done.pop(j)
+            self.committed = j + 1
+            t.walks += 1
+            t.ends[w.end or "depth"] += 1
+            t.steps += len(w.actions)
+            t.longest = max(t.longest, len(w.actions))
+            t.generated += w.generated
+            t.fired += w.fired
+            self.visited.see(np.asarray(w.seen, dtype=np.uint64),
+                             np.asarray(w.seen_by, dtype=np.int64))
+            if w.found is not None:
+                t.found = w.found
+        if t.found is not None:
+            self.done.clear()
 
     # ------------------------------------------------------------ the loop
     def run(self, time_limit: float | None, stop: Callable[[], bool] | None,
@@ -410,8 +464,8 @@ class _Walker:
                     break
                 if t.stopped is None and time_limit is not None and now - t0 >= time_limit:
                     t.stopped = "time"
-                if t.found is not None:  # walks after the violating one are moot
-                    keep = [j for j, w in enumerate(slots) if w.index < t.found.walk]
+                if self.found is not None:  # walks after the violating one are moot
+                    keep = [j for j, w in enumerate(slots) if w.index < self.found.walk]
                     slots = [slots[j] for j in keep]
                     rows = [rows[j] for j in keep]
                 while len(slots) < self.width and self._may_start():
@@ -428,6 +482,7 @@ class _Walker:
                                          t.fired.copy()))
         except KeyboardInterrupt:  # a second Ctrl-C
             t.stopped = "interrupted"
+        self._commit(gaps=t.stopped == "interrupted")
         t.count_states(self.visited)
         t.states, t.reached_by = self.visited.recorded()
         return t
@@ -435,14 +490,19 @@ class _Walker:
     def _step(self, slots: list[_Walk], words: np.ndarray
               ) -> tuple[list[_Walk], list[np.ndarray]]:
         """Advance every walk of the batch by one step."""
-        k, t = self.k, self.t
+        k = self.k
         ex = k.expand(words, constrain=False)
-        t.fired += ex.fired
-        t.generated += ex.generated
         order = np.argsort(ex.parent_rows, kind="stable")  # by walk, then action
         cw, cf = ex.child_words[order], ex.child_fps[order]
         cp, ca = ex.parent_rows[order], ex.action_ids[order].astype(np.int64)
         action_ok = None if ex.action_ok is None else ex.action_ok[order]
+        counts = np.bincount(cp, minlength=len(slots))
+        ends = np.cumsum(counts)
+        for r, w in enumerate(slots):  # each walk counts the transitions of its state
+            lo, hi = int(ends[r] - counts[r]), int(ends[r])
+            if hi > lo:
+                w.generated += hi - lo
+                w.fired += np.bincount(ca[lo:hi], minlength=self.n_act)
         # violations: per walk, the first transition (in action order) that violates
         # an invariant at its target or an action property
         bad: dict[int, tuple[int, list[str]]] = {}  # walk row -> (child index, properties)
@@ -457,34 +517,37 @@ class _Walker:
                 _note(bad, int(r), c, k.properties[j].name)
         dead = set(int(r) for r in ex.deadlock_rows)
         pick = _choose(self.weights, [w.gen for w in slots], cp, ca)
+        inv_names = {p.name for p in k.invariants}
         keep_slots: list[_Walk] = []
         keep_rows: list[np.ndarray] = []
         moved: list[int] = []
         for r, w in enumerate(slots):
             if r in bad:
                 c, props = bad[r]
-                kind = "invariant" if props[0] in {p.name for p in k.invariants} else "action"
+                kind = "invariant" if props[0] in inv_names else "action"
                 also = tuple(dict.fromkeys(props[1:]))
-                t.steps += 1
-                self._violation(Found(w.index, Target(props[0], kind), w.init,
-                                      [*w.actions, int(ca[c])], also))
+                w.actions.append(int(ca[c]))
+                w.seen.append(int(cf[c]))
+                w.seen_by.append(int(ca[c]))
+                self._violation(w, Found(w.index, Target(props[0], kind), w.init,
+                                         list(w.actions), also))
                 continue
             if r in dead:
-                self._violation(Found(w.index, Target("Deadlock", "deadlock"), w.init,
-                                      list(w.actions)))
+                self._violation(w, Found(w.index, Target("Deadlock", "deadlock"), w.init,
+                                         list(w.actions)))
                 continue
             c = pick[r]
             if c < 0:
-                self._end(w, "terminal")
+                self._end(w, "weight 0" if counts[r] else "terminal")
                 continue
             moved.append(c)
             w.actions.append(int(ca[c]))
-            t.steps += 1
+            w.seen.append(int(cf[c]))
+            w.seen_by.append(int(ca[c]))
             keep_slots.append(w)
             keep_rows.append(cw[c])
         if moved:
             mv = np.asarray(moved)
-            self.visited.see(cf[mv], ca[mv])
             inside = (k.in_model_rows(cw[mv]) if k.constraints
                       else np.ones(len(mv), dtype=bool))
             if action_ok is not None:
@@ -553,7 +616,10 @@ class Simulator:
         if self.config.max_depth is not None:
             self.sim = _replace(self.sim, depth=self.config.max_depth)
         self.library = library
-        self.kernel: Kernel = build_kernel(spec, self.config.replace(symmetry=False), library)
+        # temporal properties are not checked by walks: they are named in the result
+        safety, temporal = split_checks(spec, self.config, library)
+        self.temporal: list[TemporalDecl] = temporal
+        self.kernel: Kernel = build_kernel(spec, safety.replace(symmetry=False), library)
         self.progress = progress
         self.progress_interval = progress_interval
         self.weights = self._weights()
@@ -603,7 +669,24 @@ class Simulator:
             "steps_per_second": round(tally.steps / seconds, 1) if seconds > 0 else 0.0,
             "walk_ends": dict(tally.ends), "distinct_capped": tally.distinct_capped,
             "stopped_by": tally.stopped or ("violation" if tally.found else "runs"),
+            "not_checked": [p.name for p in self.temporal],
         }
+        warnings: list[str] = []
+        if self.temporal:
+            names = ", ".join(p.name for p in self.temporal)
+            warnings.append(f"temporal properties NOT checked: {names} (random walks check "
+                            "invariants, action properties and deadlocks only; run "
+                            "`modelcheck check` for liveness).")
+            res.liveness = {
+                "properties": {p.name: "not checked" for p in self.temporal},
+                "formulas": {p.name: p.formula for p in self.temporal},
+                "reason": "random simulation checks no temporal property"}
+        cut = tally.ends.get("weight 0", 0)
+        if cut:
+            warnings.append(
+                f"{cut:,} of {tally.walks:,} walks stopped at a state whose enabled actions "
+                "all weigh 0 (--weights): the states beyond it were not explored.")
+        out["warnings"] = warnings
         if tally.found is not None:
             f = tally.found
             init_cells = k.layout.unpack(_starts(k).words[f.init])
@@ -626,6 +709,11 @@ class Simulator:
             res.status, res.reason = "incomplete", "interrupted"
             res.message = (f"Interrupted after {tally.walks:,} walks ({tally.steps:,} "
                            "steps); no violation in them.")
+        elif tally.steps == 0 and cut:
+            res.status, res.reason = "incomplete", "weights"
+            res.message = (f"No walk took a step: in the initial states of the {cut:,} "
+                           "walks, every enabled action weighs 0 (--weights); nothing "
+                           "past them was checked.")
         complete_result(res, k, violation=violation, distinct=tally.distinct,
                         generated=tally.generated, depth=tally.longest, seconds=seconds,
                         fired=tally.fired, new_by_action=tally.new_by_action)

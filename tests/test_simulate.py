@@ -22,6 +22,7 @@ import time
 import pytest
 from bruteforce import assert_replays
 from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from randspec import random_spec
 
 from examples.bounded_queue import BoundedQueue, BoundedQueueBugLifo
@@ -273,3 +274,81 @@ def test_three_brokers_bugs_found_in_the_default_time(cls) -> None:
     assert r.status == "violation"
     _assert_violation_replays(cls(N=3), r)
     assert r.simulation["shrinking"]["bfs"] in ("minimal", "shorter")
+
+
+# ---------------------------------------------------------------- the figures are true
+def _figures(r: Result) -> dict:
+    """Every figure of a result's JSON but the timings and the batch size itself."""
+    d = _stable(r)
+    d["simulation"].pop("walks_per_batch")
+    return d
+
+
+@settings(max_examples=40, deadline=None, derandomize=True,
+          suppress_health_check=[HealthCheck.too_slow])
+@given(random_spec(), st.integers(0, 2**16), st.lists(st.integers(1, 9), min_size=2,
+                                                      max_size=3, unique=True),
+       st.sampled_from([0.0, 0.5, 1.0, 3.0]))
+def test_every_figure_is_independent_of_the_batch(cls, seed, widths, weight) -> None:
+    """The same seed and runs give the same JSON, every count included, whatever the
+    number of walks advanced together; the counts are those of the walks counted: no
+    more steps than walks times the longest walk."""
+    spec = cls()
+    first = sorted({a.name for a in spec.actions})[0]
+    runs = [simulate(spec, seed=seed, runs=30, depth=12, walks_per_batch=w,
+                     weights={first: weight}, shrink=False) for w in widths]
+    figures = [_figures(r) for r in runs]
+    assert all(f == figures[0] for f in figures[1:])
+    sim = runs[0].simulation
+    assert sim["steps"] <= sim["walks"] * runs[0].depth
+    assert sum(sim["walk_ends"].values()) == sim["walks"]
+    if runs[0].violation is not None:  # every walk up to the violating one, no other
+        assert sim["walks"] == sim["violation_walk"] + 1
+    one = simulate(spec, seed=seed, runs=30, depth=12, walks_per_batch=1,
+                   weights={first: weight}, shrink=False)
+    assert _figures(one) == figures[0]
+
+
+def test_walks_after_the_violating_one_are_not_counted() -> None:
+    """KRaftLifecycleBugNoOffsetCheck: walk 0 finds the violation; the abandoned walks
+    of its batch took steps and generated transitions, which are not counted."""
+    spec = KRaftLifecycleBugNoOffsetCheck()
+    runs = [simulate(spec, seed=0, runs=3000, walks_per_batch=w, shrink=False)
+            for w in (1, 2048)]
+    assert _figures(runs[0]) == _figures(runs[1])
+    sim = runs[1].simulation
+    assert sim["walks"] == sim["violation_walk"] + 1
+    assert sim["steps"] <= sim["walks"] * runs[1].depth
+
+
+def test_walks_that_cannot_move_are_not_no_error_found() -> None:
+    """Every enabled action of the initial state weighs 0: no walk takes a step; the
+    run is incomplete (exit 3) and says why, not "No error found"."""
+    from click.testing import CliRunner
+
+    r = simulate(Peterson(), seed=0, runs=10, weights={"SetFlag": 0})
+    assert r.status == "incomplete" and r.reason == "weights" and r.exit_code == 3
+    assert r.simulation["walk_ends"]["weight 0"] == 10 and r.simulation["steps"] == 0
+    out = CliRunner().invoke(cli, ["simulate", "examples/mutex.py", "--weights", "SetFlag=0",
+                                   "--runs", "10", "-q"])
+    assert out.exit_code == 3, out.output
+    assert "No error found" not in out.output and "weigh 0" in out.output
+    # some walks cut short by a weight of 0: a warning, the status unchanged
+    r = simulate(Peterson(), seed=0, runs=50, weights={"Enter": 0})
+    assert r.status == "ok" and r.simulation["walk_ends"]["weight 0"] > 0
+    assert any("weigh 0" in w for w in r.simulation["warnings"])
+
+
+def test_unchecked_temporal_properties_are_named() -> None:
+    """Walks do not check temporal properties here: the text and the JSON say which."""
+    from click.testing import CliRunner
+
+    from specs.kraft_lifecycle_live import KRaftLifecycleLiveBugStuckPublisher
+
+    r = simulate(KRaftLifecycleLiveBugStuckPublisher(), seed=0, runs=20)
+    names = [p.name for p in KRaftLifecycleLiveBugStuckPublisher().temporal]
+    assert names and r.simulation["not_checked"] == names
+    assert set(r.liveness["properties"]) == set(names)
+    out = CliRunner().invoke(cli, ["simulate", "specs/kraft_lifecycle_live.py:"
+                                   "KRaftLifecycleLiveBugStuckPublisher", "--runs", "20", "-q"])
+    assert "NOT checked: " + ", ".join(names) in out.output
