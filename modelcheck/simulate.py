@@ -199,14 +199,15 @@ class VisitedStates:
         self.new_by_action = np.zeros(n_actions, dtype=np.int64)
         self.limit = limit
         self.capped = False
-        self._record: list[tuple[np.ndarray, np.ndarray]] | None = [] if record else None
+        self._record: list[tuple[np.ndarray, np.ndarray, int]] | None = [] if record else None
 
     def __len__(self) -> int:
         return len(self.set)
 
-    def see(self, fps: np.ndarray, actions: np.ndarray) -> None:
-        """Visit states ``fps``, reached by ``actions`` (one per state; ``-1``: initial);
-        of repeated fingerprints the first row counts."""
+    def see(self, fps: np.ndarray, actions: np.ndarray, walk: int = -1) -> None:
+        """Visit states ``fps``, reached by ``actions`` (one per state; ``-1``: initial)
+        in walk ``walk`` (recorded with them); of repeated fingerprints the first row
+        counts."""
         u, first = np.unique(fps, return_index=True)
         fresh = ~self.set.contains(u)
         if not fresh.any():
@@ -218,18 +219,21 @@ class VisitedStates:
         new, acts = u[fresh], np.asarray(actions)[first[fresh]].astype(np.int64)
         self.set.add_sorted(new)
         if self._record is not None:
-            self._record.append((new, acts))
+            self._record.append((new, acts, walk))
         acts = acts[acts >= 0]
         if len(acts):
             self.new_by_action += np.bincount(acts, minlength=len(self.new_by_action))
 
-    def recorded(self) -> tuple[np.ndarray, np.ndarray]:
-        """The new states in the order they were seen (fingerprints) and the action
-        that reached each (empty unless ``record``)."""
+    def recorded(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The new states in the order they were seen (fingerprints), the action that
+        reached each and the walk that did (empty unless ``record``)."""
         if not self._record:
-            return np.zeros(0, dtype=np.uint64), np.zeros(0, dtype=np.int64)
-        return (np.concatenate([f for f, _ in self._record]),
-                np.concatenate([a for _, a in self._record]))
+            return (np.zeros(0, dtype=np.uint64), np.zeros(0, dtype=np.int64),
+                    np.zeros(0, dtype=np.int64))
+        return (np.concatenate([f for f, _, _ in self._record]),
+                np.concatenate([a for _, a, _ in self._record]),
+                np.concatenate([np.full(len(f), w, dtype=np.int64)
+                                for f, _, w in self._record]))
 
 
 #: how a walk ends (``WalkTally.ends``): at the depth bound, at a state without enabled
@@ -248,7 +252,7 @@ class WalkTally:
     stopped early (``stopped``: ``"interrupted"``, ``"time"`` or ``None``), and the
     visited states: their number (``distinct``, a lower bound if
     ``distinct_capped``), the new states per action (``new_by_action``) and, when
-    recorded, the states themselves (``states``, ``reached_by``: see
+    recorded, the states themselves (``states``, ``reached_by``, ``reached_in``: see
     :meth:`VisitedStates.recorded`). Tallies of parts of a run add up with
     :meth:`add` (everything but the visited states, which are counted by feeding each
     part's recorded states to one :class:`VisitedStates`).
@@ -267,6 +271,7 @@ class WalkTally:
     new_by_action: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
     states: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.uint64))
     reached_by: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    reached_in: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
 
     @classmethod
     def empty(cls, n_actions: int) -> WalkTally:
@@ -441,7 +446,7 @@ class _Walker:
             t.generated += w.generated
             t.fired += w.fired
             self.visited.see(np.asarray(w.seen, dtype=np.uint64),
-                             np.asarray(w.seen_by, dtype=np.int64))
+                             np.asarray(w.seen_by, dtype=np.int64), w.index)
             if w.found is not None:
                 t.found = w.found
         if t.found is not None:
@@ -484,7 +489,7 @@ class _Walker:
             t.stopped = "interrupted"
         self._commit(gaps=t.stopped == "interrupted")
         t.count_states(self.visited)
-        t.states, t.reached_by = self.visited.recorded()
+        t.states, t.reached_by, t.reached_in = self.visited.recorded()
         return t
 
     def _step(self, slots: list[_Walk], words: np.ndarray
@@ -619,6 +624,9 @@ class Simulator:
         # temporal properties are not checked by walks: they are named in the result
         safety, temporal = split_checks(spec, self.config, library)
         self.temporal: list[TemporalDecl] = temporal
+        #: the invariants and action properties checked (``config.invariants`` less the
+        #: temporal properties)
+        self.safety_names: tuple[str, ...] | None = safety.invariants
         self.kernel: Kernel = build_kernel(spec, safety.replace(symmetry=False), library)
         self.progress = progress
         self.progress_interval = progress_interval
