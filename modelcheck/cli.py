@@ -431,6 +431,8 @@ def simulate(spec: str, consts: tuple[str, ...], config: CheckConfig,
              trace_out: str | None = None) -> None:
     """Random walks through SPEC from seeded random numbers, checking its properties at
     every step (TLC's -simulate); a counterexample is shrunk before it is shown.
+    Temporal properties are checked on each walk's lassos (a fair loop of the walk,
+    or stuttering in its last state), as TLC's simulation does.
 
     Of the check options, --checkpoint-dir, --resume and --max-states do not apply;
     --batch-size is the number of walks advanced together (default 2048);

@@ -41,8 +41,21 @@ reached it. Only a run stopped by time or Ctrl-C depends on the timing.
 A walk whose current state has enabled actions that all weigh 0 stops there (ends
 ``weight 0``); the result warns of it, and when no walk took a single step the run is
 ``incomplete`` (reason ``weights``, exit 3): nothing past the initial states was
-checked. Temporal properties are not checked by walks: the result names them
-(``not_checked``, and ``liveness`` verdicts ``not checked``) and warns.
+checked.
+
+**Temporal properties** are checked on every walk that ends without a safety
+violation, as TLC's simulation mode does (:class:`~modelcheck.liveness.WalkLiveness`):
+the walk's states and steps form a graph in which every state may stutter; a walk that
+revisits a state closes a cycle, and one that ends (no enabled action, the depth bound,
+zero weights) stutters in its last state. A fair lasso of that graph violating a
+property (fairness evaluated with the spec's real enabledness: WF(A) holds on the loop
+iff A is taken on it or disabled at one of its states, SF(A) iff taken or disabled at
+all) is a real counterexample, reported as ``check`` reports one (kind ``liveness``,
+``loop``, ``fairness``; not shrunk). Walks never prove a property:
+``liveness.properties`` says ``no counterexample in the walks``. With state or action
+constraints (refused by ``check`` for liveness) the properties are not checked: the
+result names them (``not_checked``, verdicts ``not checked``) and warns, its status
+unaffected.
 """
 
 from __future__ import annotations
@@ -62,7 +75,7 @@ from .interrupt import Interrupts
 from .kernel import Kernel
 from .library import Library
 from .library import lookup as library_lookup
-from .liveness import split_checks
+from .liveness import WalkLiveness, split_checks
 from .result import Result, TraceStep, Violation
 from .shrink import ShrinkReport, Target, shrink
 from .spec import Spec
@@ -180,6 +193,8 @@ class Found:
     init: int
     actions: list[int]
     also: tuple[str, ...] = ()
+    #: a temporal property's violation: the walk's lasso, as the checker reports one
+    lasso: Violation | None = None
 
 
 class VisitedStates:
@@ -314,6 +329,8 @@ class _Walk:
     #: the states the walk visited (fingerprints) and the action that reached each
     seen: list[int] = field(default_factory=list)
     seen_by: list[int] = field(default_factory=list)
+    #: the packed states of the walk (kept when temporal properties are checked)
+    words: list[np.ndarray] = field(default_factory=list)
     #: how it ended (``WALK_ENDS``) and, for a violation, what it found
     end: str | None = None
     found: Found | None = None
@@ -347,7 +364,7 @@ def run_walks(kernel: Kernel, walks: WalkSet, *, weights: np.ndarray, depth: int
               stop: Callable[[], bool] | None = None,
               progress: Callable[[SimProgress], None] | None = None,
               progress_interval: float = 3.0, seen_limit: int | None = None,
-              record_states: bool = False) -> WalkTally:
+              record_states: bool = False, live: WalkLiveness | None = None) -> WalkTally:
     """Run the walks of ``walks`` through ``kernel`` (see the module docstring).
 
     ``weights`` holds one weight per action instance; walks take at most ``depth``
@@ -357,19 +374,24 @@ def run_walks(kernel: Kernel, walks: WalkSet, *, weights: np.ndarray, depth: int
     larger index than the violating one are then abandoned (not counted), those of a
     smaller one run to their end. A second Ctrl-C (``KeyboardInterrupt``) stops at
     once. ``seen_limit`` bounds the visited set (bytes); ``record_states`` keeps the
-    visited states in the tally.
+    visited states in the tally. With ``live``, every walk that ends without a safety
+    violation (or at a state outside the constraints) is checked for a fair lasso
+    violating a temporal property (:class:`~modelcheck.liveness.WalkLiveness`), a
+    violation of the walk like any other.
 
     The walks, the violation and, without a time limit or stop, every count depend on
     ``walks`` and ``walks_per_batch`` only.
     """
     return _Walker(kernel, walks, weights, depth, walks_per_batch, seen_limit,
-                   record_states).run(time_limit, stop, progress, progress_interval)
+                   record_states, live).run(time_limit, stop, progress, progress_interval)
 
 
 class _Walker:
     def __init__(self, kernel: Kernel, walks: WalkSet, weights: np.ndarray, depth: int,
-                 walks_per_batch: int, seen_limit: int | None, record: bool) -> None:
+                 walks_per_batch: int, seen_limit: int | None, record: bool,
+                 live: WalkLiveness | None = None) -> None:
         self.k = kernel
+        self.live = live
         self.set = walks
         self.weights = np.asarray(weights, dtype=np.float64)
         self.depth = depth
@@ -383,6 +405,24 @@ class _Walker:
         self.committed = 0  # walks of the set committed (or discarded), in set order
         self.done: dict[int, _Walk] = {}  # finished walks not yet committed, by position
         self.found: Found | None = None  # the violation of the smallest walk index so far
+        self.pending: list[tuple[_Walk, str]] = []  # ended walks to check for lassos
+
+    def _check_lassos(self) -> None:
+        """Check the walks that ended since the last call for lassos violating a
+        temporal property (in one batch), then end them."""
+        pending, self.pending = self.pending, []
+        if not pending or self.live is None:
+            return
+        found = self.live.check_many([(np.stack(w.words), np.asarray(w.seen, dtype=np.uint64),
+                                       w.actions) for w, _ in pending])
+        for (w, why), lasso in zip(pending, found):
+            w.words = []
+            if lasso is None:
+                self._finish(w, why)
+            else:
+                self._violation(w, Found(w.index, Target(lasso.property, "liveness"),
+                                         w.init, list(w.actions), lasso.also_violated,
+                                         lasso))
 
     # ------------------------------------------------------------ walks
     def _may_start(self) -> bool:
@@ -402,6 +442,8 @@ class _Walker:
         w = _Walk(i, gen, init, np.zeros(self.n_act, dtype=np.int64))
         w.seen.append(int(self.init.fps[init]))
         w.seen_by.append(-1)
+        if self.live is not None:
+            w.words.append(self.init.words[init])
         bad = self.init.bad.get(init)
         if bad:
             names = [self.k.invariants[j].name for j in bad]
@@ -414,6 +456,12 @@ class _Walker:
         return w, self.init.words[init]
 
     def _end(self, w: _Walk, why: str) -> None:
+        if self.live is not None and why != "constraint" and w.found is None:
+            self.pending.append((w, why))  # checked for lassos by _check_lassos
+            return
+        self._finish(w, why)
+
+    def _finish(self, w: _Walk, why: str) -> None:
         w.end = why
         self.done[(w.index - self.set.first) // self.set.stride] = w
         self._commit()
@@ -478,9 +526,11 @@ class _Walker:
                     if started is not None:
                         slots.append(started[0])
                         rows.append(started[1])
+                self._check_lassos()
                 if not slots:
                     break
                 slots, rows = self._step(slots, np.stack(rows))
+                self._check_lassos()
                 if progress is not None and now - last >= progress_interval:
                     last = now
                     progress(SimProgress(t.walks, t.steps, len(self.visited), now - t0,
@@ -549,6 +599,8 @@ class _Walker:
             w.actions.append(int(ca[c]))
             w.seen.append(int(cf[c]))
             w.seen_by.append(int(ca[c]))
+            if self.live is not None:
+                w.words.append(cw[c])
             keep_slots.append(w)
             keep_rows.append(cw[c])
         if moved:
@@ -624,6 +676,8 @@ class Simulator:
         # temporal properties are not checked by walks: they are named in the result
         safety, temporal = split_checks(spec, self.config, library)
         self.temporal: list[TemporalDecl] = temporal
+        #: the checker of the temporal properties on walks (None: none, or refused)
+        self.live, self.live_refused = WalkLiveness.of(spec, temporal)
         #: the invariants and action properties checked (``config.invariants`` less the
         #: temporal properties)
         self.safety_names: tuple[str, ...] | None = safety.invariants
@@ -658,15 +712,18 @@ class Simulator:
                               time_limit=cfg.time_limit, stop=lambda: stop.requested,
                               progress=self.progress,
                               progress_interval=self.progress_interval,
-                              seen_limit=self.seen_limit())
+                              seen_limit=self.seen_limit(), live=self.live)
             return self.result(tally, time.perf_counter() - t0)
 
     # ------------------------------------------------------------ result
     def result(self, tally: WalkTally, seconds: float, *, backend: str = "simulate",
-               info: Mapping[str, Any] | None = None) -> Result:
+               info: Mapping[str, Any] | None = None,
+               temporal_checked: bool = True) -> Result:
         """The result of a run that counted ``tally`` in ``seconds`` (the rates' time):
         its violation, if any, shrunk (unless ``sim.shrink`` is off) and replayed into a
-        trace; ``info`` adds to the ``simulation`` object."""
+        trace (a temporal property's lasso as found); ``info`` adds to the
+        ``simulation`` object; ``temporal_checked``: the walks were checked with
+        :attr:`live` (a runner that does not check them reports them unchecked)."""
         k, cfg = self.kernel, self.sim
         res = new_result(k, self.config, backend=backend)
         res.symmetry = []
@@ -677,18 +734,27 @@ class Simulator:
             "steps_per_second": round(tally.steps / seconds, 1) if seconds > 0 else 0.0,
             "walk_ends": dict(tally.ends), "distinct_capped": tally.distinct_capped,
             "stopped_by": tally.stopped or ("violation" if tally.found else "runs"),
-            "not_checked": [p.name for p in self.temporal],
         }
+        live = self.live if temporal_checked else None
+        unchecked = [] if live is not None else [p.name for p in self.temporal]
+        out["not_checked"] = unchecked
         warnings: list[str] = []
-        if self.temporal:
-            names = ", ".join(p.name for p in self.temporal)
-            warnings.append(f"temporal properties NOT checked: {names} (random walks check "
-                            "invariants, action properties and deadlocks only; run "
-                            "`modelcheck check` for liveness).")
+        if unchecked:
+            why = self.live_refused or f"the {backend} backend does not check them"
+            warnings.append(f"temporal properties NOT checked: {', '.join(unchecked)} "
+                            f"({why}; run `modelcheck check` for liveness).")
             res.liveness = {
-                "properties": {p.name: "not checked" for p in self.temporal},
+                "properties": {n: "not checked" for n in unchecked},
                 "formulas": {p.name: p.formula for p in self.temporal},
-                "reason": "random simulation checks no temporal property"}
+                "reason": why}
+        elif live is not None:
+            res.checked["temporal"] = [p.name for p in self.temporal]
+            bad = set() if tally.found is None or tally.found.lasso is None else \
+                {tally.found.target.name, *tally.found.also}
+            res.liveness = {
+                "properties": {p.name: "violated" if p.name in bad else
+                               "no counterexample in the walks" for p in self.temporal},
+                **live.checked_as}
         cut = tally.ends.get("weight 0", 0)
         if cut:
             warnings.append(
@@ -701,14 +767,16 @@ class Simulator:
             found_len = len(f.actions) + 1
             rep: ShrinkReport | None = None
             steps: tuple[TraceStep, ...]
-            if cfg.shrink:
+            if f.lasso is not None:  # a lasso: shown as found (the checker's form)
+                steps = f.lasso.trace
+            elif cfg.shrink:
                 steps, rep = shrink(self.spec, k, f.target, init_cells, f.actions,
                                     config=self.config, library=self.library,
                                     bfs_states=cfg.shrink_states)
             else:
                 steps = _trace(k, init_cells, f.actions)
-            also = _also(k, f, steps)
-            violation = Violation(f.target.name, f.target.kind, steps, also)
+            violation = f.lasso or Violation(f.target.name, f.target.kind, steps,
+                                             _also(k, f, steps))
             res.status = "deadlock" if f.target.kind == "deadlock" else "violation"
             out.update({"violation_walk": f.walk, "found_length": found_len,
                         "shrunk_length": len(steps),

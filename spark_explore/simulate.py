@@ -30,6 +30,10 @@ that of the smallest walk that reached it (each task sends the walk of each stat
 saw first; the driver counts a round's states in walk order). So no figure depends on
 the task count or the batch size. A time-bounded run is not reproducible in its
 counts (nor, if a slower task had not yet reached it, in its violation), as locally.
+
+Tasks do not check temporal properties on their walks (``modelcheck simulate`` does):
+the result names them (``simulation.not_checked``, verdicts ``not checked``) and the
+text report warns.
 """
 
 from __future__ import annotations
@@ -197,7 +201,7 @@ class SparkSimulator:
                     pass
                 self.spark = None
         res = self.simulator.result(tally, walking, backend="spark-simulate",
-                                    info={"tasks": tasks})
+                                    info={"tasks": tasks}, temporal_checked=False)
         res.seconds = time.perf_counter() - t0
         res.memory = {
             "driver_peak_rss_bytes": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
