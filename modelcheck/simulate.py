@@ -323,7 +323,9 @@ class _Walk:
     index: int
     gen: np.random.PCG64
     init: int
-    fired: np.ndarray
+    #: transitions per action instance (while it runs: row ``row`` of the walker's table)
+    fired: np.ndarray | None = None
+    row: int = -1
     actions: list[int] = field(default_factory=list)
     generated: int = 0
     #: the states the walk visited (fingerprints) and the action that reached each
@@ -399,6 +401,9 @@ class _Walker:
         self.init = _starts(kernel)
         n_act = len(kernel.actions)
         self.n_act = n_act
+        #: per running walk (its ``row``), its transitions per action instance so far
+        self.fired = np.zeros((walks_per_batch, n_act), dtype=np.int64)
+        self.free = list(range(walks_per_batch - 1, -1, -1))
         self.t = WalkTally.empty(n_act)
         self.visited = VisitedStates(n_act, seen_limit, record)
         self.started = 0  # walks of the set started
@@ -439,7 +444,7 @@ class _Walker:
         self.started += 1
         gen = walk_generator(self.set.seed, i)
         init = int(uniform(gen) * len(self.init.fps))
-        w = _Walk(i, gen, init, np.zeros(self.n_act, dtype=np.int64))
+        w = _Walk(i, gen, init)
         w.seen.append(int(self.init.fps[init]))
         w.seen_by.append(-1)
         if self.live is not None:
@@ -453,9 +458,17 @@ class _Walker:
         if not self.init.inside[init] or self.depth == 0:
             self._end(w, "constraint" if not self.init.inside[init] else "depth")
             return None
+        w.row = self.free.pop()
         return w, self.init.words[init]
 
     def _end(self, w: _Walk, why: str) -> None:
+        if w.fired is None:  # its transitions, out of the table
+            if w.row >= 0:
+                w.fired = self.fired[w.row].copy()
+                self.fired[w.row] = 0
+                self.free.append(w.row)
+            else:
+                w.fired = np.zeros(self.n_act, dtype=np.int64)
         if self.live is not None and why != "constraint" and w.found is None:
             self.pending.append((w, why))  # checked for lassos by _check_lassos
             return
@@ -492,7 +505,8 @@ class _Walker:
             t.steps += len(w.actions)
             t.longest = max(t.longest, len(w.actions))
             t.generated += w.generated
-            t.fired += w.fired
+            if w.fired is not None:
+                t.fired += w.fired
             self.visited.see(np.asarray(w.seen, dtype=np.uint64),
                              np.asarray(w.seen_by, dtype=np.int64), w.index)
             if w.found is not None:
@@ -552,12 +566,8 @@ class _Walker:
         cp, ca = ex.parent_rows[order], ex.action_ids[order].astype(np.int64)
         action_ok = None if ex.action_ok is None else ex.action_ok[order]
         counts = np.bincount(cp, minlength=len(slots))
-        ends = np.cumsum(counts)
-        for r, w in enumerate(slots):  # each walk counts the transitions of its state
-            lo, hi = int(ends[r] - counts[r]), int(ends[r])
-            if hi > lo:
-                w.generated += hi - lo
-                w.fired += np.bincount(ca[lo:hi], minlength=self.n_act)
+        # each walk counts the transitions of its state, in its row of the table
+        np.add.at(self.fired, (np.array([w.row for w in slots])[cp], ca), 1)
         # violations: per walk, the first transition (in action order) that violates
         # an invariant at its target or an action property
         bad: dict[int, tuple[int, list[str]]] = {}  # walk row -> (child index, properties)
@@ -577,6 +587,7 @@ class _Walker:
         keep_rows: list[np.ndarray] = []
         moved: list[int] = []
         for r, w in enumerate(slots):
+            w.generated += int(counts[r])
             if r in bad:
                 c, props = bad[r]
                 kind = "invariant" if props[0] in inv_names else "action"
