@@ -291,7 +291,8 @@ Exit codes:
   0  ok: no violation in the walks run (--runs, or until --time)
   1  an invariant or action property is violated, or a deadlock was found
   2  usage error, or an error in the spec (reported with file and line)
-  3  incomplete: interrupted (Ctrl-C) before any violation was found"""
+  3  incomplete: interrupted (Ctrl-C) before any violation was found, or no walk
+     took a step (every enabled action of the initial states weighs 0)"""
 
 
 class Weight(click.ParamType):
@@ -437,6 +438,8 @@ def simulate(spec: str, consts: tuple[str, ...], config: CheckConfig,
              trace_out: str | None = None) -> None:
     """Random walks through SPEC from seeded random numbers, checking its properties at
     every step (TLC's -simulate); a counterexample is shrunk before it is shown.
+    Temporal properties are checked on each walk's lassos (a fair loop of the walk,
+    or stuttering in its last state), as TLC's simulation does.
 
     Of the check options, --checkpoint-dir, --resume and --max-states do not apply;
     --batch-size is the number of walks advanced together (default 2048);

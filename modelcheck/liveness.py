@@ -91,6 +91,7 @@ from .spec import Spec
 from .temporal import FairnessCondition, TemporalDecl, fairness_conditions
 
 __all__ = ["check_liveness", "split_checks", "refuse_liveness", "StateGraph",
+           "WalkLiveness", "lasso_violation",
            "GraphCollector", "fair_components", "LivenessError", "Lasso", "find_lasso",
            "explain_fairness"]
 
@@ -978,17 +979,160 @@ def _decide(spec: Spec, res: Result, g: StateGraph,
             res.violation = Violation(v.property, v.kind, v.trace, (*v.also_violated, p.name),
                                       v.loop, v.fairness, v.formula)
             continue
-        states = _replay(kernel, g, lasso)
-        why = explain_fairness(kernel, conds, states, lasso.acts, lasso.loop)
-        layout = spec.layout
-        steps = [TraceStep(None, {}, layout.values_from_cells(states[0]))]
-        for a, cells in zip(lasso.acts, states[1:]):
-            inst = kernel.actions[a]
-            steps.append(TraceStep(inst.name, dict(inst.params), layout.values_from_cells(cells)))
-        res.violation = Violation(p.name, "liveness", tuple(steps), loop=lasso.loop,
-                                  fairness=tuple(why), formula=p.formula)
+        res.violation = lasso_violation(spec, kernel, g, p, conds, lasso)
         res.status = "violation"
     res.liveness = {"properties": verdicts}
+
+
+def lasso_violation(spec: Spec, kernel: Kernel, g: StateGraph, p: TemporalDecl,
+                    conds: Sequence[FairnessCondition], lasso: Lasso,
+                    also: tuple[str, ...] = ()) -> Violation:
+    """The violation of ``p`` that ``lasso`` (in ``g``) shows: its states replayed with
+    the scalar evaluator (``kernel``), why each fairness condition holds on the loop."""
+    states = _replay(kernel, g, lasso)
+    why = explain_fairness(kernel, conds, states, lasso.acts, lasso.loop)
+    layout = spec.layout
+    steps = [TraceStep(None, {}, layout.values_from_cells(states[0]))]
+    for a, cells in zip(lasso.acts, states[1:]):
+        inst = kernel.actions[a]
+        steps.append(TraceStep(inst.name, dict(inst.params), layout.values_from_cells(cells)))
+    return Violation(p.name, "liveness", tuple(steps), also, loop=lasso.loop,
+                     fairness=tuple(why), formula=p.formula)
+
+
+class WalkLiveness:
+    """Temporal properties checked on one random walk at a time, as TLC's simulation
+    mode does (``LiveCheck1.checkTrace``): the walk is a graph of its own, its distinct
+    states the nodes and its steps the edges (a walk that revisits a state closes a
+    cycle), and every node stutters, as in :class:`StateGraph`. The properties are
+    decided on that graph with the checker's own :func:`find_lasso`, the fairness
+    conditions evaluated with each state's real successors (an action is enabled at
+    a walk state when the spec has a step by it to another state, whether or not the
+    walk took it). So a lasso found is a fair behaviour of the spec violating the
+    property: WF(A) holds on its loop iff A is taken on it or disabled at one of its
+    states, SF(A) iff taken or disabled at all of them; a walk that ends (no enabled
+    action, or cut by the depth bound or zero weights) is followed by stuttering
+    forever in its last state, fair only where no fairness condition's action is
+    enabled. A walk finds no violation that is not one; not finding one proves
+    nothing.
+
+    Refused (``None`` from :meth:`of`, with the reason): specs with state or action
+    constraints, as by the checker (a state cut off by a constraint would stutter)."""
+
+    def __init__(self, spec: Spec, props: Sequence[TemporalDecl]) -> None:
+        self.spec = spec
+        self.per_prop = [(p, fairness_conditions(spec, p.fairness)) for p in props]
+        parts = [part for p in props for part in p.parts()]
+        state_parts = [p for p in parts if p.kind != "action"]
+        step_parts = [p for p in parts if p.kind == "action"]
+        self.kernel = Kernel(spec, invariants=state_parts, properties=step_parts,
+                             check_deadlock=False, symmetry=False)
+        self.names = [p.name for p in state_parts]
+        self.step_names = [p.name for p in step_parts]
+        self.plain = Kernel(spec, invariants=[], properties=[], check_deadlock=False,
+                            symmetry=False)
+
+    @classmethod
+    def of(cls, spec: Spec, props: Sequence[TemporalDecl]
+           ) -> tuple[WalkLiveness | None, str | None]:
+        """The checker of ``props`` on walks of ``spec``, or None and why not."""
+        if not props:
+            return None, None
+        if spec.constraints or spec.action_constraints:
+            return None, (f"spec {spec.name} has state or action constraints: a state cut "
+                          "off by one would stutter forever (as `check` refuses them)")
+        return cls(spec, props), None
+
+    @property
+    def checked_as(self) -> dict[str, Any]:
+        """The formulas and fairness conditions of the properties (``Result.liveness``)."""
+        return {"formulas": {p.name: p.formula for p, _ in self.per_prop},
+                "fairness": {p.name: [c.name for c in cs] for p, cs in self.per_prop}}
+
+    def check(self, words: np.ndarray, fps: np.ndarray, acts: Sequence[int]
+              ) -> Violation | None:
+        """:meth:`check_many` of one walk."""
+        return self.check_many([(words, fps, acts)])[0]
+
+    def check_many(self, walks: Sequence[tuple[np.ndarray, np.ndarray, Sequence[int]]]
+                   ) -> list[Violation | None]:
+        """Per walk (its packed states, their fingerprints, its steps' actions): the
+        first property (in declaration order) a fair lasso of the walk violates, with
+        the other violated ones as ``also_violated``; None if there is none. The walks'
+        states are evaluated in one batch of the kernel."""
+        nodes = []
+        for words, fps, _ in walks:
+            uniq, first, inv = np.unique(fps, return_index=True, return_inverse=True)
+            order = np.argsort(first, kind="stable")  # nodes in order of first visit
+            rank = np.empty(len(uniq), dtype=np.int64)
+            rank[order] = np.arange(len(uniq))
+            nodes.append((uniq[order], words[first[order]], rank[inv.ravel()]))
+        offs = np.cumsum([0] + [len(n[0]) for n in nodes])
+        all_fps = np.concatenate([n[0] for n in nodes])
+        ex = self.kernel.expand(np.concatenate([n[1] for n in nodes]), expand=True)
+        false_at = []
+        for rows in ex.invariant_rows:
+            v = np.ones(len(all_fps), dtype=bool)
+            v[rows] = False
+            false_at.append(v)
+        moves = ex.child_fps != all_fps[ex.parent_rows]
+        en_rows = ex.parent_rows[moves].astype(np.int64)
+        en_acts = ex.action_ids[moves].astype(np.int64)
+        hits = [(rows.astype(np.int64), ids.astype(np.int64))
+                for rows, ids, _ in ex.property_hits]
+        out: list[Violation | None] = []
+        for i, ((_, _, acts), (nfps, _, node)) in enumerate(zip(walks, nodes)):
+            lo, hi = int(offs[i]), int(offs[i + 1])
+            mine = (en_rows >= lo) & (en_rows < hi)
+            g = self._graph(nfps, node, acts, [v[lo:hi] for v in false_at],
+                            [(r[(r >= lo) & (r < hi)] - lo, a[(r >= lo) & (r < hi)])
+                             for r, a in hits])
+            out.append(self._decide(g, en_rows[mine] - lo, en_acts[mine]))
+        return out
+
+    def _graph(self, nfps: np.ndarray, node: np.ndarray, acts: Sequence[int],
+               preds: list[np.ndarray], hits: list[tuple[np.ndarray, np.ndarray]]
+               ) -> StateGraph:
+        """The walk's graph: nodes ``nfps``, edges its steps (``node[i]`` the node of
+        its ``i``-th state); ``preds`` per state predicate, ``hits`` per step formula
+        the (node, action) transitions where it is false."""
+        n, n_act = len(nfps), len(self.kernel.actions)
+        keys = sorted({(int(node[i]), int(a), int(node[i + 1]))
+                       for i, a in enumerate(acts) if node[i] != node[i + 1]})
+        src = np.array([k[0] for k in keys], dtype=np.int64)
+        act = np.array([k[1] for k in keys], dtype=np.int32)
+        dst = np.array([k[2] for k in keys], dtype=np.int32)
+        indptr = np.zeros(n + 1, dtype=np.int32)
+        np.cumsum(np.bincount(src, minlength=n), out=indptr[1:])
+        steps = {name: ~np.isin(src * n_act + act, rows * n_act + ids)
+                 for name, (rows, ids) in zip(self.step_names, hits)}
+        initial = np.zeros(n, dtype=bool)
+        initial[0] = True
+        return StateGraph(nfps, initial, dst, act, indptr,
+                          dict(zip(self.names, preds)), steps)
+
+    def _decide(self, g: StateGraph, en_rows: np.ndarray, en_acts: np.ndarray
+                ) -> Violation | None:
+        _refuse_next_state_reads(g, [p for p, _ in self.per_prop], self.spec, self.plain)
+        found: tuple[TemporalDecl, list[FairnessCondition], Lasso] | None = None
+        also: list[str] = []
+        for p, conds in self.per_prop:
+            en = []
+            for c in conds:
+                e = np.zeros(g.n, dtype=bool)
+                e[en_rows[np.isin(en_acts, np.asarray(c.action_ids, dtype=np.int64))]] = True
+                en.append(e)
+            lasso = find_lasso(g, p, conds, en)
+            if lasso is None:
+                continue
+            if found is None:
+                found = (p, conds, lasso)
+            else:
+                also.append(p.name)
+        if found is None:
+            return None
+        p, conds, lasso = found
+        return lasso_violation(self.spec, self.plain, g, p, conds, lasso, tuple(also))
 
 
 def _refuse_next_state_reads(g: StateGraph, props: Sequence[TemporalDecl], spec: Spec,

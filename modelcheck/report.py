@@ -37,9 +37,12 @@ def render_text(r: Result) -> str:
             also = f" (also violated: {', '.join(v.also_violated)})" if v.also_violated else ""
             shape = ("stutters forever in its last state" if v.loop == len(v.trace) - 1
                      else f"loops back to state {(v.loop or 0) + 1}")
-            out.append(f"Temporal property {v.property} ({v.formula}) is violated{also}. "
-                       f"Counterexample, a fair behaviour ({len(v.trace)} states) that "
-                       f"{shape}:")
+            found = "" if r.simulation is None else \
+                (f" Found by walk {r.simulation['violation_walk']} "
+                 f"({r.simulation['found_length']} states).")
+            out.append(f"Temporal property {v.property} ({v.formula}) is violated{also}."
+                       f"{found} Counterexample, a fair behaviour ({len(v.trace)} states) "
+                       f"that {shape}:")
         else:
             what = "Invariant" if v.kind == "invariant" else "Action property"
             also = f" (the same level also violates: {', '.join(v.also_violated)})" \
@@ -66,6 +69,7 @@ def render_text(r: Result) -> str:
     if r.status == "incomplete" and r.message:
         out.append(r.message)
     if sim is not None:
+        out += [f"WARNING: {w}" for w in sim.get("warnings", [])]
         ends = ", ".join(f"{n} {why}" for why, n in sim["walk_ends"].items() if n)
         out.append(
             f"{sim['walks']:,} walks ({ends or 'none finished'}), {sim['steps']:,} steps, "
@@ -74,6 +78,7 @@ def render_text(r: Result) -> str:
         more = "at least " if sim.get("distinct_capped") else ""
         out.append(f"{more}{r.distinct_states:,} distinct states visited, "
                    f"{r.generated_states:,} transitions generated and checked.")
+        out += temporal_lines(r.liveness)
         return _coverage(r, out)
     out.append(
         f"{r.distinct_states:,} distinct states, {r.generated_states:,} generated, "

@@ -30,9 +30,32 @@ the successors of the action it picked; we check every successor. Symmetry
 reduction is never applied to walks (it is to the bounded BFS of shrinking).
 
 Counts of a run: ``walks`` finished, ``steps`` taken, ``generated`` transitions
-(enabled, checked), ``distinct_states`` visited by the walks. A run that finds a
-violation counts every walk it started; which were started depends on
-``walks_per_batch``; the violation and its trace do not.
+(enabled, checked), ``distinct_states`` visited by the walks, and per action its
+transitions and the states it reached first. They are the counts of walks ``0 .. n-1``
+of the seed, whatever ``walks_per_batch``: a finished walk is added to them only once
+every walk of a smaller index is, and a run that finds a violation in walk ``v``
+counts walks ``0 .. v`` (the states and steps of the abandoned walks after it are
+not counted); a state's first action is that of the first walk (by index) that
+reached it. Only a run stopped by time or Ctrl-C depends on the timing.
+
+A walk whose current state has enabled actions that all weigh 0 stops there (ends
+``weight 0``); the result warns of it, and when no walk took a single step the run is
+``incomplete`` (reason ``weights``, exit 3): nothing past the initial states was
+checked.
+
+**Temporal properties** are checked on every walk that ends without a safety
+violation, as TLC's simulation mode does (:class:`~modelcheck.liveness.WalkLiveness`):
+the walk's states and steps form a graph in which every state may stutter; a walk that
+revisits a state closes a cycle, and one that ends (no enabled action, the depth bound,
+zero weights) stutters in its last state. A fair lasso of that graph violating a
+property (fairness evaluated with the spec's real enabledness: WF(A) holds on the loop
+iff A is taken on it or disabled at one of its states, SF(A) iff taken or disabled at
+all) is a real counterexample, reported as ``check`` reports one (kind ``liveness``,
+``loop``, ``fairness``; not shrunk). Walks never prove a property:
+``liveness.properties`` says ``no counterexample in the walks``. With state or action
+constraints (refused by ``check`` for liveness) the properties are not checked: the
+result names them (``not_checked``, verdicts ``not checked``) and warns, its status
+unaffected.
 """
 
 from __future__ import annotations
@@ -52,10 +75,12 @@ from .interrupt import Interrupts
 from .kernel import Kernel
 from .library import Library
 from .library import lookup as library_lookup
+from .liveness import WalkLiveness, split_checks
 from .result import Result, TraceStep, Violation
 from .shrink import ShrinkReport, Target, shrink
 from .spec import Spec
 from .store import FingerprintSet
+from .temporal import TemporalDecl
 
 __all__ = ["SimConfig", "Simulator", "SimProgress", "simulate", "walk_generator",
            "uniform", "WalkSet", "WalkTally", "Found", "VisitedStates", "run_walks"]
@@ -168,6 +193,8 @@ class Found:
     init: int
     actions: list[int]
     also: tuple[str, ...] = ()
+    #: a temporal property's violation: the walk's lasso, as the checker reports one
+    lasso: Violation | None = None
 
 
 class VisitedStates:
@@ -187,14 +214,15 @@ class VisitedStates:
         self.new_by_action = np.zeros(n_actions, dtype=np.int64)
         self.limit = limit
         self.capped = False
-        self._record: list[tuple[np.ndarray, np.ndarray]] | None = [] if record else None
+        self._record: list[tuple[np.ndarray, np.ndarray, int]] | None = [] if record else None
 
     def __len__(self) -> int:
         return len(self.set)
 
-    def see(self, fps: np.ndarray, actions: np.ndarray) -> None:
-        """Visit states ``fps``, reached by ``actions`` (one per state; ``-1``: initial);
-        of repeated fingerprints the first row counts."""
+    def see(self, fps: np.ndarray, actions: np.ndarray, walk: int = -1) -> None:
+        """Visit states ``fps``, reached by ``actions`` (one per state; ``-1``: initial)
+        in walk ``walk`` (recorded with them); of repeated fingerprints the first row
+        counts."""
         u, first = np.unique(fps, return_index=True)
         fresh = ~self.set.contains(u)
         if not fresh.any():
@@ -206,22 +234,27 @@ class VisitedStates:
         new, acts = u[fresh], np.asarray(actions)[first[fresh]].astype(np.int64)
         self.set.add_sorted(new)
         if self._record is not None:
-            self._record.append((new, acts))
+            self._record.append((new, acts, walk))
         acts = acts[acts >= 0]
         if len(acts):
             self.new_by_action += np.bincount(acts, minlength=len(self.new_by_action))
 
-    def recorded(self) -> tuple[np.ndarray, np.ndarray]:
-        """The new states in the order they were seen (fingerprints) and the action
-        that reached each (empty unless ``record``)."""
+    def recorded(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The new states in the order they were seen (fingerprints), the action that
+        reached each and the walk that did (empty unless ``record``)."""
         if not self._record:
-            return np.zeros(0, dtype=np.uint64), np.zeros(0, dtype=np.int64)
-        return (np.concatenate([f for f, _ in self._record]),
-                np.concatenate([a for _, a in self._record]))
+            return (np.zeros(0, dtype=np.uint64), np.zeros(0, dtype=np.int64),
+                    np.zeros(0, dtype=np.int64))
+        return (np.concatenate([f for f, _, _ in self._record]),
+                np.concatenate([a for _, a, _ in self._record]),
+                np.concatenate([np.full(len(f), w, dtype=np.int64)
+                                for f, _, w in self._record]))
 
 
-#: how a walk ends (``WalkTally.ends``)
-WALK_ENDS = ("depth", "terminal", "constraint", "violation")
+#: how a walk ends (``WalkTally.ends``): at the depth bound, at a state without enabled
+#: actions, at a state outside the constraints, at a state whose enabled actions all
+#: weigh 0 (``weight 0``: the walk was cut short by ``--weights``), or at a violation
+WALK_ENDS = ("depth", "terminal", "constraint", "weight 0", "violation")
 
 
 @dataclass
@@ -234,7 +267,7 @@ class WalkTally:
     stopped early (``stopped``: ``"interrupted"``, ``"time"`` or ``None``), and the
     visited states: their number (``distinct``, a lower bound if
     ``distinct_capped``), the new states per action (``new_by_action``) and, when
-    recorded, the states themselves (``states``, ``reached_by``: see
+    recorded, the states themselves (``states``, ``reached_by``, ``reached_in``: see
     :meth:`VisitedStates.recorded`). Tallies of parts of a run add up with
     :meth:`add` (everything but the visited states, which are counted by feeding each
     part's recorded states to one :class:`VisitedStates`).
@@ -253,6 +286,7 @@ class WalkTally:
     new_by_action: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
     states: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.uint64))
     reached_by: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    reached_in: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
 
     @classmethod
     def empty(cls, n_actions: int) -> WalkTally:
@@ -284,10 +318,24 @@ class WalkTally:
 
 @dataclass
 class _Walk:
+    """A walk and what it counted so far (added to the tally when it is committed)."""
+
     index: int
     gen: np.random.PCG64
     init: int
+    #: transitions per action instance (while it runs: row ``row`` of the walker's table)
+    fired: np.ndarray | None = None
+    row: int = -1
     actions: list[int] = field(default_factory=list)
+    generated: int = 0
+    #: the states the walk visited (fingerprints) and the action that reached each
+    seen: list[int] = field(default_factory=list)
+    seen_by: list[int] = field(default_factory=list)
+    #: the packed states of the walk (kept when temporal properties are checked)
+    words: list[np.ndarray] = field(default_factory=list)
+    #: how it ended (``WALK_ENDS``) and, for a violation, what it found
+    end: str | None = None
+    found: Found | None = None
 
 
 @dataclass(frozen=True)
@@ -318,7 +366,7 @@ def run_walks(kernel: Kernel, walks: WalkSet, *, weights: np.ndarray, depth: int
               stop: Callable[[], bool] | None = None,
               progress: Callable[[SimProgress], None] | None = None,
               progress_interval: float = 3.0, seen_limit: int | None = None,
-              record_states: bool = False) -> WalkTally:
+              record_states: bool = False, live: WalkLiveness | None = None) -> WalkTally:
     """Run the walks of ``walks`` through ``kernel`` (see the module docstring).
 
     ``weights`` holds one weight per action instance; walks take at most ``depth``
@@ -328,28 +376,58 @@ def run_walks(kernel: Kernel, walks: WalkSet, *, weights: np.ndarray, depth: int
     larger index than the violating one are then abandoned (not counted), those of a
     smaller one run to their end. A second Ctrl-C (``KeyboardInterrupt``) stops at
     once. ``seen_limit`` bounds the visited set (bytes); ``record_states`` keeps the
-    visited states in the tally.
+    visited states in the tally. With ``live``, every walk that ends without a safety
+    violation (or at a state outside the constraints) is checked for a fair lasso
+    violating a temporal property (:class:`~modelcheck.liveness.WalkLiveness`), a
+    violation of the walk like any other.
 
     The walks, the violation and, without a time limit or stop, every count depend on
     ``walks`` and ``walks_per_batch`` only.
     """
     return _Walker(kernel, walks, weights, depth, walks_per_batch, seen_limit,
-                   record_states).run(time_limit, stop, progress, progress_interval)
+                   record_states, live).run(time_limit, stop, progress, progress_interval)
 
 
 class _Walker:
     def __init__(self, kernel: Kernel, walks: WalkSet, weights: np.ndarray, depth: int,
-                 walks_per_batch: int, seen_limit: int | None, record: bool) -> None:
+                 walks_per_batch: int, seen_limit: int | None, record: bool,
+                 live: WalkLiveness | None = None) -> None:
         self.k = kernel
+        self.live = live
         self.set = walks
         self.weights = np.asarray(weights, dtype=np.float64)
         self.depth = depth
         self.width = walks_per_batch
         self.init = _starts(kernel)
         n_act = len(kernel.actions)
+        self.n_act = n_act
+        #: per running walk (its ``row``), its transitions per action instance so far
+        self.fired = np.zeros((walks_per_batch, n_act), dtype=np.int64)
+        self.free = list(range(walks_per_batch - 1, -1, -1))
         self.t = WalkTally.empty(n_act)
         self.visited = VisitedStates(n_act, seen_limit, record)
         self.started = 0  # walks of the set started
+        self.committed = 0  # walks of the set committed (or discarded), in set order
+        self.done: dict[int, _Walk] = {}  # finished walks not yet committed, by position
+        self.found: Found | None = None  # the violation of the smallest walk index so far
+        self.pending: list[tuple[_Walk, str]] = []  # ended walks to check for lassos
+
+    def _check_lassos(self) -> None:
+        """Check the walks that ended since the last call for lassos violating a
+        temporal property (in one batch), then end them."""
+        pending, self.pending = self.pending, []
+        if not pending or self.live is None:
+            return
+        found = self.live.check_many([(np.stack(w.words), np.asarray(w.seen, dtype=np.uint64),
+                                       w.actions) for w, _ in pending])
+        for (w, why), lasso in zip(pending, found):
+            w.words = []
+            if lasso is None:
+                self._finish(w, why)
+            else:
+                self._violation(w, Found(w.index, Target(lasso.property, "liveness"),
+                                         w.init, list(w.actions), lasso.also_violated,
+                                         lasso))
 
     # ------------------------------------------------------------ walks
     def _may_start(self) -> bool:
@@ -358,40 +436,83 @@ class _Walker:
             return False
         if self.set.count is not None and self.started >= self.set.count:
             return False
-        return t.found is None or self.set.index(self.started) < t.found.walk
+        return self.found is None or self.set.index(self.started) < self.found.walk
 
     def _start(self) -> tuple[_Walk, np.ndarray] | None:
-        """Start the next walk; None if it ended at once (counted)."""
+        """Start the next walk; None if it ended at once."""
         i = self.set.index(self.started)
         self.started += 1
         gen = walk_generator(self.set.seed, i)
         init = int(uniform(gen) * len(self.init.fps))
         w = _Walk(i, gen, init)
-        self.visited.see(self.init.fps[init:init + 1], np.full(1, -1))
+        w.seen.append(int(self.init.fps[init]))
+        w.seen_by.append(-1)
+        if self.live is not None:
+            w.words.append(self.init.words[init])
         bad = self.init.bad.get(init)
         if bad:
             names = [self.k.invariants[j].name for j in bad]
-            self._violation(Found(i, Target(names[0], "invariant"), init, [],
-                                  tuple(names[1:])))
+            self._violation(w, Found(i, Target(names[0], "invariant"), init, [],
+                                     tuple(names[1:])))
             return None
         if not self.init.inside[init] or self.depth == 0:
             self._end(w, "constraint" if not self.init.inside[init] else "depth")
             return None
+        w.row = self.free.pop()
         return w, self.init.words[init]
 
     def _end(self, w: _Walk, why: str) -> None:
-        t = self.t
-        t.walks += 1
-        t.ends[why] += 1
-        t.longest = max(t.longest, len(w.actions))
+        if w.fired is None:  # its transitions, out of the table
+            if w.row >= 0:
+                w.fired = self.fired[w.row].copy()
+                self.fired[w.row] = 0
+                self.free.append(w.row)
+            else:
+                w.fired = np.zeros(self.n_act, dtype=np.int64)
+        if self.live is not None and why != "constraint" and w.found is None:
+            self.pending.append((w, why))  # checked for lassos by _check_lassos
+            return
+        self._finish(w, why)
 
-    def _violation(self, f: Found) -> None:
+    def _finish(self, w: _Walk, why: str) -> None:
+        w.end = why
+        self.done[(w.index - self.set.first) // self.set.stride] = w
+        self._commit()
+
+    def _violation(self, w: _Walk, f: Found) -> None:
+        w.found = f
+        if self.found is None or f.walk < self.found.walk:
+            self.found = f
+        self._end(w, "violation")
+
+    def _commit(self, gaps: bool = False) -> None:
+        """Add the finished walks to the tally in walk order, up to the first walk still
+        running (with ``gaps``, past it: a stopped run counts every walk that finished);
+        after a violation, no walk of a larger index is counted. So every count is that
+        of the walks of the set up to the last committed one, whatever the batch."""
         t = self.t
-        t.walks += 1
-        t.ends["violation"] += 1
-        t.longest = max(t.longest, len(f.actions))
-        if t.found is None or f.walk < t.found.walk:
-            t.found = f
+        while self.done and t.found is None:
+            if self.committed in self.done:
+                j = self.committed
+            elif gaps:
+                j = min(self.done)
+            else:
+                return
+            w = self.done.pop(j)
+            self.committed = j + 1
+            t.walks += 1
+            t.ends[w.end or "depth"] += 1
+            t.steps += len(w.actions)
+            t.longest = max(t.longest, len(w.actions))
+            t.generated += w.generated
+            if w.fired is not None:
+                t.fired += w.fired
+            self.visited.see(np.asarray(w.seen, dtype=np.uint64),
+                             np.asarray(w.seen_by, dtype=np.int64), w.index)
+            if w.found is not None:
+                t.found = w.found
+        if t.found is not None:
+            self.done.clear()
 
     # ------------------------------------------------------------ the loop
     def run(self, time_limit: float | None, stop: Callable[[], bool] | None,
@@ -410,8 +531,8 @@ class _Walker:
                     break
                 if t.stopped is None and time_limit is not None and now - t0 >= time_limit:
                     t.stopped = "time"
-                if t.found is not None:  # walks after the violating one are moot
-                    keep = [j for j, w in enumerate(slots) if w.index < t.found.walk]
+                if self.found is not None:  # walks after the violating one are moot
+                    keep = [j for j, w in enumerate(slots) if w.index < self.found.walk]
                     slots = [slots[j] for j in keep]
                     rows = [rows[j] for j in keep]
                 while len(slots) < self.width and self._may_start():
@@ -419,30 +540,34 @@ class _Walker:
                     if started is not None:
                         slots.append(started[0])
                         rows.append(started[1])
+                self._check_lassos()
                 if not slots:
                     break
                 slots, rows = self._step(slots, np.stack(rows))
+                self._check_lassos()
                 if progress is not None and now - last >= progress_interval:
                     last = now
                     progress(SimProgress(t.walks, t.steps, len(self.visited), now - t0,
                                          t.fired.copy()))
         except KeyboardInterrupt:  # a second Ctrl-C
             t.stopped = "interrupted"
+        self._commit(gaps=t.stopped == "interrupted")
         t.count_states(self.visited)
-        t.states, t.reached_by = self.visited.recorded()
+        t.states, t.reached_by, t.reached_in = self.visited.recorded()
         return t
 
     def _step(self, slots: list[_Walk], words: np.ndarray
               ) -> tuple[list[_Walk], list[np.ndarray]]:
         """Advance every walk of the batch by one step."""
-        k, t = self.k, self.t
+        k = self.k
         ex = k.expand(words, constrain=False)
-        t.fired += ex.fired
-        t.generated += ex.generated
         order = np.argsort(ex.parent_rows, kind="stable")  # by walk, then action
         cw, cf = ex.child_words[order], ex.child_fps[order]
         cp, ca = ex.parent_rows[order], ex.action_ids[order].astype(np.int64)
         action_ok = None if ex.action_ok is None else ex.action_ok[order]
+        counts = np.bincount(cp, minlength=len(slots))
+        # each walk counts the transitions of its state, in its row of the table
+        np.add.at(self.fired, (np.array([w.row for w in slots])[cp], ca), 1)
         # violations: per walk, the first transition (in action order) that violates
         # an invariant at its target or an action property
         bad: dict[int, tuple[int, list[str]]] = {}  # walk row -> (child index, properties)
@@ -457,34 +582,40 @@ class _Walker:
                 _note(bad, int(r), c, k.properties[j].name)
         dead = set(int(r) for r in ex.deadlock_rows)
         pick = _choose(self.weights, [w.gen for w in slots], cp, ca)
+        inv_names = {p.name for p in k.invariants}
         keep_slots: list[_Walk] = []
         keep_rows: list[np.ndarray] = []
         moved: list[int] = []
         for r, w in enumerate(slots):
+            w.generated += int(counts[r])
             if r in bad:
                 c, props = bad[r]
-                kind = "invariant" if props[0] in {p.name for p in k.invariants} else "action"
+                kind = "invariant" if props[0] in inv_names else "action"
                 also = tuple(dict.fromkeys(props[1:]))
-                t.steps += 1
-                self._violation(Found(w.index, Target(props[0], kind), w.init,
-                                      [*w.actions, int(ca[c])], also))
+                w.actions.append(int(ca[c]))
+                w.seen.append(int(cf[c]))
+                w.seen_by.append(int(ca[c]))
+                self._violation(w, Found(w.index, Target(props[0], kind), w.init,
+                                         list(w.actions), also))
                 continue
             if r in dead:
-                self._violation(Found(w.index, Target("Deadlock", "deadlock"), w.init,
-                                      list(w.actions)))
+                self._violation(w, Found(w.index, Target("Deadlock", "deadlock"), w.init,
+                                         list(w.actions)))
                 continue
             c = pick[r]
             if c < 0:
-                self._end(w, "terminal")
+                self._end(w, "weight 0" if counts[r] else "terminal")
                 continue
             moved.append(c)
             w.actions.append(int(ca[c]))
-            t.steps += 1
+            w.seen.append(int(cf[c]))
+            w.seen_by.append(int(ca[c]))
+            if self.live is not None:
+                w.words.append(cw[c])
             keep_slots.append(w)
             keep_rows.append(cw[c])
         if moved:
             mv = np.asarray(moved)
-            self.visited.see(cf[mv], ca[mv])
             inside = (k.in_model_rows(cw[mv]) if k.constraints
                       else np.ones(len(mv), dtype=bool))
             if action_ok is not None:
@@ -553,7 +684,15 @@ class Simulator:
         if self.config.max_depth is not None:
             self.sim = _replace(self.sim, depth=self.config.max_depth)
         self.library = library
-        self.kernel: Kernel = build_kernel(spec, self.config.replace(symmetry=False), library)
+        # temporal properties are not checked by walks: they are named in the result
+        safety, temporal = split_checks(spec, self.config, library)
+        self.temporal: list[TemporalDecl] = temporal
+        #: the checker of the temporal properties on walks (None: none, or refused)
+        self.live, self.live_refused = WalkLiveness.of(spec, temporal)
+        #: the invariants and action properties checked (``config.invariants`` less the
+        #: temporal properties)
+        self.safety_names: tuple[str, ...] | None = safety.invariants
+        self.kernel: Kernel = build_kernel(spec, safety.replace(symmetry=False), library)
         self.progress = progress
         self.progress_interval = progress_interval
         self.weights = self._weights()
@@ -584,15 +723,18 @@ class Simulator:
                               time_limit=cfg.time_limit, stop=lambda: stop.requested,
                               progress=self.progress,
                               progress_interval=self.progress_interval,
-                              seen_limit=self.seen_limit())
+                              seen_limit=self.seen_limit(), live=self.live)
             return self.result(tally, time.perf_counter() - t0)
 
     # ------------------------------------------------------------ result
     def result(self, tally: WalkTally, seconds: float, *, backend: str = "simulate",
-               info: Mapping[str, Any] | None = None) -> Result:
+               info: Mapping[str, Any] | None = None,
+               temporal_checked: bool = True) -> Result:
         """The result of a run that counted ``tally`` in ``seconds`` (the rates' time):
         its violation, if any, shrunk (unless ``sim.shrink`` is off) and replayed into a
-        trace; ``info`` adds to the ``simulation`` object."""
+        trace (a temporal property's lasso as found); ``info`` adds to the
+        ``simulation`` object; ``temporal_checked``: the walks were checked with
+        :attr:`live` (a runner that does not check them reports them unchecked)."""
         k, cfg = self.kernel, self.sim
         res = new_result(k, self.config, backend=backend)
         res.symmetry = []
@@ -604,20 +746,48 @@ class Simulator:
             "walk_ends": dict(tally.ends), "distinct_capped": tally.distinct_capped,
             "stopped_by": tally.stopped or ("violation" if tally.found else "runs"),
         }
+        live = self.live if temporal_checked else None
+        unchecked = [] if live is not None else [p.name for p in self.temporal]
+        out["not_checked"] = unchecked
+        warnings: list[str] = []
+        if unchecked:
+            why = self.live_refused or f"the {backend} backend does not check them"
+            warnings.append(f"temporal properties NOT checked: {', '.join(unchecked)} "
+                            f"({why}; run `modelcheck check` for liveness).")
+            res.liveness = {
+                "properties": {n: "not checked" for n in unchecked},
+                "formulas": {p.name: p.formula for p in self.temporal},
+                "reason": why}
+        elif live is not None:
+            res.checked["temporal"] = [p.name for p in self.temporal]
+            bad = set() if tally.found is None or tally.found.lasso is None else \
+                {tally.found.target.name, *tally.found.also}
+            res.liveness = {
+                "properties": {p.name: "violated" if p.name in bad else
+                               "no counterexample in the walks" for p in self.temporal},
+                **live.checked_as}
+        cut = tally.ends.get("weight 0", 0)
+        if cut:
+            warnings.append(
+                f"{cut:,} of {tally.walks:,} walks stopped at a state whose enabled actions "
+                "all weigh 0 (--weights): the states beyond it were not explored.")
+        out["warnings"] = warnings
         if tally.found is not None:
             f = tally.found
             init_cells = k.layout.unpack(_starts(k).words[f.init])
             found_len = len(f.actions) + 1
             rep: ShrinkReport | None = None
             steps: tuple[TraceStep, ...]
-            if cfg.shrink:
+            if f.lasso is not None:  # a lasso: shown as found (the checker's form)
+                steps = f.lasso.trace
+            elif cfg.shrink:
                 steps, rep = shrink(self.spec, k, f.target, init_cells, f.actions,
                                     config=self.config, library=self.library,
                                     bfs_states=cfg.shrink_states)
             else:
                 steps = _trace(k, init_cells, f.actions)
-            also = _also(k, f, steps)
-            violation = Violation(f.target.name, f.target.kind, steps, also)
+            violation = f.lasso or Violation(f.target.name, f.target.kind, steps,
+                                             _also(k, f, steps))
             res.status = "deadlock" if f.target.kind == "deadlock" else "violation"
             out.update({"violation_walk": f.walk, "found_length": found_len,
                         "shrunk_length": len(steps),
@@ -626,6 +796,11 @@ class Simulator:
             res.status, res.reason = "incomplete", "interrupted"
             res.message = (f"Interrupted after {tally.walks:,} walks ({tally.steps:,} "
                            "steps); no violation in them.")
+        elif tally.steps == 0 and cut:
+            res.status, res.reason = "incomplete", "weights"
+            res.message = (f"No walk took a step: in the initial states of the {cut:,} "
+                           "walks, every enabled action weighs 0 (--weights); nothing "
+                           "past them was checked.")
         complete_result(res, k, violation=violation, distinct=tally.distinct,
                         generated=tally.generated, depth=tally.longest, seconds=seconds,
                         fired=tally.fired, new_by_action=tally.new_by_action)

@@ -13,23 +13,27 @@ Round ``r`` covers the walk indices ``[a, b)`` following the previous round's;
 ``b - a = tasks * walks_per_batch * min(2**r, 4)`` (a time-bounded run keeps doubling
 while a round takes less than :data:`ROUND_SECONDS`). Task ``t`` runs walks ``a + t,
 a + t + tasks, ...`` below ``b``, with the time left, and sends back its tally and
-the states its walks visited. The driver adds the tallies up in task order, counts
-the distinct states (a state's first action is that of the first task, in task
-order, that reached it), and stops after a round in which a walk found a violation,
+the states its walks visited. The driver adds the tallies up, counts the distinct
+states, and stops after a round in which a walk found a violation,
 once ``runs`` walks are done, when the time is up, or at Ctrl-C (the running job is
 cancelled; the rounds finished so far are reported).
 
-**The same result.** The violation reported is the one of the smallest walk index.
-With ``runs`` (and no time limit reached), every walk of a smaller index ran to its
-end (it is in the same round or an earlier one, and a task abandons only walks after
-its own violation), so the violation, its walk and the shrunk trace are those of
-``modelcheck simulate`` with the same seed, whatever the task count. A run without
-violation runs exactly the local run's walks, so it has its counts too, except the
-per-action new states of the coverage (which walk reaches a state first depends on
-the order of counting). A run that found a violation counts the walks its rounds
-started: the same for the same seed, runs, task count and batch size. A
-time-bounded run is not reproducible in its counts (nor, if a slower task had not
-yet reached it, in its violation), as locally.
+**The same result.** The violation reported is the one of the smallest walk index
+``v``. With ``runs`` (and no time limit reached), every walk of a smaller index ran to
+its end (it is in the same round or an earlier one, and a task abandons only walks
+after its own violation), so the violation, its walk and the shrunk trace are those of
+``modelcheck simulate`` with the same seed, whatever the task count. Every count is
+that of walks ``0 .. v`` (or of all the walks run), as locally: when a task of the
+violating round ran walks after ``v``, the round is run again up to ``v`` (one more
+Spark job, of walks already run once) and counted instead; a state's first action is
+that of the smallest walk that reached it (each task sends the walk of each state it
+saw first; the driver counts a round's states in walk order). So no figure depends on
+the task count or the batch size. A time-bounded run is not reproducible in its
+counts (nor, if a slower task had not yet reached it, in its violation), as locally.
+
+Tasks do not check temporal properties on their walks (``modelcheck simulate`` does):
+the result names them (``simulation.not_checked``, verdicts ``not checked``) and the
+text report warns.
 """
 
 from __future__ import annotations
@@ -38,7 +42,7 @@ import functools
 import resource
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -197,7 +201,7 @@ class SparkSimulator:
                     pass
                 self.spark = None
         res = self.simulator.result(tally, walking, backend="spark-simulate",
-                                    info={"tasks": tasks})
+                                    info={"tasks": tasks}, temporal_checked=False)
         res.seconds = time.perf_counter() - t0
         res.memory = {
             "driver_peak_rss_bytes": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
@@ -219,6 +223,19 @@ class SparkSimulator:
                                       self._sigint.requested) from None
         return parts
 
+    @staticmethod
+    def _add_round(tally: WalkTally, visited: VisitedStates, parts: list[WalkTally]) -> None:
+        """Add a round's task tallies; its visited states in walk order (a state's first
+        action is that of the smallest walk that reached it, as locally)."""
+        for part in parts:
+            tally.add(part)
+        if parts:
+            fps = np.concatenate([p.states for p in parts])
+            acts = np.concatenate([p.reached_by for p in parts])
+            walks = np.concatenate([p.reached_in for p in parts])
+            order = np.argsort(walks, kind="stable")  # of a state seen twice, the first counts
+            visited.see(fps[order], acts[order])
+
     def _rounds(self, spark: Any, target: str, tasks: int) -> tuple[WalkTally, int, float]:
         """Run rounds until done: the added-up tally, the rounds run, their seconds."""
         s = self.simulator
@@ -227,7 +244,7 @@ class SparkSimulator:
         tally = WalkTally.empty(n_act)
         visited = VisitedStates(n_act, s.seen_limit())
         worker = WorkerConfig(target=target, constants=tuple(self.spec.constants.items()),
-                              invariants=s.config.invariants,
+                              invariants=s.safety_names,
                               check_deadlock=s.config.check_deadlock, symmetry=False,
                               n_words=s.kernel.layout.n_words,
                               library=None if self.library is library_lookup else self.library)
@@ -254,9 +271,15 @@ class SparkSimulator:
                 rt = time.perf_counter()
                 parts = self._job(sc, job)
                 rounds += 1
-                for _, part in sorted(parts, key=lambda p: p[0]):
-                    tally.add(part)
-                    visited.see(part.states, part.reached_by)
+                found = [p.found.walk for _, p in parts if p.found is not None]
+                if found and any(p.walks and job.walks(t).index(p.walks - 1) > min(found)
+                                 for t, p in parts):
+                    # tasks ran walks after the violating one: count the round again,
+                    # walks up to that one only (without time limit: they ran once)
+                    job = replace(job, end=min(found) + 1, time_limit=None)
+                    parts = self._job(sc, job)
+                    rounds += 1
+                self._add_round(tally, visited, [p for _, p in sorted(parts, key=lambda p: p[0])])
                 plan.done(block[1], time.perf_counter() - rt)
                 if self.progress is not None:
                     self.progress(SimProgress(tally.walks, tally.steps, len(visited),

@@ -21,18 +21,22 @@ import time
 
 import pytest
 from bruteforce import assert_replays
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
+from lassocheck import check_lasso_generic
+from livespec import ORACLE_MAX_SCC, check_lasso, live_spec, oracle_verdicts
 from randspec import random_spec
 
 from examples.bounded_queue import BoundedQueue, BoundedQueueBugLifo
 from examples.counter import Counter
 from examples.mutex import NaiveMutex, Peterson
 from examples.two_phase_commit import TwoPhaseCommitBug
-from modelcheck import check
+from modelcheck import Int, Spec, action, check, constraint
 from modelcheck.cli import cli
 from modelcheck.kernel import Kernel
 from modelcheck.result import Result
 from modelcheck.simulate import SimConfig, Simulator, simulate, uniform, walk_generator
+from modelcheck.temporal import always_eventually
 from specs.kraft_broker import (
     KRaftBroker,
     KRaftBrokerBugEpochReuse,
@@ -273,3 +277,196 @@ def test_three_brokers_bugs_found_in_the_default_time(cls) -> None:
     assert r.status == "violation"
     _assert_violation_replays(cls(N=3), r)
     assert r.simulation["shrinking"]["bfs"] in ("minimal", "shorter")
+
+
+# ---------------------------------------------------------------- the figures are true
+def _figures(r: Result) -> dict:
+    """Every figure of a result's JSON but the timings and the batch size itself."""
+    d = _stable(r)
+    d["simulation"].pop("walks_per_batch")
+    return d
+
+
+@settings(max_examples=40, deadline=None, derandomize=True,
+          suppress_health_check=[HealthCheck.too_slow])
+@given(random_spec(), st.integers(0, 2**16), st.lists(st.integers(1, 9), min_size=2,
+                                                      max_size=3, unique=True),
+       st.sampled_from([0.0, 0.5, 1.0, 3.0]))
+def test_every_figure_is_independent_of_the_batch(cls, seed, widths, weight) -> None:
+    """The same seed and runs give the same JSON, every count included, whatever the
+    number of walks advanced together; the counts are those of the walks counted: no
+    more steps than walks times the longest walk."""
+    spec = cls()
+    first = sorted({a.name for a in spec.actions})[0]
+    runs = [simulate(spec, seed=seed, runs=30, depth=12, walks_per_batch=w,
+                     weights={first: weight}, shrink=False) for w in widths]
+    figures = [_figures(r) for r in runs]
+    assert all(f == figures[0] for f in figures[1:])
+    sim = runs[0].simulation
+    assert sim["steps"] <= sim["walks"] * runs[0].depth
+    assert sum(sim["walk_ends"].values()) == sim["walks"]
+    if runs[0].violation is not None:  # every walk up to the violating one, no other
+        assert sim["walks"] == sim["violation_walk"] + 1
+    one = simulate(spec, seed=seed, runs=30, depth=12, walks_per_batch=1,
+                   weights={first: weight}, shrink=False)
+    assert _figures(one) == figures[0]
+
+
+def test_walks_after_the_violating_one_are_not_counted() -> None:
+    """KRaftLifecycleBugNoOffsetCheck: walk 0 finds the violation; the abandoned walks
+    of its batch took steps and generated transitions, which are not counted."""
+    spec = KRaftLifecycleBugNoOffsetCheck()
+    runs = [simulate(spec, seed=0, runs=3000, walks_per_batch=w, shrink=False)
+            for w in (1, 2048)]
+    assert _figures(runs[0]) == _figures(runs[1])
+    sim = runs[1].simulation
+    assert sim["walks"] == sim["violation_walk"] + 1
+    assert sim["steps"] <= sim["walks"] * runs[1].depth
+
+
+def test_walks_that_cannot_move_are_not_no_error_found() -> None:
+    """Every enabled action of the initial state weighs 0: no walk takes a step; the
+    run is incomplete (exit 3) and says why, not "No error found"."""
+    from click.testing import CliRunner
+
+    r = simulate(Peterson(), seed=0, runs=10, weights={"SetFlag": 0})
+    assert r.status == "incomplete" and r.reason == "weights" and r.exit_code == 3
+    assert r.simulation["walk_ends"]["weight 0"] == 10 and r.simulation["steps"] == 0
+    out = CliRunner().invoke(cli, ["simulate", "examples/mutex.py", "--weights", "SetFlag=0",
+                                   "--runs", "10", "-q"])
+    assert out.exit_code == 3, out.output
+    assert "No error found" not in out.output and "weigh 0" in out.output
+    # some walks cut short by a weight of 0: a warning, the status unchanged
+    r = simulate(Peterson(), seed=0, runs=50, weights={"Enter": 0})
+    assert r.status == "ok" and r.simulation["walk_ends"]["weight 0"] > 0
+    assert any("weigh 0" in w for w in r.simulation["warnings"])
+
+
+def test_unchecked_temporal_properties_are_named() -> None:
+    """A spec with a state constraint: walks do not check its temporal properties (as
+    `check` refuses them); the text and the JSON say which, the status is unaffected."""
+    from click.testing import CliRunner
+
+    r = simulate(ConstrainedClock(), seed=0, runs=20)
+    assert r.status == "ok" and r.simulation["not_checked"] == ["Ticks"]
+    assert r.liveness["properties"] == {"Ticks": "not checked"}
+    assert any("NOT checked: Ticks" in w for w in r.simulation["warnings"])
+    out = CliRunner().invoke(cli, ["simulate", "tests/test_simulate.py:ConstrainedClock",
+                                   "--runs", "20", "-q"])
+    assert out.exit_code == 0, out.output
+    assert "WARNING: temporal properties NOT checked: Ticks" in out.output
+
+
+class ConstrainedClock(Spec):
+    """A clock that may stop ticking (no fairness), under a state constraint."""
+
+    x = Int(0, 3)
+    check_deadlock = False
+
+    @action
+    def Tick(self, s, t):
+        t.x = (s.x + 1) % 4
+        return True
+
+    @constraint
+    def Small(self, s):
+        return s.x <= 2
+
+    @always_eventually
+    def Ticks(self, s):
+        return s.x == 0
+
+
+# ---------------------------------------------------------------- temporal properties
+def test_walk_lasso_is_a_counterexample_the_checker_confirms(tmp_path) -> None:
+    """KRaftLifecycleLiveBugStuckPublisher: walks that rarely crash reach the stuck
+    publisher; the walk's lasso is reported as `check` reports one (kind liveness, a
+    loop, the fairness explained), is a fair behaviour violating the property
+    (lassocheck, from the definitions), `check` finds the property violated, and the
+    saved trace replays and shows."""
+    from click.testing import CliRunner
+
+    from modelcheck import load_trace
+    from modelcheck.liveness import check_liveness
+    from specs.kraft_lifecycle_live import KRaftLifecycleLiveBugStuckPublisher
+
+    spec = KRaftLifecycleLiveBugStuckPublisher()
+    weights = {"Crash": 0, "SessionTimeout": 0, "LateHeartbeat": 0, "SlowReplay": 0.1}
+    r = simulate(spec, seed=0, runs=3000, weights=weights)
+    assert r.status == "violation" and r.exit_code == 1
+    v = r.violation
+    assert v.kind == "liveness" and v.loop is not None and v.fairness and v.formula
+    check_lasso_generic(spec, v)
+    exhaustive = check_liveness(spec)
+    for name in (v.property, *v.also_violated):
+        assert exhaustive.liveness["properties"][name] == "violated"
+    assert r.liveness["properties"][v.property] == "violated"
+    assert r.simulation["walks"] == r.simulation["violation_walk"] + 1
+    target = "specs/kraft_lifecycle_live.py:KRaftLifecycleLiveBugStuckPublisher"
+    out = tmp_path / "lasso.itf.json"
+    args = [a for k, w in weights.items() for a in ("--weights", f"{k}={w}")]
+    cli_run = CliRunner().invoke(cli, ["simulate", target, "--runs", "3000", "-q",
+                                       "--trace-out", str(out), *args])
+    assert cli_run.exit_code == 1, cli_run.output
+    assert f"Temporal property {v.property}" in cli_run.output
+    assert len(load_trace(str(out)).steps) == len(v.trace)
+    for cmd in (["trace", "show", str(out)], ["trace", "replay", target, str(out)]):
+        shown = CliRunner().invoke(cli, cmd)
+        assert shown.exit_code == 0, shown.output
+
+
+def _small_enough(spec: Spec) -> bool:
+    """The brute-force liveness oracle enumerates the subsets of each SCC: at most
+    ``ORACLE_MAX_SCC`` states in one."""
+    import networkx as nx
+
+    k = Kernel(spec, symmetry=False, invariants=[], properties=[], check_deadlock=False)
+    g = nx.DiGraph()
+    todo = [tuple(c) for c in k.initial_states()]
+    seen = set(todo)
+    while todo:
+        u = todo.pop()
+        g.add_node(u)
+        for _, nxt in k.successors(list(u)):
+            g.add_edge(u, tuple(nxt))
+            if tuple(nxt) not in seen:
+                seen.add(tuple(nxt))
+                todo.append(tuple(nxt))
+    return max(len(c) for c in nx.strongly_connected_components(g)) <= ORACLE_MAX_SCC
+
+
+@settings(max_examples=60, deadline=None, derandomize=True,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+@given(live_spec(), st.integers(0, 2**16))
+def test_walk_lassos_agree_with_the_liveness_oracle(cls, seed) -> None:
+    """On random specs with fairness: a property the brute-force oracle says holds is
+    never reported violated by the walks (each property checked alone too); a reported
+    lasso is a fair behaviour that violates it (checked from the definitions) and
+    `check` finds the property violated; the result is the same with another batch
+    size."""
+    from modelcheck.liveness import check_liveness
+
+    spec = cls()
+    assume(_small_enough(spec))
+    holds = oracle_verdicts(spec)
+    verdicts = check_liveness(spec).liveness["properties"]
+    opts = {"seed": seed, "runs": 40, "depth": 12}
+    r = simulate(spec, walks_per_batch=5, **opts)
+    assert r.status in ("ok", "violation"), r.message
+    assert r.simulation["not_checked"] == []
+    assert _figures(r) == _figures(simulate(spec, walks_per_batch=64, **opts))
+    reported = [] if r.violation is None else [r.violation]
+    for name in holds:
+        alone = simulate(spec, invariants=[name], **opts)
+        assert alone.simulation["not_checked"] == []
+        if alone.violation is not None:
+            assert alone.violation.property == name
+            reported.append(alone.violation)
+        else:
+            assert alone.liveness["properties"] == {name: "no counterexample in the walks"}
+    for v in reported:
+        assert v.kind == "liveness"
+        for name in (v.property, *v.also_violated):
+            assert not holds[name], name
+            assert verdicts[name] == "violated", name
+        check_lasso(spec, v)
