@@ -113,17 +113,49 @@ def implies(a: Any, b: Any) -> Any:
 
 def where(cond: Any, a: Any, b: Any) -> Any:
     """``IF cond THEN a ELSE b``, element-wise on batches (also for set, record, sequence
-    and bag values, each of which selects its own cells)."""
+    and bag values, each of which selects its own cells).
+
+    Lazy as TLA+'s IF where it matters: an arm that is a value without a value in some
+    rows (a :func:`choose` or a fold without default that found nothing, or a ``where``
+    of such), written directly as the arm, is an error only in the rows where ``cond``
+    selects it. (Python computes both arms before the call; the rows of the other arm
+    are discharged here. A result first stored in a name or transformed, as in
+    ``choose(...) + 1``, stays an error wherever it is computed in an enabled state.)"""
+    sink = _sink.get()
+    if sink:
+        # references to a temporary arm (the call's argument, getrefcount's, the
+        # records' own): one more means a name holds it, so it may be used elsewhere
+        ra, rb = sys.getrefcount(a), sys.getrefcount(b)
     cond = _bool(cond, "the condition of where")
     if isinstance(a, Value):
-        return a.select(cond, b)
-    if isinstance(b, Value):
-        return b.select(cond, a, swap=True)
-    if isinstance(cond, np.ndarray) or isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
-        return np.where(cond, a, b)
-    r = a if cond else b
-    # never a Python bool: ~ on it would be integer negation (np.where gives numpy too)
-    return np.bool_(r) if isinstance(r, bool) else r
+        r = a.select(cond, b)
+    elif isinstance(b, Value):
+        r = b.select(cond, a, swap=True)
+    elif isinstance(cond, np.ndarray) or isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+        r = np.where(cond, a, b)
+    else:
+        r = a if cond else b
+        # never a Python bool: ~ on it would be integer negation (np.where gives numpy too)
+        r = np.bool_(r) if isinstance(r, bool) else r
+    if sink and a is not b:
+        _discharge(sink, cond, a, ra, b, rb, r)
+    return r
+
+
+def _discharge(sink: list[_Undefined], cond: Any, a: Any, ra: int, b: Any, rb: int,
+               r: Any) -> None:
+    """Narrow the undefined values of ``where``'s arms to the rows that select them, the
+    result now carrying them, when an arm is a temporary (only the records hold it)."""
+    if _TEMP_REFS is None:
+        return
+    held_a = [u for u in sink if u.value is a]
+    held_b = [u for u in sink if u.value is b]
+    if held_a and ra <= _TEMP_REFS + len(held_a) - 1:
+        for u in held_a:
+            u.narrow(cond, r)
+    if held_b and rb <= _TEMP_REFS + len(held_b) - 1:
+        for u in held_b:
+            u.narrow(~cond, r)
 
 
 # ---------------------------------------------------------- domains and sets
@@ -155,10 +187,23 @@ def _guarded(inside: Any, ok: Any) -> Any:
     return ok if inside is None else inside & ok
 
 
+def _members(domain: Any) -> Iterable[tuple[Any, Any]]:
+    """``_pairs(domain)``, and after each pair is used, the undefined values met while
+    evaluating the function at an element of a set value narrowed to the rows whose set
+    holds it: TLA+ never evaluates it at a non-member."""
+    sink = _sink.get()
+    for x, inside in _pairs(domain):
+        mark = len(sink) if sink is not None else 0
+        yield x, inside
+        if inside is not None and sink is not None and len(sink) > mark:
+            for u in sink[mark:]:
+                u.narrow(inside, u.value)
+
+
 def any_of(domain: Any, fn: Callable[[Any], Any]) -> Any:
     """``\\E x \\in domain: fn(x)``."""
     acc: Any = np.False_
-    for x, inside in _pairs(domain):
+    for x, inside in _members(domain):
         acc = acc | _guarded(inside, _bool(fn(x), "the predicate of any_of"))
     return acc
 
@@ -166,7 +211,7 @@ def any_of(domain: Any, fn: Callable[[Any], Any]) -> Any:
 def all_of(domain: Any, fn: Callable[[Any], Any]) -> Any:
     """``\\A x \\in domain: fn(x)``."""
     acc: Any = np.True_
-    for x, inside in _pairs(domain):
+    for x, inside in _members(domain):
         ok = _bool(fn(x), "the predicate of all_of")
         acc = acc & (ok if inside is None else ~inside | ok)
     return acc
@@ -175,7 +220,7 @@ def all_of(domain: Any, fn: Callable[[Any], Any]) -> Any:
 def count_of(domain: Any, pred: Callable[[Any], Any]) -> Any:
     """``Cardinality({x \\in domain: pred(x)})``."""
     acc: Any = np.int64(0)
-    for x, inside in _pairs(domain):
+    for x, inside in _members(domain):
         acc = acc + _guarded(inside, _bool(pred(x), "the predicate of count_of")).astype(np.int64)
     return acc
 
@@ -183,7 +228,7 @@ def count_of(domain: Any, pred: Callable[[Any], Any]) -> Any:
 def sum_of(domain: Any, fn: Callable[[Any], Any]) -> Any:
     """The sum of ``fn(x)`` over ``domain`` (a RECURSIVE sum in TLA+); 0 when empty."""
     acc: Any = np.int64(0)
-    for x, inside in _pairs(domain):
+    for x, inside in _members(domain):
         v = fn(x)
         acc = acc + (v if inside is None else where(inside, v, 0))
     return acc
@@ -193,7 +238,7 @@ def _extremum(domain: Any, fn: Callable[[Any], Any], default: Any, pick: Any,
               name: str) -> Any:
     acc: Any = None
     found: Any = np.False_
-    for x, inside in _pairs(domain):
+    for x, inside in _members(domain):
         v = fn(x)
         if inside is None:
             acc = v if acc is None else pick(acc, v)
@@ -208,8 +253,7 @@ def _extremum(domain: Any, fn: Callable[[Any], Any], default: Any, pick: Any,
         return default
     if default is not None:
         return where(found, acc, default)
-    _undefined(~found, f"{name} found no value: its set is empty (give default=)")
-    return acc
+    return _undefined(~found, f"{name} found no value: its set is empty (give default=)", acc)
 
 
 def max_of(domain: Any, fn: Callable[[Any], Any] = lambda x: x, *,
@@ -238,13 +282,17 @@ def choose(domain: Any, pred: Callable[[Any], Any] = lambda x: True) -> Any:
         raise SpecEvaluationError("choose over an empty domain found no value")
     acc: Any = pairs[0][0]
     found: Any = np.False_
+    sink = _sink.get()
     for x, inside in reversed(pairs):
+        mark = len(sink) if sink is not None else 0
         ok = _guarded(inside, _bool(pred(x), "the predicate of choose"))
+        if inside is not None and sink is not None and len(sink) > mark:
+            for u in sink[mark:]:  # the predicate is evaluated at members only
+                u.narrow(inside, u.value)
         acc = where(ok, x, acc)
         found = found | ok
-    _undefined(~found, "CHOOSE found no value: no element of its domain satisfies "
-                       "its predicate")
-    return acc
+    return _undefined(~found, "CHOOSE found no value: no element of its domain satisfies "
+                              "its predicate", acc)
 
 
 def excluding(domain: Iterable[Any], *values: Any) -> list[Any]:
@@ -254,8 +302,66 @@ def excluding(domain: Iterable[Any], *values: Any) -> list[Any]:
 
 
 # -------------------------------------------------- undefined values (CHOOSE)
-_sink: ContextVar[list[tuple[Any, str, str]] | None] = ContextVar("modelcheck_undefined",
-                                                             default=None)
+class _Undefined:
+    """An undefined value met while evaluating: the rows where it has no value (a
+    boolean, a column for a batch), the spec's line and the message, and the value
+    standing for it (a fresh object, so :func:`where` can recognise it as an arm; None
+    when it cannot be told apart, as booleans). Iterates as ``(mask, where, message)``."""
+
+    __slots__ = ("mask", "where", "message", "value")
+
+    def __init__(self, mask: Any, where: str, message: str, value: Any) -> None:
+        self.mask, self.where, self.message, self.value = mask, where, message, value
+
+    def __iter__(self) -> Any:
+        return iter((self.mask, self.where, self.message))
+
+    def narrow(self, keep: Any, value: Any) -> None:
+        """Keep only the rows of ``keep`` (the rows where the value is used), now standing
+        for ``value``."""
+        self.mask = self.mask & keep
+        self.value = value if np.any(self.mask) else None
+
+
+_sink: ContextVar[list[_Undefined] | None] = ContextVar("modelcheck_undefined", default=None)
+
+
+def _fresh(x: Any) -> Any:
+    """A new object equal to ``x`` that no other expression holds (an undefined value's
+    stand-in, recognised by identity), or None when there is none: booleans are
+    singletons on one state, and are left untracked on a batch too, for the same
+    verdict on both."""
+    if isinstance(x, Value):
+        return x.type.view(list(x.columns()))
+    if isinstance(x, (np.ndarray, np.generic)):
+        if x.dtype.kind not in "iuf":
+            return None
+        return x.copy() if isinstance(x, np.ndarray) else x.dtype.type(x)
+    if isinstance(x, int) and not isinstance(x, bool):
+        return np.int64(x)
+    return None
+
+
+def _temp_refs() -> int | None:
+    """How many references :func:`where` sees to an arm that is a temporary recorded
+    once (calibrated on this interpreter); None when a name's reference cannot be told
+    from it, and arms are then never discharged (every undefined value is an error)."""
+    held: list[Any] = []
+
+    def make() -> Any:
+        v = np.arange(2)
+        held.append(v)
+        return v
+
+    def probe(cond: Any, a: Any, b: Any) -> int:
+        return sys.getrefcount(b)
+
+    temp = probe(True, 0, make())
+    named = make()
+    return temp if probe(True, 0, named) > temp else None
+
+
+_TEMP_REFS = _temp_refs()
 
 
 def _caller() -> str:
@@ -266,15 +372,21 @@ def _caller() -> str:
     return f"{_short(f.f_code.co_filename)}:{f.f_lineno}" if f is not None else "<unknown>"
 
 
-def _undefined(mask: Any, message: str) -> None:
-    """Report the rows (``mask``) where an expression has no value. Inside an action
-    the kernel decides (an error only in enabled states); elsewhere it is an error."""
+def _undefined(mask: Any, message: str, value: Any = None) -> Any:
+    """Report the rows (``mask``) where an expression, whose value is ``value``, has no
+    value; returns the value to use for it (a fresh copy when some row is undefined).
+    Inside an action or a predicate the kernel decides (an error only in enabled states,
+    and only where a ``where`` selects it); elsewhere it is an error."""
     sink = _sink.get()
     if sink is not None:
         if np.any(mask):
-            sink.append((mask, _caller(), message))
+            fresh = _fresh(value)
+            if fresh is not None:
+                value = fresh
+            sink.append(_Undefined(mask, _caller(), message, fresh))
     elif np.any(mask):
         raise SpecEvaluationError(f"{_caller()}: {message}")
+    return value
 
 
 def undefined_mark() -> int:
@@ -292,8 +404,8 @@ class collect_undefined:  # noqa: N801 - used as a function: ``with collect_unde
 
     __slots__ = ("found", "token")
 
-    def __enter__(self) -> list[tuple[Any, str, str]]:
-        self.found: list[tuple[Any, str, str]] = []
+    def __enter__(self) -> list[_Undefined]:
+        self.found: list[_Undefined] = []
         self.token = _sink.set(self.found)
         return self.found
 
