@@ -115,18 +115,19 @@ def where(cond: Any, a: Any, b: Any) -> Any:
     """``IF cond THEN a ELSE b``, element-wise on batches (also for set, record, sequence
     and bag values, each of which selects its own cells).
 
-    Lazy as TLA+'s IF where it matters: an arm that is a value without a value in some
-    rows (a :func:`choose` or a fold without default that found nothing, or a ``where``
-    of such), written directly as the arm, is an error only in the rows where ``cond``
-    selects it. (Python computes both arms before the call; the rows of the other arm
-    are discharged here. A result first stored in a name or transformed, as in
-    ``choose(...) + 1``, stays an error wherever it is computed in an enabled state.)"""
+    Lazy as TLA+'s IF: an arm that has no value in some rows (a :func:`choose`, or a
+    :func:`max_of`/:func:`min_of` without default, that found nothing; or a ``where`` of
+    such), written as the arm itself, is an error only in the rows where ``cond``
+    selects it. Python computes both arms before the call, so the rows of the arm not
+    selected are discharged here; a result first stored in a name, or transformed
+    (``choose(...) + 1``), is an error wherever it is computed in an enabled state."""
     sink = _sink.get()
     if sink:
         # references to a temporary arm (the call's argument, getrefcount's, the
         # records' own): one more means a name holds it, so it may be used elsewhere
         ra, rb = sys.getrefcount(a), sys.getrefcount(b)
     cond = _bool(cond, "the condition of where")
+    r: Any
     if isinstance(a, Value):
         r = a.select(cond, b)
     elif isinstance(b, Value):
@@ -398,9 +399,11 @@ def undefined_mark() -> int:
 
 class collect_undefined:  # noqa: N801 - used as a function: ``with collect_undefined()``
     """Collect, rather than raise, the undefined values of the code run inside: a list
-    of ``(rows mask, spec file:line, message)``. The kernel raises those that fall on
-    enabled rows. (A class rather than a generator context manager: the kernel enters
-    one per action instance and batch.)"""
+    of records that iterate as ``(rows mask, spec file:line, message)``, the masks
+    narrowed by the ``where`` arms and set members that do not select them. The kernel
+    raises those that fall on enabled rows (on any row, for a predicate). (A class
+    rather than a generator context manager: the kernel enters one per action instance
+    and batch.)"""
 
     __slots__ = ("found", "token")
 

@@ -315,13 +315,14 @@ class FamilyCall:
     ``flatnonzero`` lists instances in order, states in order within each), the
     assignments to fixed cells outside every branch, the scatters, the branches
     taken (:class:`~modelcheck.views.Branch`, as on a batch) and the undefined
-    values collected (``(rows mask, where, message)``, indexed by the branches' spans)."""
+    values collected (records iterating as ``(rows mask, where, message)``, indexed by
+    the branches' spans)."""
 
     mask: np.ndarray
     assigned: dict[int, Any]
     scatters: tuple[Scatter, ...]
     branches: dict[str, Branch]
-    undefined: list[tuple[Any, str, str]]
+    undefined: list[Any]
 
 
 def call_family(spec: Any, fn: Callable[..., Any], state: FamilyState,

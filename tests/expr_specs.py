@@ -391,9 +391,10 @@ class LazyArms(Spec):
     it does not select there. ``Tick`` steps ``x`` round ``0..Top`` and sets ``y`` to the
     first value above ``x`` (none when ``x = Top``); ``Add`` and ``Drop`` change the set
     ``S`` and set ``y`` to a maximum or minimum of it (none when it is empty); the
-    invariant reads ``S``'s maximum. ``eager=True`` moves the CHOOSE of ``Tick`` out of
-    the ``where`` into a name, which TLA+ (a LET) would still evaluate lazily, and
-    modelcheck evaluates eagerly (the documented difference)."""
+    invariant reads the maximum of ``S``, the action property its maximum before and
+    after. ``eager=True`` stores the CHOOSE of ``Tick`` in a name before the ``where``,
+    which TLA+ (a LET) would still evaluate lazily and modelcheck evaluates eagerly (the
+    documented difference)."""
 
     check_deadlock = False
     Top = Const(3)
@@ -428,3 +429,9 @@ class LazyArms(Spec):
     @invariant
     def Bounded(self, s):
         return where(s.S.is_empty(), 0, max_of(s.S)) <= self.Top
+
+    @action_property
+    def MaxNeverFalls(self, s, t):
+        """Unless ``S`` shrinks, its maximum does not fall."""
+        return (where(t.S.is_empty(), 0, max_of(t.S)) >= where(s.S.is_empty(), 0, max_of(s.S))
+                ) | (t.S <= s.S)

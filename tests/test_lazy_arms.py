@@ -52,9 +52,10 @@ from modelcheck.expr import collect_undefined
 from modelcheck.kernel import Kernel
 
 # ------------------------------------------------------------------ whole runs
-# TLC 2.20 on this module (-deadlock, INVARIANT Bounded): "684 states generated, 146
-# distinct states found", depth 10 (TLC counts the initial state among the generated
-# ones, and its depth is ours + 1). Today's main stops with "max_of found no value".
+# TLC 2.20 on this module (-deadlock; SPECIFICATION Spec, INVARIANT Bounded, PROPERTY
+# MaxNeverFalls): "684 states generated, 146 distinct states found", depth 10 (TLC
+# counts the initial state among the generated ones, and its depth is ours + 1).
+# Today's main stops with "max_of found no value".
 LAZY_ARMS_TLA = r"""
 ---- MODULE LazyArms ----
 EXTENDS Naturals, FiniteSets
@@ -77,6 +78,9 @@ Drop(v) == /\ v \in S
            /\ x' = x
 Next == Tick \/ \E v \in 0..Top : Add(v) \/ Drop(v)
 Bounded == (IF S = {} THEN 0 ELSE Max(S)) <= Top
+MaxNeverFalls == [][(IF S' = {} THEN 0 ELSE Max(S')) >= (IF S = {} THEN 0 ELSE Max(S))
+                    \/ S' \subseteq S]_<<x, y, S>>
+Spec == Init /\ [][Next]_<<x, y, S>>
 ====
 """
 
@@ -350,6 +354,12 @@ def _undefined_rows(fn: Any) -> list[bool]:
     for mask, _where, _message in undefined:
         bad |= np.broadcast_to(mask, (3,))
     return bad.tolist()
+
+
+def test_a_named_arm_stays_eager_in_a_run() -> None:
+    with pytest.raises(SpecEvaluationError, match="action Tick is enabled in the state "
+                                                  r"\[x=3, .*CHOOSE found no value"):
+        explore(LazyArms(eager=True))
 
 
 def test_a_named_or_transformed_arm_stays_eager() -> None:
