@@ -107,8 +107,18 @@ def not_(x: Any) -> Any:
 
 
 def implies(a: Any, b: Any) -> Any:
-    """``a => b``."""
-    return ~_bool(a, "the left side of implies") | _bool(b, "the right side of implies")
+    """``a => b``. ``b`` may be a function of no arguments (``lambda: choose(...) > 0``):
+    it is called all the same, but an undefined value met inside it (a CHOOSE that
+    found nothing) counts only where ``a`` holds, as TLC evaluates ``b`` only there."""
+    a = _bool(a, "the left side of implies")
+    if callable(b):
+        sink = _sink.get()
+        lo = len(sink) if sink is not None else 0
+        b = b()
+        if sink is not None:
+            for u in sink[lo:]:
+                u.narrow(a, u.value)
+    return ~a | _bool(b, "the right side of implies")
 
 
 def where(cond: Any, a: Any, b: Any) -> Any:
@@ -120,13 +130,24 @@ def where(cond: Any, a: Any, b: Any) -> Any:
     such), written as the arm itself, is an error only in the rows where ``cond``
     selects it. Python computes both arms before the call, so the rows of the arm not
     selected are discharged here; a result first stored in a name, or transformed
-    (``choose(...) + 1``), is an error wherever it is computed in an enabled state."""
+    (``choose(...) + 1``), is an error wherever it is computed in an enabled state.
+    An arm may also be a function of no arguments (``lambda: s.f[choose(...)] + 1``):
+    it is called on every state all the same, but any undefined value met inside it
+    counts only where the arm is selected."""
     sink = _sink.get()
-    if sink:
+    n0 = len(sink) if sink is not None else 0
+    if n0:
         # references to a temporary arm (the call's argument, getrefcount's, the
         # records' own): one more means a name holds it, so it may be used elsewhere
         ra, rb = sys.getrefcount(a), sys.getrefcount(b)
     cond = _bool(cond, "the condition of where")
+    lazy_a, lazy_b = callable(a), callable(b)
+    if lazy_a or lazy_b:
+        lo = len(sink) if sink is not None else 0
+        a = a() if lazy_a else a
+        mid = len(sink) if sink is not None else 0
+        b = b() if lazy_b else b
+        hi = len(sink) if sink is not None else 0
     r: Any
     if isinstance(a, Value):
         r = a.select(cond, b)
@@ -138,9 +159,20 @@ def where(cond: Any, a: Any, b: Any) -> Any:
         r = a if cond else b
         # never a Python bool: ~ on it would be integer negation (np.where gives numpy too)
         r = np.bool_(r) if isinstance(r, bool) else r
-    if sink and a is not b:
-        _discharge(sink, cond, a, ra, b, rb, r)
+    if sink is not None and (lazy_a or lazy_b):
+        # what calling an arm met counts only where the arm is selected, and only
+        # through its value, which is now the result's
+        for u in sink[lo:mid]:
+            u.narrow(cond, r)
+        for u in sink[mid:hi]:
+            u.narrow(~cond, r)
+    if sink is not None and n0 and a is not b:
+        _discharge(sink[:n0], cond, _LAZY if lazy_a else a, ra, _LAZY if lazy_b else b,
+                   rb, r)
     return r
+
+
+_LAZY = object()  # an arm given as a function: its undefined values are narrowed above
 
 
 def _discharge(sink: list[_Undefined], cond: Any, a: Any, ra: int, b: Any, rb: int,

@@ -11,10 +11,11 @@ exactly in the states where it is not.
 
 What stays eager (documented in :func:`modelcheck.expr.where`, pinned at the end): a
 CHOOSE result first stored in a name, or transformed (``choose(...) + 1``), before it
-reaches an arm; ``&``, ``|`` and ``implies`` evaluate both sides (TLC does not evaluate
-``FALSE /\\ e``'s ``e``; in a guard that makes no difference, since a disabled state
-is never in error); quantifiers evaluate their predicate at every member (TLC stops at
-the first witness).
+reaches an arm, unless the arm is given as a function (``lambda: choose(...) + 1``);
+``&`` and ``|`` evaluate both sides, and so does ``implies`` unless its right side is a
+function (TLC does not evaluate ``FALSE /\\ e``'s ``e``; in a guard that makes no
+difference, since a disabled state is never in error); quantifiers evaluate their
+predicate at every member (TLC stops at the first witness).
 """
 
 from __future__ import annotations
@@ -191,6 +192,8 @@ def _arm(depth: int, member: bool) -> st.SearchStrategy[Any]:
                     st.tuples(st.just("set"), st.sampled_from(SETS)))
     options = [
         _ints(True, depth, member),
+        # an arm given as a function: anything inside it
+        st.tuples(st.just("lazy"), _ints(False, max(depth - 1, 0), member)),
         st.tuples(st.just("choose"), dom, _bools(True, max(depth - 1, 0), True)),
         st.tuples(st.sampled_from(["max", "min"]), st.sampled_from(SETS),
                   _ints(True, max(depth - 1, 0), True), st.none()),
@@ -210,7 +213,7 @@ def _bools(total: bool, depth: int, member: bool) -> st.SearchStrategy[Any]:
     pred = _bools(total, depth - 1, True)
     return st.one_of(
         cmp,
-        st.tuples(st.sampled_from(["and", "or"]), b, b),
+        st.tuples(st.sampled_from(["and", "or", "implies", "implies_lazy"]), b, b),
         st.tuples(st.just("not"), b),
         st.tuples(st.sampled_from(["any", "all"]), st.sampled_from(SETS), pred),
     )
@@ -231,6 +234,8 @@ def oracle(node: Any, env: dict[str, Any]) -> Any:
         return oracle(node[1], env) + oracle(node[2], env)
     if op == "where":
         return oracle(node[2] if oracle(node[1], env) else node[3], env)
+    if op == "lazy":
+        return oracle(node[1], env)
     if op == "choose":
         dom = range(node[1][1]) if node[1][0] == "range" else sorted(env[node[1][1]])
         for x in dom:
@@ -251,6 +256,11 @@ def oracle(node: Any, env: dict[str, Any]) -> Any:
     if op in ("and", "or"):
         a, b = oracle(node[1], env), oracle(node[2], env)  # both sides, as modelcheck
         return (a and b) if op == "and" else (a or b)
+    if op == "implies":
+        a, b = oracle(node[1], env), oracle(node[2], env)
+        return not a or b
+    if op == "implies_lazy":  # the right side given as a function: TLA+'s =>
+        return not oracle(node[1], env) or oracle(node[2], env)
     if op == "not":
         return not oracle(node[1], env)
     if op in ("any", "all"):
@@ -272,6 +282,8 @@ def evaluate(node: Any, env: dict[str, Any]) -> Any:
         return evaluate(node[1], env) + evaluate(node[2], env)
     if op == "where":
         return where(evaluate(node[1], env), evaluate(node[2], env), evaluate(node[3], env))
+    if op == "lazy":
+        return lambda: evaluate(node[1], env)
     if op == "choose":
         dom = range(node[1][1]) if node[1][0] == "range" else env[node[1][1]]
         return choose(dom, lambda x: evaluate(node[2], {**env, "m": x}))
@@ -287,6 +299,10 @@ def evaluate(node: Any, env: dict[str, Any]) -> Any:
         return evaluate(node[1], env) & evaluate(node[2], env)
     if op == "or":
         return evaluate(node[1], env) | evaluate(node[2], env)
+    if op == "implies":
+        return implies(evaluate(node[1], env), evaluate(node[2], env))
+    if op == "implies_lazy":
+        return implies(evaluate(node[1], env), lambda: evaluate(node[2], env))
     if op == "not":
         return not_(evaluate(node[1], env))
     if op in ("any", "all"):
@@ -381,3 +397,8 @@ def test_a_named_or_transformed_arm_stays_eager() -> None:
     # is harmless: the rows where the left side is false are disabled)
     assert _undefined_rows(lambda: (x != 3) & (pick() > 0)) == [False, False, True]
     assert _undefined_rows(lambda: implies(x != 3, pick() > 0)) == [False, False, True]
+    # given as functions, they are lazy again
+    assert _undefined_rows(lambda: where(x == 3, 0, lambda: pick() + 1)) == [False] * 3
+    assert _undefined_rows(lambda: implies(x != 3, lambda: pick() > 0)) == [False] * 3
+    assert _undefined_rows(lambda: where(x != 3, lambda: pick() + 1, 0)) == [False] * 3
+    assert _undefined_rows(lambda: where(x == 3, lambda: pick() + 1, 0)) == [False, False, True]
