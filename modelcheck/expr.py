@@ -47,7 +47,7 @@ __all__ = [
     "where", "any_of", "all_of", "implies", "not_", "choose",
     "sum_of", "max_of", "min_of", "count_of", "excluding",
     "has", "with_", "without", "count", "functions", "init_product",
-    "collect_undefined", "undefined_mark", "bool_hint",
+    "collect_undefined", "undefined_mark", "pin_undefined", "bool_hint",
 ]
 
 #: TLA+'s ``BOOLEAN``, for initial states and parameter domains
@@ -133,15 +133,36 @@ def where(cond: Any, a: Any, b: Any) -> Any:
     (``choose(...) + 1``), is an error wherever it is computed in an enabled state.
     An arm may also be a function of no arguments (``lambda: s.f[choose(...)] + 1``):
     it is called on every state all the same, but any undefined value met inside it
-    counts only where the arm is selected."""
+    counts only where the arm is selected.
+
+    Never a wrong successor: a write to the next state (``t.y = ...``, ``t.f[i] = ...``,
+    a branch) pins every undefined value met before it (:func:`pin_undefined`), as the
+    written value may have been computed from it, so an arm (or a function arm) that
+    wrote to ``t`` stays an error in all its rows: ``t.x = where(c, a, choose(...))``
+    is discharged before its write, and stays lazy. An arm is told to be a temporary by
+    its reference count, calibrated at import on several shapes (a temporary argument,
+    a value returned by a helper; a name, a list or tuple element, an attribute, a
+    closure must count more); checked on CPython 3.11. Where the count is ambiguous
+    (another interpreter, or no ``sys.getrefcount``), arms written directly are never
+    discharged: every undefined value is an error where computed, as before, never a
+    wrong state; function arms stay lazy. A value computed from a CHOOSE and kept
+    elsewhere than the next state or the result (a helper storing ``v + 1`` in a list
+    it was given, or on ``self``, then returning ``v``) is not seen: a helper should
+    hand back what it computes, or write it to ``t``."""
     sink = _sink.get()
     n0 = len(sink) if sink is not None else 0
-    if n0:
+    ra = rb = 0
+    if n0 and _TEMP_REFS is not None:
         # references to a temporary arm (the call's argument, getrefcount's, the
         # records' own): one more means a name holds it, so it may be used elsewhere
         ra, rb = sys.getrefcount(a), sys.getrefcount(b)
     cond = _bool(cond, "the condition of where")
     lazy_a, lazy_b = callable(a), callable(b)
+    # a temporary arm's rows not selected are discharged before an arm given as a
+    # function runs (its writes to the next state pin what is collected so far)
+    discharged = (_discharge(sink[:n0], cond, _LAZY if lazy_a else a, ra,
+                             _LAZY if lazy_b else b, rb)
+                  if sink is not None and n0 and a is not b else [])
     if lazy_a or lazy_b:
         lo = len(sink) if sink is not None else 0
         a = a() if lazy_a else a
@@ -166,29 +187,35 @@ def where(cond: Any, a: Any, b: Any) -> Any:
             u.narrow(cond, r)
         for u in sink[mid:hi]:
             u.narrow(~cond, r)
-    if sink is not None and n0 and a is not b:
-        _discharge(sink[:n0], cond, _LAZY if lazy_a else a, ra, _LAZY if lazy_b else b,
-                   rb, r)
+    for u in discharged:
+        if u.value is not None:
+            u.value = r  # the undefined value now reaches the result (where selected)
     return r
 
 
 _LAZY = object()  # an arm given as a function: its undefined values are narrowed above
 
 
-def _discharge(sink: list[_Undefined], cond: Any, a: Any, ra: int, b: Any, rb: int,
-               r: Any) -> None:
-    """Narrow the undefined values of ``where``'s arms to the rows that select them, the
-    result now carrying them, when an arm is a temporary (only the records hold it)."""
+def _discharge(sink: list[_Undefined], cond: Any, a: Any, ra: int, b: Any, rb: int
+               ) -> list[_Undefined]:
+    """Narrow the undefined values of ``where``'s arms to the rows that select them when
+    an arm is a temporary (only the records hold it); returns the records narrowed,
+    whose value the caller then sets to the result. Nothing without a calibrated
+    reference count (:func:`_temp_refs`), nor for a pinned record."""
     if _TEMP_REFS is None:
-        return
+        return []
     held_a = [u for u in sink if u.value is a]
     held_b = [u for u in sink if u.value is b]
+    done: list[_Undefined] = []
     if held_a and ra <= _TEMP_REFS + len(held_a) - 1:
         for u in held_a:
-            u.narrow(cond, r)
+            u.narrow(cond, u.value)
+        done += held_a
     if held_b and rb <= _TEMP_REFS + len(held_b) - 1:
         for u in held_b:
-            u.narrow(~cond, r)
+            u.narrow(~cond, u.value)
+        done += held_b
+    return [u for u in done if not u.pinned]
 
 
 # ---------------------------------------------------------- domains and sets
@@ -341,22 +368,52 @@ class _Undefined:
     standing for it (a fresh object, so :func:`where` can recognise it as an arm; None
     when it cannot be told apart, as booleans). Iterates as ``(mask, where, message)``."""
 
-    __slots__ = ("mask", "where", "message", "value")
+    __slots__ = ("mask", "where", "message", "value", "pinned")
 
     def __init__(self, mask: Any, where: str, message: str, value: Any) -> None:
         self.mask, self.where, self.message, self.value = mask, where, message, value
+        self.pinned = False
 
     def __iter__(self) -> Any:
         return iter((self.mask, self.where, self.message))
 
     def narrow(self, keep: Any, value: Any) -> None:
         """Keep only the rows of ``keep`` (the rows where the value is used), now standing
-        for ``value``."""
+        for ``value``; nothing once pinned (:func:`pin_undefined`): the value may have
+        reached the next state in the other rows too."""
+        if self.pinned:
+            return
         self.mask = self.mask & keep
         self.value = value if np.any(self.mask) else None
 
 
-_sink: ContextVar[list[_Undefined] | None] = ContextVar("modelcheck_undefined", default=None)
+class _Sink(list):  # type: ignore[type-arg]
+    """The undefined values collected so far; the first ``pinned`` of them are pinned."""
+
+    __slots__ = ("pinned",)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.pinned = 0
+
+
+_sink: ContextVar[_Sink | None] = ContextVar("modelcheck_undefined", default=None)
+
+
+def pin_undefined() -> None:
+    """Pin every undefined value collected so far: a write to the next state (or a
+    branch condition) may hold a value computed from one, in any of its rows, so no
+    later ``where``, function arm, ``implies`` or set member may discharge its rows.
+    (A helper can compute ``t.y = v + 1`` from its CHOOSE ``v`` and then return ``v``
+    as a temporary, which ``where`` would otherwise discharge where it is not
+    selected, leaving ``t.y`` computed from no value: the rows stay errors instead.)"""
+    sink = _sink.get()
+    if sink is not None:
+        n = len(sink)
+        if sink.pinned < n:
+            for u in sink[sink.pinned:]:
+                u.pinned = True
+            sink.pinned = n
 
 
 def _fresh(x: Any) -> Any:
@@ -377,21 +434,70 @@ def _fresh(x: Any) -> Any:
 
 def _temp_refs() -> int | None:
     """How many references :func:`where` sees to an arm that is a temporary recorded
-    once (calibrated on this interpreter); None when a name's reference cannot be told
-    from it, and arms are then never discharged (every undefined value is an error)."""
-    held: list[Any] = []
+    once (calibrated on this interpreter); None when that count is not the same for
+    every kind of temporary, or a value a name (or a list, tuple, closure or
+    attribute) holds is not seen with more: arms are then never discharged (every
+    undefined value is an error, as where it is computed). Checked on CPython 3.11;
+    the shapes are run repeatedly, so the specialised forms of the calls count too."""
+    getrefcount = getattr(sys, "getrefcount", None)
+    if getrefcount is None:
+        return None  # not CPython: no reference counts
+    held: list[Any] = []  # the undefined value's record
 
     def make() -> Any:
         v = np.arange(2)
         held.append(v)
         return v
 
-    def probe(cond: Any, a: Any, b: Any) -> int:
-        return sys.getrefcount(b)
+    def returned() -> Any:
+        v = make()  # a helper's named CHOOSE, returned
+        return v
 
-    temp = probe(True, 0, make())
-    named = make()
-    return temp if probe(True, 0, named) > temp else None
+    def returned_twice() -> Any:
+        return returned()
+
+    def probe(cond: Any, a: Any, b: Any) -> tuple[int, int]:
+        # as where: the arms' counts taken first thing
+        return getrefcount(a), getrefcount(b)
+
+    class Box:
+        v: Any = None
+
+    def temps() -> list[int]:
+        return [*probe(True, make(), make()), *probe(True, returned(), returned_twice()),
+                *probe(True, returned_twice(), returned())]
+
+    def named() -> list[int]:
+        v = make()
+        return [*probe(True, v, 0), *probe(True, 0, v)][::3]
+
+    def in_containers() -> list[int]:
+        lst, tup, box = [make()], (make(),), Box()
+        box.v = make()
+        return [probe(True, lst[0], 0)[0], probe(True, 0, tup[0])[1],
+                probe(True, box.v, 0)[0]]
+
+    def closed_over() -> list[int]:
+        v = make()
+
+        def inner() -> list[int]:
+            return [*probe(True, v, 0), *probe(True, 0, v)][::3]
+
+        return [*inner(), *probe(True, v, 0)[:1]]
+
+    try:
+        temp: set[int] = set()
+        kept: list[int] = []
+        for _ in range(200):  # past the interpreter's specialisation of these calls
+            temp.update(temps())
+            kept += named() + in_containers() + closed_over()
+            held.clear()
+    except Exception:
+        return None
+    if len(temp) != 1:
+        return None
+    (t,) = temp
+    return t if min(kept) > t else None
 
 
 _TEMP_REFS = _temp_refs()
@@ -440,7 +546,7 @@ class collect_undefined:  # noqa: N801 - used as a function: ``with collect_unde
     __slots__ = ("found", "token")
 
     def __enter__(self) -> list[_Undefined]:
-        self.found: list[_Undefined] = []
+        self.found: list[_Undefined] = _Sink()
         self.token = _sink.set(self.found)
         return self.found
 

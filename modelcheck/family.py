@@ -47,7 +47,7 @@ from typing import Any
 
 import numpy as np
 
-from .expr import collect_undefined
+from .expr import collect_undefined, pin_undefined
 from .layout import Layout
 from .views import Branch, NextView, StateView
 
@@ -306,6 +306,7 @@ class FamilyNext(NextView):
             object.__setattr__(self, "_scattered",
                                np.zeros(len(self._layout.cells), dtype=bool))
         self._scattered[cells] = True
+        pin_undefined()  # a write to the next state, as NextView._assign
         self._scatters.append(Scatter(cells, value, self._in_branch))
 
 
