@@ -220,7 +220,7 @@ def _arm(depth: int, member: bool, w: bool = False) -> st.SearchStrategy[Any]:
     ]
     if w and not member:  # an arm its helper wrote to the next state (in every row)
         options.append(st.tuples(st.just("write"), st.one_of(
-            *undefined, *([_arm(depth - 1, member, w)] if depth > 0 else []))))
+            *undefined, _ints(False, max(depth - 1, 0), member, w))))
     if depth > 0:
         options.append(st.tuples(st.just("where"), _bools(True, depth - 1, member, w),
                                  _arm(depth - 1, member, w), _arm(depth - 1, member, w)))
