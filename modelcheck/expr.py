@@ -47,7 +47,7 @@ __all__ = [
     "where", "any_of", "all_of", "implies", "not_", "choose",
     "sum_of", "max_of", "min_of", "count_of", "excluding",
     "has", "with_", "without", "count", "functions", "init_product",
-    "collect_undefined", "undefined_mark", "bool_hint",
+    "collect_undefined", "undefined_mark", "pin_undefined", "bool_hint",
 ]
 
 #: TLA+'s ``BOOLEAN``, for initial states and parameter domains
@@ -107,23 +107,115 @@ def not_(x: Any) -> Any:
 
 
 def implies(a: Any, b: Any) -> Any:
-    """``a => b``."""
-    return ~_bool(a, "the left side of implies") | _bool(b, "the right side of implies")
+    """``a => b``. ``b`` may be a function of no arguments (``lambda: choose(...) > 0``):
+    it is called all the same, but an undefined value met inside it (a CHOOSE that
+    found nothing) counts only where ``a`` holds, as TLC evaluates ``b`` only there."""
+    a = _bool(a, "the left side of implies")
+    if callable(b):
+        sink = _sink.get()
+        lo = len(sink) if sink is not None else 0
+        b = b()
+        if sink is not None:
+            for u in sink[lo:]:
+                u.narrow(a, u.value)
+    return ~a | _bool(b, "the right side of implies")
 
 
 def where(cond: Any, a: Any, b: Any) -> Any:
     """``IF cond THEN a ELSE b``, element-wise on batches (also for set, record, sequence
-    and bag values, each of which selects its own cells)."""
+    and bag values, each of which selects its own cells).
+
+    Lazy as TLA+'s IF: an arm that has no value in some rows (a :func:`choose`, or a
+    :func:`max_of`/:func:`min_of` without default, that found nothing; or a ``where`` of
+    such), written as the arm itself, is an error only in the rows where ``cond``
+    selects it. Python computes both arms before the call, so the rows of the arm not
+    selected are discharged here; a result first stored in a name, or transformed
+    (``choose(...) + 1``), is an error wherever it is computed in an enabled state.
+    An arm may also be a function of no arguments (``lambda: s.f[choose(...)] + 1``):
+    it is called on every state all the same, but any undefined value met inside it
+    counts only where the arm is selected.
+
+    Never a wrong successor: a write to the next state (``t.y = ...``, ``t.f[i] = ...``,
+    a branch) pins every undefined value met before it (:func:`pin_undefined`), as the
+    written value may have been computed from it, so an arm (or a function arm) that
+    wrote to ``t`` stays an error in all its rows: ``t.x = where(c, a, choose(...))``
+    is discharged before its write, and stays lazy. An arm is told to be a temporary by
+    its reference count, calibrated at import on several shapes (a temporary argument,
+    a value returned by a helper; a name, a list or tuple element, an attribute, a
+    closure must count more); checked on CPython 3.11. Where the count is ambiguous
+    (another interpreter, or no ``sys.getrefcount``), arms written directly are never
+    discharged: every undefined value is an error where computed, as before, never a
+    wrong state; function arms stay lazy. A value computed from a CHOOSE and kept
+    elsewhere than the next state or the result (a helper storing ``v + 1`` in a list
+    it was given, or on ``self``, then returning ``v``) is not seen: a helper should
+    hand back what it computes, or write it to ``t``."""
+    sink = _sink.get()
+    n0 = len(sink) if sink is not None else 0
+    ra = rb = 0
+    if n0 and _TEMP_REFS is not None:
+        # references to a temporary arm (the call's argument, getrefcount's, the
+        # records' own): one more means a name holds it, so it may be used elsewhere
+        ra, rb = sys.getrefcount(a), sys.getrefcount(b)
     cond = _bool(cond, "the condition of where")
+    lazy_a, lazy_b = callable(a), callable(b)
+    # a temporary arm's rows not selected are discharged before an arm given as a
+    # function runs (its writes to the next state pin what is collected so far)
+    discharged = (_discharge(sink[:n0], cond, _LAZY if lazy_a else a, ra,
+                             _LAZY if lazy_b else b, rb)
+                  if sink is not None and n0 and a is not b else [])
+    if lazy_a or lazy_b:
+        lo = len(sink) if sink is not None else 0
+        a = a() if lazy_a else a
+        mid = len(sink) if sink is not None else 0
+        b = b() if lazy_b else b
+        hi = len(sink) if sink is not None else 0
+    r: Any
     if isinstance(a, Value):
-        return a.select(cond, b)
-    if isinstance(b, Value):
-        return b.select(cond, a, swap=True)
-    if isinstance(cond, np.ndarray) or isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
-        return np.where(cond, a, b)
-    r = a if cond else b
-    # never a Python bool: ~ on it would be integer negation (np.where gives numpy too)
-    return np.bool_(r) if isinstance(r, bool) else r
+        r = a.select(cond, b)
+    elif isinstance(b, Value):
+        r = b.select(cond, a, swap=True)
+    elif isinstance(cond, np.ndarray) or isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+        r = np.where(cond, a, b)
+    else:
+        r = a if cond else b
+        # never a Python bool: ~ on it would be integer negation (np.where gives numpy too)
+        r = np.bool_(r) if isinstance(r, bool) else r
+    if sink is not None and (lazy_a or lazy_b):
+        # what calling an arm met counts only where the arm is selected, and only
+        # through its value, which is now the result's
+        for u in sink[lo:mid]:
+            u.narrow(cond, r)
+        for u in sink[mid:hi]:
+            u.narrow(~cond, r)
+    for u in discharged:
+        if u.value is not None:
+            u.value = r  # the undefined value now reaches the result (where selected)
+    return r
+
+
+_LAZY = object()  # an arm given as a function: its undefined values are narrowed above
+
+
+def _discharge(sink: list[_Undefined], cond: Any, a: Any, ra: int, b: Any, rb: int
+               ) -> list[_Undefined]:
+    """Narrow the undefined values of ``where``'s arms to the rows that select them when
+    an arm is a temporary (only the records hold it); returns the records narrowed,
+    whose value the caller then sets to the result. Nothing without a calibrated
+    reference count (:func:`_temp_refs`), nor for a pinned record."""
+    if _TEMP_REFS is None:
+        return []
+    held_a = [u for u in sink if u.value is a]
+    held_b = [u for u in sink if u.value is b]
+    done: list[_Undefined] = []
+    if held_a and ra <= _TEMP_REFS + len(held_a) - 1:
+        for u in held_a:
+            u.narrow(cond, u.value)
+        done += held_a
+    if held_b and rb <= _TEMP_REFS + len(held_b) - 1:
+        for u in held_b:
+            u.narrow(~cond, u.value)
+        done += held_b
+    return [u for u in done if not u.pinned]
 
 
 # ---------------------------------------------------------- domains and sets
@@ -155,10 +247,23 @@ def _guarded(inside: Any, ok: Any) -> Any:
     return ok if inside is None else inside & ok
 
 
+def _members(domain: Any) -> Iterable[tuple[Any, Any]]:
+    """``_pairs(domain)``, and after each pair is used, the undefined values met while
+    evaluating the function at an element of a set value narrowed to the rows whose set
+    holds it: TLA+ never evaluates it at a non-member."""
+    sink = _sink.get()
+    for x, inside in _pairs(domain):
+        mark = len(sink) if sink is not None else 0
+        yield x, inside
+        if inside is not None and sink is not None and len(sink) > mark:
+            for u in sink[mark:]:
+                u.narrow(inside, u.value)
+
+
 def any_of(domain: Any, fn: Callable[[Any], Any]) -> Any:
     """``\\E x \\in domain: fn(x)``."""
     acc: Any = np.False_
-    for x, inside in _pairs(domain):
+    for x, inside in _members(domain):
         acc = acc | _guarded(inside, _bool(fn(x), "the predicate of any_of"))
     return acc
 
@@ -166,7 +271,7 @@ def any_of(domain: Any, fn: Callable[[Any], Any]) -> Any:
 def all_of(domain: Any, fn: Callable[[Any], Any]) -> Any:
     """``\\A x \\in domain: fn(x)``."""
     acc: Any = np.True_
-    for x, inside in _pairs(domain):
+    for x, inside in _members(domain):
         ok = _bool(fn(x), "the predicate of all_of")
         acc = acc & (ok if inside is None else ~inside | ok)
     return acc
@@ -175,7 +280,7 @@ def all_of(domain: Any, fn: Callable[[Any], Any]) -> Any:
 def count_of(domain: Any, pred: Callable[[Any], Any]) -> Any:
     """``Cardinality({x \\in domain: pred(x)})``."""
     acc: Any = np.int64(0)
-    for x, inside in _pairs(domain):
+    for x, inside in _members(domain):
         acc = acc + _guarded(inside, _bool(pred(x), "the predicate of count_of")).astype(np.int64)
     return acc
 
@@ -183,7 +288,7 @@ def count_of(domain: Any, pred: Callable[[Any], Any]) -> Any:
 def sum_of(domain: Any, fn: Callable[[Any], Any]) -> Any:
     """The sum of ``fn(x)`` over ``domain`` (a RECURSIVE sum in TLA+); 0 when empty."""
     acc: Any = np.int64(0)
-    for x, inside in _pairs(domain):
+    for x, inside in _members(domain):
         v = fn(x)
         acc = acc + (v if inside is None else where(inside, v, 0))
     return acc
@@ -193,7 +298,7 @@ def _extremum(domain: Any, fn: Callable[[Any], Any], default: Any, pick: Any,
               name: str) -> Any:
     acc: Any = None
     found: Any = np.False_
-    for x, inside in _pairs(domain):
+    for x, inside in _members(domain):
         v = fn(x)
         if inside is None:
             acc = v if acc is None else pick(acc, v)
@@ -208,8 +313,7 @@ def _extremum(domain: Any, fn: Callable[[Any], Any], default: Any, pick: Any,
         return default
     if default is not None:
         return where(found, acc, default)
-    _undefined(~found, f"{name} found no value: its set is empty (give default=)")
-    return acc
+    return _undefined(~found, f"{name} found no value: its set is empty (give default=)", acc)
 
 
 def max_of(domain: Any, fn: Callable[[Any], Any] = lambda x: x, *,
@@ -238,13 +342,17 @@ def choose(domain: Any, pred: Callable[[Any], Any] = lambda x: True) -> Any:
         raise SpecEvaluationError("choose over an empty domain found no value")
     acc: Any = pairs[0][0]
     found: Any = np.False_
+    sink = _sink.get()
     for x, inside in reversed(pairs):
+        mark = len(sink) if sink is not None else 0
         ok = _guarded(inside, _bool(pred(x), "the predicate of choose"))
+        if inside is not None and sink is not None and len(sink) > mark:
+            for u in sink[mark:]:  # the predicate is evaluated at members only
+                u.narrow(inside, u.value)
         acc = where(ok, x, acc)
         found = found | ok
-    _undefined(~found, "CHOOSE found no value: no element of its domain satisfies "
-                       "its predicate")
-    return acc
+    return _undefined(~found, "CHOOSE found no value: no element of its domain satisfies "
+                              "its predicate", acc)
 
 
 def excluding(domain: Iterable[Any], *values: Any) -> list[Any]:
@@ -254,8 +362,145 @@ def excluding(domain: Iterable[Any], *values: Any) -> list[Any]:
 
 
 # -------------------------------------------------- undefined values (CHOOSE)
-_sink: ContextVar[list[tuple[Any, str, str]] | None] = ContextVar("modelcheck_undefined",
-                                                             default=None)
+class _Undefined:
+    """An undefined value met while evaluating: the rows where it has no value (a
+    boolean, a column for a batch), the spec's line and the message, and the value
+    standing for it (a fresh object, so :func:`where` can recognise it as an arm; None
+    when it cannot be told apart, as booleans). Iterates as ``(mask, where, message)``."""
+
+    __slots__ = ("mask", "where", "message", "value", "pinned")
+
+    def __init__(self, mask: Any, where: str, message: str, value: Any) -> None:
+        self.mask, self.where, self.message, self.value = mask, where, message, value
+        self.pinned = False
+
+    def __iter__(self) -> Any:
+        return iter((self.mask, self.where, self.message))
+
+    def narrow(self, keep: Any, value: Any) -> None:
+        """Keep only the rows of ``keep`` (the rows where the value is used), now standing
+        for ``value``; nothing once pinned (:func:`pin_undefined`): the value may have
+        reached the next state in the other rows too."""
+        if self.pinned:
+            return
+        self.mask = self.mask & keep
+        self.value = value if np.any(self.mask) else None
+
+
+class _Sink(list):  # type: ignore[type-arg]
+    """The undefined values collected so far; the first ``pinned`` of them are pinned."""
+
+    __slots__ = ("pinned",)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.pinned = 0
+
+
+_sink: ContextVar[_Sink | None] = ContextVar("modelcheck_undefined", default=None)
+
+
+def pin_undefined() -> None:
+    """Pin every undefined value collected so far: a write to the next state (or a
+    branch condition) may hold a value computed from one, in any of its rows, so no
+    later ``where``, function arm, ``implies`` or set member may discharge its rows.
+    (A helper can compute ``t.y = v + 1`` from its CHOOSE ``v`` and then return ``v``
+    as a temporary, which ``where`` would otherwise discharge where it is not
+    selected, leaving ``t.y`` computed from no value: the rows stay errors instead.)"""
+    sink = _sink.get()
+    if sink is not None:
+        n = len(sink)
+        if sink.pinned < n:
+            for u in sink[sink.pinned:]:
+                u.pinned = True
+            sink.pinned = n
+
+
+def _fresh(x: Any) -> Any:
+    """A new object equal to ``x`` that no other expression holds (an undefined value's
+    stand-in, recognised by identity), or None when there is none: booleans are
+    singletons on one state, and are left untracked on a batch too, for the same
+    verdict on both."""
+    if isinstance(x, Value):
+        return x.type.view(list(x.columns()))
+    if isinstance(x, (np.ndarray, np.generic)):
+        if x.dtype.kind not in "iuf":
+            return None
+        return x.copy() if isinstance(x, np.ndarray) else x.dtype.type(x)
+    if isinstance(x, int) and not isinstance(x, bool):
+        return np.int64(x)
+    return None
+
+
+def _temp_refs() -> int | None:
+    """How many references :func:`where` sees to an arm that is a temporary recorded
+    once (calibrated on this interpreter); None when that count is not the same for
+    every kind of temporary, or a value a name (or a list, tuple, closure or
+    attribute) holds is not seen with more: arms are then never discharged (every
+    undefined value is an error, as where it is computed). Checked on CPython 3.11;
+    the shapes are run repeatedly, so the specialised forms of the calls count too."""
+    getrefcount = getattr(sys, "getrefcount", None)
+    if getrefcount is None:
+        return None  # not CPython: no reference counts
+    held: list[Any] = []  # the undefined value's record
+
+    def make() -> Any:
+        v = np.arange(2)
+        held.append(v)
+        return v
+
+    def returned() -> Any:
+        v = make()  # a helper's named CHOOSE, returned
+        return v
+
+    def returned_twice() -> Any:
+        return returned()
+
+    def probe(cond: Any, a: Any, b: Any) -> tuple[int, int]:
+        # as where: the arms' counts taken first thing
+        return getrefcount(a), getrefcount(b)
+
+    class Box:
+        v: Any = None
+
+    def temps() -> list[int]:
+        return [*probe(True, make(), make()), *probe(True, returned(), returned_twice()),
+                *probe(True, returned_twice(), returned())]
+
+    def named() -> list[int]:
+        v = make()
+        return [*probe(True, v, 0), *probe(True, 0, v)][::3]
+
+    def in_containers() -> list[int]:
+        lst, tup, box = [make()], (make(),), Box()
+        box.v = make()
+        return [probe(True, lst[0], 0)[0], probe(True, 0, tup[0])[1],
+                probe(True, box.v, 0)[0]]
+
+    def closed_over() -> list[int]:
+        v = make()
+
+        def inner() -> list[int]:
+            return [*probe(True, v, 0), *probe(True, 0, v)][::3]
+
+        return [*inner(), *probe(True, v, 0)[:1]]
+
+    try:
+        temp: set[int] = set()
+        kept: list[int] = []
+        for _ in range(200):  # past the interpreter's specialisation of these calls
+            temp.update(temps())
+            kept += named() + in_containers() + closed_over()
+            held.clear()
+    except Exception:
+        return None
+    if len(temp) != 1:
+        return None
+    (t,) = temp
+    return t if min(kept) > t else None
+
+
+_TEMP_REFS = _temp_refs()
 
 
 def _caller() -> str:
@@ -266,15 +511,21 @@ def _caller() -> str:
     return f"{_short(f.f_code.co_filename)}:{f.f_lineno}" if f is not None else "<unknown>"
 
 
-def _undefined(mask: Any, message: str) -> None:
-    """Report the rows (``mask``) where an expression has no value. Inside an action
-    the kernel decides (an error only in enabled states); elsewhere it is an error."""
+def _undefined(mask: Any, message: str, value: Any = None) -> Any:
+    """Report the rows (``mask``) where an expression, whose value is ``value``, has no
+    value; returns the value to use for it (a fresh copy when some row is undefined).
+    Inside an action or a predicate the kernel decides (an error only in enabled states,
+    and only where a ``where`` selects it); elsewhere it is an error."""
     sink = _sink.get()
     if sink is not None:
         if np.any(mask):
-            sink.append((mask, _caller(), message))
+            fresh = _fresh(value)
+            if fresh is not None:
+                value = fresh
+            sink.append(_Undefined(mask, _caller(), message, fresh))
     elif np.any(mask):
         raise SpecEvaluationError(f"{_caller()}: {message}")
+    return value
 
 
 def undefined_mark() -> int:
@@ -286,14 +537,16 @@ def undefined_mark() -> int:
 
 class collect_undefined:  # noqa: N801 - used as a function: ``with collect_undefined()``
     """Collect, rather than raise, the undefined values of the code run inside: a list
-    of ``(rows mask, spec file:line, message)``. The kernel raises those that fall on
-    enabled rows. (A class rather than a generator context manager: the kernel enters
-    one per action instance and batch.)"""
+    of records that iterate as ``(rows mask, spec file:line, message)``, the masks
+    narrowed by the ``where`` arms and set members that do not select them. The kernel
+    raises those that fall on enabled rows (on any row, for a predicate). (A class
+    rather than a generator context manager: the kernel enters one per action instance
+    and batch.)"""
 
     __slots__ = ("found", "token")
 
-    def __enter__(self) -> list[tuple[Any, str, str]]:
-        self.found: list[tuple[Any, str, str]] = []
+    def __enter__(self) -> list[_Undefined]:
+        self.found: list[_Undefined] = _Sink()
         self.token = _sink.set(self.found)
         return self.found
 

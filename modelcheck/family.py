@@ -47,7 +47,7 @@ from typing import Any
 
 import numpy as np
 
-from .expr import collect_undefined
+from .expr import collect_undefined, pin_undefined
 from .layout import Layout
 from .views import Branch, NextView, StateView
 
@@ -306,6 +306,7 @@ class FamilyNext(NextView):
             object.__setattr__(self, "_scattered",
                                np.zeros(len(self._layout.cells), dtype=bool))
         self._scattered[cells] = True
+        pin_undefined()  # a write to the next state, as NextView._assign
         self._scatters.append(Scatter(cells, value, self._in_branch))
 
 
@@ -315,13 +316,14 @@ class FamilyCall:
     ``flatnonzero`` lists instances in order, states in order within each), the
     assignments to fixed cells outside every branch, the scatters, the branches
     taken (:class:`~modelcheck.views.Branch`, as on a batch) and the undefined
-    values collected (``(rows mask, where, message)``, indexed by the branches' spans)."""
+    values collected (records iterating as ``(rows mask, where, message)``, indexed by
+    the branches' spans)."""
 
     mask: np.ndarray
     assigned: dict[int, Any]
     scatters: tuple[Scatter, ...]
     branches: dict[str, Branch]
-    undefined: list[tuple[Any, str, str]]
+    undefined: list[Any]
 
 
 def call_family(spec: Any, fn: Callable[..., Any], state: FamilyState,

@@ -219,7 +219,9 @@ class Kernel:
                                  cells)
         if not g or (cond is not None and not cond):
             return None
-        for _mask, where, message in undefined:
+        for mask, where, message in undefined:
+            if not np.any(mask):
+                continue  # only in an arm of a where that this state does not select
             raise SpecEvaluationError(
                 f"{where}: action {inst.label} is enabled in the state "
                 f"{format_state(self.layout, cells)}, but {message}.",
@@ -279,10 +281,20 @@ class Kernel:
     def _eval_pred_scalar(self, p: PredicateDecl, cells: Sequence[int],
                           nxt: Sequence[int] | None) -> bool:
         s = self.scalar_view(cells)
-        try:
-            r = p.fn(self.spec, s) if nxt is None else p.fn(self.spec, s, self.scalar_view(nxt))
-        except Exception as e:
-            raise self._error(p.fn, f"{p.kind} {p.name}", e, cells, nxt) from None
+        with collect_undefined() as undefined:
+            try:
+                r = (p.fn(self.spec, s) if nxt is None
+                     else p.fn(self.spec, s, self.scalar_view(nxt)))
+            except Exception as e:
+                raise self._error(p.fn, f"{p.kind} {p.name}", e, cells, nxt) from None
+        for mask, where, message in undefined:
+            if np.any(mask):
+                st = format_state(self.layout, cells)
+                extra = f"; next state {format_state(self.layout, nxt)}" if nxt else ""
+                raise SpecEvaluationError(
+                    f"{where}: {p.kind} {p.name} failed with {message} in the state "
+                    f"{st}{extra}.", where=where, what=f"{p.kind} {p.name}",
+                    state=self.layout.values_from_cells(cells))
         if not _is_bool_scalar(r):
             raise self._not_bool(p.fn, f"{p.kind} {p.name}", r, cells)
         return bool(r)
@@ -666,11 +678,18 @@ class Kernel:
                    words: np.ndarray, rows: np.ndarray | None,
                    inst: ActionInstance | None = None) -> np.ndarray:
         """Rows (of ``s``) where predicate ``p`` is false."""
-        try:
-            r = p.fn(self.spec, s) if t is None else p.fn(self.spec, s, t)
-        except Exception as e:
-            raise self._locate_pred_error(p, words, rows, inst, e) from None
+        with collect_undefined() as undefined:
+            try:
+                r = p.fn(self.spec, s) if t is None else p.fn(self.spec, s, t)
+            except Exception as e:
+                raise self._locate_pred_error(p, words, rows, inst, e) from None
         n = s._n if s._n is not None else 1
+        for um, _where, message in undefined:
+            bad = np.flatnonzero(np.broadcast_to(um, (n,)))
+            if len(bad):
+                # the scalar evaluator names the first such state
+                raise self._locate_pred_error(p, words, bad if rows is None else rows[bad],
+                                              inst, SpecEvaluationError(message))
         mask = self._mask(r, n, p.fn, f"{p.kind} {p.name}", words)
         return np.flatnonzero(~mask)
 

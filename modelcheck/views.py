@@ -21,7 +21,7 @@ import numpy as np
 
 from .domains import ScalarType
 from .errors import SpecEvaluationError
-from .expr import undefined_mark
+from .expr import pin_undefined, undefined_mark
 from .layout import Layout
 from .values import Value
 
@@ -232,6 +232,7 @@ class _BranchBlock:
                 "nest (write the combinations as branches of their own)")
         if self._name in t._branches:
             raise SpecEvaluationError(f"branch {self._name!r} is taken twice in one action")
+        pin_undefined()  # the condition decides the successor: as a write
         self._saved = dict(t._assigned)
         self._start = undefined_mark()
         object.__setattr__(t, "_in_branch", self._name)
@@ -277,6 +278,9 @@ class NextView(StateView):
         return v
 
     def _assign(self, i: int, value: Any) -> None:
+        # every write to the next state goes through here: no undefined value met so
+        # far may be discharged any more (the value may have been computed from it)
+        pin_undefined()
         self._assigned[i] = value
 
     def _write_dynamic(self, var: str, path: tuple[int, ...], ids: range, i: Any,

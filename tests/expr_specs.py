@@ -383,3 +383,55 @@ class Inbox(Spec):
     @invariant
     def LastWasARequester(self, s):
         return (s.last == 0) | any_of(self.Procs, lambda p: p == s.last)
+
+
+class LazyArms(Spec):
+    """TLA+'s IF evaluates only the arm it selects: every ``where`` here has an arm with
+    no value in some states (a CHOOSE or a fold without default over an empty set) that
+    it does not select there. ``Tick`` steps ``x`` round ``0..Top`` and sets ``y`` to the
+    first value above ``x`` (none when ``x = Top``); ``Add`` and ``Drop`` change the set
+    ``S`` and set ``y`` to a maximum or minimum of it (none when it is empty); the
+    invariant reads the maximum of ``S``, the action property its maximum before and
+    after. ``eager=True`` stores the CHOOSE of ``Tick`` in a name before the ``where``,
+    which TLA+ (a LET) would still evaluate lazily and modelcheck evaluates eagerly (the
+    documented difference)."""
+
+    check_deadlock = False
+    Top = Const(3)
+    eager = Const(False)
+    x = Int(0, Top)
+    y = Int(0, Top)
+    S = SetOf(Int(0, Top))
+
+    @action
+    def Tick(self, s, t):
+        t.x = where(s.x == self.Top, 0, s.x + 1)
+        if self.eager:
+            above = choose(range(self.Top + 1), lambda v: v > s.x)
+            t.y = where(s.x == self.Top, 0, above)
+        else:
+            t.y = where(s.x == self.Top, 0, choose(range(self.Top + 1), lambda v: v > s.x))
+        return s.y <= s.x
+
+    @action(v=lambda self: range(self.Top + 1))
+    def Add(self, s, t, v):
+        t.S = s.S.with_(v)
+        t.y = where(s.S.is_empty(), v, max_of(s.S))
+        return ~s.S.has(v)
+
+    @action(v=lambda self: range(self.Top + 1))
+    def Drop(self, s, t, v):
+        rest = s.S.without(v)
+        t.S = rest
+        t.y = where(rest.is_empty(), 0, where(s.x == 0, min_of(rest), max_of(rest)))
+        return s.S.has(v)
+
+    @invariant
+    def Bounded(self, s):
+        return where(s.S.is_empty(), 0, max_of(s.S)) <= self.Top
+
+    @action_property
+    def MaxNeverFalls(self, s, t):
+        """Unless ``S`` shrinks, its maximum does not fall."""
+        return (where(t.S.is_empty(), 0, max_of(t.S)) >= where(s.S.is_empty(), 0, max_of(s.S))
+                ) | (t.S <= s.S)
