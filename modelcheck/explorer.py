@@ -24,7 +24,6 @@ import contextlib
 import gc
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -42,27 +41,20 @@ from .library import catalog as library_catalog
 from .library import lookup as library_lookup
 from .memtune import steady_arrays
 from .result import ActionCoverage, LevelStats, Result, Violation
+from .run import (
+    Progress,
+    can_expand,
+    checkpoint_note,
+    max_depth_reason,
+    max_states_message,
+    over_max_states,
+    verdict_status,
+)
 from .spec import ActionInstance, PredicateDecl, Spec
 from .store import NO_PARENT, FingerprintSet, LevelStore, dedupe_min
 
 __all__ = ["Explorer", "Progress", "check", "explore", "coverage_table", "rebuild_trace",
            "select_checks", "build_kernel", "new_result", "complete_result"]
-
-
-@dataclass(frozen=True)
-class Progress:
-    """A progress report: emitted every few seconds and at the end of each level."""
-
-    depth: int
-    distinct: int
-    frontier_left: int
-    next_level: int
-    generated: int
-    seconds: float
-
-    @property
-    def rate(self) -> float:
-        return self.distinct / self.seconds if self.seconds > 0 else 0.0
 
 
 def select_checks(spec: Spec, names: Sequence[str] | None,
@@ -280,11 +272,11 @@ class _Run:
                 lt = time.perf_counter()
                 level_fps = levels.levels[depth].fps
                 n = len(level_fps)
-                can_expand = max_depth is None or depth < max_depth
+                expand = can_expand(depth, max_depth)
                 if ex.on_level is not None:
                     ex.on_level(depth, level_fps, self.frontier_words)
                 self._clear_candidates()
-                lx = LevelExpansion(k, level_fps, self.frontier_words, expand=can_expand,
+                lx = LevelExpansion(k, level_fps, self.frontier_words, expand=expand,
                                     batch_size=ex.config.batch_size, flush_rows=0,
                                     on_transitions=ex.on_transitions,
                                     batch_rows=self._pacer(n, level_fps))
@@ -325,7 +317,7 @@ class _Run:
                 if verdict is not None:
                     extra_new = len(new_fps)  # counted, not stored: the run ends here
                     violation = report(k, verdict, path_to)
-                    res.status = "deadlock" if verdict.kind == "deadlock" else "violation"
+                    res.status = verdict_status(verdict)
                     break
                 if len(new_fps):
                     self._store(new_fps, new_parents)
@@ -333,10 +325,10 @@ class _Run:
                 if ex.progress is not None and now - last_report >= ex.progress_interval:
                     last_report = now
                     ex.progress(Progress(depth + 1, len(self.visited), 0, len(new_fps),
-                                         self.generated, now - self.t0))
-                if not can_expand:
+                                         self.generated, now - self.t0, res.levels[-1]))
+                if not expand:
                     res.status = "incomplete"
-                    res.reason = f"--max-depth {max_depth} reached"
+                    res.reason = max_depth_reason(max_depth)
                     break
                 if len(new_fps) == 0:
                     break
@@ -373,8 +365,7 @@ class _Run:
                 with contextlib.suppress(MemoryError, CheckpointError):
                     self._commit()
             if self.committed == self.depth and res.message is not None:
-                res.message += (f" The checkpoint in {ckpt.path} holds levels 0..{self.depth}:"
-                                " continue with --resume (and a larger budget).")
+                res.message += checkpoint_note(str(ckpt.path), self.depth, "budget")
         elif ckpt is not None and res.reason != "interrupted":
             ckpt.finish(levels, self.depth, Final(
                 Snapshot(self.depth, self.generated, self.fired, self.new_by_action,
@@ -406,8 +397,7 @@ class _Run:
 
     def _store(self, fps: np.ndarray, parents: np.ndarray) -> None:
         """Add a level to the levels and the visited set (both or neither)."""
-        cap = self.ex.config.max_states
-        if cap is not None and len(self.visited) + len(fps) > cap:
+        if over_max_states(self.ex.config.max_states, len(self.visited), len(fps)):
             raise StopRun("max-states", self._max_states_message(len(fps)))
         self.levels.append(fps, parents)
         try:
@@ -418,8 +408,7 @@ class _Run:
 
     def _check_store(self, new: int, merged_bytes: int) -> None:
         """Before storing a level of ``new`` states: does it fit the budgets?"""
-        cap = self.ex.config.max_states
-        if cap is not None and len(self.visited) + new > cap:
+        if over_max_states(self.ex.config.max_states, len(self.visited), new):
             raise StopRun("max-states", self._max_states_message(new))
         limit = self.budget.limit
         if limit is None:
@@ -515,11 +504,10 @@ class _Run:
 
     def _max_states_message(self, new: int) -> str:
         cap = self.ex.config.max_states
-        return (f"Stopped at --max-states {cap:,}: the {len(self.visited):,} states of levels "
-                f"0..{self.depth} are explored, and level {self.depth + 1} would add {new:,} "
-                f"more ({len(self.visited) + new:,} in all). The counts cover the complete "
-                f"levels 0..{self.depth}; raise --max-states to go further. "
-                + self._advice().replace("--memory-limit", "--max-states"))
+        assert cap is not None
+        depth = self.depth if len(self.levels) else -1  # -1: the initial states
+        return max_states_message(cap, len(self.visited), depth, new,
+                                  self._advice().replace("--memory-limit", "--max-states"))
 
     def _oom_message(self, detail: str) -> str:
         return (f"Ran out of memory while expanding level {self.depth} ({detail.rstrip('.')})"

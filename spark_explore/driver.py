@@ -39,12 +39,9 @@ import functools
 import os
 import re
 import resource
-import signal
 import tempfile
-import threading
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -55,9 +52,19 @@ from modelcheck.config import CheckConfig
 from modelcheck.engine import Verdict, initial_states, report
 from modelcheck.errors import ModelcheckError, SpecEvaluationError, UsageError
 from modelcheck.explorer import build_kernel, complete_result, coverage_table, new_result
+from modelcheck.interrupt import Interrupts
 from modelcheck.library import Library
 from modelcheck.library import lookup as library_lookup
 from modelcheck.result import LevelStats, Result, Violation
+from modelcheck.run import (
+    Progress,
+    can_expand,
+    checkpoint_note,
+    max_depth_reason,
+    max_states_message,
+    over_max_states,
+    verdict_status,
+)
 from modelcheck.spec import Spec
 
 from .checkpoint import CheckpointError, RunDir, spec_identity
@@ -73,7 +80,7 @@ from .session import (
 from .shard_engine import LevelSummary, ShardEngine
 from .worker import WorkerConfig, decode_error
 
-__all__ = ["SparkExplorer", "LevelProgress", "LevelEngine", "DRIVER_THRESHOLD",
+__all__ = ["SparkExplorer", "LevelEngine", "DRIVER_THRESHOLD",
            "resolve_driver_threshold", "JobCanceller", "translate_job_error"]
 
 #: levels with at most this many candidate states run in the driver process. A level
@@ -101,28 +108,6 @@ def resolve_driver_threshold(value: int | None) -> int:
     if value < 0:
         raise UsageError(f"the driver threshold must be >= 0, not {value}.")
     return int(value)
-
-
-@dataclass(frozen=True)
-class LevelProgress:
-    """One finished level, as reported to the ``progress`` callback."""
-
-    level: int  # depth of the frontier that was expanded
-    frontier: int  # states expanded
-    new: int  # new states found (the next level)
-    generated: int  # successors generated (duplicates included)
-    distinct: int  # distinct states so far
-    seconds: float  # wall time of this level
-    elapsed: float  # wall time since the start of the run
-
-    @property
-    def duplicates(self) -> int:
-        return self.generated - self.new
-
-    @property
-    def rate(self) -> float:
-        """States expanded per second in this level."""
-        return self.frontier / self.seconds if self.seconds > 0 else 0.0
 
 
 class LevelEngine(Protocol):
@@ -196,7 +181,7 @@ class SparkExplorer:
         master: str | None = "local[*]",
         partitions: int | None = None,
         spark_conf: dict[str, str] | None = None,
-        progress: Callable[[LevelProgress], None] | None = None,
+        progress: Callable[[Progress], None] | None = None,
         spark: Any = None,
         spec_target: str | None = None,
         connect_timeout: float = 60.0,
@@ -417,8 +402,7 @@ class SparkExplorer:
         else:
             depth = 0
             fps, words, _ = self._call(0, initial_states, self.kernel)
-            cap = self.config.max_states
-            if cap is not None and len(fps) > cap:
+            if over_max_states(self.config.max_states, 0, len(fps)):
                 res.status, res.reason = "incomplete", "max-states"
                 res.message = self._max_states_message(-1, len(fps))
                 self._complete(res, None, 0, fired, new_by_action, t0)
@@ -431,10 +415,9 @@ class SparkExplorer:
         try:
             while True:
                 self._check_interrupt()
-                lt = time.perf_counter()
                 cur = pending
                 n = self._sizes[depth]
-                can_expand = self._can_expand(depth)
+                expand = self._can_expand(depth)
                 verdict = cur.found.verdict()
                 if verdict is not None and (verdict.phase1 or verdict.kind == "error"):
                     # A phase-1 verdict does not count the level's successors; a spec
@@ -450,18 +433,18 @@ class SparkExplorer:
                 elif verdict is not None:  # count the next level's states, expand nothing
                     nxt = self._job(depth + 1, None)
                     n_new = nxt.new
-                elif cap is not None and sum(self._sizes) + cur.candidates > cap:
+                elif over_max_states(cap, sum(self._sizes), cur.candidates):
                     # The next level may pass --max-states: count it before expanding it.
                     nxt = self._job(depth + 1, None)
                     n_new = nxt.new
-                    if sum(self._sizes) + n_new <= cap:
+                    if not over_max_states(cap, sum(self._sizes), n_new):
                         counted = nxt.seconds
                         nxt = self._job(depth + 1, self._can_expand(depth + 1), again=True)
                         nxt.seconds += counted
                 else:
                     nxt = self._job(depth + 1, self._can_expand(depth + 1))
                     n_new = nxt.new
-                if verdict is None and cap is not None and sum(self._sizes) + n_new > cap:
+                if verdict is None and over_max_states(cap, sum(self._sizes), n_new):
                     # As locally: the run ends at the last complete level, whose expansion
                     # (the successors it would add) is not counted.
                     res.status, res.reason = "incomplete", "max-states"
@@ -477,15 +460,14 @@ class SparkExplorer:
                     new_by_action += nxt.reached
                 if verdict is not None:
                     violation = self._report(depth, verdict)
-                    res.status = "deadlock" if verdict.kind == "deadlock" else "violation"
+                    res.status = verdict_status(verdict)
                     break
                 if self.progress is not None:
-                    now = time.perf_counter()
-                    self.progress(LevelProgress(depth, n, n_new, level_fired, sum(self._sizes),
-                                                now - lt, now - t0 + prior))
-                if not can_expand:
+                    self.progress(Progress(depth + 1, sum(self._sizes), 0, n_new, generated,
+                                           time.perf_counter() - t0 + prior, res.levels[-1]))
+                if not expand:
                     res.status = "incomplete"
-                    res.reason = f"--max-depth {self.config.max_depth} reached"
+                    res.reason = max_depth_reason(self.config.max_depth)
                     break
                 if n_new == 0:
                     break
@@ -500,8 +482,7 @@ class SparkExplorer:
         return res
 
     def _can_expand(self, depth: int) -> bool:
-        max_depth = self.config.max_depth
-        return max_depth is None or depth < max_depth
+        return can_expand(depth, self.config.max_depth)
 
     def _job(self, depth: int, expand: bool | None, again: bool = False) -> LevelSummary:
         """The engine's job ``depth`` (level 0 includes what the initial states outside
@@ -570,15 +551,9 @@ class SparkExplorer:
         next would add ``new`` states (``depth`` -1: the initial states do not fit)."""
         cap = self.config.max_states
         assert cap is not None
-        have = sum(self._sizes[:depth + 1])
-        done = (f"the {have:,} states of levels 0..{depth} are explored, and level "
-                f"{depth + 1} would add {new:,} more ({have + new:,} in all). The counts "
-                f"cover the complete levels 0..{depth}" if depth >= 0 else
-                f"the {new:,} initial states are more than that, and nothing is explored")
-        text = f"Stopped at --max-states {cap:,}: {done}; raise --max-states to go further."
+        text = max_states_message(cap, sum(self._sizes[:depth + 1]), depth, new)
         if depth >= 0 and not self.rundir.temporary:
-            text += (f" The checkpoint in {self.rundir.where} holds levels 0..{depth}: "
-                     "continue with --resume (and a larger --max-states).")
+            text += checkpoint_note(self.rundir.where, depth, "--max-states")
         return text
 
     # ------------------------------------------------------------ result
@@ -647,39 +622,28 @@ class SparkExplorer:
         return translate_job_error(e, f"expanding level {depth}", self._interrupted)
 
 
-class JobCanceller:
-    """Ctrl-C during Spark jobs (:meth:`installed`, in the main thread): the first
-    cancels the running jobs, from another thread, instead of interrupting a py4j
-    call midway (which breaks the connection and makes PySpark log stack traces), and
-    is recorded in :attr:`requested`; the run then ends with what it finished. A
-    second Ctrl-C raises ``KeyboardInterrupt`` at once."""
+class JobCanceller(Interrupts):
+    """Ctrl-C during Spark jobs (:meth:`installed`, in the main thread): the guard of
+    :mod:`modelcheck.interrupt`, whose first Ctrl-C also cancels the running jobs, from
+    another thread, instead of interrupting a py4j call midway (which breaks the
+    connection and makes PySpark log stack traces); it is recorded in
+    :attr:`requested` and the run then ends with what it finished. A second Ctrl-C
+    raises ``KeyboardInterrupt`` at once."""
 
     def __init__(self) -> None:
-        self.requested = False
+        super().__init__(replace=True)
 
     @contextlib.contextmanager
     def installed(self, spark: Any) -> Iterator[None]:
-        if threading.current_thread() is not threading.main_thread():
-            yield
-            return
-
         def cancel() -> None:
             try:
                 spark.sparkContext.cancelAllJobs()
             except Exception:  # noqa: BLE001 - the session may be going away
                 pass
 
-        def handler(signum: int, frame: Any) -> None:
-            if self.requested:
-                raise KeyboardInterrupt
-            self.requested = True
-            threading.Thread(target=cancel, name="modelcheck-cancel", daemon=True).start()
-
-        previous = signal.signal(signal.SIGINT, handler)
-        try:
+        self.on_request = cancel
+        with self:
             yield
-        finally:
-            signal.signal(signal.SIGINT, previous)
 
 
 def translate_job_error(e: BaseException, doing: str, interrupted: bool) -> BaseException:
