@@ -48,10 +48,12 @@ from typing import Any, Protocol
 import numpy as np
 
 from modelcheck.budget import format_size
+from modelcheck.checkpoint import Snapshot
+from modelcheck.checkpoint import manifest as new_manifest
 from modelcheck.config import CheckConfig
 from modelcheck.engine import Verdict, initial_states, report
 from modelcheck.errors import ModelcheckError, SpecEvaluationError, UsageError
-from modelcheck.explorer import build_kernel, complete_result, coverage_table, new_result
+from modelcheck.explorer import build_kernel, complete_result, new_result
 from modelcheck.interrupt import Interrupts
 from modelcheck.library import Library
 from modelcheck.library import lookup as library_lookup
@@ -275,10 +277,10 @@ class SparkExplorer:
         """The manifest of the checkpoint to resume (checked against this run)."""
         manifest = rundir.read_manifest()
         rundir.check_compatible(manifest, ident)
-        if manifest.get("engine") not in ENGINES:
+        if manifest["engine"] not in ENGINES:
             raise CheckpointError(
                 f"the checkpoint in {rundir.where} was written by the "
-                f"{manifest.get('engine', 'dataframe')} engine, which this version "
+                f"{manifest['engine']} engine, which this version "
                 "no longer has; start a new run in another --checkpoint-dir."
             )
         self.engine_name = str(manifest["engine"])
@@ -296,7 +298,7 @@ class SparkExplorer:
         manifest = self._prechecked[2] if self._prechecked is not None else None
         if manifest is None:
             return None
-        return int(manifest["level"]), sum(int(x) for x in manifest["level_sizes"])
+        return int(manifest["level"]), sum(int(lv["states"]) for lv in manifest["levels"])
 
     def run(self) -> Result:
         """Explore; Ctrl-C returns the levels finished so far with status ``incomplete``."""
@@ -336,7 +338,7 @@ class SparkExplorer:
                     elif self.config.resume:
                         self._notice(f"--resume: no checkpoint in {cp}; starting afresh.")
             if manifest is not None:
-                buckets = int(manifest["partitions"])
+                buckets = int(manifest["engine_state"]["partitions"])
             elif self.partitions:
                 buckets = int(self.partitions)
             else:
@@ -386,13 +388,14 @@ class SparkExplorer:
         violation: Violation | None = None
         if manifest is not None:
             depth = int(manifest["level"])
-            self._sizes = [int(x) for x in manifest["level_sizes"]]
-            generated = int(manifest["generated"])
-            fired[:] = manifest["fired"]
-            new_by_action[:] = manifest["new_by_action"]
-            res.levels = [LevelStats(*row) for row in manifest["stats"]]
-            prior = float(manifest.get("seconds", 0.0))
-            pending = LevelSummary.from_json(manifest["pending"])
+            self._sizes = [int(lv["states"]) for lv in manifest["levels"]]
+            snap = Snapshot.from_json(manifest["state"])
+            generated = snap.generated
+            fired[:] = snap.fired
+            new_by_action[:] = snap.new_by_action
+            res.levels = snap.stats
+            prior = snap.seconds
+            pending = LevelSummary.from_json(manifest["engine_state"]["pending"])
             self.engine.tidy(depth)
             resumed = self._call(depth, self.engine.resume, depth)
             if resumed or pending.expand is not self._can_expand(depth):
@@ -526,24 +529,13 @@ class SparkExplorer:
         """Record job ``depth`` as committed (manifest), then let the engine delete the
         files no longer needed."""
         if not self.rundir.temporary:
-            self.rundir.write_manifest({
-                "spec": ident,
-                "engine": self.engine.name,
-                "partitions": self.engine.buckets,
-                "level": depth,
-                "level_sizes": self._sizes[:depth + 1],
-                "distinct": sum(self._sizes[:depth + 1]),
-                "generated": generated,
-                "fired": [int(x) for x in fired],
-                "new_by_action": [int(x) for x in new_by_action],
-                "pending": pending.to_json(),
-                "stats": [[lv.depth, lv.frontier, lv.new, lv.generated, lv.seconds]
-                          for lv in res.levels],
-                "coverage": [{"action": c.name, "fired": c.fired, "new_states": c.new_states}
-                             for c in coverage_table(self.kernel.actions, fired,
-                                                     new_by_action)],
-                "seconds": time.perf_counter() - t0 + prior,
-            })
+            state = Snapshot(depth, generated, fired, new_by_action, res.levels,
+                             time.perf_counter() - t0 + prior).to_json()
+            self.rundir.write_manifest(new_manifest(
+                self.engine.name, ident, self.config.identity,
+                [{"states": n} for n in self._sizes[:depth + 1]], state,
+                engine_state={"partitions": self.engine.buckets,
+                              "pending": pending.to_json()}))
         self.engine.tidy(depth)
 
     def _max_states_message(self, depth: int, new: int) -> str:
