@@ -62,7 +62,7 @@ from .store import FingerprintSet, LevelStore
 
 __all__ = ["CheckpointError", "Checkpoint", "Snapshot", "Final", "has_checkpoint",
            "layout_digest", "identity", "manifest", "parse_manifest", "damaged",
-           "refuse_other_engine", "MANIFEST", "FORMAT", "VERSION", "LOCAL"]
+           "refuse_other_engine", "write_manifest", "MANIFEST", "FORMAT", "VERSION", "LOCAL"]
 
 MANIFEST = "manifest.json"
 FORMAT = "modelcheck-checkpoint"
@@ -278,6 +278,25 @@ def _fsync_dir(path: Path) -> None:
             os.close(fd)
 
 
+def write_manifest(directory: Path, data: dict[str, Any]) -> None:
+    """Replace ``directory``'s manifest by ``data`` atomically (a temporary file, synced,
+    renamed; then the directory synced): a reader sees the old one or the new one."""
+    target = directory / MANIFEST
+    tmp = directory / f".{MANIFEST}.{os.getpid()}.tmp"
+    try:
+        with open(tmp, "w") as f:
+            f.write(json.dumps(data, separators=(",", ":")))  # the fast C encoder
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, target)
+    except OSError as e:
+        tmp.unlink(missing_ok=True)
+        raise CheckpointError(
+            f"--checkpoint-dir: cannot write {target}: {e.strerror or e}; the checkpoint "
+            "committed before stays usable with --resume.") from None
+    _fsync_dir(directory)
+
+
 def _crc(a: np.ndarray) -> int:
     return zlib.crc32(np.ascontiguousarray(a).data)
 
@@ -349,21 +368,9 @@ class Checkpoint:
                 "parents_crc32": self._save(f"level-{d:05d}.parents.npy", lv.parents)})
 
     def _write_manifest(self, final: Final | None) -> None:
-        data = manifest(LOCAL, self.identity, self.config.identity, self._levels,
-                        self._state, final=None if final is None else final.to_json())
-        tmp = self.path / f".{MANIFEST}.{os.getpid()}.tmp"
-        try:
-            with open(tmp, "w") as f:
-                f.write(json.dumps(data, separators=(",", ":")))  # the fast C encoder
-                f.flush()
-                os.fsync(f.fileno())
-            os.replace(tmp, self.manifest_path)
-        except OSError as e:
-            tmp.unlink(missing_ok=True)
-            raise CheckpointError(
-                f"--checkpoint-dir: cannot write {self.manifest_path}: {e.strerror or e}; "
-                "the checkpoint committed before stays usable with --resume.") from None
-        _fsync_dir(self.path)
+        write_manifest(self.path, manifest(
+            LOCAL, self.identity, self.config.identity, self._levels, self._state,
+            final=None if final is None else final.to_json()))
 
     def commit(self, levels: LevelStore, snap: Snapshot) -> None:
         """Commit the end of a level: ``snap.depth`` is the next level to expand."""

@@ -29,7 +29,7 @@ from .liveness import check_liveness, split_checks
 from .loader import bind_spec
 from .report import render_text
 from .result import Result
-from .run import Progress, progress_line
+from .run.progress import Progress, progress_line
 from .simulate import SimConfig, SimProgress, Simulator
 from .spec import Spec
 from .temporal import fairness_conditions

@@ -36,6 +36,7 @@ from modelcheck.checkpoint import (
     identity,
     parse_manifest,
     refuse_other_engine,
+    write_manifest,
 )
 from modelcheck.kernel import Kernel
 
@@ -162,19 +163,7 @@ class RunDir:
                     "committed before stay usable with --resume once the problem is fixed."
                 ) from None
             return
-        tmp = self.manifest_path.with_name(f".{MANIFEST}.{os.getpid()}.tmp")
-        try:
-            with open(tmp, "w") as f:
-                json.dump(data, f, indent=1)
-                f.flush()
-                os.fsync(f.fileno())
-            os.replace(tmp, self.manifest_path)
-        except OSError as e:
-            tmp.unlink(missing_ok=True)
-            raise CheckpointError(
-                f"cannot write {self.manifest_path}: {e.strerror or e}; the levels committed "
-                "before stay usable with --resume once the problem is fixed."
-            ) from None
+        write_manifest(self.path, data)
 
     def check_compatible(self, manifest: dict[str, Any], ident: dict[str, Any]) -> None:
         """Refuse a checkpoint made for another spec, other constants or other checks."""

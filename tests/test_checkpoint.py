@@ -257,3 +257,19 @@ def test_a_run_folder_of_the_former_format_resumes_and_the_other_backends_is_ref
     assert r.exit_code == 2 and "Traceback" not in r.stderr
     assert "written by the Spark backend (engine shards)" in r.stderr
     assert "modelcheck spark --resume" in r.stderr
+
+
+def test_max_states_names_its_checkpoint_and_the_resumed_run_finishes(tmp_path) -> None:
+    """--max-states with a checkpoint: the run loop's one rule (as on Spark) says where
+    the checkpoint is and to raise --max-states; resuming with room gives the
+    uninterrupted result."""
+    spec = Ladder(L=12, M=4)
+    want = explore(spec)
+    cap = want.levels[0].frontier + want.levels[0].new + want.levels[1].new
+    r = explore(spec, max_states=cap, checkpoint_dir=tmp_path)
+    assert (r.status, r.reason, r.depth) == ("incomplete", "max-states", 2)
+    assert r.message is not None and r.message.endswith(
+        f"The checkpoint in {tmp_path} holds levels 0..2: continue with --resume (and a "
+        "larger --max-states).")
+    resumed = explore(spec, checkpoint_dir=tmp_path, resume=True)
+    assert comparable(resumed) == comparable(want)

@@ -198,7 +198,7 @@ def test_no_symmetry_flag(runner) -> None:
 def test_progress_reports_every_finished_level_as_the_result_counts_it() -> None:
     """One progress type for every backend: an end-of-level report carries the level's
     counts as the result records them, and the one printer shows them."""
-    from modelcheck.run import progress_line
+    from modelcheck.run.progress import progress_line
 
     reports: list = []
     r = Explorer(KRaftBroker(), progress=reports.append, progress_interval=0.0).run()

@@ -6,21 +6,12 @@
 * :mod:`modelcheck.run.progress` — :class:`~modelcheck.run.progress.Progress`, the one
   progress report of a breadth-first run, and the one line that prints it.
 
-The level loop itself is still written by each backend (``modelcheck.explorer`` and
-``spark_explore.driver``); both take every decision above from here.
+* :mod:`modelcheck.run.loop` — :class:`~modelcheck.run.loop.RunLoop`, the level loop
+  (resume, stops, progress, checkpoint commits, the result) over a
+  :class:`~modelcheck.run.loop.Backend`: the local explorer's (``modelcheck.explorer``)
+  and the Spark driver's (``spark_explore.driver``);
+* :mod:`modelcheck.run.results` — the result of a run, begun and completed the same
+  way by every backend.
 """
 
 from __future__ import annotations
-
-from .progress import Progress, progress_line
-from .rules import (
-    can_expand,
-    checkpoint_note,
-    max_depth_reason,
-    max_states_message,
-    over_max_states,
-    verdict_status,
-)
-
-__all__ = ["Progress", "progress_line", "can_expand", "checkpoint_note", "max_depth_reason",
-           "max_states_message", "over_max_states", "verdict_status"]
