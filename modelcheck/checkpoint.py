@@ -281,11 +281,21 @@ def _fsync_dir(path: Path) -> None:
 def write_manifest(directory: Path, data: dict[str, Any]) -> None:
     """Replace ``directory``'s manifest by ``data`` atomically (a temporary file, synced,
     renamed; then the directory synced): a reader sees the old one or the new one."""
-    target = directory / MANIFEST
-    tmp = directory / f".{MANIFEST}.{os.getpid()}.tmp"
+    _write_atomic(directory / MANIFEST,
+                  json.dumps(data, separators=(",", ":")).encode())  # the fast C encoder
+    _fsync_dir(directory)
+
+
+def _write_atomic(target: Path, data: bytes | np.ndarray) -> None:
+    """Write ``data`` (bytes, or an array as ``.npy``) to ``target`` through a temporary
+    file, synced and renamed."""
+    tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
     try:
-        with open(tmp, "w") as f:
-            f.write(json.dumps(data, separators=(",", ":")))  # the fast C encoder
+        with open(tmp, "wb") as f:
+            if isinstance(data, np.ndarray):
+                np.save(f, data)
+            else:
+                f.write(data)
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, target)
@@ -294,7 +304,6 @@ def write_manifest(directory: Path, data: dict[str, Any]) -> None:
         raise CheckpointError(
             f"--checkpoint-dir: cannot write {target}: {e.strerror or e}; the checkpoint "
             "committed before stays usable with --resume.") from None
-    _fsync_dir(directory)
 
 
 def _crc(a: np.ndarray) -> int:
@@ -344,19 +353,7 @@ class Checkpoint:
     # ------------------------------------------------------------ writing
     def _save(self, name: str, a: np.ndarray) -> int:
         """Write ``a`` to ``name`` atomically; its crc32."""
-        target = self.path / name
-        tmp = self.path / f".{name}.{os.getpid()}.tmp"
-        try:
-            with open(tmp, "wb") as f:
-                np.save(f, a)
-                f.flush()
-                os.fsync(f.fileno())
-            os.replace(tmp, target)
-        except OSError as e:
-            tmp.unlink(missing_ok=True)
-            raise CheckpointError(
-                f"--checkpoint-dir: cannot write {target}: {e.strerror or e}; the checkpoint "
-                "committed before stays usable with --resume.") from None
+        _write_atomic(self.path / name, a)
         return _crc(a)
 
     def _write_levels(self, levels: LevelStore, upto: int) -> None:
