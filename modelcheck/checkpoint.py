@@ -25,8 +25,16 @@ continues from ``state``. A checkpoint is refused (:class:`CheckpointError`) whe
 spec class, spec source, constants, state layout, action list or checks differ from
 this run's, or its files are missing or damaged.
 
-The identity digest (:func:`layout_digest`) is generic; the Spark backend keeps its
-own copy in ``spark_explore.checkpoint`` and could use this one.
+The manifest's format is every backend's (:func:`manifest`; the Spark backend writes
+it into its run directory): ``engine`` (``local``, or the Spark engine), ``spec``
+(:func:`identity`, plus what the backend adds), ``config``, ``level`` (the next level
+to expand), ``levels`` (``states`` of each committed level, and what the backend needs
+to read it back), ``state`` (the counters, :class:`Snapshot`), ``complete`` and
+``final``, and ``engine_state`` (what else the backend needs to continue).
+:func:`parse_manifest` reads it, and the older formats (version 1 of the local
+explorer, ``modelcheck-spark-checkpoint`` version 1) as the current one, so run
+directories written before still resume; a checkpoint of another backend is refused
+with a sentence saying which command continues it.
 """
 
 from __future__ import annotations
@@ -53,11 +61,16 @@ from .result import LevelStats
 from .store import FingerprintSet, LevelStore
 
 __all__ = ["CheckpointError", "Checkpoint", "Snapshot", "Final", "has_checkpoint",
-           "layout_digest", "MANIFEST", "FORMAT", "VERSION"]
+           "layout_digest", "identity", "manifest", "parse_manifest", "damaged",
+           "refuse_other_engine", "write_manifest", "MANIFEST", "FORMAT", "VERSION", "LOCAL"]
 
 MANIFEST = "manifest.json"
 FORMAT = "modelcheck-checkpoint"
-VERSION = 1
+VERSION = 2
+#: the format of the Spark backend's manifests before they took this one (version 1)
+SPARK_FORMAT_V1 = "modelcheck-spark-checkpoint"
+#: the engine name of the local explorer's checkpoints
+LOCAL = "local"
 
 
 class CheckpointError(ModelcheckError):
@@ -176,6 +189,86 @@ class Final:
                    {str(k): int(x) for k, x in d["memory"].items()}, verdict)
 
 
+def damaged(where: str, what: str) -> CheckpointError:
+    """The error for a checkpoint in ``where`` whose files are damaged (``what``)."""
+    return CheckpointError(
+        f"--resume: the checkpoint in {where} is damaged ({what}); delete that "
+        "directory (or choose another --checkpoint-dir) to start afresh.")
+
+
+def manifest(engine: str, spec: dict[str, Any], config: dict[str, Any] | None,
+             levels: list[dict[str, Any]], state: dict[str, Any] | None, *,
+             final: dict[str, Any] | None = None,
+             engine_state: dict[str, Any] | None = None) -> dict[str, Any]:
+    """A manifest of this version, for every backend (see the module docstring):
+    ``levels`` the committed levels (each with its ``states``), ``state`` the counters
+    (:meth:`Snapshot.to_json`; its ``depth`` is the next level to expand)."""
+    return {"format": FORMAT, "version": VERSION, "written": time.time(),
+            "engine": engine, "spec": spec, "config": config,
+            "level": None if state is None else int(state["depth"]),
+            "levels": levels, "state": state, "complete": final is not None,
+            "final": final, "engine_state": dict(engine_state or {})}
+
+
+def parse_manifest(data: Any, where: str) -> dict[str, Any]:
+    """The manifest ``data`` read from the checkpoint in ``where``, in this version's
+    format: older formats are converted (a local version 1 manifest, a Spark one of
+    format ``modelcheck-spark-checkpoint``); anything else is refused."""
+    fmt = data.get("format") if isinstance(data, dict) else None
+    if fmt not in (FORMAT, SPARK_FORMAT_V1):
+        raise damaged(where, f"{MANIFEST} is not a modelcheck checkpoint manifest")
+    version = data.get("version")
+    try:
+        if fmt == SPARK_FORMAT_V1 and version == 1:
+            return _from_spark_v1(data)
+        if fmt == FORMAT and version == 1:
+            return _from_local_v1(data)
+    except (KeyError, TypeError, ValueError, AttributeError) as e:
+        raise damaged(where, f"{MANIFEST} lacks or garbles {e}") from None
+    if fmt != FORMAT or version != VERSION:
+        raise CheckpointError(
+            f"--resume: the checkpoint in {where} has format version {version!r}; this "
+            f"modelcheck reads versions 1 to {VERSION}. Delete it to start afresh.")
+    return dict(data)
+
+
+def _from_local_v1(d: dict[str, Any]) -> dict[str, Any]:
+    """A local explorer's manifest of version 1: ``identity`` was ``spec``."""
+    out = {k: v for k, v in d.items() if k != "identity"}
+    state = d.get("state")
+    out.update(version=VERSION, engine=LOCAL, spec=d["identity"],
+               level=None if state is None else int(state["depth"]), engine_state={})
+    return out
+
+
+def _from_spark_v1(d: dict[str, Any]) -> dict[str, Any]:
+    """A Spark manifest of version 1: counters at the top, ``level_sizes``."""
+    state = {"depth": int(d["level"]), "generated": d["generated"], "fired": d["fired"],
+             "new_by_action": d["new_by_action"], "stats": d["stats"],
+             "seconds": d.get("seconds", 0.0)}
+    engine_state: dict[str, Any] = {k: d[k] for k in ("partitions", "pending") if k in d}
+    out = manifest(str(d.get("engine", "dataframe")), d["spec"], None,
+                   [{"states": int(n)} for n in d.get("level_sizes", [])], state,
+                   engine_state=engine_state)
+    out["written"] = d.get("updated")
+    return out
+
+
+def refuse_other_engine(data: dict[str, Any], where: str, local: bool) -> None:
+    """Refuse a checkpoint of the other backend (``local``: this run is local)."""
+    engine = data.get("engine")
+    if local and engine != LOCAL:
+        raise CheckpointError(
+            f"--resume: the checkpoint in {where} was written by the Spark backend "
+            f"(engine {engine}); continue it with `modelcheck spark --resume`, or choose "
+            "another --checkpoint-dir for this run.")
+    if not local and engine == LOCAL:
+        raise CheckpointError(
+            f"--resume: the checkpoint in {where} was written by the local explorer; "
+            "continue it with `modelcheck check --resume`, or choose another "
+            "--checkpoint-dir for this run.")
+
+
 def _fsync_dir(path: Path) -> None:
     with contextlib.suppress(OSError):
         fd = os.open(path, os.O_RDONLY)
@@ -183,6 +276,34 @@ def _fsync_dir(path: Path) -> None:
             os.fsync(fd)
         finally:
             os.close(fd)
+
+
+def write_manifest(directory: Path, data: dict[str, Any]) -> None:
+    """Replace ``directory``'s manifest by ``data`` atomically (a temporary file, synced,
+    renamed; then the directory synced): a reader sees the old one or the new one."""
+    _write_atomic(directory / MANIFEST,
+                  json.dumps(data, separators=(",", ":")).encode())  # the fast C encoder
+    _fsync_dir(directory)
+
+
+def _write_atomic(target: Path, data: bytes | np.ndarray) -> None:
+    """Write ``data`` (bytes, or an array as ``.npy``) to ``target`` through a temporary
+    file, synced and renamed."""
+    tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
+    try:
+        with open(tmp, "wb") as f:
+            if isinstance(data, np.ndarray):
+                np.save(f, data)
+            else:
+                f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, target)
+    except OSError as e:
+        tmp.unlink(missing_ok=True)
+        raise CheckpointError(
+            f"--checkpoint-dir: cannot write {target}: {e.strerror or e}; the checkpoint "
+            "committed before stays usable with --resume.") from None
 
 
 def _crc(a: np.ndarray) -> int:
@@ -232,19 +353,7 @@ class Checkpoint:
     # ------------------------------------------------------------ writing
     def _save(self, name: str, a: np.ndarray) -> int:
         """Write ``a`` to ``name`` atomically; its crc32."""
-        target = self.path / name
-        tmp = self.path / f".{name}.{os.getpid()}.tmp"
-        try:
-            with open(tmp, "wb") as f:
-                np.save(f, a)
-                f.flush()
-                os.fsync(f.fileno())
-            os.replace(tmp, target)
-        except OSError as e:
-            tmp.unlink(missing_ok=True)
-            raise CheckpointError(
-                f"--checkpoint-dir: cannot write {target}: {e.strerror or e}; the checkpoint "
-                "committed before stays usable with --resume.") from None
+        _write_atomic(self.path / name, a)
         return _crc(a)
 
     def _write_levels(self, levels: LevelStore, upto: int) -> None:
@@ -256,24 +365,9 @@ class Checkpoint:
                 "parents_crc32": self._save(f"level-{d:05d}.parents.npy", lv.parents)})
 
     def _write_manifest(self, final: Final | None) -> None:
-        data = {"format": FORMAT, "version": VERSION, "written": time.time(),
-                "identity": self.identity, "config": self.config.identity,
-                "levels": self._levels, "state": self._state,
-                "complete": final is not None,
-                "final": None if final is None else final.to_json()}
-        tmp = self.path / f".{MANIFEST}.{os.getpid()}.tmp"
-        try:
-            with open(tmp, "w") as f:
-                f.write(json.dumps(data, separators=(",", ":")))  # the fast C encoder
-                f.flush()
-                os.fsync(f.fileno())
-            os.replace(tmp, self.manifest_path)
-        except OSError as e:
-            tmp.unlink(missing_ok=True)
-            raise CheckpointError(
-                f"--checkpoint-dir: cannot write {self.manifest_path}: {e.strerror or e}; "
-                "the checkpoint committed before stays usable with --resume.") from None
-        _fsync_dir(self.path)
+        write_manifest(self.path, manifest(
+            LOCAL, self.identity, self.config.identity, self._levels, self._state,
+            final=None if final is None else final.to_json()))
 
     def commit(self, levels: LevelStore, snap: Snapshot) -> None:
         """Commit the end of a level: ``snap.depth`` is the next level to expand."""
@@ -302,22 +396,15 @@ class Checkpoint:
 
     # ------------------------------------------------------------ reading
     def _fail(self, what: str) -> CheckpointError:
-        return CheckpointError(
-            f"--resume: the checkpoint in {self.path} is damaged ({what}); delete that "
-            "directory (or choose another --checkpoint-dir) to start afresh.")
+        return damaged(str(self.path), what)
 
     def _read_manifest(self) -> dict[str, Any]:
         try:
             data = json.loads(self.manifest_path.read_text())
         except (OSError, ValueError) as e:
             raise self._fail(f"cannot read {MANIFEST}: {e}") from None
-        if not isinstance(data, dict) or data.get("format") != FORMAT:
-            raise self._fail(f"{MANIFEST} is not a modelcheck checkpoint manifest")
-        if data.get("version") != VERSION:
-            raise CheckpointError(
-                f"--resume: the checkpoint in {self.path} has format version "
-                f"{data.get('version')!r}; this modelcheck reads version {VERSION}. Delete "
-                "it to start afresh.")
+        data = parse_manifest(data, str(self.path))
+        refuse_other_engine(data, str(self.path), local=True)
         return data
 
     def _check_identity(self, have: dict[str, Any]) -> None:
@@ -367,7 +454,7 @@ class Checkpoint:
             return None, None
         data = self._read_manifest()
         try:
-            self._check_identity(data["identity"])
+            self._check_identity(data["spec"])
             final = Final.from_json(data["final"]) if data.get("final") else None
             state = data.get("state")
             snap = Snapshot.from_json(state) if state is not None else None

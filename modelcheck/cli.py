@@ -25,19 +25,19 @@ from .cli_trace import const_option, graph, trace
 from .config import CheckConfig
 from .domains import Deferred
 from .errors import ModelcheckError, UsageError
-from .explorer import Progress
 from .fileio import file_uri_path, has_scheme, prepare_dir
 from .interrupt import Interrupts
 from .loader import bind_spec
 from .report import render_text
 from .result import Result
+from .run.progress import Progress, progress_line
 from .simulate import SimConfig, SimProgress, Simulator
 from .spec import Spec
 from .temporal import fairness_conditions
 from .trace.runrecord import RunRecorder
 
 __all__ = ["main", "cli", "bind_spec", "print_error", "check_options", "simulate",
-           "simulate_options", "SimOptions", "sim_progress_printer"]
+           "simulate_options", "SimOptions", "sim_progress_printer", "progress_printer"]
 
 EXIT_HELP = """\b
 Exit codes:
@@ -64,17 +64,13 @@ def print_error(e: BaseException, fmt: str = "text") -> NoReturn:
     sys.exit(2)
 
 
-def _progress_printer(enabled: bool) -> Callable[[Progress], None] | None:
+def progress_printer(enabled: bool) -> Callable[[Progress], None] | None:
+    """A progress callback printing each report's line on stderr (every backend's)."""
     if not enabled:
         return None
 
     def show(p: Progress) -> None:
-        click.echo(
-            f"[{p.seconds:7.1f}s] depth {p.depth:>3}  distinct {p.distinct:>12,}  "
-            f"frontier {p.frontier_left + p.next_level:>11,}  generated {p.generated:>13,}  "
-            f"{p.rate:>10,.0f} states/s",
-            err=True,
-        )
+        click.echo(progress_line(p), err=True)
 
     return show
 
@@ -277,7 +273,7 @@ def check(spec: str, consts: tuple[str, ...], config: CheckConfig, spill_dir: st
             cp = config.checkpoint_dir
             if config.resume and cp and not has_checkpoint(cp):
                 click.echo(f"--resume: no checkpoint in {cp}; starting afresh.", err=True)
-            result = run_check(bound, cfg, progress=_progress_printer(not quiet),
+            result = run_check(bound, cfg, progress=progress_printer(not quiet),
                                notice=lambda line: click.echo(line, err=True))
         except ModelcheckError as e:
             print_error(e, fmt)

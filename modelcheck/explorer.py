@@ -11,20 +11,18 @@ the counterexample therefore do not depend on the batch size or on timing.
 
 Traces are rebuilt by replaying the spec along stored parents.
 
-Before every batch the run checks Ctrl-C (:mod:`modelcheck.interrupt`) and sizes the
-batch to the memory budget (:mod:`modelcheck.budget`); before storing a level it checks
-``max_states`` and the memory the level takes. A stop, or a ``MemoryError``, ends the
-run at the last complete level (status ``incomplete``, a ``message`` saying why and
-what to try) and commits that level to the checkpoint, if there is one.
+The run's rules (stops, progress, checkpoint commits, the result) are the run loop's
+(:class:`~modelcheck.run.loop.RunLoop`); this module is its in-process backend
+(:class:`_LocalLevels`): before every batch it checks Ctrl-C
+(:mod:`modelcheck.interrupt`) and sizes the batch to the memory budget
+(:mod:`modelcheck.budget`); before a level is stored it checks the memory the level
+takes.
 """
 
 from __future__ import annotations
 
-import contextlib
-import gc
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -36,33 +34,19 @@ from .engine import LevelExpansion, LevelFindings, TransitionHook, Verdict, init
 from .engine import rebuild_trace as rebuild_trace
 from .interrupt import Interrupts
 from .kernel import Kernel
-from .layout import collision_probability
 from .library import Library
 from .library import catalog as library_catalog
 from .library import lookup as library_lookup
 from .memtune import steady_arrays
-from .result import ActionCoverage, LevelStats, Result, Violation
-from .spec import ActionInstance, PredicateDecl, Spec
+from .result import Result, Violation
+from .run.loop import Begin, Pulse, RunLoop, Successors
+from .run.progress import Progress
+from .run.results import complete_result, coverage_table, new_result
+from .spec import PredicateDecl, Spec
 from .store import NO_PARENT, FingerprintSet, LevelStore, dedupe_min
 
 __all__ = ["Explorer", "Progress", "explore", "coverage_table", "rebuild_trace",
            "select_checks", "build_kernel", "new_result", "complete_result"]
-
-
-@dataclass(frozen=True)
-class Progress:
-    """A progress report: emitted every few seconds and at the end of each level."""
-
-    depth: int
-    distinct: int
-    frontier_left: int
-    next_level: int
-    generated: int
-    seconds: float
-
-    @property
-    def rate(self) -> float:
-        return self.distinct / self.seconds if self.seconds > 0 else 0.0
 
 
 def select_checks(spec: Spec, names: Sequence[str] | None,
@@ -168,7 +152,10 @@ class Explorer:
         ckpt = self._checkpoint()
         try:
             with Interrupts() as stop:
-                return _Run(self, res, levels, ckpt, budget, stop, t0).explore()
+                backend = _LocalLevels(self, levels, ckpt, budget, stop)
+                return RunLoop(backend, self.kernel, self.config, res, stop,
+                               progress=self.progress,
+                               progress_interval=self.progress_interval, t0=t0).run()
         finally:
             if ckpt is not None:
                 ckpt.close()
@@ -188,22 +175,6 @@ class Explorer:
                              "checkpoints to a local directory; URIs of Hadoop file systems "
                              "are for `modelcheck spark`.")
         return Checkpoint(cfg.checkpoint_dir, self.kernel, cfg)
-
-    def _ended(self, res: Result, final: Final, levels: LevelStore,
-               visited: FingerprintSet) -> Result:
-        """The result of a run whose checkpoint records its end (no exploration)."""
-        c = final.counters
-        res.status, res.reason = final.status, final.reason
-        violation = None
-        if final.verdict is not None:
-            path_to = _path_finder(levels, visited, c.depth)
-            violation = report(self.kernel, final.verdict, path_to)
-        res.levels = list(c.stats)
-        complete_result(res, self.kernel, violation=violation, distinct=final.distinct,
-                        generated=c.generated, depth=final.result_depth, seconds=c.seconds,
-                        fired=c.fired, new_by_action=c.new_by_action)
-        res.memory = dict(final.memory)
-        return res
 
     # ------------------------------------------------------------- helpers
     def _merge(self, cand_fps: list[np.ndarray], cand_keys: list[np.ndarray],
@@ -228,170 +199,169 @@ class Explorer:
             words = np.concatenate(cand_words)[rows]
         return u, words, parents, by_action
 
-class _Run:
-    """One run of an :class:`Explorer`: the level loop and what it holds."""
 
-    def __init__(self, ex: Explorer, res: Result, levels: LevelStore, ckpt: Checkpoint | None,
-                 budget: MemoryBudget, stop: Interrupts, t0: float) -> None:
-        self.ex, self.res, self.levels, self.ckpt = ex, res, levels, ckpt
-        self.budget, self.stop, self.t0 = budget, stop, t0
+class _LocalLevels:
+    """The in-process backend of the run loop (:class:`~modelcheck.run.loop.Backend`):
+    the levels in a :class:`~modelcheck.store.LevelStore`, the visited set in memory,
+    a level expanded in batches paced by the memory budget, the checkpoint in a local
+    directory (:class:`~modelcheck.checkpoint.Checkpoint`)."""
+
+    def __init__(self, ex: Explorer, levels: LevelStore, ckpt: Checkpoint | None,
+                 budget: MemoryBudget, stop: Interrupts) -> None:
+        self.ex, self.levels, self.ckpt = ex, levels, ckpt
+        self.budget, self.stop = budget, stop
         self.k = ex.kernel
         self.n_act = len(self.k.actions)
-        self.fired = np.zeros(self.n_act, dtype=np.int64)
-        self.new_by_action = np.zeros(self.n_act, dtype=np.int64)
         self.visited = FingerprintSet()
-        self.generated = 0
-        self.depth = 0
-        self.committed = -1  # the level whose start the checkpoint holds
+        self.depth = 0  # the level being expanded
         self.frontier_words = np.zeros((0, ex.layout.n_words), dtype=np.uint64)
+        self.init_findings: LevelFindings | None = None
+        self.init_fps = np.zeros(0, dtype=np.uint64)
         self.cand_fps: list[np.ndarray] = []
         self.cand_keys: list[np.ndarray] = []
         self.cand_words: list[np.ndarray] = []
         self.cand_rows = 0
         self.cand_bytes = 0
         self.fanout_seen: float | None = None  # the most successors per state in a batch
+        self.level_start = 0.0
+        self.merged: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
 
-    # ------------------------------------------------------------ the loop
-    def explore(self) -> Result:
-        ex, res, levels, ckpt, k = self.ex, self.res, self.levels, self.ckpt, self.k
-        violation: Violation | None = None
-        verdict: Verdict | None = None
-        extra_new = 0  # states of a last level counted but not stored (a violation's)
-        orderly = False  # stopped by a budget, Ctrl-C or MemoryError where it can resume
-        max_depth = ex.config.max_depth
-        try:
-            snap, final = (ckpt.load(levels, self.visited) if ckpt and ex.config.resume
-                           else (None, None))
-            if final is not None:
-                if ex.notice is not None and ckpt is not None:
-                    ex.notice(f"--resume: the checkpoint in {ckpt.path} holds the run's end "
-                              f"({final.distinct:,} states); reporting it")
-                return ex._ended(res, final, levels, self.visited)
-            if snap is not None and ex.notice is not None:
-                ex.notice(f"resuming at level {snap.depth} ({len(self.visited):,} states)")
-            if snap is None:
-                init_fps, self.frontier_words, init_findings = initial_states(k)
-                self._store(init_fps, np.full(len(init_fps), NO_PARENT, dtype=np.uint32))
+    # ------------------------------------------------------------ the backend
+    def begin(self, resume: bool) -> Begin:
+        if self.ckpt is None or not resume:
+            return Begin()
+        snap, final = self.ckpt.load(self.levels, self.visited)
+        notice = self.ex.notice
+        if final is not None:
+            if notice is not None:
+                notice(f"--resume: the checkpoint in {self.ckpt.path} holds the run's end "
+                       f"({final.distinct:,} states); reporting it")
+            return Begin(final=final)
+        if snap is None:
+            return Begin()
+        if notice is not None:
+            notice(f"resuming at level {snap.depth} ({len(self.visited):,} states)")
+        self.depth = snap.depth
+        self.frontier_words = (snap.words if snap.words is not None
+                               else self.levels.levels[snap.depth].fps.reshape(-1, 1))
+        return Begin(snap, sizes=[len(lv.fps) for lv in self.levels.levels])
+
+    def initial(self) -> int:
+        self.init_fps, self.frontier_words, self.init_findings = initial_states(self.k)
+        return len(self.init_fps)
+
+    def keep_initial(self) -> None:
+        self._store(self.init_fps, np.full(len(self.init_fps), NO_PARENT, dtype=np.uint32))
+
+    def expand(self, depth: int, expand: bool, pulse: Pulse) -> LevelFindings:
+        ex = self.ex
+        self.depth = depth
+        self.level_start = time.perf_counter()
+        level_fps = self.levels.levels[depth].fps
+        n = len(level_fps)
+        if ex.on_level is not None:
+            ex.on_level(depth, level_fps, self.frontier_words)
+        self._clear_candidates()
+        lx = LevelExpansion(self.k, level_fps, self.frontier_words, expand=expand,
+                            batch_size=ex.config.batch_size, flush_rows=0,
+                            on_transitions=ex.on_transitions,
+                            batch_rows=self._pacer(n, level_fps))
+        self.lx = lx
+        for u, kmin, w in lx.candidates():
+            fresh = ~self.visited.contains(u)
+            self._add_candidates(u[fresh], kmin[fresh], None if w is None else w[fresh])
+
+            def counts(kmin: np.ndarray = kmin) -> tuple[int, int, int]:
+                done = int(kmin.max()) // self.n_act + 1 if len(kmin) else 0
+                return max(0, n - done), self.cand_rows, int(lx.findings.fired.sum())
+
+            pulse(depth, counts)
+        found = lx.findings
+        if depth == 0:
+            if self.init_findings is None:  # resumed at level 0
+                self.init_findings = initial_states(self.k)[2]
+            found.merge(self.init_findings)
+        return found
+
+    def successors(self, depth: int, verdict: Verdict | None, expand_next: bool,
+                   room: int | None) -> Successors:
+        new_fps, new_words, new_parents, by_action = self.ex._merge(
+            self.cand_fps, self.cand_keys, self.cand_words, self.n_act)
+        self._clear_candidates()
+        self.merged = (new_fps, new_words, new_parents)
+        return Successors(len(new_fps), by_action, time.perf_counter() - self.level_start)
+
+    def fits(self, depth: int, new: int) -> None:
+        assert self.merged is not None
+        limit = self.budget.limit
+        if limit is None:
+            return
+        merged_bytes = sum(a.nbytes for a in self.merged)
+        need = self._held() + merged_bytes + self.visited.growth(new) + \
+            (0 if self.levels.spilled else 4 * new)
+        if need > limit:
+            raise StopRun("memory", self._memory_message(need, 1.0))
+
+    def keep(self, depth: int) -> None:
+        assert self.merged is not None
+        new_fps, new_words, new_parents = self.merged
+        self.merged = None
+        self._store(new_fps, new_parents)
+        self.frontier_words = new_words
+
+    def report(self, depth: int, verdict: Verdict) -> Violation:
+        return report(self.k, verdict, _path_finder(self.levels, self.visited, depth))
+
+    def commit(self, snap: Snapshot, sizes: list[int]) -> None:
+        if self.ckpt is None:
+            return
+        if not self.ex.layout.exact:
+            snap.words = self.frontier_words
+        self.ckpt.commit(self.levels, snap)
+
+    def finish(self, final: Final) -> None:
+        if self.ckpt is not None:
+            self.ckpt.finish(self.levels, final.counters.depth, final)
+
+    @property
+    def checkpoint(self) -> str | None:
+        return None if self.ckpt is None else str(self.ckpt.path)
+
+    def advice(self) -> str:
+        ex = self.ex
+        tips = []
+        if not self.levels.spilled:
+            tips.append("--spill-dir DIR (keeps the BFS levels, 12 of the 20 bytes a state, "
+                        "on disk)")
+        if self.k.symmetry is None:
+            if ex.spec.symmetry_sets():
+                tips.append("symmetry reduction (drop --no-symmetry)")
             else:
-                init_findings = LevelFindings(self.n_act)
-                self.depth, self.generated = snap.depth, snap.generated
-                self.committed = snap.depth
-                self.fired += snap.fired
-                self.new_by_action += snap.new_by_action
-                res.levels = list(snap.stats)
-                self.t0 -= snap.seconds
-                self.frontier_words = (snap.words if snap.words is not None
-                                       else levels.levels[self.depth].fps.reshape(-1, 1))
-            last_report = time.perf_counter()
-            while True:
-                if self.stop.requested:
-                    raise StopRun("interrupted")
-                depth = self.depth
-                lt = time.perf_counter()
-                level_fps = levels.levels[depth].fps
-                n = len(level_fps)
-                can_expand = max_depth is None or depth < max_depth
-                if ex.on_level is not None:
-                    ex.on_level(depth, level_fps, self.frontier_words)
-                self._clear_candidates()
-                lx = LevelExpansion(k, level_fps, self.frontier_words, expand=can_expand,
-                                    batch_size=ex.config.batch_size, flush_rows=0,
-                                    on_transitions=ex.on_transitions,
-                                    batch_rows=self._pacer(n, level_fps))
-                self.lx = lx
-                for u, kmin, w in lx.candidates():
-                    fresh = ~self.visited.contains(u)
-                    self._add_candidates(u[fresh], kmin[fresh],
-                                         None if w is None else w[fresh])
-                    now = time.perf_counter()
-                    if ex.progress is not None and now - last_report >= ex.progress_interval:
-                        last_report = now
-                        done = int(kmin.max()) // self.n_act + 1 if len(kmin) else 0
-                        ex.progress(Progress(depth, len(self.visited), max(0, n - done),
-                                             self.cand_rows,
-                                             self.generated + int(lx.findings.fired.sum()),
-                                             now - self.t0))
-                found = lx.findings
-                if depth == 0:
-                    found.merge(init_findings)
-                verdict = found.verdict()
-                path_to = _path_finder(levels, self.visited, depth)
-                if verdict is not None and verdict.phase1:
-                    violation = report(k, verdict, path_to)
-                    res.status = "violation"
-                    break
-                new_fps, new_words, new_parents, by_action = ex._merge(
-                    self.cand_fps, self.cand_keys, self.cand_words, self.n_act)
-                self._clear_candidates()
-                if verdict is None:
-                    self._check_store(len(new_fps), new_fps.nbytes + new_words.nbytes
-                                      + new_parents.nbytes)
-                level_fired = int(found.fired.sum())
-                self.generated += level_fired
-                self.fired += found.fired
-                self.new_by_action += by_action
-                res.levels.append(LevelStats(depth, n, len(new_fps), level_fired,
-                                             time.perf_counter() - lt))
-                if verdict is not None:
-                    extra_new = len(new_fps)  # counted, not stored: the run ends here
-                    violation = report(k, verdict, path_to)
-                    res.status = "deadlock" if verdict.kind == "deadlock" else "violation"
-                    break
-                if len(new_fps):
-                    self._store(new_fps, new_parents)
-                now = time.perf_counter()
-                if ex.progress is not None and now - last_report >= ex.progress_interval:
-                    last_report = now
-                    ex.progress(Progress(depth + 1, len(self.visited), 0, len(new_fps),
-                                         self.generated, now - self.t0))
-                if not can_expand:
-                    res.status = "incomplete"
-                    res.reason = f"--max-depth {max_depth} reached"
-                    break
-                if len(new_fps) == 0:
-                    break
-                self.depth = depth + 1
-                self.frontier_words = new_words
-                self._commit()
-        except StopRun as s:
-            res.status, res.reason, res.message = "incomplete", s.reason, s.message
-            orderly = True
-        except KeyboardInterrupt:  # a second Ctrl-C, or raised by a progress callback
-            res.status, res.reason = "incomplete", "interrupted"
-        except MemoryError as e:
-            res.status, res.reason = "incomplete", "memory"
-            res.message = str(e)  # nothing else of the failed allocation is kept
-            orderly = True
-        if res.reason == "memory" and res.status == "incomplete":
-            self._clear_candidates()
-            gc.collect()
-            if not (res.message or "").startswith("Stopped"):
-                res.message = self._oom_message(res.message or "")
-        stored = len(levels)
-        complete_result(res, k, violation=violation, distinct=len(self.visited) + extra_new,
-                        generated=self.generated,
-                        depth=max(0, stored - 1 + (1 if extra_new else 0)),
-                        seconds=time.perf_counter() - self.t0, fired=self.fired,
-                        new_by_action=self.new_by_action)
-        res.memory = {"visited_bytes": self.visited.nbytes, "levels_bytes": levels.nbytes,
-                      "bytes_per_state": (self.visited.nbytes + levels.nbytes)
-                      // max(1, len(self.visited)),
-                      "levels_spilled": int(levels.spilled)}
-        if ckpt is not None and orderly:
-            # stopped at the start of level `depth`: make that the checkpoint's state
-            if self.committed != self.depth and stored:
-                with contextlib.suppress(MemoryError, CheckpointError):
-                    self._commit()
-            if self.committed == self.depth and res.message is not None:
-                res.message += (f" The checkpoint in {ckpt.path} holds levels 0..{self.depth}:"
-                                " continue with --resume (and a larger budget).")
-        elif ckpt is not None and res.reason != "interrupted":
-            ckpt.finish(levels, self.depth, Final(
-                Snapshot(self.depth, self.generated, self.fired, self.new_by_action,
-                         res.levels, res.seconds),
-                res.status, res.reason, max_depth, res.distinct_states, res.depth,
-                res.memory, verdict))
-        return res
+                tips.append("symmetry reduction (declare interchangeable ids in the spec)")
+        tips.append("the Spark backend (modelcheck spark, which spreads the states over a "
+                    "cluster)")
+        tips.append("smaller constants (--const)")
+        tips.append("a larger --memory-limit if the machine has memory to spare")
+        return "To go further, try " + "; ".join(tips) + "."
+
+    def out_of_memory(self, detail: str) -> str:
+        return (f"Ran out of memory while expanding level {self.depth} ({detail.rstrip('.')})"
+                f": the counts cover the complete levels 0..{max(0, len(self.levels) - 1)}. "
+                "The memory limit did not foresee this allocation; a lower --memory-limit "
+                "or a smaller --batch-size stops earlier and cleanly. " + self.advice())
+
+    def release(self) -> None:
+        self._clear_candidates()
+        self.merged = None
+
+    def interrupted(self) -> None:
+        pass
+
+    def memory(self) -> dict[str, int]:
+        levels, visited = self.levels, self.visited
+        return {"visited_bytes": visited.nbytes, "levels_bytes": levels.nbytes,
+                "bytes_per_state": (visited.nbytes + levels.nbytes) // max(1, len(visited)),
+                "levels_spilled": int(levels.spilled)}
 
     # ------------------------------------------------------------ storage
     def _clear_candidates(self) -> None:
@@ -416,37 +386,12 @@ class _Run:
 
     def _store(self, fps: np.ndarray, parents: np.ndarray) -> None:
         """Add a level to the levels and the visited set (both or neither)."""
-        cap = self.ex.config.max_states
-        if cap is not None and len(self.visited) + len(fps) > cap:
-            raise StopRun("max-states", self._max_states_message(len(fps)))
         self.levels.append(fps, parents)
         try:
             self.visited.add_sorted(fps)
         except BaseException:
             self.levels.pop()
             raise
-
-    def _check_store(self, new: int, merged_bytes: int) -> None:
-        """Before storing a level of ``new`` states: does it fit the budgets?"""
-        cap = self.ex.config.max_states
-        if cap is not None and len(self.visited) + new > cap:
-            raise StopRun("max-states", self._max_states_message(new))
-        limit = self.budget.limit
-        if limit is None:
-            return
-        need = self._held() + merged_bytes + self.visited.growth(new) + \
-            (0 if self.levels.spilled else 4 * new)
-        if need > limit:
-            raise StopRun("memory", self._memory_message(need, 1.0))
-
-    def _commit(self) -> None:
-        if self.ckpt is None:
-            return
-        self.ckpt.commit(self.levels, Snapshot(
-            self.depth, self.generated, self.fired, self.new_by_action, self.res.levels,
-            time.perf_counter() - self.t0,
-            None if self.ex.layout.exact else self.frontier_words))
-        self.committed = self.depth
 
     # ------------------------------------------------------------ pacing
     def _pacer(self, n: int, level_fps: np.ndarray) -> Callable[[int], int]:
@@ -477,23 +422,6 @@ class _Run:
         return rows
 
     # ------------------------------------------------------------ messages
-    def _advice(self) -> str:
-        ex = self.ex
-        tips = []
-        if not self.levels.spilled:
-            tips.append("--spill-dir DIR (keeps the BFS levels, 12 of the 20 bytes a state, "
-                        "on disk)")
-        if self.k.symmetry is None:
-            if ex.spec.symmetry_sets():
-                tips.append("symmetry reduction (drop --no-symmetry)")
-            else:
-                tips.append("symmetry reduction (declare interchangeable ids in the spec)")
-        tips.append("the Spark backend (modelcheck spark, which spreads the states over a "
-                    "cluster)")
-        tips.append("smaller constants (--const)")
-        tips.append("a larger --memory-limit if the machine has memory to spare")
-        return "To go further, try " + "; ".join(tips) + "."
-
     def _projected(self, done: float) -> int:
         """Bytes the explorer would hold at the end of the level being expanded
         (projected from the part ``done``, a fraction, of it)."""
@@ -521,22 +449,7 @@ class _Run:
                 f"{format_size(held)}, and {what} needs about {format_size(max(0, need - held))} "
                 f"more, {format_size(max(0, need - limit))} beyond the limit (deeper levels "
                 f"need more again). The counts cover the complete levels 0..{self.depth}. "
-                + self._advice())
-
-    def _max_states_message(self, new: int) -> str:
-        cap = self.ex.config.max_states
-        return (f"Stopped at --max-states {cap:,}: the {len(self.visited):,} states of levels "
-                f"0..{self.depth} are explored, and level {self.depth + 1} would add {new:,} "
-                f"more ({len(self.visited) + new:,} in all). The counts cover the complete "
-                f"levels 0..{self.depth}; raise --max-states to go further. "
-                + self._advice().replace("--memory-limit", "--max-states"))
-
-    def _oom_message(self, detail: str) -> str:
-        return (f"Ran out of memory while expanding level {self.depth} ({detail.rstrip('.')})"
-                f": the counts cover the complete levels 0..{max(0, len(self.levels) - 1)}. "
-                "The memory limit did not foresee this allocation; a lower --memory-limit "
-                "or a smaller --batch-size stops earlier and cleanly. " + self._advice())
-
+                + self.advice())
 
 
 def _path_finder(levels: LevelStore, visited: FingerprintSet,
@@ -549,46 +462,6 @@ def _path_finder(levels: LevelStore, visited: FingerprintSet,
         return levels.path(depth, levels.index_of(depth, fp))
 
     return path_to
-
-
-def new_result(kernel: Kernel, config: CheckConfig, backend: str = "local") -> Result:
-    """An empty result of a check of ``kernel``'s spec with ``config`` (every explorer's)."""
-    spec, layout = kernel.spec, kernel.layout
-    return Result(spec=spec.name, constants=dict(spec.constants), status="ok",
-                  fingerprint="exact" if layout.exact else "hash64",
-                  state_bits=layout.bits, state_cells=len(layout.cells), backend=backend,
-                  symmetry=list(kernel.symmetry.names) if kernel.symmetry else [],
-                  checked={"invariants": [p.name for p in kernel.invariants],
-                           "properties": [p.name for p in kernel.properties],
-                           "deadlock": ["on" if kernel.check_deadlock else "off"]},
-                  config=config.decisive())
-
-
-def complete_result(res: Result, kernel: Kernel, *, violation: Violation | None,
-                    distinct: int, generated: int, depth: int, seconds: float,
-                    fired: np.ndarray, new_by_action: np.ndarray) -> None:
-    """Fill in the totals of a finished (or stopped) run (every explorer's)."""
-    res.violation = violation
-    res.distinct_states = distinct
-    res.generated_states = generated
-    res.depth = depth
-    res.seconds = seconds
-    res.coverage = coverage_table(kernel.actions, fired, new_by_action)
-    res.collision_probability = collision_probability(distinct, kernel.layout.exact)
-
-
-def coverage_table(actions: Sequence[ActionInstance], fired: np.ndarray,
-                   new: np.ndarray) -> list[ActionCoverage]:
-    """Per-action coverage (summed over parameters) from per-instance counters."""
-    out: dict[str, ActionCoverage] = {}
-    for inst in actions:
-        c = out.get(inst.name)
-        if c is None:
-            params = "(" + ", ".join(p for p in inst.decl.params) + ")" if inst.decl.params else ""
-            c = out[inst.name] = ActionCoverage(inst.name, params)
-        c.fired += int(fired[inst.id])
-        c.new_states += int(new[inst.id])
-    return list(out.values())
 
 
 def explore(spec: Spec, **kwargs: Any) -> Result:

@@ -14,12 +14,18 @@ Guards nest: an inner guard (the explorer's) entered while an outer one (the
 arrives while the spec is loading stops the run as soon as it starts. Outside the
 main thread, or when SIGINT is ignored or handled by foreign code, a guard installs
 nothing and ``requested`` stays false (Ctrl-C then behaves as Python's default).
+
+A backend whose work cannot check ``requested`` while it runs (Spark jobs) gives the
+guard ``on_request``: the first Ctrl-C calls it from another thread (to cancel the
+jobs), whichever guard of the nest received the signal; with ``replace`` the guard
+also takes SIGINT over from a foreign handler (PySpark installs one).
 """
 
 from __future__ import annotations
 
 import signal
 import threading
+from collections.abc import Callable
 from types import FrameType, TracebackType
 
 __all__ = ["Interrupts"]
@@ -37,17 +43,26 @@ class Interrupts:
                 work(batch)
     """
 
-    def __init__(self) -> None:
+    def __init__(self, on_request: Callable[[], None] | None = None, *,
+                 replace: bool = False) -> None:
         self._count = 0
         self._outer: Interrupts | None = None
         self._previous: object = None
         self._installed = False
+        self.on_request = on_request
+        self.replace = replace
+        self._callbacks: list[Callable[[], None]] = []  # the installed guard's
 
     @property
     def requested(self) -> bool:
         """Whether Ctrl-C was pressed (or :meth:`request` called) since the outermost
         guard was entered."""
         return (self._outer or self)._count > 0
+
+    @requested.setter
+    def requested(self, value: bool) -> None:
+        """Record a request to stop (True), or forget the ones recorded (False)."""
+        (self._outer or self)._count = int(value)
 
     def request(self) -> None:
         """Ask the run to stop, as a first Ctrl-C does."""
@@ -57,6 +72,8 @@ class Interrupts:
         self._count += 1
         if self._count > 1:
             raise KeyboardInterrupt
+        for call in list(self._callbacks):
+            threading.Thread(target=call, name="modelcheck-interrupt", daemon=True).start()
 
     def __enter__(self) -> Interrupts:
         if threading.current_thread() is not threading.main_thread():
@@ -65,10 +82,14 @@ class Interrupts:
         owner = getattr(current, "__self__", None)
         if isinstance(owner, Interrupts):
             self._outer = owner
-        elif current is signal.default_int_handler:
+        elif current is signal.default_int_handler or self.replace:
             self._previous = current
             signal.signal(signal.SIGINT, self._handle)
             self._installed = True
+        else:
+            return self
+        if self.on_request is not None:
+            (self._outer or self)._callbacks.append(self.on_request)
         return self
 
     def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
@@ -76,4 +97,7 @@ class Interrupts:
         if self._installed:
             signal.signal(signal.SIGINT, self._previous)  # type: ignore[arg-type]
             self._installed = False
+        held = (self._outer or self)._callbacks
+        if self.on_request is not None and self.on_request in held:
+            held.remove(self.on_request)
         self._outer = None

@@ -4,8 +4,8 @@ Modules (``pyspark`` is imported only inside their functions, never by ``modelch
 
 * :mod:`spark_explore.driver` — :class:`SparkExplorer`, what ``modelcheck spark``
   calls: session, run directory and manifest, Ctrl-C, error translation, and the
-  level loop with its decisions; it drives the engine through
-  :class:`~spark_explore.driver.LevelEngine`.
+  Spark backend of the one run loop (:mod:`modelcheck.run.loop`); it drives the
+  engine through :class:`~spark_explore.driver.LevelEngine`.
 * :mod:`spark_explore.shard_engine` — :class:`~spark_explore.shard_engine.ShardEngine`,
   the engine of one host (or a shared mount): one Spark job of per-bucket numpy tasks
   per level, the levels as files in the run directory; small levels in the driver.

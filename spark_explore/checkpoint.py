@@ -10,10 +10,12 @@ A run directory (``--checkpoint-dir DIR``, or a temporary one) holds::
 complete; files it no longer needs are deleted only after that. So a run killed at
 any moment leaves a consistent checkpoint: ``--resume`` continues from
 ``manifest["level"]`` (a directory without a manifest starts afresh, as with
-``modelcheck check --resume``). The manifest records the spec (class, module, constants, a
-digest of the state layout and action list), the checks and the bucket count; a
-checkpoint from a different spec or different constants is refused with
-:class:`CheckpointError`.
+``modelcheck check --resume``). The manifest has the format of every backend
+(:func:`modelcheck.checkpoint.manifest`; manifests of the former Spark format are read
+as that one): the spec (class, module, constants, a digest of the state layout and
+action list), the checks, the counters, and in ``engine_state`` the bucket count and
+the pending level; a checkpoint from a different spec or different constants is
+refused with :class:`CheckpointError`.
 """
 
 from __future__ import annotations
@@ -26,32 +28,25 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from modelcheck.checkpoint import CheckpointError, layout_digest
+from modelcheck.checkpoint import (
+    FORMAT,
+    MANIFEST,
+    VERSION,
+    CheckpointError,
+    identity,
+    parse_manifest,
+    refuse_other_engine,
+    write_manifest,
+)
 from modelcheck.kernel import Kernel
 
 __all__ = ["CheckpointError", "RunDir", "spec_identity", "MANIFEST", "FORMAT", "VERSION"]
 
-MANIFEST = "manifest.json"
-FORMAT = "modelcheck-spark-checkpoint"
-VERSION = 1
-
 
 def spec_identity(kernel: Kernel, target: str) -> dict[str, Any]:
-    """What a checkpoint must match to be resumed by this run."""
-    spec = kernel.spec
-    cls = type(spec)
-    return {
-        "class": cls.__qualname__,
-        "module": cls.__module__,
-        "target": target,
-        "constants": {k: v for k, v in spec.constants.items()},
-        "layout": layout_digest(kernel),
-        "n_words": kernel.layout.n_words,
-        "invariants": [p.name for p in kernel.invariants],
-        "properties": [p.name for p in kernel.properties],
-        "deadlock": bool(kernel.check_deadlock),
-        "symmetry": list(kernel.symmetry.names) if kernel.symmetry else [],
-    }
+    """What a checkpoint must match to be resumed by this run: the local explorer's
+    identity, the module executors import the spec from and the state's words."""
+    return {**identity(kernel), "target": target, "n_words": kernel.layout.n_words}
 
 
 def _first_line(e: BaseException) -> str:
@@ -152,16 +147,13 @@ class RunDir:
             raise CheckpointError(f"cannot read {where}: {e}") from None
         except Exception as e:  # noqa: BLE001 - py4j
             raise CheckpointError(f"cannot read {where}: {_first_line(e)}") from None
-        if data.get("format") != FORMAT or data.get("version") != VERSION:
-            raise CheckpointError(
-                f"{self.manifest_path} is not a modelcheck Spark checkpoint of version "
-                f"{VERSION} (format {data.get('format')!r}, version {data.get('version')!r})."
-            )
+        data = parse_manifest(data, self.where)
+        refuse_other_engine(data, self.where, local=False)
         return data
 
     def write_manifest(self, data: dict[str, Any]) -> None:
         """Atomically replace the manifest (write a temp file, fsync, rename)."""
-        data = dict(data, format=FORMAT, version=VERSION, updated=time.time())
+        data = dict(data, format=FORMAT, version=VERSION, written=time.time())
         if self.store is not None:
             try:
                 self.store.write_bytes(MANIFEST, json.dumps(data, indent=1).encode())
@@ -171,19 +163,7 @@ class RunDir:
                     "committed before stay usable with --resume once the problem is fixed."
                 ) from None
             return
-        tmp = self.manifest_path.with_name(f".{MANIFEST}.{os.getpid()}.tmp")
-        try:
-            with open(tmp, "w") as f:
-                json.dump(data, f, indent=1)
-                f.flush()
-                os.fsync(f.fileno())
-            os.replace(tmp, self.manifest_path)
-        except OSError as e:
-            tmp.unlink(missing_ok=True)
-            raise CheckpointError(
-                f"cannot write {self.manifest_path}: {e.strerror or e}; the levels committed "
-                "before stay usable with --resume once the problem is fixed."
-            ) from None
+        write_manifest(self.path, data)
 
     def check_compatible(self, manifest: dict[str, Any], ident: dict[str, Any]) -> None:
         """Refuse a checkpoint made for another spec, other constants or other checks."""

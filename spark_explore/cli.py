@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import Any, NoReturn
+from typing import NoReturn
 
 import click
 
@@ -30,6 +30,7 @@ from modelcheck.cli import (
     option_name,
     prepare_recorder,
     print_error,
+    progress_printer,
     record_options,
     sim_progress_printer,
     simulate_options,
@@ -51,22 +52,6 @@ def parse_conf(items: tuple[str, ...]) -> dict[str, str]:
                              "--conf spark.executor.memory=4g.")
         out[key.strip()] = value.strip()
     return out
-
-
-def progress_printer(enabled: bool) -> Any:
-    """A progress callback printing one line per finished level on stderr."""
-    if not enabled:
-        return None
-
-    def show(p: Any) -> None:
-        click.echo(
-            f"[{p.elapsed:7.1f}s] level {p.level:>3}  frontier {p.frontier:>11,}  "
-            f"new {p.new:>11,}  generated {p.generated:>12,}  dups {p.duplicates:>11,}  "
-            f"{p.seconds:6.2f} s  {p.rate:>10,.0f} states/s  (distinct {p.distinct:,})",
-            err=True,
-        )
-
-    return show
 
 
 def _under_spark_submit() -> bool:

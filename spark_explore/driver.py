@@ -1,8 +1,8 @@
 """The driver of a Spark exploration: what ``modelcheck spark`` calls.
 
-:class:`SparkExplorer` follows :meth:`modelcheck.explorer.Explorer.run` step for
-step (same counts, same parent rule, same violation rule, same trace). It owns the
-driver side of a run:
+:class:`SparkExplorer` runs the one run loop of :mod:`modelcheck.run.loop` (the
+local explorer's: same counts, same stops, same violation rule, same trace) over the
+Spark backend :class:`_SparkLevels`. It owns the driver side of a run:
 
 * the run directory (``--checkpoint-dir``, else a temporary one), checked before
   Spark starts, and the manifest of committed levels (``--resume`` continues from
@@ -13,7 +13,7 @@ driver side of a run:
   the levels finished so far;
 * translating Spark's exceptions (a spec error on an executor reads as locally, a
   full run directory is one paragraph);
-* the level loop and its decisions (see below).
+* the backend's side of the loop: which jobs count and expand a level (see below).
 
 The levels themselves are computed by an engine behind :class:`LevelEngine`: today
 :class:`spark_explore.shard_engine.ShardEngine`. Job ``d`` of the engine commits
@@ -23,11 +23,11 @@ The decisions are the level engine's (:mod:`modelcheck.engine`): every task expa
 its bucket with :class:`~modelcheck.engine.LevelExpansion` and returns its
 :class:`~modelcheck.engine.LevelFindings`; the driver merges them (by minima, so
 the answer is the one the local explorer gives for the whole level in fingerprint
-order, whatever the number of buckets or the batch size) and applies
+order, whatever the number of buckets or the batch size), and the run loop applies
 :meth:`~modelcheck.engine.LevelFindings.verdict`. A phase-1 verdict (an invariant
 violated or raising on a state of the level) stops before the next job; any other
 verdict finishes the level first, counting the next level's new states with a
-commit-only job, as the local explorer does.
+commit-only job.
 
 The driver holds only per-level counters; never the visited set or a frontier.
 """
@@ -39,25 +39,29 @@ import functools
 import os
 import re
 import resource
-import signal
 import tempfile
-import threading
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
 import numpy as np
 
 from modelcheck.budget import format_size
+from modelcheck.checkpoint import Final, Snapshot
+from modelcheck.checkpoint import manifest as new_manifest
 from modelcheck.config import CheckConfig
-from modelcheck.engine import Verdict, initial_states, report
+from modelcheck.engine import LevelFindings, Verdict, initial_states, report
 from modelcheck.errors import ModelcheckError, SpecEvaluationError, UsageError
-from modelcheck.explorer import build_kernel, complete_result, coverage_table, new_result
+from modelcheck.explorer import build_kernel
+from modelcheck.interrupt import Interrupts
 from modelcheck.library import Library
 from modelcheck.library import lookup as library_lookup
-from modelcheck.result import LevelStats, Result, Violation
+from modelcheck.result import Result, Violation
+from modelcheck.run.loop import Begin, Pulse, RunLoop, Successors
+from modelcheck.run.progress import Progress
+from modelcheck.run.results import new_result
+from modelcheck.run.rules import can_expand
 from modelcheck.spec import Spec
 
 from .checkpoint import CheckpointError, RunDir, spec_identity
@@ -73,7 +77,7 @@ from .session import (
 from .shard_engine import LevelSummary, ShardEngine
 from .worker import WorkerConfig, decode_error
 
-__all__ = ["SparkExplorer", "LevelProgress", "LevelEngine", "DRIVER_THRESHOLD",
+__all__ = ["SparkExplorer", "LevelEngine", "DRIVER_THRESHOLD",
            "resolve_driver_threshold", "JobCanceller", "translate_job_error"]
 
 #: levels with at most this many candidate states run in the driver process. A level
@@ -101,28 +105,6 @@ def resolve_driver_threshold(value: int | None) -> int:
     if value < 0:
         raise UsageError(f"the driver threshold must be >= 0, not {value}.")
     return int(value)
-
-
-@dataclass(frozen=True)
-class LevelProgress:
-    """One finished level, as reported to the ``progress`` callback."""
-
-    level: int  # depth of the frontier that was expanded
-    frontier: int  # states expanded
-    new: int  # new states found (the next level)
-    generated: int  # successors generated (duplicates included)
-    distinct: int  # distinct states so far
-    seconds: float  # wall time of this level
-    elapsed: float  # wall time since the start of the run
-
-    @property
-    def duplicates(self) -> int:
-        return self.generated - self.new
-
-    @property
-    def rate(self) -> float:
-        """States expanded per second in this level."""
-        return self.frontier / self.seconds if self.seconds > 0 else 0.0
 
 
 class LevelEngine(Protocol):
@@ -196,7 +178,7 @@ class SparkExplorer:
         master: str | None = "local[*]",
         partitions: int | None = None,
         spark_conf: dict[str, str] | None = None,
-        progress: Callable[[LevelProgress], None] | None = None,
+        progress: Callable[[Progress], None] | None = None,
         spark: Any = None,
         spec_target: str | None = None,
         connect_timeout: float = 60.0,
@@ -236,7 +218,6 @@ class SparkExplorer:
                              f"{', '.join(ENGINES)}.")
         self.engine_name = engine
         self.engine: LevelEngine
-        self._sizes: list[int] = []
         self._sigint = JobCanceller()
         self._prechecked: tuple[str, dict[str, Any], dict[str, Any] | None] | None = None
 
@@ -290,10 +271,10 @@ class SparkExplorer:
         """The manifest of the checkpoint to resume (checked against this run)."""
         manifest = rundir.read_manifest()
         rundir.check_compatible(manifest, ident)
-        if manifest.get("engine") not in ENGINES:
+        if manifest["engine"] not in ENGINES:
             raise CheckpointError(
                 f"the checkpoint in {rundir.where} was written by the "
-                f"{manifest.get('engine', 'dataframe')} engine, which this version "
+                f"{manifest['engine']} engine, which this version "
                 "no longer has; start a new run in another --checkpoint-dir."
             )
         self.engine_name = str(manifest["engine"])
@@ -311,7 +292,7 @@ class SparkExplorer:
         manifest = self._prechecked[2] if self._prechecked is not None else None
         if manifest is None:
             return None
-        return int(manifest["level"]), sum(int(x) for x in manifest["level_sizes"])
+        return int(manifest["level"]), sum(int(lv["states"]) for lv in manifest["levels"])
 
     def run(self) -> Result:
         """Explore; Ctrl-C returns the levels finished so far with status ``incomplete``."""
@@ -320,7 +301,6 @@ class SparkExplorer:
         assert self._prechecked is not None
         target, ident, manifest = self._prechecked
         self._prechecked = None  # a second run() prepares afresh
-        self._sizes = []
         self._interrupted = False
         rundir = self.rundir
         created = False
@@ -351,7 +331,7 @@ class SparkExplorer:
                     elif self.config.resume:
                         self._notice(f"--resume: no checkpoint in {cp}; starting afresh.")
             if manifest is not None:
-                buckets = int(manifest["partitions"])
+                buckets = int(manifest["engine_state"]["partitions"])
             elif self.partitions:
                 buckets = int(self.partitions)
             else:
@@ -389,119 +369,15 @@ class SparkExplorer:
                             chunk=cfg.batch_size,
                             library=None if self.library is library_lookup else self.library)
 
-    # ------------------------------------------------------------ the loop
+    # ------------------------------------------------------------ the run
     def _explore(self, t0: float, ident: dict[str, Any],
                  manifest: dict[str, Any] | None) -> Result:
-        n_act = len(self.kernel.actions)
         res = new_result(self.kernel, self.config, backend="spark")
-        fired = np.zeros(n_act, dtype=np.int64)
-        new_by_action = np.zeros(n_act, dtype=np.int64)
-        generated = 0
-        prior = 0.0
-        violation: Violation | None = None
-        if manifest is not None:
-            depth = int(manifest["level"])
-            self._sizes = [int(x) for x in manifest["level_sizes"]]
-            generated = int(manifest["generated"])
-            fired[:] = manifest["fired"]
-            new_by_action[:] = manifest["new_by_action"]
-            res.levels = [LevelStats(*row) for row in manifest["stats"]]
-            prior = float(manifest.get("seconds", 0.0))
-            pending = LevelSummary.from_json(manifest["pending"])
-            self.engine.tidy(depth)
-            resumed = self._call(depth, self.engine.resume, depth)
-            if resumed or pending.expand is not self._can_expand(depth):
-                # Interrupted with another --max-depth: expand the level as this run wants.
-                pending = self._job(depth, self._can_expand(depth), again=True)
-                pending.new = self._sizes[depth]
-        else:
-            depth = 0
-            fps, words, _ = self._call(0, initial_states, self.kernel)
-            cap = self.config.max_states
-            if cap is not None and len(fps) > cap:
-                res.status, res.reason = "incomplete", "max-states"
-                res.message = self._max_states_message(-1, len(fps))
-                self._complete(res, None, 0, fired, new_by_action, t0)
-                return res
-            self._call(0, self.engine.start, fps, None if self.layout.exact else words)
-            pending = self._job(0, self._can_expand(0))
-            self._sizes = [pending.new]
-            self._commit_level(ident, 0, pending, generated, fired, new_by_action, res, t0,
-                               prior)
-        try:
-            while True:
-                self._check_interrupt()
-                lt = time.perf_counter()
-                cur = pending
-                n = self._sizes[depth]
-                can_expand = self._can_expand(depth)
-                verdict = cur.found.verdict()
-                if verdict is not None and (verdict.phase1 or verdict.kind == "error"):
-                    # A phase-1 verdict does not count the level's successors; a spec
-                    # error ends the run without a result.
-                    violation = self._report(depth, verdict)
-                    res.status = "violation"
-                    break
-                level_fired = int(cur.found.fired.sum())
-                nxt: LevelSummary | None = None
-                cap = self.config.max_states
-                if cur.candidates == 0:
-                    n_new = 0
-                elif verdict is not None:  # count the next level's states, expand nothing
-                    nxt = self._job(depth + 1, None)
-                    n_new = nxt.new
-                elif cap is not None and sum(self._sizes) + cur.candidates > cap:
-                    # The next level may pass --max-states: count it before expanding it.
-                    nxt = self._job(depth + 1, None)
-                    n_new = nxt.new
-                    if sum(self._sizes) + n_new <= cap:
-                        counted = nxt.seconds
-                        nxt = self._job(depth + 1, self._can_expand(depth + 1), again=True)
-                        nxt.seconds += counted
-                else:
-                    nxt = self._job(depth + 1, self._can_expand(depth + 1))
-                    n_new = nxt.new
-                if verdict is None and cap is not None and sum(self._sizes) + n_new > cap:
-                    # As locally: the run ends at the last complete level, whose expansion
-                    # (the successors it would add) is not counted.
-                    res.status, res.reason = "incomplete", "max-states"
-                    res.message = self._max_states_message(depth, n_new)
-                    break
-                generated += level_fired
-                fired += cur.found.fired
-                seconds = cur.seconds + (nxt.seconds if nxt is not None else 0.0)
-                res.levels.append(LevelStats(depth, n, n_new, level_fired, seconds))
-                if n_new:
-                    assert nxt is not None
-                    self._sizes.append(n_new)
-                    new_by_action += nxt.reached
-                if verdict is not None:
-                    violation = self._report(depth, verdict)
-                    res.status = "deadlock" if verdict.kind == "deadlock" else "violation"
-                    break
-                if self.progress is not None:
-                    now = time.perf_counter()
-                    self.progress(LevelProgress(depth, n, n_new, level_fired, sum(self._sizes),
-                                                now - lt, now - t0 + prior))
-                if not can_expand:
-                    res.status = "incomplete"
-                    res.reason = f"--max-depth {self.config.max_depth} reached"
-                    break
-                if n_new == 0:
-                    break
-                assert nxt is not None
-                depth += 1
-                pending = nxt
-                self._commit_level(ident, depth, pending, generated, fired, new_by_action,
-                                   res, t0, prior)
-        except KeyboardInterrupt:
-            self._stop_interrupted(res)
-        self._complete(res, violation, generated, fired, new_by_action, t0 - prior)
-        return res
+        return RunLoop(_SparkLevels(self, ident, manifest), self.kernel, self.config, res,
+                       self._sigint, progress=self.progress, t0=t0).run()
 
     def _can_expand(self, depth: int) -> bool:
-        max_depth = self.config.max_depth
-        return max_depth is None or depth < max_depth
+        return can_expand(depth, self.config.max_depth)
 
     def _job(self, depth: int, expand: bool | None, again: bool = False) -> LevelSummary:
         """The engine's job ``depth`` (level 0 includes what the initial states outside
@@ -538,67 +414,6 @@ class SparkExplorer:
         out.reverse()
         return out
 
-    # ------------------------------------------------------------ commits
-    def _commit_level(self, ident: dict[str, Any], depth: int, pending: LevelSummary,
-                      generated: int, fired: np.ndarray, new_by_action: np.ndarray,
-                      res: Result, t0: float, prior: float) -> None:
-        """Record job ``depth`` as committed (manifest), then let the engine delete the
-        files no longer needed."""
-        if not self.rundir.temporary:
-            self.rundir.write_manifest({
-                "spec": ident,
-                "engine": self.engine.name,
-                "partitions": self.engine.buckets,
-                "level": depth,
-                "level_sizes": self._sizes[:depth + 1],
-                "distinct": sum(self._sizes[:depth + 1]),
-                "generated": generated,
-                "fired": [int(x) for x in fired],
-                "new_by_action": [int(x) for x in new_by_action],
-                "pending": pending.to_json(),
-                "stats": [[lv.depth, lv.frontier, lv.new, lv.generated, lv.seconds]
-                          for lv in res.levels],
-                "coverage": [{"action": c.name, "fired": c.fired, "new_states": c.new_states}
-                             for c in coverage_table(self.kernel.actions, fired,
-                                                     new_by_action)],
-                "seconds": time.perf_counter() - t0 + prior,
-            })
-        self.engine.tidy(depth)
-
-    def _max_states_message(self, depth: int, new: int) -> str:
-        """Why a run stopped at ``--max-states``: levels ``0..depth`` are complete and the
-        next would add ``new`` states (``depth`` -1: the initial states do not fit)."""
-        cap = self.config.max_states
-        assert cap is not None
-        have = sum(self._sizes[:depth + 1])
-        done = (f"the {have:,} states of levels 0..{depth} are explored, and level "
-                f"{depth + 1} would add {new:,} more ({have + new:,} in all). The counts "
-                f"cover the complete levels 0..{depth}" if depth >= 0 else
-                f"the {new:,} initial states are more than that, and nothing is explored")
-        text = f"Stopped at --max-states {cap:,}: {done}; raise --max-states to go further."
-        if depth >= 0 and not self.rundir.temporary:
-            text += (f" The checkpoint in {self.rundir.where} holds levels 0..{depth}: "
-                     "continue with --resume (and a larger --max-states).")
-        return text
-
-    # ------------------------------------------------------------ result
-    def _complete(self, res: Result, violation: Violation | None, generated: int,
-                  fired: np.ndarray, new_by_action: np.ndarray, start: float) -> None:
-        """Fill in the totals of a finished (or stopped) run."""
-        complete_result(res, self.kernel, violation=violation, distinct=sum(self._sizes),
-                        generated=generated, depth=max(0, len(self._sizes) - 1),
-                        seconds=time.perf_counter() - start, fired=fired,
-                        new_by_action=new_by_action)
-        res.memory = {
-            "driver_peak_rss_bytes": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
-            "run_dir_bytes": self.engine.bytes_on_disk(),
-            "partitions": self.engine.buckets,
-            "spark_jobs": self.engine.jobs["spark"],
-            "driver_levels": self.engine.jobs["driver"],
-            "spark_task_cpu_ms": round(1000 * self.engine.task_cpu["spark"]),
-            "driver_level_cpu_ms": round(1000 * self.engine.task_cpu["driver"]),
-        }
-
     # ------------------------------------------------------------ interrupts
     @property
     def _interrupted(self) -> bool:
@@ -607,20 +422,6 @@ class SparkExplorer:
     @_interrupted.setter
     def _interrupted(self, value: bool) -> None:
         self._sigint.requested = value
-
-    def _check_interrupt(self) -> None:
-        if self._interrupted:
-            raise KeyboardInterrupt
-
-    def _stop_interrupted(self, res: Result) -> None:
-        """Ctrl-C: cancel what still runs; the run ends with the levels finished so far."""
-        self._interrupted = True
-        try:
-            self.spark.sparkContext.cancelAllJobs()
-        except Exception:  # noqa: BLE001
-            pass
-        res.status = "incomplete"
-        res.reason = "interrupted"
 
     # ------------------------------------------------------------ errors
     def _call(self, depth: int, fn: Callable[..., Any], *args: Any) -> Any:
@@ -647,39 +448,159 @@ class SparkExplorer:
         return translate_job_error(e, f"expanding level {depth}", self._interrupted)
 
 
-class JobCanceller:
-    """Ctrl-C during Spark jobs (:meth:`installed`, in the main thread): the first
-    cancels the running jobs, from another thread, instead of interrupting a py4j
-    call midway (which breaks the connection and makes PySpark log stack traces), and
-    is recorded in :attr:`requested`; the run then ends with what it finished. A
-    second Ctrl-C raises ``KeyboardInterrupt`` at once."""
+class _SparkLevels:
+    """The Spark backend of the run loop (:class:`~modelcheck.run.loop.Backend`): the
+    levels are the engine's (:class:`LevelEngine`), the checkpoint is the run
+    directory's manifest. Job ``d`` of the engine commits level ``d`` and expands it, so
+    the loop's "count level ``d + 1``" runs job ``d + 1``, which also expands that level
+    when the loop will (without expanding when ``--max-states`` may stop the run first:
+    then it counts, and expands again only if the level fits)."""
+
+    def __init__(self, ex: SparkExplorer, ident: dict[str, Any],
+                 manifest: dict[str, Any] | None) -> None:
+        self.ex, self.ident, self.manifest = ex, ident, manifest
+        self.pending: LevelSummary | None = None  # job `depth`: the level being expanded
+        self.next: LevelSummary | None = None  # the job that counted the next level
+        self.fps = np.zeros(0, dtype=np.uint64)
+        self.words = np.zeros((0, 1), dtype=np.uint64)
+
+    def begin(self, resume: bool) -> Begin:
+        ex, manifest = self.ex, self.manifest
+        if manifest is None:
+            return Begin()
+        depth = int(manifest["level"])
+        sizes = [int(lv["states"]) for lv in manifest["levels"]]
+        pending = LevelSummary.from_json(manifest["engine_state"]["pending"])
+        ex.engine.tidy(depth)
+        resumed = ex._call(depth, ex.engine.resume, depth)
+        if resumed or pending.expand is not ex._can_expand(depth):
+            # Interrupted with another --max-depth: expand the level as this run wants.
+            pending = ex._job(depth, ex._can_expand(depth), again=True)
+            pending.new = sizes[depth]
+        self.pending = pending
+        return Begin(Snapshot.from_json(manifest["state"]), sizes=sizes)
+
+    def initial(self) -> int:
+        self.fps, self.words, _ = self.ex._call(0, initial_states, self.ex.kernel)
+        return len(self.fps)
+
+    def keep_initial(self) -> None:
+        ex = self.ex
+        ex._call(0, ex.engine.start, self.fps, None if ex.layout.exact else self.words)
+        self.pending = ex._job(0, ex._can_expand(0))
+
+    def expand(self, depth: int, expand: bool, pulse: Pulse) -> LevelFindings:
+        assert self.pending is not None and self.pending.depth == depth
+        return self.pending.found
+
+    def successors(self, depth: int, verdict: Verdict | None, expand_next: bool,
+                   room: int | None) -> Successors:
+        ex, cur = self.ex, self.pending
+        assert cur is not None
+        nxt: LevelSummary | None = None
+        if cur.candidates == 0:
+            new = 0
+        elif verdict is not None:  # count the next level's states, expand nothing
+            nxt = ex._job(depth + 1, None)
+            new = nxt.new
+        elif room is not None and cur.candidates > room:
+            # The next level may pass --max-states: count it before expanding it.
+            nxt = ex._job(depth + 1, None)
+            new = nxt.new
+            if new <= room:
+                counted = nxt.seconds
+                nxt = ex._job(depth + 1, expand_next, again=True)
+                nxt.seconds += counted
+        else:
+            nxt = ex._job(depth + 1, expand_next)
+            new = nxt.new
+        self.next = nxt
+        reached = nxt.reached if new and nxt is not None else \
+            np.zeros(len(ex.kernel.actions), dtype=np.int64)
+        return Successors(new, np.asarray(reached, dtype=np.int64),
+                          cur.seconds + (nxt.seconds if nxt is not None else 0.0))
+
+    def fits(self, depth: int, new: int) -> None:
+        pass  # the executors' memory is Spark's to bound
+
+    def keep(self, depth: int) -> None:
+        self.pending, self.next = self.next, None
+
+    def report(self, depth: int, verdict: Verdict) -> Violation:
+        return self.ex._report(depth, verdict)
+
+    def commit(self, snap: Snapshot, sizes: list[int]) -> None:
+        """Record job ``snap.depth`` as committed (manifest), then let the engine delete
+        the files no longer needed."""
+        ex, depth = self.ex, snap.depth
+        assert self.pending is not None
+        if not ex.rundir.temporary:
+            ex.rundir.write_manifest(new_manifest(
+                ex.engine.name, self.ident, ex.config.identity,
+                [{"states": n} for n in sizes[:depth + 1]], snap.to_json(),
+                engine_state={"partitions": ex.engine.buckets,
+                              "pending": self.pending.to_json()}))
+        ex.engine.tidy(depth)
+
+    def finish(self, final: Final) -> None:
+        pass  # a resumed run continues from the last commit
+
+    @property
+    def checkpoint(self) -> str | None:
+        return None if self.ex.rundir.temporary else self.ex.rundir.where
+
+    def advice(self) -> str:
+        return ""
+
+    def out_of_memory(self, detail: str) -> str:
+        return detail
+
+    def release(self) -> None:
+        self.next = None
+
+    def interrupted(self) -> None:
+        """Ctrl-C: cancel what still runs; the run ends with the levels finished so far."""
+        self.ex._interrupted = True
+        try:
+            self.ex.spark.sparkContext.cancelAllJobs()
+        except Exception:  # noqa: BLE001
+            pass
+
+    def memory(self) -> dict[str, int]:
+        engine = self.ex.engine
+        return {
+            "driver_peak_rss_bytes": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
+            "run_dir_bytes": engine.bytes_on_disk(),
+            "partitions": engine.buckets,
+            "spark_jobs": engine.jobs["spark"],
+            "driver_levels": engine.jobs["driver"],
+            "spark_task_cpu_ms": round(1000 * engine.task_cpu["spark"]),
+            "driver_level_cpu_ms": round(1000 * engine.task_cpu["driver"]),
+        }
+
+
+class JobCanceller(Interrupts):
+    """Ctrl-C during Spark jobs (:meth:`installed`, in the main thread): the guard of
+    :mod:`modelcheck.interrupt`, whose first Ctrl-C also cancels the running jobs, from
+    another thread, instead of interrupting a py4j call midway (which breaks the
+    connection and makes PySpark log stack traces); it is recorded in
+    :attr:`requested` and the run then ends with what it finished. A second Ctrl-C
+    raises ``KeyboardInterrupt`` at once."""
 
     def __init__(self) -> None:
-        self.requested = False
+        super().__init__(replace=True)
 
     @contextlib.contextmanager
     def installed(self, spark: Any) -> Iterator[None]:
-        if threading.current_thread() is not threading.main_thread():
-            yield
-            return
-
         def cancel() -> None:
             try:
                 spark.sparkContext.cancelAllJobs()
             except Exception:  # noqa: BLE001 - the session may be going away
                 pass
 
-        def handler(signum: int, frame: Any) -> None:
-            if self.requested:
-                raise KeyboardInterrupt
-            self.requested = True
-            threading.Thread(target=cancel, name="modelcheck-cancel", daemon=True).start()
-
-        previous = signal.signal(signal.SIGINT, handler)
-        try:
+        self.on_request = cancel
+        with self:
             yield
-        finally:
-            signal.signal(signal.SIGINT, previous)
 
 
 def translate_job_error(e: BaseException, doing: str, interrupted: bool) -> BaseException:

@@ -224,3 +224,52 @@ def test_cli_refusals_and_notes(runner, tmp_path) -> None:
     assert again.exit_code == 2 and "already holds a checkpoint" in again.stderr
     alone = _check(runner, "--resume")
     assert alone.exit_code == 2 and "--resume needs --checkpoint-dir" in alone.stderr
+
+
+#: run folders written by the code before the backends shared one manifest format
+#: (commit fe8d9ae: `modelcheck check|spark tests/ladder_spec.py --const L=8 --const M=3
+#: --max-depth 3 --checkpoint-dir DIR`, the Spark one with --engine shards)
+LEGACY = ROOT / "tests" / "legacy_runs"
+
+
+def test_a_run_folder_of_the_former_format_resumes_and_the_other_backends_is_refused(
+        runner, tmp_path) -> None:
+    """A local checkpoint of manifest version 1 resumes: under its --max-depth it gives
+    the recorded result, without it the uninterrupted run's, and its next commit is in
+    the one format. A Spark run folder is refused with the command that continues it."""
+    import shutil
+
+    consts = ["--const", "L=8", "--const", "M=3"]
+    ck = tmp_path / "old"
+    shutil.copytree(LEGACY / "local", ck)
+    assert json.loads((ck / MANIFEST).read_text())["version"] == 1
+    for depth in (["--max-depth", "3"], []):
+        want = _check(runner, *consts, *depth)
+        got = _check(runner, *consts, *depth, "--checkpoint-dir", str(ck), "--resume")
+        assert got.exit_code == want.exit_code, got.output
+        assert comparable(json.loads(got.stdout)) == comparable(json.loads(want.stdout))
+    manifest = json.loads((ck / MANIFEST).read_text())
+    assert (manifest["version"], manifest["engine"], manifest["complete"]) == (2, "local", True)
+    assert manifest["spec"]["constants"] == {"L": 8, "M": 3}
+    spark_dir = tmp_path / "spark"
+    shutil.copytree(LEGACY / "spark", spark_dir)
+    r = _check(runner, *consts, "--checkpoint-dir", str(spark_dir), "--resume")
+    assert r.exit_code == 2 and "Traceback" not in r.stderr
+    assert "written by the Spark backend (engine shards)" in r.stderr
+    assert "modelcheck spark --resume" in r.stderr
+
+
+def test_max_states_names_its_checkpoint_and_the_resumed_run_finishes(tmp_path) -> None:
+    """--max-states with a checkpoint: the run loop's one rule (as on Spark) says where
+    the checkpoint is and to raise --max-states; resuming with room gives the
+    uninterrupted result."""
+    spec = Ladder(L=12, M=4)
+    want = explore(spec)
+    cap = want.levels[0].frontier + want.levels[0].new + want.levels[1].new
+    r = explore(spec, max_states=cap, checkpoint_dir=tmp_path)
+    assert (r.status, r.reason, r.depth) == ("incomplete", "max-states", 2)
+    assert r.message is not None and r.message.endswith(
+        f"The checkpoint in {tmp_path} holds levels 0..2: continue with --resume (and a "
+        "larger --max-states).")
+    resumed = explore(spec, checkpoint_dir=tmp_path, resume=True)
+    assert comparable(resumed) == comparable(want)

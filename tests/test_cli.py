@@ -193,3 +193,18 @@ def test_no_symmetry_flag(runner) -> None:
     full = json.loads(runner.invoke(cli, [*base, "--no-symmetry"]).stdout)
     assert (reduced["distinct_states"], reduced["symmetry"]) == (80, ["RMs_"])
     assert (full["distinct_states"], full["symmetry"]) == (288, [])
+
+
+def test_progress_reports_every_finished_level_as_the_result_counts_it() -> None:
+    """One progress type for every backend: an end-of-level report carries the level's
+    counts as the result records them, and the one printer shows them."""
+    from modelcheck.run.progress import progress_line
+
+    reports: list = []
+    r = Explorer(KRaftBroker(), progress=reports.append, progress_interval=0.0).run()
+    finished = [p for p in reports if p.finished is not None]
+    assert [p.finished for p in finished] == r.levels[:len(finished)]
+    assert len(finished) >= len(r.levels) - 1
+    assert all(p.level == p.depth - 1 and p.distinct <= r.distinct_states for p in finished)
+    last = finished[-1]
+    assert f" level {last.level:>3} expanded {last.finished.frontier:,} " in progress_line(last)

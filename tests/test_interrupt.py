@@ -8,6 +8,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 
 from hypothesis import HealthCheck, given, settings
@@ -79,3 +80,32 @@ def test_a_guard_records_sigint_and_a_second_one_raises() -> None:
             except KeyboardInterrupt:
                 pass
     assert signal.getsignal(signal.SIGINT) is before
+
+
+def test_a_guard_calls_on_request_at_the_first_sigint_and_takes_over_when_told() -> None:
+    """A backend's ``on_request`` (Spark: cancel the jobs) runs at the first Ctrl-C, from
+    another thread, also when an outer guard received the signal; with ``replace`` a
+    guard installs itself over a foreign SIGINT handler (PySpark's) and restores it."""
+    called = threading.Event()
+    with Interrupts() as outer:
+        with Interrupts(on_request=called.set) as inner:
+            os.kill(os.getpid(), signal.SIGINT)
+            assert called.wait(10)
+            assert inner.requested and outer.requested
+            inner.requested = False  # the record can be cleared (for another run)
+            assert not outer.requested
+
+    def foreign(signum: int, frame: object) -> None:
+        raise AssertionError("the foreign handler ran")
+
+    before = signal.signal(signal.SIGINT, foreign)
+    try:
+        with Interrupts() as polite:
+            assert signal.getsignal(signal.SIGINT) is foreign and not polite.requested
+        again = threading.Event()
+        with Interrupts(on_request=again.set, replace=True) as bold:
+            os.kill(os.getpid(), signal.SIGINT)
+            assert again.wait(10) and bold.requested
+        assert signal.getsignal(signal.SIGINT) is foreign
+    finally:
+        signal.signal(signal.SIGINT, before)

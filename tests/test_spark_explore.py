@@ -532,6 +532,30 @@ def test_checkpoint_refuses_other_constants_and_missing_dirs(spark: Any, tmp_pat
     assert_same(Explorer(spec).run(), run_spark(spark, spec, checkpoint_dir=ck, resume=True))
 
 
+def test_run_folders_of_the_former_formats(spark: Any, tmp_path: Path) -> None:
+    """A Spark run folder of the former manifest format (written by commit fe8d9ae,
+    tests/legacy_runs) resumes with the uninterrupted answer and commits in the one
+    format; a local explorer's checkpoint is refused with the command that continues
+    it."""
+    from modelcheck.loader import bind_spec
+    from spark_explore.checkpoint import CheckpointError
+
+    legacy = ROOT / "tests" / "legacy_runs"
+    spec = bind_spec("tests/ladder_spec.py", ("L=8", "M=3"))
+    ck = tmp_path / "spark"
+    shutil.copytree(legacy / "spark", ck)
+    assert json.loads((ck / "manifest.json").read_text())["format"] == \
+        "modelcheck-spark-checkpoint"
+    assert_same(Explorer(spec).run(), run_spark(spark, spec, checkpoint_dir=ck, resume=True))
+    manifest = json.loads((ck / "manifest.json").read_text())
+    assert (manifest["format"], manifest["engine"]) == ("modelcheck-checkpoint", "shards")
+    local = tmp_path / "local"
+    shutil.copytree(legacy / "local", local)
+    with pytest.raises(CheckpointError, match="written by the local explorer.*modelcheck "
+                                              "check --resume"):
+        run_spark(spark, spec, checkpoint_dir=local, resume=True)
+
+
 def cli(*args: str, env: dict[str, str] | None = None, **kw: Any) -> subprocess.Popen[str]:
     env = dict(os.environ if env is None else env, PYTHONUNBUFFERED="1")
     return subprocess.Popen([sys.executable, "-m", "modelcheck", "spark", *args], cwd=ROOT,

@@ -1,0 +1,55 @@
+"""The result of a run, begun and completed the same way by every backend."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from ..config import CheckConfig
+from ..kernel import Kernel
+from ..layout import collision_probability
+from ..result import ActionCoverage, Result, Violation
+from ..spec import ActionInstance
+
+__all__ = ["new_result", "complete_result", "coverage_table"]
+
+
+def new_result(kernel: Kernel, config: CheckConfig, backend: str = "local") -> Result:
+    """An empty result of a check of ``kernel``'s spec with ``config`` (every explorer's)."""
+    spec, layout = kernel.spec, kernel.layout
+    return Result(spec=spec.name, constants=dict(spec.constants), status="ok",
+                  fingerprint="exact" if layout.exact else "hash64",
+                  state_bits=layout.bits, state_cells=len(layout.cells), backend=backend,
+                  symmetry=list(kernel.symmetry.names) if kernel.symmetry else [],
+                  checked={"invariants": [p.name for p in kernel.invariants],
+                           "properties": [p.name for p in kernel.properties],
+                           "deadlock": ["on" if kernel.check_deadlock else "off"]},
+                  config=config.decisive())
+
+
+def complete_result(res: Result, kernel: Kernel, *, violation: Violation | None,
+                    distinct: int, generated: int, depth: int, seconds: float,
+                    fired: np.ndarray, new_by_action: np.ndarray) -> None:
+    """Fill in the totals of a finished (or stopped) run (every explorer's)."""
+    res.violation = violation
+    res.distinct_states = distinct
+    res.generated_states = generated
+    res.depth = depth
+    res.seconds = seconds
+    res.coverage = coverage_table(kernel.actions, fired, new_by_action)
+    res.collision_probability = collision_probability(distinct, kernel.layout.exact)
+
+
+def coverage_table(actions: Sequence[ActionInstance], fired: np.ndarray,
+                   new: np.ndarray) -> list[ActionCoverage]:
+    """Per-action coverage (summed over parameters) from per-instance counters."""
+    out: dict[str, ActionCoverage] = {}
+    for inst in actions:
+        c = out.get(inst.name)
+        if c is None:
+            params = "(" + ", ".join(p for p in inst.decl.params) + ")" if inst.decl.params else ""
+            c = out[inst.name] = ActionCoverage(inst.name, params)
+        c.fired += int(fired[inst.id])
+        c.new_states += int(new[inst.id])
+    return list(out.values())
