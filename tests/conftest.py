@@ -1,8 +1,9 @@
 """Shared fixtures: the project root on sys.path and a CLI runner; xdist groups.
 
-The suite runs in parallel (``python -m pytest -q -n auto --dist loadgroup``, what
-.ci/run does). Tests are spread one by one over the workers, except two kinds that are
-kept together on one worker (an ``xdist_group``), in collection order:
+The suite runs in parallel (``python -m pytest -q -n auto``, what .ci/run does;
+pyproject's addopts give ``--dist loadgroup``). Tests are spread one by one over
+the workers, except two kinds that are kept together on one worker (an
+``xdist_group``), in collection order:
 
 * every test marked ``spark`` (group ``spark``): one Spark session or standalone
   cluster at a time on this 2-core machine, each module's own session started once;
