@@ -254,6 +254,28 @@ def test_claims_are_found_and_parsed() -> None:
     assert commented_commands("modelcheck check SPEC --seed 7  # ok") == []
 
 
+def pytest_commands(text: str) -> list[str]:
+    """The ``python -m pytest ...`` commands of a text, each up to its comment or ``&&``."""
+    found = []
+    for line in text.splitlines():
+        if "python -m pytest" in line:
+            cmd = line[line.index("python -m pytest"):]
+            cmd = re.split(r"\s+#|\s&&|\s;", cmd)[0]
+            found.append(" ".join(cmd.split()))
+    return found
+
+
+def test_readme_test_command_is_what_ci_runs() -> None:
+    """The README's set-up command runs the tests as .ci/run does (in parallel)."""
+    readme = pytest_commands(README.read_text())
+    ci = pytest_commands((ROOT / ".ci" / "run").read_text())
+    assert len(ci) == 1, ci
+    assert readme and readme[0] == ci[0], (readme[:1], ci)
+    assert " -n " in f" {ci[0]} ", f"{ci[0]}: the suite runs on every core (-n auto)"
+    assert pytest_commands("x && python -m pytest -q -n auto   # run") == [
+        "python -m pytest -q -n auto"]
+
+
 @pytest.mark.parametrize("expected, actual, ok", [
     (["a", "...", "d"], ["a", "b", "c", "d"], True),
     (["a", "...", "d"], ["a", "d"], True),

@@ -100,12 +100,9 @@ def test_mc_paxos_tiny_bug() -> None:
 
 
 # -- specifications/SimplifiedFastPaxos: Paxos.cfg (1,207) -------------------------------
-@pytest.mark.slow
-def test_simplified_paxos_manifest_count() -> None:
-    # 144 symmetries (4! replicas x 3! values): ~70 s here (TLC: 5 s)
-    _ok(SimplifiedPaxos(), 1_207, 21)
-
-
+# Paxos.cfg itself (4 replicas, 3 values: 1,207 distinct, depth 21; 144 symmetries,
+# ~70 s here, TLC: 5 s) is a row of benchmarks/large_configs.py, which exits 1 on a
+# mismatch; test_the_manifest_configs_too_large_here_are_benchmarked checks the row.
 def test_simplified_paxos_smaller_config() -> None:
     _ok(SimplifiedPaxos(NReplicas=3, NValues=2), 701, 17)
 
@@ -124,14 +121,9 @@ def test_simplified_paxos_bug() -> None:
 
 
 # -- specifications/MultiPaxos-SMR: MultiPaxos_MC_small.cfg (343,796) ----------------------
-@pytest.mark.slow
-def test_multi_paxos_manifest_count() -> None:
-    # manifest: 343,796 distinct, 736,012 total, depth 28. We generate 735,917 (TLC's
-    # total also counts initial states and per-witness duplicates). ~7 min here on a
-    # loaded machine; TLC: 10 s.
-    _ok(MultiPaxos(), 343_796, 27)
-
-
+# MultiPaxos_MC_small.cfg itself (manifest: 343,796 distinct, 736,012 total, depth 28;
+# we generate 735,917: TLC's total also counts initial states and per-witness
+# duplicates) takes ~7 min here (TLC: 10 s): a row of benchmarks/large_configs.py.
 def test_multi_paxos_one_write_no_read() -> None:
     # the same spec with Reads = {} (allowed by ReadsAssumption): one command, one slot
     _ok(MultiPaxos(NReads=0), 2_628, 18)
@@ -149,3 +141,24 @@ def test_refinement_property_is_checked(spec) -> None:
     # the action properties standing for the cfg's PROPERTY are part of every run
     assert [p.name for p in spec.properties] == (
         ["ConsensusNext"] if isinstance(spec, MCVoting) else ["VotingNext"])
+
+
+@pytest.mark.parametrize("row, cls, distinct, depth", [
+    ("multi-paxos-mc-small", MultiPaxos, 343_796, 27),
+    ("simplified-fast-paxos", SimplifiedPaxos, 1_207, 21),
+])
+def test_the_manifest_configs_too_large_here_are_benchmarked(row, cls, distinct: int,
+                                                               depth: int) -> None:
+    """The manifest configurations checked by benchmarks/large_configs.py (and by
+    benchmarks/tla_models.py) rather than here: the spec's default constants, the
+    manifest's count and our depth (TLC's stateDepth - 1); the smaller configurations
+    above run the same spec."""
+    from benchmarks.large_configs import ROWS as LARGE
+    from benchmarks.tla_models import ROWS
+
+    assert LARGE[row] == dict(test="tests/test_tla_models_2.py",
+                              spec=f"{cls.__module__}:{cls.__name__}", consts={},
+                              distinct=distinct, depth=depth, all_fired=False)
+    name = {"multi-paxos-mc-small": "MultiPaxos_MC_small",
+            "simplified-fast-paxos": "SimplifiedFastPaxos"}[row]
+    assert ROWS[name] == (cls.__module__, cls.__name__, {}, distinct, depth)
