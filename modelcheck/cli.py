@@ -12,29 +12,28 @@ import signal
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
 
 from .budget import SAFE_SHARE, format_size, parse_memory_limit
-from .checker import check as run_check
-from .checker import resolve_names
-from .checkpoint import has_checkpoint
-from .cli_explore import explore
-from .cli_trace import const_option, graph, trace
+from .cli_options import const_option
 from .config import CheckConfig
-from .domains import Deferred
 from .errors import ModelcheckError, UsageError
-from .explorer import Progress
 from .fileio import file_uri_path, has_scheme, prepare_dir
 from .interrupt import Interrupts
-from .loader import bind_spec
-from .report import render_text
-from .result import Result
-from .simulate import SimConfig, SimProgress, Simulator
-from .spec import Spec
-from .temporal import fairness_conditions
-from .trace.runrecord import RunRecorder
+
+if TYPE_CHECKING:
+    from .explorer import Progress
+    from .result import Result
+    from .simulate import SimConfig, SimProgress
+    from .spec import Spec
+    from .trace.runrecord import RunRecorder
+
+# The command line starts fast: this module imports only click and the light modules
+# above; the engine (numpy), the traces, the web server (uvicorn) and networkx are
+# imported by the command that needs them, in its body, and the subcommands of other
+# modules are loaded when invoked (see _Group and LAZY_COMMANDS).
 
 __all__ = ["main", "cli", "bind_spec", "print_error", "check_options", "simulate",
            "simulate_options", "SimOptions", "sim_progress_printer"]
@@ -64,6 +63,14 @@ def print_error(e: BaseException, fmt: str = "text") -> NoReturn:
     sys.exit(2)
 
 
+def bind_spec(target: str, consts: tuple[str, ...]) -> Spec:
+    """Load ``target`` and bind it with ``K=V`` constant overrides
+    (:func:`modelcheck.loader.bind_spec`)."""
+    from .loader import bind_spec as bind
+
+    return bind(target, consts)
+
+
 def _progress_printer(enabled: bool) -> Callable[[Progress], None] | None:
     if not enabled:
         return None
@@ -80,6 +87,27 @@ def _progress_printer(enabled: bool) -> Callable[[Progress], None] | None:
 
 
 class _Group(click.Group):
+    """The ``modelcheck`` group: its subcommands of other modules and of plugins are
+    loaded when invoked (so ``--help``, ``--version`` and ``check`` import no web
+    server, networkx or pyspark); a user error is one paragraph, a Ctrl-C exit code 3."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        _load_plugins()
+        return super().list_commands(ctx)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name not in self.commands:
+            _load_plugins()
+        return super().get_command(ctx, cmd_name)
+
+    def resolve_command(self, ctx: click.Context, args: list[str]
+                        ) -> tuple[str | None, click.Command | None, list[str]]:
+        name, cmd, rest = super().resolve_command(ctx, args)
+        if isinstance(cmd, _LazyCommand) and name is not None:
+            cmd = cmd.load()
+            self.commands[name] = cmd
+        return name, cmd, rest
+
     def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
@@ -219,6 +247,8 @@ def prepare_recorder(spec: str, out_dir: str | None, trace_out: str | None
     user's path, before any work."""
     if out_dir is None and trace_out is None:
         return None
+    from .trace.runrecord import RunRecorder
+
     ctx = click.get_current_context()
     return RunRecorder.prepare(spec, out_dir=out_dir, trace_out=trace_out, ctx=ctx,
                                options=ctx.params)
@@ -261,6 +291,10 @@ def check(spec: str, consts: tuple[str, ...], config: CheckConfig, spill_dir: st
     SPEC is a file (specs/kraft_broker.py) or module (specs.kraft_broker), optionally
     followed by :Name to pick one spec class from it.
     """
+    from .checker import check as run_check
+    from .checker import resolve_names
+    from .checkpoint import has_checkpoint
+
     # Ctrl-C is recorded from here to the exit, and the run stops at the next batch:
     # never lost, never a half-printed report (a second Ctrl-C exits at once).
     with Interrupts():
@@ -350,6 +384,8 @@ class SimOptions:
         """The check and simulation configurations these options and ``config`` (the
         check options) give; contradictions and check options that do not apply to a
         simulation are a :class:`~modelcheck.errors.UsageError` naming them."""
+        from .simulate import SimConfig
+
         refused = sorted(self.given & {"checkpoint_dir", "resume", "max_states"})
         if refused:
             names = ", ".join(option_name(n) for n in refused)
@@ -446,6 +482,8 @@ def simulate(spec: str, consts: tuple[str, ...], config: CheckConfig,
     --memory-limit bounds the set of distinct states counted; --no-symmetry applies
     to the shrinker's BFS (walks never use symmetry).
     """
+    from .simulate import Simulator
+
     with Interrupts():
         try:
             config, sim = sim_options.resolve(config, "simulate")
@@ -492,6 +530,8 @@ def emit(result: Result, fmt: str) -> None:
     if fmt == "json":
         click.echo(json.dumps(result.to_json(), indent=2))
     else:
+        from .report import render_text
+
         click.echo(render_text(result))
 
 
@@ -501,6 +541,8 @@ def emit(result: Result, fmt: str) -> None:
 @format_option
 def inspect(spec: str, consts: tuple[str, ...], fmt: str) -> None:
     """List SPEC's constants, variables (domains, cells, bits), actions and properties."""
+    from .temporal import fairness_conditions
+
     try:
         bound = bind_spec(spec, consts)
     except ModelcheckError as e:
@@ -580,6 +622,8 @@ def _dom_text(bound: Spec, decl: Any, pname: str, dom: Any) -> str:
     import enum
     import inspect as pyinspect
 
+    from .domains import Deferred
+
     name = getattr(dom, "name", None)
     if isinstance(name, str) and not callable(dom):
         return name
@@ -597,55 +641,80 @@ def _dom_text(bound: Spec, decl: Any, pname: str, dom: Any) -> str:
     return repr(dom)
 
 
-def _load_plugins() -> None:
-    """Add subcommands registered by other packages (entry point group
-    ``modelcheck.commands``), e.g. ``modelcheck spark`` from ``spark_explore``.
+#: The subcommands defined in other modules, imported only when invoked: name ->
+#: (``module:attribute``, the short help ``modelcheck --help`` shows for it). A test
+#: checks each short help against the command's own.
+LAZY_COMMANDS: dict[str, tuple[str, str]] = {
+    "trace": ("modelcheck.cli_trace:trace",
+              "Read counterexample traces: ITF (*.itf.json), modelcheck JSON (trace.json) "
+              "or a run record (result.json or the run folder)."),
+    "graph": ("modelcheck.cli_trace:graph",
+              "Write the reachable state graph of SPEC (nodes: states, edges: actions with "
+              "their parameters; initial and violating states marked) as DOT, GraphML or "
+              "JSON."),
+    "explore": ("modelcheck.cli_explore:explore",
+                "Serve a web page to explore SPEC: step through a trace with the changed "
+                "variables highlighted, branch off into the actions it did not take, "
+                "evaluate expressions along the path, save it as an ITF trace, see a run's "
+                "coverage and levels and the state graph around a state."),
+}
 
-    The plugin is imported only when its command is the one invoked, so heavy
-    dependencies (pyspark) never load for other commands.
-    """
-    from importlib.metadata import entry_points
-
-    for ep in entry_points(group="modelcheck.commands"):
-        if ep.name in cli.commands:
-            continue
-        cli.add_command(_LazyCommand(ep.name, ep.value), ep.name)
+#: The short help of plugin commands (entry point group ``modelcheck.commands``) known
+#: here, so that ``modelcheck --help`` lists them without importing them.
+PLUGIN_HELP: dict[str, str] = {
+    "spark": "Explore every reachable state of SPEC on Spark, with the same results as "
+             "`check`.",
+}
 
 
 class _LazyCommand(click.Command):
-    """A placeholder that imports the real command on first use."""
+    """A placeholder listed in the group's help; the group loads the real command when
+    it is invoked (:meth:`_Group.resolve_command`)."""
 
-    def __init__(self, name: str, target: str) -> None:
-        super().__init__(name, help=f"(plugin command from {target.split(':')[0]})",
-                         context_settings={"ignore_unknown_options": True,
-                                           "allow_extra_args": True, "help_option_names": []})
-        self._target = target
-
-    def _real(self) -> click.Command:
-        module, _, attr = self._target.partition(":")
-        import importlib
-
-        return getattr(importlib.import_module(module), attr)  # type: ignore[no-any-return]
-
-    def invoke(self, ctx: click.Context) -> Any:
-        real = self._real()
-        return real.main(args=ctx.args, prog_name=ctx.command_path, standalone_mode=False)
+    def __init__(self, name: str, target: str, short_help: str | None = None) -> None:
+        super().__init__(name)
+        self.target = target
+        self.summary = short_help or f"(plugin command from {target.split(':')[0]})"
 
     def get_short_help_str(self, limit: int = 45) -> str:
-        try:
-            return self._real().get_short_help_str(limit)
-        except Exception:  # pragma: no cover - plugin import failure shows at invocation
-            return super().get_short_help_str(limit)
+        return click.utils.make_default_short_help(self.summary, limit)
+
+    def load(self) -> click.Command:
+        """The real command (its module imported now)."""
+        import importlib
+
+        module, _, attr = self.target.partition(":")
+        real = getattr(importlib.import_module(module), attr)
+        if not isinstance(real, click.Command):  # pragma: no cover - a broken plugin
+            raise UsageError(f"{self.target} is not a click command.")
+        return real
 
 
-cli.add_command(trace)
-cli.add_command(graph)
-cli.add_command(explore)
+def _load_plugins() -> None:
+    """Add the subcommands registered by other packages (entry point group
+    ``modelcheck.commands``), e.g. ``modelcheck spark`` from ``spark_explore``, as
+    placeholders: a plugin is imported only when its command is the one invoked, so
+    heavy dependencies (pyspark) never load for other commands."""
+    global _plugins_loaded
+    if _plugins_loaded:
+        return
+    _plugins_loaded = True
+    from importlib.metadata import entry_points
+
+    for ep in entry_points(group="modelcheck.commands"):
+        if ep.name not in cli.commands:
+            cli.add_command(_LazyCommand(ep.name, ep.value, PLUGIN_HELP.get(ep.name)),
+                            ep.name)
+
+
+_plugins_loaded = False
+
+for _name, (_target, _help) in LAZY_COMMANDS.items():
+    cli.add_command(_LazyCommand(_name, _target, _help), _name)
 
 
 def main() -> None:
     """Console-script entry point."""
-    _load_plugins()
     try:
         cli(standalone_mode=True)
     except KeyboardInterrupt:  # pragma: no cover - interrupted outside exploration
