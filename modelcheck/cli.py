@@ -36,7 +36,7 @@ if TYPE_CHECKING:
 # modules are loaded when invoked (see _Group and LAZY_COMMANDS).
 
 __all__ = ["main", "cli", "bind_spec", "print_error", "check_options", "simulate",
-           "simulate_options", "SimOptions", "sim_progress_printer"]
+           "simulate_options", "SimOptions", "sim_progress_printer", "SetupProgress"]
 
 EXIT_HELP = """\b
 Exit codes:
@@ -69,6 +69,63 @@ def bind_spec(target: str, consts: tuple[str, ...]) -> Spec:
     from .loader import bind_spec as bind
 
     return bind(target, consts)
+
+
+class SetupProgress:
+    """Progress lines on stderr while a command sets up (loads the spec, builds its
+    action instances and kernel), which for a large action family takes long: from a
+    second on, ``[   1.0s] setting up: PHASE`` when the phase changes and every few
+    seconds, until the run starts (``stop.started``) or the block ends. Printed by a
+    daemon thread, so that it shows whatever the main thread is computing.
+
+    For example::
+
+        with Interrupts(setup=True) as stop, SetupProgress(stop, True) as setup:
+            setup.phase("loading the spec")
+            ...
+    """
+
+    def __init__(self, stop: Interrupts, enabled: bool, first: float = 1.0,
+                 every: float = 5.0) -> None:
+        import threading
+
+        self.stop, self.enabled, self.first, self.every = stop, enabled, first, every
+        self._phase = "starting"
+        self._done = threading.Event()
+        self._thread = threading.Thread(target=self._tick, name="setup-progress",
+                                        daemon=True)
+
+    def phase(self, text: str) -> None:
+        """Say what the set-up does now."""
+        self._phase = text
+
+    def _tick(self) -> None:
+        import time
+
+        t0 = time.perf_counter()
+        shown, last = "", 0.0
+        if self._done.wait(self.first):
+            return
+        while not self._done.is_set() and not self.stop.started:
+            now = time.perf_counter() - t0
+            if self._phase != shown or now - last >= self.every:
+                shown, last = self._phase, now
+                click.echo(f"[{now:7.1f}s] setting up: {shown}", err=True)
+            self._done.wait(0.25)
+
+    def __enter__(self) -> SetupProgress:
+        if self.enabled:
+            self._thread.start()
+        return self
+
+    def end(self) -> None:
+        """The set-up is over: no more lines."""
+        self._done.set()
+        if self._thread.is_alive():
+            self._thread.join()
+
+    def __exit__(self, *exc: object) -> None:
+        self.end()
 
 
 def _progress_printer(enabled: bool) -> Callable[[Progress], None] | None:
@@ -297,11 +354,13 @@ def check(spec: str, consts: tuple[str, ...], config: CheckConfig, spill_dir: st
 
     # Ctrl-C is recorded from here to the exit, and the run stops at the next batch:
     # never lost, never a half-printed report (a second Ctrl-C exits at once).
-    with Interrupts():
+    # During set-up (nothing to report yet) the first Ctrl-C stops at once, exit code 3.
+    with Interrupts(setup=True) as stop, SetupProgress(stop, not quiet) as setup:
         try:
             recorder = prepare_recorder(spec, out_dir, trace_out)
             if spill_dir is not None:
                 prepare_dir(spill_dir, "--spill-dir", create=False)  # made when used
+            setup.phase("loading the spec and building its action instances")
             bound = bind_spec(spec, consts)
             cfg = config.replace(spill_dir=spill_dir)
             resolve_names(bound, cfg)  # report a wrong --invariant before anything else
@@ -311,8 +370,14 @@ def check(spec: str, consts: tuple[str, ...], config: CheckConfig, spill_dir: st
             cp = config.checkpoint_dir
             if config.resume and cp and not has_checkpoint(cp):
                 click.echo(f"--resume: no checkpoint in {cp}; starting afresh.", err=True)
+            setup.phase(f"building the kernel of {len(bound.actions):,} action instances")
             result = run_check(bound, cfg, progress=_progress_printer(not quiet),
                                notice=lambda line: click.echo(line, err=True))
+            setup.end()
+        except KeyboardInterrupt:
+            if stop.started:
+                raise
+            interrupted_in_setup(fmt)
         except ModelcheckError as e:
             print_error(e, fmt)
         except MemoryError as e:
@@ -484,11 +549,13 @@ def simulate(spec: str, consts: tuple[str, ...], config: CheckConfig,
     """
     from .simulate import Simulator
 
-    with Interrupts():
+    with Interrupts(setup=True) as stop, SetupProgress(stop, not quiet) as setup:
         try:
             config, sim = sim_options.resolve(config, "simulate")
             recorder = prepare_recorder(spec, out_dir, trace_out)
+            setup.phase("loading the spec and building its action instances")
             bound = bind_spec(spec, consts)
+            setup.phase(f"building the kernel of {len(bound.actions):,} action instances")
             simulator = Simulator(bound, config, sim,
                                   progress=sim_progress_printer(not quiet))
             if not quiet:
@@ -496,6 +563,11 @@ def simulate(spec: str, consts: tuple[str, ...], config: CheckConfig,
                            f"{len(bound.actions)} action instances, walks of at most "
                            f"{simulator.sim.depth} steps.", err=True)
             result = simulator.run()
+            setup.end()
+        except KeyboardInterrupt:
+            if stop.started:
+                raise
+            interrupted_in_setup(fmt)
         except ModelcheckError as e:
             print_error(e, fmt)
         except ValueError as e:
@@ -503,6 +575,17 @@ def simulate(spec: str, consts: tuple[str, ...], config: CheckConfig,
         except MemoryError as e:
             out_of_memory(e, fmt)
         finish(result, fmt, recorder, bound, quiet)
+
+
+def interrupted_in_setup(fmt: str) -> NoReturn:
+    """Report a Ctrl-C during set-up (before any state was explored: no partial result
+    to show) and exit with code 3."""
+    msg = "interrupted while setting up, before exploring: no states to report."
+    if fmt == "json":
+        click.echo(json.dumps({"status": "incomplete", "reason": "interrupted",
+                               "message": msg}, indent=2))
+    click.echo(msg, err=True)
+    sys.exit(3)
 
 
 def out_of_memory(e: MemoryError, fmt: str) -> NoReturn:

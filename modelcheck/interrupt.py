@@ -14,6 +14,13 @@ Guards nest: an inner guard (the explorer's) entered while an outer one (the
 arrives while the spec is loading stops the run as soon as it starts. Outside the
 main thread, or when SIGINT is ignored or handled by foreign code, a guard installs
 nothing and ``requested`` stays false (Ctrl-C then behaves as Python's default).
+
+A command's guard made with ``setup=True`` covers a set-up first (loading the spec,
+building its action instances and kernel), where nothing partial could be reported:
+there the first Ctrl-C raises ``KeyboardInterrupt`` at once (the command exits with
+code 3). From the moment an inner guard is entered (the explorer's, or a
+simulator's: the run has started), Ctrl-C is recorded as above; :attr:`started` says
+whether that moment has come.
 """
 
 from __future__ import annotations
@@ -37,11 +44,18 @@ class Interrupts:
                 work(batch)
     """
 
-    def __init__(self) -> None:
+    def __init__(self, setup: bool = False) -> None:
         self._count = 0
         self._outer: Interrupts | None = None
         self._previous: object = None
         self._installed = False
+        self._setup = setup
+        self._started = False
+
+    @property
+    def started(self) -> bool:
+        """Whether a run has started under this guard (an inner guard was entered)."""
+        return (self._outer or self)._started
 
     @property
     def requested(self) -> bool:
@@ -55,7 +69,7 @@ class Interrupts:
 
     def _handle(self, signum: int, frame: FrameType | None) -> None:
         self._count += 1
-        if self._count > 1:
+        if self._count > 1 or (self._setup and not self._started):
             raise KeyboardInterrupt
 
     def __enter__(self) -> Interrupts:
@@ -65,6 +79,7 @@ class Interrupts:
         owner = getattr(current, "__self__", None)
         if isinstance(owner, Interrupts):
             self._outer = owner
+            owner._started = True
         elif current is signal.default_int_handler:
             self._previous = current
             signal.signal(signal.SIGINT, self._handle)
