@@ -198,7 +198,7 @@ def _report_failure(e: BaseException, fmt: str) -> NoReturn:
 # on Spark no one limit can be enforced, and a size is refused (SparkExplorer.precheck):
 # the help says so, with no default that would then be refused.
 for _param in spark.params:
-    if _param.name == "memory_limit":
+    if isinstance(_param, click.Option) and _param.name == "memory_limit":
         _param.help = ("No default: exploration on Spark refuses a size (its states live "
                        "in the executors' Python workers; 'none' is accepted). Bound a run "
                        "with --max-states and the executors with Spark's settings "
