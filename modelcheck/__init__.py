@@ -27,52 +27,143 @@ For example::
     4
 """
 
-from .checker import check
-from .config import CheckConfig
-from .domains import Array, Bag, Bool, Const, Enum, Ids, Int, Record, Ref, Seq, SetOf
-from .errors import (
-    ConstantError,
-    ModelcheckError,
-    SpecDefinitionError,
-    SpecEvaluationError,
-    SpecLoadError,
-    UsageError,
-)
-from .explorer import Explorer, Progress, explore
-from .expr import (
-    BOOLEAN,
-    all_of,
-    any_of,
-    choose,
-    count,
-    count_of,
-    excluding,
-    functions,
-    has,
-    implies,
-    init_product,
-    max_of,
-    min_of,
-    not_,
-    sum_of,
-    where,
-    with_,
-    without,
-)
-from .liveness import check_liveness
-from .result import EXIT_CODES, ActionCoverage, LevelStats, Result, TraceStep, Violation
-from .spec import Spec, action, action_constraint, action_property, constraint, invariant
-from .temporal import always_eventually, angle, changed, eventually, eventually_always, leads_to
-from .trace import (
-    Trace,
-    TraceFileError,
-    TraceMismatchError,
-    dumps_trace_json,
-    load_trace,
-    loads_trace,
-    trace_to_itf,
-    trace_to_json,
-)
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .checker import check
+    from .config import CheckConfig
+    from .domains import Array, Bag, Bool, Const, Enum, Ids, Int, Record, Ref, Seq, SetOf
+    from .errors import (
+        ConstantError,
+        ModelcheckError,
+        SpecDefinitionError,
+        SpecEvaluationError,
+        SpecLoadError,
+        UsageError,
+    )
+    from .explorer import Explorer, Progress, explore
+    from .expr import (
+        BOOLEAN,
+        all_of,
+        any_of,
+        choose,
+        count,
+        count_of,
+        excluding,
+        functions,
+        has,
+        implies,
+        init_product,
+        max_of,
+        min_of,
+        not_,
+        sum_of,
+        where,
+        with_,
+        without,
+    )
+    from .liveness import check_liveness
+    from .result import EXIT_CODES, ActionCoverage, LevelStats, Result, TraceStep, Violation
+    from .spec import Spec, action, action_constraint, action_property, constraint, invariant
+    from .temporal import always_eventually, angle, changed, eventually, eventually_always, leads_to
+    from .trace import (
+        Trace,
+        TraceFileError,
+        TraceMismatchError,
+        dumps_trace_json,
+        load_trace,
+        loads_trace,
+        trace_to_itf,
+        trace_to_json,
+    )
+
+#: Where each public name is defined. The names are imported on first use (PEP 562), so
+#: that ``import modelcheck`` and the command line's ``--help`` load no numpy: a spec's
+#: ``from modelcheck import Spec, ...`` loads what those names need, and no more.
+_SOURCES: dict[str, str] = {
+    "check": ".checker",
+    "CheckConfig": ".config",
+    "Array": ".domains",
+    "Bag": ".domains",
+    "Bool": ".domains",
+    "Const": ".domains",
+    "Enum": ".domains",
+    "Ids": ".domains",
+    "Int": ".domains",
+    "Record": ".domains",
+    "Ref": ".domains",
+    "Seq": ".domains",
+    "SetOf": ".domains",
+    "ConstantError": ".errors",
+    "ModelcheckError": ".errors",
+    "SpecDefinitionError": ".errors",
+    "SpecEvaluationError": ".errors",
+    "SpecLoadError": ".errors",
+    "UsageError": ".errors",
+    "Explorer": ".explorer",
+    "Progress": ".explorer",
+    "explore": ".explorer",
+    "BOOLEAN": ".expr",
+    "all_of": ".expr",
+    "any_of": ".expr",
+    "choose": ".expr",
+    "count": ".expr",
+    "count_of": ".expr",
+    "excluding": ".expr",
+    "functions": ".expr",
+    "has": ".expr",
+    "implies": ".expr",
+    "init_product": ".expr",
+    "max_of": ".expr",
+    "min_of": ".expr",
+    "not_": ".expr",
+    "sum_of": ".expr",
+    "where": ".expr",
+    "with_": ".expr",
+    "without": ".expr",
+    "check_liveness": ".liveness",
+    "EXIT_CODES": ".result",
+    "ActionCoverage": ".result",
+    "LevelStats": ".result",
+    "Result": ".result",
+    "TraceStep": ".result",
+    "Violation": ".result",
+    "Spec": ".spec",
+    "action": ".spec",
+    "action_constraint": ".spec",
+    "action_property": ".spec",
+    "constraint": ".spec",
+    "invariant": ".spec",
+    "always_eventually": ".temporal",
+    "angle": ".temporal",
+    "changed": ".temporal",
+    "eventually": ".temporal",
+    "eventually_always": ".temporal",
+    "leads_to": ".temporal",
+    "Trace": ".trace",
+    "TraceFileError": ".trace",
+    "TraceMismatchError": ".trace",
+    "dumps_trace_json": ".trace",
+    "load_trace": ".trace",
+    "loads_trace": ".trace",
+    "trace_to_itf": ".trace",
+    "trace_to_json": ".trace",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _SOURCES.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module, __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_SOURCES))
+
 
 __version__ = "0.1.0"
 

@@ -12,32 +12,32 @@ import signal
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
 
 from .budget import SAFE_SHARE, format_size, parse_memory_limit
-from .checker import check as run_check
-from .checker import resolve_names
-from .checkpoint import has_checkpoint
-from .cli_explore import explore
-from .cli_trace import const_option, graph, trace
+from .cli_options import const_option
 from .config import CheckConfig
-from .domains import Deferred
 from .errors import ModelcheckError, UsageError
 from .fileio import file_uri_path, has_scheme, prepare_dir
 from .interrupt import Interrupts
-from .loader import bind_spec
-from .report import render_text
-from .result import Result
-from .run.progress import Progress, progress_line
-from .simulate import SimConfig, SimProgress, Simulator
-from .spec import Spec
-from .temporal import fairness_conditions
-from .trace.runrecord import RunRecorder
+
+if TYPE_CHECKING:
+    from .result import Result
+    from .run.progress import Progress
+    from .simulate import SimConfig, SimProgress
+    from .spec import Spec
+    from .trace.runrecord import RunRecorder
+
+# The command line starts fast: this module imports only click and the light modules
+# above; the engine (numpy), the traces, the web server (uvicorn) and networkx are
+# imported by the command that needs them, in its body, and the subcommands of other
+# modules are loaded when invoked (see _Group and LAZY_COMMANDS).
 
 __all__ = ["main", "cli", "bind_spec", "print_error", "check_options", "simulate",
-           "simulate_options", "SimOptions", "sim_progress_printer", "progress_printer"]
+           "simulate_options", "SimOptions", "sim_progress_printer", "SetupProgress",
+           "progress_printer"]
 
 EXIT_HELP = """\b
 Exit codes:
@@ -64,10 +64,76 @@ def print_error(e: BaseException, fmt: str = "text") -> NoReturn:
     sys.exit(2)
 
 
+def bind_spec(target: str, consts: tuple[str, ...]) -> Spec:
+    """Load ``target`` and bind it with ``K=V`` constant overrides
+    (:func:`modelcheck.loader.bind_spec`)."""
+    from .loader import bind_spec as bind
+
+    return bind(target, consts)
+
+
+class SetupProgress:
+    """Progress lines on stderr while a command sets up (loads the spec, builds its
+    action instances and kernel), which for a large action family takes long: from a
+    second on, ``[   1.0s] setting up: PHASE`` when the phase changes and every few
+    seconds, until the run starts (``stop.started``) or the block ends. Printed by a
+    daemon thread, so that it shows whatever the main thread is computing.
+
+    For example::
+
+        with Interrupts(setup=True) as stop, SetupProgress(stop, True) as setup:
+            setup.phase("loading the spec")
+            ...
+    """
+
+    def __init__(self, stop: Interrupts, enabled: bool, first: float = 1.0,
+                 every: float = 5.0) -> None:
+        import threading
+
+        self.stop, self.enabled, self.first, self.every = stop, enabled, first, every
+        self._phase = "starting"
+        self._done = threading.Event()
+        self._thread = threading.Thread(target=self._tick, name="setup-progress",
+                                        daemon=True)
+
+    def phase(self, text: str) -> None:
+        """Say what the set-up does now."""
+        self._phase = text
+
+    def _tick(self) -> None:
+        import time
+
+        t0 = time.perf_counter()
+        shown, last = "", 0.0
+        if self._done.wait(self.first):
+            return
+        while not self._done.is_set() and not self.stop.started:
+            now = time.perf_counter() - t0
+            if self._phase != shown or now - last >= self.every:
+                shown, last = self._phase, now
+                click.echo(f"[{now:7.1f}s] setting up: {shown}", err=True)
+            self._done.wait(0.25)
+
+    def __enter__(self) -> SetupProgress:
+        if self.enabled:
+            self._thread.start()
+        return self
+
+    def end(self) -> None:
+        """The set-up is over: no more lines."""
+        self._done.set()
+        if self._thread.is_alive():
+            self._thread.join()
+
+    def __exit__(self, *exc: object) -> None:
+        self.end()
+
+
 def progress_printer(enabled: bool) -> Callable[[Progress], None] | None:
     """A progress callback printing each report's line on stderr (every backend's)."""
     if not enabled:
         return None
+    from .run.progress import progress_line
 
     def show(p: Progress) -> None:
         click.echo(progress_line(p), err=True)
@@ -76,6 +142,27 @@ def progress_printer(enabled: bool) -> Callable[[Progress], None] | None:
 
 
 class _Group(click.Group):
+    """The ``modelcheck`` group: its subcommands of other modules and of plugins are
+    loaded when invoked (so ``--help``, ``--version`` and ``check`` import no web
+    server, networkx or pyspark); a user error is one paragraph, a Ctrl-C exit code 3."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        _load_plugins()
+        return super().list_commands(ctx)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name not in self.commands:
+            _load_plugins()
+        return super().get_command(ctx, cmd_name)
+
+    def resolve_command(self, ctx: click.Context, args: list[str]
+                        ) -> tuple[str | None, click.Command | None, list[str]]:
+        name, cmd, rest = super().resolve_command(ctx, args)
+        if isinstance(cmd, _LazyCommand) and name is not None:
+            cmd = cmd.load()
+            self.commands[name] = cmd
+        return name, cmd, rest
+
     def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
@@ -215,6 +302,8 @@ def prepare_recorder(spec: str, out_dir: str | None, trace_out: str | None
     user's path, before any work."""
     if out_dir is None and trace_out is None:
         return None
+    from .trace.runrecord import RunRecorder
+
     ctx = click.get_current_context()
     return RunRecorder.prepare(spec, out_dir=out_dir, trace_out=trace_out, ctx=ctx,
                                options=ctx.params)
@@ -257,13 +346,19 @@ def check(spec: str, consts: tuple[str, ...], config: CheckConfig, spill_dir: st
     SPEC is a file (specs/kraft_broker.py) or module (specs.kraft_broker), optionally
     followed by :Name to pick one spec class from it.
     """
+    from .checker import check as run_check
+    from .checker import resolve_names
+    from .checkpoint import has_checkpoint
+
     # Ctrl-C is recorded from here to the exit, and the run stops at the next batch:
     # never lost, never a half-printed report (a second Ctrl-C exits at once).
-    with Interrupts():
+    # During set-up (nothing to report yet) the first Ctrl-C stops at once, exit code 3.
+    with Interrupts(setup=True) as stop, SetupProgress(stop, not quiet) as setup:
         try:
             recorder = prepare_recorder(spec, out_dir, trace_out)
             if spill_dir is not None:
                 prepare_dir(spill_dir, "--spill-dir", create=False)  # made when used
+            setup.phase("loading the spec and building its action instances")
             bound = bind_spec(spec, consts)
             cfg = config.replace(spill_dir=spill_dir)
             resolve_names(bound, cfg)  # report a wrong --invariant before anything else
@@ -273,8 +368,14 @@ def check(spec: str, consts: tuple[str, ...], config: CheckConfig, spill_dir: st
             cp = config.checkpoint_dir
             if config.resume and cp and not has_checkpoint(cp):
                 click.echo(f"--resume: no checkpoint in {cp}; starting afresh.", err=True)
+            setup.phase(f"building the kernel of {len(bound.actions):,} action instances")
             result = run_check(bound, cfg, progress=progress_printer(not quiet),
                                notice=lambda line: click.echo(line, err=True))
+            setup.end()
+        except KeyboardInterrupt:
+            if stop.started:
+                raise
+            interrupted_in_setup(fmt)
         except ModelcheckError as e:
             print_error(e, fmt)
         except MemoryError as e:
@@ -346,6 +447,8 @@ class SimOptions:
         """The check and simulation configurations these options and ``config`` (the
         check options) give; contradictions and check options that do not apply to a
         simulation are a :class:`~modelcheck.errors.UsageError` naming them."""
+        from .simulate import SimConfig
+
         refused = sorted(self.given & {"checkpoint_dir", "resume", "max_states"})
         if refused:
             names = ", ".join(option_name(n) for n in refused)
@@ -442,11 +545,15 @@ def simulate(spec: str, consts: tuple[str, ...], config: CheckConfig,
     --memory-limit bounds the set of distinct states counted; --no-symmetry applies
     to the shrinker's BFS (walks never use symmetry).
     """
-    with Interrupts():
+    from .simulate import Simulator
+
+    with Interrupts(setup=True) as stop, SetupProgress(stop, not quiet) as setup:
         try:
             config, sim = sim_options.resolve(config, "simulate")
             recorder = prepare_recorder(spec, out_dir, trace_out)
+            setup.phase("loading the spec and building its action instances")
             bound = bind_spec(spec, consts)
+            setup.phase(f"building the kernel of {len(bound.actions):,} action instances")
             simulator = Simulator(bound, config, sim,
                                   progress=sim_progress_printer(not quiet))
             if not quiet:
@@ -454,6 +561,11 @@ def simulate(spec: str, consts: tuple[str, ...], config: CheckConfig,
                            f"{len(bound.actions)} action instances, walks of at most "
                            f"{simulator.sim.depth} steps.", err=True)
             result = simulator.run()
+            setup.end()
+        except KeyboardInterrupt:
+            if stop.started:
+                raise
+            interrupted_in_setup(fmt)
         except ModelcheckError as e:
             print_error(e, fmt)
         except ValueError as e:
@@ -461,6 +573,17 @@ def simulate(spec: str, consts: tuple[str, ...], config: CheckConfig,
         except MemoryError as e:
             out_of_memory(e, fmt)
         finish(result, fmt, recorder, bound, quiet)
+
+
+def interrupted_in_setup(fmt: str) -> NoReturn:
+    """Report a Ctrl-C during set-up (before any state was explored: no partial result
+    to show) and exit with code 3."""
+    msg = "interrupted while setting up, before exploring: no states to report."
+    if fmt == "json":
+        click.echo(json.dumps({"status": "incomplete", "reason": "interrupted",
+                               "message": msg}, indent=2))
+    click.echo(msg, err=True)
+    sys.exit(3)
 
 
 def out_of_memory(e: MemoryError, fmt: str) -> NoReturn:
@@ -488,6 +611,8 @@ def emit(result: Result, fmt: str) -> None:
     if fmt == "json":
         click.echo(json.dumps(result.to_json(), indent=2))
     else:
+        from .report import render_text
+
         click.echo(render_text(result))
 
 
@@ -497,6 +622,8 @@ def emit(result: Result, fmt: str) -> None:
 @format_option
 def inspect(spec: str, consts: tuple[str, ...], fmt: str) -> None:
     """List SPEC's constants, variables (domains, cells, bits), actions and properties."""
+    from .temporal import fairness_conditions
+
     try:
         bound = bind_spec(spec, consts)
     except ModelcheckError as e:
@@ -576,6 +703,8 @@ def _dom_text(bound: Spec, decl: Any, pname: str, dom: Any) -> str:
     import enum
     import inspect as pyinspect
 
+    from .domains import Deferred
+
     name = getattr(dom, "name", None)
     if isinstance(name, str) and not callable(dom):
         return name
@@ -593,55 +722,80 @@ def _dom_text(bound: Spec, decl: Any, pname: str, dom: Any) -> str:
     return repr(dom)
 
 
-def _load_plugins() -> None:
-    """Add subcommands registered by other packages (entry point group
-    ``modelcheck.commands``), e.g. ``modelcheck spark`` from ``spark_explore``.
+#: The subcommands defined in other modules, imported only when invoked: name ->
+#: (``module:attribute``, the short help ``modelcheck --help`` shows for it). A test
+#: checks each short help against the command's own.
+LAZY_COMMANDS: dict[str, tuple[str, str]] = {
+    "trace": ("modelcheck.cli_trace:trace",
+              "Read counterexample traces: ITF (*.itf.json), modelcheck JSON (trace.json) "
+              "or a run record (result.json or the run folder)."),
+    "graph": ("modelcheck.cli_trace:graph",
+              "Write the reachable state graph of SPEC (nodes: states, edges: actions with "
+              "their parameters; initial and violating states marked) as DOT, GraphML or "
+              "JSON."),
+    "explore": ("modelcheck.cli_explore:explore",
+                "Serve a web page to explore SPEC: step through a trace with the changed "
+                "variables highlighted, branch off into the actions it did not take, "
+                "evaluate expressions along the path, save it as an ITF trace, see a run's "
+                "coverage and levels and the state graph around a state."),
+}
 
-    The plugin is imported only when its command is the one invoked, so heavy
-    dependencies (pyspark) never load for other commands.
-    """
-    from importlib.metadata import entry_points
-
-    for ep in entry_points(group="modelcheck.commands"):
-        if ep.name in cli.commands:
-            continue
-        cli.add_command(_LazyCommand(ep.name, ep.value), ep.name)
+#: The short help of plugin commands (entry point group ``modelcheck.commands``) known
+#: here, so that ``modelcheck --help`` lists them without importing them.
+PLUGIN_HELP: dict[str, str] = {
+    "spark": "Explore every reachable state of SPEC on Spark, with the same results as "
+             "`check`.",
+}
 
 
 class _LazyCommand(click.Command):
-    """A placeholder that imports the real command on first use."""
+    """A placeholder listed in the group's help; the group loads the real command when
+    it is invoked (:meth:`_Group.resolve_command`)."""
 
-    def __init__(self, name: str, target: str) -> None:
-        super().__init__(name, help=f"(plugin command from {target.split(':')[0]})",
-                         context_settings={"ignore_unknown_options": True,
-                                           "allow_extra_args": True, "help_option_names": []})
-        self._target = target
-
-    def _real(self) -> click.Command:
-        module, _, attr = self._target.partition(":")
-        import importlib
-
-        return getattr(importlib.import_module(module), attr)  # type: ignore[no-any-return]
-
-    def invoke(self, ctx: click.Context) -> Any:
-        real = self._real()
-        return real.main(args=ctx.args, prog_name=ctx.command_path, standalone_mode=False)
+    def __init__(self, name: str, target: str, short_help: str | None = None) -> None:
+        super().__init__(name)
+        self.target = target
+        self.summary = short_help or f"(plugin command from {target.split(':')[0]})"
 
     def get_short_help_str(self, limit: int = 45) -> str:
-        try:
-            return self._real().get_short_help_str(limit)
-        except Exception:  # pragma: no cover - plugin import failure shows at invocation
-            return super().get_short_help_str(limit)
+        return click.utils.make_default_short_help(self.summary, limit)
+
+    def load(self) -> click.Command:
+        """The real command (its module imported now)."""
+        import importlib
+
+        module, _, attr = self.target.partition(":")
+        real = getattr(importlib.import_module(module), attr)
+        if not isinstance(real, click.Command):  # pragma: no cover - a broken plugin
+            raise UsageError(f"{self.target} is not a click command.")
+        return real
 
 
-cli.add_command(trace)
-cli.add_command(graph)
-cli.add_command(explore)
+def _load_plugins() -> None:
+    """Add the subcommands registered by other packages (entry point group
+    ``modelcheck.commands``), e.g. ``modelcheck spark`` from ``spark_explore``, as
+    placeholders: a plugin is imported only when its command is the one invoked, so
+    heavy dependencies (pyspark) never load for other commands."""
+    global _plugins_loaded
+    if _plugins_loaded:
+        return
+    _plugins_loaded = True
+    from importlib.metadata import entry_points
+
+    for ep in entry_points(group="modelcheck.commands"):
+        if ep.name not in cli.commands:
+            cli.add_command(_LazyCommand(ep.name, ep.value, PLUGIN_HELP.get(ep.name)),
+                            ep.name)
+
+
+_plugins_loaded = False
+
+for _name, (_target, _help) in LAZY_COMMANDS.items():
+    cli.add_command(_LazyCommand(_name, _target, _help), _name)
 
 
 def main() -> None:
     """Console-script entry point."""
-    _load_plugins()
     try:
         cli(standalone_mode=True)
     except KeyboardInterrupt:  # pragma: no cover - interrupted outside exploration

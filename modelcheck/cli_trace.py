@@ -23,6 +23,7 @@ from typing import Any
 import click
 
 from .budget import parse_memory_limit
+from .cli_options import const_option
 from .errors import ConstantError, SpecLoadError, UsageError
 from .fileio import probe_file
 from .graph import FORMATS, build_graph, graph_bytes
@@ -64,10 +65,6 @@ Exit codes:
   2  usage or spec error, more reachable states than --max-states, or
      --output cannot be written"""
 
-const_option = click.option(
-    "--const", "consts", multiple=True, metavar="K=V",
-    help="Override a constant of the spec, e.g. --const N=3 (repeatable).",
-)
 _color_option = click.option(
     "--color/--no-color", default=None,
     help="Colour the output (default: only on a terminal).",

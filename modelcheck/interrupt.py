@@ -19,6 +19,13 @@ A backend whose work cannot check ``requested`` while it runs (Spark jobs) gives
 guard ``on_request``: the first Ctrl-C calls it from another thread (to cancel the
 jobs), whichever guard of the nest received the signal; with ``replace`` the guard
 also takes SIGINT over from a foreign handler (PySpark installs one).
+
+A command's guard made with ``setup=True`` covers a set-up first (loading the spec,
+building its action instances and kernel), where nothing partial could be reported:
+there the first Ctrl-C raises ``KeyboardInterrupt`` at once (the command exits with
+code 3). From the moment an inner guard is entered (the explorer's, or a
+simulator's: the run has started), Ctrl-C is recorded as above; :attr:`started` says
+whether that moment has come.
 """
 
 from __future__ import annotations
@@ -44,7 +51,7 @@ class Interrupts:
     """
 
     def __init__(self, on_request: Callable[[], None] | None = None, *,
-                 replace: bool = False) -> None:
+                 replace: bool = False, setup: bool = False) -> None:
         self._count = 0
         self._outer: Interrupts | None = None
         self._previous: object = None
@@ -52,6 +59,13 @@ class Interrupts:
         self.on_request = on_request
         self.replace = replace
         self._callbacks: list[Callable[[], None]] = []  # the installed guard's
+        self._setup = setup
+        self._started = False
+
+    @property
+    def started(self) -> bool:
+        """Whether a run has started under this guard (an inner guard was entered)."""
+        return (self._outer or self)._started
 
     @property
     def requested(self) -> bool:
@@ -70,7 +84,7 @@ class Interrupts:
 
     def _handle(self, signum: int, frame: FrameType | None) -> None:
         self._count += 1
-        if self._count > 1:
+        if self._count > 1 or (self._setup and not self._started):
             raise KeyboardInterrupt
         for call in list(self._callbacks):
             threading.Thread(target=call, name="modelcheck-interrupt", daemon=True).start()
@@ -82,6 +96,7 @@ class Interrupts:
         owner = getattr(current, "__self__", None)
         if isinstance(owner, Interrupts):
             self._outer = owner
+            owner._started = True
         elif current is signal.default_int_handler or self.replace:
             self._previous = current
             signal.signal(signal.SIGINT, self._handle)

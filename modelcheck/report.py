@@ -149,7 +149,11 @@ def _coverage(r: Result, out: list[str]) -> str:
         out.append("Coverage:")
         w = max(len(c.name + c.params) for c in r.coverage) + 2
         out.append(f"  {'action':<{w}} {'fired':>12} {'new states':>12}")
+        # "never enabled" only when every reachable state was explored: a run that
+        # stopped early (a violation, Ctrl-C, a bound, the memory limit) did not try
+        # every action on every state
+        complete = r.status == "ok"
         for c in r.coverage:
-            flag = "   (never enabled)" if c.fired == 0 else ""
+            flag = "   (never enabled)" if c.fired == 0 and complete else ""
             out.append(f"  {c.name + c.params:<{w}} {c.fired:>12,} {c.new_states:>12,}{flag}")
     return "\n".join(out)

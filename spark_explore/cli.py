@@ -39,6 +39,8 @@ from modelcheck.config import CheckConfig
 from modelcheck.errors import ModelcheckError, UsageError
 from modelcheck.liveness import refuse_liveness
 
+from .session import check_master_url
+
 __all__ = ["spark", "progress_printer", "parse_conf"]
 
 
@@ -135,6 +137,8 @@ def spark(spec: str, consts: tuple[str, ...], config: CheckConfig, simulate: boo
         conf = parse_conf(confs)
         if master is None and not _under_spark_submit():
             master = "local[*]"
+        if master is not None:
+            check_master_url(master)
         from .driver import SparkExplorer
 
         # The session is started by run() and stopped at its end if it started it.
@@ -175,6 +179,17 @@ def _report_failure(e: BaseException, fmt: str) -> NoReturn:
         "MODELCHECK_DEBUG=1 for the traceback)"), fmt)
 
 
+# The shared --memory-limit bounds one local process (default: a share of its memory);
+# on Spark no one limit can be enforced, and a size is refused (SparkExplorer.precheck):
+# the help says so, with no default that would then be refused.
+for _param in spark.params:
+    if isinstance(_param, click.Option) and _param.name == "memory_limit":
+        _param.help = ("No default: exploration on Spark refuses a size (its states live "
+                       "in the executors' Python workers; 'none' is accepted). Bound a run "
+                       "with --max-states and the executors with Spark's settings "
+                       "(--conf spark.executor.memory=8g).")
+
+
 def _simulate(spec: str, consts: tuple[str, ...], config: CheckConfig, sim_options: SimOptions,
               tasks: int | None, master: str | None, confs: tuple[str, ...],
               connect_timeout: float, fmt: str, quiet: bool, verbose: bool,
@@ -193,6 +208,8 @@ def _simulate(spec: str, consts: tuple[str, ...], config: CheckConfig, sim_optio
         conf = parse_conf(confs)
         if master is None and not _under_spark_submit():
             master = "local[*]"
+        if master is not None:
+            check_master_url(master)
         from .simulate import SparkSimulator
 
         simulator = SparkSimulator(bound, config, sim, master=master, tasks=tasks,

@@ -40,8 +40,8 @@ from typing import Any
 from modelcheck.errors import ModelcheckError, UsageError
 
 __all__ = ["SparkBackendError", "get_session", "ship_spec", "ShippedSpec",
-           "is_local_master", "check_master_reachable", "wait_for_executors",
-           "driver_paths"]
+           "is_local_master", "check_master_url", "check_master_reachable",
+           "wait_for_executors", "driver_paths"]
 
 
 class SparkBackendError(ModelcheckError):
@@ -77,6 +77,15 @@ def _quiet_log4j(dirpath: Path) -> Path:
         # the shell logger's level differs from the root's: keep them equal.
         "logger.repl.name = org.apache.spark.repl.Main\n"
         "logger.repl.level = error\n"
+        # A session that cannot start is reported by the driver as one paragraph with
+        # Spark's reason, not as SparkContext's stack trace.
+        "logger.context.name = org.apache.spark.SparkContext\n"
+        "logger.context.level = off\n"
+        # Blocks of a broadcast that a finished or cancelled job no longer needs are
+        # removed as the session stops ("ERROR TorrentBroadcast: Store broadcast ...
+        # fail"): nothing a run lost.
+        "logger.broadcast.name = org.apache.spark.broadcast.TorrentBroadcast\n"
+        "logger.broadcast.level = off\n"
     )
     return path
 
@@ -88,6 +97,41 @@ JVM_NOISE = (
     re.compile(r"^Setting default log level to "),
     re.compile(r"^To adjust logging level use sc\.setLogLevel\("),
 )
+
+
+#: the exceptions of a Python worker whose socket the JVM closed (a job cancelled by
+#: Ctrl-C, the session stopping): the run's result does not depend on them
+_LOST_PIPE = re.compile(rb"^(BrokenPipeError|ConnectionResetError)\b")
+
+
+class DroppedTracebacks:
+    """A line filter that drops a Python traceback (``Traceback (most recent call
+    last):`` or ``Exception ignored in: ...`` up to its exception line) ending in
+    ``BrokenPipeError`` or ``ConnectionResetError``, and passes every other line on:
+    pyspark's workers print one, now and then, when the JVM closes their socket as a
+    session stops or a job is cancelled."""
+
+    def __init__(self) -> None:
+        self._block: list[bytes] = []
+
+    def feed(self, line: bytes) -> list[bytes]:
+        """The lines to write now, given the next ``line``."""
+        if not self._block:
+            if line.startswith((b"Traceback (most recent call last):",
+                                b"Exception ignored in:")):
+                self._block = [line]
+                return []
+            return [line]
+        self._block.append(line)
+        if line[:1] in (b" ", b"\t") or line.startswith(b"Traceback (most recent"):
+            return []  # a frame: the block goes on
+        block, self._block = self._block, []
+        return [] if _LOST_PIPE.match(line) else block
+
+    def flush(self) -> list[bytes]:
+        """The lines held back at the end of the stream."""
+        block, self._block = self._block, []
+        return block
 
 
 @contextlib.contextmanager
@@ -108,11 +152,15 @@ def filtered_stderr(noise: tuple[re.Pattern[str], ...] = JVM_NOISE) -> Iterator[
     read_end, write_end = os.pipe()
 
     def pump() -> None:
+        blocks = DroppedTracebacks()
         with os.fdopen(read_end, "rb") as src:
             for line in src:
                 text = line.decode("utf-8", "replace")
                 if not any(p.search(text) for p in noise):
-                    os.write(saved, line)
+                    for out in blocks.feed(line):
+                        os.write(saved, out)
+        for out in blocks.flush():
+            os.write(saved, out)
         os.close(saved)
 
     threading.Thread(target=pump, name="spark-stderr-filter", daemon=True).start()
@@ -157,6 +205,46 @@ def default_conf(master: str, workdir: Path, quiet: bool = True) -> dict[str, st
         java.append(f"-Dlog4j2.configurationFile=file:{_quiet_log4j(workdir)}")
     conf["spark.driver.extraJavaOptions"] = " ".join(java)
     return conf
+
+
+_LOCAL = re.compile(r"local(\[(\*|\d+)(,\s*\d+)?\])?")
+_LOCAL_CLUSTER = re.compile(r"local-cluster\[\s*\d+\s*,\s*\d+\s*,\s*\d+\s*\]")
+
+
+def _spark_major() -> int:
+    """The major version of the installed pyspark (4 when unknown)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return int(version("pyspark").split(".")[0])
+    except (PackageNotFoundError, ValueError):
+        return 4
+
+
+def check_master_url(master: str) -> None:
+    """Raise a one-paragraph :class:`~modelcheck.errors.UsageError` naming ``master``
+    unless Spark can start with it: ``local``, ``local[N]`` (N >= 1 threads),
+    ``local[*]``, ``local[N,F]``, ``local-cluster[N,C,M]``, ``spark://HOST:PORT``,
+    ``yarn``, ``k8s://...`` or (Spark 3) ``mesos://...``, as Spark itself accepts
+    them (checked here, before Java starts: Spark reports a bad one with a Java stack
+    trace)."""
+    forms = ("local, local[N] (N >= 1 threads), local[*], spark://HOST:PORT, yarn or "
+             "k8s://HOST:PORT")
+    m = _LOCAL.fullmatch(master)
+    if m is not None:
+        if m.group(2) is not None and m.group(2) != "*" and int(m.group(2)) < 1:
+            raise UsageError(f"--master {master!r}: a local master needs at least one "
+                             f"thread (local[1] or more, or local[*] for every core).")
+        return
+    if _LOCAL_CLUSTER.fullmatch(master) or master == "yarn":
+        return
+    for scheme in ("spark://", "k8s://", *(("mesos://",) if _spark_major() < 4 else ())):
+        if master.startswith(scheme):
+            if len(master) == len(scheme):
+                raise UsageError(f"--master {master!r}: no host after {scheme}; give "
+                                 f"{scheme}HOST:PORT.")
+            return
+    raise UsageError(f"--master {master!r} is not a Spark master URL: give {forms}.")
 
 
 def check_master_reachable(master: str, timeout: float) -> None:
@@ -244,6 +332,8 @@ def get_session(master: str | None = "local[*]", conf: Mapping[str, str] | None 
         effective = SparkConf().get("spark.master", "local[*]") or "local[*]"
     else:
         effective = master or "local[*]"
+    if not submitted:
+        check_master_url(effective)
     check_master_reachable(effective, connect_timeout)
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
@@ -274,13 +364,27 @@ def get_session(master: str | None = "local[*]", conf: Mapping[str, str] | None 
     return spark, True
 
 
+#: py4j's and Spark's wrapper lines, which say nothing about the cause
+_WRAPPERS = ("An error occurred while calling", "Exception thrown in awaitResult",
+             "JVM stacktrace")
+
+
 def _first_line(e: BaseException) -> str:
-    text = str(e).strip() or type(e).__name__
-    for line in text.splitlines():
-        line = line.strip()
-        if line:
-            return line[:500]
-    return text[:500]
+    """What went wrong, in one line: for a Java exception its own message (``Asked to run
+    locally with 0 threads``), not py4j's "An error occurred while calling ..."."""
+    texts = []
+    java = getattr(e, "java_exception", None)
+    if java is not None:
+        with contextlib.suppress(Exception):
+            texts.append(str(java.toString()))
+    texts.append(str(e).strip() or type(e).__name__)
+    for text in texts:
+        for line in text.splitlines():
+            line = line.strip().removeprefix(": ")
+            if line and not line.startswith(("at ", "...")) \
+                    and not any(w in line for w in _WRAPPERS):
+                return line[:500]
+    return texts[-1][:500]
 
 
 # ------------------------------------------------------------------ shipping code
