@@ -1323,3 +1323,75 @@ class _Now:
 
 def implies_(a: Any, b: Any) -> Any:
     return not_(a) | b
+
+
+# -- bug variants: each turns off one CHECK of the source ----------------------------------
+class KafkaReplicationBugNoIncarnationCheck(KafkaReplication):
+    """``ReceiveBrokerRegResponse`` without ``broker_state[b].incarnation_id =
+    m.incarnation_id`` (CHECK, line 157): a stale registration response is accepted."""
+
+    check_reg_incarnation = False
+
+
+class KafkaReplicationBugNoEpochBumpRefetch(KafkaReplication):
+    """``AddPartitionToFetcher`` without ``leader_epoch > partition_metadata[b].leader_epoch``
+    (CHECK, line 281): a follower of the same leader in a new epoch keeps its fetch state."""
+
+    check_fetcher_epoch_bump = False
+
+
+class KafkaReplicationBugNoOutOfSyncReset(KafkaReplication):
+    """``BecomeLeaderInNewEpoch`` of a re-elected leader without
+    ``ResetFollowerStateOfAllButISR`` (CHECK, line 346): it trusts the LEOs it learnt in an
+    older leader epoch."""
+
+    check_reset_out_of_sync = False
+
+
+class KafkaReplicationBugIsrJoinUnfetched(KafkaReplication):
+    """``FollowerIsCaughtUp`` without ``follower_leo # Nil`` (CHECK, line 524). In TLA+ the
+    next conjunct then compares ``Nil >= HwmOf(b)``, an evaluation error in TLC; here
+    ``Nil`` is 0 and the comparison is false, so this variant is the base spec."""
+
+    check_caught_up_fetched = False
+
+
+class KafkaReplicationBugIsrJoinBelowHwm(KafkaReplication):
+    """``FollowerIsCaughtUp`` without ``follower_leo >= HwmOf(b)`` (CHECK, line 526)."""
+
+    check_caught_up_hwm = False
+
+
+class KafkaReplicationBugIsrJoinBelowLeso(KafkaReplication):
+    """``FollowerIsCaughtUp`` without ``follower_leo >= partition_leso[b]`` (CHECK, line
+    528)."""
+
+    check_caught_up_leso = False
+
+
+class KafkaReplicationBugNoFetchOffsetMatch(KafkaReplication):
+    """``ReceiveFetchResponse`` without the fetch offset comparison (CHECK, line 1022): a
+    response to an older fetch is appended."""
+
+    check_fetch_offset = False
+
+
+class KafkaReplicationBugNoFetchEpochMatch(KafkaReplication):
+    """``ReceiveFetchResponse`` without the leader epoch comparison (CHECK, line 1023)."""
+
+    check_fetch_epoch = False
+
+
+class KafkaReplicationBugEligibleWithoutEpoch(KafkaReplication):
+    """``IsEligibleBroker`` without ``broker_epoch = 0 \\/`` (CHECK, functions line 449):
+    existing ISR members, sent with epoch 0, must match their registration epoch."""
+
+    check_isr_epoch_zero = False
+
+
+class KafkaReplicationBugNoPartitionEpochCheck(KafkaReplication):
+    """``ValidateAlterPartitionRequest`` without ``m.partition_epoch =
+    con_partition_metadata.partition_epoch`` (CHECK, functions line 459): a stale
+    AlterPartition request overwrites a newer ISR."""
+
+    check_ap_partition_epoch = False
