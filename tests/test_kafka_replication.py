@@ -22,7 +22,8 @@ TLC = {k: v for k, v in json.loads((HERE / "tlc_figures.json").read_text()).item
        if not k.startswith("_")}
 SPECS = {"v3.5": KafkaReplication}
 #: the cfgs that take more than a few seconds here
-SLOW = {"v35_b2_fence", "v35_b2_clean", "v35_b3_base", "v35_b2_unclean"}
+SLOW = {"v35_b2_fence", "v35_b2_clean", "v35_b3_base", "v35_b2_unclean",
+        "v35_b2_isr1_unclean", "v35_b2_isr1_shrink"}
 SAFETY = {"LeaderCompletenessProperty", "LeaderCandidateCompletenessProperty",
           "ReplicationQuorumSupersetProperty", "LogMatchingProperty",
           "MetadataLogMatchingProperty", "ConsistentReadProperty",
