@@ -1,0 +1,114 @@
+"""TLC and modelcheck on the Kafka replication cfgs of ``tests/kafka_replication/``.
+
+Runs TLC 2.20 (``../shared/tlc``, one worker, no deadlock check, the cfg as committed:
+no VIEW) on each cfg against the public TLA+ model (``../shared/kafka-tlaplus``), runs
+modelcheck on the port with the cfg's constants, and prints the comparison table
+(distinct states, depth as TLC prints it, the violated invariant and the trace length).
+Without Java it prints modelcheck's side and the committed TLC figures
+(``tlc_figures.json``). ``--update`` rewrites that file with the figures TLC printed.
+
+    python benchmarks/kafka_replication_tlc.py [--only NAME ...] [--update]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import pathlib
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from modelcheck import explore  # noqa: E402
+from specs.kafka_replication import KafkaReplication, constants_from_cfg  # noqa: E402
+
+HERE = ROOT / "tests" / "kafka_replication"
+SHARED = ROOT.parent.parent / "shared"
+MODELS = {"v3.5": ("v3.5", "kafka_replication_v3_5.tla", KafkaReplication)}
+
+
+def run_tlc(model: str, cfg: pathlib.Path) -> dict:
+    folder, tla, _ = MODELS[model]
+    with tempfile.TemporaryDirectory() as tmp:
+        work = pathlib.Path(tmp) / folder
+        shutil.copytree(SHARED / "kafka-tlaplus" / folder, work)
+        shutil.copy(cfg, work / cfg.name)
+        cmd = ["java", "-XX:+UseParallelGC", "-Xmx4g",
+               f"-DTLA-Library={SHARED / 'tlc' / 'modules'}",
+               "-cp", str(SHARED / "tlc" / "tla2tools.jar"), "tlc2.TLC", "-workers", "1",
+               "-deadlock", "-metadir", str(pathlib.Path(tmp) / "meta"),
+               "-config", cfg.name, tla]
+        t0 = time.time()
+        out = subprocess.run(cmd, cwd=work, capture_output=True, text=True).stdout
+        secs = time.time() - t0
+    fig: dict = {"model": model, "seconds": round(secs, 1)}
+    m = re.search(r"Invariant (\w+) is violated", out)
+    if m:
+        fig["violated"] = m.group(1)
+        states = re.findall(r"^State \d+: <(\w+)", out, re.M)
+        fig["trace_length"] = len(states)
+        fig["trace"] = states[1:]
+        return fig
+    g = re.search(r"([\d,]+) states generated, ([\d,]+) distinct states found", out)
+    d = re.search(r"depth of the complete state graph search is (\d+)", out)
+    if not (g and d):
+        raise SystemExit(f"TLC did not finish on {cfg.name}:\n{out[-2000:]}")
+    fig.update(generated=int(g.group(1).replace(",", "")),
+               distinct=int(g.group(2).replace(",", "")), depth=int(d.group(1)),
+               violated=None)
+    return fig
+
+
+def run_ours(model: str, cfg: pathlib.Path) -> dict:
+    spec = MODELS[model][2](**constants_from_cfg(cfg.read_text()))
+    t0 = time.time()
+    r = explore(spec)
+    out: dict = {"seconds": round(time.time() - t0, 1)}
+    if r.status == "violation":
+        out.update(violated=r.violation.property, trace_length=len(r.violation.trace))
+    else:
+        out.update(distinct=r.distinct_states, depth=r.depth + 1, violated=None)
+    return out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--only", nargs="*", help="cfg names (default: all)")
+    ap.add_argument("--update", action="store_true", help="rewrite tlc_figures.json")
+    args = ap.parse_args()
+    figures = json.loads((HERE / "tlc_figures.json").read_text())
+    java = shutil.which("java") is not None
+    names = args.only or sorted(k for k in figures if not k.startswith("_"))
+    print(f"{'cfg':18} {'TLC distinct':>12} {'depth':>5} {'ours':>12} {'depth':>5} "
+          f"{'TLC s':>6} {'ours s':>6}  verdict")
+    for name in names:
+        cfg = HERE / f"{name}.cfg"
+        model = figures.get(name, {}).get("model", "v3.5")
+        tlc = run_tlc(model, cfg) if java else {**figures[name], "seconds": None}
+        if java and args.update:
+            figures[name] = {k: v for k, v in tlc.items() if k != "seconds"}
+        ours = run_ours(model, cfg)
+        if tlc["violated"]:
+            same = (ours["violated"], ours.get("trace_length")) == (tlc["violated"],
+                                                                    tlc["trace_length"])
+            print(f"{name:18} {tlc['violated']} in {tlc['trace_length']} states; ours "
+                  f"{ours['violated']} in {ours.get('trace_length')}  "
+                  f"{'equal' if same else 'DIFFERENT'}")
+            continue
+        same = (ours.get("distinct"), ours.get("depth")) == (tlc["distinct"], tlc["depth"])
+        print(f"{name:18} {tlc['distinct']:>12,} {tlc['depth']:>5} "
+              f"{ours.get('distinct', 0):>12,} {ours.get('depth', 0):>5} "
+              f"{tlc['seconds'] if tlc['seconds'] is not None else '-':>6} "
+              f"{ours['seconds']:>6}  {'equal' if same else 'DIFFERENT'}")
+    if java and args.update:
+        (HERE / "tlc_figures.json").write_text(json.dumps(figures, indent=1) + "\n")
+
+
+if __name__ == "__main__":
+    main()
