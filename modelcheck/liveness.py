@@ -264,6 +264,17 @@ class StateGraph:
         return np.isin(a, np.asarray(cond.action_ids, dtype=a.dtype))
 
 
+def temporal_kernel(spec: Spec, parts: Sequence[Any]) -> tuple[Kernel, list[str], list[str]]:
+    """A kernel evaluating the state and step formulas among ``parts`` (the parts of
+    temporal properties) on every state and transition, with no deadlock check and no
+    symmetry reduction, and the names of the state and of the step formulas in order."""
+    state_parts = [p for p in parts if p.kind != "action"]
+    step_parts = [p for p in parts if p.kind == "action"]
+    kernel = Kernel(spec, invariants=state_parts, properties=step_parts,
+                    check_deadlock=False, symmetry=False)
+    return kernel, [p.name for p in state_parts], [p.name for p in step_parts]
+
+
 class GraphCollector:
     """Collects the state graph through the explorer's hooks and evaluates the state
     predicates ``parts`` (invariant-like declarations) on every stored state, and the
@@ -291,15 +302,10 @@ class GraphCollector:
 
     def __init__(self, spec: Spec, parts: Sequence[Any], batch_size: int,
                  spill_dir: str | None = None, background: bool = True) -> None:
-        state_parts = [p for p in parts if p.kind != "action"]
-        step_parts = [p for p in parts if p.kind == "action"]
-        self.kernel = Kernel(spec, invariants=state_parts, properties=step_parts,
-                             check_deadlock=False, symmetry=False)
-        self.names = [p.name for p in state_parts]
-        self.step_names = [p.name for p in step_parts]
+        self.kernel, self.names, self.step_names = temporal_kernel(spec, parts)
         #: per step formula: the (source node * actions + action) keys of the
         #: transitions where it is false
-        self._step_false: list[list[np.ndarray]] = [[] for _ in step_parts]
+        self._step_false: list[list[np.ndarray]] = [[] for _ in self.step_names]
         self.batch_size = max(2, batch_size)
         self.n_act = len(spec.actions)
         act_type = np.uint16 if self.n_act <= 1 << 16 else np.int32
@@ -1023,12 +1029,7 @@ class WalkLiveness:
         self.spec = spec
         self.per_prop = [(p, fairness_conditions(spec, p.fairness)) for p in props]
         parts = [part for p in props for part in p.parts()]
-        state_parts = [p for p in parts if p.kind != "action"]
-        step_parts = [p for p in parts if p.kind == "action"]
-        self.kernel = Kernel(spec, invariants=state_parts, properties=step_parts,
-                             check_deadlock=False, symmetry=False)
-        self.names = [p.name for p in state_parts]
-        self.step_names = [p.name for p in step_parts]
+        self.kernel, self.names, self.step_names = temporal_kernel(spec, parts)
         self.plain = Kernel(spec, invariants=[], properties=[], check_deadlock=False,
                             symmetry=False)
 
