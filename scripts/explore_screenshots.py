@@ -22,7 +22,7 @@ sys.path[:0] = [ROOT, os.path.join(ROOT, "tests")]
 from browser import chromium  # noqa: E402
 from explorehelp import BUG, SMALL, SMALL_CONSTS, check_run, served, session_for  # noqa: E402
 
-VIEWPORT = {"width": 1440, "height": 860}
+VIEWPORT = {"width": int(os.environ.get("EXPLORE_WIDTH", "1280")), "height": 860}
 
 
 def main(out: str) -> None:

@@ -57,6 +57,7 @@ __all__ = [
     "SparkDaemon",
     "StandaloneCluster",
     "find_spark_home",
+    "kept_dirs",
     "free_port",
 ]
 
@@ -128,6 +129,42 @@ class SparkDaemon:
             cores=None if data.get("cores") is None else int(data["cores"]),
             memory=data.get("memory"),
         )
+
+
+def _inside(path: str, top: str) -> bool:
+    """Whether ``path`` is ``top`` or lies under it (both absolute, normalised)."""
+    return path == top or path.startswith(top.rstrip("/") + "/")
+
+
+def _outermost(dirs: Sequence[str]) -> list[str]:
+    """``dirs`` (normalised, in order) without those inside another one of them."""
+    norm = [os.path.normpath(os.path.abspath(d)) for d in dirs]
+    out: list[str] = []
+    for i, d in enumerate(norm):
+        inside_other = any(_inside(d, o) and (d != o or j < i) for j, o in enumerate(norm)
+                           if j != i)
+        if not inside_other:
+            out.append(d)
+    return out
+
+
+def kept_dirs(hidden: Sequence[str], env: Mapping[str, str]) -> list[str]:
+    """The directories a worker run with ``env`` needs that lie inside one of ``hidden``
+    (the private mounts): the Spark install (``SPARK_HOME``), ``JAVA_HOME`` and the
+    executors' Python (``PYSPARK_PYTHON``: its venv, where ``bin/python`` is, and the
+    installation its symbolic link leads to), outermost first, none inside another."""
+    wanted: list[str] = []
+    for key in ("SPARK_HOME", "JAVA_HOME"):
+        if env.get(key):
+            wanted.append(env[key])
+    python = env.get("PYSPARK_PYTHON") or sys.executable
+    python = shutil.which(python) or python
+    for exe in (os.path.abspath(python), os.path.realpath(python)):
+        wanted.append(os.path.dirname(os.path.dirname(exe)))  # .../bin/python -> prefix
+    top = [os.path.normpath(d) for d in hidden]
+    under = [os.path.normpath(os.path.abspath(w)) for w in wanted]
+    under = [w for w in under if any(_inside(w, h) and w != h for h in top)]
+    return _outermost(sorted(set(under)))
 
 
 def find_spark_home() -> Path:
@@ -250,7 +287,13 @@ class StandaloneCluster:
         inside the first of them. With ``("/tmp", "/work")`` no file of the driver
         under those directories is visible to the executors, as on a real cluster:
         the spec and the packages must travel with the job. The daemons' logs still
-        reach ``base_dir`` (their output is a file opened by this process).
+        reach ``base_dir`` (their output is a file opened by this process). What a
+        worker needs to run stays visible even when it lies in a hidden directory
+        (a checkout or a venv in the system's temporary directory): Spark (the
+        ``pyspark`` install), ``JAVA_HOME`` and the executors' Python
+        (``PYSPARK_PYTHON``, with its venv or prefix) are bound back into the
+        namespace, as a cluster's hosts have them installed. A directory inside
+        another one of the list is hidden already and not mounted again.
     """
 
     def __init__(
@@ -497,29 +540,45 @@ class StandaloneCluster:
             args = [spark_class, WORKER_CLASS, "--host", HOST, "--port", str(port)]
             args += ["--webui-port", str(ui), "--cores", str(self.cores)]
             args += ["--memory", self.memory, "--work-dir", str(work_dir), self.master_url]
+            env = self._env(spark_home, local_dir)
             if self.private_mounts:
-                args = self._isolated(args, i)
-            popen, ctime = self._spawn(args, self._env(spark_home, local_dir), log_path)
+                args = self.isolated(args, i, env)
+            popen, ctime = self._spawn(args, env, log_path)
             daemon = SparkDaemon(
                 "worker", i, popen.pid, ctime, port, ui, log_path, work_dir, self.cores, self.memory
             )
             self._workers.append(daemon)
 
-    def _isolated(self, args: list[str], index: int) -> list[str]:
+    def isolated(self, args: Sequence[str], index: int = 0,
+                 env: Mapping[str, str] | None = None) -> list[str]:
         """``args`` run in a new mount namespace with private ``tmpfs`` mounts over
         :attr:`private_mounts` and a working directory inside the first one; the
         worker's work and local directories (under ``base_dir``) are created again
-        inside it when ``base_dir`` is hidden. ``unshare`` and ``sh`` ``exec``, so the
+        inside it when ``base_dir`` is hidden, and the directories a worker needs
+        (:func:`kept_dirs` of ``env``, by default this cluster's daemon environment)
+        are bound back: each is opened (a file descriptor) before the mounts hide it
+        and bound from ``/proc/self/fd`` after. ``unshare`` and ``sh`` ``exec``, so the
         worker JVM keeps the PID (and process group) this object records."""
-        mounts = " && ".join(f"mount -t tmpfs -o size=4g tmpfs {shlex.quote(p)}"
-                             for p in self.private_mounts)
+        if env is None:
+            env = self._env(find_spark_home(), None)
+        hidden = _outermost(self.private_mounts)
+        keep = kept_dirs(hidden, env)
+        if len(keep) > 7:  # sh redirects file descriptors 3 to 9 only
+            raise ClusterError(f"too many directories to keep visible: {keep}")
+        q = shlex.quote
+        steps = ["set -e"]
+        steps += [f"exec {3 + k}<{q(d)}" for k, d in enumerate(keep)]
+        steps += [f"mount -t tmpfs -o size=4g tmpfs {q(p)}" for p in hidden]
+        for k, d in enumerate(keep):
+            steps += [f"mkdir -p {q(d)}",
+                      f"mount --no-canonicalize --bind /proc/self/fd/{3 + k} {q(d)}",
+                      f"exec {3 + k}<&-"]
         home = f"{self.private_mounts[0].rstrip('/')}/worker-{index}-home"
-        dirs = " ".join(shlex.quote(str(self.base_dir / sub / f"worker-{index}"))
+        dirs = " ".join(q(str(self.base_dir / sub / f"worker-{index}"))
                         for sub in ("work", "local"))
-        script = (f"set -e; {mounts}; mkdir -p {shlex.quote(home)} {dirs}; "
-                  f"cd {shlex.quote(home)}; exec \"$@\"")
-        return ["unshare", "--mount", "--propagation", "private", "sh", "-c", script, "sh",
-                *args]
+        steps += [f"mkdir -p {q(home)} {dirs}", f"cd {q(home)}", 'exec "$@"']
+        return ["unshare", "--mount", "--propagation", "private", "sh", "-c",
+                "; ".join(steps), "sh", *args]
 
     def _wait_until(self, t0: float, what: str, ready: Callable[[dict[str, Any]], bool]) -> None:
         """Poll the master's JSON until ``ready(status)``; fail fast if a daemon dies."""

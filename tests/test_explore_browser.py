@@ -23,6 +23,8 @@ from explorehelp import (
     session_for,
 )
 
+from modelcheck.trace.render import action_label, format_value, leaves
+
 pytestmark = pytest.mark.skipif(missing() is not None and not os.environ.get("CI"),
                                 reason=str(missing()))
 
@@ -35,7 +37,7 @@ def browser():
 
 @pytest.fixture
 def page(browser):
-    context = browser.new_context(viewport={"width": 1400, "height": 900},
+    context = browser.new_context(viewport={"width": 1280, "height": 800},
                                   accept_downloads=True)
     p = context.new_page()
     errors: list[str] = []
@@ -60,6 +62,18 @@ def _highlighted(page) -> set[str]:
                                          "els => els.map(e => e.dataset.path)"))
 
 
+def _in_view(page, selector: str) -> bool:
+    """Whether the element is wholly inside the viewport (and not clipped sideways by a
+    scrolling pane: its centre is the element found there)."""
+    return page.eval_on_selector(selector, """e => {
+        const r = e.getBoundingClientRect();
+        const inside = r.width > 0 && r.left >= 0 && r.top >= 0 && r.right <= innerWidth
+          && r.bottom <= innerHeight;
+        const hit = document.elementFromPoint((r.left + r.right) / 2, (r.top + r.bottom) / 2);
+        return inside && (hit === e || e.contains(hit));
+    }""")
+
+
 def _column(page, expr: str) -> list[str]:
     page.wait_for_function(
         "() => [...document.querySelectorAll('#timeline-body td.expr-value')]"
@@ -76,7 +90,18 @@ def test_step_branch_evaluate_save_and_replay(page, bug_run: str, tmp_path) -> N
         page.goto(url)
         page.wait_for_selector("#timeline-body tr[data-step='6']")
         assert "violates invariant FencedNotLeader" in page.text_content("#violation-text")
+        # the trace opens at its violating state (the last one), in view
+        bad = [i for i, c in enumerate(cells) if session.kernel.check_invariants(c)]
+        assert _current(page) == bad[0] == len(cells) - 1
+        assert _in_view(page, "#timeline-body tr.current")
+        page.keyboard.press("Home")
         assert _current(page) == 0 and _highlighted(page) == set()
+        # the "(n)" after an action counts the values it changed, and says which
+        count = page.locator("#timeline-body tr[data-step='1'] .count")
+        paths = changed_leaves(layout, cells[0], cells[1])
+        assert count.text_content() == f"({len(paths)})"
+        assert all(p in count.get_attribute("title") for p in paths)
+        assert page.locator("#path-legend").is_visible()
         # step through the trace with the keyboard: the highlighted values are those
         # whose cells differ from the previous state's
         for k in range(1, len(cells)):
@@ -98,6 +123,10 @@ def test_step_branch_evaluate_save_and_replay(page, bug_run: str, tmp_path) -> N
         assert page.locator("#timeline-body tr").count() == 6
         assert "branch" in page.text_content("#timeline-body tr[data-step='5']")
         assert _highlighted(page) == {"bstate[1]", "bEpoch[1]"}  # Crash resets the broker
+        # the banner no longer says the last state violates the invariant
+        banner = page.text_content("#violation-text")
+        assert "branched off the counterexample after state 5" in banner, banner
+        assert "the last state violates" not in banner
         page.wait_for_selector("#successors button.succ")
         page.click("#successors button.succ >> nth=0")
         page.wait_for_selector("#timeline-body tr.current[data-step='6']")
@@ -109,6 +138,11 @@ def test_step_branch_evaluate_save_and_replay(page, bug_run: str, tmp_path) -> N
         page.press("#expr", "Enter")
         values = _column(page, expr)
         assert len(values) == 7
+        # the new column is on screen and the path's pane needs no sideways scrolling
+        assert _in_view(page, f"#timeline-head th.expr[data-expr='{expr}']")
+        assert _in_view(page, "#timeline-body tr[data-step='6'] td.expr-value")
+        assert page.eval_on_selector("#timeline-pane", "p => p.scrollWidth <= p.clientWidth")
+        assert page.evaluate("() => document.documentElement.scrollWidth <= innerWidth")
         # save the path; `trace replay` accepts it and `trace eval` agrees with the column
         with page.expect_download() as dl:
             page.click("#save")
@@ -133,6 +167,7 @@ def test_step_branch_evaluate_save_and_replay(page, bug_run: str, tmp_path) -> N
         page.click("#reset")
         page.wait_for_selector("#timeline-body tr[data-step='6']")
         assert "branch" not in page.text_content("#timeline-body")
+        assert page.text_content("#violation-text").startswith("Counterexample: the last")
 
 
 def test_lasso_run_results_and_graph(page, bug_run: str, tmp_path) -> None:
@@ -163,9 +198,47 @@ def test_lasso_run_results_and_graph(page, bug_run: str, tmp_path) -> None:
         assert "of 207 reachable states" in page.text_content("#graph-info")
         succ = {tuple(c) for _, c in small.kernel.successors(small.kernel.initial_states()[0])}
         assert page.locator("svg.graph g.node[data-distance='1']").count() == len(succ)
+        # a legend, and each arrow labelled with its actions
+        assert page.locator("#graph-legend").is_visible()
+        assert "violates an invariant" in page.text_content("#graph-legend")
+        edges = page.evaluate("() => [...document.querySelectorAll('svg.graph path.edge')]"
+                              ".map(p => [p.dataset.edge, p.querySelector('title')"
+                              ".textContent.split('\\n').join(', ')])")
+        labels = page.evaluate("() => Object.fromEntries([...document.querySelectorAll("
+                               "'svg.graph text.edge-label')].map(t => [t.dataset.edge, "
+                               "t.querySelector('title').textContent.split('\\n')"
+                               ".join(', ')]))")
+        assert edges and all(labels[k] == text for k, text in edges)
+        init = small.kernel.initial_states()[0]
+        here = page.get_attribute("svg.graph g.node.current", "data-id")
+        assert {label for k, text in edges if k.startswith(here + ">")
+                for label in text.split(", ")} == {
+            action_label(a.name, dict(a.params)) for a, _ in small.kernel.successors(init)}
+        # the state's values as `trace show` and the state table write them
+        values = small.spec.layout.itf_values_from_cells(list(init))
+        detail = page.text_content("#graph-detail").splitlines()[1:]
+        assert [" ".join(line.split()) for line in detail] == [
+            f"{n} = {format_value(values[n])}" for n in small.spec.layout.vars]
+        table = page.eval_on_selector_all("#state-body .leaf", "ls => ls.map(l => "
+                                          "[l.dataset.path, l.lastChild.textContent.trim()])")
+        assert table == [[p, format_value(x)] for n in small.spec.layout.vars
+                         for p, x in leaves(n, values[n])]
         page.click("svg.graph g.node[data-distance='1'] >> nth=0")
         page.wait_for_selector("svg.graph g.node[data-distance='-1']")
         page.click("#tabs button[data-view='explore']")
         assert page.locator("#timeline-body tr").count() == 2
         cells = page.evaluate("() => S.path[1].state.cells")
         assert tuple(cells) in succ
+
+
+def test_graph_over_the_limit_says_why_without_controls(page) -> None:
+    with served(session_for(SMALL, consts=SMALL_CONSTS, graph_limit=50)) as url:
+        page.goto(url)
+        page.wait_for_selector("#successors button.succ")
+        page.click("#tabs button[data-view='graph']")
+        page.wait_for_selector("#graph-message")
+        assert "more than 50 reachable states" in page.text_content("#graph-message")
+        assert "--graph-limit" in page.text_content("#graph-message")
+        assert not page.locator("#graph-controls").is_visible()  # no radius helps
+        assert not page.locator("#graph-legend").is_visible()
+        assert not page.locator("#graph-detail").is_visible()

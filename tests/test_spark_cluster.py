@@ -191,6 +191,36 @@ def test_stop_is_idempotent(tmp_path: Path) -> None:
     assert not c.started
 
 
+@pytest.mark.skipif(os.geteuid() != 0 or shutil.which("unshare") is None,
+                    reason="needs root and unshare(1)")
+def test_private_mounts_keep_a_venv_in_the_hidden_temporary_directory(tmp_path: Path) -> None:
+    """A worker's private mounts over the temporary directory and over a checkout in it
+    (nested: hidden already) hide the checkout's files but keep the executors' Python,
+    a venv in that directory, and Spark: the command runs in the namespace."""
+    import tempfile
+
+    clone = tmp_path / "clone"
+    (clone / "specs").mkdir(parents=True)
+    (clone / "specs" / "spec.py").write_text("x")
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", "--system-site-packages",
+                    str(venv)], check=True)
+    python = str(venv / "bin" / "python")
+    c = StandaloneCluster(workers=0, base_dir=tmp_path / "c",
+                          extra_env={"PYSPARK_PYTHON": python},
+                          private_mounts=(tempfile.gettempdir(), str(clone)))
+    probe = ("import json, os, sys; print(json.dumps([sys.prefix, os.path.exists(sys.argv[1]),"
+             " os.path.isfile(sys.argv[2]), os.getcwd()]))")
+    args = c.isolated([python, "-c", probe, str(clone / "specs" / "spec.py"),
+                       str(find_spark_home() / "bin" / "spark-class")])
+    p = subprocess.run(args, capture_output=True, text=True, timeout=60, check=False)
+    assert p.returncode == 0, p.stderr
+    prefix, clone_seen, spark_seen, cwd = json.loads(p.stdout)
+    assert prefix == str(venv) and not clone_seen and spark_seen
+    assert not cwd.startswith(str(tmp_path))
+    assert (clone / "specs" / "spec.py").exists()  # hidden in the namespace only
+
+
 def _cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, str(SCRIPT), *args],

@@ -20,6 +20,7 @@ runs on the executors (``MODELCHECK_SPARK_DRIVER_THRESHOLD=0``).
 
 from __future__ import annotations
 
+import importlib.metadata
 import importlib.util
 import json
 import os
@@ -28,6 +29,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from collections.abc import Iterator
@@ -63,13 +65,19 @@ EXECUTOR_CONF = ["--conf", "spark.executor.memory=512m", "--conf", "spark.cores.
 
 
 def _private_dirs() -> tuple[str, ...]:
-    """Directories hidden from the workers: the driver's temporary files and the project
-    (with ``/work``, where this machine keeps its checkouts), unless Python lives there."""
-    python = os.path.realpath(sys.executable)
+    """Directories hidden from the workers: the driver's temporary files, the project
+    (with ``/work``, where this machine keeps its checkouts) and the source of an
+    editable install of ``modelcheck``. The cluster keeps what a worker needs visible
+    (Spark, this Python and its venv) even when it lies in one of them."""
     top = Path("/work") if ROOT.is_relative_to("/work") else ROOT
-    hidden = ["/tmp"]
-    if not python.startswith(str(top) + os.sep):
-        hidden.append(str(top))
+    hidden = ["/tmp", tempfile.gettempdir(), str(top)]
+    try:
+        url = json.loads(importlib.metadata.distribution("modelcheck")
+                         .read_text("direct_url.json") or "{}").get("url", "")
+    except importlib.metadata.PackageNotFoundError:
+        url = ""
+    if url.startswith("file://"):
+        hidden.append(url[len("file://"):])
     return tuple(hidden)
 
 
@@ -103,6 +111,35 @@ def probe(i):
 print("PROBE " + json.dumps(spark.sparkContext.parallelize(range(4), 4).map(probe).collect()))
 spark.stop()
 """
+
+
+@pytest.mark.skipif(not ISOLATED, reason="needs root and unshare(1)")
+def test_a_clone_and_a_venv_in_the_temporary_directory(tmp_path: Path) -> None:
+    """The checkout copied into the system's temporary directory and run by a venv
+    there: the isolation test below passes from it. (The workers' private mount over
+    the temporary directory used to hide the venv's Python and fail on the checkout's
+    own, nested, mount point.) Runs before the module's cluster starts."""
+    clone = tmp_path / "clone"
+    files = subprocess.run(["git", "ls-files", "-z", "--cached", "--others",
+                            "--exclude-standard"], cwd=ROOT, capture_output=True,
+                           check=True).stdout.decode().split("\0")
+    for name in filter(None, files):
+        if (ROOT / name).is_file():
+            (clone / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(ROOT / name, clone / name)
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", "--system-site-packages",
+                    str(venv)], check=True)
+    assert (clone / "specs").is_relative_to(tempfile.gettempdir())
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTHON", "PYSPARK"))}
+    p = subprocess.run([str(venv / "bin" / "python"), "-m", "pytest", "-q",
+                        "-p", "no:cacheprovider", "-W", "ignore::pytest.PytestWarning",
+                        "tests/test_spark_cluster_explore.py::"
+                        "test_workers_see_no_file_of_the_driver"],
+                       cwd=clone, env=env, capture_output=True, text=True, timeout=600,
+                       check=False)
+    assert p.returncode == 0, (p.stdout + p.stderr)[-4000:]
+    assert "1 passed" in p.stdout, p.stdout[-2000:]
 
 
 @pytest.mark.skipif(not ISOLATED, reason="needs root and unshare(1)")

@@ -25,7 +25,7 @@ from __future__ import annotations
 import threading
 from typing import Any
 
-from ..graph import GraphTooLarge, state_label
+from ..graph import GraphTooLarge
 from ..kernel import Kernel
 from ..spec import Spec
 from ..trace import Trace, trace_to_itf
@@ -35,7 +35,7 @@ from ..trace.render import action_label, format_value, loop_lines
 from ..trace.replay import replay, trace_cells
 from .neighbourhood import ReachableGraph
 from .runview import RunView
-from .states import RequestError, parse_cells, path_trace, step_json
+from .states import RequestError, parse_cells, path_trace, state_text, step_json
 
 __all__ = ["ExploreSession", "MAX_INITIAL", "MAX_RADIUS"]
 
@@ -187,7 +187,7 @@ class ExploreSession:
             for n, d in sorted(hood.distance.items(), key=lambda kv: (kv[1], kv[0])):
                 c = g.cells(n)
                 nodes.append({"id": f"{n:#x}", "distance": d, "cells": c,
-                              "label": state_label(layout, c), "initial": n in g.initial,
+                              "label": state_text(layout, c), "initial": n in g.initial,
                               "invariants": [p.name for p in self.kernel.check_invariants(c)]})
             edges = []
             for u, v, a in hood.edges:

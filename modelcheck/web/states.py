@@ -25,8 +25,8 @@ from ..trace import Trace
 from ..trace.itf import Record
 from ..trace.render import action_label, changes, format_value, leaves
 
-__all__ = ["RequestError", "MAX_PATH", "state_json", "step_json", "parse_cells", "parse_path",
-           "path_trace"]
+__all__ = ["RequestError", "MAX_PATH", "state_json", "state_text", "step_json", "parse_cells",
+           "parse_path", "path_trace"]
 
 #: the most steps a path sent to the explorer may have
 MAX_PATH = 100_000
@@ -62,6 +62,15 @@ def state_json(kernel: Kernel, cells: Sequence[int]) -> dict[str, Any]:
         bad, error = [], str(e)
     return {"cells": [int(c) for c in cells], "vars": out_vars, "invariants": bad,
             "error": error}
+
+
+def state_text(layout: Layout, cells: Sequence[int]) -> str:
+    """A whole state as ``trace show`` prints an initial state: one ``name = value`` line
+    per variable (names padded alike), values in :func:`format_value`'s notation, the
+    one the state table and the changes use."""
+    values = layout.itf_values_from_cells(cells)
+    width = max((len(n) for n in layout.vars), default=0)
+    return "\n".join(f"{n:<{width}} = {format_value(values[n])}" for n in layout.vars)
 
 
 def step_json(kernel: Kernel, action: str | None, params: Mapping[str, Any],

@@ -105,6 +105,7 @@ async function load() {
       startFrom(0);
     }
     banner();
+    renderViolation();
     renderRun();
   } catch (e) {
     status(`cannot load the explorer: ${e.message}`, "error");
@@ -120,6 +121,7 @@ function banner() {
     items.push(el("div", {class: "trace-info"},
       `Trace ${t.source ? "from " + t.source + ": " : ""}${t.describe}`));
     if (t.violation) items.push(el("div", {class: "alert", id: "violation-text"}, t.violation));
+    else items.push(el("div", {class: "note", id: "violation-text", hidden: true}));
     if (!t.replay.ok) {
       items.push(el("pre", {class: "alert", id: "replay-failure"},
         `This trace is not a behaviour of ${S.info.title}:\n${t.replay.message}`));
@@ -128,13 +130,51 @@ function banner() {
   b.replaceChildren(...items);
 }
 
+// the step a loaded trace opens at: the first state that violates an invariant (or
+// step that violates an action property), else the last state of a counterexample
+function violatingStep() {
+  const i = S.trace.findIndex((s) => s.state.invariants.length ||
+    (s.properties && s.properties.length));
+  if (i >= 0) return i;
+  return S.info.trace.violation ? S.trace.length - 1 : 0;
+}
+
 function resetToTrace() {
   if (!S.trace) return;
   S.path = S.trace.slice();
   S.loop = S.info.trace.loop;
-  S.cursor = 0;
+  S.cursor = violatingStep();
   $("initial").value = "";
   pathChanged();
+  const row = document.querySelector(`#timeline-body tr[data-step="${S.cursor}"]`);
+  if (row) row.scrollIntoView({block: "nearest"});
+}
+
+// the banner's line about the counterexample: the trace's own verdict while the path
+// is the trace, else where the path left it and what the path's own states violate
+function renderViolation() {
+  const line = $("violation-text");
+  const t = S.info && S.info.trace;
+  if (!line || !t) return;
+  const onTrace = S.path.length === S.trace.length && branchPoint() === null;
+  if (onTrace) {
+    line.hidden = !t.violation;
+    line.className = "alert";
+    line.textContent = t.violation || "";
+    return;
+  }
+  const branch = branchPoint();
+  const lead = branch === 0 ? "This path does not start as the counterexample does."
+    : branch === null ? `This path stops at state ${S.path.length} of the counterexample ` +
+      `(${S.trace.length} states).`
+      : `This path branched off the counterexample after state ${branch}.`;
+  const bad = S.path.map((s, i) => [i, s.state.invariants]).filter(([, v]) => v.length);
+  const verdict = bad.length ? ` State ${bad[0][0] + 1} of this path violates invariant ` +
+    `${bad[0][1].join(", ")}.` : " No state of this path violates an invariant.";
+  line.hidden = false;
+  line.className = bad.length ? "alert" : "note";
+  line.textContent = lead + verdict + (t.violation ? " \u201cReset to trace\u201d shows the " +
+    "counterexample again." : "");
 }
 
 function startFrom(i) {
@@ -157,6 +197,7 @@ function pathChanged() {
   S.version += 1;
   evaluateAll();
   render();
+  renderViolation();
 }
 
 // ------------------------------------------------------------------ navigation
@@ -233,7 +274,9 @@ function renderTimeline() {
     return el("tr", {class: cls, dataset: {step: String(i)}, onclick: () => select(i)},
       el("td", {class: "num"}, String(i + 1)),
       el("td", {class: "label"}, el("span", {class: "action"}, step.label), " ",
-        step.changes.length ? el("span", {class: "dim"}, `(${step.changes.length})`) : "",
+        step.changes.length ? el("span", {class: "dim count", title: `this step changed ` +
+          `${step.changes.length} value${step.changes.length === 1 ? "" : "s"}: ` +
+          step.changes.map((c) => c.path).join(", ")}, `(${step.changes.length})`) : "",
         ...marks),
       ...S.exprs.map((x) => el("td", {class: "expr-value" + (x.error ? " error" : "")},
         x.values ? x.values[i] : "…")));
@@ -355,6 +398,8 @@ $("expr-form").addEventListener("submit", async (ev) => {
   await evaluateOne(x);
   if (!x.error) status(`evaluated ${expr}`);
   renderTimeline();
+  const heads = document.querySelectorAll("#timeline-head th.expr");
+  if (heads.length) heads[heads.length - 1].scrollIntoView({block: "nearest", inline: "nearest"});
 });
 
 // ------------------------------------------------------------------ saving
@@ -461,6 +506,10 @@ async function renderGraph() {
     return;
   }
   if (S.graphKey !== key) return;
+  // over --graph-limit there is no graph at any radius: say why, hide what does nothing
+  $("graph-controls").hidden = r.status === "too-large";
+  $("graph-legend").hidden = r.status !== "ok";
+  $("graph-detail").hidden = r.status !== "ok";
   if (r.status !== "ok") {
     box.replaceChildren(el("p", {class: "alert", id: "graph-message"}, r.message));
     $("graph-info").textContent = "";
@@ -481,16 +530,18 @@ function drawGraph(r) {
     cols.get(n.distance).push(n);
   }
   const ds = [...cols.keys()].sort((a, b) => a - b);
-  const CW = 230, RH = 40, NW = 180, NH = 26, M = 30;
+  const NW = 170, CW = NW + 150, RH = 44, NH = 26, M = 30;
   const rows = Math.max(...[...cols.values()].map((c) => c.length));
-  const W = M * 2 + CW * (ds.length - 1) + NW, H = M * 2 + RH * rows;
+  const W = M * 2 + CW * (ds.length - 1) + NW + 30, H = M * 2 + RH * rows;  // +30: a loop
   const pos = new Map();
   ds.forEach((d, ci) => {
     const col = cols.get(d);
     const top = M + (H - 2 * M - RH * col.length) / 2;
     col.forEach((n, ri) => pos.set(n.id, {x: M + ci * CW, y: top + ri * RH, n}));
   });
-  const g = svg("svg", {viewBox: `0 0 ${W} ${H}`, class: "graph", width: W, height: H});
+  // as wide as the pane at most (a wide neighbourhood is scaled down, never cut off)
+  const g = svg("svg", {viewBox: `0 0 ${W} ${H}`, class: "graph", width: "100%",
+    style: `max-width: ${W}px`});
   g.append(svg("defs", {}, svg("marker", {id: "arrow", viewBox: "0 0 10 10", refX: 10, refY: 5,
     markerWidth: 7, markerHeight: 7, orient: "auto-start-reverse"},
   svg("path", {d: "M 0 0 L 10 5 L 0 10 z", class: "arrowhead"}))));
@@ -503,19 +554,26 @@ function drawGraph(r) {
   for (const [k, es] of grouped) {
     const a = pos.get(es[0].from), b = pos.get(es[0].to);
     const labels = es.map((e) => e.label).join("\n");
-    let d;
+    let d, lx, ly;
     if (a === b) {
       d = `M ${a.x + NW - 20} ${a.y} c 10 -24 30 -24 20 0`;
+      lx = a.x + NW - 5;
+      ly = a.y - 22;
     } else {
       // left to right, right to left, or within a column (a bend to the right)
       const x1 = b.x < a.x ? a.x : a.x + NW, x2 = b.x > a.x ? b.x : b.x + NW;
       const y1 = a.y + NH / 2, y2 = b.y + NH / 2;
       const mid = b.x === a.x ? x1 + 40 : (x1 + x2) / 2;
       d = `M ${x1} ${y1} C ${mid} ${y1}, ${mid} ${y2}, ${x2} ${y2}`;
+      lx = b.x === a.x ? x1 + 32 : mid;  // the curve's middle
+      ly = (y1 + y2) / 2 - 3;
     }
     const fromCurrent = a.n.distance === 0;
+    const text = es.map((e) => e.label).join(", ");
     g.append(svg("path", {d, class: "edge" + (fromCurrent ? " out" : ""),
-      "marker-end": "url(#arrow)", "data-edge": k}, svg("title", {}, labels)));
+      "marker-end": "url(#arrow)", "data-edge": k}, svg("title", {}, labels)),
+    svg("text", {x: lx, y: ly, class: "edge-label", "text-anchor": "middle", "data-edge": k},
+      text.length > 24 ? text.slice(0, 23) + "…" : text, svg("title", {}, labels)));
   }
   // a neighbour of this state is named by the action between them
   const cur = r.nodes.find((m) => m.distance === 0);
