@@ -38,6 +38,10 @@ from types import FrameType, TracebackType
 __all__ = ["Interrupts"]
 
 
+#: the guards entered on the main thread and not yet left, outermost first
+_entered: list[Interrupts] = []
+
+
 class Interrupts:
     """A context manager that records SIGINT (see the module docstring).
 
@@ -92,6 +96,11 @@ class Interrupts:
     def __enter__(self) -> Interrupts:
         if threading.current_thread() is not threading.main_thread():
             return self
+        # a guard entered inside another starts the run, whether or not either
+        # installed a handler (SIGINT ignored, or handled by foreign code)
+        for g in _entered:
+            g._started = True
+        _entered.append(self)
         current = signal.getsignal(signal.SIGINT)
         owner = getattr(current, "__self__", None)
         if isinstance(owner, Interrupts):
@@ -109,6 +118,8 @@ class Interrupts:
 
     def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
                  tb: TracebackType | None) -> None:
+        if self in _entered:
+            _entered.remove(self)
         if self._installed:
             signal.signal(signal.SIGINT, self._previous)  # type: ignore[arg-type]
             self._installed = False

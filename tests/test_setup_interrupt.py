@@ -74,7 +74,31 @@ def test_ctrl_c_during_set_up_stops_it(tmp_path: Path, phase: str, fmt: str) -> 
         assert json.loads(out)["reason"] == "interrupted"
 
 
-def test_set_up_guard_raises_at_the_first_sigint_until_the_run_starts() -> None:
+@pytest.fixture
+def python_sigint():
+    """SIGINT handled as Python's default for the test (an earlier test in this process,
+    e.g. one that started Spark, may have left a foreign handler), restored after."""
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, previous)
+
+
+@pytest.mark.parametrize("handler", [signal.SIG_IGN, lambda signum, frame: None])
+def test_the_run_starts_under_a_set_up_guard_that_installed_nothing(handler) -> None:
+    """With SIGINT ignored (a background run) or handled by foreign code, no guard
+    installs a handler, but entering the run's guard still ends the set-up (its
+    progress lines stop)."""
+    previous = signal.signal(signal.SIGINT, handler)
+    try:
+        with Interrupts(setup=True) as outer:
+            assert not outer.started
+            with Interrupts():
+                assert outer.started
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+def test_set_up_guard_raises_at_the_first_sigint_until_the_run_starts(python_sigint) -> None:
     with Interrupts(setup=True) as outer:
         with pytest.raises(KeyboardInterrupt):
             os.kill(os.getpid(), signal.SIGINT)

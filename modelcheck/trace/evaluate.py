@@ -19,8 +19,8 @@ from __future__ import annotations
 import ast
 import builtins
 import multiprocessing
+import multiprocessing.reduction
 import os
-import pickle
 import signal
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -185,7 +185,8 @@ def _check_value(value: Any, expr: str, state: int, label: str) -> None:
     """Raise :class:`ExpressionError` unless ``value`` is data that can be shown and
     sent back from the child process (not a function, a generator, ...)."""
     try:
-        pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
+        # what the child's pipe does with it (this module never loads a pickle)
+        multiprocessing.reduction.ForkingPickler.dumps(value)
         return
     except MemoryError:
         raise
