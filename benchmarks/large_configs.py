@@ -17,13 +17,15 @@ row still expects what the test asserted.
 from __future__ import annotations
 
 import argparse
-import json
 import os
-import subprocess
 import sys
 from typing import Any
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+if ROOT not in sys.path:  # run as a script: benchmarks.tla_models from the checkout
+    sys.path.insert(0, ROOT)
+
+from benchmarks.tla_models import explore_in_child  # noqa: E402
 
 #: name: where the test was, spec (module:class), constants, expected status, distinct
 #: states, depth, whether every action must fire (coverage)
@@ -44,29 +46,11 @@ ROWS: dict[str, dict[str, Any]] = {
         all_fired=True),
 }
 
-CHILD = r"""
-import json, sys, time
-sys.path.insert(0, {root!r})
-from modelcheck import explore
-from {module} import {cls}
-spec = {cls}(**{consts!r})
-t0 = time.perf_counter()
-r = explore(spec)
-dt = time.perf_counter() - t0
-print(json.dumps(dict(status=r.status, distinct=r.distinct_states, depth=r.depth, seconds=dt,
-                      never=sorted(c.name for c in r.coverage if not c.fired))))
-"""
-
-
 def run(name: str) -> dict[str, Any]:
     """Explore one row in a fresh process; its result as a dict."""
     row = ROWS[name]
     module, cls = row["spec"].split(":")
-    code = CHILD.format(root=ROOT, module=module, cls=cls, consts=row["consts"])
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         check=True, cwd=ROOT, env={**os.environ, "OMP_NUM_THREADS": "1"})
-    result: dict[str, Any] = json.loads(out.stdout.strip().splitlines()[-1])
-    return result
+    return explore_in_child(module, cls, row["consts"])
 
 
 def mismatch(name: str, r: dict[str, Any]) -> str:

@@ -45,16 +45,23 @@ t0 = time.perf_counter()
 r = explore(spec)
 dt = time.perf_counter() - t0
 print(json.dumps(dict(status=r.status, distinct=r.distinct_states, depth=r.depth, seconds=dt,
-                      rss_mb=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)))
+                      rss_mb=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+                      never=sorted(c.name for c in r.coverage if not c.fired))))
 """
 
 
-def run(name: str) -> dict:
-    module, cls, consts, _, _ = ROWS[name]
+def explore_in_child(module: str, cls: str, consts: dict) -> dict:
+    """Explore ``module.cls(**consts)`` in a fresh process on one core: its status,
+    distinct states, depth, seconds, peak RSS (MB) and the actions that never fired."""
     code = CHILD.format(root=ROOT, module=module, cls=cls, consts=consts)
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True, env={**os.environ, "OMP_NUM_THREADS": "1"})
     return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def run(name: str) -> dict:
+    module, cls, consts, _, _ = ROWS[name]
+    return explore_in_child(module, cls, consts)
 
 
 def main() -> int:
