@@ -239,7 +239,6 @@ LEADER, FOLLOWER, PNIL = PStatus.Leader, PStatus.Follower, PStatus.Nil
 RUNNING, STARTING = BStatus.RUNNING, BStatus.STARTING
 OFFLINE = (BStatus.OFFLINE_CLEAN, BStatus.OFFLINE_DIRTY)
 FENCED, UNFENCED = CStatus.FENCED, CStatus.UNFENCED
-KINDS = ("regreq", "regresp", "apreq", "apresp", "freq", "fresp")
 
 
 # -- sets of records as sorted sequences ----------------------------------------------
@@ -300,7 +299,7 @@ class _Next:
     def __init__(self, spec: Any, s: Any) -> None:
         self.v: dict[str, Any] = {}
         bs = spec.Brokers
-        for name in spec._vars:
+        for name in spec.layout.vars:  # every variable, in declaration order
             val = getattr(s, name)
             if name in spec._arr1:
                 self.v[name] = {b: val[b] for b in bs}
@@ -390,13 +389,6 @@ class KafkaReplication(Spec):
                        "partition_status", "partition_metadata", "partition_data",
                        "partition_leso", "partition_pending_ap", "aux_flo"})
     _arr2 = frozenset({"broker_fetchers", "partition_replica_state"})
-    _vars = ("con_unfenced", "con_broker_reg", "con_partition_metadata", "con_metadata_log",
-             "broker_state", "broker_fetchers", "broker_metadata_log", "partition_status",
-             "partition_metadata", "partition_data", "partition_leso",
-             "partition_replica_state", "partition_pending_ap", "aux_broker_epoch",
-             "aux_ctrs", "aux_flo", "inv_sent", "inv_pos_acked", "inv_neg_acked",
-             "inv_true_hwm", "inv_consumed") + tuple(f"m_{k}" for k in KINDS) + tuple(
-                 f"d_{k}" for k in KINDS)
 
     # the CHECKs of the source (a bug variant turns one off)
     check_isr_epoch_zero = True          # IsEligibleBroker: broker_epoch = 0 \/ ...
