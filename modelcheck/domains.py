@@ -37,6 +37,7 @@ from .itfvalues import FrozenMap, freeze
 from .itfvalues import Record as RecordData
 from .values import (
     BagValue,
+    FunctionValue,
     RecordValue,
     SeqValue,
     SetValue,
@@ -75,6 +76,7 @@ __all__ = [
     "BoundBag",
     "BoundBagCount",
     "BoundArray",
+    "BoundFunction",
     "MAX_ELEMENTS",
     "ValueKindError",
     "ValueDomainError",
@@ -478,7 +480,7 @@ class ScalarType(BoundType):
     def columns(self, value: Any) -> list[Any]:
         if isinstance(value, Value):
             raise SpecEvaluationError(
-                f"a {value.type.describe()} value where a value of {self.text} is expected")
+                f"a {value._type.describe()} value where a value of {self.text} is expected")
         return [value]
 
     def cells_permutation(self, pis: Mapping[str, Mapping[int, int]]
@@ -642,10 +644,13 @@ def _element_type(elem: Any, consts: Mapping[str, Any], what: str) -> BoundType:
     if not isinstance(elem, Type):
         raise SpecDefinitionError(
             f"{what} takes an Ids(...) set or a type such as Int(0, 3), got {elem!r}.")
-    bound = elem.bound(consts)
+    return _as_leaf(elem.bound(consts))
+
+
+def _as_leaf(bound: BoundType) -> BoundType:
+    """``bound``, an array made a function value (an element or a field is one leaf)."""
     if isinstance(bound, BoundArray):
-        raise SpecDefinitionError(
-            f"{what}: an Array cannot be an element or a field; use a Record or a Seq.")
+        return BoundFunction(bound.ids, _as_leaf(bound.elem), bound.init, bound.index_name)
     return bound
 
 
@@ -697,10 +702,13 @@ class SetOf(Type):
 class Record(Type):
     """A record ``[f1: T1, f2: T2]``: ``Record(clock=Int(0, 3), kind=Enum(Kind))``.
 
-    Fields are types (records nest) or ``Ids`` sets (a member of the set). In
-    expressions ``s.msg.clock`` reads a field; build a value with a dict literal
-    (``t.msg = {"clock": 1, "kind": Kind.REQ}``) or ``s.msg.with_fields(clock=2)``.
-    Records may be array, set, sequence and bag elements.
+    Fields are types (records, sets, sequences, bags and arrays nest: an ``Array``
+    field is a function value) or ``Ids`` sets (a member of the set), named like any
+    TLA+ field (``type`` included; not starting with ``_``). In expressions
+    ``s.msg.clock`` (or ``s.msg["clock"]``) reads a field; build a value with a dict
+    literal (``t.msg = {"clock": 1, "kind": Kind.REQ}``) or
+    ``s.msg.with_fields(clock=2)`` (``s.msg._with_fields(...)`` when a field is named
+    ``with_fields``). Records may be array, set, sequence and bag elements.
     """
 
     def __init__(self, **fields: Ids | Type) -> None:
@@ -1121,18 +1129,18 @@ class BoundSet(BoundType):
 
     def columns(self, value: Any) -> list[Any]:
         if isinstance(value, SetValue):
-            if value.type.width != self.width:
+            if value._type.width != self.width:
                 raise SpecEvaluationError(
-                    f"a {value.type.describe()} value where a {self.text} value is expected")
-            return value.columns()
+                    f"a {value._type.describe()} value where a {self.text} value is expected")
+            return value._columns()
         if isinstance(value, (set, frozenset, list, tuple)):
             out = SetValue(self, [0] * len(self.chunk_widths))
             for m in value:
                 out = out.with_(m)
-            return out.columns()
+            return out._columns()
         if isinstance(value, Value):
             raise SpecEvaluationError(
-                f"a {value.type.describe()} value where a {self.text} value is expected")
+                f"a {value._type.describe()} value where a {self.text} value is expected")
         raise SpecEvaluationError(
             f"{value!r} where a {self.text} value is expected: use a set value (a SetOf "
             "variable, its operations) or a set literal of elements; since SetOf holds "
@@ -1224,10 +1232,10 @@ class BoundRecord(BoundType):
 
     def columns(self, value: Any) -> list[Any]:
         if isinstance(value, RecordValue):
-            if value.type.describe() != self.describe():
+            if value._type.describe() != self.describe():
                 raise SpecEvaluationError(
-                    f"a {value.type.describe()} value where a {self.describe()} is expected")
-            return value.columns()
+                    f"a {value._type.describe()} value where a {self.describe()} is expected")
+            return value._columns()
         if isinstance(value, Mapping) and not isinstance(value, Value):
             unknown = [str(k) for k in value if k not in self.fields]
             missing = [k for k in self.fields if k not in value]
@@ -1347,13 +1355,13 @@ class BoundSeq(BoundType):
         return SeqValue(self, cols[0], [self.elem.view(c) for c in self._slots(cols)])
 
     def columns(self, value: Any) -> list[Any]:
-        return self.value_of(value).columns()
+        return self.value_of(value)._columns()
 
     def value_of(self, value: Any) -> Any:
         if isinstance(value, SeqValue):
-            if value.type.describe() != self.describe():
+            if value._type.describe() != self.describe():
                 raise SpecEvaluationError(
-                    f"a {value.type.describe()} value where a {self.describe()} is expected")
+                    f"a {value._type.describe()} value where a {self.describe()} is expected")
             return value
         if isinstance(value, (list, tuple)):
             return SeqValue(self, len(value), [self.elem.value_of(v) for v in value])
@@ -1474,13 +1482,13 @@ class BoundBag(BoundType):
         return BagValue(self, list(cols))
 
     def columns(self, value: Any) -> list[Any]:
-        return self.value_of(value).columns()
+        return self.value_of(value)._columns()
 
     def value_of(self, value: Any) -> Any:
         if isinstance(value, BagValue):
-            if value.type.describe() != self.describe():
+            if value._type.describe() != self.describe():
                 raise SpecEvaluationError(
-                    f"a {value.type.describe()} value where a {self.describe()} is expected")
+                    f"a {value._type.describe()} value where a {self.describe()} is expected")
             return value
         if isinstance(value, Mapping) and not isinstance(value, (Value, RecordData)):
             out = BagValue(self, [0] * self.elem.n_values)
@@ -1525,3 +1533,113 @@ class BoundArray(BoundType):
 
     def describe(self) -> str:
         return f"[{self.index_name} -> {self.elem.describe()}]"
+
+
+class BoundFunction(BoundType):
+    """An ``Array`` where a value is needed whole: a record field, a set, sequence or bag
+    element (``[forward |-> [p \\in P |-> ...]]``). The cells are the array's (element
+    ``i``'s cells at path ``[i]``); the value is one leaf, a
+    :class:`~modelcheck.values.FunctionValue` in expressions (``f[i]``,
+    ``f.set_at(i, v)``) and a ``{index: element value}`` map in Python and traces
+    (an ITF ``#map``)."""
+
+    def __init__(self, ids: range, elem: BoundType, init: Any, index_name: str) -> None:
+        self.ids = ids
+        self.elem = elem
+        self.init = init
+        self.index_name = index_name
+        self.ref = None
+        self._k = elem.n_cells
+
+    def cells(self) -> list[tuple[tuple[int | str, ...], ScalarType]]:
+        return [((i, *path), t) for i in self.ids for path, t in self.elem.cells()]
+
+    def default(self) -> Any:
+        if self.init is not None:
+            return {i: self.init for i in self.ids}
+        return {i: self.elem.default() for i in self.ids}
+
+    def describe(self) -> str:
+        return f"[{self.index_name} -> {self.elem.describe()}]"
+
+    def _slots(self, codes: Sequence[Any]) -> list[list[Any]]:
+        k = self._k
+        return [list(codes[j * k:(j + 1) * k]) for j in range(len(self.ids))]
+
+    def value(self, codes: Sequence[int], *, itf: bool = False) -> Any:
+        return {i: self.elem.value(c, itf=itf) for i, c in zip(self.ids, self._slots(codes))}
+
+    def _keys(self, value: Any, strict: bool) -> None:
+        if not isinstance(value, Mapping) or isinstance(value, RecordData):
+            if strict:
+                raise ValueKindError(f"a function {self.describe()} (a map)")
+            raise ValueError(f"{value!r} is not a function {self.describe()}")
+        if set(value) != set(self.ids):
+            msg = (f"= {_show_value(value)} is not defined on exactly "
+                   f"{self.ids.start}..{self.ids.stop - 1}")
+            if strict:
+                raise ValueDomainError(msg)
+            raise ValueError(msg)
+
+    def codes(self, value: Any) -> list[int]:
+        self._keys(value, False)
+        return [c for i in self.ids for c in self.elem.codes(value[i])]
+
+    def codes_from_itf(self, value: Any) -> list[int]:
+        self._keys(value, True)
+        out: list[int] = []
+        for i in self.ids:
+            try:
+                out.extend(self.elem.codes_from_itf(value[i]))
+            except ValueDomainError as e:
+                raise ValueDomainError(f"[{i}] {e}") from None
+        return out
+
+    def show(self, codes: Sequence[int], *, short: bool = False) -> str:
+        return "{" + ", ".join(f"{i}: {self.elem.show(c, short=short)}"
+                               for i, c in zip(self.ids, self._slots(codes))) + "}"
+
+    def view(self, cols: Sequence[Any]) -> Any:
+        return FunctionValue(self, {i: self.elem.view(c)
+                                    for i, c in zip(self.ids, self._slots(cols))})
+
+    def columns(self, value: Any) -> list[Any]:
+        return self.value_of(value)._columns()
+
+    def value_of(self, value: Any) -> Any:
+        if isinstance(value, FunctionValue):
+            if value._type.describe() != self.describe():
+                raise SpecEvaluationError(
+                    f"a {value._type.describe()} value where a {self.describe()} is expected")
+            return value
+        if isinstance(value, Mapping) and not isinstance(value, (Value, RecordData)):
+            if set(value) != set(self.ids):
+                raise SpecEvaluationError(
+                    f"a function {self.describe()} needs a value for each of "
+                    f"{self.ids.start}..{self.ids.stop - 1}, got the keys "
+                    f"{sorted(value, key=str)}")
+            return FunctionValue(self, {i: self.elem.value_of(value[i]) for i in self.ids})
+        raise SpecEvaluationError(
+            f"{value!r} where a function {self.describe()} is expected: use a function "
+            "value or a dict literal {index: value}")
+
+    def cells_permutation(self, pis: Mapping[str, Mapping[int, int]]
+                          ) -> Callable[[list[np.ndarray]], list[np.ndarray]] | None:
+        fn = self.elem.cells_permutation(pis)
+        pi = pis.get(self.index_name)
+        if fn is None and pi is None:
+            return None
+        k, ids = self._k, list(self.ids)
+        # slot of index pi(i) in the result holds the (moved) value of slot i
+        dest = [ids.index(pi.get(i, i)) if pi is not None else j for j, i in enumerate(ids)]
+
+        def apply(cols: list[np.ndarray]) -> list[np.ndarray]:
+            out: list[Any] = [None] * len(cols)
+            for j in range(len(ids)):
+                part = cols[j * k:(j + 1) * k]
+                moved = part if fn is None else fn(part)
+                d = dest[j]
+                out[d * k:(d + 1) * k] = moved
+            return out
+
+        return apply

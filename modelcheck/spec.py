@@ -665,8 +665,9 @@ def _check_variable(cls: type, name: str, value: Type, where: str) -> None:
 
 
 def _check_record_fields(cls: type, name: str, typ: Type, where: str) -> None:
-    """Refuse a record field of variable ``name`` that spec code could not read as
-    ``r.field`` (a name of the record value's own attributes, such as ``type``)."""
+    """Refuse a record field of variable ``name`` that is no TLA+ field name or starts
+    with an underscore (the record value's own namespace, see
+    :func:`~modelcheck.values.record_field_problem`)."""
     todo = [typ]
     while todo:
         t = todo.pop()
