@@ -77,6 +77,7 @@ __all__ = [
     "BoundBagCount",
     "BoundArray",
     "BoundFunction",
+    "as_leaf",
     "MAX_ELEMENTS",
     "ValueKindError",
     "ValueDomainError",
@@ -644,13 +645,13 @@ def _element_type(elem: Any, consts: Mapping[str, Any], what: str) -> BoundType:
     if not isinstance(elem, Type):
         raise SpecDefinitionError(
             f"{what} takes an Ids(...) set or a type such as Int(0, 3), got {elem!r}.")
-    return _as_leaf(elem.bound(consts))
+    return as_leaf(elem.bound(consts))
 
 
-def _as_leaf(bound: BoundType) -> BoundType:
+def as_leaf(bound: BoundType) -> BoundType:
     """``bound``, an array made a function value (an element or a field is one leaf)."""
     if isinstance(bound, BoundArray):
-        return BoundFunction(bound.ids, _as_leaf(bound.elem), bound.init, bound.index_name)
+        return BoundFunction(bound.ids, as_leaf(bound.elem), bound.init, bound.index_name)
     return bound
 
 
