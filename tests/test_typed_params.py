@@ -1,0 +1,254 @@
+"""Action parameters of any finite type and parameters over the members of a state set.
+
+``@action(m=Msg)`` (a record type), ``@action(S=SetOf(RM))`` (TLA+'s ``\\E S \\in SUBSET
+RM``) and ``@action(m=MemberOf("msgs"))`` (TLA+'s ``\\E m \\in msgs``). The oracles:
+
+* TLC 2.20's counts for ``examples/tla/two_phase.py`` (TwoPhase.tla, RM = 3 and 5);
+* the brute-force BFS (scalar evaluator, one state at a time);
+* the batch evaluator against the scalar one on random states (hypothesis);
+* ``MemberOf`` against the same spec written with a parameter over the whole element
+  type and the membership test in its guard by hand: the same state graph, the same
+  generated count, instance by instance;
+* the values a ``MemberOf`` action body is called with, on batches: only members of
+  some state of the batch.
+"""
+
+from __future__ import annotations
+
+import enum
+
+import numpy as np
+import pytest
+from bruteforce import brute_force
+from evalcheck import assert_batch_matches_scalar
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from examples.tla.two_phase import Msg as TPMsg
+from examples.tla.two_phase import MsgType, TwoPhase, TwoPhaseBugEagerCommit
+from modelcheck import (
+    Bag,
+    Enum,
+    Ids,
+    Int,
+    MemberOf,
+    Record,
+    SetOf,
+    Spec,
+    SpecDefinitionError,
+    action,
+    explore,
+    invariant,
+)
+from modelcheck.kernel import Kernel
+from modelcheck.trace import Trace, loads_trace, trace_to_itf
+from modelcheck.trace.itf import dumps_itf
+from modelcheck.trace.model import dumps_trace_json
+from modelcheck.trace.render import render_trace
+from modelcheck.trace.replay import replay
+
+# -- TwoPhase.tla against TLC -------------------------------------------------------
+
+
+@pytest.mark.parametrize("n, distinct, generated, depth", [
+    (3, 288, 1_146, 11),     # TLC 2.20 -workers 1, RM = {r1, r2, r3}
+    (5, 8_832, 58_146, 17),  # RM = {r1, ..., r5}
+])
+def test_two_phase_matches_tlc(n: int, distinct: int, generated: int, depth: int) -> None:
+    r = explore(TwoPhase(N=n))
+    assert r.status == "ok", r.violation
+    # TLC counts the initial state among the generated ones, and states in its depth
+    assert (r.distinct_states, r.generated_states + 1, r.depth + 1) == (
+        distinct, generated, depth)
+
+
+def test_two_phase_matches_the_brute_force_oracle() -> None:
+    spec = TwoPhase()
+    r = explore(spec)
+    assert (r.distinct_states, r.depth) == brute_force(spec)
+
+
+class TwoPhaseByHand(TwoPhase):
+    """The receiving actions over the whole message type, the membership test written
+    in their guards: what ``MemberOf`` must mean."""
+
+    @action(m=TPMsg)
+    def TMRcvPrepared(self, s, t, m):
+        t.tmPrepared = s.tmPrepared.with_(m.rm)
+        return s.msgs.has(m) & (s.tmState == 0) & (m.type == MsgType.Prepared)
+
+    @action(rm=TwoPhase.RM, m=TPMsg)
+    def RMRcvCommitMsg(self, s, t, rm, m):
+        t.rmState[rm] = 2
+        return s.msgs.has(m) & (m.type == MsgType.Commit)
+
+    @action(rm=TwoPhase.RM, m=TPMsg)
+    def RMRcvAbortMsg(self, s, t, rm, m):
+        t.rmState[rm] = 3
+        return s.msgs.has(m) & (m.type == MsgType.Abort)
+
+
+@pytest.mark.parametrize("n", [2, 3])
+def test_member_of_equals_the_guard_written_by_hand(n: int) -> None:
+    a, b = explore(TwoPhase(N=n)), explore(TwoPhaseByHand(N=n))
+    assert (a.distinct_states, a.generated_states, a.depth) == (
+        b.distinct_states, b.generated_states, b.depth)
+    ka, kb = Kernel(TwoPhase(N=n), symmetry=False), Kernel(TwoPhaseByHand(N=n), symmetry=False)
+    assert [i.label for i in ka.actions] == [i.label for i in kb.actions]
+    # instance by instance: the same successors from every reachable state
+    seen, todo = set(), [tuple(c) for c in ka.initial_states()]
+    while todo:
+        c = todo.pop()
+        if c in seen:
+            continue
+        seen.add(c)
+        sa = [(i.label, tuple(x)) for i, x in ka.successors(list(c))]
+        sb = [(i.label, tuple(x)) for i, x in kb.successors(list(c))]
+        assert sa == sb
+        todo.extend(x for _, x in sa)
+
+
+# -- a spec with every form, for the evaluator oracles ------------------------------
+
+P = Ids(1, 3)
+
+
+class Kind(enum.IntEnum):
+    req = 0
+    ack = 1
+
+
+FMsg = Record(type=Enum(Kind), rm=P)
+
+
+class Forms(Spec):
+    """A record parameter, a subset parameter, MemberOf a set and MemberOf a bag."""
+
+    check_deadlock = False
+    msgs = SetOf(FMsg)
+    chan = Bag(Record(type=Enum(Kind), n=Int(0, 1)), 2)
+    held = SetOf(P)
+    count = Int(0, 3)
+
+    @action(m=FMsg)
+    def Send(self, s, t, m):
+        t.msgs = s.msgs.with_(m)
+        return (m.type == Kind.req) & ~s.msgs.has(m)
+
+    @action(m=MemberOf("msgs"))
+    def Reply(self, s, t, m):
+        t.msgs = s.msgs.without(m)
+        t.chan = s.chan.add({"type": Kind.ack, "n": (m.rm == 2) * 1})
+        return (m.type == Kind.req) & (s.chan.size() < 2)
+
+    @action(c=MemberOf("chan"))
+    def Deliver(self, s, t, c):
+        t.chan = s.chan.remove(c)
+        t.count = s.count + 1 + c.n
+        return s.count + 1 + c.n <= 3
+
+    @action(S=SetOf(P))
+    def Acquire(self, s, t, S):
+        t.held = s.held | S
+        return (S.size() == 2) & (s.held & S).is_empty() & (s.count > 0)
+
+    @invariant
+    def Bounded(self, s):
+        return s.msgs.size() <= 3
+
+
+def test_forms_match_the_brute_force_oracle() -> None:
+    spec = Forms()
+    r = explore(spec)
+    assert r.status == "ok", r.violation
+    assert (r.distinct_states, r.depth) == brute_force(spec)
+    fired = {c.name: c.fired for c in r.coverage}
+    assert all(fired[a] > 0 for a in ("Send", "Reply", "Deliver", "Acquire"))
+
+
+def _state(spec: Spec, data) -> list[int]:
+    return [data.draw(st.integers(c.lo, c.hi)) for c in spec.layout.cells]
+
+
+@settings(max_examples=40, deadline=None)
+@given(data=st.data(), which=st.sampled_from(["forms", "two_phase"]))
+def test_batch_matches_scalar_on_random_states(data, which: str) -> None:
+    spec = Forms() if which == "forms" else TwoPhase()
+    k = Kernel(spec, symmetry=False)
+    states = [_state(spec, data) for _ in range(data.draw(st.integers(2, 8)))]
+    assert_batch_matches_scalar(k, states)
+
+
+@settings(max_examples=30, deadline=None)
+@given(data=st.data())
+def test_a_member_of_body_sees_only_members_of_its_batch(data) -> None:
+    seen: list[tuple[int, int]] = []
+
+    class Watched(Forms):
+        @action(m=MemberOf("msgs"))
+        def Reply(self, s, t, m):
+            seen.append((int(m.type), int(m.rm)))
+            return Forms.Reply.fn(self, s, t, m)
+
+    spec = Watched()
+    k = Kernel(spec, symmetry=False)
+    states = [_state(spec, data) for _ in range(data.draw(st.integers(2, 6)))]
+    words = np.stack([spec.layout.pack(c) for c in states])
+    k.expand(words)
+    members = set()
+    for c in states:
+        members |= {(Kind[m["type"]].value, m["rm"])
+                    for m in spec.layout.values_from_cells(c)["msgs"]}
+    assert set(seen) == members
+
+
+# -- labels, traces, fairness --------------------------------------------------------
+
+
+def test_labels_show_values_as_tla_writes_them() -> None:
+    labels = {i.label for i in Forms().actions}
+    assert 'Reply([type |-> "req", rm |-> 2])' in labels
+    assert "Acquire({1, 3})" in labels
+    r = explore(TwoPhaseBugEagerCommit())
+    assert r.status == "violation" and r.violation.property == "TCConsistent"
+    text = render_trace(Trace.from_result(r))
+    assert 'TMRcvPrepared(m=[type |-> "Prepared", rm |-> 1])' in text
+    assert 'RMRcvCommitMsg(rm=1, m=[type |-> "Commit", rm |-> 1])' in text
+
+
+@pytest.mark.parametrize("fmt", ["itf", "json"])
+def test_traces_round_trip_and_replay(fmt: str) -> None:
+    spec = TwoPhaseBugEagerCommit()
+    t = Trace.from_result(explore(spec))
+    text = dumps_itf(trace_to_itf(t)) if fmt == "itf" else dumps_trace_json(t)
+    back = loads_trace(text, source_file="t.itf.json" if fmt == "itf" else "t.json")
+    assert [dict(s.params) for s in back.steps] == [dict(s.params) for s in t.steps]
+    assert replay(spec, back).ok
+
+
+def test_fairness_names_instances_with_values() -> None:
+    class Fair(Forms):
+        @action(m=MemberOf("msgs"), fair="weak")
+        def Reply(self, s, t, m):
+            return Forms.Reply.fn(self, s, t, m)
+
+    names = {c.name for c in Fair().fairness_conditions}
+    assert 'WF(Reply(m=[type |-> "req", rm |-> 1]))' in names
+
+
+# -- refusals -----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("dom, why", [
+    (MemberOf("nope"), "nope is no state variable"),
+    (MemberOf("count"), "count is a variable of type 0..3"),
+    (SetOf(Ids(1, 17)), "at most 65,536"),
+])
+def test_bad_domains_are_refused(dom, why: str) -> None:
+    class Bad(Forms):
+        @action(x=dom)
+        def Extra(self, s, t, x):
+            return False
+
+    with pytest.raises(SpecDefinitionError, match=why):
+        Bad()
