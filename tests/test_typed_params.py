@@ -16,6 +16,7 @@ RM``) and ``@action(m=MemberOf("msgs"))`` (TLA+'s ``\\E m \\in msgs``). The orac
 from __future__ import annotations
 
 import enum
+import json
 
 import numpy as np
 import pytest
@@ -46,6 +47,7 @@ from modelcheck.trace.itf import dumps_itf
 from modelcheck.trace.model import dumps_trace_json
 from modelcheck.trace.render import render_trace
 from modelcheck.trace.replay import replay
+from modelcheck.web.states import params_json, parse_path
 
 # -- TwoPhase.tla against TLC -------------------------------------------------------
 
@@ -252,3 +254,15 @@ def test_bad_domains_are_refused(dom, why: str) -> None:
 
     with pytest.raises(SpecDefinitionError, match=why):
         Bad()
+
+
+def test_the_explorer_page_gets_and_sends_back_compound_parameters() -> None:
+    spec = TwoPhase()
+    cells = Kernel(spec, symmetry=False).initial_states()[0]
+    inst = next(i for i in spec.actions if i.name == "TMRcvPrepared")
+    raw = [{"action": None, "params": {}, "cells": list(cells)},
+           {"action": inst.name, "params": params_json(dict(inst.params)),
+            "cells": list(cells)}]
+    back = parse_path(spec.layout, json.loads(json.dumps(raw)))
+    assert back[1][1] == dict(inst.params)
+    assert spec.action_by_label(inst.name, back[1][1]) is inst

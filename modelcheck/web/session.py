@@ -200,7 +200,7 @@ class ExploreSession:
             for u, v, a in hood.edges:
                 inst = self.spec.actions[a]
                 edges.append({"from": f"{u:#x}", "to": f"{v:#x}", "action": inst.name,
-                              "params": params_json(inst.params),
+                              "params": params_json(dict(inst.params)),
                               "label": action_label(inst.name, dict(inst.params))})
             return {"status": "ok", "states": len(g), "radius": radius, "nodes": nodes,
                     "edges": edges, "truncated": hood.truncated}
