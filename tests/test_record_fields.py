@@ -34,6 +34,7 @@ from modelcheck import (
     Ids,
     Int,
     Record,
+    Ref,
     Seq,
     SetOf,
     Spec,
@@ -228,3 +229,75 @@ def test_cli_refuses_an_underscore_field(runner, tmp_path) -> None:
     assert r.exit_code == 2
     assert "typed.py:" in r.output and "spec Typed, variable msg" in r.output
     assert "has a field '_type'" in r.output and "Traceback" not in r.output
+
+
+# -- symmetry through function fields -------------------------------------------------
+
+Q = Ids(1, 3)
+
+
+class Ring(Spec):
+    """Function fields indexed by a symmetric set, holding ids of it, in a record and in
+    set elements: symmetry moves the indices and renames the values."""
+
+    check_deadlock = False
+    symmetry = ("Q",)
+    Q = Q
+    cur = Record(next=Array(Q, Ref(Q)), mark=Array(Q, Bool()))
+    seen = SetOf(Record(mark=Array(Q, Bool()), who=Q))
+
+    @action(p=Q, q=Q)
+    def Link(self, s, t, p, q):
+        c = s.cur
+        t.cur = c.with_fields(next=c.next.set_at(p, q))
+        return (c.next[p] == 0) & (p != q)
+
+    @action(p=Q)
+    def Mark(self, s, t, p):
+        c = s.cur
+        t.cur = c.with_fields(mark=c.mark.set_at(p, True))
+        t.seen = s.seen.with_({"mark": c.mark, "who": p})
+        return ~c.mark[p] & (c.next[p] != 0)
+
+
+def _permute(btype, v, pi):
+    """A Python value of a bound type with the ids of ``Q`` permuted, by walking the type
+    (an implementation independent of the types' cell permutations)."""
+    from modelcheck.domains import BoundFunction, BoundRecord, BoundRef, BoundSet
+
+    if isinstance(btype, BoundFunction):
+        moved = btype.index_name == "Q"
+        return {(pi[i] if moved else i): _permute(btype.elem, x, pi) for i, x in v.items()}
+    if isinstance(btype, BoundRecord):
+        return {k: _permute(t, v[k], pi) for k, t in btype.fields.items()}
+    if isinstance(btype, BoundSet):
+        return [_permute(btype.elem, x, pi) for x in v]
+    if isinstance(btype, BoundRef) and btype.ref == "Q":
+        return pi.get(v, v)
+    return v
+
+
+def test_symmetry_counts_the_orbits_computed_from_values() -> None:
+    import itertools
+
+    spec = Ring()
+    layout = spec.layout
+    k = Kernel(spec, symmetry=False)
+    seen, todo = set(), [tuple(c) for c in k.initial_states()]
+    while todo:
+        c = todo.pop()
+        if c not in seen:
+            seen.add(c)
+            todo.extend(tuple(n) for _, n in k.successors(list(c)))
+    pis = [dict(zip((1, 2, 3), p)) for p in itertools.permutations((1, 2, 3))]
+
+    def canon(c):
+        values = layout.values_from_cells(list(c))
+        return min(tuple(layout.cells_from_values(
+            {v: _permute(info.btype, values[v], pi) for v, info in layout.vars.items()}))
+            for pi in pis)
+
+    orbits = {canon(c) for c in seen}
+    r = explore(spec)
+    assert r.symmetry == ["Q"] and r.status == "ok"
+    assert r.distinct_states == len(orbits) < len(seen)
