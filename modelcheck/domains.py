@@ -41,9 +41,11 @@ from .values import (
     RecordValue,
     SeqValue,
     SetValue,
+    UnionValue,
     Value,
     all_rows,
     as_int,
+    select,
 )
 
 __all__ = [
@@ -78,6 +80,8 @@ __all__ = [
     "BoundArray",
     "BoundFunction",
     "as_leaf",
+    "Union",
+    "BoundUnion",
     "MAX_ELEMENTS",
     "ValueKindError",
     "ValueDomainError",
@@ -442,6 +446,8 @@ class ScalarType(BoundType):
     boolean: bool = False
     #: names of the codes lo.. in order, when the values have names (enum members)
     labels: tuple[str, ...] | None = None
+    #: expressions see the code itself (else the value :meth:`view` makes of it)
+    plain: bool = True
 
     def __init__(self, lo: int, size: int, init: int, text: str) -> None:
         self.lo, self.size, self.init, self.text = lo, size, int(init), text
@@ -1644,3 +1650,201 @@ class BoundFunction(BoundType):
             return out
 
         return apply
+
+
+class Union(Type):
+    """One of several record shapes, told apart by a tag field: TLA+'s
+    ``[type: {"Prepared"}, rm: RM] \\cup [type: {"Commit", "Abort"}]`` is
+    ``Union("type", MsgType, Prepared=Record(rm=RM), Commit=None, Abort=None)``.
+
+    ``tags`` is an ``IntEnum`` whose member names are the shapes (every member one);
+    each shape is a :class:`Record` of the fields besides the tag, or None for a
+    message that is its tag alone. A value is a record with the tag field (an enum
+    value, ``m.type == MsgType.Prepared``) and its shape's fields; it is stored as
+    one code, its position among the values of all shapes (no filler fields), so a
+    set of such messages has one bit per message. Reading a field of another shape
+    gives that field's first value (guard with the tag). Traces show the TLA+ record
+    (``[type |-> "Commit"]``).
+    """
+
+    def __init__(self, tag: str, tags: type[enum.IntEnum], **shapes: Record | None) -> None:
+        if not (isinstance(tags, type) and issubclass(tags, enum.IntEnum)):
+            raise SpecDefinitionError(f"Union(...) takes an enum.IntEnum of tags, got {tags!r}.")
+        names = [m.name for m in sorted(tags, key=int)]
+        if [int(m) for m in sorted(tags, key=int)] != list(range(len(names))) \
+                or sorted(shapes) != sorted(names):
+            raise SpecDefinitionError(
+                f"Union({tag!r}, {tags.__name__}, ...): give one shape per member of "
+                f"{tags.__name__} ({', '.join(names)}), whose values are 0..k-1; got "
+                f"{', '.join(shapes) or 'none'}.")
+        for name, shape in shapes.items():
+            if shape is not None and not isinstance(shape, Record):
+                raise SpecDefinitionError(
+                    f"Union(...) shape {name} must be a Record(...) or None, got {shape!r}.")
+            if shape is not None and tag in shape.fields:
+                raise SpecDefinitionError(
+                    f"Union(...) shape {name} has a field {tag!r}, which is the tag.")
+        self.tag, self.tags, self.shapes = tag, tags, {n: shapes[n] for n in names}
+        self.init = None
+
+    def bound(self, consts: Mapping[str, Any]) -> BoundType:
+        shapes = {n: (None if s is None else s.bound(consts))
+                  for n, s in self.shapes.items()}
+        return BoundUnion(self.tag, shapes, self.describe_with(shapes))
+
+    def describe_with(self, shapes: Mapping[str, Any]) -> str:
+        parts = []
+        for n, s in shapes.items():
+            rest = "" if s is None else ", " + s.describe()[1:-1]
+            parts.append(f"[{self.tag}: {{{n}}}{rest}]")
+        return " \\cup ".join(parts)
+
+    def describe(self) -> str:
+        return self.describe_with(self.shapes)
+
+    def parts(self) -> tuple[Type, ...]:
+        return _type_parts(*self.shapes.values())
+
+
+class BoundUnion(ScalarType):
+    """A :class:`Union` bound: one cell whose code is the value's position among the
+    values of all shapes, shape by shape (``offsets[k]`` is shape ``k``'s first)."""
+
+    kind = "union"
+    plain = False
+
+    def __init__(self, tag: str, shapes: dict[str, BoundRecord | None], text: str) -> None:
+        self.tag = tag
+        self.shapes = list(shapes.values())
+        self.names = tuple(shapes)
+        self.offsets: list[int] = []
+        n = 0
+        for s in self.shapes:
+            self.offsets.append(n)
+            n += 1 if s is None else s.n_values
+        super().__init__(0, n, 0, text)
+        self.ref = next((r for s in self.shapes if s is not None
+                         for r in [_first_ref(s)] if r is not None), None)
+        self.fields: dict[str, BoundType] = {}
+        for s in self.shapes:
+            for k, t in ([] if s is None else s.fields.items()):
+                self.fields.setdefault(k, t)
+
+    def _shape_of(self, code: int) -> int:
+        k = 0
+        while k + 1 < len(self.offsets) and code >= self.offsets[k + 1]:
+            k += 1
+        return k
+
+    def to_python(self, code: int) -> Any:
+        if not 0 <= code < self.size:
+            return code
+        k = self._shape_of(code)
+        s = self.shapes[k]
+        fields: dict[str, Any] = {self.tag: self.names[k]}
+        if s is not None:
+            fields.update(s.value(_codes_at(s, code - self.offsets[k])))
+        return RecordData(fields)
+
+    def _from_record(self, value: Any, strict: bool) -> int:
+        if not isinstance(value, Mapping) or (strict and not isinstance(value, RecordData)):
+            if strict:
+                raise ValueKindError("a record " + self.text)
+            raise ValueError(f"{value!r} is not a record of {self.text}")
+        tag = value.get(self.tag)
+        if isinstance(tag, enum.Enum):
+            tag = tag.name
+        if isinstance(tag, int) and not isinstance(tag, bool) and 0 <= tag < len(self.names):
+            tag = self.names[tag]
+        if tag not in self.names:
+            msg = f"= {_show_value(value)} has no {self.tag} among {', '.join(self.names)}"
+            if strict:
+                raise ValueDomainError(msg)
+            raise ValueError(msg)
+        k = self.names.index(tag)
+        s = self.shapes[k]
+        rest = {f: x for f, x in value.items() if f != self.tag}
+        if s is None:
+            if rest:
+                raise (ValueKindError if strict else ValueError)(
+                    f"a record [{self.tag} |-> {tag}] has no other field")
+            return self.offsets[k]
+        rec = RecordData(rest) if strict else rest
+        codes = s.codes_from_itf(rec) if strict else s.codes(rec)
+        idx, _ = _index_of_codes(s, codes)
+        return self.offsets[k] + idx
+
+    def from_python(self, value: Any) -> int:
+        if isinstance(value, int) and not isinstance(value, bool):
+            return value
+        return self._from_record(value, False)
+
+    def from_itf(self, value: Any) -> int:
+        return self._from_record(value, True)
+
+    def display(self, code: int) -> str:
+        v = self.to_python(code)
+        if not isinstance(v, RecordData):
+            return f"<{code}: outside {self.text}>"
+        return "[" + ", ".join(f"{k}: {_show_value(x)}" for k, x in v.items()) + "]"
+
+    def view(self, cols: Sequence[Any]) -> Any:
+        return UnionValue(self, cols[0])
+
+    def columns(self, value: Any) -> list[Any]:
+        if isinstance(value, UnionValue):
+            if value._type.describe() != self.describe():
+                raise SpecEvaluationError(
+                    f"a {value._type.describe()} value where a {self.text} is expected")
+            return [value._code]
+        if isinstance(value, Mapping) and not isinstance(value, Value):
+            return [self._code_of_literal(value)]
+        raise SpecEvaluationError(
+            f"{value!r} where a {self.text} value is expected: use a value of the union or "
+            "a dict literal with its tag and its shape's fields")
+
+    def _code_of_literal(self, value: Mapping[str, Any]) -> Any:
+        """The code of ``{tag: t, field: v, ...}``, with ``t`` and the fields constants
+        or columns (each shape takes its own fields; a missing one is an error when the
+        tag is a constant)."""
+        if self.tag not in value:
+            raise SpecEvaluationError(f"a record of {self.text} needs its field {self.tag!r}")
+        unknown = [str(k) for k in value if k != self.tag and k not in self.fields]
+        if unknown:
+            raise SpecEvaluationError(f"{self.text} has no field {', '.join(unknown)}")
+        tag = value[self.tag]
+        if isinstance(tag, str):
+            tag = self.names.index(tag) if tag in self.names else -1
+        const = isinstance(tag, (int, np.integer)) and not isinstance(tag, np.ndarray)
+        out: Any = np.int64(-1)
+        for k, s in enumerate(self.shapes):
+            if const and int(tag) != k:
+                continue
+            if s is None:
+                code: Any = self.offsets[k]
+            else:
+                missing = [f for f in s.fields if f not in value]
+                if missing:
+                    if const:
+                        raise SpecEvaluationError(
+                            f"a [{self.tag} |-> {self.names[k]}] record needs the field(s) "
+                            f"{', '.join(missing)}")
+                    continue
+                idx, outside = s.index_of({f: value[f] for f in s.fields})
+                code = select(outside, -1, self.offsets[k] + idx)
+            if const:
+                return code
+            out = select(np.asarray(tag) == k, code, out)
+        return out
+
+    def permutation(self, pis: Mapping[str, Mapping[int, int]]
+                    ) -> Callable[[np.ndarray], np.ndarray] | None:
+        moves = [None if s is None else _index_permutation(s, pis) for s in self.shapes]
+        if all(m is None for m in moves):
+            return None
+        lut = np.arange(self.size, dtype=np.int64)
+        for k, m in enumerate(moves):
+            if m is not None:
+                off = self.offsets[k]
+                lut[off:off + len(m)] = off + np.asarray(m, dtype=np.int64)
+        return lambda col: lut[col]

@@ -71,7 +71,7 @@ from .fairness import KINDS, FairnessCondition, resolve_fairness, select_fairnes
 from .itfvalues import freeze
 from .itfvalues import tla_text as param_text
 from .layout import Layout
-from .values import record_field_problem
+from .values import Value, record_field_problem
 
 __all__ = [
     "Spec",
@@ -564,7 +564,8 @@ class Spec(metaclass=_SpecMeta):
         out = []
         for i in range(btype.n_values):
             arg = btype.value_at(i)
-            if isinstance(btype, ScalarType) and not btype.boolean:
+            if isinstance(btype, ScalarType) and not btype.boolean \
+                    and not isinstance(arg, Value):
                 out.append(_Choice(int(arg), int(arg), member))
                 continue
             codes = [int(c) for c in btype.columns(arg)]

@@ -24,11 +24,18 @@ import numpy as np
 from .errors import SpecEvaluationError
 
 if TYPE_CHECKING:
-    from .domains import BoundBag, BoundFunction, BoundRecord, BoundSeq, BoundSet, BoundType
+    from .domains import (
+        BoundBag,
+        BoundFunction,
+        BoundRecord,
+        BoundSeq,
+        BoundSet,
+        BoundType,
+        BoundUnion,
+    )
 
-__all__ = ["Value", "SetValue", "RecordValue", "FunctionValue", "SeqValue", "BagValue",
-           "select",
-           "as_int", "any_rows", "all_rows", "record_field_problem"]
+__all__ = ["Value", "SetValue", "RecordValue", "FunctionValue", "UnionValue", "SeqValue",
+           "BagValue", "select", "as_int", "any_rows", "all_rows", "record_field_problem"]
 
 
 def as_int(x: Any) -> Any:
@@ -435,6 +442,80 @@ class FunctionValue(Value):
             return FunctionValue(self._type, {**self.elems, int(i): x})
         return FunctionValue(self._type, {k: _where_value(et, np.asarray(i) == k, x, e)
                                           for k, e in self.elems.items()})
+
+
+class UnionValue(Value):
+    """A value of a ``Union`` of record shapes: the tag (``m.type``, an enum code) and
+    the fields (``m.rm``) read as a record's; a field of another shape than the
+    value's reads as that field's first value. Stored as one code (see
+    :class:`~modelcheck.domains.BoundUnion`)."""
+
+    _type: BoundUnion
+    _code: Any
+
+    def __init__(self, type_: BoundUnion, code: Any) -> None:
+        object.__setattr__(self, "_type", type_)
+        object.__setattr__(self, "_code", code)
+
+    def __getattribute__(self, name: str) -> Any:
+        if name[:1] != "_":
+            t = object.__getattribute__(self, "_type")
+            if name == t.tag or name in t.fields:
+                return object.__getattribute__(self, "_field")(name)
+        return object.__getattribute__(self, name)
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__"):
+            raise AttributeError(name)
+        raise SpecEvaluationError(f"a {self._type.describe()} has no field {name!r}")
+
+    def __getitem__(self, name: str) -> Any:
+        t = self._type
+        if name != t.tag and name not in t.fields:
+            raise SpecEvaluationError(f"a {t.describe()} has no field {name!r}")
+        return self._field(name)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise SpecEvaluationError(
+            f"cannot assign field {name} of a record value; build a new one with "
+            f".with_fields({name}=...) and assign it to the next state")
+
+    def _columns(self) -> list[Any]:
+        return [self._code]
+
+    def _field(self, name: str) -> Any:
+        t = self._type
+        code = as_int(self._code)
+        if name == t.tag:
+            acc: Any = np.int64(0)
+            for off in t.offsets[1:]:
+                acc = acc + as_int(code >= off)
+            return _scalar(acc)
+        out: Any = None
+        for k, shape in enumerate(t.shapes):
+            if shape is None or name not in shape.fields:
+                continue
+            off, n = t.offsets[k], shape.n_values
+            inside = (code >= off) & (code < off + n)
+            local = _scalar(np.where(inside, code - off, 0))
+            fv = shape.value_at(local)._fields[name]
+            out = fv if out is None else _where_value(shape.fields[name], inside, fv, out)
+        return out
+
+    def _with_fields(self, **changes: Any) -> UnionValue:
+        """``[m EXCEPT !.f = v, ...]`` (the tag too: a change of shape)."""
+        t = self._type
+        unknown = [k for k in changes if k != t.tag and k not in t.fields]
+        if unknown:
+            raise SpecEvaluationError(
+                f"a {t.describe()} has no field {', '.join(map(repr, unknown))}")
+        lit = {t.tag: self._field(t.tag), **{f: self._field(f) for f in t.fields}}
+        lit.update(changes)
+        return UnionValue(t, t.columns(lit)[0])
+
+    def with_fields(self, **changes: Any) -> UnionValue:
+        """``[m EXCEPT !.f = v, ...]`` (``m._with_fields`` when a field hides it)."""
+        return self._with_fields(**changes)
 
 
 class SeqValue(Value):
