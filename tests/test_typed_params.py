@@ -356,3 +356,12 @@ def test_union_declarations_are_checked() -> None:
         Union("type", Shape, req=Record(src=P), ack=None)
     with pytest.raises(SpecDefinitionError, match="which is the tag"):
         Union("type", Shape, req=Record(type=P), ack=None, stop=None)
+
+
+def test_inspect_shows_the_domains_as_tla_does(runner) -> None:
+    from modelcheck.cli import cli
+
+    r = runner.invoke(cli, ["inspect", "examples/tla/two_phase.py:TwoPhase"])
+    assert r.exit_code == 0, r.output
+    assert "RMRcvCommitMsg(rm \\in RM, m \\in msgs)  [15 instances]" in r.output
+    assert "TMRcvPrepared(m \\in msgs)  [5 instances]" in r.output
