@@ -1688,8 +1688,11 @@ class Union(Type):
         self.init = None
 
     def bound(self, consts: Mapping[str, Any]) -> BoundType:
-        shapes = {n: (None if s is None else s.bound(consts))
-                  for n, s in self.shapes.items()}
+        shapes: dict[str, BoundRecord | None] = {}
+        for n, s in self.shapes.items():
+            b = None if s is None else s.bound(consts)
+            assert b is None or isinstance(b, BoundRecord)
+            shapes[n] = b
         return BoundUnion(self.tag, shapes, self.describe_with(shapes))
 
     def describe_with(self, shapes: Mapping[str, Any]) -> str:
