@@ -45,6 +45,7 @@ from .values import (
     Value,
     all_rows,
     as_int,
+    record_field_problem,
     select,
 )
 
@@ -1670,6 +1671,9 @@ class Union(Type):
     def __init__(self, tag: str, tags: type[enum.IntEnum], **shapes: Record | None) -> None:
         if not (isinstance(tags, type) and issubclass(tags, enum.IntEnum)):
             raise SpecDefinitionError(f"Union(...) takes an enum.IntEnum of tags, got {tags!r}.")
+        problem = record_field_problem(tag) if isinstance(tag, str) else "is no string"
+        if problem is not None:
+            raise SpecDefinitionError(f"Union({tag!r}, ...): the tag field {tag!r} {problem}.")
         names = [m.name for m in sorted(tags, key=int)]
         if [int(m) for m in sorted(tags, key=int)] != list(range(len(names))) \
                 or sorted(shapes) != sorted(names):

@@ -365,6 +365,8 @@ def test_union_values_show_as_tla_records() -> None:
 def test_union_declarations_are_checked() -> None:
     with pytest.raises(SpecDefinitionError, match="one shape per member"):
         Union("type", Shape, req=Record(src=P), ack=None)
+    with pytest.raises(SpecDefinitionError, match="starts with an underscore"):
+        Union("_type", Shape, req=Record(src=P), ack=None, stop=None)
     with pytest.raises(SpecDefinitionError, match="which is the tag"):
         Union("type", Shape, req=Record(type=P), ack=None, stop=None)
 
