@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from .checker import check
     from .config import CheckConfig
-    from .domains import Array, Bag, Bool, Const, Enum, Ids, Int, Record, Ref, Seq, SetOf
+    from .domains import Array, Bag, Bool, Const, Enum, Ids, Int, Record, Ref, Seq, SetOf, Union
     from .errors import (
         ConstantError,
         ModelcheckError,
@@ -65,7 +65,15 @@ if TYPE_CHECKING:
     )
     from .liveness import check_liveness
     from .result import EXIT_CODES, ActionCoverage, LevelStats, Result, TraceStep, Violation
-    from .spec import Spec, action, action_constraint, action_property, constraint, invariant
+    from .spec import (
+        MemberOf,
+        Spec,
+        action,
+        action_constraint,
+        action_property,
+        constraint,
+        invariant,
+    )
     from .temporal import always_eventually, angle, changed, eventually, eventually_always, leads_to
     from .trace import (
         Trace,
@@ -95,6 +103,7 @@ _SOURCES: dict[str, str] = {
     "Ref": ".domains",
     "Seq": ".domains",
     "SetOf": ".domains",
+    "Union": ".domains",
     "ConstantError": ".errors",
     "ModelcheckError": ".errors",
     "SpecDefinitionError": ".errors",
@@ -129,6 +138,7 @@ _SOURCES: dict[str, str] = {
     "Result": ".result",
     "TraceStep": ".result",
     "Violation": ".result",
+    "MemberOf": ".spec",
     "Spec": ".spec",
     "action": ".spec",
     "action_constraint": ".spec",
@@ -169,7 +179,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "Spec", "Const", "Ids", "Bool", "Int", "Enum", "Array", "SetOf", "Ref",
-    "Record", "Seq", "Bag",
+    "Record", "Seq", "Bag", "Union", "MemberOf",
     "action", "invariant", "action_property", "constraint", "action_constraint",
     "eventually", "always_eventually", "eventually_always", "leads_to", "angle", "changed",
     "where", "any_of", "all_of", "implies", "has", "with_", "without", "count",

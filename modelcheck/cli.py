@@ -703,8 +703,13 @@ def _dom_text(bound: Spec, decl: Any, pname: str, dom: Any) -> str:
     import enum
     import inspect as pyinspect
 
-    from .domains import Deferred
+    from .domains import Deferred, Type
+    from .spec import MemberOf
 
+    if isinstance(dom, MemberOf):
+        return dom.var  # ``m \in msgs``
+    if isinstance(dom, Type):
+        return dom.describe()
     name = getattr(dom, "name", None)
     if isinstance(name, str) and not callable(dom):
         return name

@@ -37,12 +37,16 @@ from .itfvalues import FrozenMap, freeze
 from .itfvalues import Record as RecordData
 from .values import (
     BagValue,
+    FunctionValue,
     RecordValue,
     SeqValue,
     SetValue,
+    UnionValue,
     Value,
     all_rows,
     as_int,
+    record_field_problem,
+    select,
 )
 
 __all__ = [
@@ -75,6 +79,10 @@ __all__ = [
     "BoundBag",
     "BoundBagCount",
     "BoundArray",
+    "BoundFunction",
+    "as_leaf",
+    "Union",
+    "BoundUnion",
     "MAX_ELEMENTS",
     "ValueKindError",
     "ValueDomainError",
@@ -439,6 +447,8 @@ class ScalarType(BoundType):
     boolean: bool = False
     #: names of the codes lo.. in order, when the values have names (enum members)
     labels: tuple[str, ...] | None = None
+    #: expressions see the code itself (else the value :meth:`view` makes of it)
+    plain: bool = True
 
     def __init__(self, lo: int, size: int, init: int, text: str) -> None:
         self.lo, self.size, self.init, self.text = lo, size, int(init), text
@@ -478,7 +488,7 @@ class ScalarType(BoundType):
     def columns(self, value: Any) -> list[Any]:
         if isinstance(value, Value):
             raise SpecEvaluationError(
-                f"a {value.type.describe()} value where a value of {self.text} is expected")
+                f"a {value._type.describe()} value where a value of {self.text} is expected")
         return [value]
 
     def cells_permutation(self, pis: Mapping[str, Mapping[int, int]]
@@ -642,10 +652,13 @@ def _element_type(elem: Any, consts: Mapping[str, Any], what: str) -> BoundType:
     if not isinstance(elem, Type):
         raise SpecDefinitionError(
             f"{what} takes an Ids(...) set or a type such as Int(0, 3), got {elem!r}.")
-    bound = elem.bound(consts)
+    return as_leaf(elem.bound(consts))
+
+
+def as_leaf(bound: BoundType) -> BoundType:
+    """``bound``, an array made a function value (an element or a field is one leaf)."""
     if isinstance(bound, BoundArray):
-        raise SpecDefinitionError(
-            f"{what}: an Array cannot be an element or a field; use a Record or a Seq.")
+        return BoundFunction(bound.ids, as_leaf(bound.elem), bound.init, bound.index_name)
     return bound
 
 
@@ -697,10 +710,13 @@ class SetOf(Type):
 class Record(Type):
     """A record ``[f1: T1, f2: T2]``: ``Record(clock=Int(0, 3), kind=Enum(Kind))``.
 
-    Fields are types (records nest) or ``Ids`` sets (a member of the set). In
-    expressions ``s.msg.clock`` reads a field; build a value with a dict literal
-    (``t.msg = {"clock": 1, "kind": Kind.REQ}``) or ``s.msg.with_fields(clock=2)``.
-    Records may be array, set, sequence and bag elements.
+    Fields are types (records, sets, sequences, bags and arrays nest: an ``Array``
+    field is a function value) or ``Ids`` sets (a member of the set), named like any
+    TLA+ field (``type`` included; not starting with ``_``). In expressions
+    ``s.msg.clock`` (or ``s.msg["clock"]``) reads a field; build a value with a dict
+    literal (``t.msg = {"clock": 1, "kind": Kind.REQ}``) or
+    ``s.msg.with_fields(clock=2)`` (``s.msg._with_fields(...)`` when a field is named
+    ``with_fields``). Records may be array, set, sequence and bag elements.
     """
 
     def __init__(self, **fields: Ids | Type) -> None:
@@ -1121,18 +1137,18 @@ class BoundSet(BoundType):
 
     def columns(self, value: Any) -> list[Any]:
         if isinstance(value, SetValue):
-            if value.type.width != self.width:
+            if value._type.width != self.width:
                 raise SpecEvaluationError(
-                    f"a {value.type.describe()} value where a {self.text} value is expected")
-            return value.columns()
+                    f"a {value._type.describe()} value where a {self.text} value is expected")
+            return value._columns()
         if isinstance(value, (set, frozenset, list, tuple)):
             out = SetValue(self, [0] * len(self.chunk_widths))
             for m in value:
                 out = out.with_(m)
-            return out.columns()
+            return out._columns()
         if isinstance(value, Value):
             raise SpecEvaluationError(
-                f"a {value.type.describe()} value where a {self.text} value is expected")
+                f"a {value._type.describe()} value where a {self.text} value is expected")
         raise SpecEvaluationError(
             f"{value!r} where a {self.text} value is expected: use a set value (a SetOf "
             "variable, its operations) or a set literal of elements; since SetOf holds "
@@ -1224,10 +1240,10 @@ class BoundRecord(BoundType):
 
     def columns(self, value: Any) -> list[Any]:
         if isinstance(value, RecordValue):
-            if value.type.describe() != self.describe():
+            if value._type.describe() != self.describe():
                 raise SpecEvaluationError(
-                    f"a {value.type.describe()} value where a {self.describe()} is expected")
-            return value.columns()
+                    f"a {value._type.describe()} value where a {self.describe()} is expected")
+            return value._columns()
         if isinstance(value, Mapping) and not isinstance(value, Value):
             unknown = [str(k) for k in value if k not in self.fields]
             missing = [k for k in self.fields if k not in value]
@@ -1347,13 +1363,13 @@ class BoundSeq(BoundType):
         return SeqValue(self, cols[0], [self.elem.view(c) for c in self._slots(cols)])
 
     def columns(self, value: Any) -> list[Any]:
-        return self.value_of(value).columns()
+        return self.value_of(value)._columns()
 
     def value_of(self, value: Any) -> Any:
         if isinstance(value, SeqValue):
-            if value.type.describe() != self.describe():
+            if value._type.describe() != self.describe():
                 raise SpecEvaluationError(
-                    f"a {value.type.describe()} value where a {self.describe()} is expected")
+                    f"a {value._type.describe()} value where a {self.describe()} is expected")
             return value
         if isinstance(value, (list, tuple)):
             return SeqValue(self, len(value), [self.elem.value_of(v) for v in value])
@@ -1474,13 +1490,13 @@ class BoundBag(BoundType):
         return BagValue(self, list(cols))
 
     def columns(self, value: Any) -> list[Any]:
-        return self.value_of(value).columns()
+        return self.value_of(value)._columns()
 
     def value_of(self, value: Any) -> Any:
         if isinstance(value, BagValue):
-            if value.type.describe() != self.describe():
+            if value._type.describe() != self.describe():
                 raise SpecEvaluationError(
-                    f"a {value.type.describe()} value where a {self.describe()} is expected")
+                    f"a {value._type.describe()} value where a {self.describe()} is expected")
             return value
         if isinstance(value, Mapping) and not isinstance(value, (Value, RecordData)):
             out = BagValue(self, [0] * self.elem.n_values)
@@ -1525,3 +1541,317 @@ class BoundArray(BoundType):
 
     def describe(self) -> str:
         return f"[{self.index_name} -> {self.elem.describe()}]"
+
+
+class BoundFunction(BoundType):
+    """An ``Array`` where a value is needed whole: a record field, a set, sequence or bag
+    element (``[forward |-> [p \\in P |-> ...]]``). The cells are the array's (element
+    ``i``'s cells at path ``[i]``); the value is one leaf, a
+    :class:`~modelcheck.values.FunctionValue` in expressions (``f[i]``,
+    ``f.set_at(i, v)``) and a ``{index: element value}`` map in Python and traces
+    (an ITF ``#map``)."""
+
+    def __init__(self, ids: range, elem: BoundType, init: Any, index_name: str) -> None:
+        self.ids = ids
+        self.elem = elem
+        self.init = init
+        self.index_name = index_name
+        self.ref = None
+        self._k = elem.n_cells
+
+    def cells(self) -> list[tuple[tuple[int | str, ...], ScalarType]]:
+        return [((i, *path), t) for i in self.ids for path, t in self.elem.cells()]
+
+    def default(self) -> Any:
+        if self.init is not None:
+            return {i: self.init for i in self.ids}
+        return {i: self.elem.default() for i in self.ids}
+
+    def describe(self) -> str:
+        return f"[{self.index_name} -> {self.elem.describe()}]"
+
+    def _slots(self, codes: Sequence[Any]) -> list[list[Any]]:
+        k = self._k
+        return [list(codes[j * k:(j + 1) * k]) for j in range(len(self.ids))]
+
+    def value(self, codes: Sequence[int], *, itf: bool = False) -> Any:
+        return {i: self.elem.value(c, itf=itf) for i, c in zip(self.ids, self._slots(codes))}
+
+    def _keys(self, value: Any, strict: bool) -> None:
+        if not isinstance(value, Mapping) or isinstance(value, RecordData):
+            if strict:
+                raise ValueKindError(f"a function {self.describe()} (a map)")
+            raise ValueError(f"{value!r} is not a function {self.describe()}")
+        if set(value) != set(self.ids):
+            msg = (f"= {_show_value(value)} is not defined on exactly "
+                   f"{self.ids.start}..{self.ids.stop - 1}")
+            if strict:
+                raise ValueDomainError(msg)
+            raise ValueError(msg)
+
+    def codes(self, value: Any) -> list[int]:
+        self._keys(value, False)
+        return [c for i in self.ids for c in self.elem.codes(value[i])]
+
+    def codes_from_itf(self, value: Any) -> list[int]:
+        self._keys(value, True)
+        out: list[int] = []
+        for i in self.ids:
+            try:
+                out.extend(self.elem.codes_from_itf(value[i]))
+            except ValueDomainError as e:
+                raise ValueDomainError(f"[{i}] {e}") from None
+        return out
+
+    def show(self, codes: Sequence[int], *, short: bool = False) -> str:
+        return "{" + ", ".join(f"{i}: {self.elem.show(c, short=short)}"
+                               for i, c in zip(self.ids, self._slots(codes))) + "}"
+
+    def view(self, cols: Sequence[Any]) -> Any:
+        return FunctionValue(self, {i: self.elem.view(c)
+                                    for i, c in zip(self.ids, self._slots(cols))})
+
+    def columns(self, value: Any) -> list[Any]:
+        return self.value_of(value)._columns()
+
+    def value_of(self, value: Any) -> Any:
+        if isinstance(value, FunctionValue):
+            if value._type.describe() != self.describe():
+                raise SpecEvaluationError(
+                    f"a {value._type.describe()} value where a {self.describe()} is expected")
+            return value
+        if isinstance(value, Mapping) and not isinstance(value, (Value, RecordData)):
+            if set(value) != set(self.ids):
+                raise SpecEvaluationError(
+                    f"a function {self.describe()} needs a value for each of "
+                    f"{self.ids.start}..{self.ids.stop - 1}, got the keys "
+                    f"{sorted(value, key=str)}")
+            return FunctionValue(self, {i: self.elem.value_of(value[i]) for i in self.ids})
+        raise SpecEvaluationError(
+            f"{value!r} where a function {self.describe()} is expected: use a function "
+            "value or a dict literal {index: value}")
+
+    def cells_permutation(self, pis: Mapping[str, Mapping[int, int]]
+                          ) -> Callable[[list[np.ndarray]], list[np.ndarray]] | None:
+        fn = self.elem.cells_permutation(pis)
+        pi = pis.get(self.index_name)
+        if fn is None and pi is None:
+            return None
+        k, ids = self._k, list(self.ids)
+        # slot of index pi(i) in the result holds the (moved) value of slot i
+        dest = [ids.index(pi.get(i, i)) if pi is not None else j for j, i in enumerate(ids)]
+
+        def apply(cols: list[np.ndarray]) -> list[np.ndarray]:
+            out: list[Any] = [None] * len(cols)
+            for j in range(len(ids)):
+                part = cols[j * k:(j + 1) * k]
+                moved = part if fn is None else fn(part)
+                d = dest[j]
+                out[d * k:(d + 1) * k] = moved
+            return out
+
+        return apply
+
+
+class Union(Type):
+    """One of several record shapes, told apart by a tag field: TLA+'s
+    ``[type: {"Prepared"}, rm: RM] \\cup [type: {"Commit", "Abort"}]`` is
+    ``Union("type", MsgType, Prepared=Record(rm=RM), Commit=None, Abort=None)``.
+
+    ``tags`` is an ``IntEnum`` whose member names are the shapes (every member one);
+    each shape is a :class:`Record` of the fields besides the tag, or None for a
+    message that is its tag alone. A value is a record with the tag field (an enum
+    value, ``m.type == MsgType.Prepared``) and its shape's fields; it is stored as
+    one code, its position among the values of all shapes (no filler fields), so a
+    set of such messages has one bit per message. Reading a field of another shape
+    gives that field's first value (guard with the tag). Traces show the TLA+ record
+    (``[type |-> "Commit"]``).
+    """
+
+    def __init__(self, tag: str, tags: type[enum.IntEnum], **shapes: Record | None) -> None:
+        if not (isinstance(tags, type) and issubclass(tags, enum.IntEnum)):
+            raise SpecDefinitionError(f"Union(...) takes an enum.IntEnum of tags, got {tags!r}.")
+        problem = record_field_problem(tag) if isinstance(tag, str) else "is no string"
+        if problem is not None:
+            raise SpecDefinitionError(f"Union({tag!r}, ...): the tag field {tag!r} {problem}.")
+        names = [m.name for m in sorted(tags, key=int)]
+        if [int(m) for m in sorted(tags, key=int)] != list(range(len(names))) \
+                or sorted(shapes) != sorted(names):
+            raise SpecDefinitionError(
+                f"Union({tag!r}, {tags.__name__}, ...): give one shape per member of "
+                f"{tags.__name__} ({', '.join(names)}), whose values are 0..k-1; got "
+                f"{', '.join(shapes) or 'none'}.")
+        for name, shape in shapes.items():
+            if shape is not None and not isinstance(shape, Record):
+                raise SpecDefinitionError(
+                    f"Union(...) shape {name} must be a Record(...) or None, got {shape!r}.")
+            if shape is not None and tag in shape.fields:
+                raise SpecDefinitionError(
+                    f"Union(...) shape {name} has a field {tag!r}, which is the tag.")
+        self.tag, self.tags, self.shapes = tag, tags, {n: shapes[n] for n in names}
+        self.init = None
+
+    def bound(self, consts: Mapping[str, Any]) -> BoundType:
+        shapes: dict[str, BoundRecord | None] = {}
+        for n, s in self.shapes.items():
+            b = None if s is None else s.bound(consts)
+            assert b is None or isinstance(b, BoundRecord)
+            shapes[n] = b
+        return BoundUnion(self.tag, shapes, self.describe_with(shapes))
+
+    def describe_with(self, shapes: Mapping[str, Any]) -> str:
+        parts = []
+        for n, s in shapes.items():
+            rest = "" if s is None else ", " + s.describe()[1:-1]
+            parts.append(f"[{self.tag}: {{{n}}}{rest}]")
+        return " \\cup ".join(parts)
+
+    def describe(self) -> str:
+        return self.describe_with(self.shapes)
+
+    def parts(self) -> tuple[Type, ...]:
+        return _type_parts(*self.shapes.values())
+
+
+class BoundUnion(ScalarType):
+    """A :class:`Union` bound: one cell whose code is the value's position among the
+    values of all shapes, shape by shape (``offsets[k]`` is shape ``k``'s first)."""
+
+    kind = "union"
+    plain = False
+
+    def __init__(self, tag: str, shapes: dict[str, BoundRecord | None], text: str) -> None:
+        self.tag = tag
+        self.shapes = list(shapes.values())
+        self.names = tuple(shapes)
+        self.offsets: list[int] = []
+        n = 0
+        for s in self.shapes:
+            self.offsets.append(n)
+            n += 1 if s is None else s.n_values
+        super().__init__(0, n, 0, text)
+        self.ref = next((r for s in self.shapes if s is not None
+                         for r in [_first_ref(s)] if r is not None), None)
+        self.fields: dict[str, BoundType] = {}
+        for s in self.shapes:
+            for k, t in ([] if s is None else s.fields.items()):
+                self.fields.setdefault(k, t)
+
+    def _shape_of(self, code: int) -> int:
+        k = 0
+        while k + 1 < len(self.offsets) and code >= self.offsets[k + 1]:
+            k += 1
+        return k
+
+    def to_python(self, code: int) -> Any:
+        if not 0 <= code < self.size:
+            return code
+        k = self._shape_of(code)
+        s = self.shapes[k]
+        fields: dict[str, Any] = {self.tag: self.names[k]}
+        if s is not None:
+            fields.update(s.value(_codes_at(s, code - self.offsets[k])))
+        return RecordData(fields)
+
+    def _from_record(self, value: Any, strict: bool) -> int:
+        if not isinstance(value, Mapping) or (strict and not isinstance(value, RecordData)):
+            if strict:
+                raise ValueKindError("a record " + self.text)
+            raise ValueError(f"{value!r} is not a record of {self.text}")
+        tag = value.get(self.tag)
+        if isinstance(tag, enum.Enum):
+            tag = tag.name
+        if isinstance(tag, int) and not isinstance(tag, bool) and 0 <= tag < len(self.names):
+            tag = self.names[tag]
+        if tag not in self.names:
+            msg = f"= {_show_value(value)} has no {self.tag} among {', '.join(self.names)}"
+            if strict:
+                raise ValueDomainError(msg)
+            raise ValueError(msg)
+        k = self.names.index(tag)
+        s = self.shapes[k]
+        rest = {f: x for f, x in value.items() if f != self.tag}
+        if s is None:
+            if rest:
+                raise (ValueKindError if strict else ValueError)(
+                    f"a record [{self.tag} |-> {tag}] has no other field")
+            return self.offsets[k]
+        rec = RecordData(rest) if strict else rest
+        codes = s.codes_from_itf(rec) if strict else s.codes(rec)
+        idx, _ = _index_of_codes(s, codes)
+        return self.offsets[k] + idx
+
+    def from_python(self, value: Any) -> int:
+        if isinstance(value, int) and not isinstance(value, bool):
+            return value
+        return self._from_record(value, False)
+
+    def from_itf(self, value: Any) -> int:
+        return self._from_record(value, True)
+
+    def display(self, code: int) -> str:
+        v = self.to_python(code)
+        if not isinstance(v, RecordData):
+            return f"<{code}: outside {self.text}>"
+        return "[" + ", ".join(f"{k}: {_show_value(x)}" for k, x in v.items()) + "]"
+
+    def view(self, cols: Sequence[Any]) -> Any:
+        return UnionValue(self, cols[0])
+
+    def columns(self, value: Any) -> list[Any]:
+        if isinstance(value, UnionValue):
+            if value._type.describe() != self.describe():
+                raise SpecEvaluationError(
+                    f"a {value._type.describe()} value where a {self.text} is expected")
+            return [value._code]
+        if isinstance(value, Mapping) and not isinstance(value, Value):
+            return [self._code_of_literal(value)]
+        raise SpecEvaluationError(
+            f"{value!r} where a {self.text} value is expected: use a value of the union or "
+            "a dict literal with its tag and its shape's fields")
+
+    def _code_of_literal(self, value: Mapping[str, Any]) -> Any:
+        """The code of ``{tag: t, field: v, ...}``, with ``t`` and the fields constants
+        or columns (each shape takes its own fields; a missing one is an error when the
+        tag is a constant)."""
+        if self.tag not in value:
+            raise SpecEvaluationError(f"a record of {self.text} needs its field {self.tag!r}")
+        unknown = [str(k) for k in value if k != self.tag and k not in self.fields]
+        if unknown:
+            raise SpecEvaluationError(f"{self.text} has no field {', '.join(unknown)}")
+        tag = value[self.tag]
+        if isinstance(tag, str):
+            tag = self.names.index(tag) if tag in self.names else -1
+        const = isinstance(tag, (int, np.integer)) and not isinstance(tag, np.ndarray)
+        out: Any = np.int64(-1)
+        for k, s in enumerate(self.shapes):
+            if const and int(tag) != k:
+                continue
+            if s is None:
+                code: Any = self.offsets[k]
+            else:
+                missing = [f for f in s.fields if f not in value]
+                if missing:
+                    if const:
+                        raise SpecEvaluationError(
+                            f"a [{self.tag} |-> {self.names[k]}] record needs the field(s) "
+                            f"{', '.join(missing)}")
+                    continue
+                idx, outside = s.index_of({f: value[f] for f in s.fields})
+                code = select(outside, -1, self.offsets[k] + idx)
+            if const:
+                return code
+            out = select(np.asarray(tag) == k, code, out)
+        return out
+
+    def permutation(self, pis: Mapping[str, Mapping[int, int]]
+                    ) -> Callable[[np.ndarray], np.ndarray] | None:
+        moves = [None if s is None else _index_permutation(s, pis) for s in self.shapes]
+        if all(m is None for m in moves):
+            return None
+        lut = np.arange(self.size, dtype=np.int64)
+        for k, m in enumerate(moves):
+            if m is not None:
+                off = self.offsets[k]
+                lut[off:off + len(m)] = off + np.asarray(m, dtype=np.int64)
+        return lambda col: lut[col]

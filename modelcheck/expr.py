@@ -171,9 +171,9 @@ def where(cond: Any, a: Any, b: Any) -> Any:
         hi = len(sink) if sink is not None else 0
     r: Any
     if isinstance(a, Value):
-        r = a.select(cond, b)
+        r = a._select(cond, b)
     elif isinstance(b, Value):
-        r = b.select(cond, a, swap=True)
+        r = b._select(cond, a, swap=True)
     elif isinstance(cond, np.ndarray) or isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
         r = np.where(cond, a, b)
     else:
@@ -229,7 +229,7 @@ def _pairs(domain: Any) -> list[tuple[Any, Any]]:
         return [(x, None) for x in domain]
     if isinstance(domain, Value) and not isinstance(domain, SetValue):
         raise SpecEvaluationError(
-            f"a quantifier or fold ranges over a {domain.type.describe()} value, which is no "
+            f"a quantifier or fold ranges over a {domain._type.describe()} value, which is no "
             "set; range over a set value (s.msgs, s.S | s.T), an index set or a range.")
     members = getattr(type(domain), "members", None)
     if callable(members):
@@ -422,7 +422,7 @@ def _fresh(x: Any) -> Any:
     singletons on one state, and are left untracked on a batch too, for the same
     verdict on both."""
     if isinstance(x, Value):
-        return x.type.view(list(x.columns()))
+        return x._type.view(list(x._columns()))
     if isinstance(x, (np.ndarray, np.generic)):
         if x.dtype.kind not in "iuf":
             return None

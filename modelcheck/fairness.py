@@ -34,6 +34,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from .errors import ModelcheckError, SpecDefinitionError, source_location
+from .itfvalues import tla_text
 
 if TYPE_CHECKING:
     from .spec import ActionInstance, Spec
@@ -67,7 +68,7 @@ def label_of(inst: ActionInstance, branch: bool = True) -> str:
     name = inst.name if branch else inst.decl.name
     if not inst.params:
         return name
-    return f"{name}({', '.join(f'{k}={v}' for k, v in inst.params)})"
+    return f"{name}({', '.join(f'{k}={tla_text(v)}' for k, v in inst.params)})"
 
 
 def _by_label(actions: Sequence[ActionInstance]) -> dict[str, list[ActionInstance]]:

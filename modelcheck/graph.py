@@ -30,6 +30,7 @@ from collections.abc import Callable
 import networkx as nx
 
 from .errors import ModelcheckError
+from .itfvalues import tla_text
 from .kernel import Kernel
 from .layout import Layout
 from .result import constants_out, json_value
@@ -104,7 +105,7 @@ def build_graph(spec: Spec, *, max_states: int = 10_000,
             allowed = kernel.satisfies_action_constraints(cells, nxt)
             nfp = add(nxt, depth + 1, False, allowed)
             props = [p.name for p in kernel.check_properties(cells, nxt)]
-            params = ", ".join(f"{k}={v}" for k, v in inst.params)
+            params = ", ".join(f"{k}={tla_text(v)}" for k, v in inst.params)
             label = action_label(inst.name, dict(inst.params))
             g.add_edge(fp, nfp, key=label, action=inst.name, params=params, label=label,
                        violates=",".join(props), **({} if allowed else {"constrained": True}))

@@ -202,6 +202,8 @@ class Kernel:
     def step(self, cells: Sequence[int], inst: ActionInstance) -> list[int] | None:
         """The successor of one state by one action instance, or None if not enabled."""
         s = self.scalar_view(cells)
+        if inst.members and not bool(inst.member_mask(s)):
+            return None  # a MemberOf parameter that is no member: the body never runs
         t = NextView(s)
         with collect_undefined() as undefined:
             try:
@@ -413,6 +415,11 @@ class Kernel:
         per-instance evaluator): the body runs once, and each of ``insts`` (one per
         branch, or the action itself) takes what it does."""
         layout, n = self.layout, acc.n
+        member = insts[0].member_mask(s)
+        if member is not None:
+            member = np.broadcast_to(np.asarray(member, dtype=bool), (n,))
+            if not member.any():
+                return  # a MemberOf parameter that is a member in no state of the batch
         t = NextView(s)
         with collect_undefined() as undefined:
             try:
@@ -429,6 +436,8 @@ class Kernel:
             if cond is not None:
                 mask = mask & self._mask(cond, n, inst.decl.fn,
                                          partial(_part_of, "condition", inst), words)
+            if member is not None:
+                mask = mask & member
             for um, _where, message in und:
                 bad = np.flatnonzero(mask & um)
                 if len(bad):
@@ -877,7 +886,8 @@ def _families(actions: Sequence[ActionInstance]) -> list[_Family]:
         groups = [list(g) for _, g in itertools.groupby(actions[i:j], key=lambda a: a.params)]
         branches: tuple[str | None, ...] = decl.branches or (None,)
         regular = all(tuple(a.branch for a in g) == branches for g in groups) and all(
-            type(v) is int for g in groups for _, v in g[0].params)
+            type(v) is int for g in groups for _, v in g[0].params) and not any(
+            g[0].members or g[0].args is not None for g in groups)
         if regular:
             values = np.array([[v for _, v in g[0].params] for g in groups],
                               dtype=np.int64).reshape(len(groups), len(decl.params))

@@ -116,7 +116,7 @@ class VarInfo:
     def scalar_leaf(self) -> bool:
         """Whether an element is one scalar cell (read and written as a plain column);
         asked on every read of a state variable, so computed once."""
-        return self.leaf_cells == 1 and isinstance(self.leaf, ScalarType)
+        return self.leaf_cells == 1 and isinstance(self.leaf, ScalarType) and self.leaf.plain
 
 
 class Layout:

@@ -32,11 +32,12 @@ class TraceStep:
     """One state of a trace and the action that led to it (None for the initial state)."""
 
     action: str | None
-    params: dict[str, int]
+    #: parameter values: ints, or (for parameters of compound types) frozen values
+    params: dict[str, Any]
     state: dict[str, Any]
 
     def to_json(self) -> dict[str, Any]:
-        return {"action": self.action, "params": dict(self.params),
+        return {"action": self.action, "params": json_value(dict(self.params)),
                 "state": json_value(self.state)}
 
 

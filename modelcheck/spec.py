@@ -49,14 +49,29 @@ import os
 import textwrap
 import types
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from .domains import Const, Deferred, Ids, Record, Type, resolve
+import numpy as np
+
+from .domains import (
+    BoundBag,
+    BoundSet,
+    Const,
+    Deferred,
+    Ids,
+    Record,
+    ScalarType,
+    Type,
+    as_leaf,
+    resolve,
+)
 from .errors import ConstantError, SpecDefinitionError, source_location
 from .fairness import KINDS, FairnessCondition, resolve_fairness, select_fairness
+from .itfvalues import freeze
+from .itfvalues import tla_text as param_text
 from .layout import Layout
-from .values import record_field_problem
+from .values import Value, record_field_problem
 
 __all__ = [
     "Spec",
@@ -68,6 +83,8 @@ __all__ = [
     "ActionDecl",
     "PredicateDecl",
     "ActionInstance",
+    "MemberOf",
+    "param_text",
 ]
 
 
@@ -252,13 +269,24 @@ def action_constraint(fn: Callable[..., Any]) -> PredicateDecl:
 
 @dataclass(frozen=True)
 class ActionInstance:
-    """One action with concrete parameters; ``id`` is its position in the spec."""
+    """One action with concrete parameters; ``id`` is its position in the spec.
+
+    ``params`` holds each parameter's value as traces show it (an int for an index, a
+    frozen record or set for a parameter of a compound type); ``args`` the expression
+    values the action is called with when they differ from those (a record value, a
+    set value); ``members`` the ``(variable, parameter position)`` pairs of
+    :class:`MemberOf` parameters: the instance is enabled only where that parameter
+    is a member of that state variable (TLA+'s ``\\E m \\in msgs: A(m)``), and its body
+    runs only on states where it is (on a batch: only when some state has it).
+    """
 
     id: int
     decl: ActionDecl
-    params: tuple[tuple[str, int], ...]
+    params: tuple[tuple[str, Any], ...]
     #: the branch (``with t.branch(name, ...)``) this instance takes, if the action has any
     branch: str | None = None
+    args: tuple[Any, ...] | None = field(default=None, compare=False, repr=False)
+    members: tuple[tuple[str, int], ...] = field(default=(), compare=False, repr=False)
 
     @property
     def name(self) -> str:
@@ -271,10 +299,64 @@ class ActionInstance:
     def label(self) -> str:
         if not self.params:
             return self.name
-        return f"{self.name}({', '.join(str(v) for _, v in self.params)})"
+        return f"{self.name}({', '.join(param_text(v) for _, v in self.params)})"
+
+    @property
+    def arguments(self) -> tuple[Any, ...]:
+        """The values the action function is called with, after ``self, s, t``."""
+        if self.args is not None:
+            return self.args
+        return tuple(v for _, v in self.params)
+
+    def member_mask(self, s: Any) -> Any:
+        """Where the :class:`MemberOf` parameters are members of their variables in
+        state (or batch) ``s``; None when the action has none."""
+        if not self.members:
+            return None
+        args = self.arguments
+        acc: Any = np.True_
+        for var, k in self.members:
+            acc = acc & getattr(s, var).has(args[k])
+        return acc
 
     def call(self, spec: Spec, s: Any, t: Any) -> Any:
-        return self.decl.fn(spec, s, t, *(v for _, v in self.params))
+        return self.decl.fn(spec, s, t, *self.arguments)
+
+
+class MemberOf:
+    """An action parameter that ranges over the members of a set- (or bag-) valued
+    state variable: ``@action(m=MemberOf("msgs"))`` is TLA+'s
+    ``\\E m \\in msgs: Receive(m)``.
+
+    The action has one instance per value of the variable's element type, enabled
+    only in states where that value is a member; its body runs only where it is, and
+    on a batch of states an instance whose value is a member of none is skipped
+    without calling the action. Traces and coverage show the value
+    (``Receive(m=[type |-> "ack", rm |-> 2])``).
+    """
+
+    def __init__(self, var: str) -> None:
+        if not isinstance(var, str):
+            raise SpecDefinitionError(
+                f"MemberOf(...) takes the name of a SetOf or Bag state variable, got {var!r}.")
+        self.var = var
+
+    def __repr__(self) -> str:
+        return f"MemberOf({self.var!r})"
+
+
+@dataclass(frozen=True)
+class _Choice:
+    """One value of a parameter: as traces show it, as the action receives it, and the
+    variable it must be a member of (:class:`MemberOf`)."""
+
+    value: Any
+    arg: Any
+    member: str | None = None
+
+
+#: the most values a parameter of a compound type may range over
+MAX_PARAM_VALUES = 1 << 16
 
 
 class _Namespace(dict):  # type: ignore[type-arg]
@@ -448,26 +530,65 @@ class Spec(metaclass=_SpecMeta):
         n = 0
         for decl in type(self)._actions.values():
             for combo in self._param_combos(decl, list(decl.params.items()), ()):
+                params = tuple((k, c.value) for k, c in combo)
+                plain = all(c.arg is c.value for _, c in combo)
+                args = None if plain else tuple(c.arg for _, c in combo)
+                members = tuple((c.member, j) for j, (_, c) in enumerate(combo)
+                                if c.member is not None)
                 for branch in decl.branches or (None,):
-                    yield ActionInstance(n, decl, combo, branch)
+                    yield ActionInstance(n, decl, params, branch, args, members)
                     n += 1
 
     def _param_combos(self, decl: ActionDecl, rest: list[tuple[str, Any]],
-                      bound: tuple[tuple[str, int], ...]
-                      ) -> Iterator[tuple[tuple[str, int], ...]]:
+                      bound: tuple[tuple[str, _Choice], ...]
+                      ) -> Iterator[tuple[tuple[str, _Choice], ...]]:
         """Parameter tuples in order; a callable domain may depend on earlier parameters
         (``q=lambda self, p: excluding(self.Procs, p)``)."""
         if not rest:
             yield bound
             return
         (pname, dom), tail = rest[0], rest[1:]
-        for v in self._domain_values(dom, decl, pname, dict(bound)):
+        earlier = {k: c.arg for k, c in bound}
+        for v in self._domain_values(dom, decl, pname, earlier):
             yield from self._param_combos(decl, tail, (*bound, (pname, v)))
 
+    def _typed_values(self, btype: Any, decl: ActionDecl, pname: str,
+                      member: str | None) -> list[_Choice]:
+        """The values of a bound type as parameter choices: ints for a one-cell type
+        (an index, an int, an enum), frozen values and expression values otherwise."""
+        if btype.n_values > MAX_PARAM_VALUES:
+            raise SpecDefinitionError(
+                f"{decl.where}: parameter {pname} of action {decl.name} ranges over "
+                f"{btype.describe()}, which has {btype.n_values:,} values; at most "
+                f"{MAX_PARAM_VALUES:,} are supported (one action instance each).")
+        out = []
+        for i in range(btype.n_values):
+            arg = btype.value_at(i)
+            if isinstance(btype, ScalarType) and not btype.boolean \
+                    and not isinstance(arg, Value):
+                out.append(_Choice(int(arg), int(arg), member))
+                continue
+            codes = [int(c) for c in btype.columns(arg)]
+            out.append(_Choice(freeze(btype.value(codes, itf=True)), arg, member))
+        return out
+
     def _domain_values(self, dom: Any, decl: ActionDecl, pname: str,
-                       earlier: dict[str, int]) -> list[int]:
+                       earlier: dict[str, Any]) -> list[_Choice]:
         if isinstance(dom, Ids):
-            return list(dom.bind(self.constants))
+            return [_Choice(v, v) for v in dom.bind(self.constants)]
+        if isinstance(dom, MemberOf):
+            info = self.layout.vars.get(dom.var)
+            btype = getattr(info, "btype", None)
+            if not isinstance(btype, (BoundSet, BoundBag)):
+                what = ("is no state variable" if info is None else
+                        f"is a variable of type {btype.describe() if btype else '?'}")
+                raise SpecDefinitionError(
+                    f"{decl.where}: parameter {pname} of action {decl.name} ranges over "
+                    f"MemberOf({dom.var!r}), but {dom.var} {what}; MemberOf takes a SetOf "
+                    "or Bag state variable (not an array of them).")
+            return self._typed_values(btype.elem, decl, pname, dom.var)
+        if isinstance(dom, Type):
+            return self._typed_values(as_leaf(dom.bound(self.constants)), decl, pname, None)
         value = resolve(dom, self.constants)
         if isinstance(value, type) and issubclass(value, enum.Enum):
             if not issubclass(value, int):
@@ -475,7 +596,7 @@ class Spec(metaclass=_SpecMeta):
                     f"{decl.where}: parameter {pname} of action {decl.name} ranges over "
                     f"enum {value.__name__}, whose members are not ints: make it an "
                     "enum.IntEnum (values 0..k-1, as Enum(...) variables take).")
-            return [int(m) for m in value]
+            return [_Choice(int(m), int(m)) for m in value]
         if callable(value) and not isinstance(value, Deferred):
             wants = list(inspect.signature(value).parameters)[1:]
             unknown = [w for w in wants if w not in earlier]
@@ -492,9 +613,10 @@ class Spec(metaclass=_SpecMeta):
         except (TypeError, ValueError):
             raise SpecDefinitionError(
                 f"{decl.where}: parameter {pname} of action {decl.name} must range over "
-                f"Ids(...), a range, an IntEnum or an iterable of ints, got {dom!r}."
+                f"Ids(...), a range, an IntEnum, an iterable of ints, a type (SetOf(...), "
+                f"Record(...)) or MemberOf(\"<variable>\"), got {dom!r}."
             ) from None
-        return values
+        return [_Choice(v, v) for v in values]
 
     # -- overridable ------------------------------------------------------
     def init_states(self) -> Iterable[Mapping[str, Any]]:
@@ -534,9 +656,9 @@ class Spec(metaclass=_SpecMeta):
 
     def action_by_label(self, name: str, params: Mapping[str, Any] | None) -> ActionInstance | None:
         """The action instance with this name and parameters, if any."""
-        want = tuple(sorted((params or {}).items()))
+        want = {k: freeze(v) for k, v in (params or {}).items()}
         for a in self.actions:
-            if a.name == name and tuple(sorted(a.params)) == want:
+            if a.name == name and dict(a.params) == want:
                 return a
         return None
 
@@ -665,8 +787,9 @@ def _check_variable(cls: type, name: str, value: Type, where: str) -> None:
 
 
 def _check_record_fields(cls: type, name: str, typ: Type, where: str) -> None:
-    """Refuse a record field of variable ``name`` that spec code could not read as
-    ``r.field`` (a name of the record value's own attributes, such as ``type``)."""
+    """Refuse a record field of variable ``name`` that is no TLA+ field name or starts
+    with an underscore (the record value's own namespace, see
+    :func:`~modelcheck.values.record_field_problem`)."""
     todo = [typ]
     while todo:
         t = todo.pop()

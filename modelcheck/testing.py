@@ -39,6 +39,7 @@ from hypothesis.stateful import (
 
 from .config import CheckConfig
 from .explorer import build_kernel
+from .itfvalues import tla_text
 from .kernel import Kernel, format_state
 from .library import Library
 from .library import lookup as library_lookup
@@ -97,7 +98,7 @@ class SpecMachine(RuleBasedStateMachine):
 def _label(inst: ActionInstance) -> str:
     if not inst.params:
         return inst.name
-    return f"{inst.name}({', '.join(f'{p}={v}' for p, v in inst.params)})"
+    return f"{inst.name}({', '.join(f'{p}={tla_text(v)}' for p, v in inst.params)})"
 
 
 def state_machine(spec: Spec, *, invariants: Sequence[str] | None = None,

@@ -16,7 +16,6 @@ error on the rows where the action is enabled (and never on the others).
 
 from __future__ import annotations
 
-import keyword
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -25,10 +24,18 @@ import numpy as np
 from .errors import SpecEvaluationError
 
 if TYPE_CHECKING:
-    from .domains import BoundBag, BoundRecord, BoundSeq, BoundSet, BoundType
+    from .domains import (
+        BoundBag,
+        BoundFunction,
+        BoundRecord,
+        BoundSeq,
+        BoundSet,
+        BoundType,
+        BoundUnion,
+    )
 
-__all__ = ["Value", "SetValue", "RecordValue", "SeqValue", "BagValue", "select",
-           "as_int", "any_rows", "all_rows", "record_field_problem"]
+__all__ = ["Value", "SetValue", "RecordValue", "FunctionValue", "UnionValue", "SeqValue",
+           "BagValue", "select", "as_int", "any_rows", "all_rows", "record_field_problem"]
 
 
 def as_int(x: Any) -> Any:
@@ -69,25 +76,45 @@ def _is_batch(cols: Sequence[Any]) -> bool:
 
 
 class Value:
-    """A value of a compound type as code columns (see the module docstring)."""
+    """A value of a compound type as code columns (see the module docstring).
 
-    type: BoundType
+    The engine reaches a value's own operations through underscore names
+    (:attr:`_type`, :meth:`_columns`, :meth:`_select`), which no record field may
+    take, so that a record's fields may have any other name (``type``, ``columns``):
+    on a :class:`RecordValue`, ``r.type`` is the field when there is one. ``type``,
+    ``columns()`` and ``select()`` remain as public aliases where no field hides them.
+    """
 
-    def columns(self) -> list[Any]:
+    _type: BoundType
+
+    @property
+    def type(self) -> BoundType:
+        """The value's bound type (on a record with a field ``type``, that field)."""
+        return self._type
+
+    def _columns(self) -> list[Any]:
         """One code column (or scalar) per cell of the type, in layout order."""
         raise NotImplementedError
 
-    def select(self, cond: Any, other: Any, *, swap: bool = False) -> Value:
+    def columns(self) -> list[Any]:
+        """:meth:`_columns` (on a record with a field ``columns``, that field)."""
+        return self._columns()
+
+    def _select(self, cond: Any, other: Any, *, swap: bool = False) -> Value:
         """``where(cond, self, other)`` (``where(cond, other, self)`` with ``swap``)."""
-        a = self.columns()
-        b = self.type.columns(other)
+        a = self._columns()
+        b = self._type.columns(other)
         if swap:
             a, b = b, a
-        return self.type.view([select(cond, x, y) for x, y in zip(a, b)])
+        return self._type.view([select(cond, x, y) for x, y in zip(a, b)])
+
+    def select(self, cond: Any, other: Any, *, swap: bool = False) -> Value:
+        """:meth:`_select` (on a record with a field ``select``, that field)."""
+        return self._select(cond, other, swap=swap)
 
     def _eq(self, other: Any) -> Any:
-        b = self.type.columns(other)  # raises for a value of another type (never False)
-        return all_rows([as_int(x) == as_int(y) for x, y in zip(self.columns(), b)])
+        b = self._type.columns(other)  # raises for a value of another type (never False)
+        return all_rows([as_int(x) == as_int(y) for x, y in zip(self._columns(), b)])
 
     def __eq__(self, other: object) -> Any:  # type: ignore[override]
         return self._eq(other)
@@ -99,19 +126,19 @@ class Value:
 
     def __bool__(self) -> bool:
         raise TypeError(
-            f"the truth value of a {self.type.describe()} value is ambiguous; compare it "
+            f"the truth value of a {self._type.describe()} value is ambiguous; compare it "
             "(==, <=) or test it (is_empty(), has(x)) and combine conditions with & | ~")
 
     def __iter__(self) -> Any:
         raise SpecEvaluationError(
-            f"cannot iterate over a {self.type.describe()} value: it may differ from state "
+            f"cannot iterate over a {self._type.describe()} value: it may differ from state "
             "to state; iterate over a finite domain and test membership instead")
 
     def __str__(self) -> str:
-        cols = self.columns()
+        cols = self._columns()
         if _is_batch(cols):
-            return f"<{self.type.describe()} values of a batch>"
-        return self.type.show([int(np.asarray(c)) for c in cols])
+            return f"<{self._type.describe()} values of a batch>"
+        return self._type.show([int(np.asarray(c)) for c in cols])
 
     __repr__ = __str__
 
@@ -121,34 +148,34 @@ class SetValue(Value):
     value), in chunks of at most 62 bits, plus ``bad``: rows where an element outside
     ``T`` was added (stored as an out-of-domain chunk, hence reported)."""
 
-    type: BoundSet
+    _type: BoundSet
 
     def __init__(self, type_: BoundSet, chunks: list[Any], bad: Any = False) -> None:
-        self.type = type_
+        self._type = type_
         self.chunks = chunks
         self.bad = bad
 
-    def columns(self) -> list[Any]:
+    def _columns(self) -> list[Any]:
         if self.bad is False:
             return list(self.chunks)
         first = select(self.bad, -1, self.chunks[0])
         return [first, *self.chunks[1:]]
 
     def _new(self, chunks: list[Any], bad: Any = None) -> SetValue:
-        return SetValue(self.type, chunks, self.bad if bad is None else bad)
+        return SetValue(self._type, chunks, self.bad if bad is None else bad)
 
     def _other(self, other: Any) -> SetValue:
         if isinstance(other, SetValue):
-            if other.type.width != self.type.width:
+            if other._type.width != self._type.width:
                 raise SpecEvaluationError(
-                    f"cannot combine a {self.type.describe()} with a {other.type.describe()}")
+                    f"cannot combine a {self._type.describe()} with a {other._type.describe()}")
             return other
-        return SetValue(self.type, self.type.columns(other))
+        return SetValue(self._type, self._type.columns(other))
 
     def _locate(self, x: Any) -> tuple[Any, Any, Any]:
         """(chunk number, bit, outside) of element ``x``."""
-        idx, outside = self.type.elem.index_of(x)
-        w = self.type.chunk_bits
+        idx, outside = self._type.elem.index_of(x)
+        w = self._type.chunk_bits
         if isinstance(idx, int):
             return idx // w, idx % w, outside
         idx = np.where(outside, 0, idx)
@@ -238,11 +265,11 @@ class SetValue(Value):
         :mod:`modelcheck.expr` (``any_of(s.msgs, fn)``). An element is an expression value
         of the element type (an int, a record value...); ``in_set`` is a numpy bool, a
         column for a batch."""
-        w = self.type.chunk_bits
-        values = self.type._member_values
+        w = self._type.chunk_bits
+        values = self._type._member_values
         if values is None:  # the element values are constants: built once per type
-            values = [self.type.elem.value_at(i) for i in range(self.type.width)]
-            self.type._member_values = values
+            values = [self._type.elem.value_at(i) for i in range(self._type.width)]
+            self._type._member_values = values
         out: list[tuple[Any, Any]] = []
         for i, x in enumerate(values):
             inside = (as_int(self.chunks[i // w]) >> (i % w)) & 1 == 1
@@ -261,7 +288,7 @@ class SetValue(Value):
         return all_rows([as_int(ch) == 0 for ch in self.chunks])
 
     def _extreme(self, lowest: bool) -> Any:
-        w = self.type.chunk_bits
+        w = self._type.chunk_bits
         idx: Any = np.int64(0)
         order = range(len(self.chunks) - 1, -1, -1) if lowest else range(len(self.chunks))
         for k in order:
@@ -276,7 +303,7 @@ class SetValue(Value):
             idx = select(ch != 0, k * w + pos, idx)
         if isinstance(idx, np.ndarray) and idx.ndim == 0:
             idx = np.int64(idx)
-        return self.type.elem.value_at(idx)
+        return self._type.elem.value_at(idx)
 
     def min(self) -> Any:
         """The least member (by the element type's order; the type's first value when
@@ -293,25 +320,45 @@ class SetValue(Value):
 
 
 class RecordValue(Value):
-    """A value of ``Record(f=T, ...)``: fields are attributes (``m.clock``)."""
+    """A value of ``Record(f=T, ...)``: fields are attributes (``m.clock``, ``m.type``)
+    and items (``m["from"]``, for a field named like a Python keyword).
 
-    type: BoundRecord
+    A field hides the value's public method of the same name (``r.type``,
+    ``r.columns``, ``r.select``, ``r.with_fields`` read the field when the record has
+    one); the engine uses the underscore names (``_type``, ``_columns()``,
+    ``_with_fields(...)``), which are never fields.
+    """
+
+    _type: BoundRecord
+    _fields: dict[str, Any]
 
     def __init__(self, type_: BoundRecord, fields: dict[str, Any]) -> None:
-        object.__setattr__(self, "type", type_)
+        object.__setattr__(self, "_type", type_)
         object.__setattr__(self, "_fields", fields)
 
-    def columns(self) -> list[Any]:
+    def __getattribute__(self, name: str) -> Any:
+        if name[:1] != "_":
+            fields = object.__getattribute__(self, "_fields")
+            if name in fields:
+                return fields[name]
+        return object.__getattribute__(self, name)
+
+    def _columns(self) -> list[Any]:
         out: list[Any] = []
-        for name, ft in self.type.fields.items():
+        for name, ft in self._type.fields.items():
             out.extend(ft.columns(self._fields[name]))
         return out
 
     def __getattr__(self, name: str) -> Any:
-        fields = self.__dict__.get("_fields") if "_fields" in self.__dict__ else None
-        if fields is None or name not in fields:
-            raise SpecEvaluationError(
-                f"a {self.type.describe()} has no field {name!r}")
+        if name.startswith("__"):
+            raise AttributeError(name)
+        raise SpecEvaluationError(f"a {self._type.describe()} has no field {name!r}")
+
+    def __getitem__(self, name: str) -> Any:
+        """``r["f"]``: field ``f`` (any field name, a Python keyword included)."""
+        fields = self._fields
+        if not isinstance(name, str) or name not in fields:
+            raise SpecEvaluationError(f"a {self._type.describe()} has no field {name!r}")
         return fields[name]
 
     def __setattr__(self, name: str, value: Any) -> None:
@@ -319,36 +366,156 @@ class RecordValue(Value):
             f"cannot assign field {name} of a record value; build a new one with "
             f".with_fields({name}=...) and assign it to the next state")
 
-    def with_fields(self, **changes: Any) -> RecordValue:
-        """``[r EXCEPT !.f = v, ...]``."""
-        unknown = [k for k in changes if k not in self.type.fields]
+    def _with_fields(self, **changes: Any) -> RecordValue:
+        """``[r EXCEPT !.f = v, ...]`` (reachable whatever the field names)."""
+        unknown = [k for k in changes if k not in self._type.fields]
         if unknown:
             raise SpecEvaluationError(
-                f"a {self.type.describe()} has no field {', '.join(map(repr, unknown))}")
-        return RecordValue(self.type, {**self._fields, **changes})
+                f"a {self._type.describe()} has no field {', '.join(map(repr, unknown))}")
+        return RecordValue(self._type, {**self._fields, **changes})
+
+    def with_fields(self, **changes: Any) -> RecordValue:
+        """``[r EXCEPT !.f = v, ...]`` (``r._with_fields`` when a field is named
+        ``with_fields``)."""
+        return self._with_fields(**changes)
 
 
 def record_field_problem(name: str) -> str | None:
-    """Why ``name`` cannot be a record field (read as ``r.name`` in spec code), or None.
+    """Why ``name`` cannot be a record field, or None.
 
-    A field is read as an attribute of a :class:`RecordValue`, so it may not be one of
-    the value's own attributes (``type``, ``columns``, ``select``, ``with_fields``, a
-    ``__dunder__``), start with an underscore, or be other than a Python identifier.
+    Any TLA+ field name is accepted (letters, digits and underscores), Python keywords
+    and the names of the record value's public methods included: ``r.type`` reads the
+    field ``type``, ``r["from"]`` the field ``from``. The one true clash is a leading
+    underscore: ``r._name`` is the record value's own namespace, which the engine uses
+    to reach its operations whatever the fields are called.
     """
-    if not name.isidentifier():
-        return "is not a Python identifier (spec code reads a field as `r.<field>`)"
-    if keyword.iskeyword(name):
-        return f"is a Python keyword (`r.{name}` cannot be written)"
+    if not name or not all(c.isalnum() or c == "_" for c in name) or not name.isascii():
+        return ("is not a TLA+ field name (letters, digits and underscores; spec code "
+                "reads a field as `r.<field>` or `r[\"<field>\"]`)")
     if name.startswith("_"):
-        return "starts with an underscore (reserved for the record value's internals)"
-    if name in _RECORD_ATTRIBUTES:
-        return (f"is the name of the record value's own attribute `{name}`, so `r.{name}` "
-                "would read that instead of the field")
+        return ("starts with an underscore: `r._<name>` is reserved for the record "
+                "value's own operations (`r._type`, `r._with_fields(...)`), which must "
+                "stay reachable whatever the fields are called")
     return None
 
 
-#: what a record value has of its own: its class's attributes and ``type``
-_RECORD_ATTRIBUTES = frozenset(dir(RecordValue)) | {"type"}
+class FunctionValue(Value):
+    """A value of an ``Array`` held whole (a record field, a set element): TLA+'s
+    ``[p \\in P |-> e]``. ``f[i]`` reads (``i`` a constant or a column of indices; the
+    first element's value outside the index set), ``f.set_at(i, v)`` is
+    ``[f EXCEPT ![i] = v]``."""
+
+    _type: BoundFunction
+
+    def __init__(self, type_: BoundFunction, elems: dict[int, Any]) -> None:
+        self._type = type_
+        self.elems = elems
+
+    def _columns(self) -> list[Any]:
+        et = self._type.elem
+        out: list[Any] = []
+        for i in self._type.ids:
+            out.extend(et.columns(self.elems[i]))
+        return out
+
+    def __getitem__(self, i: Any) -> Any:
+        ids = self._type.ids
+        if isinstance(i, (int, np.integer)) and not isinstance(i, np.ndarray):
+            i = int(i)
+            if i not in ids:
+                raise SpecEvaluationError(
+                    f"index {i} is outside the domain {ids.start}..{ids.stop - 1} of a "
+                    f"{self._type.describe()}")
+            return self.elems[i]
+        et = self._type.elem
+        out: Any = self.elems[ids.start]
+        for k in ids[1:]:
+            out = _where_value(et, np.asarray(i) == k, self.elems[k], out)
+        return out
+
+    def set_at(self, i: Any, x: Any) -> FunctionValue:
+        """``[f EXCEPT ![i] = x]`` (unchanged outside the index set)."""
+        et = self._type.elem
+        if isinstance(i, (int, np.integer)) and not isinstance(i, np.ndarray):
+            if int(i) not in self._type.ids:
+                return self
+            return FunctionValue(self._type, {**self.elems, int(i): x})
+        return FunctionValue(self._type, {k: _where_value(et, np.asarray(i) == k, x, e)
+                                          for k, e in self.elems.items()})
+
+
+class UnionValue(Value):
+    """A value of a ``Union`` of record shapes: the tag (``m.type``, an enum code) and
+    the fields (``m.rm``) read as a record's; a field of another shape than the
+    value's reads as that field's first value. Stored as one code (see
+    :class:`~modelcheck.domains.BoundUnion`)."""
+
+    _type: BoundUnion
+    _code: Any
+
+    def __init__(self, type_: BoundUnion, code: Any) -> None:
+        object.__setattr__(self, "_type", type_)
+        object.__setattr__(self, "_code", code)
+
+    def __getattribute__(self, name: str) -> Any:
+        if name[:1] != "_":
+            t = object.__getattribute__(self, "_type")
+            if name == t.tag or name in t.fields:
+                return object.__getattribute__(self, "_field")(name)
+        return object.__getattribute__(self, name)
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__"):
+            raise AttributeError(name)
+        raise SpecEvaluationError(f"a {self._type.describe()} has no field {name!r}")
+
+    def __getitem__(self, name: str) -> Any:
+        t = self._type
+        if name != t.tag and name not in t.fields:
+            raise SpecEvaluationError(f"a {t.describe()} has no field {name!r}")
+        return self._field(name)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise SpecEvaluationError(
+            f"cannot assign field {name} of a record value; build a new one with "
+            f".with_fields({name}=...) and assign it to the next state")
+
+    def _columns(self) -> list[Any]:
+        return [self._code]
+
+    def _field(self, name: str) -> Any:
+        t = self._type
+        code = as_int(self._code)
+        if name == t.tag:
+            acc: Any = np.int64(0)
+            for off in t.offsets[1:]:
+                acc = acc + as_int(code >= off)
+            return _scalar(acc)
+        out: Any = None
+        for k, shape in enumerate(t.shapes):
+            if shape is None or name not in shape.fields:
+                continue
+            off, n = t.offsets[k], shape.n_values
+            inside = (code >= off) & (code < off + n)
+            local = _scalar(np.where(inside, code - off, 0))
+            fv = shape.value_at(local)._fields[name]
+            out = fv if out is None else _where_value(shape.fields[name], inside, fv, out)
+        return out
+
+    def _with_fields(self, **changes: Any) -> UnionValue:
+        """``[m EXCEPT !.f = v, ...]`` (the tag too: a change of shape)."""
+        t = self._type
+        unknown = [k for k in changes if k != t.tag and k not in t.fields]
+        if unknown:
+            raise SpecEvaluationError(
+                f"a {t.describe()} has no field {', '.join(map(repr, unknown))}")
+        lit = {t.tag: self._field(t.tag), **{f: self._field(f) for f in t.fields}}
+        lit.update(changes)
+        return UnionValue(t, t.columns(lit)[0])
+
+    def with_fields(self, **changes: Any) -> UnionValue:
+        """``[m EXCEPT !.f = v, ...]`` (``m._with_fields`` when a field hides it)."""
+        return self._with_fields(**changes)
 
 
 class SeqValue(Value):
@@ -360,24 +527,24 @@ class SeqValue(Value):
     capacity is a spec error.
     """
 
-    type: BoundSeq
+    _type: BoundSeq
 
     def __init__(self, type_: BoundSeq, length: Any, elems: list[Any]) -> None:
-        self.type = type_
+        self._type = type_
         self.length = length
         self.elems = elems
 
-    def columns(self) -> list[Any]:
-        et = self.type.elem
+    def _columns(self) -> list[Any]:
+        et = self._type.elem
         cols: list[Any] = [self.length]
-        cap = self.type.capacity
+        cap = self._type.capacity
         elems = self.elems[:cap] + [et.zero()] * (cap - len(self.elems))
         for e in elems:
             cols.extend(et.columns(e))
         return cols
 
     def _slot_zero(self) -> Any:
-        return self.type.elem.zero()
+        return self._type.elem.zero()
 
     def len(self) -> Any:
         """``Len(q)``."""
@@ -388,7 +555,7 @@ class SeqValue(Value):
 
     def at(self, i: Any) -> Any:
         """``q[i]``, 1-based (the element type's first value outside ``1..Len(q)``)."""
-        et = self.type.elem
+        et = self._type.elem
         if isinstance(i, (int, np.integer)) and not isinstance(i, np.ndarray):
             i = int(i)
             return self.elems[i - 1] if 1 <= i <= len(self.elems) else et.zero()
@@ -407,36 +574,36 @@ class SeqValue(Value):
 
     def append(self, x: Any) -> SeqValue:
         """``Append(q, x)``."""
-        et = self.type.elem
+        et = self._type.elem
         n = len(self.elems)
         elems = [_where_value(et, self.length == k, x, e) for k, e in enumerate(self.elems)]
         elems.append(_where_value(et, self.length == n, x, et.zero()))
-        return SeqValue(self.type, as_int(self.length) + 1, elems)
+        return SeqValue(self._type, as_int(self.length) + 1, elems)
 
     def tail(self) -> SeqValue:
         """``Tail(q)``; the tail of the empty sequence is a spec error when stored."""
-        zero = self.type.elem.zero()
+        zero = self._type.elem.zero()
         elems = self.elems[1:] + [zero]
-        return SeqValue(self.type, as_int(self.length) - 1, elems)
+        return SeqValue(self._type, as_int(self.length) - 1, elems)
 
     def set_at(self, i: Any, x: Any) -> SeqValue:
         """``[q EXCEPT ![i] = x]`` (unchanged outside ``1..Len(q)``)."""
-        et = self.type.elem
+        et = self._type.elem
         ok = (np.asarray(i) >= 1) & (np.asarray(i) <= self.length)
         elems = [_where_value(et, ok & (np.asarray(i) == k + 1), x, e)
                  for k, e in enumerate(self.elems)]
-        return SeqValue(self.type, self.length, elems)
+        return SeqValue(self._type, self.length, elems)
 
     def prefix(self, n: Any) -> SeqValue:
         """``SubSeq(q, 1, n)`` (the whole sequence when ``n >= Len(q)``)."""
-        et = self.type.elem
+        et = self._type.elem
         n_ = np.minimum(np.maximum(np.asarray(n), 0), self.length)
         elems = [_where_value(et, k < n_, e, et.zero()) for k, e in enumerate(self.elems)]
-        return SeqValue(self.type, _scalar(n_), elems)
+        return SeqValue(self._type, _scalar(n_), elems)
 
     def drop(self, n: Any) -> SeqValue:
         """``SubSeq(q, n + 1, Len(q))`` (empty when ``n >= Len(q)``)."""
-        et = self.type.elem
+        et = self._type.elem
         n_ = np.minimum(np.maximum(np.asarray(n), 0), self.length)
         m = len(self.elems)
         elems = []
@@ -445,29 +612,29 @@ class SeqValue(Value):
             for j in range(k, m):
                 out = _where_value(et, (n_ == j - k) & (j < self.length), self.elems[j], out)
             elems.append(out)
-        return SeqValue(self.type, _scalar(as_int(self.length) - n_), elems)
+        return SeqValue(self._type, _scalar(as_int(self.length) - n_), elems)
 
     def concat(self, other: Any) -> SeqValue:
         """``q \\o r``."""
-        o = self.type.value_of(other)
+        o = self._type.value_of(other)
         out = self
         for k, e in enumerate(o.elems):
             nxt = out.append(e)
             take = k < np.asarray(o.length)
-            out = SeqValue(self.type, select(take, nxt.length, out.length),
-                           [_where_value(self.type.elem, take, a, b)
+            out = SeqValue(self._type, select(take, nxt.length, out.length),
+                           [_where_value(self._type.elem, take, a, b)
                             for a, b in zip(nxt.elems, out.elems + [self._slot_zero()])])
         return out
 
     def contains(self, x: Any) -> Any:
         """``\\E i \\in 1..Len(q): q[i] = x``."""
-        et = self.type.elem
+        et = self._type.elem
         return any_rows([(k < np.asarray(self.length)) & et.equal(e, x)
                          for k, e in enumerate(self.elems)])
 
     def index_of(self, x: Any) -> Any:
         """The first ``i`` with ``q[i] = x``, 0 when there is none."""
-        et = self.type.elem
+        et = self._type.elem
         out: Any = np.int64(0)
         for k in range(len(self.elems) - 1, -1, -1):
             hit = (k < np.asarray(self.length)) & et.equal(self.elems[k], x)
@@ -478,17 +645,17 @@ class SeqValue(Value):
 class BagValue(Value):
     """A value of ``Bag(T, max_count)``: a count per value of ``T`` (TLA+ ``Bags``)."""
 
-    type: BoundBag
+    _type: BoundBag
 
     def __init__(self, type_: BoundBag, counts: list[Any]) -> None:
-        self.type = type_
+        self._type = type_
         self.counts = counts
 
-    def columns(self) -> list[Any]:
+    def _columns(self) -> list[Any]:
         return list(self.counts)
 
     def _one(self, x: Any) -> tuple[Any, Any]:
-        return self.type.elem.index_of(x)
+        return self._type.elem.index_of(x)
 
     def count(self, x: Any) -> Any:
         """``CopiesIn(x, B)``."""
@@ -510,13 +677,13 @@ class BagValue(Value):
         idx, outside = self._one(x)
         if isinstance(idx, int):
             if outside:
-                return BagValue(self.type, [np.int64(-1)] + list(self.counts[1:]))
+                return BagValue(self._type, [np.int64(-1)] + list(self.counts[1:]))
             counts = list(self.counts)
             counts[idx] = as_int(counts[idx]) + n
-            return BagValue(self.type, counts)
+            return BagValue(self._type, counts)
         counts = [as_int(c) + np.where(idx == k, n, 0) for k, c in enumerate(self.counts)]
         counts[0] = select(outside, -1, counts[0])
-        return BagValue(self.type, counts)
+        return BagValue(self._type, counts)
 
     def remove(self, x: Any, n: Any = 1) -> BagValue:
         """``B (-) SetToBag({x})``: one copy fewer (none below zero)."""
@@ -526,23 +693,23 @@ class BagValue(Value):
                 return self
             counts = list(self.counts)
             counts[idx] = np.maximum(as_int(counts[idx]) - n, 0)
-            return BagValue(self.type, counts)
+            return BagValue(self._type, counts)
         counts = [np.maximum(as_int(c) - np.where((idx == k) & ~outside, n, 0), 0)
                   for k, c in enumerate(self.counts)]
-        return BagValue(self.type, counts)
+        return BagValue(self._type, counts)
 
     def __add__(self, other: Any) -> BagValue:
-        o = self.type.value_of(other)
-        return BagValue(self.type, [as_int(a) + as_int(b) for a, b in zip(self.counts, o.counts)])
+        o = self._type.value_of(other)
+        return BagValue(self._type, [as_int(a) + as_int(b) for a, b in zip(self.counts, o.counts)])
 
     def __sub__(self, other: Any) -> BagValue:
-        o = self.type.value_of(other)
-        return BagValue(self.type, [np.maximum(as_int(a) - as_int(b), 0)
+        o = self._type.value_of(other)
+        return BagValue(self._type, [np.maximum(as_int(a) - as_int(b), 0)
                                     for a, b in zip(self.counts, o.counts)])
 
     def __le__(self, other: Any) -> Any:
         """``B \\sqsubseteq C``."""
-        o = self.type.value_of(other)
+        o = self._type.value_of(other)
         return all_rows([as_int(a) <= as_int(b) for a, b in zip(self.counts, o.counts)])
 
     def size(self) -> Any:
@@ -557,7 +724,7 @@ class BagValue(Value):
 
     def support(self) -> SetValue:
         """``BagToSet(B)`` as a ``SetOf(T)`` value."""
-        st = self.type.support_type
+        st = self._type.support_type
         w = st.chunk_bits
         chunks: list[Any] = [np.int64(0)] * len(st.chunk_widths)
         for k, c in enumerate(self.counts):

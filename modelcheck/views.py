@@ -19,7 +19,6 @@ from typing import Any
 
 import numpy as np
 
-from .domains import ScalarType
 from .errors import SpecEvaluationError
 from .expr import pin_undefined, undefined_mark
 from .layout import Layout
@@ -178,7 +177,7 @@ class StateView:
                 v = self._cell(leaves[j] + m)
                 col = v if col is None else np.where(idx == j, v, col)
             cols.append(col)
-        if k == 1 and isinstance(info.leaf, ScalarType):
+        if info.scalar_leaf:
             return cols[0]
         assert info.leaf is not None
         return info.leaf.view(cols)

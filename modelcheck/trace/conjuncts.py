@@ -228,7 +228,7 @@ def guard_conjuncts(kernel: Any, inst: ActionInstance, cells: Sequence[int]) -> 
     """
     s = kernel.scalar_view(cells)
     return _conjuncts(kernel, inst.decl.fn, (kernel.spec, s, NextView(s),
-                                             *(v for _, v in inst.params)), True, 0)
+                                             *inst.arguments), True, 0)
 
 
 def _conjuncts(kernel: Any, fn: Callable[..., Any], args: tuple[Any, ...], is_action: bool,

@@ -46,6 +46,8 @@ from .itf import (
     ItfError,
     ItfTrace,
     Record,
+    decode_value,
+    encode_value,
     freeze,
     from_itf,
     parse_json_strict,
@@ -241,7 +243,7 @@ def trace_to_itf(trace: Trace, *, generator: str | None = None) -> ItfTrace:
     state_meta = tuple(
         {"index": i, "action": "init", "params": {}} if i == 0
         else {"index": i} if s.action is None  # unknown action: say nothing
-        else {"index": i, "action": s.action, "params": dict(s.params)}
+        else {"index": i, "action": s.action, "params": _itf_params(s.params)}
         for i, s in enumerate(trace.steps)
     )
     return ItfTrace(vars=trace.vars, states=states, meta=meta, state_meta=state_meta,
@@ -251,6 +253,26 @@ def trace_to_itf(trace: Trace, *, generator: str | None = None) -> ItfTrace:
 def _itf_description(trace: Trace) -> str:
     what = f"Counterexample to {trace.property}" if trace.property else "Trace"
     return f"{what} found by modelcheck" + (f" in {trace.spec}" if trace.spec else "")
+
+
+def _itf_params(params: Mapping[str, Any]) -> dict[str, Any]:
+    """Parameter values for a state's ``#meta``: ints as they are, a compound value (a
+    record, a set) in ITF's JSON (``{"#set": [...]}``)."""
+    return {k: v if isinstance(v, (int, str)) else encode_value(_itf_value(v))
+            for k, v in params.items()}
+
+
+def _param_value(v: Any) -> Any:
+    """A parameter value read from a trace file: an int or string as it is, ITF JSON (a
+    record, a set) decoded and frozen, as action instances hold it; None if neither."""
+    if isinstance(v, bool) or isinstance(v, (int, str)):
+        return None if isinstance(v, bool) else v
+    if isinstance(v, (dict, list)):
+        try:
+            return freeze(decode_value(v))
+        except (ItfError, TypeError, ValueError):
+            return None
+    return None
 
 
 def _itf_value(v: Any) -> Any:
@@ -297,10 +319,11 @@ def _itf_action(state: Mapping[str, Any], smeta: Mapping[str, Any], i: int,
                              f"{json.dumps(params_raw)[:40]}.")
     params: dict[str, Any] = {}
     for k, v in params_raw.items():
-        if isinstance(v, bool) or not isinstance(v, (int, str)):
-            raise TraceFileError(f"{path}.params.{k}: expected an integer or a string, got "
-                                 f"{json.dumps(v)[:40]}.")
-        params[k] = v
+        pv = _param_value(v)
+        if pv is None:
+            raise TraceFileError(f"{path}.params.{k}: expected an integer, a string or an "
+                                 f"ITF value, got {json.dumps(v)[:40]}.")
+        params[k] = pv
     if action is None and _MBT_ACTION in state and isinstance(state[_MBT_ACTION], str):
         action = state[_MBT_ACTION] or None
         picks = state.get(_MBT_PICKS)
@@ -469,9 +492,12 @@ def trace_from_json(doc: Any, *, source_file: str | None = None) -> Trace:
         params = raw.get("params", {})
         if not isinstance(params, dict):
             fail(f"{p}.params", f"expected an object of parameter values, got {_jdesc(params)}.")
-        for k, v in params.items():
-            if isinstance(v, bool) or not isinstance(v, (int, str)):
-                fail(f"{p}.params.{k}", f"expected an integer or a string, got {_jdesc(v)}.")
+        for k, v in list(params.items()):
+            if isinstance(v, bool) or not isinstance(v, (int, str, dict, list)):
+                fail(f"{p}.params.{k}", f"expected an integer, a string or a value, got "
+                                        f"{_jdesc(v)}.")
+            if isinstance(v, (dict, list)):
+                params[k] = freeze(_from_json_value(v, f"{p}.params.{k}", fail))
         state = raw.get("state")
         if not isinstance(state, dict):
             fail(f"{p}.state", f"expected an object of variable values, got {_jdesc(state)}.")

@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from ..itfvalues import tla_text
 from .itf import FrozenSeq, Record, Unserializable
 from .model import Trace, value_sort_key
 
@@ -71,7 +72,15 @@ def action_label(action: str | None, params: Mapping[str, Any]) -> str:
         return "<initial state>"
     if not params:
         return action
-    return f"{action}({', '.join(f'{k}={format_value(v)}' for k, v in params.items())})"
+    return f"{action}({', '.join(f'{k}={_param(v)}' for k, v in params.items())})"
+
+
+def _param(v: Any) -> str:
+    """A parameter value in a label: an int as it is, a compound value as TLA+ writes it
+    (``m=[type |-> \"ack\", rm |-> 2]``, ``S={1, 2}``), as fairness labels have it."""
+    if isinstance(v, (Mapping, set, frozenset, list, tuple, FrozenSeq)):
+        return tla_text(v)
+    return format_value(v)
 
 
 def _same(a: Any, b: Any) -> bool:

@@ -243,15 +243,20 @@ def _instance(spec: Spec, name: str, params: Mapping[str, Any]) -> tuple[ActionI
         sig = f"{name}({', '.join(want)})" if want else name
         return None, (f"action {sig} takes the parameters ({', '.join(want)}), the trace gives "
                       f"({', '.join(params)}).")
-    clean: dict[str, int] = {}
+    typed = {p for a in spec.actions if a.name == name for p, v in a.params
+             if type(v) is not int}
+    clean: dict[str, Any] = {}
     for k, v in params.items():
-        if isinstance(v, bool) or not isinstance(v, int):
+        if k not in typed and (isinstance(v, bool) or not isinstance(v, int)):
             return None, f"parameter {k} = {format_value(v)} is not an integer."
         clean[k] = v
     inst = spec.action_by_label(name, clean)
     if inst is None:
         ranges = []
         for p in want:
+            if p in typed:
+                ranges.append(f"{p} = {format_value(clean[p])} is none of its values")
+                continue
             vals = sorted({dict(a.params)[p] for a in spec.actions if a.name == name})
             ranges.append(f"{p} in {_range_text(vals)}")
         return None, f"no such instance of {name}: {'; '.join(ranges)}."

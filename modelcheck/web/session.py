@@ -35,7 +35,14 @@ from ..trace.render import action_label, format_value, loop_lines
 from ..trace.replay import replay, trace_cells
 from .neighbourhood import ReachableGraph
 from .runview import RunView
-from .states import RequestError, parse_cells, path_trace, state_text, step_json
+from .states import (
+    RequestError,
+    params_json,
+    parse_cells,
+    path_trace,
+    state_text,
+    step_json,
+)
 
 __all__ = ["ExploreSession", "MAX_INITIAL", "MAX_RADIUS"]
 
@@ -193,7 +200,7 @@ class ExploreSession:
             for u, v, a in hood.edges:
                 inst = self.spec.actions[a]
                 edges.append({"from": f"{u:#x}", "to": f"{v:#x}", "action": inst.name,
-                              "params": dict(inst.params),
+                              "params": params_json(dict(inst.params)),
                               "label": action_label(inst.name, dict(inst.params))})
             return {"status": "ok", "states": len(g), "radius": radius, "nodes": nodes,
                     "edges": edges, "truncated": hood.truncated}

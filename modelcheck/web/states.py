@@ -22,7 +22,7 @@ from ..layout import Layout
 from ..result import TraceStep
 from ..spec import Spec
 from ..trace import Trace
-from ..trace.itf import Record
+from ..trace.itf import ItfError, Record, decode_value, encode_value, freeze
 from ..trace.render import action_label, changes, format_value, leaves
 
 __all__ = ["RequestError", "MAX_PATH", "state_json", "state_text", "step_json", "parse_cells",
@@ -73,6 +73,12 @@ def state_text(layout: Layout, cells: Sequence[int]) -> str:
     return "\n".join(f"{n:<{width}} = {format_value(values[n])}" for n in layout.vars)
 
 
+def params_json(params: Mapping[str, Any]) -> dict[str, Any]:
+    """Parameter values for the page: ints as they are, compound values (a record, a
+    set) as ITF JSON, which :func:`parse_path` reads back."""
+    return {k: v if isinstance(v, (int, str)) else encode_value(v) for k, v in params.items()}
+
+
 def step_json(kernel: Kernel, action: str | None, params: Mapping[str, Any],
               cells: Sequence[int], prev: Sequence[int] | None) -> dict[str, Any]:
     """One step of a path: the action that led to state ``cells`` from ``prev`` (None for
@@ -86,7 +92,7 @@ def step_json(kernel: Kernel, action: str | None, params: Mapping[str, Any],
                 for p, a, b in changes(old, new, layout.vars)]
     label = action_label(action, params) if prev is None or action is not None \
         else "<unnamed action>"
-    return {"action": action, "params": dict(params), "label": label,
+    return {"action": action, "params": params_json(params), "label": label,
             "state": state_json(kernel, cells), "changes": diff}
 
 
@@ -120,8 +126,15 @@ def parse_path(layout: Layout, raw: Any) -> list[tuple[str | None, dict[str, Any
             raise RequestError(f"{where}.action: expected a string or null.")
         params = step.get("params") or {}
         if not isinstance(params, dict) or not all(
-                isinstance(v, (int, str)) and not isinstance(v, bool) for v in params.values()):
-            raise RequestError(f"{where}.params: expected an object of integers or strings.")
+                isinstance(v, (int, str, dict, list)) and not isinstance(v, bool)
+                for v in params.values()):
+            raise RequestError(f"{where}.params: expected an object of integers, strings or "
+                               "ITF values.")
+        try:
+            params = {k: v if isinstance(v, (int, str)) else freeze(decode_value(v))
+                      for k, v in params.items()}
+        except (ItfError, TypeError, ValueError):
+            raise RequestError(f"{where}.params: a value is no ITF value.") from None
         out.append((None if i == 0 else action, dict(params),
                     parse_cells(layout, step.get("cells"), f"{where}.cells")))
     return out
