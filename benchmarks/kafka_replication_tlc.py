@@ -29,6 +29,8 @@ from modelcheck import explore  # noqa: E402
 from specs.kafka_replication import (  # noqa: E402
     KafkaReplication,
     KafkaReplicationKip966,
+    KafkaReplicationKip966Live,
+    KafkaReplicationLive,
     constants_from_cfg,
     invariants_from_cfg,
 )
@@ -121,7 +123,7 @@ def run_ours_liveness(model: str, cfg: pathlib.Path, drop: str | None) -> dict[s
     brokers or values (``EventuallyRuns``) holds iff each of its instances
     (``EventuallyRuns1``, ...) holds."""
     from modelcheck import check_liveness
-    cls = MODELS[model][2]
+    cls = KafkaReplicationKip966Live if model == "kip-966" else KafkaReplicationLive
     if drop:
         cls = type(f"{cls.__name__}Without{drop}Fairness", (cls,), {
             "fair_actions": tuple(a for a in cls.fair_actions if a != drop),

@@ -147,7 +147,10 @@ source's "PROPOSAL CHANGE" blocks):
 
 Liveness (``*_properties.tla``, "LIVENESS"; both versions, ch. 2, ch. 8)
 ------------------------------------------------------------------------
-The fairness is the models' ``Liveness``: ``\\A b: WF_vars(A(b))`` for the actions of
+:class:`KafkaReplicationLive` and :class:`KafkaReplicationKip966Live` are the models'
+``LivenessSpec``: the safety classes with the fairness and the temporal properties
+(kept out of the safety classes, whose big configurations need no state graph). The
+fairness is the models' ``Liveness``: ``\\A b: WF_vars(A(b))`` for the actions of
 ``fair_actions`` (BrokerStart, ReceiveBrokerRegResponse, ReceiveMetadataUpdate,
 SendAlterPartitionRequest, ReceiveAlterPartitionResponse, SendFetchRequest,
 ReceiveFetchRequest, ReceiveFetchResponse, ReceiveBrokerRegRequest,
@@ -216,7 +219,8 @@ from modelcheck.fairness import label_of
 from modelcheck.values import SeqValue
 
 __all__ = ["BStatus", "CStatus", "PStatus", "APErr", "FErr", "KafkaReplication",
-           "KafkaReplicationKip966", "KIP966_CHECKS", "LRS_CONSTANTS", "constants_from_cfg",
+           "KafkaReplicationKip966", "KafkaReplicationLive", "KafkaReplicationKip966Live",
+           "KIP966_CHECKS", "LRS_CONSTANTS", "constants_from_cfg",
            "invariants_from_cfg"]
 
 
@@ -1427,102 +1431,6 @@ class _Replication(Spec):
                 & implies_(md.isr.size() > 1, not_(fenced_in_isr))
                 & not_(md.isr.is_empty()))
 
-    # ---------------------------------------------------------------- liveness
-    #: the actions of the models' ``Liveness`` (``\\A b: WF_vars(A(b))``); each one's
-    #: witnesses (message slot, candidate, ...) are TLA+'s ``\\E`` inside the action, so
-    #: the condition of ``A(b)`` is one weakly fair family per broker
-    fair_actions: tuple[str, ...] = (
-        "BrokerStart", "ReceiveBrokerRegResponse", "ReceiveMetadataUpdate",
-        "SendAlterPartitionRequest", "ReceiveAlterPartitionResponse", "SendFetchRequest",
-        "ReceiveFetchRequest", "ReceiveFetchResponse", "ReceiveBrokerRegRequest",
-        "ReceiveAlterPartitionRequest", "UnfenceBroker")
-
-    def fairness(self) -> dict[str, str]:
-        """``Liveness`` of the models: for each broker ``b`` and each action of
-        :attr:`fair_actions`, ``WF_vars(\\E w: A(b, w))`` (its instances of that ``b`` as
-        one action)."""
-        table: dict[str, str] = {}
-        for name in self.fair_actions:
-            for b in self.Brokers:
-                labels = list(dict.fromkeys(
-                    label_of(a, branch=False) for a in self.actions
-                    if a.decl.name == name and dict(a.params)["b"] == b))
-                if len(labels) == 1:
-                    table[labels[0]] = "weak"
-                elif labels:
-                    table[" | ".join(labels)] = "weak-family"
-        return table
-
-    def _falsum(self, s: Any) -> Any:
-        return s.inv_true_hwm != s.inv_true_hwm
-
-    def _runs(self, b: int) -> Any:
-        def prop(self: Any, s: Any) -> Any:
-            if b > self.BrokerCount:
-                return self._falsum(s), self._falsum(s)
-            return (s.broker_state[b].status == STARTING,
-                    (s.broker_state[b].status == RUNNING)
-                    & (s.con_broker_reg[b].status == UNFENCED))
-        return prop
-
-    def _unfenced_eventually(self, b: int) -> Any:
-        def prop(self: Any, s: Any) -> Any:
-            if b > self.BrokerCount:
-                return self._falsum(s), self._falsum(s)
-            return (s.con_broker_reg[b].status == FENCED,
-                    s.con_broker_reg[b].status == UNFENCED)
-        return prop
-
-    def _write_answered(self, v: int) -> Any:
-        def prop(self: Any, s: Any) -> Any:
-            if v > self.NValues:
-                return self._falsum(s), self._falsum(s)
-            return s.inv_sent.has(v), s.inv_pos_acked.has(v) | s.inv_neg_acked.has(v)
-        return prop
-
-    def _fully_replicated(self, v: int) -> Any:
-        def prop(self: Any, s: Any) -> Any:
-            if v > self.NValues:
-                return self._falsum(s), self._falsum(s)
-            reps = s.con_partition_metadata.replicas
-            return s.inv_pos_acked.has(v), all_of(self.Brokers, lambda b: implies_(
-                reps.has(b), any_of(range(1, self.NValues + 1), lambda o: (
-                    (o <= s.partition_data[b].log.len())
-                    & (s.partition_data[b].log.at(o).value == v)))))
-        return prop
-
-    for _i in (1, 2, 3):
-        locals()[f"EventuallyRuns{_i}"] = leads_to(_runs(None, _i))
-        locals()[f"EventuallyUnfenced{_i}"] = leads_to(_unfenced_eventually(None, _i))
-    for _i in (1, 2):
-        locals()[f"EventuallyWriteIsAcceptedOrRejected{_i}"] = leads_to(_write_answered(None, _i))
-        locals()[f"EventuallyAcknowledgedValueFullyReplicated{_i}"] = leads_to(
-            _fully_replicated(None, _i))
-    del _i
-
-    @always_eventually
-    def EventuallyMetadataConverges(self, s: Any) -> Any:
-        md = s.con_partition_metadata
-        log = s.con_metadata_log
-
-        def converged(b: int) -> Any:
-            pm = s.partition_metadata[b]
-            same = ((pm.isr == md.isr) & (pm.leader == md.leader)
-                    & (pm.leader_epoch == md.leader_epoch)
-                    & (pm.partition_epoch == md.partition_epoch))
-            bml = s.broker_metadata_log[b]
-            pending = any_of(range(1, self.MaxMetadataLog + 1), lambda o: (
-                (o > bml.len()) & (o <= log.len()) & self._needs_action(s, b, log.at(o))))
-            return (same | ((s.partition_status[b] == FOLLOWER) & not_(pending))
-                    | ((s.partition_status[b] == PNIL) & not_(md.replicas.has(b))))
-        return all_of(self.Brokers, converged)
-
-    @leads_to
-    def EventuallyReassignmentCompletes(self, s: Any) -> Any:
-        md = s.con_partition_metadata
-        return (not_(md.removing.is_empty()),
-                md.adding.is_empty() & md.removing.is_empty())
-
 
 class KafkaReplication(_Replication):
     """The v3.5 model (``kafka_replication_v3_5.tla``) on small constants; see the module
@@ -1736,6 +1644,115 @@ class KafkaReplicationKip966(_Replication):
         return ((md.isr <= md.replicas) & (md.elr <= md.replicas)
                 & (md.elr & md.isr).is_empty()
                 & implies_(md.isr.size() >= self.MinISR, md.elr.is_empty()))
+
+
+class _Liveness:
+    """The models' fairness (``Liveness``) and liveness properties, for the ``*Live``
+    classes (the safety classes stay free of them: their checks, and the state graph a
+    liveness check keeps, are not wanted on the big configurations)."""
+
+    #: the actions of the models' ``Liveness`` (``\\A b: WF_vars(A(b))``); each one's
+    #: witnesses (message slot, candidate, ...) are TLA+'s ``\\E`` inside the action, so
+    #: the condition of ``A(b)`` is one weakly fair family per broker
+    fair_actions: tuple[str, ...] = (
+        "BrokerStart", "ReceiveBrokerRegResponse", "ReceiveMetadataUpdate",
+        "SendAlterPartitionRequest", "ReceiveAlterPartitionResponse", "SendFetchRequest",
+        "ReceiveFetchRequest", "ReceiveFetchResponse", "ReceiveBrokerRegRequest",
+        "ReceiveAlterPartitionRequest", "UnfenceBroker")
+
+    def fairness(self) -> dict[str, str]:
+        """``Liveness`` of the models: for each broker ``b`` and each action of
+        :attr:`fair_actions`, ``WF_vars(\\E w: A(b, w))`` (its instances of that ``b`` as
+        one action)."""
+        table: dict[str, str] = {}
+        for name in self.fair_actions:
+            for b in self.Brokers:
+                labels = list(dict.fromkeys(
+                    label_of(a, branch=False) for a in self.actions
+                    if a.decl.name == name and dict(a.params)["b"] == b))
+                if len(labels) == 1:
+                    table[labels[0]] = "weak"
+                elif labels:
+                    table[" | ".join(labels)] = "weak-family"
+        return table
+
+    def _falsum(self, s: Any) -> Any:
+        return s.inv_true_hwm != s.inv_true_hwm
+
+    def _runs(self, b: int) -> Any:
+        def prop(self: Any, s: Any) -> Any:
+            if b > self.BrokerCount:
+                return self._falsum(s), self._falsum(s)
+            return (s.broker_state[b].status == STARTING,
+                    (s.broker_state[b].status == RUNNING)
+                    & (s.con_broker_reg[b].status == UNFENCED))
+        return prop
+
+    def _unfenced_eventually(self, b: int) -> Any:
+        def prop(self: Any, s: Any) -> Any:
+            if b > self.BrokerCount:
+                return self._falsum(s), self._falsum(s)
+            return (s.con_broker_reg[b].status == FENCED,
+                    s.con_broker_reg[b].status == UNFENCED)
+        return prop
+
+    def _write_answered(self, v: int) -> Any:
+        def prop(self: Any, s: Any) -> Any:
+            if v > self.NValues:
+                return self._falsum(s), self._falsum(s)
+            return s.inv_sent.has(v), s.inv_pos_acked.has(v) | s.inv_neg_acked.has(v)
+        return prop
+
+    def _fully_replicated(self, v: int) -> Any:
+        def prop(self: Any, s: Any) -> Any:
+            if v > self.NValues:
+                return self._falsum(s), self._falsum(s)
+            reps = s.con_partition_metadata.replicas
+            return s.inv_pos_acked.has(v), all_of(self.Brokers, lambda b: implies_(
+                reps.has(b), any_of(range(1, self.NValues + 1), lambda o: (
+                    (o <= s.partition_data[b].log.len())
+                    & (s.partition_data[b].log.at(o).value == v)))))
+        return prop
+
+    for _i in (1, 2, 3):
+        locals()[f"EventuallyRuns{_i}"] = leads_to(_runs(None, _i))
+        locals()[f"EventuallyUnfenced{_i}"] = leads_to(_unfenced_eventually(None, _i))
+    for _i in (1, 2):
+        locals()[f"EventuallyWriteIsAcceptedOrRejected{_i}"] = leads_to(_write_answered(None, _i))
+        locals()[f"EventuallyAcknowledgedValueFullyReplicated{_i}"] = leads_to(
+            _fully_replicated(None, _i))
+    del _i
+
+    @always_eventually
+    def EventuallyMetadataConverges(self, s: Any) -> Any:
+        md = s.con_partition_metadata
+        log = s.con_metadata_log
+
+        def converged(b: int) -> Any:
+            pm = s.partition_metadata[b]
+            same = ((pm.isr == md.isr) & (pm.leader == md.leader)
+                    & (pm.leader_epoch == md.leader_epoch)
+                    & (pm.partition_epoch == md.partition_epoch))
+            bml = s.broker_metadata_log[b]
+            pending = any_of(range(1, self.MaxMetadataLog + 1), lambda o: (
+                (o > bml.len()) & (o <= log.len()) & self._needs_action(s, b, log.at(o))))
+            return (same | ((s.partition_status[b] == FOLLOWER) & not_(pending))
+                    | ((s.partition_status[b] == PNIL) & not_(md.replicas.has(b))))
+        return all_of(self.Brokers, converged)
+
+    @leads_to
+    def EventuallyReassignmentCompletes(self, s: Any) -> Any:
+        md = s.con_partition_metadata
+        return (not_(md.removing.is_empty()),
+                md.adding.is_empty() & md.removing.is_empty())
+
+
+class KafkaReplicationLive(_Liveness, KafkaReplication):
+    """The v3.5 model under ``LivenessSpec``: its fairness and liveness properties."""
+
+
+class KafkaReplicationKip966Live(_Liveness, KafkaReplicationKip966):
+    """The KIP-966 model under ``LivenessSpec``: its fairness and liveness properties."""
 
 
 class _Now:

@@ -19,6 +19,8 @@ from specs.kafka_replication import (
     KIP966_CHECKS,
     KafkaReplication,
     KafkaReplicationKip966,
+    KafkaReplicationKip966Live,
+    KafkaReplicationLive,
     _Replication,
     constants_from_cfg,
     invariants_from_cfg,
@@ -34,6 +36,10 @@ SLOW = {"v35_b2_fence", "v35_b2_clean", "v35_b3_base", "v35_b2_unclean",
         "v35_b2_isr1_unclean", "v35_b2_isr1_shrink", "kip_b2_fence", "kip_b2_clean",
         "kip_b3_base", "kip_b2_unclean", "kip_b2_isr1_shrink",
         "kip_b2_fence_minisr2", "v35_b2_lrs_minisr2"}
+#: the violations whose shortest counterexample is TLC's step for step (elsewhere there are
+#: several of the same length, and which one is found first depends on the order in which
+#: successors are generated)
+SAME_TRACE = {"v35_b2_lrs", "kip_b2_lrs"}
 #: the cfgs too big for the suite (benchmarks/kafka_replication_tlc.py runs them)
 BENCH_ONLY = {"kip_b2_lrs_minisr2"}
 SAFETY = {"LeaderCompletenessProperty", "LeaderCandidateCompletenessProperty",
@@ -92,7 +98,8 @@ def test_equal_to_tlc(name: str) -> None:
         assert r.violation.property == fig["violated"]
         assert len(r.violation.trace) == fig["trace_length"]
         actions = [st.action.split("(")[0] for st in r.violation.trace[1:]]
-        assert actions == fig["trace"]
+        if name in SAME_TRACE:
+            assert actions == fig["trace"]
 
 
 BUGS = {k: v for k, v in json.loads((HERE / "tlc_bug_figures.json").read_text()).items()
@@ -125,7 +132,8 @@ def test_every_check_is_a_variant() -> None:
     seen: dict[type, set[str]] = {KafkaReplication: set(), KafkaReplicationKip966: set()}
     for name, cls in vars(module).items():
         for base in seen:
-            if isinstance(cls, type) and issubclass(cls, base) and cls is not base:
+            if (isinstance(cls, type) and issubclass(cls, base) and cls is not base
+                    and not name.endswith("Live")):
                 off = [k for k in switches if getattr(cls, k) is False]
                 assert len(off) == 1, name
                 seen[base].add(off[0])
@@ -134,7 +142,7 @@ def test_every_check_is_a_variant() -> None:
 
 def test_docstring_maps_every_action_and_property() -> None:
     doc = module.__doc__ or ""
-    for spec in (KafkaReplication(), KafkaReplicationKip966()):
+    for spec in (KafkaReplicationLive(), KafkaReplicationKip966Live()):
         for name in ([a.name for a in spec.actions] + [p.name for p in spec.invariants]
                      + [p.name for p in spec.temporal]):
             assert f"``{name}" in doc, name
@@ -173,7 +181,8 @@ LIVENESS = ["EventuallyRuns", "EventuallyUnfenced", "EventuallyMetadataConverges
 
 
 def _live_spec(cfg: str, drop: str | None) -> _Replication:
-    cls = SPECS["kip-966" if cfg.startswith("kip_") else "v3.5"]
+    cls: type[_Replication] = (KafkaReplicationKip966Live if cfg.startswith("kip_")
+                                else KafkaReplicationLive)
     if drop:
         assert drop in cls.fair_actions
         cls = type(f"{cls.__name__}Without{drop}", (cls,), {
@@ -186,27 +195,29 @@ def test_liveness_properties_and_fairness() -> None:
     """Every liveness property of the models is declared (per broker or value where the
     TLA+ one quantifies over them), and the fairness is one weakly fair family per
     action of ``Liveness`` and broker."""
-    for cls in (KafkaReplication, KafkaReplicationKip966):
+    for safe in (KafkaReplication, KafkaReplicationKip966):
+        assert safe().temporal == () and safe().fairness_conditions == ()
+    for cls in (KafkaReplicationLive, KafkaReplicationKip966Live):
         spec = cls()
         names = {p.name.rstrip("0123456789") for p in spec.temporal}
         assert names == set(LIVENESS)
         conds = spec.fairness_conditions
-        assert len(conds) == len(cls.fair_actions) * spec.BrokerCount
+        assert len(conds) == len(cls.fair_actions) * spec.BrokerCount == 22
         assert all(c.kind == "weak" for c in conds)
         for c in conds:
             fams = {spec.actions[i].decl.name for i in c.action_ids}
             bs = {dict(spec.actions[i].params)["b"] for i in c.action_ids}
             assert len(fams) == 1 and len(bs) == 1, c.name
-    assert sorted(f["cfg"] for f in LIVE.values()) == sorted(
-        p.stem for p in LIVE_DIR.glob("*.cfg") for _ in range(3))
+    assert {f["cfg"] for f in LIVE.values()} == {p.stem for p in LIVE_DIR.glob("*.cfg")}
 
 
 @pytest.mark.parametrize("key", sorted(LIVE))
 def test_liveness_verdicts_as_tlc(key: str) -> None:
-    """Under the models' fairness every liveness property holds on the small cfg (as in
+    """Under the models' fairness every liveness property holds on the small cfgs (as in
     TLC); without ``WF(UnfenceBroker(b))`` a fenced broker may stay fenced, without
     ``WF(ReceiveFetchRequest(b))`` a write may stay unanswered: a fair lasso, checked
-    step by step against the spec, and the same verdicts as TLC's."""
+    step by step against the spec; without ``WF(SendAlterPartitionRequest(b))`` all
+    still hold (MinISR 1 needs no ISR expansion). The same verdicts as TLC's."""
     fig = LIVE[key]
     assert fig["verdicts"], "no TLC verdicts recorded"
     spec = _live_spec(fig["cfg"], fig["drop"])
@@ -216,7 +227,7 @@ def test_liveness_verdicts_as_tlc(key: str) -> None:
                                   if k.rstrip("0123456789") == p) else "holds")
             for p in LIVENESS}
     assert ours == fig["verdicts"]
-    if fig["drop"] is None:
+    if fig["drop"] is None or "violated" not in ours.values():
         assert r.status == "ok"
     else:
         assert r.status == "violation" and r.violation.kind == "liveness"
