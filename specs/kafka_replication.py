@@ -105,9 +105,10 @@ KIP-966, Eligible Leader Replicas (:class:`KafkaReplicationKip966`)
 -------------------------------------------------------------------
 Folder ``kip-966/`` of the same study: ``kafka_replication_kip_966.tla``,
 ``kip_966_functions.tla``, ``kip_966_properties.tla``, ``kip_966_types.tla``; its prose
-is ``kip-966/description/`` (ch. 7 availability and the ELR, ch. 5 recovery, ch. 8 the
-broker epoch on file). The actions and properties above are shared; what differs (the
-source's "PROPOSAL CHANGE" blocks):
+is ``kip-966/description/`` (ch. 2 the ISR and the ELR in the replication algorithm,
+ch. 5 recovery: unclean exclusion, the ELR cases A-G, the broker epoch written to disk
+by a controlled shutdown; ch. 6 replication correctness). The actions and properties
+above are shared; what differs (the source's "PROPOSAL CHANGE" blocks):
 
 * The metadata record has ``elr`` and ``last_known_elr`` (``MdRecK``);
   ``ApplyPartitionChange(..., new_elr, ...)`` -> ``_apply_change(..., elr)`` with
@@ -125,10 +126,10 @@ source's "PROPOSAL CHANGE" blocks):
   broker, ``ProcessUncleanBroker(b)`` (out of the ISR and the ELR), else
   ``HandleBrokerUnfenced(b)`` (ch. 5).
 * ``ReceiveAlterPartitionRequest(b)`` and ``PerformPartitionReassignment`` update the
-  ELR (``_ap_elr``, ``_reassign_elr``; ch. 4, ch. 7).
+  ELR (``_ap_elr``, ``_reassign_elr``; ch. 4, ch. 5).
 * ``CanAdvanceHwm`` / ``SafeToAdvanceHwm``: the high watermark advances only while the
   leader's ISR has at least MinISR members (``_safe_hwm``, in ``ReceiveFetchRequest``,
-  ``WriteRecordToLeader`` and on a partition change; ch. 6).
+  ``WriteRecordToLeader`` and on a partition change; ch. 5, the ELR cases).
 * ``DataLossShutdown(b)`` -> ``DataLossShutdown(b, c)`` (v3.5's unclean shutdown, no
   Last Replica Standing guard); ``NoDataLossShutdown(b)`` -> ``NoDataLossShutdown(b,
   c, clean)``, ``clean`` the ``\\E is_clean_shutdown \\in BOOLEAN`` witness (a clean
