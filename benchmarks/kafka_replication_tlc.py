@@ -26,11 +26,24 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from modelcheck import explore  # noqa: E402
-from specs.kafka_replication import KafkaReplication, constants_from_cfg  # noqa: E402
+from specs.kafka_replication import (  # noqa: E402
+    KafkaReplication,
+    KafkaReplicationKip966,
+    KafkaReplicationKip966Live,
+    KafkaReplicationLive,
+    constants_from_cfg,
+    invariants_from_cfg,
+)
 
 HERE = ROOT / "tests" / "kafka_replication"
 SHARED = ROOT.parent.parent / "shared"
-MODELS = {"v3.5": ("v3.5", "kafka_replication_v3_5.tla", KafkaReplication)}
+MODELS = {"v3.5": ("v3.5", "kafka_replication_v3_5.tla", KafkaReplication),
+          "kip-966": ("kip-966", "kafka_replication_kip_966.tla", KafkaReplicationKip966)}
+
+
+def model_of(name: str) -> str:
+    """The model a cfg is for, by its name: ``v35_*`` v3.5, ``kip_*`` KIP-966."""
+    return "kip-966" if name.startswith("kip_") else "v3.5"
 
 
 def run_tlc(model: str, cfg: pathlib.Path) -> dict:
@@ -65,10 +78,68 @@ def run_tlc(model: str, cfg: pathlib.Path) -> dict:
     return fig
 
 
+LIVE = HERE / "liveness"
+
+
+def liveness_properties(cfg_text: str) -> list[str]:
+    """The names under a liveness cfg's ``PROPERTY`` keyword."""
+    return cfg_text.split("PROPERTY", 1)[1].split()
+
+
+def run_tlc_liveness(model: str, cfg: pathlib.Path, drop: str | None) -> dict[str, str]:
+    """TLC's verdict on each ``PROPERTY`` of a liveness cfg (one run per property), on
+    the model's ``LivenessSpec``; with ``drop``, the source's ``Liveness`` without the
+    line ``WF_vars(<drop>(b))``."""
+    folder, tla, _ = MODELS[model]
+    text = cfg.read_text()
+    head = text.split("PROPERTY", 1)[0]
+    out: dict[str, str] = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        work = pathlib.Path(tmp) / folder
+        shutil.copytree(SHARED / "kafka-tlaplus" / folder, work)
+        if drop:
+            src = (work / tla).read_text()
+            line = next(x for x in src.splitlines() if f"WF_vars({drop}(b))" in x)
+            (work / tla).write_text(src.replace(line + "\n", ""))
+        for prop in liveness_properties(text):
+            (work / "live.cfg").write_text(f"{head}PROPERTY\n{prop}\n")
+            cmd = ["java", "-XX:+UseParallelGC", "-Xmx4g",
+                   f"-DTLA-Library={SHARED / 'tlc' / 'modules'}",
+                   "-cp", str(SHARED / "tlc" / "tla2tools.jar"), "tlc2.TLC", "-workers",
+                   "1", "-deadlock", "-metadir", str(pathlib.Path(tmp) / "meta"),
+                   "-config", "live.cfg", tla]
+            res = subprocess.run(cmd, cwd=work, capture_output=True, text=True).stdout
+            if "Temporal properties were violated" in res:
+                out[prop] = "violated"
+            elif "No error has been found" in res:
+                out[prop] = "holds"
+            else:
+                raise SystemExit(f"TLC did not finish on {cfg.name} ({prop}):\n{res[-2000:]}")
+    return out
+
+
+def run_ours_liveness(model: str, cfg: pathlib.Path, drop: str | None) -> dict[str, str]:
+    """modelcheck's verdict on the same properties: a TLA+ property quantified over
+    brokers or values (``EventuallyRuns``) holds iff each of its instances
+    (``EventuallyRuns1``, ...) holds."""
+    from modelcheck import check_liveness
+    cls = KafkaReplicationKip966Live if model == "kip-966" else KafkaReplicationLive
+    if drop:
+        cls = type(f"{cls.__name__}Without{drop}Fairness", (cls,), {
+            "fair_actions": tuple(a for a in cls.fair_actions if a != drop),
+            "__module__": cls.__module__})
+    spec = cls(**constants_from_cfg(cfg.read_text()))
+    r = check_liveness(spec, temporal=spec.temporal, invariants=[])
+    verdicts = r.liveness["properties"]
+    return {prop: ("violated" if any(v == "violated" for k, v in verdicts.items()
+                                     if k.rstrip("0123456789") == prop) else "holds")
+            for prop in liveness_properties(cfg.read_text())}
+
+
 def run_ours(model: str, cfg: pathlib.Path) -> dict:
     spec = MODELS[model][2](**constants_from_cfg(cfg.read_text()))
     t0 = time.time()
-    r = explore(spec)
+    r = explore(spec, invariants=invariants_from_cfg(cfg.read_text()))
     out: dict = {"seconds": round(time.time() - t0, 1)}
     if r.status == "violation":
         out.update(violated=r.violation.property, trace_length=len(r.violation.trace))
@@ -89,7 +160,7 @@ def main() -> None:
           f"{'TLC s':>6} {'ours s':>6}  verdict")
     for name in names:
         cfg = HERE / f"{name}.cfg"
-        model = figures.get(name, {}).get("model", "v3.5")
+        model = model_of(name)
         tlc = run_tlc(model, cfg) if java else {**figures[name], "seconds": None}
         if java and args.update:
             figures[name] = {k: v for k, v in tlc.items() if k != "seconds"}
@@ -108,6 +179,22 @@ def main() -> None:
               f"{ours['seconds']:>6}  {'equal' if same else 'DIFFERENT'}")
     if java and args.update:
         (HERE / "tlc_figures.json").write_text(json.dumps(figures, indent=1) + "\n")
+    if args.only:
+        return
+    live = json.loads((LIVE / "tlc_liveness.json").read_text())
+    print(f"\n{'liveness cfg':22} {'fairness':28} verdicts (TLC; ours)")
+    for _key, fig in sorted((k, v) for k, v in live.items() if not k.startswith("_")):
+        cfg = LIVE / f"{fig['cfg']}.cfg"
+        model = model_of(fig["cfg"])
+        tlc = run_tlc_liveness(model, cfg, fig["drop"]) if java else fig["verdicts"]
+        if java and args.update:
+            fig["verdicts"] = tlc
+        ours = run_ours_liveness(model, cfg, fig["drop"])
+        bad = sorted(p for p, v in tlc.items() if v == "violated")
+        print(f"{fig['cfg']:22} {'without WF(' + fig['drop'] + ')' if fig['drop'] else 'all':28} "
+              f"violated: {', '.join(bad) or 'none'}  {'equal' if ours == tlc else 'DIFFERENT'}")
+    if java and args.update:
+        (LIVE / "tlc_liveness.json").write_text(json.dumps(live, indent=1) + "\n")
 
 
 if __name__ == "__main__":

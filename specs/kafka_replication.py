@@ -100,6 +100,92 @@ this port reads the type's zero value. The committed configurations avoid it.
 
 Bug variants (the source's ``CHECK`` comments: a check commented out to confirm a
 counterexample): see the classes ``KafkaReplicationBug*`` at the end of the module.
+
+KIP-966, Eligible Leader Replicas (:class:`KafkaReplicationKip966`)
+-------------------------------------------------------------------
+Folder ``kip-966/`` of the same study: ``kafka_replication_kip_966.tla``,
+``kip_966_functions.tla``, ``kip_966_properties.tla``, ``kip_966_types.tla``; its prose
+is ``kip-966/description/`` (ch. 2 the ISR and the ELR in the replication algorithm,
+ch. 5 recovery: unclean exclusion, the ELR cases A-G, the broker epoch written to disk
+by a controlled shutdown; ch. 6 replication correctness). The actions and properties
+above are shared; what differs (the source's "PROPOSAL CHANGE" blocks):
+
+* The metadata record has ``elr`` and ``last_known_elr`` (``MdRecK``);
+  ``ApplyPartitionChange(..., new_elr, ...)`` -> ``_apply_change(..., elr)`` with
+  ``_elr_fields`` (the last known ELR: empty when the ISR reaches MinISR, else it
+  gains the ELR members dropped from the ELR but still replicas);
+  ``UpdateElrOnIsrOrReplicaChange`` / ``UpdateElr`` -> ``_update_elr``;
+  ``RemoveBrokerFromISR`` may empty the ISR.
+* ``MaybeUpdatePartitionOnBrokerChange(new_isr, new_elr, new_unfenced)`` ->
+  ``_broker_change_elr`` (``NoLeaderChange`` with the ELR; elect from a non-empty ISR,
+  else from the unfenced ELR, moving the candidate to the ISR, else no leader);
+  ``HandleBrokerFenced`` / ``HandleBrokerUnfenced`` -> ``_fenced`` / ``_unfenced``.
+* ``BrokerStart(b)`` -> ``BrokerStart(b)``: the broker keeps the broker epoch on file
+  and sends it in its registration (``RegReqK``). ``ReceiveBrokerRegRequest(b)`` ->
+  ``ReceiveBrokerRegRequest(b, k, c)``: a request with broker epoch 0 is an unclean
+  broker, ``ProcessUncleanBroker(b)`` (out of the ISR and the ELR), else
+  ``HandleBrokerUnfenced(b)`` (ch. 5).
+* ``ReceiveAlterPartitionRequest(b)`` and ``PerformPartitionReassignment`` update the
+  ELR (``_ap_elr``, ``_reassign_elr``; ch. 4, ch. 5).
+* ``CanAdvanceHwm`` / ``SafeToAdvanceHwm``: the high watermark advances only while the
+  leader's ISR has at least MinISR members (``_safe_hwm``, in ``ReceiveFetchRequest``,
+  ``WriteRecordToLeader`` and on a partition change; ch. 5, the ELR cases).
+* ``DataLossShutdown(b)`` -> ``DataLossShutdown(b, c)`` (v3.5's unclean shutdown, no
+  Last Replica Standing guard); ``NoDataLossShutdown(b)`` -> ``NoDataLossShutdown(b,
+  c, clean)``, ``clean`` the ``\\E is_clean_shutdown \\in BOOLEAN`` witness (a clean
+  shutdown writes the broker epoch to file; ch. 5). The counters
+  ``data_loss_shutdown_ctr`` / ``no_data_loss_shutdown_ctr`` are ``aux_ctrs``'
+  ``unclean_shutdown_ctr`` / ``clean_shutdown_ctr``; the limits are the constants
+  ``DataLossShutdownLimit`` / ``NoDataLossShutdownLimit``.
+* Properties (``kip_966_properties.tla``): ``LeaderCandidateCompletenessProperty``
+  (ISR and ELR members), ``ReplicationQuorumSupersetProperty`` (the maximal ISR covers
+  the controller's ISR and ELR while the leader's ISR has MinISR members),
+  ``ValidControllerState`` (no fenced ISR member, the ISR may be empty), and new:
+  ``MinIsrRecoveryQuorum`` (with ISR and ELR empty, the last known ELR has MinISR
+  members) and ``ValidControllerIsrAndElr``.
+* The ten ``CHECK`` comments are the same checks at other lines: ``KIP966_CHECKS``,
+  the classes ``Kip966Bug*``.
+
+Liveness (``*_properties.tla``, "LIVENESS"; both versions, ch. 2, ch. 8)
+------------------------------------------------------------------------
+:class:`KafkaReplicationLive` and :class:`KafkaReplicationKip966Live` are the models'
+``LivenessSpec``: the safety classes with the fairness and the temporal properties
+(kept out of the safety classes, whose big configurations need no state graph). The
+fairness is the models' ``Liveness``: ``\\A b: WF_vars(A(b))`` for the actions of
+``fair_actions`` (BrokerStart, ReceiveBrokerRegResponse, ReceiveMetadataUpdate,
+SendAlterPartitionRequest, ReceiveAlterPartitionResponse, SendFetchRequest,
+ReceiveFetchRequest, ReceiveFetchResponse, ReceiveBrokerRegRequest,
+ReceiveAlterPartitionRequest, UnfenceBroker); the witnesses of ``A(b)`` are inside
+TLA+'s action, so each ``(A, b)`` is one weakly fair family (the ``fairness`` method).
+The perturbations (writes, shutdowns, fencing, reassignment) are not fair. The
+properties, each TLA+ ``\\A b`` / ``\\A v`` one as one property per broker (1-3) or
+value (1-2), trivially true beyond ``BrokerCount`` / ``NValues``:
+
+* ``EventuallyRuns`` -> ``EventuallyRuns1``, ``EventuallyRuns2``, ``EventuallyRuns3``
+  (``STARTING ~> RUNNING /\\ UNFENCED``)
+* ``EventuallyUnfenced`` -> ``EventuallyUnfenced1``, ``EventuallyUnfenced2``,
+  ``EventuallyUnfenced3``
+* ``EventuallyWriteIsAcceptedOrRejected`` -> ``EventuallyWriteIsAcceptedOrRejected1``,
+  ``EventuallyWriteIsAcceptedOrRejected2``
+* ``EventuallyAcknowledgedValueFullyReplicated`` ->
+  ``EventuallyAcknowledgedValueFullyReplicated1``,
+  ``EventuallyAcknowledgedValueFullyReplicated2``
+* ``EventuallyMetadataConverges`` -> ``EventuallyMetadataConverges`` (``[]<>``)
+* ``EventuallyReassignmentCompletes`` -> ``EventuallyReassignmentCompletes``: the
+  source's bulleted ``\\/ adding # {} \\/ removing # {} ~> done`` parses as
+  ``adding # {} \\/ (removing # {} ~> done)``, the first disjunct a state predicate of
+  the initial state (always false: no reassignment at the start), so it is
+  ``removing # {} ~> adding = {} /\\ removing = {}``, as TLC checks it.
+
+Not ported: ``AlterPartitionEpochEventuallyReachedOrZero`` (``[]<>(\\A b: P ~> Q)``, a
+``~>`` nested under ``[]<>``, which modelcheck's temporal forms do not express; the
+author's cfgs do not list it either).
+
+Where v3.5 loses an acknowledged record with MinISR 2 and one unclean shutdown (Last
+Replica Standing: the ISR shrinks to the leader, which restarts empty and is elected
+again), KIP-966 holds; with MinISR 1 and one data-loss shutdown both lose it (the
+author's cfgs: "comment out [NoCommittedRecordLostGlobally] when MinISR =
+DataLossShutdownLimit"). See ``docs/kafka-replication.md``.
 """
 
 from __future__ import annotations
@@ -123,15 +209,20 @@ from modelcheck import (
     Spec,
     action,
     all_of,
+    always_eventually,
     any_of,
     invariant,
+    leads_to,
     not_,
     where,
 )
+from modelcheck.fairness import label_of
 from modelcheck.values import SeqValue
 
 __all__ = ["BStatus", "CStatus", "PStatus", "APErr", "FErr", "KafkaReplication",
-           "LRS_CONSTANTS", "constants_from_cfg"]
+           "KafkaReplicationKip966", "KafkaReplicationLive", "KafkaReplicationKip966Live",
+           "KIP966_CHECKS", "LRS_CONSTANTS", "constants_from_cfg",
+           "invariants_from_cfg"]
 
 
 class CStatus(IntEnum):
@@ -196,6 +287,21 @@ def constants_from_cfg(text: str) -> dict[str, Any]:
     return out
 
 
+def invariants_from_cfg(text: str) -> list[str]:
+    """The names under the cfg's ``INVARIANT`` keyword (to the next keyword)."""
+    out: list[str] = []
+    on = False
+    for line in text.splitlines():
+        word = line.split("\\*")[0].strip()
+        if word in ("INVARIANT", "INVARIANTS"):
+            on = True
+        elif word.isupper() and word:
+            on = False
+        elif on and word:
+            out.extend(word.split())
+    return out
+
+
 BrokerCount = Const(2, min=1)
 NValues = Const(1, min=1)
 MaxEpoch = Const(6, min=2)
@@ -211,6 +317,9 @@ Val = Int(0, NValues)
 
 MdRec = Record(replicas=Bs, isr=Bs, leader=Ref(Brokers, none=0), leader_epoch=Ep,
                partition_epoch=Ep, adding=Bs, removing=Bs)
+MdRecK = Record(replicas=Bs, isr=Bs, elr=Bs, last_known_elr=Bs,
+                leader=Ref(Brokers, none=0), leader_epoch=Ep, partition_epoch=Ep, adding=Bs,
+                removing=Bs)
 PartMd = Record(replicas=Bs, isr=Bs, maximal_isr=Bs, leader=Ref(Brokers, none=0),
                 leader_epoch=Ep, partition_epoch=Ep)
 PRec = Record(epoch=Ep, offset=Val, value=Val)
@@ -227,6 +336,7 @@ APResp = Record(dest=Brokers, error=Enum(APErr), replicas=Bs, isr=Bs,
                 leader=Ref(Brokers, none=0), leader_epoch=Ep, partition_epoch=Ep,
                 request=APReq)
 RegReq = Record(source=Brokers, incarnation_id=Ep)
+RegReqK = Record(source=Brokers, broker_epoch=Ep, incarnation_id=Ep)
 RegResp = Record(dest=Brokers, broker_epoch=Ep, incarnation_id=Ep,
                  metadata_offset=Int(0, MaxMetadataLog))
 FReq = Record(source=Brokers, dest=Brokers, broker_epoch=Ep, leader_epoch=Ep,
@@ -298,6 +408,7 @@ class _Next:
 
     def __init__(self, spec: Any, s: Any) -> None:
         self.v: dict[str, Any] = {}
+        self.s = s
         bs = spec.Brokers
         for name in spec.layout.vars:  # every variable, in declaration order
             val = getattr(s, name)
@@ -321,9 +432,9 @@ class _Next:
                 setattr(t, name, val)
 
 
-class KafkaReplication(Spec):
-    """The v3.5 model (``kafka_replication_v3_5.tla``) on small constants; see the module
-    docstring for the mapping and the translation."""
+class _Replication(Spec):
+    """What the v3.5 model and the KIP-966 model share (every action but the shutdowns,
+    every variable, the properties they state alike); see the module docstring."""
 
     check_deadlock = False
 
@@ -332,12 +443,9 @@ class KafkaReplication(Spec):
     NValues = NValues
     MinISR = Const(1, min=0)
     InitIsrSize = Const(2, min=1)
-    CleanShutdownLimit = Const(0, min=0)
-    UncleanShutdownLimit = Const(0, min=0)
     FenceBrokerLimit = Const(0, min=0)
     LeaderShrinkIsrLimit = Const(0, min=0)
     ReassignmentLimit = Const(0, min=0)
-    AvoidLastReplicaStanding = Const(True)
     MaxEpoch = MaxEpoch
     MaxMetadataLog = MaxMetadataLog
     MsgCap = MsgCap
@@ -410,7 +518,8 @@ class KafkaReplication(Spec):
         isr = set(bs[:isz])
         pe = 1 if isz == rf else 2
         rec = {"replicas": reps, "isr": isr, "leader": 1, "leader_epoch": 1,
-               "partition_epoch": pe, "adding": set(), "removing": set()}
+               "partition_epoch": pe, "adding": set(), "removing": set(),
+               **self._md_extra()}
         unf = set(bs) - (reps - isr)
         blank_md = {"replicas": set(), "isr": set(), "maximal_isr": set(), "leader": 0,
                     "leader_epoch": 0, "partition_epoch": 0}
@@ -458,6 +567,24 @@ class KafkaReplication(Spec):
         yield st
 
     # ---------------------------------------------------------------- helpers
+    def _md_extra(self) -> dict[str, Any]:
+        """The fields of a metadata record beyond v3.5's (KIP-966: the ELRs)."""
+        return {}
+
+    def _safe_hwm(self, isr: Any) -> Any:
+        """``SafeToAdvanceHwm(b, isr)``: v3.5 always advances the high watermark."""
+        return True
+
+    def _ap_elr(self, s: Any, complete: Any, final_isr: Any, final_replicas: Any,
+                isr: Any) -> Any:
+        """The ELR of ReceiveAlterPartitionRequest's change (none in v3.5)."""
+        return None
+
+    def _reassign_elr(self, s: Any, complete: Any, final_isr: Any, final_replicas: Any
+                      ) -> Any:
+        """The ELR of PerformPartitionReassignment's change (none in v3.5)."""
+        return None
+
     def _flo(self, n: _Next, b: int) -> Any:
         f = n.v["aux_flo"][b]
         return where(f == 0, 10000, f)
@@ -511,6 +638,7 @@ class KafkaReplication(Spec):
         """MaybeUpdateHwmAndAckOnPartitionChange(b, part_md)."""
         rs = {c: s.partition_replica_state[b][c] for c in self.Brokers}
         new = self._commit_offset(s, b, part_md.maximal_isr, s.partition_data[b].leo, rs) + 1
+        new = where(self._safe_hwm(part_md.isr), new, s.partition_data[b].hwm)
         ack = part_md.maximal_isr.size() >= self.MinISR
         self._maybe_advance_hwm(s, n, b, s.partition_data[b].hwm, new, ack, cond)
 
@@ -561,13 +689,18 @@ class KafkaReplication(Spec):
         self._set(n, "aux_flo", 0, cond, b)
 
     def _apply_change(self, n: _Next, cond: Any, replicas: Any, leader: Any, isr: Any,
-                      le: Any, pe: Any, adding: Any, removing: Any) -> None:
-        """ApplyPartitionChange(...)."""
+                      le: Any, pe: Any, adding: Any, removing: Any, elr: Any = None) -> None:
+        """ApplyPartitionChange(...) (``elr``: KIP-966's ``new_elr``)."""
         md = n.v["con_partition_metadata"]
         rec = md.with_fields(replicas=replicas, isr=isr, leader=leader, leader_epoch=le,
-                             partition_epoch=pe, adding=adding, removing=removing)
+                             partition_epoch=pe, adding=adding, removing=removing,
+                             **self._elr_fields(n, isr, replicas, elr))
         self._set(n, "con_partition_metadata", rec, cond)
         self._set(n, "con_metadata_log", n.v["con_metadata_log"].append(rec), cond)
+
+    def _elr_fields(self, n: _Next, isr: Any, replicas: Any, elr: Any) -> dict[str, Any]:
+        """The ELR fields of ApplyPartitionChange's record (none in v3.5)."""
+        return {}
 
     def _broker_change(self, s: Any, n: _Next, new_isr: Any, new_unf: Any, c: int,
                        cond: Any) -> Any:
@@ -928,7 +1061,8 @@ class KafkaReplication(Spec):
         adding = where(complete, md.adding - md.adding, md.adding)
         removing = where(complete, md.removing - md.removing, md.removing)
         ok = error == APErr.Nil
-        self._apply_change(n, ok, replicas, nl, isr, le, pe, adding, removing)
+        elr = self._ap_elr(s, complete, final_isr, final_replicas, m.isr)
+        self._apply_change(n, ok, replicas, nl, isr, le, pe, adding, removing, elr)
         resp_t = s.m_apresp.type.elem
         good = resp_t.value_of({"dest": b, "error": APErr.Nil, "replicas": replicas,
                                 "isr": isr, "leader": nl, "leader_epoch": le,
@@ -998,7 +1132,8 @@ class KafkaReplication(Spec):
         isr = where(complete, final_isr, md.isr)
         le = where(complete, md.leader_epoch + 1, md.leader_epoch)
         self._apply_change(n, True, replicas, nl, isr, le, md.partition_epoch + 1,
-                           where(complete, none, adding), where(complete, none, removing))
+                           where(complete, none, adding), where(complete, none, removing),
+                           self._reassign_elr(s, complete, final_isr, final_replicas))
         n.v["aux_ctrs"] = s.aux_ctrs.with_fields(
             reassignment_ctr=s.aux_ctrs.reassignment_ctr + 1)
         n.write(self, t)
@@ -1050,6 +1185,7 @@ class KafkaReplication(Spec):
         rs[src] = rs[src].with_fields(leo=m.fetch_offset, broker_epoch=m.broker_epoch)
         old = pd.hwm
         new = self._commit_offset(s, b, pm.maximal_isr, pd.leo, rs) + 1
+        new = where(self._safe_hwm(pm.isr), new, old)
         self._maybe_advance_hwm(s, n, b, old, new, True, okc)
         self._set(n, "partition_replica_state", rs[src], okc, b, src)
         err = where(pm.leader_epoch < m.leader_epoch, FErr.UnknownLeaderEpoch,
@@ -1131,6 +1267,7 @@ class KafkaReplication(Spec):
         rs = {c: s.partition_replica_state[b][c] for c in self.Brokers}
         old = pd.hwm
         new = self._commit_offset(s, b, pm.maximal_isr, new_leo, rs) + 1
+        new = where(self._safe_hwm(pm.isr), new, old)
         n.v["partition_data"][b] = pd.with_fields(leo=new_leo, hwm=where(new > old, new, old),
                                                   log=pd.log.append(rec))
         self._update_hwm_inv(s, n, b, old, new, True, new > old)
@@ -1141,7 +1278,10 @@ class KafkaReplication(Spec):
                 & (s.partition_status[b] == LEADER)
                 & (pm.maximal_isr.size() >= self.MinISR))
 
-    def _shutdown(self, s: Any, t: Any, b: int, c: int, unclean: bool, pre: Any) -> Any:
+    def _shutdown(self, s: Any, t: Any, b: int, c: int, unclean: bool, pre: Any,
+                  keep_epoch: Any = False) -> Any:
+        """The shutdowns' common part; ``keep_epoch``: the broker writes its broker
+        epoch to file (KIP-966's clean shutdown)."""
         bs = s.broker_state[b].status
         online = (bs != BStatus.OFFLINE_CLEAN) & (bs != BStatus.OFFLINE_DIRTY)
         if _off(online & pre):
@@ -1149,7 +1289,8 @@ class KafkaReplication(Spec):
         n = _Next(self, s)
         st = BStatus.OFFLINE_DIRTY if unclean else BStatus.OFFLINE_CLEAN
         n.v["broker_state"][b] = s.broker_state[b].with_fields(
-            status=st, broker_epoch=0, incarnation_id=0, registered=False)
+            status=st, broker_epoch=where(keep_epoch, s.broker_state[b].broker_epoch, 0),
+            incarnation_id=0, registered=False)
         self._drop_fetch_sessions(s, n, b)
         n.v["partition_status"][b] = PNIL
         pd = s.partition_data[b]
@@ -1170,20 +1311,6 @@ class KafkaReplication(Spec):
         n.v["aux_flo"][b] = 0
         n.write(self, t)
         return online & pre & g
-
-    @action(b=Brokers, c=Brokers)
-    def UncleanShutdown(self, s: Any, t: Any, b: int, c: int) -> Any:
-        isr = s.con_partition_metadata.isr
-        lrs = isr.has(b) & (isr.size() == 1)
-        if not self.AvoidLastReplicaStanding:
-            lrs = np.False_
-        pre = (s.aux_ctrs.unclean_shutdown_ctr < self.UncleanShutdownLimit) & not_(lrs)
-        return self._shutdown(s, t, b, c, True, pre)
-
-    @action(b=Brokers, c=Brokers)
-    def CleanShutdown(self, s: Any, t: Any, b: int, c: int) -> Any:
-        pre = s.aux_ctrs.clean_shutdown_ctr < self.CleanShutdownLimit
-        return self._shutdown(s, t, b, c, False, pre)
 
     # ---------------------------------------------------------------- invariants
     def _non_stale_leader(self, s: Any, b: int) -> Any:
@@ -1306,6 +1433,329 @@ class KafkaReplication(Spec):
                 & not_(md.isr.is_empty()))
 
 
+class KafkaReplication(_Replication):
+    """The v3.5 model (``kafka_replication_v3_5.tla``) on small constants; see the module
+    docstring for the mapping and the translation."""
+
+    CleanShutdownLimit = Const(0, min=0)
+    UncleanShutdownLimit = Const(0, min=0)
+    AvoidLastReplicaStanding = Const(True)
+
+    @action(b=Brokers, c=Brokers)
+    def UncleanShutdown(self, s: Any, t: Any, b: int, c: int) -> Any:
+        isr = s.con_partition_metadata.isr
+        lrs = isr.has(b) & (isr.size() == 1)
+        if not self.AvoidLastReplicaStanding:
+            lrs = np.False_
+        pre = (s.aux_ctrs.unclean_shutdown_ctr < self.UncleanShutdownLimit) & not_(lrs)
+        return self._shutdown(s, t, b, c, True, pre)
+
+    @action(b=Brokers, c=Brokers)
+    def CleanShutdown(self, s: Any, t: Any, b: int, c: int) -> Any:
+        pre = s.aux_ctrs.clean_shutdown_ctr < self.CleanShutdownLimit
+        return self._shutdown(s, t, b, c, False, pre)
+
+
+class KafkaReplicationKip966(_Replication):
+    """The KIP-966 model (``kafka_replication_kip_966.tla``, Eligible Leader Replicas) on
+    small constants; see the module docstring for what changes from v3.5."""
+
+    NoDataLossShutdownLimit = Const(0, min=0)
+    DataLossShutdownLimit = Const(0, min=0)
+
+    # the metadata records carry the ELR and the last known ELR
+    con_partition_metadata = MdRecK
+    con_metadata_log = Seq(MdRecK, MaxMetadataLog)
+    broker_metadata_log = Array(Brokers, Seq(MdRecK, MaxMetadataLog))
+    # a registration request carries the broker epoch on file
+    m_regreq = Seq(RegReqK, MsgCap)
+    d_regreq = Seq(RegReqK, DiscardCap)
+
+    def _md_extra(self) -> dict[str, Any]:
+        return {"elr": set(), "last_known_elr": set()}
+
+    def _safe_hwm(self, isr: Any) -> Any:
+        return isr.size() >= self.MinISR
+
+    def _update_elr(self, s: Any, proposed_isr: Any, replicas: Any) -> Any:
+        """UpdateElrOnIsrOrReplicaChange(proposed_isr, replicas)."""
+        md = s.con_partition_metadata
+        removed = (md.isr & replicas) - proposed_isr
+        return where(proposed_isr.size() >= self.MinISR, removed - removed,
+                     (md.elr & replicas) | removed)
+
+    def _ap_elr(self, s: Any, complete: Any, final_isr: Any, final_replicas: Any,
+                isr: Any) -> Any:
+        md = s.con_partition_metadata
+        return where(complete, self._update_elr(s, final_isr, final_replicas),
+                     self._update_elr(s, isr, md.replicas))
+
+    def _reassign_elr(self, s: Any, complete: Any, final_isr: Any, final_replicas: Any
+                      ) -> Any:
+        return where(complete, self._update_elr(s, final_isr, final_replicas),
+                     s.con_partition_metadata.elr)
+
+    def _elr_fields(self, n: _Next, isr: Any, replicas: Any, elr: Any) -> dict[str, Any]:
+        md = n.s.con_partition_metadata
+        lke = where(isr.size() >= self.MinISR, md.last_known_elr - md.last_known_elr,
+                    md.last_known_elr | (replicas & (md.elr - elr)))
+        return {"elr": elr, "last_known_elr": lke}
+
+    def _broker_change_elr(self, s: Any, n: _Next, new_isr: Any, new_elr: Any, new_unf: Any,
+                           c: int, cond: Any) -> Any:
+        """MaybeUpdatePartitionOnBrokerChange(new_isr, new_elr, new_unfenced) with
+        candidate ``c``; returns the guard on ``c`` (1 unless arm 3 or 4 picks one)."""
+        md = s.con_partition_metadata
+        elr_cands = new_elr & new_unf
+        no_change = (((md.leader == 0) & new_isr.is_empty() & elr_cands.is_empty())
+                     | new_isr.has(md.leader))
+        arm2 = no_change & ((new_isr != md.isr) | (new_elr != md.elr))
+        arm3 = not_(no_change) & not_(new_isr.is_empty())
+        arm4 = not_(no_change) & new_isr.is_empty() & not_(elr_cands.is_empty())
+        arm5 = not_(no_change) & new_isr.is_empty() & elr_cands.is_empty()
+        self._apply_change(n, cond & arm2, md.replicas, md.leader, new_isr,
+                           md.leader_epoch, md.partition_epoch + 1, md.adding, md.removing,
+                           new_elr)
+        self._apply_change(n, cond & arm3, md.replicas, c, new_isr, md.leader_epoch + 1,
+                           md.partition_epoch + 1, md.adding, md.removing, new_elr)
+        self._apply_change(n, cond & arm4, md.replicas, c, new_isr.with_(c),
+                           md.leader_epoch + 1, md.partition_epoch + 1, md.adding,
+                           md.removing, new_elr.without(c))
+        self._apply_change(n, cond & arm5, md.replicas, 0, new_isr, md.leader_epoch + 1,
+                           md.partition_epoch + 1, md.adding, md.removing, new_elr)
+        return where(cond & arm3, new_isr.has(c),
+                     where(cond & arm4, elr_cands.has(c), c == 1))
+
+    def _fenced(self, s: Any, n: _Next, b: int, c: int) -> Any:
+        """HandleBrokerFenced(b): the ISR may become empty."""
+        md = s.con_partition_metadata
+        new_isr = md.isr.without(b)
+        new_unf = s.con_unfenced.without(b)
+        g = self._broker_change_elr(s, n, new_isr, self._update_elr(s, new_isr, md.replicas),
+                                    new_unf, c, True)
+        n.v["con_unfenced"] = new_unf
+        return g
+
+    def _unfenced(self, s: Any, n: _Next, b: int, c: int) -> Any:
+        """HandleBrokerUnfenced(b)."""
+        md = s.con_partition_metadata
+        new_unf = s.con_unfenced.with_(b)
+        g = self._broker_change_elr(s, n, md.isr, md.elr, new_unf, c, md.leader == 0)
+        n.v["con_unfenced"] = new_unf
+        return g
+
+    @action(b=Brokers)
+    def BrokerStart(self, s: Any, t: Any, b: int) -> Any:
+        st = s.broker_state[b].status
+        g = (st == BStatus.OFFLINE_CLEAN) | (st == BStatus.OFFLINE_DIRTY)
+        if _off(g):
+            return g
+        n = _Next(self, s)
+        inc = s.aux_ctrs.incarn_ctr
+        epoch = s.broker_state[b].broker_epoch  # the broker epoch on file (0: none)
+        n.v["broker_state"][b] = s.broker_state[b].with_fields(
+            status=STARTING, broker_epoch=epoch, incarnation_id=inc, registered=False)
+        n.v["partition_status"][b] = PNIL
+        n.v["m_regreq"] = _sadd(s.m_regreq, {"source": b, "broker_epoch": epoch,
+                                             "incarnation_id": inc})
+        n.v["aux_ctrs"] = s.aux_ctrs.with_fields(incarn_ctr=inc + 1)
+        n.write(self, t)
+        return g
+
+    @action(b=Brokers, k=lambda self: range(1, self.MsgCap + 1), c=Brokers)
+    def ReceiveBrokerRegRequest(self, s: Any, t: Any, b: int, k: int, c: int) -> Any:
+        m = s.m_regreq.at(k)
+        if _off((k <= s.m_regreq.len()) & (m.source == b)):
+            return np.False_
+        n = _Next(self, s)
+        reg = s.con_broker_reg[b]
+        md = s.con_partition_metadata
+        epoch = s.aux_broker_epoch + 1
+        unclean = m.broker_epoch == 0
+        new_unf = s.con_unfenced.with_(b)
+        # ProcessUncleanBroker(b) or HandleBrokerUnfenced(b)
+        g1 = self._broker_change_elr(s, n, md.isr.without(b), md.elr.without(b), new_unf, c,
+                                     unclean)
+        g2 = self._broker_change_elr(s, n, md.isr, md.elr, new_unf, c,
+                                     not_(unclean) & (md.leader == 0))
+        n.v["con_unfenced"] = new_unf
+        n.v["con_broker_reg"][b] = reg.with_fields(
+            status=UNFENCED, broker_epoch=epoch, incarnation_id=m.incarnation_id)
+        self._reply(n, "regreq", m, "regresp", {
+            "dest": b, "broker_epoch": epoch, "incarnation_id": m.incarnation_id,
+            "metadata_offset": s.con_metadata_log.len()})
+        n.v["aux_broker_epoch"] = epoch
+        n.write(self, t)
+        return ((k <= s.m_regreq.len()) & (m.source == b)
+                & ((reg.status == FENCED) | (reg.incarnation_id == m.incarnation_id))
+                & where(unclean, g1, g2))
+
+    @action(b=Brokers, c=Brokers)
+    def DataLossShutdown(self, s: Any, t: Any, b: int, c: int) -> Any:
+        pre = s.aux_ctrs.unclean_shutdown_ctr < self.DataLossShutdownLimit
+        return self._shutdown(s, t, b, c, True, pre)
+
+    @action(b=Brokers, c=Brokers, clean=lambda self: (False, True))
+    def NoDataLossShutdown(self, s: Any, t: Any, b: int, c: int, clean: bool) -> Any:
+        pre = s.aux_ctrs.clean_shutdown_ctr < self.NoDataLossShutdownLimit
+        return self._shutdown(s, t, b, c, False, pre, keep_epoch=np.bool_(clean))
+
+    # -- the properties that KIP-966 states differently, and its own
+    @invariant
+    def LeaderCandidateCompletenessProperty(self, s: Any) -> Any:
+        md = s.con_partition_metadata
+        return implies_(s.inv_true_hwm > 1, not_(any_of(self.Brokers, lambda b: (
+            (md.isr.has(b) | md.elr.has(b)) & (s.partition_data[b].leo < s.inv_true_hwm)
+            & (s.broker_state[b].status == RUNNING)))))
+
+    @invariant
+    def ReplicationQuorumSupersetProperty(self, s: Any) -> Any:
+        md = s.con_partition_metadata
+
+        def holds(b: int) -> Any:
+            pm = s.partition_metadata[b]
+            pending = s.partition_pending_ap[b].epoch > pm.partition_epoch
+            return (implies_(not_(pending), pm.maximal_isr == pm.isr)
+                    & implies_(pm.isr.size() >= self.MinISR,
+                               (md.isr <= pm.maximal_isr) & (md.elr <= pm.maximal_isr)))
+        return all_of(self.Brokers, lambda b: implies_(self._non_stale_leader(s, b),
+                                                       holds(b)))
+
+    @invariant
+    def MinIsrRecoveryQuorum(self, s: Any) -> Any:
+        md = s.con_partition_metadata
+        return implies_(md.isr.is_empty() & md.elr.is_empty(),
+                        md.last_known_elr.size() == self.MinISR)
+
+    @invariant
+    def ValidControllerState(self, s: Any) -> Any:
+        md = s.con_partition_metadata
+
+        def bad(b: int) -> Any:
+            st = s.con_broker_reg[b].status
+            return (((st == FENCED) & s.con_unfenced.has(b))
+                    | ((st == UNFENCED) & not_(s.con_unfenced.has(b))))
+        fenced_in_isr = any_of(self.Brokers, lambda b: (
+            md.replicas.has(b) & (s.con_broker_reg[b].status == FENCED) & md.isr.has(b)))
+        return not_(any_of(self.Brokers, bad)) & not_(fenced_in_isr)
+
+    @invariant
+    def ValidControllerIsrAndElr(self, s: Any) -> Any:
+        md = s.con_partition_metadata
+        return ((md.isr <= md.replicas) & (md.elr <= md.replicas)
+                & (md.elr & md.isr).is_empty()
+                & implies_(md.isr.size() >= self.MinISR, md.elr.is_empty()))
+
+
+class _Liveness:
+    """The models' fairness (``Liveness``) and liveness properties, for the ``*Live``
+    classes (the safety classes stay free of them: their checks, and the state graph a
+    liveness check keeps, are not wanted on the big configurations)."""
+
+    #: the actions of the models' ``Liveness`` (``\\A b: WF_vars(A(b))``); each one's
+    #: witnesses (message slot, candidate, ...) are TLA+'s ``\\E`` inside the action, so
+    #: the condition of ``A(b)`` is one weakly fair family per broker
+    fair_actions: tuple[str, ...] = (
+        "BrokerStart", "ReceiveBrokerRegResponse", "ReceiveMetadataUpdate",
+        "SendAlterPartitionRequest", "ReceiveAlterPartitionResponse", "SendFetchRequest",
+        "ReceiveFetchRequest", "ReceiveFetchResponse", "ReceiveBrokerRegRequest",
+        "ReceiveAlterPartitionRequest", "UnfenceBroker")
+
+    def fairness(self) -> dict[str, str]:
+        """``Liveness`` of the models: for each broker ``b`` and each action of
+        :attr:`fair_actions`, ``WF_vars(\\E w: A(b, w))`` (its instances of that ``b`` as
+        one action)."""
+        table: dict[str, str] = {}
+        for name in self.fair_actions:
+            for b in self.Brokers:
+                labels = list(dict.fromkeys(
+                    label_of(a, branch=False) for a in self.actions
+                    if a.decl.name == name and dict(a.params)["b"] == b))
+                if len(labels) == 1:
+                    table[labels[0]] = "weak"
+                elif labels:
+                    table[" | ".join(labels)] = "weak-family"
+        return table
+
+    def _falsum(self, s: Any) -> Any:
+        return s.inv_true_hwm != s.inv_true_hwm
+
+    def _runs(self, b: int) -> Any:
+        def prop(self: Any, s: Any) -> Any:
+            if b > self.BrokerCount:
+                return self._falsum(s), self._falsum(s)
+            return (s.broker_state[b].status == STARTING,
+                    (s.broker_state[b].status == RUNNING)
+                    & (s.con_broker_reg[b].status == UNFENCED))
+        return prop
+
+    def _unfenced_eventually(self, b: int) -> Any:
+        def prop(self: Any, s: Any) -> Any:
+            if b > self.BrokerCount:
+                return self._falsum(s), self._falsum(s)
+            return (s.con_broker_reg[b].status == FENCED,
+                    s.con_broker_reg[b].status == UNFENCED)
+        return prop
+
+    def _write_answered(self, v: int) -> Any:
+        def prop(self: Any, s: Any) -> Any:
+            if v > self.NValues:
+                return self._falsum(s), self._falsum(s)
+            return s.inv_sent.has(v), s.inv_pos_acked.has(v) | s.inv_neg_acked.has(v)
+        return prop
+
+    def _fully_replicated(self, v: int) -> Any:
+        def prop(self: Any, s: Any) -> Any:
+            if v > self.NValues:
+                return self._falsum(s), self._falsum(s)
+            reps = s.con_partition_metadata.replicas
+            return s.inv_pos_acked.has(v), all_of(self.Brokers, lambda b: implies_(
+                reps.has(b), any_of(range(1, self.NValues + 1), lambda o: (
+                    (o <= s.partition_data[b].log.len())
+                    & (s.partition_data[b].log.at(o).value == v)))))
+        return prop
+
+    for _i in (1, 2, 3):
+        locals()[f"EventuallyRuns{_i}"] = leads_to(_runs(None, _i))
+        locals()[f"EventuallyUnfenced{_i}"] = leads_to(_unfenced_eventually(None, _i))
+    for _i in (1, 2):
+        locals()[f"EventuallyWriteIsAcceptedOrRejected{_i}"] = leads_to(_write_answered(None, _i))
+        locals()[f"EventuallyAcknowledgedValueFullyReplicated{_i}"] = leads_to(
+            _fully_replicated(None, _i))
+    del _i
+
+    @always_eventually
+    def EventuallyMetadataConverges(self, s: Any) -> Any:
+        md = s.con_partition_metadata
+        log = s.con_metadata_log
+
+        def converged(b: int) -> Any:
+            pm = s.partition_metadata[b]
+            same = ((pm.isr == md.isr) & (pm.leader == md.leader)
+                    & (pm.leader_epoch == md.leader_epoch)
+                    & (pm.partition_epoch == md.partition_epoch))
+            bml = s.broker_metadata_log[b]
+            pending = any_of(range(1, self.MaxMetadataLog + 1), lambda o: (
+                (o > bml.len()) & (o <= log.len()) & self._needs_action(s, b, log.at(o))))
+            return (same | ((s.partition_status[b] == FOLLOWER) & not_(pending))
+                    | ((s.partition_status[b] == PNIL) & not_(md.replicas.has(b))))
+        return all_of(self.Brokers, converged)
+
+    @leads_to
+    def EventuallyReassignmentCompletes(self, s: Any) -> Any:
+        md = s.con_partition_metadata
+        return (not_(md.removing.is_empty()),
+                md.adding.is_empty() & md.removing.is_empty())
+
+
+class KafkaReplicationLive(_Liveness, KafkaReplication):
+    """The v3.5 model under ``LivenessSpec``: its fairness and liveness properties."""
+
+
+class KafkaReplicationKip966Live(_Liveness, KafkaReplicationKip966):
+    """The KIP-966 model under ``LivenessSpec``: its fairness and liveness properties."""
+
+
 class _Now:
     """The current state read as a :class:`_Next` (for helpers that take one)."""
 
@@ -1387,3 +1837,29 @@ class KafkaReplicationBugNoPartitionEpochCheck(KafkaReplication):
     AlterPartition request overwrites a newer ISR."""
 
     check_ap_partition_epoch = False
+
+
+#: the CHECK comments of the KIP-966 source (the same ten checks as v3.5's, at these
+#: lines): variant suffix -> (the switch it turns off, the line)
+KIP966_CHECKS = {
+    "NoIncarnationCheck": ("check_reg_incarnation", "kafka_replication_kip_966.tla:197"),
+    "NoEpochBumpRefetch": ("check_fetcher_epoch_bump", "kafka_replication_kip_966.tla:331"),
+    "NoOutOfSyncReset": ("check_reset_out_of_sync", "kafka_replication_kip_966.tla:396"),
+    "IsrJoinUnfetched": ("check_caught_up_fetched", "kafka_replication_kip_966.tla:576"),
+    "IsrJoinBelowHwm": ("check_caught_up_hwm", "kafka_replication_kip_966.tla:578"),
+    "IsrJoinBelowLeso": ("check_caught_up_leso", "kafka_replication_kip_966.tla:580"),
+    "NoFetchOffsetMatch": ("check_fetch_offset", "kafka_replication_kip_966.tla:1146"),
+    "NoFetchEpochMatch": ("check_fetch_epoch", "kafka_replication_kip_966.tla:1147"),
+    "EligibleWithoutEpoch": ("check_isr_epoch_zero", "kip_966_functions.tla:514"),
+    "NoPartitionEpochCheck": ("check_ap_partition_epoch", "kip_966_functions.tla:524"),
+}
+
+# -- KIP-966 bug variants: ``Kip966Bug<suffix>`` turns off the CHECK at that line (the
+#    same check as ``KafkaReplicationBug<suffix>`` of v3.5, whose docstring says what it is)
+for _suffix, (_switch, _line) in KIP966_CHECKS.items():
+    _name = f"Kip966Bug{_suffix}"
+    globals()[_name] = type(_name, (KafkaReplicationKip966,), {
+        _switch: False, "__module__": __name__,
+        "__doc__": f"KIP-966 without the CHECK at ``{_line}`` (``{_switch}``); see "
+                   f"``KafkaReplicationBug{_suffix}``."})
+    __all__.append(_name)
