@@ -87,7 +87,7 @@ from .graphstore import (
     edge_chunks,
     restrict,
 )
-from .kernel import Expansion, Kernel, format_state
+from .kernel import Checks, Expansion, Kernel, format_state
 from .library import Library
 from .library import lookup as library_lookup
 from .result import Result, TraceStep, Violation
@@ -270,12 +270,13 @@ class StateGraph:
 
 def temporal_kernel(spec: Spec, parts: Sequence[Any]) -> tuple[Kernel, list[str], list[str]]:
     """A kernel evaluating the state and step formulas among ``parts`` (the parts of
-    temporal properties) on every state and transition, with no deadlock check and no
+    temporal properties) on every state and transition as its labels
+    (:class:`~modelcheck.kernel.Checks`: nothing checked, no deadlock check) with no
     symmetry reduction, and the names of the state and of the step formulas in order."""
-    state_parts = [p for p in parts if p.kind != "action"]
-    step_parts = [p for p in parts if p.kind == "action"]
-    kernel = Kernel(spec, invariants=state_parts, properties=step_parts,
-                    check_deadlock=False, symmetry=False)
+    state_parts = tuple(p for p in parts if p.kind != "action")
+    step_parts = tuple(p for p in parts if p.kind == "action")
+    kernel = Kernel(spec, checks=Checks(check_deadlock=False, labels=state_parts,
+                                        step_labels=step_parts), symmetry=False)
     return kernel, [p.name for p in state_parts], [p.name for p in step_parts]
 
 
@@ -374,7 +375,7 @@ class GraphCollector:
             for start in range(0, len(fps), self.batch_size):
                 ex = self.kernel.expand(words[start:start + self.batch_size],
                                         expand=bool(self.step_names))
-                self._labels(bits, start, ex.invariant_rows, ex.property_hits)
+                self._labels(bits, start, ex.label_rows, ex.step_label_hits)
         if self._n + len(fps) > NODE_LIMIT:
             raise LivenessError(f"temporal properties are checked on at most {NODE_LIMIT:,} "
                                 f"states; this spec has more.")
@@ -1133,7 +1134,7 @@ class WalkLiveness:
         all_fps = np.concatenate([n[0] for n in nodes])
         ex = self.kernel.expand(np.concatenate([n[1] for n in nodes]), expand=True)
         false_at = []
-        for rows in ex.invariant_rows:
+        for rows in ex.label_rows:
             v = np.ones(len(all_fps), dtype=bool)
             v[rows] = False
             false_at.append(v)
@@ -1141,7 +1142,7 @@ class WalkLiveness:
         en_rows = ex.parent_rows[moves].astype(np.int64)
         en_acts = ex.action_ids[moves].astype(np.int64)
         hits = [(rows.astype(np.int64), ids.astype(np.int64))
-                for rows, ids, _ in ex.property_hits]
+                for rows, ids, _ in ex.step_label_hits]
         out: list[Violation | None] = []
         for i, ((_, _, acts), (nfps, _, node)) in enumerate(zip(walks, nodes)):
             lo, hi = int(offs[i]), int(offs[i + 1])
