@@ -3,9 +3,10 @@ calls.
 
 A check decides everything its configuration selects: the invariants, action
 properties and deadlocks (the explorer, :mod:`modelcheck.explorer`) and the temporal
-properties (:mod:`modelcheck.liveness`, which runs the same explorer and collects the
-state graph through its hooks). :func:`check` only dispatches between the two, so the
-command line and the library cannot disagree on what a spec's result is.
+properties (:mod:`modelcheck.liveness`, which runs the same explorer with the state
+graph's collector as an observer of the run, :mod:`modelcheck.run.observers`).
+:func:`check` only dispatches between the two, so the command line and the library
+cannot disagree on what a spec's result is.
 """
 
 from __future__ import annotations

@@ -63,6 +63,7 @@ from .store import dedupe_min
 
 __all__ = [
     "LevelExpansion", "LevelFindings", "Verdict", "Hit", "ErrorAt", "TransitionHook",
+    "BatchHook",
     "initial_states", "report", "rebuild_trace", "error_payload", "error_from_payload",
 ]
 
@@ -71,6 +72,10 @@ Hit = tuple[int, int, int]
 #: ``(parent rows, action ids, child fps)`` of a batch's transitions into stored states;
 #: a parent row indexes the level's (sorted) fingerprints
 TransitionHook = Callable[[np.ndarray, np.ndarray, np.ndarray], None]
+#: ``(start, expansion)`` of every batch the level rule recorded without a phase-1
+#: problem: rows ``start..start + expansion.n`` of the level (an observer of the run,
+#: :mod:`modelcheck.run.observers`)
+BatchHook = Callable[[int, Expansion], None]
 
 
 @dataclass(frozen=True)
@@ -238,12 +243,18 @@ class LevelExpansion:
     row ``start`` on it may have (instead of ``batch_size``): the local explorer sizes
     batches to its memory budget, and stops a level (Ctrl-C, a budget) by raising from
     it. Batch sizes never change what a level finds.
+
+    ``on_transitions`` sees every batch's transitions into stored states; ``on_batch``
+    every batch's whole expansion (the transitions and the kernel's labels, for an
+    observer of the run) once the level rule has recorded it without a phase-1
+    problem.
     """
 
     def __init__(self, kernel: Kernel, fps: np.ndarray, words: np.ndarray, *, expand: bool,
                  batch_size: int, flush_rows: int = 1 << 22,
                  on_transitions: TransitionHook | None = None,
-                 batch_rows: Callable[[int], int] | None = None) -> None:
+                 batch_rows: Callable[[int], int] | None = None,
+                 on_batch: BatchHook | None = None) -> None:
         self.kernel = kernel
         self.fps = fps
         self.words = words
@@ -251,6 +262,7 @@ class LevelExpansion:
         self.batch_size = max(1, int(batch_size))
         self.flush_rows = flush_rows
         self.on_transitions = on_transitions
+        self.on_batch = on_batch
         self.batch_rows = batch_rows
         self.n_act = len(kernel.actions)
         self.findings = LevelFindings(self.n_act)
@@ -306,6 +318,8 @@ class LevelExpansion:
                 continue
             if self._record(ex, start):
                 break  # the first phase-1 problem in fingerprint order decides
+            if self.on_batch is not None:
+                self.on_batch(start, ex)
             if not expand:
                 continue
             if len(ex.child_fps):

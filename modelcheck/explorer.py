@@ -33,13 +33,14 @@ from .config import CheckConfig
 from .engine import LevelExpansion, LevelFindings, TransitionHook, Verdict, initial_states, report
 from .engine import rebuild_trace as rebuild_trace
 from .interrupt import Interrupts
-from .kernel import Kernel
+from .kernel import Checks, Kernel
 from .library import Library
 from .library import catalog as library_catalog
 from .library import lookup as library_lookup
 from .memtune import steady_arrays
 from .result import Result, Violation
 from .run.loop import Begin, Pulse, RunLoop, Successors
+from .run.observers import Observer
 from .run.progress import Progress
 from .run.results import complete_result, coverage_table, new_result
 from .spec import PredicateDecl, Spec
@@ -86,12 +87,15 @@ def select_checks(spec: Spec, names: Sequence[str] | None,
     return invs, props
 
 
-def build_kernel(spec: Spec, config: CheckConfig, library: Library | None = library_lookup
-                 ) -> Kernel:
-    """The kernel that checks what ``config`` says (every explorer's)."""
+def build_kernel(spec: Spec, config: CheckConfig, library: Library | None = library_lookup,
+                 observer: Observer | None = None) -> Kernel:
+    """The kernel that checks what ``config`` says (every explorer's), and evaluates
+    the labels ``observer`` asks for."""
     invs, props = select_checks(spec, config.invariants, library)
-    return Kernel(spec, invariants=invs, properties=props,
-                  check_deadlock=config.check_deadlock, symmetry=config.symmetry)
+    checks = Checks(tuple(invs), tuple(props), config.check_deadlock)
+    if observer is not None:
+        checks = checks.observing(observer.labels, observer.step_labels)
+    return Kernel(spec, checks=checks, symmetry=config.symmetry)
 
 
 class Explorer:
@@ -106,6 +110,9 @@ class Explorer:
     level's stored states (sorted fingerprints and packed words) before it is expanded.
     ``notice(line)`` is told where a ``--resume`` run continues its checkpoint
     (``resuming at level D (N states)``, as ``modelcheck spark`` says).
+    ``observer`` (:class:`~modelcheck.run.observers.Observer`) is handed every level
+    and every batch of its expansion, with the labels it asks the kernel to evaluate;
+    the memory budget counts what it holds.
     """
 
     def __init__(
@@ -119,12 +126,14 @@ class Explorer:
         on_transitions: TransitionHook | None = None,
         on_level: Callable[[int, np.ndarray, np.ndarray], None] | None = None,
         notice: Callable[[str], None] | None = None,
+        observer: Observer | None = None,
         **options: Any,
     ) -> None:
         cfg = CheckConfig.of(config, options, "Explorer")
         self.config = cfg
         self.spec = spec
-        self.kernel = build_kernel(spec, cfg, library)
+        self.observer = observer
+        self.kernel = build_kernel(spec, cfg, library, observer)
         self.layout = spec.layout
         self.progress = progress
         self.progress_interval = progress_interval
@@ -261,11 +270,14 @@ class _LocalLevels:
         n = len(level_fps)
         if ex.on_level is not None:
             ex.on_level(depth, level_fps, self.frontier_words)
+        if ex.observer is not None:
+            ex.observer.on_level(depth, level_fps, self.frontier_words)
         self._clear_candidates()
         lx = LevelExpansion(self.k, level_fps, self.frontier_words, expand=expand,
                             batch_size=ex.config.batch_size, flush_rows=0,
                             on_transitions=ex.on_transitions,
-                            batch_rows=self._pacer(n, level_fps))
+                            batch_rows=self._pacer(n, level_fps),
+                            on_batch=None if ex.observer is None else ex.observer.on_batch)
         self.lx = lx
         for u, kmin, w in lx.candidates():
             fresh = ~self.visited.contains(u)
@@ -379,10 +391,16 @@ class _LocalLevels:
         self.cand_rows += len(fps)
 
     def _held(self) -> int:
-        """Bytes of the explorer's data: visited set, levels, frontier, candidates."""
+        """Bytes of the explorer's data: visited set, levels, frontier, candidates, and
+        what the observer holds."""
         front = 0 if self.ex.layout.exact and not self.levels.spilled else \
             self.frontier_words.nbytes
-        return self.visited.nbytes + self.levels.nbytes + front + self.cand_bytes
+        return self.visited.nbytes + self.levels.nbytes + front + self.cand_bytes + \
+            self._observed()
+
+    def _observed(self) -> int:
+        """Bytes the observer holds (the state graph of a liveness check)."""
+        return 0 if self.ex.observer is None else self.ex.observer.nbytes()
 
     def _store(self, fps: np.ndarray, parents: np.ndarray) -> None:
         """Add a level to the levels and the visited set (both or neither)."""
@@ -444,10 +462,14 @@ class _LocalLevels:
                 f"states, {done:.0%} done)" if done < 1 else f"storing level {self.depth + 1}")
         src = " (a safe share of the memory available at start)" \
             if self.ex.config.memory_limit == "auto" else ""
+        graph = self._observed()
+        of_which = (f" (of which the state graph for the temporal properties holds "
+                    f"{format_size(graph)})" if graph else "")
         return (f"Stopped before exceeding the memory limit of {format_size(limit)}{src}: the "
                 f"{len(self.visited):,} states of levels 0..{self.depth} hold "
-                f"{format_size(held)}, and {what} needs about {format_size(max(0, need - held))} "
-                f"more, {format_size(max(0, need - limit))} beyond the limit (deeper levels "
+                f"{format_size(held)}{of_which}, and {what} needs about "
+                f"{format_size(max(0, need - held))} more, "
+                f"{format_size(max(0, need - limit))} beyond the limit (deeper levels "
                 f"need more again). The counts cover the complete levels 0..{self.depth}. "
                 + self.advice())
 

@@ -27,7 +27,7 @@ from __future__ import annotations
 import itertools
 import sys
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import partial
 from typing import Any
 
@@ -50,7 +50,7 @@ from .spec import ActionDecl, ActionInstance, PredicateDecl, Spec
 from .symmetry import Symmetry
 from .views import Branch, NextView, StateView
 
-__all__ = ["Kernel", "Expansion", "format_state"]
+__all__ = ["Kernel", "Checks", "Expansion", "format_state"]
 
 _U64 = np.uint64
 
@@ -83,14 +83,51 @@ class Expansion:
     #: with ``constrain=False`` and action constraints: per successor of ``child_*``,
     #: whether its transition satisfies every action constraint (else None)
     action_ok: np.ndarray | None = None
+    #: per observed state predicate (:attr:`Checks.labels`), rows of the batch where
+    #: it is false (never a violation: an observer of the run records them)
+    label_rows: list[np.ndarray] = field(default_factory=list)
+    #: per observed step predicate (:attr:`Checks.step_labels`): the transitions of
+    #: ``child_*`` and those outside the model (parent rows, action ids, child
+    #: fingerprints) where it is false, as ``property_hits`` (never a violation)
+    step_label_hits: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = field(
+        default_factory=list)
 
     @property
     def generated(self) -> int:
         return int(self.fired.sum())
 
 
+@dataclass(frozen=True)
+class Checks:
+    """What a kernel evaluates, apart from how it runs the spec: the invariants and
+    action properties it checks (their violations are the level rule's), whether it
+    reports deadlocks, and the predicates it only *observes*: ``labels`` (state
+    predicates, evaluated on every state; where false is reported in
+    :attr:`Expansion.label_rows`) and ``step_labels`` (step predicates, evaluated on
+    every transition as action properties are; :attr:`Expansion.step_label_hits`).
+    A label is never a violation: an observer of the run (liveness, which labels the
+    state graph with the parts of the temporal properties) records it."""
+
+    invariants: tuple[PredicateDecl, ...] = ()
+    properties: tuple[PredicateDecl, ...] = ()
+    check_deadlock: bool | None = None  # None: the spec's
+    labels: tuple[PredicateDecl, ...] = ()
+    step_labels: tuple[PredicateDecl, ...] = ()
+
+    def observing(self, labels: Sequence[PredicateDecl],
+                  step_labels: Sequence[PredicateDecl]) -> Checks:
+        """These checks, also observing ``labels`` and ``step_labels``."""
+        return replace(self, labels=(*self.labels, *labels),
+                       step_labels=(*self.step_labels, *step_labels))
+
+
 class Kernel:
-    """Evaluates a bound spec's actions, invariants and action properties."""
+    """Evaluates a bound spec's actions, invariants and action properties.
+
+    What it evaluates is ``checks`` (:class:`Checks`); without it, the keyword
+    arguments ``invariants`` (default: the spec's), ``properties`` (default: the
+    spec's) and ``check_deadlock`` (default: the spec's) say it, with no labels. How
+    it runs the spec is the rest: symmetry reduction, the family evaluator's sizes."""
 
     def __init__(
         self,
@@ -102,15 +139,31 @@ class Kernel:
         symmetry: bool = True,
         family_rows: int = 1 << 15,
         family_min: int = 8,
+        checks: Checks | None = None,
     ) -> None:
+        if checks is None:
+            checks = Checks(tuple(spec.invariants if invariants is None else invariants),
+                            tuple(spec.properties if properties is None else properties),
+                            check_deadlock)
+        else:
+            assert invariants is None and properties is None and check_deadlock is None, \
+                "say what to check either with checks or with the keywords"
+        self.checks = checks
         self.spec = spec
         self.layout: Layout = spec.layout
         self.actions: tuple[ActionInstance, ...] = spec.actions
-        self.invariants = tuple(spec.invariants if invariants is None else invariants)
-        self.properties = tuple(spec.properties if properties is None else properties)
+        self.invariants = checks.invariants
+        self.properties = checks.properties
+        self.labels = checks.labels
+        self.step_labels = checks.step_labels
+        #: evaluated on every state: the invariants, then the labels
+        self._state_preds = (*self.invariants, *self.labels)
+        #: evaluated on every transition: the action properties, then the step labels
+        self._step_preds = (*self.properties, *self.step_labels)
         self.constraints = tuple(spec.constraints)
         self.action_constraints = tuple(spec.action_constraints)
-        self.check_deadlock = spec.check_deadlock if check_deadlock is None else check_deadlock
+        self.check_deadlock = (spec.check_deadlock if checks.check_deadlock is None
+                               else checks.check_deadlock)
         self._bool_cells = self.layout.bool_cells
         sets = spec.symmetry_sets() if symmetry else {}
         self.symmetry: Symmetry | None = Symmetry(self.layout, sets) if sets else None
@@ -336,7 +389,9 @@ class Kernel:
                                           constrain=constrain))
         layout = self.layout
         s = self.batch_view(words)
-        inv_rows = [self._pred_rows(p, s, None, words, None) for p in self.invariants]
+        n_inv, n_prop = len(self.invariants), len(self.properties)
+        state_rows = [self._pred_rows(p, s, None, words, None) for p in self._state_preds]
+        inv_rows, label_rows = state_rows[:n_inv], state_rows[n_inv:]
         fired = np.zeros(len(self.actions), dtype=np.int64)
         empty_w = np.zeros((0, layout.n_words), dtype=_U64)
         empty_i = np.zeros(0, dtype=np.int64)
@@ -344,10 +399,12 @@ class Kernel:
             return Expansion(n, inv_rows, empty_w, np.zeros(0, dtype=_U64), empty_i,
                              empty_i.astype(np.int32), fired, empty_i,
                              [_no_hits() for _ in self.properties],
-                             [_no_hits() for _ in self.invariants])
-        acc = _Accumulator(n, len(self.actions), self.check_deadlock, len(self.properties),
+                             [_no_hits() for _ in self.invariants],
+                             label_rows=label_rows,
+                             step_label_hits=[_no_hits() for _ in self.step_labels])
+        acc = _Accumulator(n, len(self.actions), self.check_deadlock, len(self._step_preds),
                            bool(self.action_constraints))
-        stutter = [self._stutter_verdict(p, s) for p in self.properties]
+        stutter = [self._stutter_verdict(p, s) for p in self._step_preds]
         fam_state: FamilyState | None = None
         for fi, fam in enumerate(self._families):
             chunk = self._family_chunk(fi, fam, n)
@@ -380,7 +437,8 @@ class Kernel:
         ok = None
         if acc.action_ok is not None:
             ok = np.concatenate(acc.action_ok) if acc.action_ok else np.zeros(0, dtype=bool)
-        prop_hits = [_cat_hits(h) for h in hits]
+        all_hits = [_cat_hits(h) for h in hits]
+        prop_hits, step_label_hits = all_hits[:n_prop], all_hits[n_prop:]
         outside_hits = [_no_hits() for _ in self.invariants]
         outside = 0
         if (self.constraints or ok is not None) and constrain and len(cw):
@@ -399,7 +457,8 @@ class Kernel:
                         outside_hits[j] = (cp[sel], ca[sel], cf[sel])
                 cw, cf, cp, ca = cw[keep], cf[keep], cp[keep], ca[keep]
         return Expansion(n, inv_rows, cw, cf, cp, ca, fired, deadlocks, prop_hits,
-                         outside_hits, outside, None if constrain else ok)
+                         outside_hits, outside, None if constrain else ok,
+                         label_rows, step_label_hits)
 
     def _family_chunk(self, fi: int, fam: _Family, n: int) -> int:
         """Instances of family ``fam`` per family call on ``n`` states (< 2: none)."""
@@ -472,10 +531,10 @@ class Kernel:
             child, fps = self.canonical(child)
             ids = np.full(m, inst.id, dtype=np.int32)
             acc.add(child, fps, rows, ids, ok)
-            if self.properties:
+            if self._step_preds:
                 pre_sub = _SubView(s, rows, {})
                 post_sub = _SubView(s, rows, post)
-                for j, p in enumerate(self.properties):
+                for j, p in enumerate(self._step_preds):
                     reads, ok_mask = stutter[j]
                     if reads is not None and ok_mask is not None and reads.isdisjoint(post):
                         # The action leaves every cell the property reads of the next
@@ -535,7 +594,8 @@ class Kernel:
         fps = np.concatenate([p.fps for p in parts])
         rows = np.concatenate([p.rows for p in parts])
         ids = np.concatenate([p.ids for p in parts])
-        bad = [np.concatenate([p.bad[j] for p in parts]) for j in range(len(self.properties))]
+        bad = [np.concatenate([p.bad[j] for p in parts])
+               for j in range(len(self._step_preds))]
         ok = None
         if self.action_constraints:
             ok = np.concatenate([p.ok for p in parts if p.ok is not None])
@@ -570,7 +630,7 @@ class Kernel:
         if m == 0:
             empty = np.zeros(0, dtype=bool)
             return _FamilyPart(bi, fired, enabled, words[:0], np.zeros(0, dtype=_U64), rows,
-                               inst.astype(np.int32), [empty for _ in self.properties],
+                               inst.astype(np.int32), [empty for _ in self._step_preds],
                                empty if self.action_constraints else None)
         child = words[rows]
         post: dict[int, np.ndarray] = {}
@@ -607,9 +667,9 @@ class Kernel:
         child, fps = self.canonical(child)
         ids = (fam.first + (inst + lo) * nb + bi).astype(np.int32)
         bad: list[np.ndarray] = []
-        if self.properties:
+        if self._step_preds:
             written = set(post).union(*(c for _, _, c in scattered))
-            for j, p in enumerate(self.properties):
+            for j, p in enumerate(self._step_preds):
                 reads, ok_mask = stutter[j]
                 if reads is not None and ok_mask is not None and reads.isdisjoint(written):
                     bad.append(~ok_mask[rows])
@@ -986,6 +1046,9 @@ def _first_row(ex: Expansion) -> Expansion:
          ex.outside_hits],
         ex.outside // 2,
         None if ex.action_ok is None else ex.action_ok[keep],
+        [r[r == 0] for r in ex.label_rows],
+        [(rows[rows == 0], acts[rows == 0], fps[rows == 0]) for rows, acts, fps in
+         ex.step_label_hits],
     )
 
 

@@ -2,11 +2,15 @@
 
 This module owns checking the temporal properties of :mod:`modelcheck.temporal`.
 :func:`check_liveness` runs the local explorer (so the invariants, action properties
-and deadlocks are checked as usual, and decide first) and collects the state graph
-through its seams (:class:`GraphCollector`): ``on_level`` gives every level's states
-(numbered in BFS order), on which the properties' state predicates are evaluated in
-batches by the kernel (one byte a state per predicate), and ``on_transitions`` every
-transition into a stored state as arrays, never a Python object per edge. A level's
+and deadlocks are checked as usual, and decide first) with the state graph's collector
+(:class:`GraphCollector`) as an observer of that one run
+(:class:`~modelcheck.run.observers.Observer`): the run's kernel evaluates the
+properties' state predicates on every state and their step formulas on every
+transition it generates, alongside the invariants (its
+:class:`~modelcheck.kernel.Checks` labels; no level is evaluated or expanded twice),
+and hands the collector every level's states (numbered in BFS order; one byte a state
+per predicate) and every batch's transitions into stored states as arrays, never a
+Python object per edge; the memory budget counts what the collector holds. A level's
 transitions wait as reported (14 bytes an edge) until the next level is known; then, in
 a worker thread beside the explorer, they are put in CSR order and their targets become
 node indices through hash indexes of the last three levels
@@ -31,9 +35,9 @@ to a different node. Per property, with the subgraph H of the states named:
 Over steps (a step formula ``A``, :mod:`modelcheck.temporal`), the behaviour must avoid
 ``A`` steps instead: the edges where ``A`` is false replace the ``~P`` states (paths
 and cycles take only them), and a single node is a cycle (stuttering forever) only
-where its stuttering step is not an ``A`` step. ``A`` is evaluated on every edge (the
-collector expands each level once more, with the step formulas as the kernel's action
-properties) and on each node's stuttering step (as a state predicate of ``s``, ``s``).
+where its stuttering step is not an ``A`` step. ``A`` is evaluated on every edge (by
+the run's kernel, as action properties are, on the transitions the run generates)
+and on each node's stuttering step (as a state predicate of ``s``, ``s``).
 One boolean an edge per step formula, in CSR order, held in memory (also with
 ``--spill-dir``).
 
@@ -83,11 +87,11 @@ from .graphstore import (
     edge_chunks,
     restrict,
 )
-from .kernel import Kernel, format_state
+from .kernel import Checks, Expansion, Kernel, format_state
 from .library import Library
 from .library import lookup as library_lookup
 from .result import Result, TraceStep, Violation
-from .spec import Spec
+from .spec import PredicateDecl, Spec
 from .temporal import FairnessCondition, TemporalDecl, fairness_conditions
 
 __all__ = ["check_liveness", "split_checks", "refuse_liveness", "StateGraph",
@@ -266,23 +270,31 @@ class StateGraph:
 
 def temporal_kernel(spec: Spec, parts: Sequence[Any]) -> tuple[Kernel, list[str], list[str]]:
     """A kernel evaluating the state and step formulas among ``parts`` (the parts of
-    temporal properties) on every state and transition, with no deadlock check and no
+    temporal properties) on every state and transition as its labels
+    (:class:`~modelcheck.kernel.Checks`: nothing checked, no deadlock check) with no
     symmetry reduction, and the names of the state and of the step formulas in order."""
-    state_parts = [p for p in parts if p.kind != "action"]
-    step_parts = [p for p in parts if p.kind == "action"]
-    kernel = Kernel(spec, invariants=state_parts, properties=step_parts,
-                    check_deadlock=False, symmetry=False)
+    state_parts = tuple(p for p in parts if p.kind != "action")
+    step_parts = tuple(p for p in parts if p.kind == "action")
+    kernel = Kernel(spec, checks=Checks(check_deadlock=False, labels=state_parts,
+                                        step_labels=step_parts), symmetry=False)
     return kernel, [p.name for p in state_parts], [p.name for p in step_parts]
 
 
 class GraphCollector:
-    """Collects the state graph through the explorer's hooks and evaluates the state
-    predicates ``parts`` (invariant-like declarations) on every stored state, and the
-    step formulas among them (``kind == "action"``) on every transition: each level
-    is then expanded once more by the collector's kernel, which reports the
-    transitions where a step formula is false as (source node, action) keys (an
-    action instance has at most one successor), turned into one boolean per edge in
-    CSR order by :meth:`graph` (kept in memory, also when the edges are spilled).
+    """Collects the state graph of a run with the values of the state predicates
+    ``parts`` (invariant-like declarations) on every stored state and of the step
+    formulas among them (``kind == "action"``) on every transition; the transitions
+    where a step formula is false are kept as (source node, action) keys (an action
+    instance has at most one successor), turned into one boolean per edge in CSR
+    order by :meth:`graph` (kept in memory, also when the edges are spilled).
+
+    With ``observer`` it is an observer of the run
+    (:class:`~modelcheck.run.observers.Observer`, given to the
+    :class:`~modelcheck.explorer.Explorer`): the run's kernel evaluates the parts (its
+    ``labels`` and ``step_labels``) and :meth:`on_batch` takes them with the batch's
+    transitions. Without, it takes the explorer's ``on_level`` and ``on_transitions``
+    hooks and evaluates the parts itself (each level once more, expanded again when
+    there are step formulas).
 
     Nodes are numbered in BFS order (level by level, each level sorted by
     fingerprint). The transitions of a level (sources in it) are held as the engine
@@ -301,8 +313,25 @@ class GraphCollector:
     time and in level order: the graph is the same."""
 
     def __init__(self, spec: Spec, parts: Sequence[Any], batch_size: int,
-                 spill_dir: str | None = None, background: bool = True) -> None:
-        self.kernel, self.names, self.step_names = temporal_kernel(spec, parts)
+                 spill_dir: str | None = None, background: bool = True,
+                 observer: bool = False) -> None:
+        #: an observer of the run (:class:`~modelcheck.run.observers.Observer`): the
+        #: run's kernel evaluates the parts (``labels``, ``step_labels``) and
+        #: :meth:`on_batch` records them; else :meth:`on_level` evaluates them
+        self.observer = observer
+        self.labels: tuple[PredicateDecl, ...] = tuple(p for p in parts
+                                                       if p.kind != "action")
+        self.step_labels: tuple[PredicateDecl, ...] = tuple(p for p in parts
+                                                            if p.kind == "action")
+        self.kernel: Kernel | None = None
+        if observer:
+            self.names = [p.name for p in self.labels]
+            self.step_names = [p.name for p in self.step_labels]
+        else:
+            self.kernel, self.names, self.step_names = temporal_kernel(spec, parts)
+        self._level_bits: np.ndarray | None = None  # the labels of the level expanded
+        self._level_base = 0  # its first node
+        self._step_false_bytes = 0
         #: per step formula: the (source node * actions + action) keys of the
         #: transitions where it is false
         self._step_false: list[list[np.ndarray]] = [[] for _ in self.step_names]
@@ -334,17 +363,19 @@ class GraphCollector:
         self._job_bytes = 0
 
     def on_level(self, depth: int, fps: np.ndarray, words: np.ndarray) -> None:
+        """Level ``depth``'s states (before it is expanded): they become the next
+        nodes, and the transitions of the level before are stored (in the
+        background). Unless an observer of the run, the state predicates (and the
+        step formulas, by expanding the level) are evaluated on them here."""
         if depth == 0:
             self._n_init = len(fps)
         bits = np.ones((len(fps), len(self.names)), dtype=bool)
-        for start in range(0, len(fps), self.batch_size):
-            ex = self.kernel.expand(words[start:start + self.batch_size],
-                                    expand=bool(self.step_names))
-            for j, rows in enumerate(ex.invariant_rows):
-                bits[start + rows, j] = False
-            for j, (rows, ids, _fps) in enumerate(ex.property_hits):
-                node = (rows + start + self._n).astype(np.int64)
-                self._step_false[j].append(node * self.n_act + ids)
+        self._level_bits, self._level_base = bits, self._n
+        if self.kernel is not None:
+            for start in range(0, len(fps), self.batch_size):
+                ex = self.kernel.expand(words[start:start + self.batch_size],
+                                        expand=bool(self.step_names))
+                self._labels(bits, start, ex.label_rows, ex.step_label_hits)
         if self._n + len(fps) > NODE_LIMIT:
             raise LivenessError(f"temporal properties are checked on at most {NODE_LIMIT:,} "
                                 f"states; this spec has more.")
@@ -360,6 +391,38 @@ class GraphCollector:
         self._n += len(fps)
         self._fps.append(level)
         self._bits.append(bits)
+
+    def _labels(self, bits: np.ndarray, start: int, label_rows: Sequence[np.ndarray],
+                step_hits: Sequence[tuple[np.ndarray, np.ndarray, np.ndarray]]) -> None:
+        """Record a batch's labels (rows ``start..`` of the level whose node flags are
+        ``bits``): the rows where each state predicate is false, and the transitions
+        where each step formula is false as (source node, action) keys."""
+        for j, rows in enumerate(label_rows):
+            bits[start + rows, j] = False
+        for j, (rows, ids, _fps) in enumerate(step_hits):
+            if len(rows):
+                node = (rows + start + self._level_base).astype(np.int64)
+                keys = node * self.n_act + ids
+                self._step_false[j].append(keys)
+                self._step_false_bytes += keys.nbytes
+
+    def on_batch(self, start: int, ex: Expansion) -> None:
+        """A batch of the level's expansion by the run (the observer's hook): its
+        labels, and its transitions into stored states."""
+        assert self._level_bits is not None, "on_level comes first"
+        self._labels(self._level_bits, start, ex.label_rows, ex.step_label_hits)
+        if len(ex.child_fps):
+            self.on_transitions(start + ex.parent_rows, ex.action_ids, ex.child_fps)
+
+    def nbytes(self) -> int:
+        """Bytes held in memory: the nodes' fingerprints, flags and degrees, the edges
+        (unless spilled), the transitions waiting for their level, the step formulas'
+        false keys and the indexes of the last levels (the memory budget counts them)."""
+        nodes = sum(f.nbytes for f in self._fps) + sum(b.nbytes for b in self._bits) + \
+            sum(d.nbytes for d in self._deg) + sum(f.nbytes for f in self._far)
+        index = sum(ix.nbytes for ix in list(self._index.values()))
+        return int(nodes + index + self.edges.nbytes + self._raw_bytes + self._job_bytes
+                   + self._step_false_bytes)
 
     def on_transitions(self, rows: np.ndarray, acts: np.ndarray, children: np.ndarray
                        ) -> None:
@@ -455,7 +518,7 @@ class GraphCollector:
         """Per edge (CSR order): the step formula holds, i.e. its (source node,
         action) key is not among ``false``. The keys are computed from the CSR
         positions, a chunk of edges at a time."""
-        bad = np.unique(np.concatenate(false)) if false else np.zeros(0, dtype=np.int64)
+        bad = _sorted_distinct(false)
         out = np.ones(len(act), dtype=bool)
         if not len(bad):
             return out
@@ -502,6 +565,23 @@ class GraphCollector:
         self._shutdown()  # (waits for the job)
         self._raw, self._far, self._index = [], [], {}
         self.edges.close()
+
+
+def _sorted_distinct(parts: list[np.ndarray]) -> np.ndarray:
+    """The distinct keys of ``parts``, sorted: one in-place sort of their concatenation
+    (``np.unique`` of tens of millions of keys takes many times longer: it hashes
+    them first, then sorts)."""
+    if not parts:
+        return np.zeros(0, dtype=np.int64)
+    keys = np.concatenate(parts)
+    keys.sort()
+    if len(keys) > 1:
+        new = np.empty(len(keys), dtype=bool)
+        new[0] = True
+        np.not_equal(keys[1:], keys[:-1], out=new[1:])
+        if not new.all():
+            keys = keys[new]
+    return keys
 
 
 # ------------------------------------------------------------------ fair SCCs
@@ -919,11 +999,10 @@ def check_liveness(spec: Spec, config: CheckConfig | None = None, *,
     checked_as = {"formulas": {p.name: p.formula for p in selected},
                   "fairness": {p.name: [c.name for c in cs] for p, cs in per_prop}}
     parts = [part for p in selected for part in p.parts()]
-    collector = GraphCollector(spec, parts, cfg.batch_size, cfg.spill_dir)
+    collector = GraphCollector(spec, parts, cfg.batch_size, cfg.spill_dir, observer=True)
     try:
         explorer = Explorer(spec, safety, library=library, progress=progress, notice=notice,
-                            on_transitions=collector.on_transitions,
-                            on_level=collector.on_level)
+                            observer=collector)
         res = explorer.run()
         res.checked["temporal"] = [p.name for p in selected]
         if res.status != "ok":
@@ -1072,7 +1151,7 @@ class WalkLiveness:
         all_fps = np.concatenate([n[0] for n in nodes])
         ex = self.kernel.expand(np.concatenate([n[1] for n in nodes]), expand=True)
         false_at = []
-        for rows in ex.invariant_rows:
+        for rows in ex.label_rows:
             v = np.ones(len(all_fps), dtype=bool)
             v[rows] = False
             false_at.append(v)
@@ -1080,7 +1159,7 @@ class WalkLiveness:
         en_rows = ex.parent_rows[moves].astype(np.int64)
         en_acts = ex.action_ids[moves].astype(np.int64)
         hits = [(rows.astype(np.int64), ids.astype(np.int64))
-                for rows, ids, _ in ex.property_hits]
+                for rows, ids, _ in ex.step_label_hits]
         out: list[Violation | None] = []
         for i, ((_, _, acts), (nfps, _, node)) in enumerate(zip(walks, nodes)):
             lo, hi = int(offs[i]), int(offs[i + 1])

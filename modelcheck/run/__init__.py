@@ -11,7 +11,10 @@
   :class:`~modelcheck.run.loop.Backend`: the local explorer's (``modelcheck.explorer``)
   and the Spark driver's (``spark_explore.driver``);
 * :mod:`modelcheck.run.results` — the result of a run, begun and completed the same
-  way by every backend.
+  way by every backend;
+* :mod:`modelcheck.run.observers` — :class:`~modelcheck.run.observers.Observer`, a
+  collaborator of the run (liveness's state graph) handed each level's states and
+  each batch's transitions and labels as the run computes them.
 """
 
 from __future__ import annotations

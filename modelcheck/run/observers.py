@@ -1,0 +1,49 @@
+"""Observers of a run: collaborators handed what the run already computes.
+
+An :class:`Observer` is told each level's stored states before they are expanded
+(:meth:`Observer.on_level`) and each batch of the level's expansion as the level rule
+produced it (:meth:`Observer.on_batch`: the transitions into stored states, and the
+values of the predicates the observer asked the kernel to evaluate on every state and
+transition, its ``labels`` and ``step_labels``, see
+:class:`~modelcheck.kernel.Checks`). So an observer never evaluates or expands a level
+again: liveness (:class:`~modelcheck.liveness.GraphCollector`, the state graph for
+the SCCs) is one. The memory it holds (:meth:`Observer.nbytes`) counts towards the
+run's memory budget (``--memory-limit``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Protocol
+
+import numpy as np
+
+from ..kernel import Expansion
+from ..spec import PredicateDecl
+
+__all__ = ["Observer"]
+
+
+class Observer(Protocol):
+    """What a run hands an observer (see the module docstring)."""
+
+    @property
+    def labels(self) -> Sequence[PredicateDecl]:
+        """State predicates the kernel evaluates on every state for the observer."""
+
+    @property
+    def step_labels(self) -> Sequence[PredicateDecl]:
+        """Step predicates the kernel evaluates on every transition for the observer."""
+
+    def on_level(self, depth: int, fps: np.ndarray, words: np.ndarray) -> None:
+        """Level ``depth``'s stored states (sorted fingerprints, packed words), before
+        it is expanded."""
+
+    def on_batch(self, start: int, ex: Expansion) -> None:
+        """The expansion of the level's rows ``start..start + ex.n`` (batches come in
+        row order): ``ex.parent_rows`` (relative to ``start``), ``ex.action_ids`` and
+        ``ex.child_fps`` are its transitions into stored states, ``ex.label_rows`` and
+        ``ex.step_label_hits`` the observer's labels."""
+
+    def nbytes(self) -> int:
+        """Bytes the observer holds in memory (counted by the memory budget)."""

@@ -1,0 +1,85 @@
+"""Liveness is an observer of the one run: each level is evaluated and expanded once.
+
+The state graph's collector (:class:`modelcheck.liveness.GraphCollector`) given to the
+explorer as an observer (:mod:`modelcheck.run.observers`) takes the temporal
+properties' state and step formulas as the run's kernel evaluated them on the states
+and transitions the run generated. The oracle is the collector fed through the
+explorer's ``on_level``/``on_transitions`` hooks, which evaluates the formulas with a
+kernel of its own (expanding every level again for the step formulas): on random
+specs with fairness and properties over states and steps (``tests.livespec``) both
+give the same graph, node flags and edge flags. And a whole check expands every
+state exactly once.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from modelcheck import check
+from modelcheck.config import CheckConfig
+from modelcheck.explorer import Explorer
+from modelcheck.kernel import Kernel
+from modelcheck.liveness import GraphCollector, StateGraph, split_checks
+from tests.livespec import live_spec
+
+
+def _graph(spec: Any, batch_size: int, observer: bool) -> StateGraph:
+    _, temporal = split_checks(spec, CheckConfig())
+    parts = [part for p in temporal for part in p.parts()]
+    assert any(part.kind == "action" for part in parts)  # step formulas too
+    col = GraphCollector(spec, parts, batch_size, observer=observer)
+    try:
+        cfg = CheckConfig(batch_size=batch_size, invariants=())
+        ex = (Explorer(spec, cfg, observer=col) if observer else
+              Explorer(spec, cfg, on_level=col.on_level, on_transitions=col.on_transitions))
+        assert ex.run().status == "ok"
+        return col.graph()
+    finally:
+        col.close()
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(live_spec(), st.sampled_from([1, 2, 5, 1 << 16]))
+def test_the_observed_graph_is_the_one_the_collector_evaluates_itself(cls, batch_size):
+    spec = cls()
+    got, want = _graph(spec, batch_size, True), _graph(spec, batch_size, False)
+    for name in ("fps", "initial", "dst", "act", "indptr"):
+        assert np.array_equal(getattr(got, name), getattr(want, name)), name
+    assert got.preds.keys() == want.preds.keys() and got.steps.keys() == want.steps.keys()
+    for name in want.preds:
+        assert np.array_equal(got.preds[name], want.preds[name]), name
+    for name in want.steps:
+        assert np.array_equal(got.steps[name], want.steps[name]), name
+
+
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(live_spec())
+def test_a_check_with_temporal_properties_expands_every_state_once(cls):
+    """Rows the kernels expand (the outermost calls: a one-state batch is evaluated
+    as two copies inside) over a whole check: the distinct states, once each."""
+    spec = cls()
+    rows = [0]
+    depth = [0]
+    orig = Kernel.expand
+
+    def counting(self: Kernel, words: np.ndarray, **kw: Any) -> Any:
+        if kw.get("expand", True) and depth[0] == 0:
+            rows[0] += len(words)
+        depth[0] += 1
+        try:
+            return orig(self, words, **kw)
+        finally:
+            depth[0] -= 1
+
+    with pytest.MonkeyPatch.context() as m:
+        m.setattr(Kernel, "expand", counting)
+        res = check(spec, batch_size=1 << 16)
+    assert res.status in ("ok", "violation")
+    assert res.liveness["properties"]
+    if res.violation is None or res.violation.kind == "liveness":
+        assert rows[0] == res.distinct_states
