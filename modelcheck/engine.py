@@ -57,7 +57,7 @@ import numpy as np
 
 from .errors import SpecEvaluationError
 from .kernel import Expansion, Kernel
-from .result import TraceStep, Violation, json_value
+from .result import TraceStep, Violation, ViolationKind, json_value
 from .spec import PredicateDecl
 from .store import dedupe_min
 
@@ -510,10 +510,11 @@ def report(kernel: Kernel, verdict: Verdict,
     if verdict.kind == "invariant":
         names = [kernel.invariants[j].name for j in verdict.which]
         also = sorted(set(names[1:]) - {names[0]})
-        return Violation(names[0], "invariant", rebuild_trace(kernel, path_to(verdict.at)),
-                         tuple(also))
+        return Violation(names[0], ViolationKind.INVARIANT,
+                         rebuild_trace(kernel, path_to(verdict.at)), tuple(also))
     if verdict.kind == "deadlock":
-        return Violation("Deadlock", "deadlock", rebuild_trace(kernel, path_to(verdict.at)))
+        return Violation("Deadlock", ViolationKind.DEADLOCK,
+                         rebuild_trace(kernel, path_to(verdict.at)))
     child, parent, _ = verdict.at
     if verdict.kind == "outside":
         names = [kernel.invariants[j].name for j in verdict.which]
@@ -521,10 +522,10 @@ def report(kernel: Kernel, verdict: Verdict,
         final = kernel.layout.cells_from_values(trace[-1].state)
         others = [p.name for p in kernel.check_invariants(final)]
         also = sorted(set(names[1:] + others) - {names[0]})
-        return Violation(names[0], "invariant", trace, tuple(also))
+        return Violation(names[0], ViolationKind.INVARIANT, trace, tuple(also))
     prop = kernel.properties[verdict.which[0]]
     also = sorted({kernel.properties[j].name for j in verdict.which[1:]} - {prop.name})
     trace = rebuild_trace(kernel, path_to(parent), last=(prop, child))
     final = kernel.layout.cells_from_values(trace[-1].state)
     also += [p.name for p in kernel.check_invariants(final)]
-    return Violation(prop.name, "action", trace, tuple(also))
+    return Violation(prop.name, ViolationKind.ACTION, trace, tuple(also))

@@ -90,7 +90,7 @@ from .graphstore import (
 from .kernel import Checks, Expansion, Kernel, format_state
 from .library import Library
 from .library import lookup as library_lookup
-from .result import Result, TraceStep, Violation
+from .result import Result, Status, TraceStep, Violation, ViolationKind
 from .spec import PredicateDecl, Spec
 from .temporal import FairnessCondition, TemporalDecl, fairness_conditions
 
@@ -1065,7 +1065,7 @@ def _decide(spec: Spec, res: Result, g: StateGraph,
                                       v.loop, v.fairness, v.formula)
             continue
         res.violation = lasso_violation(spec, kernel, g, p, conds, lasso)
-        res.status = "violation"
+        res.status = Status.VIOLATION
     res.liveness = {"properties": verdicts}
 
 
@@ -1081,7 +1081,7 @@ def lasso_violation(spec: Spec, kernel: Kernel, g: StateGraph, p: TemporalDecl,
     for a, cells in zip(lasso.acts, states[1:]):
         inst = kernel.actions[a]
         steps.append(TraceStep(inst.name, dict(inst.params), layout.values_from_cells(cells)))
-    return Violation(p.name, "liveness", tuple(steps), also, loop=lasso.loop,
+    return Violation(p.name, ViolationKind.LIVENESS, tuple(steps), also, loop=lasso.loop,
                      fairness=tuple(why), formula=p.formula)
 
 

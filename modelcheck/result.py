@@ -14,10 +14,32 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["Result", "Violation", "TraceStep", "ActionCoverage", "LevelStats", "EXIT_CODES",
-           "exit_code", "json_value", "constants_out"]
+__all__ = ["Result", "Violation", "ViolationKind", "Status", "TraceStep", "ActionCoverage",
+           "LevelStats", "EXIT_CODES", "exit_code", "json_value", "constants_out"]
 
-EXIT_CODES = {"ok": 0, "violation": 1, "deadlock": 1, "error": 2, "incomplete": 3}
+
+class Status(enum.StrEnum):
+    """How a run ended. A :class:`~enum.StrEnum`: a member equals, formats and encodes
+    in JSON as its value (``"ok"``), so the ``--format json`` contract is unchanged."""
+
+    OK = "ok"
+    VIOLATION = "violation"
+    DEADLOCK = "deadlock"
+    ERROR = "error"
+    INCOMPLETE = "incomplete"
+
+
+class ViolationKind(enum.StrEnum):
+    """What a counterexample violates (a :class:`~enum.StrEnum`, JSON as its value)."""
+
+    INVARIANT = "invariant"
+    ACTION = "action"
+    DEADLOCK = "deadlock"
+    LIVENESS = "liveness"
+
+
+EXIT_CODES: dict[Status, int] = {Status.OK: 0, Status.VIOLATION: 1, Status.DEADLOCK: 1,
+                                 Status.ERROR: 2, Status.INCOMPLETE: 3}
 
 
 def constants_out(constants: Mapping[str, Any]) -> dict[str, Any]:
@@ -53,13 +75,17 @@ class Violation:
     """
 
     property: str
-    kind: str
+    kind: ViolationKind
     trace: tuple[TraceStep, ...]
     also_violated: tuple[str, ...] = ()
     loop: int | None = None
     fairness: tuple[str, ...] = ()
     #: the property as a formula (``P ~> Q``) for a liveness violation
     formula: str | None = None
+
+    def __post_init__(self) -> None:
+        # a kind given by its value ("invariant") becomes the member; an unknown one fails
+        object.__setattr__(self, "kind", ViolationKind(self.kind))
 
     def to_json(self) -> dict[str, Any]:
         d = {"property": self.property, "kind": self.kind,
@@ -94,7 +120,7 @@ class Result:
 
     spec: str
     constants: dict[str, Any]
-    status: str
+    status: Status
     distinct_states: int = 0
     generated_states: int = 0
     depth: int = 0
@@ -123,6 +149,12 @@ class Result:
     #: a simulation's own figures (``modelcheck simulate``): seed, walks, steps, rates,
     #: how walks ended, found and shrunk trace lengths; ``None`` for a check
     simulation: dict[str, Any] | None = None
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        # the run sets the status as it goes; it is always a Status member
+        if name == "status":
+            value = Status(value)
+        super().__setattr__(name, value)
 
     @property
     def states_per_second(self) -> float:
@@ -175,7 +207,11 @@ class Result:
 
 
 def exit_code(status: str) -> int:
-    return EXIT_CODES.get(status, 2)
+    """The process exit code of a run that ended with ``status`` (2 for an unknown one)."""
+    try:
+        return EXIT_CODES[Status(status)]
+    except ValueError:
+        return 2
 
 
 def json_value(v: Any) -> Any:

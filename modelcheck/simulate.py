@@ -76,7 +76,7 @@ from .kernel import Kernel
 from .library import Library
 from .library import lookup as library_lookup
 from .liveness import WalkLiveness, split_checks
-from .result import Result, TraceStep, Violation
+from .result import Result, Status, TraceStep, Violation, ViolationKind
 from .shrink import ShrinkReport, Target, shrink
 from .spec import Spec
 from .store import FingerprintSet
@@ -786,18 +786,18 @@ class Simulator:
                                     bfs_states=cfg.shrink_states)
             else:
                 steps = _trace(k, init_cells, f.actions)
-            violation = f.lasso or Violation(f.target.name, f.target.kind, steps,
+            violation = f.lasso or Violation(f.target.name, ViolationKind(f.target.kind), steps,
                                              _also(k, f, steps))
-            res.status = "deadlock" if f.target.kind == "deadlock" else "violation"
+            res.status = Status.DEADLOCK if f.target.kind == "deadlock" else Status.VIOLATION
             out.update({"violation_walk": f.walk, "found_length": found_len,
                         "shrunk_length": len(steps),
                         "shrinking": None if rep is None else rep.to_json()})
         elif tally.stopped == "interrupted":
-            res.status, res.reason = "incomplete", "interrupted"
+            res.status, res.reason = Status.INCOMPLETE, "interrupted"
             res.message = (f"Interrupted after {tally.walks:,} walks ({tally.steps:,} "
                            "steps); no violation in them.")
         elif tally.steps == 0 and cut:
-            res.status, res.reason = "incomplete", "weights"
+            res.status, res.reason = Status.INCOMPLETE, "weights"
             res.message = (f"No walk took a step: in the initial states of the {cut:,} "
                            "walks, every enabled action weighs 0 (--weights); nothing "
                            "past them was checked.")

@@ -75,6 +75,7 @@ from .values import Value, record_field_problem
 
 __all__ = [
     "Spec",
+    "RoleKind",
     "action",
     "invariant",
     "action_property",
@@ -188,14 +189,26 @@ def _branch_names(fn: Callable[..., Any], action_name: str) -> tuple[str, ...]:
     return tuple(sorted(names, key=at.__getitem__))
 
 
+class RoleKind(enum.StrEnum):
+    """The role of a declared predicate. A :class:`~enum.StrEnum`: a member equals its
+    value (``RoleKind.ACTION == "action"``), so a kind given as text still compares."""
+
+    INVARIANT = "invariant"
+    ACTION = "action"
+    CONSTRAINT = "constraint"
+    ACTION_CONSTRAINT = "action_constraint"
+    TEMPORAL = "temporal"
+
+
 class PredicateDecl:
     """An invariant (``kind='invariant'``), action property (``'action'``), state
-    constraint (``'constraint'``) or action constraint (``'action_constraint'``)."""
+    constraint (``'constraint'``), action constraint (``'action_constraint'``) or
+    temporal property (``'temporal'``); :attr:`kind` is a :class:`RoleKind`."""
 
-    def __init__(self, fn: Callable[..., Any], kind: str, name: str | None = None,
+    def __init__(self, fn: Callable[..., Any], kind: RoleKind | str, name: str | None = None,
                  doc: str | None = None) -> None:
         self.fn = fn
-        self.kind = kind
+        kind = self.kind = RoleKind(kind)
         self.name = name or fn.__name__
         self.where = source_location(fn)
         self.doc = (doc or inspect.getdoc(fn) or "").split("\n\n")[0]
@@ -244,17 +257,17 @@ def action(fn: Callable[..., Any] | None = None, /, *, fair: str | None | _Keep 
 
 def invariant(fn: Callable[..., Any]) -> PredicateDecl:
     """Declare a state invariant ``def Name(self, s) -> bool``."""
-    return PredicateDecl(fn, "invariant")
+    return PredicateDecl(fn, RoleKind.INVARIANT)
 
 
 def action_property(fn: Callable[..., Any]) -> PredicateDecl:
     """Declare a property of every transition ``def Name(self, s, t) -> bool``."""
-    return PredicateDecl(fn, "action")
+    return PredicateDecl(fn, RoleKind.ACTION)
 
 
 def constraint(fn: Callable[..., Any]) -> PredicateDecl:
     """Declare a state constraint: states where it is false are not expanded."""
-    return PredicateDecl(fn, "constraint")
+    return PredicateDecl(fn, RoleKind.CONSTRAINT)
 
 
 def action_constraint(fn: Callable[..., Any]) -> PredicateDecl:
@@ -264,7 +277,7 @@ def action_constraint(fn: Callable[..., Any]) -> PredicateDecl:
     properties) but not stored or expanded, unless another transition reaches it; the
     transition still counts as enabled (a state whose transitions are all excluded is
     not a deadlock)."""
-    return PredicateDecl(fn, "action_constraint")
+    return PredicateDecl(fn, RoleKind.ACTION_CONSTRAINT)
 
 
 @dataclass(frozen=True)
@@ -515,7 +528,7 @@ class Spec(metaclass=_SpecMeta):
         self.action_constraints = tuple(p for p in cls._predicates.values()
                                         if p.kind == "action_constraint")
         #: temporal properties (:mod:`modelcheck.temporal`), checked by the liveness checker
-        self.temporal = tuple(p for p in cls._predicates.values() if p.kind == "temporal")
+        self.temporal = tuple(p for p in cls._predicates.values() if p.kind == RoleKind.TEMPORAL)
         #: every fairness condition (``fair=`` and the ``fairness`` table, conjoined),
         #: resolved against the instances of these constants (:mod:`modelcheck.fairness`)
         self.fairness_conditions: tuple[FairnessCondition, ...] = resolve_fairness(self)

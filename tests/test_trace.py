@@ -113,7 +113,7 @@ def _random_walk(spec: Spec, steps: int, seed: int) -> Trace:
         live = [x for x in succ if x[0].name != "Crash"] or succ  # keep the walk going
         inst, cur = rng.choice(live)
         out.append(TraceStep(inst.name, dict(inst.params), spec.layout.values_from_cells(cur)))
-    t = Trace.from_violation(spec, Violation("none", "none", tuple(out)))
+    t = Trace.from_violation(spec, Violation("none", "invariant", tuple(out)))
     return Trace(t.vars, t.steps, spec=spec.name, constants=dict(spec.constants))
 
 

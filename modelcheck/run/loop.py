@@ -40,7 +40,7 @@ from ..config import CheckConfig
 from ..engine import LevelFindings, Verdict
 from ..interrupt import Interrupts
 from ..kernel import Kernel
-from ..result import LevelStats, Result, Violation
+from ..result import LevelStats, Result, Status, Violation
 from .progress import Progress
 from .results import complete_result
 from .rules import (
@@ -194,7 +194,7 @@ class RunLoop:
                 if verdict is not None and (verdict.phase1 or verdict.kind == "error"):
                     # The level's successors are not counted; a spec error raises.
                     violation = b.report(depth, verdict)
-                    res.status = "violation"
+                    res.status = Status.VIOLATION
                     break
                 have = sum(self.sizes)
                 room = None if cap is None or verdict is not None else cap - have
@@ -220,7 +220,7 @@ class RunLoop:
                 self._report(Progress(depth + 1, sum(self.sizes), 0, nxt.new,
                                       self.generated, self._elapsed(), res.levels[-1]))
                 if not expand:
-                    res.status = "incomplete"
+                    res.status = Status.INCOMPLETE
                     res.reason = max_depth_reason(max_depth)
                     break
                 if nxt.new == 0:
@@ -228,13 +228,13 @@ class RunLoop:
                 self.depth = depth + 1
                 self._commit()
         except StopRun as s:
-            res.status, res.reason, res.message = "incomplete", s.reason, s.message
+            res.status, res.reason, res.message = Status.INCOMPLETE, s.reason, s.message
             orderly = True
         except KeyboardInterrupt:  # a second Ctrl-C, or raised by a progress callback
-            res.status, res.reason = "incomplete", "interrupted"
+            res.status, res.reason = Status.INCOMPLETE, "interrupted"
             b.interrupted()
         except MemoryError as e:
-            res.status, res.reason = "incomplete", "memory"
+            res.status, res.reason = Status.INCOMPLETE, "memory"
             res.message = str(e)  # nothing else of the failed allocation is kept
             orderly = True
         if res.reason == "memory" and res.status == "incomplete":
@@ -303,7 +303,7 @@ class RunLoop:
     def _ended(self, final: Final) -> Result:
         """The result of a run whose checkpoint records its end (no exploration)."""
         res, c = self.res, final.counters
-        res.status, res.reason = final.status, final.reason
+        res.status, res.reason = Status(final.status), final.reason
         violation = None
         if final.verdict is not None:
             violation = self.b.report(c.depth, final.verdict)

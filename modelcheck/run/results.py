@@ -9,7 +9,7 @@ import numpy as np
 from ..config import CheckConfig
 from ..kernel import Kernel
 from ..layout import collision_probability
-from ..result import ActionCoverage, Result, Violation
+from ..result import ActionCoverage, Result, Status, Violation
 from ..spec import ActionInstance
 
 __all__ = ["new_result", "complete_result", "coverage_table"]
@@ -18,7 +18,7 @@ __all__ = ["new_result", "complete_result", "coverage_table"]
 def new_result(kernel: Kernel, config: CheckConfig, backend: str = "local") -> Result:
     """An empty result of a check of ``kernel``'s spec with ``config`` (every explorer's)."""
     spec, layout = kernel.spec, kernel.layout
-    return Result(spec=spec.name, constants=dict(spec.constants), status="ok",
+    return Result(spec=spec.name, constants=dict(spec.constants), status=Status.OK,
                   fingerprint="exact" if layout.exact else "hash64",
                   state_bits=layout.bits, state_cells=len(layout.cells), backend=backend,
                   symmetry=list(kernel.symmetry.names) if kernel.symmetry else [],

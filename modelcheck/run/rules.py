@@ -10,6 +10,7 @@ resume says where its checkpoint is (:func:`checkpoint_note`).
 from __future__ import annotations
 
 from ..engine import Verdict
+from ..result import Status
 
 __all__ = ["can_expand", "over_max_states", "verdict_status", "max_depth_reason",
            "max_states_message", "checkpoint_note"]
@@ -25,9 +26,9 @@ def over_max_states(cap: int | None, have: int, new: int) -> bool:
     return cap is not None and have + new > cap
 
 
-def verdict_status(verdict: Verdict) -> str:
+def verdict_status(verdict: Verdict) -> Status:
     """The status of a run that the level rule's ``verdict`` ended."""
-    return "deadlock" if verdict.kind == "deadlock" else "violation"
+    return Status.DEADLOCK if verdict.kind == "deadlock" else Status.VIOLATION
 
 
 def max_depth_reason(max_depth: int | None) -> str:
