@@ -144,3 +144,18 @@ def test_sphinx_build_with_every_reference_resolved(tmp_path: Path) -> None:
     missing = sorted(n for n in names if f'id="modelcheck-{n}"' not in html)
     assert not missing, f"commands missing from the command reference: {missing}"
     assert "--memory-limit" in html and "--seed" in html  # options of check, simulate
+
+
+def test_readme_headline_figures_are_in_the_benchmarks_page() -> None:
+    """Each row of the README's "Measured" table (model, distinct states, depth, the
+    local explorer's seconds and Spark local[2]'s) is a row of the benchmarks page."""
+    readme = (ROOT / "README.md").read_text()
+    section = readme[readme.index("## Measured"):]
+    rows = re.findall(r"^\| KRaft (L\d) \| ([\d,]+) \| (\d+) \| ([\d.]+) s [^|]*\| ([\d.]+) s \|",
+                      section, re.M)
+    assert len(rows) >= 2, section[:500]
+    bench = (DOCS / "benchmarks.md").read_text()
+    for config, states, depth, local, spark in rows:
+        for backend, seconds in (("local", local), (r"local\[2\]", spark)):
+            row = rf"^{config}\s+{backend}\s+{states}\s+{depth}\s+{re.escape(seconds)}\s"
+            assert re.search(row, bench, re.M), (config, backend, states, depth, seconds)
