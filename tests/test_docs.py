@@ -119,6 +119,45 @@ def test_architecture_diagram_names_only_modules_that_exist() -> None:
     assert not missing, f"the layer diagram names modules that do not exist: {missing}"
 
 
+def diagram_rows(text: str) -> list[set[str]]:
+    """The names outside parentheses on each line of the layer diagram (a parenthesis
+    opened or closed on another line is a remark running to the end or from the start
+    of this one)."""
+    block = re.search(r"^```\n(.*?)^```", text, re.S | re.M)
+    assert block
+    rows = []
+    for line in block.group(1).splitlines():
+        while re.search(r"\([^()]*\)", line):
+            line = re.sub(r"\([^()]*\)", "", line)
+        line = line.split("(")[0].split(")")[-1]
+        rows.append(set(re.findall(r"[a-z_][\w.]*", line)))
+    return rows
+
+
+def test_architecture_diagram_follows_the_layers_contract() -> None:
+    """Every module of the import-linter contract "modelcheck layers" is on the diagram,
+    and the layers come top to bottom in the contract's order."""
+    import tomllib
+
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    (contract,) = [c for c in config["tool"]["importlinter"]["contracts"]
+                   if c.get("containers") == ["modelcheck"] and c["type"] == "layers"]
+    rows = diagram_rows((DOCS / "architecture.md").read_text())
+
+    def row_of(module: str) -> int:
+        found = [i for i, names in enumerate(rows)
+                 if module in names or f"modelcheck.{module}" in names]
+        assert found, f"module {module} of the layers contract is not on the diagram"
+        return found[0]
+
+    last = -1
+    for layer in contract["layers"]:
+        modules = re.split(r"\s*[|:]\s*", layer)
+        at = [row_of(m) for m in modules]
+        assert min(at) > last, f"layer {layer!r} is drawn above a higher layer"
+        last = max(at)
+
+
 def test_module_name_parsing() -> None:
     text = "```\n  checker (check(): prose)\n  trace (model, itf)  : store\n```\n"
     assert diagram_names(text) == {"checker", "trace", "model", "itf", "store"}
