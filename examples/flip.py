@@ -1,5 +1,5 @@
 """Fairness in two actions on a bit: weak fairness of an action enabled every other
-state is not enough to take it; strong fairness is (README, "Liveness").
+state is not enough to take it; strong fairness is (docs/liveness.md).
 
     modelcheck check examples/flip.py:FlipWeakSet     # violation of SetWeak, 3-state trace
     modelcheck check examples/flip.py:FlipStrongSet   # violation of SetWeak, 3-state trace

@@ -37,7 +37,7 @@ def check(spec: Spec, config: CheckConfig | None = None, *,
     invariant, action property and temporal property of the spec, else those named
     (names the spec does not declare are looked up in ``library``, by default the
     registered predicate libraries). When temporal properties are selected the run
-    is :func:`~modelcheck.liveness.check_liveness` (a safety violation is reported
+    is :func:`~modelcheck.check_liveness` (a safety violation is reported
     first, then the first violated temporal property with a lasso; refused, with a
     :class:`~modelcheck.liveness.LivenessError`, under symmetry reduction, state
     constraints, ``max_depth`` or checkpoints, as on the command line); otherwise the

@@ -489,5 +489,5 @@ def _path_finder(levels: LevelStore, visited: FingerprintSet,
 def explore(spec: Spec, **kwargs: Any) -> Result:
     """Shorthand for ``Explorer(spec, **kwargs).run()``: the breadth-first explorer alone,
     which checks invariants, action properties and deadlocks but not temporal properties
-    (:func:`modelcheck.checker.check` checks those too)."""
+    (:func:`modelcheck.check` checks those too)."""
     return Explorer(spec, **kwargs).run()

@@ -136,8 +136,9 @@ def where(cond: Any, a: Any, b: Any) -> Any:
     counts only where the arm is selected.
 
     Never a wrong successor: a write to the next state (``t.y = ...``, ``t.f[i] = ...``,
-    a branch) pins every undefined value met before it (:func:`pin_undefined`), as the
-    written value may have been computed from it, so an arm (or a function arm) that
+    a branch) pins every undefined value met before it
+    (:func:`~modelcheck.expr.pin_undefined`), as the written value may have been
+    computed from it, so an arm (or a function arm) that
     wrote to ``t`` stays an error in all its rows: ``t.x = where(c, a, choose(...))``
     is discharged before its write, and stays lazy. An arm is told to be a temporary by
     its reference count, calibrated at import on several shapes (a temporary argument,
@@ -379,8 +380,8 @@ class _Undefined:
 
     def narrow(self, keep: Any, value: Any) -> None:
         """Keep only the rows of ``keep`` (the rows where the value is used), now standing
-        for ``value``; nothing once pinned (:func:`pin_undefined`): the value may have
-        reached the next state in the other rows too."""
+        for ``value``; nothing once pinned (:func:`~modelcheck.expr.pin_undefined`): the
+        value may have reached the next state in the other rows too."""
         if self.pinned:
             return
         self.mask = self.mask & keep

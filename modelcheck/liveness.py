@@ -979,11 +979,12 @@ def check_liveness(spec: Spec, config: CheckConfig | None = None, *,
                    **options: Any) -> Result:
     """Explore ``spec`` (checking what ``config`` selects of its invariants, action
     properties and deadlocks) and then its temporal properties (``temporal``, default:
-    those ``config`` selects, see :func:`split_checks`). A safety violation is reported
-    first; otherwise the first violated temporal property in declaration order, with a
-    lasso (``Violation.kind == "liveness"``; the other violated ones are listed in its
-    ``also_violated``, and every verdict in ``Result.liveness["properties"]``). Without
-    temporal properties, the explorer alone. :func:`modelcheck.checker.check` (the
+    those ``config`` selects, see :func:`~modelcheck.liveness.split_checks`). A safety
+    violation is reported first; otherwise the first violated temporal property in
+    declaration order, with a lasso (``Violation.kind == "liveness"``; the other
+    violated ones are listed in its ``also_violated``, and every verdict in
+    ``Result.liveness["properties"]``). Without temporal properties, the explorer
+    alone. :func:`modelcheck.check` (the
     library's and the command line's front door) calls this when ``config`` selects
     temporal properties.
     ``notice`` is the explorer's (:class:`~modelcheck.explorer.Explorer`)."""

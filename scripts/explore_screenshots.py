@@ -1,4 +1,4 @@
-"""Screenshots of ``modelcheck explore`` for the README (docs/explore-*.png).
+"""Screenshots of ``modelcheck explore`` for the documentation (docs/explore-*.png).
 
     python scripts/explore_screenshots.py [OUTDIR]     # default: docs/
 

@@ -1,4 +1,5 @@
-"""The README's ```console blocks, run and compared with what they show.
+"""The ```console blocks of README.md and of every docs/ page, run and compared with
+what they show, and the claims beside their commands checked.
 
 Convention (stated in the README): in a ```console block, a line ``$ modelcheck ...``
 is a command (``\\`` continues it on the next line) and the lines up to the next
@@ -36,6 +37,13 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 README = ROOT / "README.md"
+#: README.md and every page of the documentation site (each page runs in its own
+#: temporary directory, so a page may read only files its own earlier blocks wrote).
+PAGES = [README, *sorted((ROOT / "docs").glob("*.md"))]
+
+
+def rel(page: Path) -> str:
+    return str(page.relative_to(ROOT))
 
 
 @dataclass
@@ -58,7 +66,7 @@ def console_commands(text: str) -> list[Command]:
         while i < len(lines) and lines[i].strip() != "```":
             line = lines[i]
             if not line.startswith("$ "):
-                raise AssertionError(f"README.md:{i + 1}: output without a command")
+                raise AssertionError(f"line {i + 1}: output without a command")
             start = i
             cmd = line[2:]
             while cmd.endswith("\\"):
@@ -114,11 +122,11 @@ def workdir(tmp: Path) -> Path:
     return tmp
 
 
-def outputs(tmp: Path) -> list[tuple[Command, list[str]]]:
+def outputs(tmp: Path, page: Path = README) -> list[tuple[Command, list[str]]]:
     cwd = workdir(tmp)
     rc = 0
     out = []
-    for c in console_commands(README.read_text()):
+    for c in console_commands(page.read_text()):
         if c.command.strip() == "echo $?":
             actual = [str(rc)]
         else:
@@ -127,22 +135,29 @@ def outputs(tmp: Path) -> list[tuple[Command, list[str]]]:
     return out
 
 
-def test_readme_console_blocks(tmp_path: Path) -> None:
-    commands = console_commands(README.read_text())
-    assert len(commands) >= 10  # the tutorial and the trace walk-through
+def test_console_blocks_are_found() -> None:
+    counts = {rel(p): len(console_commands(p.read_text())) for p in PAGES}
+    assert counts["README.md"] >= 2, counts  # the check and the counterexample
+    assert sum(counts.values()) >= 12, counts  # the tutorial and the trace walk-through
+
+
+@pytest.mark.parametrize("page", [p for p in PAGES if "```console" in p.read_text()],
+                         ids=rel)
+def test_console_blocks(page: Path, tmp_path: Path) -> None:
     failures = []
-    for c, actual in outputs(tmp_path):
+    for c, actual in outputs(tmp_path, page):
         if not matches(c.expected, actual):
-            failures.append(f"README.md:{c.line}: $ {c.command}\n--- README\n"
+            failures.append(f"{rel(page)}:{c.line}: $ {c.command}\n--- page\n"
                             + "\n".join(c.expected) + "\n--- program\n" + "\n".join(actual))
     assert not failures, "\n\n".join(failures)
 
 
 @dataclass
 class Claim:
-    line: int  # in README.md
+    line: int  # in its page
     command: str
     claim: str
+    page: str = "README.md"
 
 
 def commented_commands(text: str) -> list[Claim]:
@@ -221,10 +236,11 @@ def claim_mismatches(expected: Expected, d: dict) -> list[str]:
     return bad
 
 
-CLAIMS = commented_commands(README.read_text())
+CLAIMS = [Claim(c.line, c.command, c.claim, rel(p))
+          for p in PAGES for c in commented_commands(p.read_text())]
 
 
-@pytest.mark.parametrize("claim", CLAIMS, ids=lambda c: f"README.md:{c.line}")
+@pytest.mark.parametrize("claim", CLAIMS, ids=lambda c: f"{c.page}:{c.line}")
 def test_readme_claims_beside_commands(claim: Claim) -> None:
     import json
 
@@ -235,7 +251,7 @@ def test_readme_claims_beside_commands(claim: Claim) -> None:
                        check=False)
     assert p.returncode in (0, 1, 3), p.stderr[-2000:]
     bad = claim_mismatches(expected, json.loads(p.stdout))
-    assert not bad, f"README.md:{claim.line}: $ {claim.command}  # {claim.claim}\n" + \
+    assert not bad, f"{claim.page}:{claim.line}: $ {claim.command}  # {claim.claim}\n" + \
         "\n".join(bad)
 
 
@@ -291,7 +307,9 @@ if __name__ == "__main__":  # print the blocks as the program prints them now
     import tempfile
 
     with tempfile.TemporaryDirectory() as d:
-        for c, actual in outputs(Path(d)):
-            print(f"README.md:{c.line}: $ {c.command}")
-            print("\n".join(actual))
-            print()
+        for page in PAGES:
+            (Path(d) / page.stem).mkdir()
+            for c, actual in outputs(Path(d) / page.stem, page):
+                print(f"{rel(page)}:{c.line}: $ {c.command}")
+                print("\n".join(actual))
+                print()
