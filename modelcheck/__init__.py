@@ -64,7 +64,16 @@ if TYPE_CHECKING:
         without,
     )
     from .liveness import check_liveness
-    from .result import EXIT_CODES, ActionCoverage, LevelStats, Result, TraceStep, Violation
+    from .result import (
+        EXIT_CODES,
+        ActionCoverage,
+        LevelStats,
+        Result,
+        Status,
+        TraceStep,
+        Violation,
+        ViolationKind,
+    )
     from .spec import (
         MemberOf,
         Spec,
@@ -138,6 +147,8 @@ _SOURCES: dict[str, str] = {
     "Result": ".result",
     "TraceStep": ".result",
     "Violation": ".result",
+    "Status": ".result",
+    "ViolationKind": ".result",
     "MemberOf": ".spec",
     "Spec": ".spec",
     "action": ".spec",
@@ -186,7 +197,8 @@ __all__ = [
     "not_", "choose", "sum_of", "max_of", "min_of", "count_of", "excluding", "BOOLEAN",
     "functions", "init_product",
     "check", "check_liveness", "CheckConfig", "Explorer", "Progress", "explore",
-    "Result", "TraceStep", "Violation", "ActionCoverage", "LevelStats", "EXIT_CODES",
+    "Result", "Status", "TraceStep", "Violation", "ViolationKind", "ActionCoverage", "LevelStats",
+    "EXIT_CODES",
     "Trace", "load_trace", "loads_trace", "dumps_trace_json", "trace_to_itf", "trace_to_json",
     "TraceFileError", "TraceMismatchError",
     "ModelcheckError", "SpecDefinitionError", "SpecEvaluationError", "SpecLoadError",

@@ -203,7 +203,8 @@ class RoleKind(enum.StrEnum):
 class PredicateDecl:
     """An invariant (``kind='invariant'``), action property (``'action'``), state
     constraint (``'constraint'``), action constraint (``'action_constraint'``) or
-    temporal property (``'temporal'``); :attr:`kind` is a :class:`RoleKind`."""
+    temporal property (``'temporal'``); its ``kind`` is a
+    :class:`~modelcheck.spec.RoleKind`."""
 
     def __init__(self, fn: Callable[..., Any], kind: RoleKind | str, name: str | None = None,
                  doc: str | None = None) -> None:
