@@ -1159,22 +1159,70 @@ class BoundSet(BoundType):
         to = _index_permutation(self.elem, pis)
         if to is None:
             return None
-        w = self.chunk_bits
-        widths = list(self.chunk_widths)
-        # the bit of element j of the result is the bit of element src[j] of the argument
-        src = np.empty(len(to), dtype=np.int64)
-        src[np.asarray(to, dtype=np.int64)] = np.arange(len(to))
-        shifts = [np.arange(k, dtype=np.int64) for k in widths]
+        return _sparse_set_permutation(np.asarray(to, dtype=np.int64), self.chunk_bits,
+                                       list(self.chunk_widths))
 
-        def apply(cols: list[np.ndarray]) -> list[np.ndarray]:
-            # one gather over an (n, width) bit matrix instead of one numpy pass per bit
-            bits = np.concatenate(
-                [(np.asarray(c, dtype=np.int64)[..., None] >> sh) & 1
-                 for c, sh in zip(cols, shifts)], axis=-1)[..., src]
-            return [np.sum(bits[..., k * w:k * w + len(sh)] << sh, axis=-1).astype(
-                np.asarray(c).dtype) for k, (c, sh) in enumerate(zip(cols, shifts))]
 
-        return apply
+def _dense_set_permutation(to: np.ndarray, w: int, widths: list[int]
+                           ) -> Callable[[list[np.ndarray]], list[np.ndarray]]:
+    """The set cells' permutation moving element ``i`` to ``to[i]``, as one gather over an
+    ``(n, elements)`` bit matrix: the reference the sparse path is tested against."""
+    # the bit of element j of the result is the bit of element src[j] of the argument
+    src = np.empty(len(to), dtype=np.int64)
+    src[to] = np.arange(len(to))
+    shifts = [np.arange(k, dtype=np.int64) for k in widths]
+
+    def apply(cols: list[np.ndarray]) -> list[np.ndarray]:
+        bits = np.concatenate(
+            [(np.asarray(c, dtype=np.int64)[..., None] >> sh) & 1
+             for c, sh in zip(cols, shifts)], axis=-1)[..., src]
+        return [np.sum(bits[..., k * w:k * w + len(sh)] << sh, axis=-1).astype(
+            np.asarray(c).dtype) for k, (c, sh) in enumerate(zip(cols, shifts))]
+
+    return apply
+
+
+def _set_members(cols: list[np.ndarray], w: int) -> tuple[np.ndarray, np.ndarray]:
+    """The members present in a batch of set cells: flat state numbers and element indices
+    (chunk ``k``'s bit ``b`` is element ``k * w + b``), one pair per set bit."""
+    rows: list[np.ndarray] = []
+    elems: list[np.ndarray] = []
+    for k, c in enumerate(cols):
+        flat = np.asarray(c).reshape(-1)
+        nz = np.flatnonzero(flat)
+        if not len(nz):
+            continue
+        # the 64 bits of each nonzero chunk, little-endian: cost scales with the members
+        # present instead of with the element type's size
+        words = np.ascontiguousarray(flat[nz].astype("<i8"))
+        bits = np.unpackbits(words.view(np.uint8).reshape(-1, 8), axis=1, bitorder="little")
+        r, b = np.nonzero(bits)
+        rows.append(nz[r])
+        elems.append(k * w + b.astype(np.int64))
+    if not rows:
+        return np.empty(0, dtype=np.int64), np.empty(0, dtype=np.int64)
+    return np.concatenate(rows), np.concatenate(elems)
+
+
+def _sparse_set_permutation(to: np.ndarray, w: int, widths: list[int]
+                            ) -> Callable[[list[np.ndarray]], list[np.ndarray]]:
+    """The set cells' permutation moving element ``i`` to ``to[i]``, moving only the bits
+    of the members present (the same cells as :func:`_dense_set_permutation`)."""
+    kc = len(widths)
+    chunk_of = to // w
+    bit_of = np.left_shift(np.int64(1), to % w)
+
+    def apply(cols: list[np.ndarray]) -> list[np.ndarray]:
+        arrs = [np.asarray(c) for c in cols]
+        shape = arrs[0].shape
+        rows, elems = _set_members(arrs, w)
+        out = np.zeros(arrs[0].size * kc, dtype=np.int64)
+        # distinct members of one set land on distinct bits: adding them is or-ing them
+        np.add.at(out, rows * kc + chunk_of[elems], bit_of[elems])
+        grid = out.reshape(-1, kc)
+        return [grid[:, k].reshape(shape).astype(a.dtype) for k, a in enumerate(arrs)]
+
+    return apply
 
 
 class BoundRecord(BoundType):
