@@ -1182,26 +1182,31 @@ def _dense_set_permutation(to: np.ndarray, w: int, widths: list[int]
     return apply
 
 
+#: the last batch of set cells whose members were listed, and the list: every permutation
+#: of one canonicalisation lists the same (unmoved) cells, so it is listed once
+_members_memo: tuple[tuple[np.ndarray, ...], int, tuple[np.ndarray, np.ndarray]] | None = None
+
+
 def _set_members(cols: list[np.ndarray], w: int) -> tuple[np.ndarray, np.ndarray]:
     """The members present in a batch of set cells: flat state numbers and element indices
     (chunk ``k``'s bit ``b`` is element ``k * w + b``), one pair per set bit."""
-    rows: list[np.ndarray] = []
-    elems: list[np.ndarray] = []
-    for k, c in enumerate(cols):
-        flat = np.asarray(c).reshape(-1)
-        nz = np.flatnonzero(flat)
-        if not len(nz):
-            continue
-        # the 64 bits of each nonzero chunk, little-endian: cost scales with the members
-        # present instead of with the element type's size
-        words = np.ascontiguousarray(flat[nz].astype("<i8"))
-        bits = np.unpackbits(words.view(np.uint8).reshape(-1, 8), axis=1, bitorder="little")
-        r, b = np.nonzero(bits)
-        rows.append(nz[r])
-        elems.append(k * w + b.astype(np.int64))
-    if not rows:
-        return np.empty(0, dtype=np.int64), np.empty(0, dtype=np.int64)
-    return np.concatenate(rows), np.concatenate(elems)
+    global _members_memo
+    memo = _members_memo
+    if memo is not None and memo[1] == w and len(memo[0]) == len(cols) and all(
+            x is y for x, y in zip(memo[0], cols)):
+        return memo[2]
+    kc = len(cols)
+    grid = np.stack([np.asarray(c).reshape(-1).astype("<i8") for c in cols], axis=-1)
+    nz = np.flatnonzero(grid)
+    # the 64 bits of each nonzero chunk, little-endian: cost scales with the members
+    # present instead of with the element type's size
+    words = np.ascontiguousarray(grid.reshape(-1)[nz])
+    bits = np.unpackbits(words.view(np.uint8).reshape(-1, 8), axis=1, bitorder="little")
+    r, b = np.nonzero(bits)
+    cell = nz[r]
+    out = (cell // kc, (cell % kc) * w + b.astype(np.int64))
+    _members_memo = (tuple(cols), w, out)
+    return out
 
 
 def _sparse_set_permutation(to: np.ndarray, w: int, widths: list[int]

@@ -44,3 +44,10 @@ def test_sparse_equals_dense_and_python(case: tuple[int, list[int], list[set[int
     for k in range(len(widths)):
         assert sparse[k].dtype == cols[k].dtype
         assert sparse[k].tolist() == dense[k].tolist() == [e[k] for e in expected]
+    # a second permutation of the very same columns (the members listed once are reused)
+    back = np.empty_like(perm)
+    back[perm] = np.arange(n)
+    again = _sparse_set_permutation(back, W, widths)(cols)
+    inverse = [_encode({int(back[i]) for i in s}, widths) for s in sets]
+    for k in range(len(widths)):
+        assert again[k].tolist() == [e[k] for e in inverse]
