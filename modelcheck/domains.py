@@ -1159,22 +1159,75 @@ class BoundSet(BoundType):
         to = _index_permutation(self.elem, pis)
         if to is None:
             return None
-        w = self.chunk_bits
-        widths = list(self.chunk_widths)
-        # the bit of element j of the result is the bit of element src[j] of the argument
-        src = np.empty(len(to), dtype=np.int64)
-        src[np.asarray(to, dtype=np.int64)] = np.arange(len(to))
-        shifts = [np.arange(k, dtype=np.int64) for k in widths]
+        return _sparse_set_permutation(np.asarray(to, dtype=np.int64), self.chunk_bits,
+                                       list(self.chunk_widths))
 
-        def apply(cols: list[np.ndarray]) -> list[np.ndarray]:
-            # one gather over an (n, width) bit matrix instead of one numpy pass per bit
-            bits = np.concatenate(
-                [(np.asarray(c, dtype=np.int64)[..., None] >> sh) & 1
-                 for c, sh in zip(cols, shifts)], axis=-1)[..., src]
-            return [np.sum(bits[..., k * w:k * w + len(sh)] << sh, axis=-1).astype(
-                np.asarray(c).dtype) for k, (c, sh) in enumerate(zip(cols, shifts))]
 
-        return apply
+def _dense_set_permutation(to: np.ndarray, w: int, widths: list[int]
+                           ) -> Callable[[list[np.ndarray]], list[np.ndarray]]:
+    """The set cells' permutation moving element ``i`` to ``to[i]``, as one gather over an
+    ``(n, elements)`` bit matrix: the reference the sparse path is tested against."""
+    # the bit of element j of the result is the bit of element src[j] of the argument
+    src = np.empty(len(to), dtype=np.int64)
+    src[to] = np.arange(len(to))
+    shifts = [np.arange(k, dtype=np.int64) for k in widths]
+
+    def apply(cols: list[np.ndarray]) -> list[np.ndarray]:
+        bits = np.concatenate(
+            [(np.asarray(c, dtype=np.int64)[..., None] >> sh) & 1
+             for c, sh in zip(cols, shifts)], axis=-1)[..., src]
+        return [np.sum(bits[..., k * w:k * w + len(sh)] << sh, axis=-1).astype(
+            np.asarray(c).dtype) for k, (c, sh) in enumerate(zip(cols, shifts))]
+
+    return apply
+
+
+#: the last batch of set cells whose members were listed, and the list: every permutation
+#: of one canonicalisation lists the same (unmoved) cells, so it is listed once
+_members_memo: tuple[tuple[np.ndarray, ...], int, tuple[np.ndarray, np.ndarray]] | None = None
+
+
+def _set_members(cols: list[np.ndarray], w: int) -> tuple[np.ndarray, np.ndarray]:
+    """The members present in a batch of set cells: flat state numbers and element indices
+    (chunk ``k``'s bit ``b`` is element ``k * w + b``), one pair per set bit."""
+    global _members_memo
+    memo = _members_memo
+    if memo is not None and memo[1] == w and len(memo[0]) == len(cols) and all(
+            x is y for x, y in zip(memo[0], cols)):
+        return memo[2]
+    kc = len(cols)
+    grid = np.stack([np.asarray(c).reshape(-1).astype("<i8") for c in cols], axis=-1)
+    nz = np.flatnonzero(grid)
+    # the 64 bits of each nonzero chunk, little-endian: cost scales with the members
+    # present instead of with the element type's size
+    words = np.ascontiguousarray(grid.reshape(-1)[nz])
+    bits = np.unpackbits(words.view(np.uint8).reshape(-1, 8), axis=1, bitorder="little")
+    r, b = np.nonzero(bits)
+    cell = nz[r]
+    out = (cell // kc, (cell % kc) * w + b.astype(np.int64))
+    _members_memo = (tuple(cols), w, out)
+    return out
+
+
+def _sparse_set_permutation(to: np.ndarray, w: int, widths: list[int]
+                            ) -> Callable[[list[np.ndarray]], list[np.ndarray]]:
+    """The set cells' permutation moving element ``i`` to ``to[i]``, moving only the bits
+    of the members present (the same cells as :func:`_dense_set_permutation`)."""
+    kc = len(widths)
+    chunk_of = to // w
+    bit_of = np.left_shift(np.int64(1), to % w)
+
+    def apply(cols: list[np.ndarray]) -> list[np.ndarray]:
+        arrs = [np.asarray(c) for c in cols]
+        shape = arrs[0].shape
+        rows, elems = _set_members(arrs, w)
+        out = np.zeros(arrs[0].size * kc, dtype=np.int64)
+        # distinct members of one set land on distinct bits: adding them is or-ing them
+        np.add.at(out, rows * kc + chunk_of[elems], bit_of[elems])
+        grid = out.reshape(-1, kc)
+        return [grid[:, k].reshape(shape).astype(a.dtype) for k, a in enumerate(arrs)]
+
+    return apply
 
 
 class BoundRecord(BoundType):
