@@ -1571,18 +1571,15 @@ class BoundBag(BoundType):
         return lambda cols: [cols[src[j]] for j in range(len(cols))]
 
 
-class BoundArray(BoundType):
-    """A function from the index set ``ids`` (named ``index_name``) to ``elem``.
+class _IndexedCells:
+    """The cells, default and TLA+ description of a function from ``ids`` (named
+    ``index_name``) to ``elem``: what an ``Array`` variable and a function value held
+    whole (:class:`BoundFunction`) have in common."""
 
-    Its cells are its elements' cells, indexed first by ``i`` in ``ids``; values are
-    ``{index: element value}`` maps (see :class:`~modelcheck.layout.Layout`).
-    """
-
-    def __init__(self, ids: range, elem: BoundType, init: Any, index_name: str) -> None:
-        self.ids = ids
-        self.elem = elem
-        self.init = init
-        self.index_name = index_name
+    ids: range
+    elem: BoundType
+    init: Any
+    index_name: str
 
     def cells(self) -> list[tuple[tuple[int | str, ...], ScalarType]]:
         return [((i, *path), t) for i in self.ids for path, t in self.elem.cells()]
@@ -1596,7 +1593,21 @@ class BoundArray(BoundType):
         return f"[{self.index_name} -> {self.elem.describe()}]"
 
 
-class BoundFunction(BoundType):
+class BoundArray(_IndexedCells, BoundType):
+    """A function from the index set ``ids`` (named ``index_name``) to ``elem``.
+
+    Its cells are its elements' cells, indexed first by ``i`` in ``ids``; values are
+    ``{index: element value}`` maps (see :class:`~modelcheck.layout.Layout`).
+    """
+
+    def __init__(self, ids: range, elem: BoundType, init: Any, index_name: str) -> None:
+        self.ids = ids
+        self.elem = elem
+        self.init = init
+        self.index_name = index_name
+
+
+class BoundFunction(_IndexedCells, BoundType):
     """An ``Array`` where a value is needed whole: a record field, a set, sequence or bag
     element (``[forward |-> [p \\in P |-> ...]]``). The cells are the array's (element
     ``i``'s cells at path ``[i]``); the value is one leaf, a
@@ -1612,16 +1623,6 @@ class BoundFunction(BoundType):
         self.ref = None
         self._k = elem.n_cells
 
-    def cells(self) -> list[tuple[tuple[int | str, ...], ScalarType]]:
-        return [((i, *path), t) for i in self.ids for path, t in self.elem.cells()]
-
-    def default(self) -> Any:
-        if self.init is not None:
-            return {i: self.init for i in self.ids}
-        return {i: self.elem.default() for i in self.ids}
-
-    def describe(self) -> str:
-        return f"[{self.index_name} -> {self.elem.describe()}]"
 
     def _slots(self, codes: Sequence[Any]) -> list[list[Any]]:
         k = self._k
