@@ -48,8 +48,8 @@ import numpy as np
 
 from .itfvalues import Record, Unserializable, freeze
 
-__all__ = ["Kind", "kind", "sort_key", "sorted_values", "to_json", "to_trace_json",
-           "to_itf", "text", "tla_text", "normalize", "index_key", "check_text"]
+__all__ = ["Kind", "kind", "sort_key", "same", "children", "sorted_values", "to_json",
+           "to_trace_json", "to_itf", "text", "tla_text", "normalize", "index_key", "check_text"]
 
 
 class Kind(enum.Enum):
@@ -129,6 +129,25 @@ def sort_key(v: Any) -> SortKey:
     if k is Kind.UNSERIALIZABLE:
         return (rank, str(v.text))
     return (rank, type(v).__qualname__, repr(v))
+
+
+def same(a: Any, b: Any) -> bool:
+    """Whether ``a`` and ``b`` are the same value: equal, and of the same kinds throughout
+    (``TRUE`` is not ``1``, a tuple is not a sequence)."""
+    return bool(a == b) and sort_key(a) == sort_key(b)
+
+
+def children(v: Any) -> list[Any]:
+    """The values directly inside ``v``: a map's keys and values, a record's field values,
+    a set's members, a sequence's or tuple's elements; none for an atom."""
+    k = kind(v)
+    if k is Kind.MAP:
+        return [x for kv in v.items() for x in kv]
+    if k is Kind.RECORD:
+        return list(v.values())
+    if k in (Kind.SET, Kind.SEQ, Kind.TUPLE):
+        return list(v)
+    return []
 
 
 def sorted_values(values: Any) -> list[Any]:

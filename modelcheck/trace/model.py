@@ -40,8 +40,6 @@ from ..errors import ModelcheckError
 from ..result import Result, TraceStep, Violation, constants_out
 from ..spec import Spec
 from .itf import (
-    FrozenMap,
-    FrozenSeq,
     ItfError,
     ItfTrace,
     Record,
@@ -248,7 +246,7 @@ def _param_value(v: Any) -> Any:
 
 
 def _itf_value(v: Any) -> Any:
-    if isinstance(v, Mapping) and not isinstance(v, Record):
+    if codec.kind(v) is codec.Kind.MAP:
         return {k: _itf_value(x) for k, x in v.items()}
     return v
 
@@ -319,20 +317,16 @@ def _too_deep(v: Any) -> bool:
         x, d = stack.pop()
         if d > _MAX_DEPTH:
             return True
-        if isinstance(x, Mapping):
-            stack.extend((y, d + 1) for kv in x.items() for y in kv)
-        elif isinstance(x, (list, tuple, set, frozenset, FrozenSeq)):
-            stack.extend((y, d + 1) for y in x)
+        stack.extend((y, d + 1) for y in codec.children(x))
     return False
 
 
 def _thaw(v: Any) -> Any:
     """ITF values in trace form: frozen maps and sequences back to dicts and lists."""
-    if isinstance(v, (dict, FrozenMap)):
-        return {k: _thaw(x) for k, x in v.items()}
-    if isinstance(v, FrozenSeq):
-        return [_thaw(x) for x in v]
-    if isinstance(v, list):
+    k = codec.kind(v)
+    if k is codec.Kind.MAP:
+        return {key: _thaw(x) for key, x in v.items()}
+    if k is codec.Kind.SEQ:
         return [_thaw(x) for x in v]
     return v
 

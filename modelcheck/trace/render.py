@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .. import codec
-from .itf import Record, Unserializable
+from .itf import Unserializable
 from .model import Trace
 
 __all__ = [
@@ -59,15 +59,6 @@ def _param(v: Any) -> str:
     return format_value(v)
 
 
-def _same(a: Any, b: Any) -> bool:
-    """Equality that tells booleans from integers, recursively."""
-    if isinstance(a, bool) or isinstance(b, bool):
-        return type(a) is type(b) and a == b
-    if isinstance(a, Mapping) and isinstance(b, Mapping):
-        return a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
-    return bool(a == b)
-
-
 _ABSENT = Unserializable("absent")
 
 
@@ -82,11 +73,10 @@ def changes(old: Mapping[str, Any], new: Mapping[str, Any],
 
 
 def _diff(path: str, a: Any, b: Any, out: list[tuple[str, Any, Any]]) -> None:
-    if _same(a, b):
+    if codec.same(a, b):
         return
-    if (isinstance(a, Mapping) and isinstance(b, Mapping)
-            and not isinstance(a, Record) and not isinstance(b, Record)
-            and a.keys() == b.keys()):
+    if codec.kind(a) is codec.Kind.MAP and codec.kind(b) is codec.Kind.MAP \
+            and a.keys() == b.keys():
         for k in sorted(a, key=codec.sort_key):
             _diff(f"{path}[{format_value(k)}]", a[k], b[k], out)
         return
@@ -192,7 +182,7 @@ def loop_lines(trace: Trace, styles: Styles | None = None) -> list[str]:
 def leaves(path: str, v: Any) -> list[tuple[str, Any]]:
     """``(path, value)`` per array element (``offset[1]``), as :func:`changes` names them;
     an empty map (an empty bag) is one leaf, ``chan = {}``."""
-    if isinstance(v, Mapping) and not isinstance(v, Record) and v:
+    if codec.kind(v) is codec.Kind.MAP and v:
         return [leaf for k in sorted(v, key=codec.sort_key)
                 for leaf in leaves(f"{path}[{format_value(k)}]", v[k])]
     return [(path, v)]
