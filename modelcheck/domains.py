@@ -32,6 +32,7 @@ from typing import Any
 
 import numpy as np
 
+from . import codec
 from .errors import SpecDefinitionError, SpecEvaluationError
 from .itfvalues import FrozenMap, freeze
 from .itfvalues import Record as RecordData
@@ -930,24 +931,6 @@ class BoundEnum(ScalarType):
         return str(self.to_python(code))
 
 
-def _show_value(v: Any) -> str:
-    """A Python or trace value as text (for messages about trace values)."""
-    if isinstance(v, bool):
-        return "TRUE" if v else "FALSE"
-    if isinstance(v, RecordData):
-        return "[" + ", ".join(f"{k}: {_show_value(x)}" for k, x in v.items()) + "]"
-    if isinstance(v, Mapping):
-        return "{" + ", ".join(f"{_show_value(k)}: {_show_value(x)}" for k, x in v.items()) + "}"
-    if isinstance(v, (frozenset, set)):
-        return "{" + ", ".join(sorted((_show_value(x) for x in v), key=lambda x: (len(x), x))) \
-            + "}"
-    if isinstance(v, tuple):
-        return "<<" + ", ".join(_show_value(x) for x in v) + ">>"
-    if isinstance(v, (list, Sequence)) and not isinstance(v, str):
-        return "[" + ", ".join(_show_value(x) for x in v) + "]"
-    return str(v)
-
-
 def _first_ref(t: BoundType) -> str | None:
     for _, c in t.cells():
         if c.ref is not None:
@@ -1114,11 +1097,11 @@ class BoundSet(BoundType):
                 idx, _ = _index_of_codes(self.elem, self.elem.codes_from_itf(m))
             except (ValueKindError, ValueDomainError):
                 raise ValueDomainError(
-                    f"= {_show_value(value)} has member {_show_value(m)} outside "
+                    f"= {codec.text(value)} has member {codec.text(m)} outside "
                     f"{self._universe_text()}") from None
             if idx in seen:
-                raise ValueDomainError(f"= {_show_value(value)} has member "
-                                       f"{_show_value(m)} twice")
+                raise ValueDomainError(f"= {codec.text(value)} has member "
+                                       f"{codec.text(m)} twice")
             seen.add(idx)
         return self._from_members(seen)
 
@@ -1266,7 +1249,7 @@ class BoundRecord(BoundType):
                                          extra and f"unknown {', '.join(extra)}") if x)
             if strict:
                 raise ValueKindError(f"a record {self.describe()} ({what})")
-            raise ValueError(f"{_show_value(value)} is not a record {self.describe()}: {what}")
+            raise ValueError(f"{codec.text(value)} is not a record {self.describe()}: {what}")
 
     def codes(self, value: Any) -> list[int]:
         self._check_fields(value, False)
@@ -1388,14 +1371,14 @@ class BoundSeq(BoundType):
         if not isinstance(value, (list, tuple, Sequence)) or isinstance(value, str):
             raise ValueError(f"{value!r} is not a sequence")
         if len(value) > self.capacity:
-            raise ValueError(f"{_show_value(value)} is longer than the capacity {self.capacity}")
+            raise ValueError(f"{codec.text(value)} is longer than the capacity {self.capacity}")
         return self._codes([self.elem.codes(v) for v in value])
 
     def codes_from_itf(self, value: Any) -> list[int]:
         if isinstance(value, (str, tuple)) or not isinstance(value, (list, Sequence)):
             raise ValueKindError(f"a sequence of at most {self.capacity} elements")
         if len(value) > self.capacity:
-            raise ValueDomainError(f"= {_show_value(value)} is longer than its capacity "
+            raise ValueDomainError(f"= {codec.text(value)} is longer than its capacity "
                                    f"{self.capacity}")
         items = []
         for i, v in enumerate(value):
@@ -1506,8 +1489,8 @@ class BoundBag(BoundType):
                 outside, idx = True, 0
             if outside:
                 if strict:
-                    raise ValueDomainError(f"= {_show_value(value)} has element "
-                                           f"{_show_value(k)} outside {self.elem.describe()}")
+                    raise ValueDomainError(f"= {codec.text(value)} has element "
+                                           f"{codec.text(k)} outside {self.elem.describe()}")
                 raise ValueError(f"{k!r} is not an element of {self.elem.describe()}")
             if isinstance(n, bool) or not isinstance(n, int):
                 if strict:
@@ -1516,7 +1499,7 @@ class BoundBag(BoundType):
             if not 1 <= n <= self.max_count or (not strict and n == 0):
                 if n == 0 and not strict:
                     continue
-                msg = (f"= {_show_value(value)} holds {_show_value(k)} {n} times, outside "
+                msg = (f"= {codec.text(value)} holds {codec.text(k)} {n} times, outside "
                        f"1..{self.max_count}")
                 if strict:
                     raise ValueDomainError(msg)
@@ -1637,7 +1620,7 @@ class BoundFunction(_IndexedCells, BoundType):
                 raise ValueKindError(f"a function {self.describe()} (a map)")
             raise ValueError(f"{value!r} is not a function {self.describe()}")
         if set(value) != set(self.ids):
-            msg = (f"= {_show_value(value)} is not defined on exactly "
+            msg = (f"= {codec.text(value)} is not defined on exactly "
                    f"{self.ids.start}..{self.ids.stop - 1}")
             if strict:
                 raise ValueDomainError(msg)
@@ -1818,7 +1801,7 @@ class BoundUnion(ScalarType):
         if isinstance(tag, int) and not isinstance(tag, bool) and 0 <= tag < len(self.names):
             tag = self.names[tag]
         if tag not in self.names:
-            msg = f"= {_show_value(value)} has no {self.tag} among {', '.join(self.names)}"
+            msg = f"= {codec.text(value)} has no {self.tag} among {', '.join(self.names)}"
             if strict:
                 raise ValueDomainError(msg)
             raise ValueError(msg)
@@ -1847,7 +1830,7 @@ class BoundUnion(ScalarType):
         v = self.to_python(code)
         if not isinstance(v, RecordData):
             return f"<{code}: outside {self.text}>"
-        return "[" + ", ".join(f"{k}: {_show_value(x)}" for k, x in v.items()) + "]"
+        return codec.text(v)
 
     def view(self, cols: Sequence[Any]) -> Any:
         return UnionValue(self, cols[0])

@@ -33,8 +33,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from .codec import tla_text
 from .errors import ModelcheckError, SpecDefinitionError, source_location
-from .itfvalues import tla_text
 
 if TYPE_CHECKING:
     from .spec import ActionInstance, Spec

@@ -29,8 +29,8 @@ from collections.abc import Callable
 
 import networkx as nx
 
+from .codec import tla_text
 from .errors import ModelcheckError
-from .itfvalues import tla_text
 from .kernel import Kernel
 from .layout import Layout
 from .result import constants_out, json_value

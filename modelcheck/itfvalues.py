@@ -14,7 +14,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, overload
 
-__all__ = ["Record", "FrozenSeq", "FrozenMap", "Unserializable", "freeze", "tla_text"]
+__all__ = ["Record", "FrozenSeq", "FrozenMap", "Unserializable", "freeze"]
 
 
 class Record(Mapping[str, Any]):
@@ -213,33 +213,3 @@ def freeze(value: Any) -> Any:
     if isinstance(value, set):
         return frozenset(value)
     return value
-
-
-def tla_text(v: Any) -> str:
-    """A trace value as TLA+ writes it, for action labels: ``2``, ``{1, 2}``,
-    ``[type |-> "ack", rm |-> 2]``, ``<<1, 2>>`` (a sequence), ``(1 :> 0 @@ 2 :> 1)``
-    (a function), ``TRUE``."""
-    if isinstance(v, bool):
-        return "TRUE" if v else "FALSE"
-    if isinstance(v, int):
-        return str(v)
-    if isinstance(v, str):
-        return '"' + v.replace('"', '\\"') + '"'
-    if isinstance(v, Record):
-        return "[" + ", ".join(f"{k} |-> {tla_text(x)}" for k, x in v.items()) + "]"
-    if isinstance(v, Mapping):
-        items = sorted(v.items(), key=lambda kv: _tla_order(kv[0]))
-        return "(" + " @@ ".join(f"{tla_text(k)} :> {tla_text(x)}" for k, x in items) + ")"
-    if isinstance(v, (set, frozenset)):
-        return "{" + ", ".join(tla_text(x) for x in sorted(v, key=_tla_order)) + "}"
-    if isinstance(v, (list, tuple, Sequence)):
-        return "<<" + ", ".join(tla_text(x) for x in v) + ">>"
-    return str(v)
-
-
-def _tla_order(v: Any) -> tuple[int, Any]:
-    if isinstance(v, bool):
-        return (0, v)
-    if isinstance(v, int):
-        return (1, v)
-    return (2, tla_text(v))

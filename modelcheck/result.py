@@ -9,10 +9,11 @@ stable machine-readable contract (``--format json``); the human report is
 from __future__ import annotations
 
 import enum
-import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
+
+from . import codec
 
 __all__ = ["Result", "Violation", "ViolationKind", "Status", "TraceStep", "ActionCoverage",
            "LevelStats", "EXIT_CODES", "exit_code", "json_value", "constants_out"]
@@ -215,20 +216,7 @@ def exit_code(status: str) -> int:
 
 
 def json_value(v: Any) -> Any:
-    """A state value as JSON data: maps keyed by strings, sets as sorted lists (the
-    ``--format json`` contract), lists and tuples as lists."""
-    if isinstance(v, Mapping):
-        return {k if isinstance(k, str) else
-                str(k) if isinstance(k, int) else json.dumps(json_value(k), sort_keys=True):
-                json_value(x) for k, x in v.items()}
-    if isinstance(v, (set, frozenset)):
-        return sorted((json_value(x) for x in v), key=_member_key)
-    if isinstance(v, (list, tuple, Sequence)) and not isinstance(v, str):
-        return [json_value(x) for x in v]
-    return v
-
-
-def _member_key(x: Any) -> tuple[str, Any]:
-    if isinstance(x, (int, str)):
-        return (str(type(x)), x)
-    return (str(type(x)), json.dumps(x, sort_keys=True))
+    """A state value as JSON data: maps keyed by strings, sets as lists in TLC's order
+    (the ``--format json`` contract), lists and tuples as lists
+    (:func:`modelcheck.codec.to_json`)."""
+    return codec.to_json(v)

@@ -54,6 +54,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from .codec import tla_text as param_text
 from .domains import (
     BoundBag,
     BoundSet,
@@ -69,7 +70,6 @@ from .domains import (
 from .errors import ConstantError, SpecDefinitionError, source_location
 from .fairness import KINDS, FairnessCondition, resolve_fairness, select_fairness
 from .itfvalues import freeze
-from .itfvalues import tla_text as param_text
 from .layout import Layout
 from .values import Value, record_field_problem
 

@@ -37,9 +37,9 @@ from hypothesis.stateful import (
     rule,
 )
 
+from .codec import tla_text
 from .config import CheckConfig
 from .explorer import build_kernel
-from .itfvalues import tla_text
 from .kernel import Kernel, format_state
 from .library import Library
 from .library import lookup as library_lookup

@@ -22,12 +22,12 @@ import multiprocessing
 import multiprocessing.reduction
 import os
 import signal
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from .. import codec
 from ..errors import ModelcheckError
-from .itf import Record
 from .model import Trace
 from .render import action_label
 
@@ -283,7 +283,7 @@ def _child(send: Any, trace: Trace, code: Any, expr: str, cap: int) -> None:
 
 
 def _eval_value(v: Any) -> Any:
-    if isinstance(v, Mapping) and not isinstance(v, Record):
+    if codec.kind(v) is codec.Kind.MAP:
         return {k: _eval_value(x) for k, x in v.items()}
     return v
 

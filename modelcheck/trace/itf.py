@@ -44,22 +44,22 @@ as a key is still written back as a JSON list (not as a ``#tup``).
 
 Writing is deterministic: integers are always written as ``#bigint``, record
 fields and ``#meta`` keys are sorted, and ``#set`` elements and ``#map``
-entries are sorted by a total order on encoded values (booleans < integers <
-strings < sequences < tuples < sets < maps < records < unserializables;
-integers numerically, strings by code point, containers lexicographically), so
-equal traces always give byte-identical files.
+entries are listed in TLC's order of values (:func:`modelcheck.codec.sort_key`:
+a set by its size, then member by member; a sequence or tuple by its length,
+then element by element; strings by code point), so equal traces always give
+byte-identical files.
 """
 
 from __future__ import annotations
 
 import json
-import numbers
 import os
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, NoReturn, TypeAlias
 
+from .. import codec
 from ..errors import ModelcheckError
 from ..fileio import atomic_write
 from ..itfvalues import FrozenMap, FrozenSeq, Record, Unserializable, freeze
@@ -202,11 +202,7 @@ def _type_name(v: Any) -> str:
 
 
 def _check_text(s: str, path: _Path) -> None:
-    if not s.isascii():
-        try:
-            s.encode("utf-8")
-        except UnicodeEncodeError:
-            _fail(path, "string contains a lone surrogate and is not valid Unicode text")
+    codec.check_text(s, path, _fail)
 
 
 # --------------------------------------------------------------------------- values
@@ -214,74 +210,9 @@ def _check_text(s: str, path: _Path) -> None:
 
 # --------------------------------------------------------------------------- encoding
 
-# Order keys: (rank, payload); payloads of one rank always have the same type.
-_OrderKey: TypeAlias = tuple[int, Any]
-
-
-def _enc(v: Any, path: _Path) -> tuple[Any, _OrderKey]:
-    """The ITF JSON of ``v`` and its key in the total order used for sorting."""
-    if isinstance(v, bool):
-        return v, (0, v)
-    if isinstance(v, int):
-        try:
-            digits = str(v)
-        except ValueError:
-            _fail(path, f"integer of {v.bit_length()} bits has too many digits to write")
-        return {"#bigint": digits}, (1, v)
-    if isinstance(v, str):
-        _check_text(v, path)
-        return v, (2, v)
-    if isinstance(v, (list, FrozenSeq)):
-        pairs = [_enc(x, (path, i)) for i, x in enumerate(v)]
-        return [j for j, _ in pairs], (3, tuple(k for _, k in pairs))
-    if isinstance(v, tuple):
-        sub: _Path = (path, "#tup")
-        pairs = [_enc(x, (sub, i)) for i, x in enumerate(v)]
-        return {"#tup": [j for j, _ in pairs]}, (4, tuple(k for _, k in pairs))
-    if isinstance(v, (frozenset, set)):
-        sub = (path, "#set")
-        pairs = sorted((_enc(x, (sub, i)) for i, x in enumerate(v)), key=lambda p: p[1])
-        for i in range(1, len(pairs)):
-            if pairs[i][1] == pairs[i - 1][1]:
-                _fail((sub, i), "two set elements encode to the same ITF value")
-        return {"#set": [j for j, _ in pairs]}, (5, tuple(k for _, k in pairs))
-    if isinstance(v, (dict, FrozenMap)):
-        sub = (path, "#map")
-        entries = sorted(
-            (
-                (_enc(k, ((sub, i), 0)), _enc(x, ((sub, i), 1)))
-                for i, (k, x) in enumerate(v.items())
-            ),
-            key=lambda e: e[0][1],
-        )
-        for i in range(1, len(entries)):
-            if entries[i][0][1] == entries[i - 1][0][1]:
-                _fail(((sub, i), 0), "two map keys encode to the same ITF value")
-        return (
-            {"#map": [[kj, xj] for (kj, _), (xj, _) in entries]},
-            (6, tuple((kk, xk) for (_, kk), (_, xk) in entries)),
-        )
-    if isinstance(v, Record):
-        out: dict[str, Any] = {}
-        keys: list[tuple[str, _OrderKey]] = []
-        for name in sorted(v):
-            _check_text(name, path)
-            j, k = _enc(v[name], (path, name))
-            out[name] = j
-            keys.append((name, k))
-        return out, (7, tuple(keys))
-    if isinstance(v, Unserializable):
-        if not isinstance(v.text, str):
-            _fail(path, "Unserializable.text must be a string")
-        _check_text(v.text, (path, "#unserializable"))
-        return {"#unserializable": v.text}, (8, v.text)
-    if isinstance(v, numbers.Integral):  # e.g. numpy integers; never bool (handled above)
-        return _enc(int(v), path)
-    if v is None:
-        _fail(path, "None is not an ITF value")
-    if isinstance(v, float):
-        _fail(path, f"the float {v!r} is not an ITF value (ITF has integers only)")
-    _fail(path, f"cannot encode a Python {_type_name(v)} as an ITF value")
+def _enc(v: Any, path: _Path) -> Any:
+    """The ITF JSON of ``v`` (:func:`modelcheck.codec.to_itf`)."""
+    return codec.to_itf(v, path, _fail)
 
 
 def encode_value(v: Any, path: str = "") -> Any:
@@ -292,7 +223,7 @@ def encode_value(v: Any, path: str = "") -> Any:
     record field names starting with ``#``, strings with lone surrogates.
     """
     try:
-        return _enc(v, path)[0]
+        return _enc(v, path)
     except RecursionError:
         raise ItfError("value is nested too deeply", path=path or "$") from None
 
@@ -566,7 +497,7 @@ def _to_itf(trace: ItfTrace) -> dict[str, Any]:
         if smeta:
             obj["#meta"] = _json_copy(smeta, (path, "#meta"))
         for name in (*present, *vars_):
-            obj[name] = _enc(state[name], (path, name))[0]
+            obj[name] = _enc(state[name], (path, name))
         out_states.append(obj)
     doc["states"] = out_states
     if trace.loop is not None:

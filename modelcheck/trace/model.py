@@ -35,14 +35,11 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, NoReturn
 
-import numpy as np
-
+from .. import codec
 from ..errors import ModelcheckError
 from ..result import Result, TraceStep, Violation, constants_out
 from ..spec import Spec
 from .itf import (
-    FrozenMap,
-    FrozenSeq,
     ItfError,
     ItfTrace,
     Record,
@@ -146,7 +143,8 @@ class Trace:
         v = result.violation
         if v is None:
             return None
-        steps = tuple(TraceStep(s.action, dict(s.params), {k: _norm(x) for k, x in s.state.items()})
+        steps = tuple(TraceStep(s.action, dict(s.params),
+                                {k: codec.normalize(x) for k, x in s.state.items()})
                       for s in v.trace)
         return cls(vars=tuple(v.trace[0].state) if v.trace else (), steps=steps, spec=result.spec,
                    source=source, constants=dict(result.constants), property=v.property,
@@ -179,35 +177,7 @@ class Trace:
         return f"Counterexample: {where} violates {what} {self.property}{also}."
 
 
-def _norm(v: Any) -> Any:
-    """A value from the checker in trace form: decimal-string keys become ints, numpy
-    scalars Python ones; sets stay sets and lists lists (the checker's values are typed:
-    :meth:`~modelcheck.domains.ScalarType.to_python` gives a ``frozenset`` for a set)."""
-    if isinstance(v, Record):
-        return Record({k: _norm(x) for k, x in v.items()})
-    if isinstance(v, Mapping):
-        return {index_key(k) if isinstance(k, str) else freeze(_norm(k)): _norm(x)
-                for k, x in v.items()}
-    if isinstance(v, (set, frozenset)):
-        return frozenset(freeze(_norm(x)) for x in v)
-    if isinstance(v, (list, FrozenSeq)):
-        return [_norm(x) for x in v]
-    if isinstance(v, tuple):
-        return tuple(_norm(x) for x in v)
-    if isinstance(v, np.bool_):
-        return bool(v)
-    if isinstance(v, np.integer):
-        return int(v)
-    return v
-
-
-def index_key(k: Any) -> Any:
-    """An array index as a trace key: a decimal string (a JSON object key) becomes an int."""
-    if isinstance(k, str):
-        t = k[1:] if k.startswith("-") else k
-        if t.isdigit() and t.isascii():
-            return int(k)
-    return k
+index_key = codec.index_key
 
 
 # --------------------------------------------------------------------------- ITF
@@ -276,7 +246,7 @@ def _param_value(v: Any) -> Any:
 
 
 def _itf_value(v: Any) -> Any:
-    if isinstance(v, Mapping) and not isinstance(v, Record):
+    if codec.kind(v) is codec.Kind.MAP:
         return {k: _itf_value(x) for k, x in v.items()}
     return v
 
@@ -347,20 +317,16 @@ def _too_deep(v: Any) -> bool:
         x, d = stack.pop()
         if d > _MAX_DEPTH:
             return True
-        if isinstance(x, Mapping):
-            stack.extend((y, d + 1) for kv in x.items() for y in kv)
-        elif isinstance(x, (list, tuple, set, frozenset, FrozenSeq)):
-            stack.extend((y, d + 1) for y in x)
+        stack.extend((y, d + 1) for y in codec.children(x))
     return False
 
 
 def _thaw(v: Any) -> Any:
     """ITF values in trace form: frozen maps and sequences back to dicts and lists."""
-    if isinstance(v, (dict, FrozenMap)):
-        return {k: _thaw(x) for k, x in v.items()}
-    if isinstance(v, FrozenSeq):
-        return [_thaw(x) for x in v]
-    if isinstance(v, list):
+    k = codec.kind(v)
+    if k is codec.Kind.MAP:
+        return {key: _thaw(x) for key, x in v.items()}
+    if k is codec.Kind.SEQ:
         return [_thaw(x) for x in v]
     return v
 
@@ -422,34 +388,15 @@ def dumps_trace_json(trace: Trace) -> str:
 
 
 def _json_value(v: Any) -> Any:
-    if isinstance(v, Record):
-        return {"#rec": {k: _json_value(x) for k, x in v.items()}}
-    if isinstance(v, Mapping):
-        if all(isinstance(k, (int, str)) and not isinstance(k, bool) for k in v):
-            return {str(k): _json_value(x) for k, x in v.items()}
-        return {"#map": sorted(([_json_value(k), _json_value(x)] for k, x in v.items()),
-                               key=lambda kv: json.dumps(kv[0], sort_keys=True))}
-    if isinstance(v, (set, frozenset)):
-        members = [_json_value(x) for x in v]
-        if all(isinstance(x, (bool, int, str)) for x in members):
-            return {"#set": sorted(members, key=value_sort_key)}
-        return {"#set": sorted(members, key=lambda x: json.dumps(x, sort_keys=True))}
-    if isinstance(v, tuple):
-        return {"#tup": [_json_value(x) for x in v]}
-    if isinstance(v, (list, FrozenSeq)):
-        return [_json_value(x) for x in v]
-    if isinstance(v, (bool, int, str)):
-        return v
-    raise TraceFileError(f"cannot write {v!r} in a modelcheck JSON trace.")
+    try:
+        return codec.to_trace_json(v)
+    except ValueError as e:
+        raise TraceFileError(str(e)) from None
 
 
-def value_sort_key(v: Any) -> tuple[int, Any]:
-    """The order of set members and map keys in files and text: booleans, ints, the rest."""
-    if isinstance(v, bool):
-        return (0, v)
-    if isinstance(v, int):
-        return (1, v)
-    return (2, str(v))
+#: the order of set members and map keys in files and text: TLC's
+#: (:func:`modelcheck.codec.sort_key`)
+value_sort_key = codec.sort_key
 
 
 def trace_from_json(doc: Any, *, source_file: str | None = None) -> Trace:

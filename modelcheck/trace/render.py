@@ -16,11 +16,9 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
-
-from ..itfvalues import tla_text
-from .itf import FrozenSeq, Record, Unserializable
-from .model import Trace, value_sort_key
+from .. import codec
+from .itf import Unserializable
+from .model import Trace
 
 __all__ = [
     "Styles",
@@ -36,34 +34,8 @@ __all__ = [
 
 def format_value(v: Any, *, python: bool = False) -> str:
     """A trace value as text: TRUE/FALSE (``True``/``False`` with ``python``), enum names,
-    maps ``{1: 0, 2: 3}``, sets ``{1, 2}``."""
-    if isinstance(v, (bool, np.bool_)):
-        if python:
-            return "True" if v else "False"
-        return "TRUE" if v else "FALSE"
-    if isinstance(v, (int, np.integer)):
-        return str(int(v))
-    if isinstance(v, str):
-        return repr(v) if python else v
-    if isinstance(v, Record):
-        inner = ", ".join(f"{k}: {format_value(x, python=python)}" for k, x in v.items())
-        return f"[{inner}]"
-    if isinstance(v, Mapping):
-        items = sorted(v.items(), key=lambda kv: value_sort_key(kv[0]))
-        return "{" + ", ".join(f"{format_value(k, python=python)}: "
-                               f"{format_value(x, python=python)}" for k, x in items) + "}"
-    if isinstance(v, (set, frozenset)):
-        if python and not v:
-            return "set()"
-        return "{" + ", ".join(format_value(x, python=python)
-                               for x in sorted(v, key=value_sort_key)) + "}"
-    if isinstance(v, tuple):
-        return "<<" + ", ".join(format_value(x, python=python) for x in v) + ">>"
-    if isinstance(v, (list, FrozenSeq)):
-        return "[" + ", ".join(format_value(x, python=python) for x in v) + "]"
-    if isinstance(v, Unserializable):
-        return f"<{v.text}>"
-    return repr(v)
+    maps ``{1: 0, 2: 3}``, sets ``{1, 2}`` in TLC's order (:func:`modelcheck.codec.text`)."""
+    return codec.text(v, python=python)
 
 
 def action_label(action: str | None, params: Mapping[str, Any]) -> str:
@@ -75,21 +47,16 @@ def action_label(action: str | None, params: Mapping[str, Any]) -> str:
     return f"{action}({', '.join(f'{k}={_param(v)}' for k, v in params.items())})"
 
 
+_COMPOUND = (codec.Kind.MAP, codec.Kind.RECORD, codec.Kind.SET, codec.Kind.SEQ,
+             codec.Kind.TUPLE)
+
+
 def _param(v: Any) -> str:
     """A parameter value in a label: an int as it is, a compound value as TLA+ writes it
     (``m=[type |-> \"ack\", rm |-> 2]``, ``S={1, 2}``), as fairness labels have it."""
-    if isinstance(v, (Mapping, set, frozenset, list, tuple, FrozenSeq)):
-        return tla_text(v)
+    if codec.kind(v) in _COMPOUND:
+        return codec.tla_text(v)
     return format_value(v)
-
-
-def _same(a: Any, b: Any) -> bool:
-    """Equality that tells booleans from integers, recursively."""
-    if isinstance(a, bool) or isinstance(b, bool):
-        return type(a) is type(b) and a == b
-    if isinstance(a, Mapping) and isinstance(b, Mapping):
-        return a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
-    return bool(a == b)
 
 
 _ABSENT = Unserializable("absent")
@@ -106,12 +73,11 @@ def changes(old: Mapping[str, Any], new: Mapping[str, Any],
 
 
 def _diff(path: str, a: Any, b: Any, out: list[tuple[str, Any, Any]]) -> None:
-    if _same(a, b):
+    if codec.same(a, b):
         return
-    if (isinstance(a, Mapping) and isinstance(b, Mapping)
-            and not isinstance(a, Record) and not isinstance(b, Record)
-            and a.keys() == b.keys()):
-        for k in sorted(a, key=value_sort_key):
+    if codec.kind(a) is codec.Kind.MAP and codec.kind(b) is codec.Kind.MAP \
+            and a.keys() == b.keys():
+        for k in sorted(a, key=codec.sort_key):
             _diff(f"{path}[{format_value(k)}]", a[k], b[k], out)
         return
     # A map whose domain changes (a bag gaining or losing an element, a function of
@@ -216,7 +182,7 @@ def loop_lines(trace: Trace, styles: Styles | None = None) -> list[str]:
 def leaves(path: str, v: Any) -> list[tuple[str, Any]]:
     """``(path, value)`` per array element (``offset[1]``), as :func:`changes` names them;
     an empty map (an empty bag) is one leaf, ``chan = {}``."""
-    if isinstance(v, Mapping) and not isinstance(v, Record) and v:
-        return [leaf for k in sorted(v, key=value_sort_key)
+    if codec.kind(v) is codec.Kind.MAP and v:
+        return [leaf for k in sorted(v, key=codec.sort_key)
                 for leaf in leaves(f"{path}[{format_value(k)}]", v[k])]
     return [(path, v)]

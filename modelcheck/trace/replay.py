@@ -14,13 +14,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NoReturn
 
+from .. import codec
 from ..domains import ValueDomainError, ValueKindError
 from ..errors import SpecEvaluationError, source_location
 from ..kernel import Kernel
 from ..layout import Layout
 from ..spec import ActionInstance, Spec
 from .conjuncts import conjunct_lines, guard_conjuncts
-from .itf import Record
 from .model import Trace, TraceMismatchError, index_key
 from .render import action_label, format_value
 
@@ -67,11 +67,11 @@ def _leaves(path: str, v: Any, dims: tuple[range, ...], out: list[tuple[str, Any
         out.append((path, v))
         return
     ids = dims[0]
-    if not isinstance(v, Mapping) or isinstance(v, Record):
+    if codec.kind(v) is not codec.Kind.MAP:
         _type_error(where, path, v, f"a map from {ids.start}..{ids.stop - 1}")
-    keys = {index_key(k) if isinstance(k, str) else k: k for k in v}
+    keys = {index_key(k): k for k in v}
     want = set(ids)
-    got = {k for k in keys if isinstance(k, int) and not isinstance(k, bool)}
+    got = {k for k in keys if codec.kind(k) is codec.Kind.INT}
     if got != want or len(keys) != len(want):
         extra = [format_value(k) for k in keys if k not in want]
         missing = [str(k) for k in ids if k not in got]

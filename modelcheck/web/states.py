@@ -16,13 +16,14 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from .. import codec
 from ..errors import ModelcheckError, SpecEvaluationError
 from ..kernel import Kernel
 from ..layout import Layout
 from ..result import TraceStep
 from ..spec import Spec
 from ..trace import Trace
-from ..trace.itf import ItfError, Record, decode_value, encode_value, freeze
+from ..trace.itf import ItfError, decode_value, encode_value, freeze
 from ..trace.render import action_label, changes, format_value, leaves
 
 __all__ = ["RequestError", "MAX_PATH", "state_json", "state_text", "step_json", "parse_cells",
@@ -37,7 +38,7 @@ class RequestError(ModelcheckError):
 
 
 def _is_array(v: Any) -> bool:
-    return isinstance(v, Mapping) and not isinstance(v, Record)
+    return codec.kind(v) is codec.Kind.MAP
 
 
 def state_json(kernel: Kernel, cells: Sequence[int]) -> dict[str, Any]:
