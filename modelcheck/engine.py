@@ -59,7 +59,7 @@ from .errors import SpecEvaluationError
 from .kernel import Expansion, Kernel
 from .result import TraceStep, Violation, ViolationKind, json_value
 from .spec import PredicateDecl
-from .store import dedupe_min
+from .store import dedupe_min, key_columns, key_int
 
 __all__ = [
     "LevelExpansion", "LevelFindings", "Verdict", "Hit", "ErrorAt", "TransitionHook",
@@ -344,19 +344,21 @@ class LevelExpansion:
         fps, f = self.fps, self.findings
         for j, bad in enumerate(ex.invariant_rows):
             if len(bad):
-                _min_into(f.inv_min, j, int(fps[start + int(np.min(bad))]))
+                _min_into(f.inv_min, j, key_int(fps, start + int(np.min(bad))))
         if f.inv_min:
             return True
         f.fired += ex.fired
         f.outside += ex.outside
         if len(ex.deadlock_rows):
-            d = int(fps[start + int(np.min(ex.deadlock_rows))])
+            d = key_int(fps, start + int(np.min(ex.deadlock_rows)))
             f.dead_min = d if f.dead_min is None else min(f.dead_min, d)
         for hits, into in ((ex.outside_hits, f.outside_min), (ex.property_hits, f.prop_min)):
             for j, (pr, pa, pf) in enumerate(hits):
                 if len(pr):
-                    i = np.lexsort((pa, pr, pf))[0]  # smallest child, parent row, action
-                    _min_into(into, j, (int(pf[i]), int(fps[start + int(pr[i])]), int(pa[i])))
+                    # the smallest child, then parent row, then action
+                    i = np.lexsort((pa, pr, *reversed(key_columns(pf))))[0]
+                    _min_into(into, j, (key_int(pf, i), key_int(fps, start + int(pr[i])),
+                                        int(pa[i])))
         return False
 
     def _locate(self, w: np.ndarray, start: int, expand: bool,
@@ -386,7 +388,7 @@ class LevelExpansion:
         r = hi - 1
         if r > 0 and self._record(k.expand(w[:r], expand=mode, stop_on_violation=True), start):
             return  # an invariant violation before the raising state decides
-        fp = int(self.fps[start + r])
+        fp = key_int(self.fps, start + r)
         cells = k.layout.unpack(w[r])
         if phase1:
             bad: list[int] = []
@@ -428,13 +430,13 @@ def initial_states(kernel: Kernel) -> tuple[np.ndarray, np.ndarray, LevelFinding
             ex = kernel.expand(words[out], expand=False)
             for j, bad in enumerate(ex.invariant_rows):
                 if len(bad):
-                    _min_into(f.inv_min, j, int(ufps[out[int(np.min(bad))]]))
+                    _min_into(f.inv_min, j, key_int(ufps, out[int(np.min(bad))]))
     except SpecEvaluationError:
         # Pinpoint the first initial state (in fingerprint order) that raises.
         keep = np.zeros(len(ufps), dtype=bool)
         for i in range(len(ufps)):
             cells = kernel.layout.unpack(words[i])
-            fp = int(ufps[i])
+            fp = key_int(ufps, i)
             try:
                 keep[i] = kernel.satisfies_constraints(cells)
                 if not keep[i]:

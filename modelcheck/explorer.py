@@ -44,7 +44,7 @@ from .run.observers import Observer
 from .run.progress import Progress
 from .run.results import complete_result, coverage_table, new_result
 from .spec import PredicateDecl, Spec
-from .store import NO_PARENT, FingerprintSet, LevelStore, dedupe_min
+from .store import NO_PARENT, FingerprintSet, LevelStore, dedupe_min, empty_keys, keys_of
 
 __all__ = ["Explorer", "Progress", "explore", "coverage_table", "rebuild_trace",
            "select_checks", "build_kernel", "new_result", "complete_result"]
@@ -191,9 +191,9 @@ class Explorer:
                ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """A level's new states ``(fps, words, parent indexes, new states per action)``."""
         if not cand_fps:
-            z = np.zeros(0, dtype=np.uint64)
-            return (z, np.zeros((0, self.layout.n_words), dtype=np.uint64),
-                    z.astype(np.uint32), np.zeros(n_act, dtype=np.int64))
+            return (empty_keys(self.layout.key_width),
+                    np.zeros((0, self.layout.n_words), dtype=np.uint64),
+                    np.zeros(0, dtype=np.uint32), np.zeros(n_act, dtype=np.int64))
         fps = np.concatenate(cand_fps)
         keys = np.concatenate(cand_keys)
         if len(cand_fps) == 1:
@@ -203,7 +203,7 @@ class Explorer:
         parents = (kmin // n_act).astype(np.uint32)
         by_action = np.bincount(kmin % n_act, minlength=n_act)
         if self.layout.exact:
-            words = u.reshape(-1, 1)
+            words = self.layout.words_of_keys(u)
         else:
             words = np.concatenate(cand_words)[rows]
         return u, words, parents, by_action
@@ -221,11 +221,11 @@ class _LocalLevels:
         self.budget, self.stop = budget, stop
         self.k = ex.kernel
         self.n_act = len(self.k.actions)
-        self.visited = FingerprintSet()
+        self.visited = FingerprintSet(ex.layout.key_width)
         self.depth = 0  # the level being expanded
         self.frontier_words = np.zeros((0, ex.layout.n_words), dtype=np.uint64)
         self.init_findings: LevelFindings | None = None
-        self.init_fps = np.zeros(0, dtype=np.uint64)
+        self.init_fps = empty_keys(ex.layout.key_width)
         self.cand_fps: list[np.ndarray] = []
         self.cand_keys: list[np.ndarray] = []
         self.cand_words: list[np.ndarray] = []
@@ -252,7 +252,8 @@ class _LocalLevels:
             notice(f"resuming at level {snap.depth} ({len(self.visited):,} states)")
         self.depth = snap.depth
         self.frontier_words = (snap.words if snap.words is not None
-                               else self.levels.levels[snap.depth].fps.reshape(-1, 1))
+                               else self.ex.layout.words_of_keys(
+                                   self.levels.levels[snap.depth].fps))
         return Begin(snap, sizes=[len(lv.fps) for lv in self.levels.levels])
 
     def initial(self) -> int:
@@ -479,7 +480,7 @@ def _path_finder(levels: LevelStore, visited: FingerprintSet,
     """``path_to(fp)`` for a state of level ``depth`` (see :func:`~modelcheck.engine.report`)."""
 
     def path_to(fp: int) -> list[int]:
-        if depth == 0 and not visited.contains(np.array([fp], dtype=np.uint64))[0]:
+        if depth == 0 and not visited.contains(keys_of([fp], visited.width))[0]:
             return [fp]  # an initial state outside the state constraints
         return levels.path(depth, levels.index_of(depth, fp))
 

@@ -47,6 +47,7 @@ from .family import (
 )
 from .layout import Layout
 from .spec import ActionDecl, ActionInstance, PredicateDecl, Spec
+from .store import empty_keys, key_int
 from .symmetry import Symmetry
 from .views import Branch, NextView, StateView
 
@@ -357,7 +358,7 @@ class Kernel:
     def fingerprint(self, cells: Sequence[int]) -> int:
         """The (canonical, under symmetry) fingerprint of one state."""
         words = self.layout.pack(cells).reshape(1, -1)
-        return int(self.canonical(words)[1][0])
+        return key_int(self.canonical(words)[1], 0)
 
     # ------------------------------------------------------------ batch (numpy)
     def expand(self, words: np.ndarray, *, expand: bool = True,
@@ -429,11 +430,14 @@ class Kernel:
             deadlocks = np.flatnonzero(~any_enabled)
         if acc.words:
             cw = np.concatenate(acc.words)
-            cf = np.concatenate(acc.fps)
+            # two-word states are their own fingerprints: one array serves as both
+            cf = cw if all(f is w for f, w in zip(acc.fps, acc.words)) else \
+                np.concatenate(acc.fps)
             cp = np.concatenate(acc.parents)
             ca = np.concatenate(acc.action_ids)
         else:
-            cw, cf, cp, ca = empty_w, np.zeros(0, dtype=_U64), empty_i, empty_i.astype(np.int32)
+            cw, cf, cp, ca = empty_w, empty_keys(self.layout.key_width), empty_i, \
+                empty_i.astype(np.int32)
         ok = None
         if acc.action_ok is not None:
             ok = np.concatenate(acc.action_ok) if acc.action_ok else np.zeros(0, dtype=bool)

@@ -15,13 +15,18 @@ one element of an array), packed into unsigned 64-bit words as
   word holding cells while the product of their sizes is at most 2**64. (The
   KRaft L6 state needs 71 bits as bit fields but fits one word in mixed radix.)
 
-Fingerprints:
+Fingerprints (the *state key*, see :mod:`modelcheck.store` and ``docs/fingerprints.md``):
 
-* one word: the fingerprint *is* the packed state (exact, invertible, no collision);
-* several words: ``fingerprint64`` below, a fixed 64-bit mix of the words
-  (SplitMix64 finaliser chained over the words, seeded with a constant). It is
-  the same on every machine, process and ``PYTHONHASHSEED``; Python's ``hash()``
-  is never used. The result then reports the collision probability estimate.
+* one word: the fingerprint *is* the packed state (exact, invertible, no collision),
+  one ``uint64`` per state;
+* two words: the fingerprint is the pair of words itself, ``(word 0, word 1)``, kept
+  as two ``uint64`` columns (exact: two states are the same exactly when both words
+  are); as a Python int it is ``word0 << 64 | word1``;
+* three or more words: ``fingerprint128`` below, two independent 64-bit mixes of the
+  words (SplitMix64 finaliser chained over the words, seeded with two constants), in
+  the same two-column shape. It is the same on every machine, process and
+  ``PYTHONHASHSEED``; Python's ``hash()`` is never used. The result then reports the
+  collision probability estimate (``n**2 / 2**129``).
 """
 
 from __future__ import annotations
@@ -35,10 +40,12 @@ import numpy as np
 
 from .domains import BoundArray, BoundType, Cell, ScalarType
 
-__all__ = ["Layout", "VarInfo", "fingerprint64", "collision_probability"]
+__all__ = ["Layout", "VarInfo", "fingerprint64", "fingerprint128", "collision_probability"]
 
 _U64 = np.uint64
 _SEED = np.uint64(0x9E3779B97F4A7C15)
+#: the seed of the second half of a 128-bit fingerprint
+_SEED2 = np.uint64(0xD1B54A32D192ED03)
 _M1 = np.uint64(0xBF58476D1CE4E5B9)
 _M2 = np.uint64(0x94D049BB133111EB)
 
@@ -57,27 +64,36 @@ _MASK = (1 << 64) - 1
 _SCALAR_ROWS = 8
 
 
-def fingerprint64(words: np.ndarray) -> np.ndarray:
+def fingerprint64(words: np.ndarray, seed: np.uint64 = _SEED) -> np.ndarray:
     """64-bit fingerprints of packed states ``words`` (shape ``(n, k)``, uint64).
 
-    ``h0 = SEED``; ``h_{i+1} = mix64(h_i ^ mix64(word_i + i * SEED))``, where
+    ``h0 = seed``; ``h_{i+1} = mix64(h_i ^ mix64(word_i + i * seed))``, where
     ``mix64`` is the SplitMix64 finaliser; arithmetic is modulo 2**64.
     """
     n, k = words.shape
     with np.errstate(over="ignore"):
         # the inner mixes do not depend on the chain: all words at once
-        inner = _mix64(words + np.arange(k, dtype=_U64) * _SEED)
+        inner = _mix64(words + np.arange(k, dtype=_U64) * seed)
         if n <= _SCALAR_ROWS:
-            return np.array([_chain(row) for row in inner.tolist()], dtype=_U64)
-        h = np.full(n, _SEED, dtype=_U64)
+            return np.array([_chain(row, int(seed)) for row in inner.tolist()], dtype=_U64)
+        h = np.full(n, seed, dtype=_U64)
         for i in range(k):
             h = _mix64(h ^ inner[:, i])
     return h
 
 
-def _chain(inner: list[int]) -> int:
+def fingerprint128(words: np.ndarray) -> np.ndarray:
+    """128-bit fingerprints of packed states ``words`` (shape ``(n, k)``, uint64), as
+    ``(n, 2)`` uint64: :func:`fingerprint64` with two seeds."""
+    out = np.empty((len(words), 2), dtype=_U64)
+    out[:, 0] = fingerprint64(words, _SEED)
+    out[:, 1] = fingerprint64(words, _SEED2)
+    return out
+
+
+def _chain(inner: list[int], seed: int) -> int:
     """The chain of :func:`fingerprint64` over one state's mixed words, in Python ints."""
-    h = int(_SEED)
+    h = seed
     m1, m2 = int(_M1), int(_M2)
     for w in inner:
         x = h ^ w
@@ -89,11 +105,12 @@ def _chain(inner: list[int]) -> int:
     return h
 
 
-def collision_probability(n_states: int, exact: bool) -> float:
-    """TLC-style estimate of the chance that two distinct states shared a fingerprint."""
+def collision_probability(n_states: int, exact: bool, bits: int = 128) -> float:
+    """TLC-style estimate of the chance that two distinct states shared a ``bits``-bit
+    fingerprint (``n (n - 1) / 2 / 2**bits``)."""
     if exact or n_states < 2:
         return 0.0
-    return min(1.0, n_states * (n_states - 1) / 2.0 / 2.0**64)
+    return min(1.0, n_states * (n_states - 1) / 2.0 / 2.0**bits)
 
 
 @dataclass(frozen=True)
@@ -198,8 +215,20 @@ class Layout:
 
     @property
     def exact(self) -> bool:
-        """True when the whole state packs into one word, so fingerprints are exact."""
-        return self.n_words == 1
+        """True when the whole state packs into one or two words, so fingerprints are
+        the packed states (exact)."""
+        return self.n_words <= 2
+
+    @property
+    def key_width(self) -> int:
+        """``uint64`` columns of a fingerprint: 1 (one word), else 2 (two words, or a
+        128-bit hash of more); see :mod:`modelcheck.store`."""
+        return 1 if self.n_words == 1 else 2
+
+    @property
+    def fingerprint_kind(self) -> str:
+        """``exact`` (one or two words) or ``hash128`` (more), as results report it."""
+        return "exact" if self.exact else "hash128"
 
     # -- one state ---------------------------------------------------------
     def cells_from_values(self, values: Mapping[str, Any]) -> list[int]:
@@ -276,10 +305,19 @@ class Layout:
         return words
 
     def fingerprints(self, words: np.ndarray) -> np.ndarray:
-        """Fingerprints of packed states (shape ``(n,)``)."""
+        """Fingerprints (keys) of packed states: shape ``(n,)`` for one word, ``(n, 2)``
+        otherwise (the words themselves for two, a 128-bit hash for more)."""
         if self.n_words == 1:
             return words[:, 0].copy()
-        return fingerprint64(words)
+        if self.n_words == 2:
+            return np.ascontiguousarray(words)
+        return fingerprint128(words)
+
+    def words_of_keys(self, keys: np.ndarray) -> np.ndarray:
+        """Packed states ``(n, k)`` of exact fingerprints (the inverse of
+        :meth:`fingerprints` when :attr:`exact`)."""
+        assert self.exact
+        return keys.reshape(len(keys), self.n_words)
 
     def decode_cell(self, words: np.ndarray, i: int) -> np.ndarray:
         """Column of cell ``i`` (int64, actual values) from packed words ``(n, k)``."""

@@ -11,6 +11,16 @@
 * :func:`dedupe_min` — keep one row per fingerprint, the one with the smallest
   key (parent index, then action id), which makes parent choice deterministic
   whatever the order in which successors were produced.
+
+**State keys.** A fingerprint array is either one ``uint64`` per state (shape ``(n,)``:
+a state that packs into one word, the word itself) or two (shape ``(n, 2)``: a state of
+two words, the words themselves, exact; or a 128-bit hash of a wider state). Two-column
+keys order lexicographically, column 0 first; as a Python int a key is
+``col0 << 64 | col1``, so ints order as the arrays do. The functions ``key_*`` below
+are the one place that knows the two shapes: sorting (a stable sort of column 0, then
+only the runs of equal column 0 whose column 1 differs are sorted again, so that
+de-duplicating successors costs about what one column costs), run starts, binary
+search, comparison and conversion to and from Python ints.
 """
 
 from __future__ import annotations
@@ -24,9 +34,140 @@ import numpy as np
 from .fileio import spill_subdir
 
 __all__ = ["FingerprintSet", "LevelStore", "Level", "dedupe_min", "group_argmin",
-           "group_min_mask"]
+           "group_min_mask", "key_order", "key_starts", "key_searchsorted", "key_less",
+           "key_int", "key_ints", "keys_of", "empty_keys", "key_columns", "key_min_row"]
 
 NO_PARENT = np.uint32(0xFFFFFFFF)
+_U64 = np.uint64
+_LOW = (1 << 64) - 1
+
+
+# ---------------------------------------------------------------- state keys
+def empty_keys(width: int) -> np.ndarray:
+    """No keys, in the shape of keys ``width`` columns wide."""
+    return np.zeros(0 if width == 1 else (0, 2), dtype=_U64)
+
+
+def key_columns(keys: np.ndarray) -> tuple[np.ndarray, ...]:
+    """The columns of ``keys``, most significant first."""
+    if keys.ndim == 1:
+        return (keys,)
+    return keys[:, 0], keys[:, 1]
+
+
+def key_order(keys: np.ndarray) -> np.ndarray:
+    """The stable permutation that sorts ``keys`` (lexicographically for two columns)."""
+    if keys.ndim == 1:
+        return np.argsort(keys, kind="stable")
+    k0 = keys[:, 0]
+    order = np.argsort(k0, kind="stable")
+    if len(order) < 2:
+        return order
+    s0 = k0[order]
+    s1 = keys[:, 1][order]
+    # pairs of neighbours with equal column 0 but different column 1: only the runs of
+    # equal column 0 that hold one are out of order (duplicates are runs of equal keys)
+    bad = np.flatnonzero((s0[1:] == s0[:-1]) & (s1[1:] != s1[:-1]))
+    if len(bad) == 0:
+        return order
+    run_start = np.concatenate(([True], s0[1:] != s0[:-1]))
+    run_id = np.cumsum(run_start) - 1
+    bad_runs = np.zeros(int(run_id[-1]) + 1, dtype=bool)
+    bad_runs[run_id[bad]] = True
+    rows = np.flatnonzero(bad_runs[run_id])  # positions in the runs to re-sort
+    sub = np.lexsort((s1[rows], run_id[rows]))
+    order[rows] = order[rows][sub]
+    return order
+
+
+def key_starts(sorted_keys: np.ndarray) -> np.ndarray:
+    """Boolean mask of the first row of each run of equal keys in sorted keys."""
+    n = len(sorted_keys)
+    out = np.ones(n, dtype=bool)
+    if n < 2:
+        return out
+    if sorted_keys.ndim == 1:
+        np.not_equal(sorted_keys[1:], sorted_keys[:-1], out=out[1:])
+    else:
+        np.not_equal(sorted_keys[1:, 0], sorted_keys[:-1, 0], out=out[1:])
+        out[1:] |= sorted_keys[1:, 1] != sorted_keys[:-1, 1]
+    return out
+
+
+def key_searchsorted(sorted_keys: np.ndarray, q: np.ndarray) -> np.ndarray:
+    """Left insertion points of keys ``q`` in ``sorted_keys`` (``np.searchsorted``)."""
+    if q.ndim == 1:
+        return np.searchsorted(sorted_keys, q)
+    return _search2(np.ascontiguousarray(sorted_keys[:, 0]),
+                    np.ascontiguousarray(sorted_keys[:, 1]), q)
+
+
+def _search2(a0: np.ndarray, a1: np.ndarray, q: np.ndarray) -> np.ndarray:
+    """:func:`key_searchsorted` of two-column keys ``q`` in the sorted keys whose
+    columns are ``a0`` and ``a1`` (contiguous: a binary search over a strided column
+    would copy it)."""
+    q0, q1 = q[:, 0], q[:, 1]
+    n = len(a0)
+    lo = np.searchsorted(a0, q0, side="left")
+    if n == 0:
+        return lo
+    at = np.minimum(lo, n - 1)
+    # only a query whose column 0 is present with a smaller column 1 at the run's start
+    # searches the run of equal column 0 on column 1 (runs are short)
+    act = np.flatnonzero((a0[at] == q0) & (a1[at] < q1) & (lo < n))
+    if len(act) == 0:
+        return lo
+    lo_a, q1_a = lo[act] + 1, q1[act]
+    hi_a = np.searchsorted(a0, q0[act], side="right")
+    while True:
+        live = np.flatnonzero(lo_a < hi_a)
+        if len(live) == 0:
+            break
+        mid = (lo_a[live] + hi_a[live]) // 2
+        less = a1[mid] < q1_a[live]
+        lo_a[live[less]] = mid[less] + 1
+        hi_a[live[~less]] = mid[~less]
+    lo[act] = lo_a
+    return lo
+
+
+def key_less(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Row-wise ``a < b`` of keys of the same shape."""
+    if a.ndim == 1:
+        return a < b
+    return (a[:, 0] < b[:, 0]) | ((a[:, 0] == b[:, 0]) & (a[:, 1] < b[:, 1]))
+
+
+def key_min_row(keys: np.ndarray) -> int:
+    """The row of the smallest key (the first such row)."""
+    if keys.ndim == 1:
+        return int(np.argmin(keys))
+    return int(key_order(keys)[0])
+
+
+def key_int(keys: np.ndarray, i: int | np.integer) -> int:
+    """Key ``i`` as a Python int (``col0 << 64 | col1`` for two columns)."""
+    if keys.ndim == 1:
+        return int(keys[i])
+    return (int(keys[i, 0]) << 64) | int(keys[i, 1])
+
+
+def key_ints(keys: np.ndarray) -> list[int]:
+    """All keys as Python ints."""
+    if keys.ndim == 1:
+        return [int(k) for k in keys.tolist()]
+    return [(a << 64) | b for a, b in keys.tolist()]
+
+
+def keys_of(ints: list[int] | tuple[int, ...], width: int) -> np.ndarray:
+    """Keys ``width`` columns wide from Python ints (inverse of :func:`key_ints`)."""
+    if width == 1:
+        return np.array(ints, dtype=_U64)
+    out = np.empty((len(ints), 2), dtype=_U64)
+    for i, k in enumerate(ints):
+        out[i, 0] = k >> 64
+        out[i, 1] = k & _LOW
+    return out
 
 
 def group_min_mask(first: np.ndarray, values: np.ndarray) -> np.ndarray:
@@ -91,9 +232,9 @@ def dedupe_min(fps: np.ndarray, keys: np.ndarray, *, ordered_runs: bool = False
     """
     if len(fps) == 0:
         return fps, keys, np.zeros(0, dtype=np.int64)
-    order = np.argsort(fps, kind="stable")
+    order = key_order(fps)
     sf = fps[order]
-    starts = np.flatnonzero(np.concatenate(([True], sf[1:] != sf[:-1])))
+    starts = np.flatnonzero(key_starts(sf))
     rows = order[starts]
     if ordered_runs:
         return sf[starts], keys[rows], rows
@@ -103,16 +244,21 @@ def dedupe_min(fps: np.ndarray, keys: np.ndarray, *, ordered_runs: bool = False
 
 
 class FingerprintSet:
-    """A set of 64-bit fingerprints kept as one sorted array with spare capacity.
+    """A set of fingerprints (state keys, one or two ``uint64`` columns) kept sorted,
+    column by column, with spare capacity.
 
-    Adding a sorted batch appends it to a buffer that grows with
-    ``ndarray.resize`` (a ``realloc``, which the OS serves by remapping pages)
-    and merges the two sorted runs in place, so memory peaks at the set's own 8
-    bytes a state plus the batch, never at two copies of the set.
+    Adding a sorted batch appends it to buffers that grow with ``ndarray.resize`` (a
+    ``realloc``, which the OS serves by remapping pages) and merges the two sorted runs
+    in place, so memory peaks at the set's own 8 bytes a state and column plus the
+    batch, never at two copies of the set.
     """
 
-    def __init__(self) -> None:
-        self._buf = np.zeros(1024, dtype=np.uint64)
+    #: rows moved at once by the in-place merge of two-column keys
+    _BLOCK = 1 << 18
+
+    def __init__(self, width: int = 1) -> None:
+        self.width = width
+        self._cols = [np.zeros(1024, dtype=_U64) for _ in range(width)]
         self._n = 0
 
     def __len__(self) -> int:
@@ -120,29 +266,41 @@ class FingerprintSet:
 
     @property
     def _a(self) -> np.ndarray:
-        return self._buf[:self._n]
+        """The keys (a copy when two columns wide)."""
+        if self.width == 1:
+            return self._cols[0][:self._n]
+        return np.stack([c[:self._n] for c in self._cols], axis=1)
 
     @property
     def nbytes(self) -> int:
-        return int(self._buf.nbytes)
+        return int(sum(c.nbytes for c in self._cols))
 
     def contains(self, fps: np.ndarray) -> np.ndarray:
         """Boolean mask: which of ``fps`` are in the set."""
-        a = self._a
-        if len(a) == 0 or len(fps) == 0:
+        n = self._n
+        if n == 0 or len(fps) == 0:
             return np.zeros(len(fps), dtype=bool)
-        idx = np.searchsorted(a, fps)
-        np.minimum(idx, len(a) - 1, out=idx)
-        return a[idx] == fps
+        if self.width == 1:
+            a = self._cols[0][:n]
+            idx = np.searchsorted(a, fps)
+            np.minimum(idx, n - 1, out=idx)
+            return a[idx] == fps
+        a0, a1 = (c[:n] for c in self._cols)
+        idx = _search2(a0, a1, fps)
+        np.minimum(idx, n - 1, out=idx)
+        return (a0[idx] == fps[:, 0]) & (a1[idx] == fps[:, 1])
 
     def growth(self, m: int) -> int:
         """Extra bytes that adding ``m`` fingerprints takes at its peak (the buffer's
         growth and the merge's temporary buffer)."""
         n = self._n
+        cap = len(self._cols[0])
         grow = 0
-        if n + m > len(self._buf):
-            grow = 8 * (max(n + m, len(self._buf) + len(self._buf) // 4, 1024) - len(self._buf))
-        return grow + 8 * min(n, m)
+        if n + m > cap:
+            grow = 8 * self.width * (max(n + m, cap + cap // 4, 1024) - cap)
+        if self.width == 1:
+            return grow + 8 * min(n, m)
+        return grow + 8 * m + 8 * (2 + self.width) * min(n, self._BLOCK)
 
     def add_sorted(self, fps: np.ndarray) -> None:
         """Add sorted fingerprints that are not in the set yet."""
@@ -150,13 +308,36 @@ class FingerprintSet:
         if m == 0:
             return
         n = self._n
-        if n + m > len(self._buf):
-            cap = max(n + m, len(self._buf) + len(self._buf) // 4, 1024)
-            self._buf.resize(cap, refcheck=False)
-        self._buf[n:n + m] = fps
-        # Two sorted runs: timsort merges them in linear time with a buffer the
-        # size of the smaller run.
-        self._buf[:n + m].sort(kind="stable")
+        if n + m > len(self._cols[0]):
+            cap = max(n + m, len(self._cols[0]) + len(self._cols[0]) // 4, 1024)
+            for c in self._cols:
+                c.resize(cap, refcheck=False)
+        if self.width == 1:
+            buf = self._cols[0]
+            buf[n:n + m] = fps
+            # Two sorted runs: timsort merges them in linear time with a buffer the
+            # size of the smaller run.
+            buf[:n + m].sort(kind="stable")
+            self._n = n + m
+            return
+        c0, c1 = self._cols
+        # where the new keys go among the old ones (each before old key ``ins``)
+        ins = _search2(c0[:n], c1[:n], fps)
+        # old key j moves right by the number of new keys inserted before it
+        # (``ins <= j``); moving blocks from the last one down never overwrites a key
+        # not yet moved
+        for j1 in range(n, 0, -self._BLOCK):
+            j0 = max(0, j1 - self._BLOCK)
+            a, b = np.searchsorted(ins, [j0, j1])
+            if b == 0:
+                break  # no new key before j1: the old keys below stay where they are
+            shift = np.cumsum(np.bincount(ins[a:b] - j0, minlength=j1 - j0)) + a
+            dest = np.arange(j0, j1) + shift
+            for c in (c0, c1):
+                c[dest] = c[j0:j1].copy()
+        pos = ins + np.arange(m)
+        c0[pos] = fps[:, 0]
+        c1[pos] = fps[:, 1]
         self._n = n + m
 
 
@@ -230,8 +411,9 @@ class LevelStore:
 
     def index_of(self, depth: int, fp: int) -> int:
         a = self.levels[depth].fps
-        i = int(np.searchsorted(a, np.uint64(fp)))
-        if i >= len(a) or int(a[i]) != int(fp):
+        q = keys_of([fp], 1 if a.ndim == 1 else 2)
+        i = int(key_searchsorted(a, q)[0])
+        if i >= len(a) or key_int(a, i) != int(fp):
             raise KeyError(f"fingerprint {fp:#x} is not in level {depth}")
         return i
 
@@ -240,7 +422,7 @@ class LevelStore:
         out = []
         for d in range(depth, -1, -1):
             lv = self.levels[d]
-            out.append(int(lv.fps[index]))
+            out.append(key_int(lv.fps, index))
             index = int(lv.parents[index])
         out.reverse()
         return out

@@ -26,6 +26,7 @@ import numpy as np
 
 from .errors import SpecDefinitionError
 from .layout import Layout
+from .store import key_less
 
 __all__ = ["Symmetry"]
 
@@ -106,8 +107,8 @@ class Symmetry:
         for p in self.perms:
             w = layout.pack_columns(p.apply(layout, cols))
             f = layout.fingerprints(w)
-            better = f < best_fps
+            better = key_less(f, best_fps)
             if better.any():
-                best_fps = np.where(better, f, best_fps)
+                best_fps = np.where(better if f.ndim == 1 else better[:, None], f, best_fps)
                 best_words = np.where(better[:, None], w, best_words)
         return best_words, best_fps

@@ -230,9 +230,12 @@ class SparkSimulator:
         for part in parts:
             tally.add(part)
         if parts:
-            fps = np.concatenate([p.states for p in parts])
-            acts = np.concatenate([p.reached_by for p in parts])
-            walks = np.concatenate([p.reached_in for p in parts])
+            seen = [p for p in parts if len(p.states)]
+            if not seen:
+                return
+            fps = np.concatenate([p.states for p in seen])
+            acts = np.concatenate([p.reached_by for p in seen])
+            walks = np.concatenate([p.reached_in for p in seen])
             order = np.argsort(walks, kind="stable")  # of a state seen twice, the first counts
             visited.see(fps[order], acts[order])
 
@@ -242,7 +245,7 @@ class SparkSimulator:
         cfg = s.sim
         n_act = len(s.kernel.actions)
         tally = WalkTally.empty(n_act)
-        visited = VisitedStates(n_act, s.seen_limit())
+        visited = VisitedStates(n_act, s.seen_limit(), width=s.kernel.layout.key_width)
         worker = WorkerConfig(target=target, constants=tuple(self.spec.constants.items()),
                               invariants=s.safety_names,
                               check_deadlock=s.config.check_deadlock, symmetry=False,

@@ -1,4 +1,5 @@
-"""State layout: mixed-radix packing, exactness, and the documented 64-bit hash."""
+"""State layout: mixed-radix packing, exactness (one or two words), and the documented
+64-bit hash and its 128-bit pair for wider states."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from modelcheck import Array, Bool, Const, Ids, Int, Spec, action, explore
-from modelcheck.layout import collision_probability, fingerprint64
+from modelcheck.layout import collision_probability, fingerprint64, fingerprint128
 
 
 class Wide(Spec):
@@ -30,14 +31,44 @@ class Wide(Spec):
         return ~s.b
 
 
-def test_wide_layout_uses_hashed_fingerprints_and_explores_exactly() -> None:
+class Wider(Wide):
+    """``Wide`` with two constant cells that take the state past 128 bits."""
+
+    pad1 = Int(0, 2**60)
+    pad2 = Int(0, 2**60)
+
+
+def test_two_word_layout_is_exact_and_explores_exactly() -> None:
     spec = Wide()
-    assert spec.layout.n_words > 1 and not spec.layout.exact
+    assert spec.layout.n_words == 2 and spec.layout.exact
     r = explore(spec)
     # 3 values per cell, 12 cells, times the flag
     assert r.distinct_states == 3**12 * 2
-    assert r.fingerprint == "hash64"
-    assert 0 < r.collision_probability < 1e-6
+    assert r.fingerprint == "exact"
+    assert r.collision_probability == 0.0
+
+
+def test_wider_layout_uses_128_bit_fingerprints_and_explores_exactly() -> None:
+    spec = Wider(N=8)
+    assert spec.layout.n_words > 2 and not spec.layout.exact
+    r = explore(spec)
+    assert r.distinct_states == 3**8 * 2
+    assert r.fingerprint == "hash128"
+    n = r.distinct_states
+    assert r.collision_probability == n * (n - 1) / 2 / 2.0**128
+    # the issue's figure: 10**9 states of more than 128 bits collide with a chance
+    # below 10**-18
+    assert collision_probability(10**9, False) < 1e-18
+
+
+def test_fingerprint128_is_fingerprint64_with_two_seeds() -> None:
+    rng = np.random.default_rng(7)
+    words = rng.integers(0, 2**64, size=(40, 3), dtype=np.uint64, endpoint=False)
+    fp = fingerprint128(words)
+    assert fp.shape == (40, 2)
+    assert fp[:, 0].tolist() == _reference_hash(words)
+    assert fp[:, 1].tolist() == _reference_hash(words, seed=0xD1B54A32D192ED03)
+    assert fingerprint128(words[:5]).tolist() == fp[:5].tolist()  # the Python-int path
 
 
 @settings(max_examples=50, deadline=None)
@@ -73,10 +104,9 @@ def test_fingerprint64_matches_the_reference(n: int, k: int, seed: int) -> None:
     assert fingerprint64(words).dtype == np.uint64
 
 
-def _reference_hash(words: np.ndarray) -> list[int]:
+def _reference_hash(words: np.ndarray, seed: int = 0x9E3779B97F4A7C15) -> list[int]:
     """The documented algorithm in plain Python integers."""
     mask = 2**64 - 1
-    seed = 0x9E3779B97F4A7C15
 
     def mix(x: int) -> int:
         x ^= x >> 30
@@ -96,5 +126,6 @@ def _reference_hash(words: np.ndarray) -> list[int]:
 
 def test_collision_probability() -> None:
     assert collision_probability(10**6, exact=True) == 0.0
-    p = collision_probability(10**6, exact=False)
+    p = collision_probability(10**6, exact=False, bits=64)
     assert 2e-8 < p < 3e-8
+    assert collision_probability(10**6, exact=False) == p / 2.0**64

@@ -9,11 +9,82 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from modelcheck.store import FingerprintSet, dedupe_min, group_argmin, group_min_mask
+from modelcheck.store import (
+    FingerprintSet,
+    LevelStore,
+    dedupe_min,
+    group_argmin,
+    group_min_mask,
+    key_int,
+    key_ints,
+    key_less,
+    key_order,
+    key_searchsorted,
+    key_starts,
+    keys_of,
+)
 from spark_explore import shards
 from spark_explore.worker import WorkerConfig
 
 small_u64 = st.lists(st.integers(0, 40), min_size=0, max_size=80)
+
+
+#: two-word keys from few distinct column values, so that runs of equal column 0 with
+#: different column 1 (the case the two-column sort re-sorts) are common
+_COL = st.sampled_from([0, 1, 2, 2**63, 2**64 - 1])
+two_word = st.lists(st.tuples(_COL, _COL).map(lambda t: (t[0] << 64) | t[1]), max_size=60)
+
+
+@settings(max_examples=300, deadline=None)
+@given(ints=two_word, q=two_word)
+def test_two_word_keys_against_python_ints(ints: list[int], q: list[int]) -> None:
+    """The key API on two-column keys is plain Python int order: sort (stable), runs,
+    insertion points, comparison, conversion."""
+    import bisect
+
+    k = keys_of(ints, 2)
+    assert k.shape == (len(ints), 2)
+    assert key_ints(k) == ints and [key_int(k, i) for i in range(len(ints))] == ints
+    order = key_order(k)
+    assert order.tolist() == sorted(range(len(ints)), key=lambda i: (ints[i], i))
+    sk = k[order]
+    assert key_ints(sk[key_starts(sk)]) == sorted(set(ints))
+    srt = sorted(ints)
+    qk = keys_of(q, 2)
+    assert key_searchsorted(sk, qk).tolist() == [bisect.bisect_left(srt, x) for x in q]
+    m = min(len(ints), len(q))
+    assert key_less(k[:m], qk[:m]).tolist() == [a < b for a, b in zip(ints, q)]
+    u, kmin, rows = dedupe_min(k, np.arange(len(ints))[::-1].copy())
+    assert key_ints(u) == sorted(set(ints))
+    assert [ints[r] for r in rows.tolist()] == key_ints(u)
+
+
+@settings(max_examples=150, deadline=None)
+@given(batches=st.lists(two_word, max_size=6), q=two_word, block=st.integers(1, 9))
+def test_two_word_fingerprint_set_against_a_set(batches: list[list[int]], q: list[int],
+                                                block: int) -> None:
+    """Merging sorted batches in place, block by block, keeps the set sorted and exact."""
+    fs = FingerprintSet(2)
+    fs._BLOCK = block  # many blocks: the in-place merge moves keys across them
+    ref: set[int] = set()
+    for b in batches:
+        new = sorted(set(b) - ref)
+        fs.add_sorted(keys_of(new, 2))
+        ref |= set(new)
+        assert key_ints(fs._a) == sorted(ref)
+        assert len(fs) == len(ref)
+    assert fs.contains(keys_of(q, 2)).tolist() == [x in ref for x in q]
+
+
+def test_level_store_paths_of_two_word_keys() -> None:
+    levels = LevelStore()
+    big = (5 << 64) | 7
+    levels.append(keys_of([1, big], 2), np.full(2, 0xFFFFFFFF, dtype=np.uint32))
+    levels.append(keys_of([3, (1 << 64) | 2, big + 1], 2), np.array([1, 0, 1]))
+    assert levels.index_of(1, big + 1) == 2
+    assert levels.path(1, levels.index_of(1, (1 << 64) | 2)) == [1, (1 << 64) | 2]
+    with pytest.raises(KeyError):
+        levels.index_of(1, big)
 
 
 @settings(max_examples=200, deadline=None)

@@ -19,8 +19,9 @@ def new_result(kernel: Kernel, config: CheckConfig, backend: str = "local") -> R
     """An empty result of a check of ``kernel``'s spec with ``config`` (every explorer's)."""
     spec, layout = kernel.spec, kernel.layout
     return Result(spec=spec.name, constants=dict(spec.constants), status=Status.OK,
-                  fingerprint="exact" if layout.exact else "hash64",
-                  state_bits=layout.bits, state_cells=len(layout.cells), backend=backend,
+                  fingerprint=layout.fingerprint_kind,
+                  state_bits=layout.bits, state_words=layout.n_words,
+                  state_cells=len(layout.cells), backend=backend,
                   symmetry=list(kernel.symmetry.names) if kernel.symmetry else [],
                   checked={"invariants": [p.name for p in kernel.invariants],
                            "properties": [p.name for p in kernel.properties],
