@@ -90,7 +90,7 @@ def layout_digest(kernel: Kernel) -> str:
     desc = {
         "cells": [[c.name, c.lo, c.size, c.kind] for c in layout.cells],
         "n_words": layout.n_words,
-        "fingerprint": "exact" if layout.exact else "hash128-splitmix-v1",
+        "fingerprint": kernel.key_kind if kernel.exact else f"{kernel.key_kind}-splitmix-v1",
         "actions": [a.label for a in kernel.actions],
     }
     return hashlib.sha256(json.dumps(desc, sort_keys=True).encode()).hexdigest()
@@ -483,7 +483,7 @@ class Checkpoint:
         for d in range(upto + 1):
             lv = self._levels[d]
             fps = self._load(f"level-{d:05d}.fps.npy", lv["fps_crc32"], lv["states"],
-                             np.uint64, self.kernel.layout.key_width)
+                             np.uint64, self.kernel.key_width)
             parents = self._load(f"level-{d:05d}.parents.npy", lv["parents_crc32"],
                                  lv["states"], np.uint32)
             levels.append(fps, parents)
@@ -496,6 +496,6 @@ class Checkpoint:
         if front is not None:
             snap.words = self._load(front["file"], int(front["crc32"]), int(front["rows"]),
                                     np.uint64)
-        elif not self.kernel.layout.exact:
+        elif not self.kernel.exact:
             raise self._fail(f"{MANIFEST} records no frontier states")
         return snap, None

@@ -266,7 +266,7 @@ class LevelExpansion:
         self.batch_rows = batch_rows
         self.n_act = len(kernel.actions)
         self.findings = LevelFindings(self.n_act)
-        self.exact = kernel.layout.exact
+        self.exact = kernel.exact
 
     def rows_and_actions(self, keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """``(parent rows in the level, action ids)`` of candidate ``keys``."""

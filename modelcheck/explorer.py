@@ -88,14 +88,15 @@ def select_checks(spec: Spec, names: Sequence[str] | None,
 
 
 def build_kernel(spec: Spec, config: CheckConfig, library: Library | None = library_lookup,
-                 observer: Observer | None = None) -> Kernel:
+                 observer: Observer | None = None, hash64: bool = False) -> Kernel:
     """The kernel that checks what ``config`` says (every explorer's), and evaluates
-    the labels ``observer`` asks for."""
+    the labels ``observer`` asks for; ``hash64`` keys states of several words by
+    64-bit hashes (the Spark backend's one-column keys)."""
     invs, props = select_checks(spec, config.invariants, library)
     checks = Checks(tuple(invs), tuple(props), config.check_deadlock)
     if observer is not None:
         checks = checks.observing(observer.labels, observer.step_labels)
-    return Kernel(spec, checks=checks, symmetry=config.symmetry)
+    return Kernel(spec, checks=checks, symmetry=config.symmetry, hash64=hash64)
 
 
 class Explorer:
@@ -153,7 +154,7 @@ class Explorer:
         limit = self.config.memory_limit
         budget = MemoryBudget(default_memory_limit() if limit == "auto" else limit,
                               len(self.layout.cells), self.layout.n_words,
-                              len(self.kernel.actions), self.layout.exact,
+                              len(self.kernel.actions), self.kernel.exact,
                               3 + (self.kernel.symmetry is not None)
                               + bool(self.kernel.constraints
                                      or self.kernel.action_constraints))
@@ -191,7 +192,7 @@ class Explorer:
                ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """A level's new states ``(fps, words, parent indexes, new states per action)``."""
         if not cand_fps:
-            return (empty_keys(self.layout.key_width),
+            return (empty_keys(self.kernel.key_width),
                     np.zeros((0, self.layout.n_words), dtype=np.uint64),
                     np.zeros(0, dtype=np.uint32), np.zeros(n_act, dtype=np.int64))
         fps = np.concatenate(cand_fps)
@@ -202,7 +203,7 @@ class Explorer:
             u, kmin, rows = dedupe_min(fps, keys, ordered_runs=True)
         parents = (kmin // n_act).astype(np.uint32)
         by_action = np.bincount(kmin % n_act, minlength=n_act)
-        if self.layout.exact:
+        if self.kernel.exact:
             words = self.layout.words_of_keys(u)
         else:
             words = np.concatenate(cand_words)[rows]
@@ -221,11 +222,11 @@ class _LocalLevels:
         self.budget, self.stop = budget, stop
         self.k = ex.kernel
         self.n_act = len(self.k.actions)
-        self.visited = FingerprintSet(ex.layout.key_width)
+        self.visited = FingerprintSet(ex.kernel.key_width)
         self.depth = 0  # the level being expanded
         self.frontier_words = np.zeros((0, ex.layout.n_words), dtype=np.uint64)
         self.init_findings: LevelFindings | None = None
-        self.init_fps = empty_keys(ex.layout.key_width)
+        self.init_fps = empty_keys(ex.kernel.key_width)
         self.cand_fps: list[np.ndarray] = []
         self.cand_keys: list[np.ndarray] = []
         self.cand_words: list[np.ndarray] = []
@@ -328,7 +329,7 @@ class _LocalLevels:
     def commit(self, snap: Snapshot, sizes: list[int]) -> None:
         if self.ckpt is None:
             return
-        if not self.ex.layout.exact:
+        if not self.ex.kernel.exact:
             snap.words = self.frontier_words
         self.ckpt.commit(self.levels, snap)
 
@@ -394,7 +395,7 @@ class _LocalLevels:
     def _held(self) -> int:
         """Bytes of the explorer's data: visited set, levels, frontier, candidates, and
         what the observer holds."""
-        front = 0 if self.ex.layout.exact and not self.levels.spilled else \
+        front = 0 if self.ex.kernel.exact and not self.levels.spilled else \
             self.frontier_words.nbytes
         return self.visited.nbytes + self.levels.nbytes + front + self.cand_bytes + \
             self._observed()

@@ -45,7 +45,7 @@ from .family import (
     grid_values,
     param_column,
 )
-from .layout import Layout
+from .layout import Layout, fingerprint64
 from .spec import ActionDecl, ActionInstance, PredicateDecl, Spec
 from .store import empty_keys, key_int
 from .symmetry import Symmetry
@@ -141,6 +141,7 @@ class Kernel:
         family_rows: int = 1 << 15,
         family_min: int = 8,
         checks: Checks | None = None,
+        hash64: bool = False,
     ) -> None:
         if checks is None:
             checks = Checks(tuple(spec.invariants if invariants is None else invariants),
@@ -166,8 +167,22 @@ class Kernel:
         self.check_deadlock = (spec.check_deadlock if checks.check_deadlock is None
                                else checks.check_deadlock)
         self._bool_cells = self.layout.bool_cells
+        #: how states are keyed (:mod:`modelcheck.store`): ``exact`` (the packed state,
+        #: one or two words), ``hash128`` (wider states) or, with ``hash64`` (the Spark
+        #: backend's buckets, one ``uint64`` a state), ``hash64`` for states of more than
+        #: one word
+        self.key_kind = self.layout.fingerprint_kind
+        #: the keys' ``uint64`` columns
+        self.key_width = self.layout.key_width
+        self.fingerprints: Callable[[np.ndarray], np.ndarray] = self.layout.fingerprints
+        if hash64 and self.layout.n_words > 1:
+            self.key_kind, self.key_width = "hash64", 1
+            self.fingerprints = fingerprint64
+        #: the keys are the packed states (the frontier needs no words of its own)
+        self.exact = self.key_kind == "exact"
         sets = spec.symmetry_sets() if symmetry else {}
-        self.symmetry: Symmetry | None = Symmetry(self.layout, sets) if sets else None
+        self.symmetry: Symmetry | None = \
+            Symmetry(self.layout, sets, self.fingerprints) if sets else None
         #: the instances of an action family are evaluated in one call over up to
         #: ``family_rows`` (instance, state) pairs, when that covers ``family_min``
         #: instances or more (a call over the grid costs a few per-instance calls);
@@ -183,7 +198,7 @@ class Kernel:
     def canonical(self, words: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Packed states and fingerprints, canonicalised when symmetry reduction is on."""
         if self.symmetry is None:
-            return words, self.layout.fingerprints(words)
+            return words, self.fingerprints(words)
         return self.symmetry.canonical(words)
 
     def initial_words(self) -> tuple[np.ndarray, np.ndarray]:
@@ -436,7 +451,7 @@ class Kernel:
             cp = np.concatenate(acc.parents)
             ca = np.concatenate(acc.action_ids)
         else:
-            cw, cf, cp, ca = empty_w, empty_keys(self.layout.key_width), empty_i, \
+            cw, cf, cp, ca = empty_w, empty_keys(self.key_width), empty_i, \
                 empty_i.astype(np.int32)
         ok = None
         if acc.action_ok is not None:

@@ -14,6 +14,8 @@ one element of an array), packed into unsigned 64-bit words as
   before it in the same word; cells go into words greedily in layout order, a
   word holding cells while the product of their sizes is at most 2**64. (The
   KRaft L6 state needs 71 bits as bit fields but fits one word in mixed radix.)
+  When that takes more than two words but putting each cell in the first word with
+  room for it takes two, the cells go so (two words are an exact fingerprint).
 
 Fingerprints (the *state key*, see :mod:`modelcheck.store` and ``docs/fingerprints.md``):
 
@@ -185,7 +187,13 @@ class Layout:
                 word_of.append(word)
                 mults.append(product)
                 product *= c.size
-        self.n_words = word_of[-1] + 1 if cells else 1
+            if word + 1 > 2:
+                # Past two words a state is hashed: if each cell going to the first word
+                # with room for it packs the state into two, two words it is (exact).
+                fit = _first_fit([c.size for c in cells], 2)
+                if fit is not None:
+                    word_of, mults = fit
+        self.n_words = max(word_of) + 1 if cells else 1
         self.word_of = np.array(word_of, dtype=np.int64)
         self.mult = np.array(mults, dtype=_U64)
         self.lo = np.array([c.lo for c in cells], dtype=np.int64)
@@ -196,10 +204,11 @@ class Layout:
         self.state_space_bound = 1
         for c in cells:
             self.state_space_bound *= c.size
-        # The last cell of a word needs no modulo when decoding.
-        self._last_in_word = [
-            i == len(cells) - 1 or word_of[i + 1] != word_of[i] for i in range(len(cells))
-        ]
+        # The last cell of a word (its largest multiplier) needs no modulo when decoding.
+        top: dict[int, int] = {}
+        for w, m in zip(word_of, mults):
+            top[w] = max(top.get(w, 0), m)
+        self._last_in_word = [top[w] == m for w, m in zip(word_of, mults)]
 
     def leaf_map(self, var: str, path: tuple[int, ...]) -> dict[int, int]:
         """``{index: first cell of the element}`` for the innermost dimension of
@@ -353,6 +362,25 @@ class Layout:
                 "declared": info.decl,
             })
         return rows
+
+
+def _first_fit(sizes: Sequence[int], words: int) -> tuple[list[int], list[int]] | None:
+    """Mixed radix over at most ``words`` words, each cell (in layout order) in the first
+    word whose product of sizes stays at most 2**64: ``(word of each cell, its
+    multiplier)``, or None when the cells do not fit so."""
+    products = [1] * words
+    word_of: list[int] = []
+    mults: list[int] = []
+    for size in sizes:
+        for w in range(words):
+            if products[w] * size <= 2**64:
+                break
+        else:
+            return None
+        word_of.append(w)
+        mults.append(products[w])
+        products[w] *= size
+    return word_of, mults
 
 
 def _array_chain(btype: BoundType) -> tuple[tuple[range, ...], tuple[str, ...], BoundType]:

@@ -85,8 +85,7 @@ def render_text(r: Result) -> str:
         f"depth {r.depth}, {r.seconds:.2f} s ({r.states_per_second:,.0f} distinct states/s)."
     )
     if r.fingerprint == "exact":
-        words = "one 64-bit word" if r.state_bits <= 64 or r.state_words == 1 \
-            else "two 64-bit words"
+        words = "a 64-bit word" if r.state_words == 1 else "two 64-bit words"
         out.append(f"Fingerprints: exact (the state's {r.state_cells} values packed as one "
                    f"mixed-radix code in {words}).")
     else:

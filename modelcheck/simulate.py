@@ -407,7 +407,7 @@ class _Walker:
         self.fired = np.zeros((walks_per_batch, n_act), dtype=np.int64)
         self.free = list(range(walks_per_batch - 1, -1, -1))
         self.t = WalkTally.empty(n_act)
-        self.key_width = kernel.layout.key_width
+        self.key_width = kernel.key_width
         self.visited = VisitedStates(n_act, seen_limit, record, self.key_width)
         self.started = 0  # walks of the set started
         self.committed = 0  # walks of the set committed (or discarded), in set order

@@ -35,7 +35,8 @@ from .fileio import spill_subdir
 
 __all__ = ["FingerprintSet", "LevelStore", "Level", "dedupe_min", "group_argmin",
            "group_min_mask", "key_order", "key_starts", "key_searchsorted", "key_less",
-           "key_int", "key_ints", "keys_of", "empty_keys", "key_columns", "key_min_row"]
+           "key_int", "key_ints", "keys_of", "empty_keys", "key_columns", "key_min_row",
+           "key_unique", "key_ne"]
 
 NO_PARENT = np.uint32(0xFFFFFFFF)
 _U64 = np.uint64
@@ -129,6 +130,24 @@ def _search2(a0: np.ndarray, a1: np.ndarray, q: np.ndarray) -> np.ndarray:
         hi_a[live[~less]] = mid[~less]
     lo[act] = lo_a
     return lo
+
+
+def key_unique(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(unique sorted keys, the first row of each, each row's index in the unique
+    keys)``, as ``np.unique(..., return_index=True, return_inverse=True)``."""
+    order = key_order(keys)
+    sk = keys[order]
+    starts = key_starts(sk)
+    inv = np.empty(len(keys), dtype=np.int64)
+    inv[order] = np.cumsum(starts) - 1
+    return sk[starts], order[starts], inv
+
+
+def key_ne(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Row-wise ``a != b`` of keys of the same shape."""
+    if a.ndim == 1:
+        return a != b
+    return (a[:, 0] != b[:, 0]) | (a[:, 1] != b[:, 1])
 
 
 def key_less(a: np.ndarray, b: np.ndarray) -> np.ndarray:

@@ -70,8 +70,11 @@ class _Perm:
 class Symmetry:
     """Canonicalises packed states under all permutations of the declared id sets."""
 
-    def __init__(self, layout: Layout, sets: dict[str, range]) -> None:
+    def __init__(self, layout: Layout, sets: dict[str, range],
+                 fingerprints: Callable[[np.ndarray], np.ndarray] | None = None) -> None:
         self.layout = layout
+        #: the keys the canonical state is the smallest of (the layout's by default)
+        self.fingerprints = fingerprints or layout.fingerprints
         self.names = tuple(sets)
         for name in sets:
             if not any(name in info.dim_names for info in layout.vars.values()) and not any(
@@ -98,7 +101,7 @@ class Symmetry:
         """Canonical packed states and their fingerprints for a batch ``(n, k)``."""
         layout = self.layout
         n = len(words)
-        fps = layout.fingerprints(words)
+        fps = self.fingerprints(words)
         if n == 0 or not self.perms:
             return words, fps
         cols = [layout.decode_cell(words, i) for i in range(len(layout.cells))]
@@ -106,7 +109,7 @@ class Symmetry:
         best_words = words
         for p in self.perms:
             w = layout.pack_columns(p.apply(layout, cols))
-            f = layout.fingerprints(w)
+            f = self.fingerprints(w)
             better = key_less(f, best_fps)
             if better.any():
                 best_fps = np.where(better if f.ndim == 1 else better[:, None], f, best_fps)

@@ -202,7 +202,9 @@ class SparkExplorer:
         self.notice = notice
         self.library = library
         self.spec = spec
-        self.kernel = build_kernel(spec, cfg, library)
+        # The Spark backend keys states by one uint64 column: states of several words
+        # by their 64-bit hash (the result reports the collision probability)
+        self.kernel = build_kernel(spec, cfg, library, hash64=True)
         self.layout = spec.layout
         self.master = master
         self.partitions = partitions
@@ -367,7 +369,8 @@ class SparkExplorer:
                             invariants=cfg.invariants, check_deadlock=cfg.check_deadlock,
                             symmetry=cfg.symmetry, n_words=self.layout.n_words,
                             chunk=cfg.batch_size,
-                            library=None if self.library is library_lookup else self.library)
+                            library=None if self.library is library_lookup else self.library,
+                            hash64=True)
 
     # ------------------------------------------------------------ the run
     def _explore(self, t0: float, ident: dict[str, Any],
@@ -486,7 +489,7 @@ class _SparkLevels:
 
     def keep_initial(self) -> None:
         ex = self.ex
-        ex._call(0, ex.engine.start, self.fps, None if ex.layout.exact else self.words)
+        ex._call(0, ex.engine.start, self.fps, None if ex.kernel.exact else self.words)
         self.pending = ex._job(0, ex._can_expand(0))
 
     def expand(self, depth: int, expand: bool, pulse: Pulse) -> LevelFindings:

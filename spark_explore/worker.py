@@ -51,11 +51,14 @@ class WorkerConfig:
     #: looks up predicates the spec does not declare (a module-level function, so that
     #: it pickles by reference; default: the registered predicate libraries)
     library: Callable[[str], Any] | None = None
+    #: key states of several words by 64-bit hashes (the exploring backends' one-column
+    #: keys; simulation keys them as the local explorer does)
+    hash64: bool = False
 
     @property
     def key(self) -> tuple[Any, ...]:
         return (self.target, self.constants, self.invariants, self.check_deadlock,
-                self.symmetry)
+                self.symmetry, self.hash64)
 
 
 def get_kernel(cfg: WorkerConfig) -> Any:
@@ -78,7 +81,7 @@ def get_kernel(cfg: WorkerConfig) -> Any:
         k = build_kernel(spec, CheckConfig(invariants=cfg.invariants,
                                            check_deadlock=cfg.check_deadlock,
                                            symmetry=cfg.symmetry),
-                         cfg.library or lookup)
+                         cfg.library or lookup, hash64=cfg.hash64)
         if k.layout.n_words != cfg.n_words:
             raise RuntimeError(
                 f"spec {cfg.target} binds to a layout of {k.layout.n_words} words on this "

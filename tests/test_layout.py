@@ -83,6 +83,33 @@ def test_pack_unpack_roundtrip(data: st.DataObject) -> None:
     assert layout.cells_from_values(values) == cells
 
 
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.integers(0, 62), min_size=1, max_size=8), st.data())
+def test_pack_unpack_any_cell_sizes(bits: list[int], data: st.DataObject) -> None:
+    """Cells of any sizes (mixed radix, in two words by first fit when the layout order
+    would take more): packing round-trips, through both decoders."""
+    from modelcheck.family import Decoder
+
+    ns: dict = {f"v{i}": Int(0, 2**b + i) for i, b in enumerate(bits)}
+    ns["Noop"] = action(lambda self, s, t: s.v0 >= 0)
+    layout = type("Cells", (Spec,), ns)().layout
+    cells = [[data.draw(st.integers(c.lo, c.hi)) for c in layout.cells] for _ in range(3)]
+    words = layout.pack_columns([np.array(col) for col in zip(*cells)])
+    assert [layout.unpack(w) for w in words] == cells
+    every = np.arange(len(layout.cells))
+    assert Decoder(layout).matrix(words, every).tolist() == cells
+
+
+def test_cells_that_fit_two_words_by_first_fit_are_exact() -> None:
+    """Sizes 2**40, 2**30, 2**20, 2**30 take three words in layout order, two when
+    each cell goes to the first word with room: exact fingerprints."""
+    ns: dict = {f"v{i}": Int(0, 2**b - 1) for i, b in enumerate((40, 30, 20, 30))}
+    ns["Noop"] = action(lambda self, s, t: s.v0 >= 0)
+    layout = type("FirstFit", (Spec,), ns)().layout
+    assert layout.n_words == 2 and layout.exact
+    assert layout.word_of.tolist() == [0, 1, 0, 1]
+
+
 def test_fingerprint64_is_fixed() -> None:
     # The hash is part of the checkpoint and trace format: it must never change.
     words = np.array([[0, 0], [1, 2], [2**64 - 1, 12345]], dtype=np.uint64)

@@ -23,6 +23,7 @@ from ..config import CheckConfig
 from ..explorer import Explorer
 from ..graph import GraphTooLarge
 from ..kernel import Kernel
+from ..store import empty_keys, key_ints
 
 __all__ = ["ReachableGraph", "Neighbourhood"]
 
@@ -54,10 +55,10 @@ class ReachableGraph:
         self.initial: set[int] = set()
 
         def on_level(depth: int, level_fps: np.ndarray, level_words: np.ndarray) -> None:
-            fps.append(np.array(level_fps, dtype=np.uint64))
+            fps.append(np.array(level_fps, dtype=np.uint64))  # keys: one or two columns
             words.append(np.array(level_words, dtype=np.uint64).reshape(len(level_fps), -1))
             if depth == 0:
-                self.initial = {int(f) for f in level_fps}
+                self.initial = set(key_ints(level_fps))
 
         def on_transitions(rows: np.ndarray, acts: np.ndarray, children: np.ndarray) -> None:
             # the parents are rows of the level being expanded (the last one reported)
@@ -74,17 +75,17 @@ class ReachableGraph:
                 f"the state graph of {kernel.spec!r} has more than {limit:,} reachable states "
                 f"({res.reason or res.status}); the graph view is for small models "
                 "(--graph-limit, or smaller constants with --const).")
-        all_fps = np.concatenate(fps) if fps else np.zeros(0, dtype=np.uint64)
+        all_fps = np.concatenate(fps) if fps else empty_keys(layout.key_width)
         all_words = np.concatenate(words) if words else np.zeros((0, layout.n_words), np.uint64)
-        self._row = {int(f): i for i, f in enumerate(all_fps)}
+        self._row = {f: i for i, f in enumerate(key_ints(all_fps))}
         self._words = all_words
         self.graph = nx.MultiDiGraph()
         self.graph.add_nodes_from(self._row)
         if src:
             self.graph.add_edges_from(
-                (int(u), int(v), int(a)) for u, v, a in zip(np.concatenate(src),
-                                                            np.concatenate(dst),
-                                                            np.concatenate(act)))
+                (u, v, int(a)) for u, v, a in zip(key_ints(np.concatenate(src)),
+                                                  key_ints(np.concatenate(dst)),
+                                                  np.concatenate(act)))
 
     def __len__(self) -> int:
         return len(self._row)
