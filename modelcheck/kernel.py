@@ -445,9 +445,7 @@ class Kernel:
             deadlocks = np.flatnonzero(~any_enabled)
         if acc.words:
             cw = np.concatenate(acc.words)
-            # two-word states are their own fingerprints: one array serves as both
-            cf = cw if all(f is w for f, w in zip(acc.fps, acc.words)) else \
-                np.concatenate(acc.fps)
+            cf = np.concatenate(acc.fps)
             cp = np.concatenate(acc.parents)
             ca = np.concatenate(acc.action_ids)
         else:

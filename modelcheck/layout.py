@@ -21,9 +21,14 @@ Fingerprints (the *state key*, see :mod:`modelcheck.store` and ``docs/fingerprin
 
 * one word: the fingerprint *is* the packed state (exact, invertible, no collision),
   one ``uint64`` per state;
-* two words: the fingerprint is the pair of words itself, ``(word 0, word 1)``, kept
-  as two ``uint64`` columns (exact: two states are the same exactly when both words
-  are); as a Python int it is ``word0 << 64 | word1``;
+* two words: the fingerprint is the pair ``(word0 + word1 * SEED mod 2**64, word1)``,
+  kept as two ``uint64`` columns: a bijection of the two words (exact: two states
+  have the same key exactly when both words are equal; :meth:`Layout.words_of_keys`
+  inverts it). Column 0 alone tells almost all states apart (the multiple of word 1 is
+  no pattern of packed cells), so keys sort and search on it with few ties, and an
+  action that adds the same amount to a cell of every state keeps its successors in
+  the order of their parents (sorting is cheap on such runs). As a Python int a key is
+  ``col0 << 64 | col1``;
 * three or more words: ``fingerprint128`` below, two independent 64-bit mixes of the
   words (SplitMix64 finaliser chained over the words, seeded with two constants), in
   the same two-column shape. It is the same on every machine, process and
@@ -72,24 +77,44 @@ def fingerprint64(words: np.ndarray, seed: np.uint64 = _SEED) -> np.ndarray:
     ``h0 = seed``; ``h_{i+1} = mix64(h_i ^ mix64(word_i + i * seed))``, where
     ``mix64`` is the SplitMix64 finaliser; arithmetic is modulo 2**64.
     """
-    n, k = words.shape
     with np.errstate(over="ignore"):
-        # the inner mixes do not depend on the chain: all words at once
-        inner = _mix64(words + np.arange(k, dtype=_U64) * seed)
-        if n <= _SCALAR_ROWS:
-            return np.array([_chain(row, int(seed)) for row in inner.tolist()], dtype=_U64)
-        h = np.full(n, seed, dtype=_U64)
-        for i in range(k):
-            h = _mix64(h ^ inner[:, i])
+        return _chain_all(_inner(words, seed), seed)
+
+
+def _inner(words: np.ndarray, seed: np.uint64) -> np.ndarray:
+    """``mix64(word_i + i * seed)`` of every word (they do not depend on the chain)."""
+    k = words.shape[1]
+    return _mix64(words + np.arange(k, dtype=_U64) * seed)
+
+
+def _chain_all(inner: np.ndarray, seed: np.uint64) -> np.ndarray:
+    n, k = inner.shape
+    if n <= _SCALAR_ROWS:
+        return np.array([_chain(row, int(seed)) for row in inner.tolist()], dtype=_U64)
+    h = np.full(n, seed, dtype=_U64)
+    for i in range(k):
+        h = _mix64(h ^ inner[:, i])
     return h
 
 
 def fingerprint128(words: np.ndarray) -> np.ndarray:
     """128-bit fingerprints of packed states ``words`` (shape ``(n, k)``, uint64), as
-    ``(n, 2)`` uint64: :func:`fingerprint64` with two seeds."""
-    out = np.empty((len(words), 2), dtype=_U64)
-    out[:, 0] = fingerprint64(words, _SEED)
-    out[:, 1] = fingerprint64(words, _SEED2)
+    ``(n, 2)`` uint64.
+
+    Column 0 is :func:`fingerprint64` (``h``); column 1 is
+    ``mix64(SEED2 + sum_i mix64(word_i + i * SEED) * (2 i + 1) * SEED2)``, a second
+    64-bit function of the same mixed words (a weighted sum, then the finaliser).
+    """
+    n, k = words.shape
+    out = np.empty((n, 2), dtype=_U64)
+    with np.errstate(over="ignore"):
+        inner = _inner(words, _SEED)
+        out[:, 0] = _chain_all(inner, _SEED)
+        weights = (2 * np.arange(k, dtype=_U64) + _U64(1)) * _SEED2
+        acc = np.full(n, _SEED2, dtype=_U64)
+        for i in range(k):
+            acc += inner[:, i] * weights[i]
+        out[:, 1] = _mix64(acc)
     return out
 
 
@@ -315,18 +340,32 @@ class Layout:
 
     def fingerprints(self, words: np.ndarray) -> np.ndarray:
         """Fingerprints (keys) of packed states: shape ``(n,)`` for one word, ``(n, 2)``
-        otherwise (the words themselves for two, a 128-bit hash for more)."""
+        otherwise (``(w0 + w1 * SEED, w1)`` for two words, a 128-bit hash for more)."""
         if self.n_words == 1:
             return words[:, 0].copy()
         if self.n_words == 2:
-            return np.ascontiguousarray(words)
+            keys = np.empty((len(words), 2), dtype=_U64)
+            w1 = words[:, 1]
+            keys[:, 1] = w1
+            with np.errstate(over="ignore"):
+                np.multiply(w1, _SEED, out=keys[:, 0])
+                keys[:, 0] += words[:, 0]
+            return keys
         return fingerprint128(words)
 
     def words_of_keys(self, keys: np.ndarray) -> np.ndarray:
         """Packed states ``(n, k)`` of exact fingerprints (the inverse of
         :meth:`fingerprints` when :attr:`exact`)."""
         assert self.exact
-        return keys.reshape(len(keys), self.n_words)
+        if self.n_words == 1:
+            return keys.reshape(len(keys), 1)
+        words = np.empty((len(keys), 2), dtype=_U64)
+        k1 = keys[:, 1]
+        words[:, 1] = k1
+        with np.errstate(over="ignore"):
+            np.multiply(k1, _SEED, out=words[:, 0])
+            np.subtract(keys[:, 0], words[:, 0], out=words[:, 0])
+        return words
 
     def decode_cell(self, words: np.ndarray, i: int) -> np.ndarray:
         """Column of cell ``i`` (int64, actual values) from packed words ``(n, k)``."""

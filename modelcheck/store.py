@@ -14,7 +14,8 @@
 
 **State keys.** A fingerprint array is either one ``uint64`` per state (shape ``(n,)``:
 a state that packs into one word, the word itself) or two (shape ``(n, 2)``: a state of
-two words, the words themselves, exact; or a 128-bit hash of a wider state). Two-column
+two words, a bijection of its words, exact (:meth:`modelcheck.layout.Layout.fingerprints`);
+or a 128-bit hash of a wider state). Two-column
 keys order lexicographically, column 0 first; as a Python int a key is
 ``col0 << 64 | col1``, so ints order as the arrays do. The functions ``key_*`` below
 are the one place that knows the two shapes: sorting (a stable sort of column 0, then
@@ -60,17 +61,22 @@ def key_order(keys: np.ndarray) -> np.ndarray:
     """The stable permutation that sorts ``keys`` (lexicographically for two columns)."""
     if keys.ndim == 1:
         return np.argsort(keys, kind="stable")
+    return _sort2(keys)[0]
+
+
+def _sort2(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`key_order` of two-column keys, with the sorted columns."""
     k0 = keys[:, 0]
     order = np.argsort(k0, kind="stable")
-    if len(order) < 2:
-        return order
     s0 = k0[order]
     s1 = keys[:, 1][order]
+    if len(order) < 2:
+        return order, s0, s1
     # pairs of neighbours with equal column 0 but different column 1: only the runs of
     # equal column 0 that hold one are out of order (duplicates are runs of equal keys)
     bad = np.flatnonzero((s0[1:] == s0[:-1]) & (s1[1:] != s1[:-1]))
     if len(bad) == 0:
-        return order
+        return order, s0, s1
     run_start = np.concatenate(([True], s0[1:] != s0[:-1]))
     run_id = np.cumsum(run_start) - 1
     bad_runs = np.zeros(int(run_id[-1]) + 1, dtype=bool)
@@ -78,7 +84,8 @@ def key_order(keys: np.ndarray) -> np.ndarray:
     rows = np.flatnonzero(bad_runs[run_id])  # positions in the runs to re-sort
     sub = np.lexsort((s1[rows], run_id[rows]))
     order[rows] = order[rows][sub]
-    return order
+    s1[rows] = s1[rows][sub]  # column 0 is the same along a run
+    return order, s0, s1
 
 
 def key_starts(sorted_keys: np.ndarray) -> np.ndarray:
@@ -251,15 +258,26 @@ def dedupe_min(fps: np.ndarray, keys: np.ndarray, *, ordered_runs: bool = False
     """
     if len(fps) == 0:
         return fps, keys, np.zeros(0, dtype=np.int64)
-    order = key_order(fps)
-    sf = fps[order]
-    starts = np.flatnonzero(key_starts(sf))
+    if fps.ndim == 1:
+        order = np.argsort(fps, kind="stable")
+        sf = fps[order]
+        starts = np.flatnonzero(key_starts(sf))
+        u = sf[starts]
+    else:
+        order, s0, s1 = _sort2(fps)
+        first = np.ones(len(s0), dtype=bool)
+        np.not_equal(s0[1:], s0[:-1], out=first[1:])
+        first[1:] |= s1[1:] != s1[:-1]
+        starts = np.flatnonzero(first)
+        u = np.empty((len(starts), 2), dtype=_U64)
+        np.take(s0, starts, out=u[:, 0])
+        np.take(s1, starts, out=u[:, 1])
     rows = order[starts]
     if ordered_runs:
-        return sf[starts], keys[rows], rows
+        return u, keys[rows], rows
     sk = keys[order]
     mins = np.minimum.reduceat(sk, starts)
-    return sf[starts], mins, rows
+    return u, mins, rows
 
 
 class FingerprintSet:
