@@ -59,7 +59,7 @@ from .errors import SpecEvaluationError
 from .kernel import Expansion, Kernel
 from .result import TraceStep, Violation, ViolationKind, json_value
 from .spec import PredicateDecl
-from .store import dedupe_min, key_columns, key_int
+from .store import dedupe_min, key_columns, key_int, take_rows
 
 __all__ = [
     "LevelExpansion", "LevelFindings", "Verdict", "Hit", "ErrorAt", "TransitionHook",
@@ -295,7 +295,7 @@ class LevelExpansion:
             w = None
             if not self.exact:
                 cw = np.concatenate(cand_words)
-                w = cw if rows is None else cw[rows]
+                w = cw if rows is None else take_rows(cw, rows)
             cand_fps.clear()
             cand_keys.clear()
             cand_words.clear()
@@ -331,7 +331,7 @@ class LevelExpansion:
                 cand_fps.append(u)
                 cand_keys.append(kmin)
                 if not self.exact:
-                    cand_words.append(ex.child_words[rows])
+                    cand_words.append(take_rows(ex.child_words, rows))
                 buffered += len(u)
                 if buffered >= self.flush_rows:
                     yield flush()
@@ -419,7 +419,7 @@ def initial_states(kernel: Kernel) -> tuple[np.ndarray, np.ndarray, LevelFinding
     and dropped."""
     words, fps = kernel.initial_words()
     ufps, _, rows = dedupe_min(fps, np.zeros(len(fps), dtype=np.int64))
-    words = words[rows]
+    words = take_rows(words, rows)
     f = LevelFindings(len(kernel.actions))
     if not kernel.constraints:
         return ufps, words, f

@@ -44,7 +44,15 @@ from .run.observers import Observer
 from .run.progress import Progress
 from .run.results import complete_result, coverage_table, new_result
 from .spec import PredicateDecl, Spec
-from .store import NO_PARENT, FingerprintSet, LevelStore, dedupe_min, empty_keys, keys_of
+from .store import (
+    NO_PARENT,
+    FingerprintSet,
+    LevelStore,
+    dedupe_min,
+    empty_keys,
+    keys_of,
+    take_rows,
+)
 
 __all__ = ["Explorer", "Progress", "explore", "coverage_table", "rebuild_trace",
            "select_checks", "build_kernel", "new_result", "complete_result"]
@@ -206,7 +214,7 @@ class Explorer:
         if self.kernel.exact:
             words = self.layout.words_of_keys(u)
         else:
-            words = np.concatenate(cand_words)[rows]
+            words = take_rows(np.concatenate(cand_words), rows)
         return u, words, parents, by_action
 
 
@@ -283,7 +291,8 @@ class _LocalLevels:
         self.lx = lx
         for u, kmin, w in lx.candidates():
             fresh = ~self.visited.contains(u)
-            self._add_candidates(u[fresh], kmin[fresh], None if w is None else w[fresh])
+            self._add_candidates(take_rows(u, fresh), kmin[fresh],
+                                 None if w is None else take_rows(w, fresh))
 
             def counts(kmin: np.ndarray = kmin) -> tuple[int, int, int]:
                 done = int(kmin.max()) // self.n_act + 1 if len(kmin) else 0

@@ -47,7 +47,7 @@ from .family import (
 )
 from .layout import Layout, fingerprint64
 from .spec import ActionDecl, ActionInstance, PredicateDecl, Spec
-from .store import empty_keys, key_int
+from .store import empty_keys, key_int, take_rows
 from .symmetry import Symmetry
 from .views import Branch, NextView, StateView
 
@@ -465,14 +465,14 @@ class Kernel:
             if not keep.all():
                 out = np.flatnonzero(~keep)
                 outside = len(out)
-                ow = cw[out]
+                ow = take_rows(cw, out)
                 ov = self.batch_view(ow)
                 for j, p in enumerate(self.invariants):
                     bad = self._pred_rows(p, ov, None, ow, None)
                     if len(bad):
                         sel = out[bad]
-                        outside_hits[j] = (cp[sel], ca[sel], cf[sel])
-                cw, cf, cp, ca = cw[keep], cf[keep], cp[keep], ca[keep]
+                        outside_hits[j] = (cp[sel], ca[sel], take_rows(cf, sel))
+                cw, cf, cp, ca = take_rows(cw, keep), take_rows(cf, keep), cp[keep], ca[keep]
         return Expansion(n, inv_rows, cw, cf, cp, ca, fired, deadlocks, prop_hits,
                          outside_hits, outside, None if constrain else ok,
                          label_rows, step_label_hits)
@@ -526,7 +526,7 @@ class Kernel:
             acc.fired[inst.id] = m
             if acc.any_enabled is not None:
                 acc.any_enabled |= mask
-            child = words[rows]
+            child = take_rows(words, rows)
             post: dict[int, Any] = {}
             with np.errstate(over="ignore"):
                 for ci, v in assigned.items():
@@ -561,7 +561,7 @@ class Kernel:
                         bad = self._pred_rows(p, pre_sub.view(layout, m),
                                               post_sub.view(layout, m), words, rows, inst)
                     if len(bad):
-                        acc.hits[j].append((rows[bad], ids[bad], fps[bad]))
+                        acc.hits[j].append((rows[bad], ids[bad], take_rows(fps, bad)))
 
     def _expand_family(self, fam: _Family, lo: int, hi: int, fs: FamilyState, s: StateView,
                        words: np.ndarray, acc: _Accumulator,
@@ -619,14 +619,15 @@ class Kernel:
         if len(parts) > 1:
             # instance by instance (parameters, then branch), states in order within each
             order = np.argsort(ids.astype(np.int64) * n + rows, kind="stable")
-            child, fps, rows, ids = child[order], fps[order], rows[order], ids[order]
+            child, fps = take_rows(child, order), take_rows(fps, order)
+            rows, ids = rows[order], ids[order]
             bad = [b[order] for b in bad]
             ok = None if ok is None else ok[order]
         acc.add(child, fps, rows, ids, ok)
         for j, b in enumerate(bad):
             sel = np.flatnonzero(b)
             if len(sel):
-                acc.hits[j].append((rows[sel], ids[sel], fps[sel]))
+                acc.hits[j].append((rows[sel], ids[sel], take_rows(fps, sel)))
         return True
 
     def _family_part(self, fam: _Family, lo: int, bi: int, nb: int, mask: np.ndarray,
@@ -649,7 +650,7 @@ class Kernel:
             return _FamilyPart(bi, fired, enabled, words[:0], np.zeros(0, dtype=_U64), rows,
                                inst.astype(np.int32), [empty for _ in self._step_preds],
                                empty if self.action_constraints else None)
-        child = words[rows]
+        child = take_rows(words, rows)
         post: dict[int, np.ndarray] = {}
         scattered: list[tuple[np.ndarray, np.ndarray, frozenset[int]]] = []
         with np.errstate(over="ignore"):

@@ -34,7 +34,7 @@ import numpy as np
 
 from .fileio import spill_subdir
 
-__all__ = ["FingerprintSet", "LevelStore", "Level", "dedupe_min", "group_argmin",
+__all__ = ["FingerprintSet", "LevelStore", "Level", "dedupe_min", "group_argmin", "take_rows",
            "group_min_mask", "key_order", "key_starts", "key_searchsorted", "key_less",
            "key_int", "key_ints", "keys_of", "empty_keys", "key_columns", "key_min_row",
            "key_unique", "key_ne"]
@@ -45,6 +45,15 @@ _LOW = (1 << 64) - 1
 
 
 # ---------------------------------------------------------------- state keys
+def take_rows(a: np.ndarray, idx: np.ndarray) -> np.ndarray:
+    """``a[idx]`` for an index array or a boolean mask ``idx``: the rows of packed words or
+    keys. (numpy's fancy indexing of a 2-D array copies row by row, ~30 ns a row;
+    ``take``/``compress`` along axis 0 copy blocks, ~1-3 ns.)"""
+    if idx.dtype == np.bool_:
+        return np.compress(idx, a, axis=0)
+    return np.take(a, idx, axis=0)
+
+
 def empty_keys(width: int) -> np.ndarray:
     """No keys, in the shape of keys ``width`` columns wide."""
     return np.zeros(0 if width == 1 else (0, 2), dtype=_U64)
@@ -143,11 +152,11 @@ def key_unique(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``(unique sorted keys, the first row of each, each row's index in the unique
     keys)``, as ``np.unique(..., return_index=True, return_inverse=True)``."""
     order = key_order(keys)
-    sk = keys[order]
+    sk = take_rows(keys, order)
     starts = key_starts(sk)
     inv = np.empty(len(keys), dtype=np.int64)
     inv[order] = np.cumsum(starts) - 1
-    return sk[starts], order[starts], inv
+    return take_rows(sk, starts), order[starts], inv
 
 
 def key_ne(a: np.ndarray, b: np.ndarray) -> np.ndarray:
