@@ -59,9 +59,8 @@ def spark() -> Iterator[Any]:
                          ids=[f"{t.rsplit(':', 1)[1]}-{i}" for i, (t, _, _) in enumerate(RUNS)])
 def test_spec_agrees_with_the_local_explorer(spark: Any, target: str, consts: dict[str, Any],
                                              status: str) -> None:
-    from spark_explore import SparkExplorer
-
     import modelcheck.explorer as explorer_mod
+    from spark_explore import SparkExplorer
 
     spec = load_spec_class(target)(**consts)
     own = Explorer(spec).run().to_json()
