@@ -87,6 +87,9 @@ class SparkExplorer(ShardedRun):
     every executor (a module-level function, so that it pickles).
     """
 
+    backend = "spark"
+    engines = ENGINES
+
     def __init__(
         self,
         spec: Spec,

@@ -551,7 +551,7 @@ def test_run_folders_of_the_former_formats(spark: Any, tmp_path: Path) -> None:
     assert (manifest["format"], manifest["engine"]) == ("modelcheck-checkpoint", "shards")
     local = tmp_path / "local"
     shutil.copytree(legacy / "local", local)
-    with pytest.raises(CheckpointError, match="written by the local explorer.*modelcheck "
+    with pytest.raises(CheckpointError, match="written by the one-process explorer.*modelcheck "
                                               "check --resume"):
         run_spark(spark, spec, checkpoint_dir=local, resume=True)
 

@@ -141,7 +141,7 @@ class WorkerPool:
     def __init__(self, n: int, cfg: ShardConfig, stop: Interrupts) -> None:
         methods = multiprocessing.get_all_start_methods()
         self.method = "fork" if "fork" in methods else "spawn"
-        ctx = multiprocessing.get_context(self.method)
+        ctx: Any = multiprocessing.get_context(self.method)
         self.stop = stop
         self.procs: list[Any] = []
         self.conns: list[Any] = []
@@ -174,11 +174,15 @@ class WorkerPool:
             while todo and idle:
                 w = idle.pop()
                 b = todo.pop(0)
-                self.conns[w].send((depth, b, expand, again, producers))
+                try:
+                    self.conns[w].send((depth, b, expand, again, producers))
+                except OSError:  # the worker died between jobs
+                    raise self._died(w, depth, b) from None
                 busy[w] = b
-            waiting = {self.conns[w]: w for w in busy}
-            sentinels = {self.procs[w].sentinel: w for w in busy}
-            ready = multiprocessing.connection.wait([*waiting, *sentinels], timeout=_POLL)
+            waiting: dict[Any, int] = {self.conns[w]: w for w in busy}
+            sentinels: dict[Any, int] = {self.procs[w].sentinel: w for w in busy}
+            ready: list[Any] = multiprocessing.connection.wait([*waiting, *sentinels],
+                                                               timeout=_POLL)
             if self.stop.requested:
                 self.close(kill=True)
                 raise StopRun("interrupted")
@@ -186,21 +190,29 @@ class WorkerPool:
                 if r in waiting:
                     w = waiting[r]
                     try:
-                        ok, payload = r.recv()
+                        ok, payload = self.conns[w].recv()
                     except (EOFError, OSError):
                         continue  # the worker died: its sentinel says how
                     if not ok:
                         self.close(kill=True)
                         raise RuntimeError(payload)
-                    out[busy.pop(w)] = payload
+                    summary: BucketSummary = payload
+                    out[busy.pop(w)] = summary
                     idle.append(w)
             for r in ready:
                 w = sentinels.get(r, -1)
                 if w in busy and w not in idle:
-                    code = self.procs[w].exitcode
-                    self.close(kill=True)
-                    raise WorkerError(_death(w, code, depth, busy[w]))
+                    raise self._died(w, depth, busy[w])
         return [out[b] for b in range(buckets)]
+
+    def _died(self, w: int, depth: int, bucket: int) -> WorkerError:
+        """The error for worker ``w``, found dead during job ``depth``; the others are
+        stopped."""
+        p = self.procs[w]
+        p.join(timeout=5)
+        code = p.exitcode
+        self.close(kill=True)
+        return WorkerError(_death(w, code, depth, bucket))
 
     def close(self, kill: bool = False) -> None:
         """End the workers: ask them to stop (or, with ``kill``, kill them) and reap."""
@@ -264,7 +276,7 @@ class ParallelExplorer(ShardedRun):
     the levels live in a temporary directory removed at the end). ``buckets`` is the
     number of buckets (default: ``workers``; a resumed run keeps its checkpoint's).
     ``driver_threshold``: levels with at most this many candidate transitions run in
-    this process (default :data:`POOL_DRIVER_THRESHOLD`; 0: every level on the workers).
+    this process (default ``POOL_DRIVER_THRESHOLD``, 20,000; 0: every level on the workers).
     """
 
     backend = "local"

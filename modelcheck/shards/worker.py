@@ -93,8 +93,11 @@ def get_kernel(cfg: WorkerConfig) -> Any:
 
 def seed_kernel(cfg: WorkerConfig, kernel: Any) -> None:
     """Use ``kernel`` (the driver's, built for the same spec and checks) for ``cfg`` in
-    this process: levels expanded on the driver need not load the spec again."""
-    _KERNELS.setdefault(cfg.key, kernel)
+    this process (and in the workers forked from it): levels expanded here need not load
+    the spec again. It replaces a kernel cached for the same key by an earlier run (a
+    spec class of the same name made anew, e.g. in a test), since this run's kernel is
+    the one its results must come from."""
+    _KERNELS[cfg.key] = kernel
 
 
 def warm_kernel(cfg: WorkerConfig, _: Any = None) -> int:
