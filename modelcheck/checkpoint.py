@@ -257,6 +257,12 @@ def _from_spark_v1(d: dict[str, Any]) -> dict[str, Any]:
 def refuse_other_engine(data: dict[str, Any], where: str, local: bool) -> None:
     """Refuse a checkpoint of the other backend (``local``: this run is local)."""
     engine = data.get("engine")
+    if local and engine == "shards":
+        raise CheckpointError(
+            f"--resume: the checkpoint in {where} was written by a sharded run (engine "
+            "shards: `modelcheck check --workers N` or `modelcheck spark`); continue it "
+            "with `modelcheck check --workers N --resume` (N at least 2) or `modelcheck "
+            "spark --resume`, or choose another --checkpoint-dir for this run.")
     if local and engine != LOCAL:
         raise CheckpointError(
             f"--resume: the checkpoint in {where} was written by the Spark backend "
@@ -264,8 +270,8 @@ def refuse_other_engine(data: dict[str, Any], where: str, local: bool) -> None:
             "another --checkpoint-dir for this run.")
     if not local and engine == LOCAL:
         raise CheckpointError(
-            f"--resume: the checkpoint in {where} was written by the local explorer; "
-            "continue it with `modelcheck check --resume`, or choose another "
+            f"--resume: the checkpoint in {where} was written by the one-process explorer; "
+            "continue it with `modelcheck check --resume` (--workers 1), or choose another "
             "--checkpoint-dir for this run.")
 
 

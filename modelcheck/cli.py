@@ -335,11 +335,16 @@ def finish(result: Result, fmt: str, recorder: RunRecorder | None, bound: Spec,
 @click.option("--spill-dir", metavar="DIR", default=None,
               help="Keep the BFS levels (parent pointers, used only to rebuild a "
                    "counterexample) in files under DIR instead of memory.")
+@click.option("--workers", metavar="N", default="1", show_default=True,
+              help="Explore with N worker processes ('auto': one per core available). "
+                   "Same result as one; the levels go to files (in --checkpoint-dir, else "
+                   "a temporary directory). Invariants, action properties and deadlocks "
+                   "only; temporal properties need 1.")
 @format_option
 @click.option("--quiet", "-q", is_flag=True, help="No progress lines on stderr.")
 @record_options
 def check(spec: str, consts: tuple[str, ...], config: CheckConfig, spill_dir: str | None,
-          fmt: str, quiet: bool, out_dir: str | None = None,
+          workers: str, fmt: str, quiet: bool, out_dir: str | None = None,
           trace_out: str | None = None) -> None:
     """Explore every reachable state of SPEC breadth-first and check its properties.
 
@@ -355,18 +360,25 @@ def check(spec: str, consts: tuple[str, ...], config: CheckConfig, spill_dir: st
     # During set-up (nothing to report yet) the first Ctrl-C stops at once, exit code 3.
     with Interrupts(setup=True) as stop, SetupProgress(stop, not quiet) as setup:
         try:
+            from .shards.pool import resolve_workers
+
+            n_workers = resolve_workers(workers)
+            if spill_dir is not None and n_workers > 1:
+                raise UsageError("--spill-dir is an option of the one-process explorer; "
+                                 "with --workers the levels are files in the run directory "
+                                 "(--checkpoint-dir, else a temporary one).")
             recorder = prepare_recorder(spec, out_dir, trace_out)
             if spill_dir is not None:
                 prepare_dir(spill_dir, "--spill-dir", create=False)  # made when used
             setup.phase("loading the spec and building its action instances")
             bound = bind_spec(spec, consts)
-            cfg = config.replace(spill_dir=spill_dir)
+            cfg = config.replace(spill_dir=spill_dir, workers=n_workers)
             resolve_names(bound, cfg)  # report a wrong --invariant before anything else
             if not quiet:
                 click.echo(f"Checking {bound!r}: {len(bound.layout.cells)} state cells, "
                            f"{len(bound.actions)} action instances.", err=True)
             cp = config.checkpoint_dir
-            if config.resume and cp and not has_checkpoint(cp):
+            if config.resume and cp and not has_checkpoint(cp) and n_workers == 1:
                 click.echo(f"--resume: no checkpoint in {cp}; starting afresh.", err=True)
             setup.phase(f"building the kernel of {len(bound.actions):,} action instances")
             result = run_check(bound, cfg, progress=progress_printer(not quiet),

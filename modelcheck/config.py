@@ -2,8 +2,8 @@
 
 :class:`CheckConfig` says *what* to check and *how* to explore; every explorer
 (local, Spark) takes one, and the result records it (``Result.config``). Options
-that change only speed or memory (``batch_size``, ``spill_dir``) never change a
-result.
+that change only speed or memory (``batch_size``, ``spill_dir``, ``workers``) never
+change a result.
 """
 
 from __future__ import annotations
@@ -43,6 +43,9 @@ class CheckConfig:
     #: of the memory available when the run starts (:mod:`modelcheck.budget`); ``None``:
     #: no limit
     memory_limit: int | Literal["auto"] | None = "auto"
+    #: worker processes exploring in parallel (1: this process alone; speed only:
+    #: :mod:`modelcheck.shards.pool`)
+    workers: int = 1
 
     def __post_init__(self) -> None:
         if self.invariants is not None and not isinstance(self.invariants, tuple):
@@ -53,6 +56,9 @@ class CheckConfig:
             raise ValueError(f"max_depth must be at least 0, not {self.max_depth}")
         if self.max_states is not None and self.max_states < 1:
             raise ValueError(f"max_states must be at least 1, not {self.max_states}")
+        if isinstance(self.workers, bool) or not isinstance(self.workers, int) \
+                or self.workers < 1:
+            raise ValueError(f"workers must be a whole number at least 1, not {self.workers!r}")
         ml = self.memory_limit
         if ml is not None and ml != "auto" and (not isinstance(ml, int) or ml < 1):
             raise ValueError(f"memory_limit must be a positive number of bytes, 'auto' or "

@@ -41,8 +41,7 @@ from typing import Any
 
 import numpy as np
 
-from .shard_engine import LevelSummary
-from .shards import (
+from modelcheck.shards.files import (
     Block,
     BucketSummary,
     ShardConfig,
@@ -52,7 +51,9 @@ from .shards import (
     merge_sorted,
     split_by_bucket,
 )
-from .worker import WorkerConfig, encode_error, seed_kernel
+from modelcheck.shards.worker import WorkerConfig, encode_error, seed_kernel
+
+from .shard_engine import LevelSummary
 
 __all__ = ["RddEngine", "NAME", "bucket_key"]
 

@@ -52,6 +52,7 @@ from modelcheck.errors import ModelcheckError, UsageError
 from modelcheck.library import Library
 from modelcheck.library import lookup as library_lookup
 from modelcheck.result import Result
+from modelcheck.shards.worker import WorkerConfig, encode_error, get_kernel
 from modelcheck.simulate import (
     SimConfig,
     SimProgress,
@@ -66,7 +67,6 @@ from modelcheck.spec import Spec
 from .driver import JobCanceller, translate_job_error
 from .session import get_session, ship_spec
 from .session import spec_target as _spec_target
-from .worker import WorkerConfig, encode_error, get_kernel
 
 __all__ = ["SparkSimulator", "WalkJob", "RoundPlan", "run_walk_task", "MAX_ROUND_BATCHES",
            "ROUND_SECONDS"]

@@ -255,7 +255,7 @@ def test_a_run_folder_of_the_former_format_resumes_and_the_other_backends_is_ref
     shutil.copytree(LEGACY / "spark", spark_dir)
     r = _check(runner, *consts, "--checkpoint-dir", str(spark_dir), "--resume")
     assert r.exit_code == 2 and "Traceback" not in r.stderr
-    assert "written by the Spark backend (engine shards)" in r.stderr
+    assert "written by a sharded run (engine shards" in r.stderr
     assert "modelcheck spark --resume" in r.stderr
 
 

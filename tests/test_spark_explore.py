@@ -498,7 +498,7 @@ def test_interrupt_gives_incomplete(spark: Any) -> None:
 
 # ---------------------------------------------------------------------- checkpoints
 def test_checkpoint_refuses_other_constants_and_missing_dirs(spark: Any, tmp_path: Path) -> None:
-    from spark_explore.checkpoint import CheckpointError
+    from modelcheck.shards.rundir import CheckpointError
 
     ck = tmp_path / "ck"
     spec = kraft(**L1)
@@ -538,7 +538,7 @@ def test_run_folders_of_the_former_formats(spark: Any, tmp_path: Path) -> None:
     format; a local explorer's checkpoint is refused with the command that continues
     it."""
     from modelcheck.loader import bind_spec
-    from spark_explore.checkpoint import CheckpointError
+    from modelcheck.shards.rundir import CheckpointError
 
     legacy = ROOT / "tests" / "legacy_runs"
     spec = bind_spec("tests/ladder_spec.py", ("L=8", "M=3"))
@@ -551,7 +551,7 @@ def test_run_folders_of_the_former_formats(spark: Any, tmp_path: Path) -> None:
     assert (manifest["format"], manifest["engine"]) == ("modelcheck-checkpoint", "shards")
     local = tmp_path / "local"
     shutil.copytree(legacy / "local", local)
-    with pytest.raises(CheckpointError, match="written by the local explorer.*modelcheck "
+    with pytest.raises(CheckpointError, match="written by the one-process explorer.*modelcheck "
                                               "check --resume"):
         run_spark(spark, spec, checkpoint_dir=local, resume=True)
 
@@ -804,7 +804,7 @@ def test_rdd_engine_multiword_constraints_and_errors(spark: Any, spec_dir: Path)
 def test_run_dir_on_a_hadoop_file_system(spark: Any, tmp_path: Path) -> None:
     """A run directory reached through Hadoop's FileSystem API (here file://): the
     checks before a run and the manifest, replaced atomically."""
-    from spark_explore.checkpoint import CheckpointError, RunDir
+    from modelcheck.shards.rundir import CheckpointError, RunDir
     from spark_explore.hadoop_fs import HadoopDir, is_uri, local_path
 
     assert is_uri("hdfs://nn:8020/ck") and not is_uri("file:///ck") and not is_uri("ck")

@@ -9,9 +9,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from modelcheck.shards.worker import WorkerConfig
 from modelcheck.store import FingerprintSet, dedupe_min, group_argmin, group_min_mask
 from spark_explore import shards
-from spark_explore.worker import WorkerConfig
 
 small_u64 = st.lists(st.integers(0, 40), min_size=0, max_size=80)
 

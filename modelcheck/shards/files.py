@@ -72,10 +72,9 @@ from typing import Any
 
 import numpy as np
 
-from modelcheck.engine import LevelExpansion, LevelFindings
-from modelcheck.memtune import steady_arrays
-from modelcheck.store import group_min_mask
-
+from ..engine import LevelExpansion, LevelFindings
+from ..memtune import steady_arrays
+from ..store import group_min_mask
 from .worker import WorkerConfig, encode_error, get_kernel
 
 __all__ = ["ShardConfig", "bucket_of", "run_bucket", "level_dir", "visited_dir",
@@ -491,7 +490,7 @@ def run_bucket(cfg: ShardConfig, depth: int, bucket: int, expand: bool | None,
     whose ``--max-depth`` differs from the interrupted one's). ``producers`` says how
     many wrote the level's transitions (1 when the level before ran in the driver;
     default: one task per bucket). Failures are re-raised
-    carrying their message for the driver (:func:`spark_explore.worker.encode_error`).
+    carrying their message for the driver (:func:`modelcheck.shards.worker.encode_error`).
     """
     try:
         cpu = time.process_time()
