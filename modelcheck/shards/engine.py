@@ -49,6 +49,7 @@ from ..engine import LevelFindings
 from .files import (
     INIT,
     SPARE,
+    SPARE_DIRS,
     BucketSummary,
     ShardConfig,
     cand_dir,
@@ -247,7 +248,8 @@ class BucketEngine:
         candidates of ``depth``; retire the rest (:func:`modelcheck.shards.files.retire`:
         their files become spares that later writes overwrite)."""
         keep = {level_dir(self.root, d).name for d in range(depth + 1)}
-        keep |= {visited_dir(self.root, depth).name, cand_dir(self.root, depth).name, SPARE}
+        keep |= {visited_dir(self.root, depth).name, cand_dir(self.root, depth).name, SPARE,
+                 SPARE_DIRS}
         if not self.root.is_dir():
             return
         retire(self.root, [c for c in self.root.iterdir() if c.name not in keep], depth)
