@@ -18,7 +18,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +26,7 @@ import pytest
 from bruteforce import brute_force_check
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from killrun import kill_at_level
 from randspec import random_spec
 
 from modelcheck import Explorer, Int, Result, Spec, action
@@ -304,25 +304,7 @@ def test_cli_sigkill_then_resume_gives_the_uninterrupted_result(tmp_path: Path) 
     ckpt = tmp_path / "ckpt"
     cmd = [sys.executable, "-m", "modelcheck", "check", LADDER, *consts, "--workers", "2",
            "--checkpoint-dir", str(ckpt), "--format", "json", "-q"]
-    env = dict(os.environ, PYTHONPATH=str(ROOT))
-    proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.PIPE, start_new_session=True)
-    try:
-        deadline = time.monotonic() + 120
-        level = -1
-        while level < 5:
-            assert proc.poll() is None, proc.stderr.read().decode() if proc.stderr else ""
-            assert time.monotonic() < deadline, "no checkpoint of level 5 within 120 s"
-            try:
-                level = json.loads((ckpt / MANIFEST).read_text())["state"]["depth"]
-            except (OSError, ValueError):
-                pass  # not written yet (the manifest is replaced atomically)
-        proc.send_signal(signal.SIGKILL)
-        assert proc.wait(timeout=60) == -signal.SIGKILL
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
+    kill_at_level(cmd, ckpt, 5, cwd=ROOT, env=dict(os.environ, PYTHONPATH=str(ROOT)))
     manifest = json.loads((ckpt / MANIFEST).read_text())
     assert manifest["complete"] is False and 5 <= manifest["state"]["depth"] < 150
     resumed = _run(LADDER, *consts, "--workers", "3", "--checkpoint-dir", str(ckpt),

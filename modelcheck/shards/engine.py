@@ -66,7 +66,7 @@ from .files import (
 from .rundir import RunDir
 from .worker import WorkerConfig, seed_kernel
 
-__all__ = ["BucketEngine", "LevelSummary", "NAME", "Task"]
+__all__ = ["BucketEngine", "JobCounters", "LevelSummary", "NAME", "Task"]
 
 #: one task of a job: ``task(bucket)``, the bucket's summary
 Task = Callable[[int], BucketSummary]
@@ -122,7 +122,30 @@ class LevelSummary:
                    d["expand"], found, int(d["candidates"]), float(d["seconds"]))
 
 
-class BucketEngine:
+class JobCounters:
+    """A level engine's counters: its jobs and their tasks' CPU seconds, by where they
+    ran (``where``: the engine's workers; ``driver``: the coordinating process)."""
+
+    def __init__(self, where: str) -> None:
+        self._jobs = {where: 0, "driver": 0}
+        self._cpu = {where: 0.0, "driver": 0.0}
+
+    def count_job(self, where: str, cpu: float) -> None:
+        self._jobs[where] += 1
+        self._cpu[where] += cpu
+
+    @property
+    def jobs(self) -> dict[str, int]:
+        """Jobs run by the workers and in this process so far."""
+        return dict(self._jobs)
+
+    @property
+    def task_cpu(self) -> dict[str, float]:
+        """CPU seconds of the tasks of the jobs so far, by where they ran."""
+        return dict(self._cpu)
+
+
+class BucketEngine(JobCounters):
     """Levels as per-bucket ``.npy`` files in ``rundir``, computed by tasks that a
     subclass runs (:meth:`run_tasks`).
 
@@ -149,8 +172,7 @@ class BucketEngine:
         #: candidate transitions waiting for the next job (None: unknown, e.g. resumed)
         self._candidates: int | None = None
         self._distinct = 0
-        self._jobs = {self.workers: 0, "driver": 0}
-        self._cpu = {self.workers: 0.0, "driver": 0.0}
+        JobCounters.__init__(self, self.workers)
         #: how many producers wrote the successors the next job reads
         self._producers = buckets
         if kernel is not None:
@@ -205,24 +227,13 @@ class BucketEngine:
         out = LevelSummary.combine(depth, parts, self.n_act)
         if expand:  # it wrote the successors the next job reads
             self._producers = 1 if where == "driver" else self.buckets
-        self._jobs[where] += 1
-        self._cpu[where] += out.cpu
+        self.count_job(where, out.cpu)
         if not again:
             self._distinct += out.new
         # The next job's input: these successors, or (after a commit-only job) this
         # level, which a job with ``again`` expands.
         self._candidates = out.candidates if expand is not None else out.new
         return out
-
-    @property
-    def jobs(self) -> dict[str, int]:
-        """Jobs run by the workers and in this process so far."""
-        return dict(self._jobs)
-
-    @property
-    def task_cpu(self) -> dict[str, float]:
-        """CPU seconds of the tasks of the jobs so far, by where they ran."""
-        return dict(self._cpu)
 
     def on_driver(self) -> bool:
         """Whether the next job is small enough to run in this process (unknown after a
