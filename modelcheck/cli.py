@@ -529,12 +529,15 @@ def simulate_options(f: Callable[..., Any]) -> Callable[..., Any]:
 @const_option
 @check_options
 @simulate_options
+@click.option("--workers", metavar="N", default="1", show_default=True,
+              help="Run the walks in N worker processes ('auto': one per core "
+                   "available): the same walks, counts and violation as one.")
 @format_option
 @click.option("--quiet", "-q", is_flag=True, help="No progress lines on stderr.")
 @record_options
 def simulate(spec: str, consts: tuple[str, ...], config: CheckConfig,
-             sim_options: SimOptions, fmt: str, quiet: bool, out_dir: str | None = None,
-             trace_out: str | None = None) -> None:
+             sim_options: SimOptions, workers: str, fmt: str, quiet: bool,
+             out_dir: str | None = None, trace_out: str | None = None) -> None:
     """Random walks through SPEC from seeded random numbers, checking its properties at
     every step (TLC's -simulate); a counterexample is shrunk before it is shown.
     Temporal properties are checked on each walk's lassos (a fair loop of the walk,
@@ -545,21 +548,23 @@ def simulate(spec: str, consts: tuple[str, ...], config: CheckConfig,
     --memory-limit bounds the set of distinct states counted; --no-symmetry applies
     to the shrinker's BFS (walks never use symmetry).
     """
-    from .simulate import Simulator
+    from .simrounds import ParallelSimulator, parse_workers
 
     with Interrupts(setup=True) as stop, SetupProgress(stop, not quiet) as setup:
         try:
+            n_workers = parse_workers(workers)
             config, sim = sim_options.resolve(config, "simulate")
             recorder = prepare_recorder(spec, out_dir, trace_out)
             setup.phase("loading the spec and building its action instances")
             bound = bind_spec(spec, consts)
             setup.phase(f"building the kernel of {len(bound.actions):,} action instances")
-            simulator = Simulator(bound, config, sim,
-                                  progress=sim_progress_printer(not quiet))
+            simulator = ParallelSimulator(bound, config, sim, workers=n_workers,
+                                          progress=sim_progress_printer(not quiet))
             if not quiet:
+                on = f", in {n_workers} worker processes" if n_workers > 1 else ""
                 click.echo(f"Simulating {bound!r} from seed {sim.seed}: "
                            f"{len(bound.actions)} action instances, walks of at most "
-                           f"{simulator.sim.depth} steps.", err=True)
+                           f"{simulator.sim.depth} steps{on}.", err=True)
             result = simulator.run()
             setup.end()
         except KeyboardInterrupt:
