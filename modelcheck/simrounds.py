@@ -407,10 +407,15 @@ class ParallelSimulator:
                            for t in range(block.tasks)]
             try:
                 return [f.result() for f in futures]
-            except BaseException:
+            except BaseException as e:
                 stop_flag.set()  # the others stop between two steps
                 for f in futures:
                     f.cancel()
+                if isinstance(e, cf.process.BrokenProcessPool):
+                    raise ModelcheckError(
+                        f"a worker process ended abruptly while running walks "
+                        f"{block.first}..{block.end - 1} (killed, or out of memory?); the "
+                        "run stops. Try fewer --workers, or --workers 1.") from None
                 raise
 
         try:

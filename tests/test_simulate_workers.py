@@ -21,6 +21,7 @@ import re
 import signal
 import subprocess
 import sys
+import textwrap
 import time
 from pathlib import Path
 from typing import Any
@@ -331,3 +332,32 @@ def test_a_spec_workers_cannot_load_is_refused() -> None:
     r = ParallelSimulator(Local(), sim=SimConfig(runs=5, time_limit=None), workers=1).run()
     assert r.status == "ok" and r.simulation["walks"] == 5
 
+
+
+def test_a_worker_that_dies_is_an_error_not_a_traceback(tmp_path: Path) -> None:
+    """A worker process killed mid-round (here: it exits once x reaches 2): one
+    paragraph, exit 2, the other workers stopped."""
+    spec = tmp_path / "dies.py"
+    spec.write_text(textwrap.dedent('''\
+        import os
+
+        import numpy as np
+
+        from modelcheck import Int, Spec, action
+
+
+        class Dies(Spec):
+            x = Int(0, 4)
+            check_deadlock = False
+
+            @action
+            def Inc(self, s, t):
+                if np.any(s.x == 2):
+                    os._exit(9)
+                t.x = s.x + 1
+                return s.x < 4
+        '''))
+    r = cli(f"{spec}:Dies", "--runs", "50", "-q", "--workers", "2")
+    assert r.returncode == 2, r.stderr
+    assert r.stderr.startswith("error: a worker process ended abruptly while running walks")
+    assert r.stderr.count("\n") == 1 and "Traceback" not in r.stderr
