@@ -52,7 +52,7 @@ __all__ = ["SparkSimulator", "WalkJob", "run_walk_task"]
 
 @dataclass(frozen=True)
 class WalkJob:
-    """One round's task: what each of its tasks needs (pickled into the tasks)."""
+    """One round (a Spark job): what each of its tasks needs (pickled into the tasks)."""
 
     worker: WorkerConfig
     weights: tuple[float, ...]
