@@ -9,7 +9,9 @@ Each run is the command line (``python -m modelcheck simulate SPEC --seed 0 --ru
 that a change in the machine's load hits every count alike. Per run: the walks/s of the
 result (its ``seconds``: from the first walk to the last, the workers' start included),
 the wall seconds of the whole command (Python's start and the spec's loading too), the
-CPU seconds of the command and its workers, and the load average when it started. Every
+CPU seconds of the command and its workers (the command's own, and the workers' tasks'
+as the result reports them: ``simulation.workers_cpu_seconds``), and the load average
+when it started. Every
 run of a seed must report the same walks, steps and distinct states (the command's
 promise); the script says so, or stops.
 """
@@ -44,8 +46,9 @@ def run(spec: str, consts: list[str], runs: int, workers: int) -> dict[str, floa
         sys.exit(f"workers {workers}: exit {p.returncode}\n{p.stderr}")
     d = json.loads(p.stdout)
     sim = d["simulation"]
+    own = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     return {"walks/s": sim["walks_per_second"], "seconds": d["seconds"], "wall": wall,
-            "cpu": (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime),
+            "cpu": own + sim.get("workers_cpu_seconds", 0.0),
             "load": load, "walks": sim["walks"], "steps": sim["steps"],
             "distinct": d["distinct_states"]}
 

@@ -309,10 +309,14 @@ def _worker_simulator(ws: _WorkerSpec) -> Simulator:
     return simulator
 
 
-def _worker_task(ws: _WorkerSpec, block: WalkBlock, task: int) -> tuple[int, WalkTally]:
-    """Task ``task`` of round ``block``, in a worker process. An error of the spec comes
-    back as it is (one paragraph); one that cannot be sent back, as its message."""
+def _worker_task(ws: _WorkerSpec, block: WalkBlock, task: int
+                 ) -> tuple[int, WalkTally, float]:
+    """Task ``task`` of round ``block``, in a worker process: its tally and the CPU
+    seconds it took (the kernel's building included, in a worker's first task). An
+    error of the spec comes back as it is (one paragraph); one that cannot be sent back,
+    as its message."""
     stop = _WORKER.get("stop")
+    cpu = time.process_time()
     try:
         tally = run_block(_worker_simulator(ws), block, task,
                           None if stop is None else stop.is_set)
@@ -322,7 +326,7 @@ def _worker_task(ws: _WorkerSpec, block: WalkBlock, task: int) -> tuple[int, Wal
         except Exception:  # noqa: BLE001 - what it holds does not pickle
             raise ModelcheckError(str(e)) from None
         raise
-    return task, tally
+    return task, tally, time.process_time() - cpu
 
 
 def _context() -> Any:
@@ -406,6 +410,7 @@ class ParallelSimulator:
         pool = cf.ProcessPoolExecutor(self.workers, mp_context=ctx,
                                       initializer=_init_worker, initargs=(stop_flag,))
         started = False
+        cpu = [0.0]  # the workers' CPU seconds
 
         def run_round(block: WalkBlock) -> list[tuple[int, WalkTally]]:
             nonlocal started
@@ -418,7 +423,7 @@ class ParallelSimulator:
                 futures = [pool.submit(_worker_task, ws, block, t)
                            for t in range(block.tasks)]
             try:
-                return [f.result() for f in futures]
+                done = [f.result() for f in futures]
             except BaseException as e:
                 stop_flag.set()  # the others stop between two steps
                 for f in futures:
@@ -429,6 +434,8 @@ class ParallelSimulator:
                         f"{block.first}..{block.end - 1} (killed, or out of memory?); the "
                         "run stops. Try fewer --workers, or --workers 1.") from None
                 raise
+            cpu[0] += sum(c for _, _, c in done)
+            return [(t, tally) for t, tally, _ in done]
 
         try:
             with Interrupts(on_request=stop_flag.set) as stop:
@@ -439,7 +446,8 @@ class ParallelSimulator:
         finally:
             pool.shutdown(wait=True, cancel_futures=True)
         seconds = time.perf_counter() - t0
-        res = s.result(tally, seconds, info={"workers": self.workers})
+        res = s.result(tally, seconds, info={"workers": self.workers,
+                                             "workers_cpu_seconds": round(cpu[0], 2)})
         res.seconds = seconds
         res.memory = {**res.memory, "rounds": rounds}
         return res

@@ -58,7 +58,7 @@ def figures(r: Result | dict[str, Any]) -> dict[str, Any]:
     for key in ("seconds", "states_per_second", "levels", "memory"):
         d.pop(key, None)
     sim = dict(d["simulation"])
-    for key in ("walks_per_second", "steps_per_second", "workers"):
+    for key in ("walks_per_second", "steps_per_second", "workers", "workers_cpu_seconds"):
         sim.pop(key, None)
     if sim.get("shrinking"):
         sim["shrinking"] = {k: v for k, v in sim["shrinking"].items() if k != "seconds"}
@@ -249,6 +249,7 @@ def test_worker_processes_give_the_one_worker_result(spec_dir: Path, source: str
         assert figures(r) == one, (n, source)
         if n > 1:
             assert r.simulation["workers"] == n and r.memory["rounds"] >= 1
+            assert r.simulation["workers_cpu_seconds"] > 0
 
 
 def cli(*args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
