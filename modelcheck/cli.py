@@ -18,7 +18,7 @@ import click
 
 from .budget import SAFE_SHARE, format_size, parse_memory_limit
 from .cli_options import const_option
-from .config import CheckConfig
+from .config import CheckConfig, parse_workers
 from .errors import ModelcheckError, UsageError
 from .fileio import file_uri_path, has_scheme, prepare_dir
 from .interrupt import Interrupts
@@ -360,9 +360,7 @@ def check(spec: str, consts: tuple[str, ...], config: CheckConfig, spill_dir: st
     # During set-up (nothing to report yet) the first Ctrl-C stops at once, exit code 3.
     with Interrupts(setup=True) as stop, SetupProgress(stop, not quiet) as setup:
         try:
-            from .shards.pool import resolve_workers
-
-            n_workers = resolve_workers(workers)
+            n_workers = parse_workers(workers)
             if spill_dir is not None and n_workers > 1:
                 raise UsageError("--spill-dir is an option of the one-process explorer; "
                                  "with --workers the levels are files in the run directory "
@@ -541,12 +539,15 @@ def simulate_options(f: Callable[..., Any]) -> Callable[..., Any]:
 @const_option
 @check_options
 @simulate_options
+@click.option("--workers", metavar="N", default="1", show_default=True,
+              help="Run the walks in N worker processes ('auto': one per core "
+                   "available): the same walks, counts and violation as one.")
 @format_option
 @click.option("--quiet", "-q", is_flag=True, help="No progress lines on stderr.")
 @record_options
 def simulate(spec: str, consts: tuple[str, ...], config: CheckConfig,
-             sim_options: SimOptions, fmt: str, quiet: bool, out_dir: str | None = None,
-             trace_out: str | None = None) -> None:
+             sim_options: SimOptions, workers: str, fmt: str, quiet: bool,
+             out_dir: str | None = None, trace_out: str | None = None) -> None:
     """Random walks through SPEC from seeded random numbers, checking its properties at
     every step (TLC's -simulate); a counterexample is shrunk before it is shown.
     Temporal properties are checked on each walk's lassos (a fair loop of the walk,
@@ -557,21 +558,23 @@ def simulate(spec: str, consts: tuple[str, ...], config: CheckConfig,
     --memory-limit bounds the set of distinct states counted; --no-symmetry applies
     to the shrinker's BFS (walks never use symmetry).
     """
-    from .simulate import Simulator
+    from .simrounds import ParallelSimulator
 
     with Interrupts(setup=True) as stop, SetupProgress(stop, not quiet) as setup:
         try:
+            n_workers = parse_workers(workers)
             config, sim = sim_options.resolve(config, "simulate")
             recorder = prepare_recorder(spec, out_dir, trace_out)
             setup.phase("loading the spec and building its action instances")
             bound = bind_spec(spec, consts)
             setup.phase(f"building the kernel of {len(bound.actions):,} action instances")
-            simulator = Simulator(bound, config, sim,
-                                  progress=sim_progress_printer(not quiet))
+            simulator = ParallelSimulator(bound, config, sim, workers=n_workers,
+                                          progress=sim_progress_printer(not quiet))
             if not quiet:
+                on = f", in {n_workers} worker processes" if n_workers > 1 else ""
                 click.echo(f"Simulating {bound!r} from seed {sim.seed}: "
                            f"{len(bound.actions)} action instances, walks of at most "
-                           f"{simulator.sim.depth} steps.", err=True)
+                           f"{simulator.sim.depth} steps{on}.", err=True)
             result = simulator.run()
             setup.end()
         except KeyboardInterrupt:

@@ -8,10 +8,43 @@ change a result.
 
 from __future__ import annotations
 
+import os
 from dataclasses import asdict, dataclass, replace
 from typing import Any, Literal
 
-__all__ = ["CheckConfig"]
+from .errors import UsageError
+
+__all__ = ["CheckConfig", "available_cores", "parse_workers"]
+
+WORKERS_HELP = "expected a positive whole number of processes, or 'auto' (the cores available)"
+
+
+def available_cores() -> int:
+    """The cores this process may run on."""
+    count = getattr(os, "process_cpu_count", None)  # Python 3.13
+    if count is not None:
+        return int(count() or 1)
+    try:
+        return len(os.sched_getaffinity(0)) or 1
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
+
+
+def parse_workers(value: int | str) -> int:
+    """The number of worker processes ``--workers`` asks for (``check`` and
+    ``simulate``): a positive whole number, or ``auto`` (:func:`available_cores`);
+    anything else is a :class:`~modelcheck.errors.UsageError`."""
+    if isinstance(value, str):
+        text = value.strip().lower()
+        if text == "auto":
+            return available_cores()
+        try:
+            value = int(text)
+        except ValueError:
+            raise UsageError(f"--workers {value}: {WORKERS_HELP}.") from None
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise UsageError(f"--workers {value}: {WORKERS_HELP}.")
+    return value
 
 
 @dataclass(frozen=True)

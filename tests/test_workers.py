@@ -32,10 +32,10 @@ from randspec import random_spec
 from modelcheck import Explorer, Int, Result, Spec, action
 from modelcheck.checkpoint import MANIFEST
 from modelcheck.cli import cli
-from modelcheck.config import CheckConfig
+from modelcheck.config import CheckConfig, parse_workers
 from modelcheck.errors import SpecEvaluationError, UsageError
 from modelcheck.liveness import LivenessError, split_checks
-from modelcheck.shards.pool import ParallelExplorer, WorkerError, resolve_workers
+from modelcheck.shards.pool import ParallelExplorer, WorkerError
 
 ROOT = Path(__file__).resolve().parent.parent
 LADDER = "tests/ladder_spec.py"
@@ -206,12 +206,12 @@ def test_workers_end_with_the_run() -> None:
 
 @pytest.mark.parametrize("value, ok", [("auto", True), ("3", True), (2, True), ("0", False),
                                        ("-1", False), ("two", False), (0, False)])
-def test_resolve_workers(value: Any, ok: bool) -> None:
+def test_parse_workers(value: Any, ok: bool) -> None:
     if ok:
-        assert resolve_workers(value) >= 1
+        assert parse_workers(value) >= 1
     else:
         with pytest.raises(UsageError, match="--workers"):
-            resolve_workers(value)
+            parse_workers(value)
 
 
 def test_refusals_in_the_library() -> None:

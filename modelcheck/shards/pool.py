@@ -33,14 +33,13 @@ import contextlib
 import ctypes
 import multiprocessing
 import multiprocessing.connection
-import os
 import signal
 import time
 from collections.abc import Callable
 from typing import Any
 
 from ..budget import StopRun, format_size
-from ..config import CheckConfig
+from ..config import CheckConfig, parse_workers
 from ..errors import ModelcheckError, SpecEvaluationError, UsageError
 from ..interrupt import Interrupts
 from ..library import Library
@@ -54,7 +53,7 @@ from .files import BucketSummary, ShardConfig, run_bucket
 from .rundir import RunDir
 from .worker import WorkerConfig, decode_error
 
-__all__ = ["ParallelExplorer", "PoolEngine", "WorkerPool", "WorkerError", "resolve_workers",
+__all__ = ["ParallelExplorer", "PoolEngine", "WorkerPool", "WorkerError",
            "POOL_DRIVER_THRESHOLD"]
 
 #: levels with at most this many candidate transitions run in the coordinating process:
@@ -68,34 +67,6 @@ _POLL = 0.1
 class WorkerError(ModelcheckError):
     """A worker process of ``--workers N`` failed outside the spec (killed, out of
     memory, a bug)."""
-
-
-def available_cores() -> int:
-    """The cores this process may run on."""
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except (AttributeError, OSError):  # pragma: no cover - not Linux
-        return max(1, os.cpu_count() or 1)
-
-
-def resolve_workers(value: int | str | None) -> int:
-    """The number of worker processes ``--workers`` asks for: a positive whole number,
-    or ``auto`` (the cores this process may run on)."""
-    if value is None:
-        return 1
-    if isinstance(value, str):
-        text = value.strip().lower()
-        if text == "auto":
-            return available_cores()
-        try:
-            value = int(text)
-        except ValueError:
-            raise UsageError(f"--workers {value}: expected a positive whole number of "
-                             "processes, or 'auto' (the cores available).") from None
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise UsageError(f"--workers {value}: expected a positive whole number of "
-                         "processes, or 'auto' (the cores available).")
-    return value
 
 
 # ---------------------------------------------------------------- the worker processes
@@ -300,7 +271,7 @@ class ParallelExplorer(ShardedRun):
             raise UsageError(f"the driver threshold must be >= 0, not {threshold}.")
         super().__init__(spec, cfg, library=library, progress=progress, notice=notice,
                          driver_threshold=threshold)
-        self.n_workers = cfg.workers if workers is None else resolve_workers(workers)
+        self.n_workers = cfg.workers if workers is None else parse_workers(workers)
         if buckets is not None and buckets < 1:
             raise UsageError(f"buckets must be at least 1, not {buckets}.")
         self.buckets = buckets
