@@ -346,8 +346,15 @@ class GraphCollector:
         self._n_init = 0
         self._n = 0
         #: the transitions of the level being expanded, as the engine reports them
+        #: (children's fingerprints) or, for an observer, as the run numbered their
+        #: targets (node indices, or -1 - j for the level's new candidate j)
         self._raw: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
         self._raw_bytes = 0
+        self._batch: tuple[np.ndarray, np.ndarray] | None = None  # awaiting on_edges
+        self._offsets: list[int] = []  # per level: its first node
+        #: per level expanded (an observer's): the row in the next level of each new
+        #: candidate
+        self._new_rows: np.ndarray | None = None
         self._far: list[np.ndarray] = []  # target fps not in the last three levels
         self.peak_pending_bytes = 0
         self._worker = (ThreadPoolExecutor(1, thread_name_prefix="liveness-graph")
@@ -380,10 +387,12 @@ class GraphCollector:
             raise LivenessError(f"temporal properties are checked on at most {NODE_LIMIT:,} "
                                 f"states; this spec has more.")
         self._wait()
+        self._offsets.append(self._n)  # (before the job, which reads it)
         level = np.asarray(fps, dtype=np.uint64)
         raw, self._raw = self._raw, []
+        new_rows, self._new_rows = self._new_rows, None
         self._job_bytes, self._raw_bytes = self._raw_bytes, 0
-        job = partial(self._level_job, depth, level, self._n, raw)
+        job = partial(self._level_job, depth, level, self._n, raw, new_rows)
         if self._worker is None:
             job()
         else:
@@ -412,7 +421,22 @@ class GraphCollector:
         assert self._level_bits is not None, "on_level comes first"
         self._labels(self._level_bits, start, ex.label_rows, ex.step_label_hits)
         if len(ex.child_fps):
-            self.on_transitions(start + ex.parent_rows, ex.action_ids, ex.child_fps)
+            self._batch = ((start + ex.parent_rows).astype(np.int32),
+                           ex.action_ids.astype(self.edges.act_type))
+
+    def on_edges(self, targets: np.ndarray) -> None:
+        """The node indices of the targets of the batch :meth:`on_batch` took last (the
+        observer's hook: see :meth:`~modelcheck.run.observers.Observer.on_edges`)."""
+        assert self._batch is not None and len(self._batch[0]) == len(targets)
+        rows, acts = self._batch
+        self._batch = None
+        self._pending(rows, acts, targets.astype(np.int32, copy=False))
+
+    def on_new_states(self, depth: int, rows: np.ndarray) -> None:
+        """The rows of level ``depth``'s new candidates in the next level (the observer's
+        hook)."""
+        self._new_rows = rows.astype(np.int32, copy=False)
+        self._raw_bytes += self._new_rows.nbytes
 
     def nbytes(self) -> int:
         """Bytes held in memory: the nodes' fingerprints, flags and degrees, the edges
@@ -426,34 +450,68 @@ class GraphCollector:
 
     def on_transitions(self, rows: np.ndarray, acts: np.ndarray, children: np.ndarray
                        ) -> None:
-        rows = rows.astype(np.int32)
-        acts = acts.astype(self.edges.act_type)
-        self._raw.append((rows, acts, children))
-        self._raw_bytes += rows.nbytes + acts.nbytes + children.nbytes
+        """A batch's transitions into stored states, the children by fingerprint (the
+        explorer's ``on_transitions`` hook; not for an observer)."""
+        self._pending(rows.astype(np.int32), acts.astype(self.edges.act_type), children)
+
+    def _pending(self, rows: np.ndarray, acts: np.ndarray, targets: np.ndarray) -> None:
+        self._raw.append((rows, acts, targets))
+        self._raw_bytes += rows.nbytes + acts.nbytes + targets.nbytes
         self.peak_pending_bytes = max(self.peak_pending_bytes,
                                       self._raw_bytes + self._job_bytes)
 
     def _level_job(self, depth: int, fps: np.ndarray, offset: int,
-                   raw: list[tuple[np.ndarray, np.ndarray, np.ndarray]]) -> None:
-        """Index level ``depth`` (nodes from ``offset`` on) and store the transitions
-        ``raw`` of the level before (the background job)."""
-        self._index[depth] = FpIndex(fps, offset)
+                   raw: list[tuple[np.ndarray, np.ndarray, np.ndarray]],
+                   new_rows: np.ndarray | None) -> None:
+        """Index level ``depth`` (nodes from ``offset`` on; an observer's targets need no
+        index) and store the transitions ``raw`` of the level before (the background
+        job)."""
+        if not self.observer:
+            self._index[depth] = FpIndex(fps, offset)
         if depth > 0:
-            self._store(depth - 1, raw)
+            self._store(depth - 1, raw, new_rows)
         self._index.pop(depth - 3, None)
 
-    def _store(self, depth: int, raw: list[tuple[np.ndarray, np.ndarray, np.ndarray]]
-               ) -> None:
+    def _nodes(self, depth: int, targets: np.ndarray, new_rows: np.ndarray | None
+               ) -> tuple[np.ndarray, np.ndarray]:
+        """``(nodes, far)`` of a batch's transitions from level ``depth``: their targets'
+        node indices, and the positions whose targets are further back than the
+        indexed levels (-1 in ``nodes``, looked up at the end). An observer's targets
+        are the run's node indices, or -1 - j for the level's new candidate j, whose
+        node is the next level's first plus ``new_rows[j]``."""
+        if self.observer:
+            nodes = targets.copy()
+            new = np.flatnonzero(nodes < 0)
+            if len(new):
+                assert new_rows is not None, "the new candidates' rows come first"
+                nodes[new] = new_rows[-1 - nodes[new]] + self._offsets[depth + 1]
+            return nodes, new[:0]
+        window = [self._index[d] for d in (depth + 1, depth, depth - 1) if d in self._index]
+        found = window[0].find(targets)
+        miss = np.flatnonzero(found < 0)
+        for ix in window[1:]:
+            if not len(miss):
+                break
+            got = ix.find(targets[miss])
+            found[miss] = got
+            miss = miss[got < 0]
+        return found, miss
+
+    def _store(self, depth: int, raw: list[tuple[np.ndarray, np.ndarray, np.ndarray]],
+               new_rows: np.ndarray | None = None) -> None:
         """The transitions ``raw`` of level ``depth``, batch by batch, in CSR order with
         their targets' node indices, to the edge store (and the sources' degrees)."""
         level = self._fps[depth]
+        base = self._offsets[depth]
         deg = np.zeros(len(level), dtype=np.int32)
-        window = [self._index[d] for d in (depth + 1, depth, depth - 1) if d in self._index]
         row = 0  # the first row of the level that later batches may hold
         for rows, acts, children in raw:
-            keep = level[rows] != children  # a step that changes the state
+            found, miss = self._nodes(depth, children, new_rows)
+            # a step that changes the state
+            keep = (found != rows + base) if self.observer else (level[rows] != children)
             if not keep.all():
-                rows, acts, children = rows[keep], acts[keep], children[keep]
+                rows, acts, children, found = rows[keep], acts[keep], children[keep], found[keep]
+                miss = np.flatnonzero(found < 0)
             if not len(rows):
                 continue
             lo, hi = int(rows.min()), int(rows.max()) + 1
@@ -461,14 +519,6 @@ class GraphCollector:
             row = hi
             d, dest = csr_order(rows - lo, acts, hi - lo, self.n_act)
             deg[lo:hi] += d
-            found = window[0].find(children)
-            miss = np.flatnonzero(found < 0)
-            for ix in window[1:]:
-                if not len(miss):
-                    break
-                got = ix.find(children[miss])
-                found[miss] = got
-                miss = miss[got < 0]
             dst = np.empty(len(found), dtype=np.int32)
             dst[dest] = found
             act = np.empty(len(acts), dtype=self.edges.act_type)
@@ -484,7 +534,8 @@ class GraphCollector:
         self._shutdown()
         raw, self._raw = self._raw, []
         if self._fps:
-            self._store(len(self._fps) - 1, raw)
+            self._store(len(self._fps) - 1, raw, self._new_rows)
+        self._new_rows = None
         del raw
         self._index = {}
         fps = np.concatenate(self._fps) if self._fps else np.zeros(0, dtype=np.uint64)
