@@ -10,14 +10,16 @@ transition it generates, alongside the invariants (its
 :class:`~modelcheck.kernel.Checks` labels; no level is evaluated or expanded twice),
 and hands the collector every level's states (numbered in BFS order; one byte a state
 per predicate) and every batch's transitions into stored states as arrays, never a
-Python object per edge; the memory budget counts what the collector holds. A level's
-transitions wait as reported (14 bytes an edge) until the next level is known; then, in
-a worker thread beside the explorer, they are put in CSR order and their targets become
-node indices through hash indexes of the last three levels
-(:mod:`modelcheck.graphstore`). The graph holds 6 bytes an edge (``int32`` target,
-``uint16`` action; in memory-mapped files with ``spill_dir``) and about 15 bytes a state
-(fingerprint, CSR offset, initial and predicate flags); deciding a property copies the
-targets of the edges within its subgraph (4 bytes an edge kept) for the SCC routine.
+Python object per edge; the memory budget counts what the collector holds. The run
+hands over each transition's target as a node index (found as it de-duplicates the
+batch's successors against the visited states; a new state's once the level is merged),
+so the collector looks nothing up. A level's transitions wait as reported (10 bytes an
+edge) until the next level is known; then, in a worker thread beside the explorer,
+they are put in CSR order (:mod:`modelcheck.graphstore`). The graph holds 6 bytes an
+edge (``int32`` target, ``uint16`` action; in memory-mapped files with ``spill_dir``)
+and about 15 bytes a state (fingerprint, CSR offset, initial and predicate flags);
+deciding a property copies the targets of the edges within its subgraph (4 bytes an
+edge kept) for the SCC routine.
 
 **Semantics (TLA+/TLC).** Behaviours are infinite and every state may stutter, so
 every node has an implicit stuttering self-loop, a state without enabled actions
@@ -48,7 +50,9 @@ A is disabled at every node of C (if not, the nodes of C where A is enabled are 
 and the rest is split into SCCs again: Emerson-Lei refinement). The nodes left in
 fair SCCs are exactly the nodes on fair cycles. A node alone in its SCC is fair iff no
 condition's action is enabled there; with several properties, one SCC pass over the
-whole graph leaves out the nodes on no cycle before each property's.
+whole graph leaves out the nodes on no cycle before each property's. The SCC routine
+only sees the nodes that may lie on a cycle by the BFS levels (a cycle takes an edge
+that does not climb one level; :func:`_may_cycle`), on a copy numbered compactly.
 
 **Counterexamples** are lassos: the shortest prefix from an initial state (for ``~>``:
 to the nearest ``P /\\ ~Q`` state, then the shortest path within ``~Q`` to a fair SCC),
@@ -185,6 +189,9 @@ class StateGraph:
     #: step formula values per edge, in CSR order (temporal properties over steps), by
     #: part name
     steps: dict[str, np.ndarray] = field(default_factory=dict)
+    #: the first node of each breadth-first level, then the number of nodes (None: the
+    #: nodes are not in BFS order); an edge goes at most one level up
+    levels: np.ndarray | None = None
     _cyclic: np.ndarray | None = field(default=None, repr=False)
 
     @property
@@ -253,11 +260,8 @@ class StateGraph:
         each property may then leave the other nodes out (a cycle within a subgraph
         lies within one component of the whole graph)."""
         if self._cyclic is None:
-            indptr, dst = restrict(self.indptr, self.dst, np.ones(self.n, dtype=bool),
-                                   simple=True)
-            _, lab = strong_components(self.n, indptr, dst)
-            del indptr, dst
-            self._cyclic = np.bincount(lab)[lab] > 1
+            everything = np.ones(self.n, dtype=bool)
+            self._cyclic = _on_cycles(self, everything, everything)
         return self._cyclic
 
     def in_cond(self, cond: FairnessCondition, act: np.ndarray | None = None) -> np.ndarray:
@@ -291,22 +295,23 @@ class GraphCollector:
     With ``observer`` it is an observer of the run
     (:class:`~modelcheck.run.observers.Observer`, given to the
     :class:`~modelcheck.explorer.Explorer`): the run's kernel evaluates the parts (its
-    ``labels`` and ``step_labels``) and :meth:`on_batch` takes them with the batch's
-    transitions. Without, it takes the explorer's ``on_level`` and ``on_transitions``
-    hooks and evaluates the parts itself (each level once more, expanded again when
-    there are step formulas).
+    ``labels`` and ``step_labels``), :meth:`on_batch` takes them with the batch's
+    transitions and :meth:`on_edges` their targets' node indices, as the run found
+    them (a new state's row in the next level comes with :meth:`on_new_states`).
+    Without, it takes the explorer's ``on_level`` and ``on_transitions`` hooks,
+    evaluates the parts itself (each level once more, expanded again when there are
+    step formulas) and looks the targets' fingerprints up (the tests' oracle).
 
     Nodes are numbered in BFS order (level by level, each level sorted by
     fingerprint). The transitions of a level (sources in it) are held as the engine
     reports them until the next level is known. Then they are put in CSR order
-    (:func:`~modelcheck.graphstore.csr_order`: by source, then action) and their
+    (:func:`~modelcheck.graphstore.csr_order`: by source, then action); the hooks'
     targets, which lie in the next level or an earlier one, are looked up in the
     indexes of the last three levels (cache-sized
-    :class:`~modelcheck.graphstore.FpIndex`); a target further back is looked up at
-    the end. The resolved edges go to the :class:`~modelcheck.graphstore.EdgeStore`
-    (6 bytes an edge: ``int32`` target, ``uint16`` action; in files under
-    ``spill_dir``). The source of an edge is its place: the CSR offsets (4 bytes a
-    node).
+    :class:`~modelcheck.graphstore.FpIndex`), a target further back at the end. The
+    resolved edges go to the :class:`~modelcheck.graphstore.EdgeStore` (6 bytes an
+    edge: ``int32`` target, ``uint16`` action; in files under ``spill_dir``). The
+    source of an edge is its place: the CSR offsets (4 bytes a node).
 
     With ``background`` this work on a level runs in a worker thread while the
     explorer expands the next level (numpy releases the GIL in it), one level at a
@@ -361,6 +366,8 @@ class GraphCollector:
                         if background else None)
         self._job: Future[None] | None = None
         self._job_bytes = 0  # held by the transitions the job works on
+        if self._worker is not None:  # while the first levels are explored
+            self._job = self._worker.submit(_import_scc_routine)
 
     def _wait(self) -> None:
         """Wait for the background job (and raise what it raised)."""
@@ -562,7 +569,9 @@ class GraphCollector:
         steps = {name: self._step_values(false, indptr, act)
                  for name, false in zip(self.step_names, self._step_false)}
         self._step_false = []
-        return StateGraph(fps, initial, dst, act, indptr, preds, steps)
+        levels = np.array([*self._offsets, len(fps)], dtype=np.int64)
+        self._offsets = []
+        return StateGraph(fps, initial, dst, act, indptr, preds, steps, levels)
 
     def _step_values(self, false: list[np.ndarray], indptr: np.ndarray, act: np.ndarray
                      ) -> np.ndarray:
@@ -618,6 +627,15 @@ class GraphCollector:
         self.edges.close()
 
 
+def _import_scc_routine() -> None:
+    """Import scipy's SCC routine (most of a second; in the collector's worker thread,
+    beside the exploration, rather than when the properties are decided)."""
+    try:
+        import scipy.sparse.csgraph  # noqa: F401
+    except ImportError:  # pragma: no cover - reported where it is used
+        pass
+
+
 def _sorted_distinct(parts: list[np.ndarray]) -> np.ndarray:
     """The distinct keys of ``parts``, sorted: one in-place sort of their concatenation
     (``np.unique`` of tens of millions of keys takes many times longer: it hashes
@@ -651,6 +669,88 @@ def strong_components(n: int, indptr: np.ndarray, dst: np.ndarray) -> tuple[int,
     m = csr_matrix((data, dst, indptr), shape=(n, n), copy=False)
     ncomp, lab = connected_components(m, directed=True, connection="strong")
     return int(ncomp), lab
+
+
+def _may_cycle(levels: np.ndarray, indptr: np.ndarray, dst: np.ndarray) -> np.ndarray:
+    """Per node of the CSR graph (nodes in breadth-first order, ``levels`` the first
+    node of each level then the number of nodes; an edge goes at most one level up):
+    it may lie on a cycle. An edge to the next level is *forward*; a cycle takes an
+    edge that is not (forward edges only climb), and each of its nodes is reached by
+    forward edges from the target of such an edge (the last before it on the cycle)
+    and reaches by forward edges the source of one (the next): the nodes so reached
+    and reaching hold every cycle. One pass over the edges, then one level by level
+    up (reached) and one down (reaching); a flag an edge held between them."""
+    n = len(indptr) - 1
+    reached = np.zeros(n, dtype=bool)
+    reaching = np.zeros(n, dtype=bool)
+    runs = []  # per level: its nodes, edges, and which edges are forward
+    for lv in range(len(levels) - 1):
+        u, v = int(levels[lv]), int(levels[lv + 1])
+        e0, e1 = int(indptr[u]), int(indptr[v])
+        if e1 == e0:
+            continue
+        d = np.asarray(dst[e0:e1])
+        up = d >= v  # to the next level
+        if not up.all():
+            src = np.repeat(np.arange(u, v, dtype=np.int32), np.diff(indptr[u:v + 1]))
+            back = ~up
+            reached[d[back]] = True
+            reaching[src[back]] = True
+        runs.append((u, v, e0, e1, up))
+    for u, v, e0, e1, up in runs:  # level by level up
+        src = np.repeat(np.arange(u, v, dtype=np.int32), np.diff(indptr[u:v + 1]))
+        hit = reached[src]
+        hit &= up
+        reached[dst[e0:e1][hit]] = True
+    for u, v, e0, e1, up in reversed(runs):  # and down
+        hit = reaching[dst[e0:e1]]
+        hit &= up
+        src = np.repeat(np.arange(u, v, dtype=np.int32), np.diff(indptr[u:v + 1]))
+        reaching[src[hit]] = True
+    return reached & reaching
+
+
+def _components_within(sub: np.ndarray, indptr: np.ndarray, dst: np.ndarray) -> np.ndarray:
+    """The SCC label of each node of ``sub`` (sorted) in the CSR graph whose edges all
+    lie among them (no repeated targets), by :func:`strong_components` on a copy with
+    the nodes numbered ``0..len(sub) - 1``."""
+    n = len(indptr) - 1
+    if len(sub) == n:
+        return strong_components(n, indptr, dst)[1]
+    new = np.full(n, -1, dtype=np.int32)
+    new[sub] = np.arange(len(sub), dtype=np.int32)
+    sub_indptr = np.empty(len(sub) + 1, dtype=indptr.dtype)
+    sub_indptr[:-1] = indptr[sub]
+    sub_indptr[-1] = indptr[-1]
+    sub_dst = new[dst]
+    del new
+    return strong_components(len(sub), sub_indptr, sub_dst)[1]
+
+
+def _cycle_subgraph(g: StateGraph, sub: np.ndarray, edges: np.ndarray | None = None
+                    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The nodes of ``sub`` that may lie on a cycle within it (and the edges of
+    ``edges``; :func:`_may_cycle` when ``g``'s nodes are in BFS order, else all of
+    them) and the CSR copy of the edges among those, without repeated targets (see
+    :func:`~modelcheck.graphstore.restrict`): ``(nodes, indptr, dst)``."""
+    if g.levels is None:
+        indptr, dst = restrict(g.indptr, g.dst, sub, True, edges)
+        return np.flatnonzero(sub), indptr, dst
+    indptr, dst = restrict(g.indptr, g.dst, sub, edges=edges)
+    if len(dst):
+        sub = sub & _may_cycle(g.levels, indptr, dst)
+    indptr, dst = restrict(indptr, dst, sub, simple=True)
+    return np.flatnonzero(sub), indptr, dst
+
+
+def _on_cycles(g: StateGraph, mask: np.ndarray, sub: np.ndarray) -> np.ndarray:
+    """Per node of ``mask``: it lies on a cycle among the nodes of ``sub``."""
+    nodes, indptr, dst = _cycle_subgraph(g, mask & sub)
+    out = np.zeros(g.n, dtype=bool)
+    if len(dst):
+        lab = _components_within(nodes, indptr, dst)
+        out[nodes] = np.bincount(lab)[lab] > 1
+    return out
 
 
 def _taken_inside(g: StateGraph, members: np.ndarray, lab_m: np.ndarray, ncomp: int,
@@ -689,8 +789,10 @@ def fair_components(g: StateGraph, mask: np.ndarray, conds: Sequence[FairnessCon
     stutters; with ``stutter``, only at the nodes it marks).
 
     The SCC routine runs on a compacted copy of the edges within ``mask`` (4 bytes an
-    edge kept), and each refinement round for strong fairness compacts the previous
-    round's. With ``cyclic`` (:meth:`StateGraph.cyclic`: the nodes on cycles of the
+    edge kept) among the nodes that may lie on a cycle by ``g``'s BFS levels
+    (:func:`_may_cycle`), and each refinement round for strong fairness compacts the
+    previous round's. A node is on a cycle iff its component has several nodes (the
+    graph has no self-loops). With ``cyclic`` (:meth:`StateGraph.cyclic`: the nodes on cycles of the
     whole graph) only on the edges among those nodes. A node alone in its component
     is fair iff no condition's action is enabled there (no step of it can be taken
     inside; and, with ``stutter``, it is marked there); only the components of several
@@ -700,27 +802,27 @@ def fair_components(g: StateGraph, mask: np.ndarray, conds: Sequence[FairnessCon
     comp = np.full(g.n, -1, dtype=np.int32)
     next_id = 0
     indptr, dst = g.indptr, g.dst
-    simple = True  # (compacted copies stay so)
+    first = True
     mask = mask.copy()
     while mask.any():
-        indptr, dst = restrict(indptr, dst, mask if cyclic is None else mask & cyclic, simple,
-                               edges if simple else None)
-        simple = False
+        sub = mask if cyclic is None else mask & cyclic
+        if first:  # on g's edges (``edges`` flags them), then on compacted copies
+            may, indptr, dst = _cycle_subgraph(g, sub, edges)
+            first = False
+        else:
+            indptr, dst = restrict(indptr, dst, sub)
+            may = np.flatnonzero(sub)
         nodes = np.flatnonzero(mask)
+        lab_nodes = np.full(len(nodes), -1, dtype=np.int64)
+        multi = np.zeros(len(nodes), dtype=bool)
         if len(dst):
-            _, lab = strong_components(g.n, indptr, dst)
-            lab_nodes = lab[nodes]
-            # in a component of several nodes: an edge stays inside it
-            multi = np.zeros(g.n, dtype=bool)
-            for u, v, e0, e1 in edge_chunks(indptr):
-                if e1 > e0:
-                    inside = np.repeat(lab[u:v], np.diff(indptr[u:v + 1])) == lab[dst[e0:e1]]
-                    multi[u:v] = any_per_node(indptr[u:v + 1] - e0, inside)
-            multi = multi[nodes]
-            del lab
-        else:  # no edge: every node alone
-            lab_nodes = np.zeros(0, dtype=np.int32)
-            multi = np.zeros(len(nodes), dtype=bool)
+            lab = _components_within(may, indptr, dst)
+            at = np.searchsorted(nodes, may)
+            lab_nodes[at] = lab
+            # in a component of several nodes (there are no self-loops)
+            multi[at] = np.bincount(lab)[lab] > 1
+            del lab, at
+        del may
         single = nodes[~multi]
         alone = np.ones(len(single), dtype=bool)
         for en_c in en:
