@@ -89,6 +89,7 @@ from .graphstore import (
     any_per_node,
     csr_order,
     edge_chunks,
+    parallel_in_rows,
     restrict,
 )
 from .kernel import Checks, Expansion, Kernel, format_state
@@ -671,76 +672,112 @@ def strong_components(n: int, indptr: np.ndarray, dst: np.ndarray) -> tuple[int,
     return int(ncomp), lab
 
 
-def _may_cycle(levels: np.ndarray, indptr: np.ndarray, dst: np.ndarray) -> np.ndarray:
+def _may_cycle(levels: np.ndarray, indptr: np.ndarray, dst: np.ndarray, sub: np.ndarray,
+               edges: np.ndarray | None = None) -> np.ndarray:
     """Per node of the CSR graph (nodes in breadth-first order, ``levels`` the first
     node of each level then the number of nodes; an edge goes at most one level up):
-    it may lie on a cycle. An edge to the next level is *forward*; a cycle takes an
-    edge that is not (forward edges only climb), and each of its nodes is reached by
-    forward edges from the target of such an edge (the last before it on the cycle)
-    and reaches by forward edges the source of one (the next): the nodes so reached
-    and reaching hold every cycle. One pass over the edges, then one level by level
-    up (reached) and one down (reaching); a flag an edge held between them."""
+    it may lie on a cycle among the nodes of ``sub`` (and the edges of ``edges``). An
+    edge to the next level is *forward*; a cycle takes an edge that is not (forward
+    edges only climb), and each of its nodes is reached by forward edges from the
+    target of such an edge (the last before it on the cycle) and reaches by forward
+    edges the source of one (the next): the nodes so reached and reaching hold every
+    cycle. One pass over the edges, then one level by level up (reached) and one down
+    (reaching) over the forward ones (a flag an edge held between them)."""
     n = len(indptr) - 1
     reached = np.zeros(n, dtype=bool)
     reaching = np.zeros(n, dtype=bool)
-    runs = []  # per level: its nodes, edges, and which edges are forward
+    runs = []  # per level: its nodes, edges, and which are forward edges within sub
     for lv in range(len(levels) - 1):
         u, v = int(levels[lv]), int(levels[lv + 1])
         e0, e1 = int(indptr[u]), int(indptr[v])
-        if e1 == e0:
+        if e1 == e0 or not sub[u:v].any():
             continue
         d = np.asarray(dst[e0:e1])
-        up = d >= v  # to the next level
-        if not up.all():
-            src = np.repeat(np.arange(u, v, dtype=np.int32), np.diff(indptr[u:v + 1]))
-            back = ~up
+        deg = np.diff(indptr[u:v + 1])
+        ok = np.repeat(sub[u:v], deg)
+        ok &= sub[d]
+        if edges is not None:
+            ok &= edges[e0:e1]
+        back = d < v  # not to the next level
+        back &= ok
+        if back.any():
             reached[d[back]] = True
-            reaching[src[back]] = True
-        runs.append((u, v, e0, e1, up))
-    for u, v, e0, e1, up in runs:  # level by level up
-        src = np.repeat(np.arange(u, v, dtype=np.int32), np.diff(indptr[u:v + 1]))
-        hit = reached[src]
-        hit &= up
-        reached[dst[e0:e1][hit]] = True
-    for u, v, e0, e1, up in reversed(runs):  # and down
-        hit = reaching[dst[e0:e1]]
-        hit &= up
-        src = np.repeat(np.arange(u, v, dtype=np.int32), np.diff(indptr[u:v + 1]))
-        reaching[src[hit]] = True
-    return reached & reaching
+            reaching[np.repeat(np.arange(u, v, dtype=np.int32), deg)[back]] = True
+        np.logical_xor(ok, back, out=ok)  # forward edges within sub
+        if ok.any():
+            runs.append((lv, u, v, e0, e1, ok))
+    for _, u, v, e0, e1, fwd in runs:  # level by level up
+        if reached[u:v].any():
+            hit = np.repeat(reached[u:v], np.diff(indptr[u:v + 1]))
+            hit &= fwd
+            reached[np.asarray(dst[e0:e1])[hit]] = True
+    for lv, u, v, e0, e1, fwd in reversed(runs):  # and down
+        if reaching[v:int(levels[min(lv + 2, len(levels) - 1)])].any():
+            hit = reaching[np.asarray(dst[e0:e1])]
+            hit &= fwd
+            src = np.repeat(np.arange(u, v, dtype=np.int32), np.diff(indptr[u:v + 1]))
+            reaching[src[hit]] = True
+    reached &= reaching
+    return reached
 
 
-def _components_within(sub: np.ndarray, indptr: np.ndarray, dst: np.ndarray) -> np.ndarray:
-    """The SCC label of each node of ``sub`` (sorted) in the CSR graph whose edges all
-    lie among them (no repeated targets), by :func:`strong_components` on a copy with
-    the nodes numbered ``0..len(sub) - 1``."""
-    n = len(indptr) - 1
-    if len(sub) == n:
-        return strong_components(n, indptr, dst)[1]
-    new = np.full(n, -1, dtype=np.int32)
-    new[sub] = np.arange(len(sub), dtype=np.int32)
-    sub_indptr = np.empty(len(sub) + 1, dtype=indptr.dtype)
-    sub_indptr[:-1] = indptr[sub]
-    sub_indptr[-1] = indptr[-1]
-    sub_dst = new[dst]
-    del new
-    return strong_components(len(sub), sub_indptr, sub_dst)[1]
+def _induced(nodes: np.ndarray, indptr: np.ndarray, dst: np.ndarray,
+             edges: np.ndarray | None = None, simple: bool = False
+             ) -> tuple[np.ndarray, np.ndarray]:
+    """The CSR copy ``(indptr, dst)`` of the edges among ``nodes`` (sorted node
+    indices of the graph ``indptr``, ``dst``; and of ``edges``), the nodes numbered
+    ``0..len(nodes) - 1``; with ``simple`` without repeated targets (see
+    :func:`~modelcheck.graphstore.restrict`). Only the edges of ``nodes`` are read,
+    about 2**21 at a time."""
+    k = len(nodes)
+    new = np.full(len(indptr) - 1, -1, dtype=np.int32)
+    new[nodes] = np.arange(k, dtype=np.int32)
+    deg = (indptr[nodes + 1] - indptr[nodes]).astype(np.int64)
+    parts: list[np.ndarray] = []
+    out_deg = np.zeros(k, dtype=np.int64)
+    at = np.zeros(k + 1, dtype=np.int64)
+    np.cumsum(deg, out=at[1:])
+    i = 0
+    while i < k:
+        j = max(i + 1, int(np.searchsorted(at, at[i] + (1 << 21), side="right")) - 1)
+        j = min(j, k)
+        eidx, esrc = _out_edges(indptr, nodes[i:j])
+        d = new[np.asarray(dst[eidx])]
+        keep = d >= 0
+        if edges is not None:
+            keep &= edges[eidx]
+        del eidx
+        rows = new[esrc[keep]] - i
+        d = d[keep]
+        cnt = np.bincount(rows, minlength=j - i)
+        if simple and len(d):
+            par = parallel_in_rows(cnt, d)
+            if len(par):
+                drop = np.ones(len(d), dtype=bool)
+                drop[par] = False
+                rows, d = rows[drop], d[drop]
+                cnt = np.bincount(rows, minlength=j - i)
+        out_deg[i:j] = cnt
+        parts.append(d)
+        i = j
+    sub_indptr = np.zeros(k + 1, dtype=np.int32 if int(out_deg.sum()) <= NODE_LIMIT
+                          else np.int64)
+    np.cumsum(out_deg, out=sub_indptr[1:], dtype=sub_indptr.dtype)
+    sub_dst = np.concatenate(parts) if parts else np.zeros(0, dtype=np.int32)
+    return sub_indptr, sub_dst
 
 
 def _cycle_subgraph(g: StateGraph, sub: np.ndarray, edges: np.ndarray | None = None
                     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The nodes of ``sub`` that may lie on a cycle within it (and the edges of
-    ``edges``; :func:`_may_cycle` when ``g``'s nodes are in BFS order, else all of
-    them) and the CSR copy of the edges among those, without repeated targets (see
-    :func:`~modelcheck.graphstore.restrict`): ``(nodes, indptr, dst)``."""
-    if g.levels is None:
-        indptr, dst = restrict(g.indptr, g.dst, sub, True, edges)
-        return np.flatnonzero(sub), indptr, dst
-    indptr, dst = restrict(g.indptr, g.dst, sub, edges=edges)
-    if len(dst):
-        sub = sub & _may_cycle(g.levels, indptr, dst)
-    indptr, dst = restrict(indptr, dst, sub, simple=True)
-    return np.flatnonzero(sub), indptr, dst
+    ``edges``; by :func:`_may_cycle` when ``g``'s nodes are in BFS order, else all of
+    them) and the CSR copy of the edges among them, numbered ``0..k - 1``, without
+    repeated targets: ``(nodes, indptr, dst)``."""
+    if g.levels is not None:
+        sub = _may_cycle(g.levels, g.indptr, g.dst, sub, edges)
+    nodes = np.flatnonzero(sub)
+    indptr, dst = _induced(nodes, g.indptr, g.dst, edges, simple=True)
+    return nodes, indptr, dst
 
 
 def _on_cycles(g: StateGraph, mask: np.ndarray, sub: np.ndarray) -> np.ndarray:
@@ -748,7 +785,7 @@ def _on_cycles(g: StateGraph, mask: np.ndarray, sub: np.ndarray) -> np.ndarray:
     nodes, indptr, dst = _cycle_subgraph(g, mask & sub)
     out = np.zeros(g.n, dtype=bool)
     if len(dst):
-        lab = _components_within(nodes, indptr, dst)
+        lab = strong_components(len(nodes), indptr, dst)[1]
         out[nodes] = np.bincount(lab)[lab] > 1
     return out
 
@@ -801,28 +838,27 @@ def fair_components(g: StateGraph, mask: np.ndarray, conds: Sequence[FairnessCon
     en = list(enabled) if enabled is not None else [g.enabled(c) for c in conds]
     comp = np.full(g.n, -1, dtype=np.int32)
     next_id = 0
-    indptr, dst = g.indptr, g.dst
     first = True
     mask = mask.copy()
     while mask.any():
         sub = mask if cyclic is None else mask & cyclic
-        if first:  # on g's edges (``edges`` flags them), then on compacted copies
+        if first:  # on g's edges (``edges`` flags them), then on the compact copies
             may, indptr, dst = _cycle_subgraph(g, sub, edges)
             first = False
-        else:
-            indptr, dst = restrict(indptr, dst, sub)
-            may = np.flatnonzero(sub)
+        else:  # the previous round's copy, among the nodes of sub
+            keep = np.flatnonzero(sub[may])
+            indptr, dst = _induced(keep, indptr, dst)
+            may = may[keep]
         nodes = np.flatnonzero(mask)
         lab_nodes = np.full(len(nodes), -1, dtype=np.int64)
         multi = np.zeros(len(nodes), dtype=bool)
         if len(dst):
-            lab = _components_within(may, indptr, dst)
+            lab = strong_components(len(may), indptr, dst)[1]
             at = np.searchsorted(nodes, may)
             lab_nodes[at] = lab
             # in a component of several nodes (there are no self-loops)
             multi[at] = np.bincount(lab)[lab] > 1
             del lab, at
-        del may
         single = nodes[~multi]
         alone = np.ones(len(single), dtype=bool)
         for en_c in en:
