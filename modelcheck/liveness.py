@@ -190,6 +190,9 @@ class StateGraph:
     #: step formula values per edge, in CSR order (temporal properties over steps), by
     #: part name
     steps: dict[str, np.ndarray] = field(default_factory=dict)
+    #: per set of action ids: the nodes where one of them has a step (computed while
+    #: the graph was collected; :meth:`enabled_all` computes the others)
+    enabled_sets: dict[tuple[int, ...], np.ndarray] = field(default_factory=dict)
     #: the first node of each breadth-first level, then the number of nodes (None: the
     #: nodes are not in BFS order); an edge goes at most one level up
     levels: np.ndarray | None = None
@@ -223,6 +226,8 @@ class StateGraph:
 
     def enabled(self, cond: FairnessCondition) -> np.ndarray:
         """Per node: the condition's action has a step (an edge to another node)."""
+        if cond.action_ids in self.enabled_sets:
+            return self.enabled_sets[cond.action_ids]
         out = np.zeros(self.n, dtype=bool)
         for u, v, e0, e1 in edge_chunks(self.indptr):
             if e1 > e0:
@@ -232,7 +237,9 @@ class StateGraph:
 
     def enabled_all(self, conds: Sequence[FairnessCondition]) -> list[np.ndarray]:
         """:meth:`enabled` of each of ``conds``, 64 at a time in one pass over the
-        edges (a bit per condition in a per-action table)."""
+        edges (a bit per condition in a per-action table), unless collected."""
+        if all(c.action_ids in self.enabled_sets for c in conds):
+            return [self.enabled_sets[c.action_ids] for c in conds]
         out: list[np.ndarray] = []
         for i in range(0, len(conds), 64):
             part = conds[i:i + 64]
@@ -314,13 +321,17 @@ class GraphCollector:
     edge: ``int32`` target, ``uint16`` action; in files under ``spill_dir``). The
     source of an edge is its place: the CSR offsets (4 bytes a node).
 
+    With ``enabled`` (the action-id sets of fairness conditions, 64 at most) the
+    nodes where one of a set's actions has a step are marked level by level, a bit per
+    set (:attr:`StateGraph.enabled_sets`).
+
     With ``background`` this work on a level runs in a worker thread while the
     explorer expands the next level (numpy releases the GIL in it), one level at a
     time and in level order: the graph is the same."""
 
     def __init__(self, spec: Spec, parts: Sequence[Any], batch_size: int,
                  spill_dir: str | None = None, background: bool = True,
-                 observer: bool = False) -> None:
+                 observer: bool = False, enabled: Sequence[tuple[int, ...]] = ()) -> None:
         #: an observer of the run (:class:`~modelcheck.run.observers.Observer`): the
         #: run's kernel evaluates the parts (``labels``, ``step_labels``) and
         #: :meth:`on_batch` records them; else :meth:`on_level` evaluates them
@@ -348,6 +359,17 @@ class GraphCollector:
         self._fps: list[np.ndarray] = []  # per level (the explorer's arrays)
         self._bits: list[np.ndarray] = []
         self._deg: list[np.ndarray] = []  # per level: the out-degree of every node
+        #: the action-id sets whose enabled nodes are collected (64 at most, a bit each
+        #: in a per-action table), and per level a word per node
+        self._en_sets = list(dict.fromkeys(tuple(ids) for ids in enabled))
+        self._en_lut: np.ndarray | None = None
+        if 0 < len(self._en_sets) <= 64:
+            word: Any = next(t for t in (np.uint8, np.uint16, np.uint32, np.uint64)
+                             if np.iinfo(t).bits >= len(self._en_sets))
+            self._en_lut = np.zeros(max(1, self.n_act), dtype=word)
+            for j, ids in enumerate(self._en_sets):
+                self._en_lut[list(ids)] |= word(1 << j)
+        self._en: list[np.ndarray] = []
         self._index: dict[int, FpIndex] = {}
         self._n_init = 0
         self._n = 0
@@ -451,7 +473,8 @@ class GraphCollector:
         (unless spilled), the transitions waiting for their level, the step formulas'
         false keys and the indexes of the last levels (the memory budget counts them)."""
         nodes = sum(f.nbytes for f in self._fps) + sum(b.nbytes for b in self._bits) + \
-            sum(d.nbytes for d in self._deg) + sum(f.nbytes for f in self._far)
+            sum(d.nbytes for d in self._deg) + sum(f.nbytes for f in self._far) + \
+            sum(e.nbytes for e in self._en)
         index = sum(ix.nbytes for ix in list(self._index.values()))
         return int(nodes + index + self.edges.nbytes + self._raw_bytes + self._job_bytes
                    + self._step_false_bytes)
@@ -512,6 +535,8 @@ class GraphCollector:
         level = self._fps[depth]
         base = self._offsets[depth]
         deg = np.zeros(len(level), dtype=np.int32)
+        lut = self._en_lut
+        en = None if lut is None else np.zeros(len(level), dtype=lut.dtype)
         row = 0  # the first row of the level that later batches may hold
         for rows, acts, children in raw:
             found, miss = self._nodes(depth, children, new_rows)
@@ -531,10 +556,16 @@ class GraphCollector:
             dst[dest] = found
             act = np.empty(len(acts), dtype=self.edges.act_type)
             act[dest] = acts
+            if en is not None:  # per source: the sets one of its actions is in
+                nz = np.flatnonzero(d)
+                first = np.cumsum(d) - d
+                en[lo + nz] = np.bitwise_or.reduceat(lut[act], first[nz])
             if len(miss):  # in CSR order, the order in which they are patched at the end
                 self._far.append(children[miss[np.argsort(dest[miss])]])
             self.edges.append(dst, act)
         self._deg.append(deg)
+        if en is not None:
+            self._en.append(en)
 
     def graph(self) -> StateGraph:
         """The collected graph, with node indices (frees the collected arrays)."""
@@ -559,6 +590,15 @@ class GraphCollector:
             np.concatenate(self._deg, out=indptr[1:], casting="same_kind")
             np.cumsum(indptr, out=indptr, dtype=indptr.dtype)  # in place
         self._deg = []
+        enabled_sets: dict[tuple[int, ...], np.ndarray] = {}
+        if self._en_lut is not None:
+            word = self._en_lut.dtype.type
+            en = np.concatenate(self._en) if self._en else np.zeros(0, self._en_lut.dtype)
+            self._en = []
+            if len(en) == len(fps):
+                enabled_sets = {ids: ((en >> word(j)) & word(1)).astype(bool)
+                                for j, ids in enumerate(self._en_sets)}
+            del en
         if len(far):  # targets further back than the level before
             got = self._find_far(far, fps)
             assert (got >= 0).all(), "every target is a state"
@@ -572,7 +612,7 @@ class GraphCollector:
         self._step_false = []
         levels = np.array([*self._offsets, len(fps)], dtype=np.int64)
         self._offsets = []
-        return StateGraph(fps, initial, dst, act, indptr, preds, steps, levels)
+        return StateGraph(fps, initial, dst, act, indptr, preds, steps, enabled_sets, levels)
 
     def _step_values(self, false: list[np.ndarray], indptr: np.ndarray, act: np.ndarray
                      ) -> np.ndarray:
@@ -1189,7 +1229,8 @@ def check_liveness(spec: Spec, config: CheckConfig | None = None, *,
     checked_as = {"formulas": {p.name: p.formula for p in selected},
                   "fairness": {p.name: [c.name for c in cs] for p, cs in per_prop}}
     parts = [part for p in selected for part in p.parts()]
-    collector = GraphCollector(spec, parts, cfg.batch_size, cfg.spill_dir, observer=True)
+    collector = GraphCollector(spec, parts, cfg.batch_size, cfg.spill_dir, observer=True,
+                               enabled=[c.action_ids for _, cs in per_prop for c in cs])
     try:
         explorer = Explorer(spec, safety, library=library, progress=progress, notice=notice,
                             observer=collector)

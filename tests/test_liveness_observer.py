@@ -28,16 +28,21 @@ from modelcheck.config import CheckConfig
 from modelcheck.explorer import Explorer
 from modelcheck.kernel import Kernel
 from modelcheck.liveness import GraphCollector, StateGraph, split_checks
+from modelcheck.temporal import fairness_conditions
 from tests.livespec import live_spec
 
 
 def _graph(spec: Any, batch_size: int, observer: bool, spill_dir: str | None = None,
            background: bool = True, steps: bool = True) -> StateGraph:
+    """The collected graph; the observer's collects the enabled nodes of the spec's
+    fairness conditions too."""
     _, temporal = split_checks(spec, CheckConfig())
     parts = [part for p in temporal for part in p.parts()]
     if steps:
         assert any(part.kind == "action" for part in parts)  # step formulas too
-    col = GraphCollector(spec, parts, batch_size, spill_dir, background, observer=observer)
+    sets = [c.action_ids for c in fairness_conditions(spec)] if observer else []
+    col = GraphCollector(spec, parts, batch_size, spill_dir, background, observer=observer,
+                         enabled=sets)
     try:
         cfg = CheckConfig(batch_size=batch_size, invariants=())
         ex = (Explorer(spec, cfg, observer=col) if observer else
@@ -46,7 +51,7 @@ def _graph(spec: Any, batch_size: int, observer: bool, spill_dir: str | None = N
         g = col.graph()
         # (copies: the spilled edge files go with the collector)
         return StateGraph(g.fps, g.initial, np.array(g.dst), np.array(g.act), g.indptr,
-                          g.preds, g.steps)
+                          g.preds, g.steps, g.enabled_sets, g.levels)
     finally:
         col.close()
 
@@ -83,6 +88,14 @@ def test_the_observed_graph_is_the_one_the_collector_evaluates_itself(cls, batch
         assert np.array_equal(got.preds[name], want.preds[name]), name
     for name in want.steps:
         assert np.array_equal(got.steps[name], want.steps[name]), name
+    # the enabled nodes collected level by level are those the edges give
+    conds = fairness_conditions(spec)
+    assert sorted(got.enabled_sets) == sorted({c.action_ids for c in conds})
+    assert not want.enabled_sets
+    for c in conds:
+        assert np.array_equal(got.enabled(c), want.enabled(c)), c.name
+    for a, b in zip(got.enabled_all(conds), want.enabled_all(conds), strict=True):
+        assert np.array_equal(a, b)
 
 
 @settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
