@@ -315,6 +315,7 @@ class _LocalLevels:
             self.cand_fps, self.cand_keys, self.cand_words, self.n_act)
         self._clear_candidates()
         if self.ex.observer is not None:
+            assert rows is not None
             self.ex.observer.on_new_states(depth, rows)
         self.merged = (new_fps, new_words, new_parents)
         return Successors(len(new_fps), by_action, time.perf_counter() - self.level_start)

@@ -556,7 +556,7 @@ class GraphCollector:
             dst[dest] = found
             act = np.empty(len(acts), dtype=self.edges.act_type)
             act[dest] = acts
-            if en is not None:  # per source: the sets one of its actions is in
+            if en is not None and lut is not None:  # per source: its actions' sets
                 nz = np.flatnonzero(d)
                 first = np.cumsum(d) - d
                 en[lo + nz] = np.bitwise_or.reduceat(lut[act], first[nz])
