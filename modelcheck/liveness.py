@@ -768,18 +768,19 @@ def _induced(nodes: np.ndarray, indptr: np.ndarray, dst: np.ndarray,
     indices of the graph ``indptr``, ``dst``; and of ``edges``), the nodes numbered
     ``0..len(nodes) - 1``; with ``simple`` without repeated targets (see
     :func:`~modelcheck.graphstore.restrict`). Only the edges of ``nodes`` are read,
-    about 2**21 at a time."""
+    about 2**19 at a time."""
     k = len(nodes)
     new = np.full(len(indptr) - 1, -1, dtype=np.int32)
     new[nodes] = np.arange(k, dtype=np.int32)
     deg = (indptr[nodes + 1] - indptr[nodes]).astype(np.int64)
-    parts: list[np.ndarray] = []
     out_deg = np.zeros(k, dtype=np.int64)
     at = np.zeros(k + 1, dtype=np.int64)
     np.cumsum(deg, out=at[1:])
+    sub_dst = np.empty(int(at[-1]), dtype=np.int32)  # pages past the kept edges: untouched
+    done = 0
     i = 0
     while i < k:
-        j = max(i + 1, int(np.searchsorted(at, at[i] + (1 << 21), side="right")) - 1)
+        j = max(i + 1, int(np.searchsorted(at, at[i] + (1 << 19), side="right")) - 1)
         j = min(j, k)
         eidx, esrc = _out_edges(indptr, nodes[i:j])
         d = new[np.asarray(dst[eidx])]
@@ -798,22 +799,23 @@ def _induced(nodes: np.ndarray, indptr: np.ndarray, dst: np.ndarray,
                 rows, d = rows[drop], d[drop]
                 cnt = np.bincount(rows, minlength=j - i)
         out_deg[i:j] = cnt
-        parts.append(d)
+        sub_dst[done:done + len(d)] = d
+        done += len(d)
         i = j
     sub_indptr = np.zeros(k + 1, dtype=np.int32 if int(out_deg.sum()) <= NODE_LIMIT
                           else np.int64)
     np.cumsum(out_deg, out=sub_indptr[1:], dtype=sub_indptr.dtype)
-    sub_dst = np.concatenate(parts) if parts else np.zeros(0, dtype=np.int32)
+    sub_dst.resize(done, refcheck=False)
     return sub_indptr, sub_dst
 
 
-def _cycle_subgraph(g: StateGraph, sub: np.ndarray, edges: np.ndarray | None = None
-                    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _cycle_subgraph(g: StateGraph, sub: np.ndarray, edges: np.ndarray | None = None,
+                    levels: bool = True) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The nodes of ``sub`` that may lie on a cycle within it (and the edges of
-    ``edges``; by :func:`_may_cycle` when ``g``'s nodes are in BFS order, else all of
-    them) and the CSR copy of the edges among them, numbered ``0..k - 1``, without
-    repeated targets: ``(nodes, indptr, dst)``."""
-    if g.levels is not None:
+    ``edges``; by :func:`_may_cycle` when ``g``'s nodes are in BFS order and
+    ``levels``, else all of them) and the CSR copy of the edges among them, numbered
+    ``0..k - 1``, without repeated targets: ``(nodes, indptr, dst)``."""
+    if g.levels is not None and levels:
         sub = _may_cycle(g.levels, g.indptr, g.dst, sub, edges)
     nodes = np.flatnonzero(sub)
     indptr, dst = _induced(nodes, g.indptr, g.dst, edges, simple=True)
@@ -869,8 +871,9 @@ def fair_components(g: StateGraph, mask: np.ndarray, conds: Sequence[FairnessCon
     edge kept) among the nodes that may lie on a cycle by ``g``'s BFS levels
     (:func:`_may_cycle`), and each refinement round for strong fairness compacts the
     previous round's. A node is on a cycle iff its component has several nodes (the
-    graph has no self-loops). With ``cyclic`` (:meth:`StateGraph.cyclic`: the nodes on cycles of the
-    whole graph) only on the edges among those nodes. A node alone in its component
+    graph has no self-loops). With ``cyclic`` (:meth:`StateGraph.cyclic`: the nodes on
+    cycles of the whole graph, found with that filter) only on the edges among those
+    nodes, without the filter. A node alone in its component
     is fair iff no condition's action is enabled there (no step of it can be taken
     inside; and, with ``stutter``, it is marked there); only the components of several
     nodes are looked at further. ``edges`` applies to the first round, on ``g``'s
@@ -883,7 +886,8 @@ def fair_components(g: StateGraph, mask: np.ndarray, conds: Sequence[FairnessCon
     while mask.any():
         sub = mask if cyclic is None else mask & cyclic
         if first:  # on g's edges (``edges`` flags them), then on the compact copies
-            may, indptr, dst = _cycle_subgraph(g, sub, edges)
+            # (the nodes on cycles of the whole graph, ``cyclic``, were found so)
+            may, indptr, dst = _cycle_subgraph(g, sub, edges, levels=cyclic is None)
             first = False
         else:  # the previous round's copy, among the nodes of sub
             keep = np.flatnonzero(sub[may])
