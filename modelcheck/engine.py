@@ -59,7 +59,7 @@ from .errors import SpecEvaluationError
 from .kernel import Expansion, Kernel
 from .result import TraceStep, Violation, ViolationKind, json_value
 from .spec import PredicateDecl
-from .store import dedupe_min
+from .store import dedupe_min, dedupe_min_inverse
 
 __all__ = [
     "LevelExpansion", "LevelFindings", "Verdict", "Hit", "ErrorAt", "TransitionHook",
@@ -248,13 +248,17 @@ class LevelExpansion:
     every batch's whole expansion (the transitions and the kernel's labels, for an
     observer of the run) once the level rule has recorded it without a phase-1
     problem.
+
+    With ``inverse``, :attr:`inverse` holds, after each yield, which of the yielded
+    successors each transition of the batches flushed reaches (an index into the
+    yielded fingerprints, per transition in the order ``on_batch`` saw them).
     """
 
     def __init__(self, kernel: Kernel, fps: np.ndarray, words: np.ndarray, *, expand: bool,
                  batch_size: int, flush_rows: int = 1 << 22,
                  on_transitions: TransitionHook | None = None,
                  batch_rows: Callable[[int], int] | None = None,
-                 on_batch: BatchHook | None = None) -> None:
+                 on_batch: BatchHook | None = None, inverse: bool = False) -> None:
         self.kernel = kernel
         self.fps = fps
         self.words = words
@@ -267,6 +271,9 @@ class LevelExpansion:
         self.n_act = len(kernel.actions)
         self.findings = LevelFindings(self.n_act)
         self.exact = kernel.layout.exact
+        self.want_inverse = inverse
+        #: see the class docstring (``inverse``)
+        self.inverse: np.ndarray | None = None
 
     def rows_and_actions(self, keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """``(parent rows in the level, action ids)`` of candidate ``keys``."""
@@ -282,6 +289,7 @@ class LevelExpansion:
         cand_fps: list[np.ndarray] = []
         cand_keys: list[np.ndarray] = []
         cand_words: list[np.ndarray] = []
+        cand_inv: list[np.ndarray] = []  # per batch: its transitions' successor in it
         buffered = 0
 
         def flush() -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
@@ -289,9 +297,16 @@ class LevelExpansion:
             cf = np.concatenate(cand_fps)
             ck = np.concatenate(cand_keys)
             if len(cand_fps) > 1:
-                u, kmin, rows = dedupe_min(cf, ck, ordered_runs=True)
+                if self.want_inverse:
+                    u, kmin, rows, inv = dedupe_min_inverse(cf, ck, ordered_runs=True)
+                    base = np.cumsum([0] + [len(c) for c in cand_fps[:-1]])
+                    self.inverse = np.concatenate([inv[b + i] for b, i in zip(base, cand_inv)])
+                else:
+                    u, kmin, rows = dedupe_min(cf, ck, ordered_runs=True)
             else:
                 u, kmin, rows = cf, ck, None
+                if self.want_inverse:
+                    self.inverse = cand_inv[0]
             w = None
             if not self.exact:
                 cw = np.concatenate(cand_words)
@@ -299,6 +314,7 @@ class LevelExpansion:
             cand_fps.clear()
             cand_keys.clear()
             cand_words.clear()
+            cand_inv.clear()
             buffered = 0
             return u, kmin, w
 
@@ -327,7 +343,11 @@ class LevelExpansion:
                 if self.on_transitions is not None:
                     self.on_transitions(start + ex.parent_rows, ex.action_ids,
                                         ex.child_fps)
-                u, kmin, rows = dedupe_min(ex.child_fps, keys)
+                if self.want_inverse:
+                    u, kmin, rows, inv = dedupe_min_inverse(ex.child_fps, keys)
+                    cand_inv.append(inv)
+                else:
+                    u, kmin, rows = dedupe_min(ex.child_fps, keys)
                 cand_fps.append(u)
                 cand_keys.append(kmin)
                 if not self.exact:

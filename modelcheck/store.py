@@ -10,7 +10,13 @@
   (TLC's approach: store fingerprints, regenerate states).
 * :func:`dedupe_min` — keep one row per fingerprint, the one with the smallest
   key (parent index, then action id), which makes parent choice deterministic
-  whatever the order in which successors were produced.
+  whatever the order in which successors were produced (and, with
+  :func:`dedupe_min_inverse`, which unique fingerprint each row holds).
+
+A state's *node index* is its place in breadth-first order: the states of the levels
+before its own, then its row in its level (levels are sorted by fingerprint).
+:meth:`LevelStore.nodes` hands out the node indices of stored states, so an observer
+of the run (the liveness checker's state graph) never looks a fingerprint up itself.
 """
 
 from __future__ import annotations
@@ -23,8 +29,8 @@ import numpy as np
 
 from .fileio import spill_subdir
 
-__all__ = ["FingerprintSet", "LevelStore", "Level", "dedupe_min", "group_argmin",
-           "group_min_mask"]
+__all__ = ["FingerprintSet", "LevelStore", "Level", "dedupe_min", "dedupe_min_inverse",
+           "group_argmin", "group_min_mask"]
 
 NO_PARENT = np.uint32(0xFFFFFFFF)
 
@@ -89,17 +95,39 @@ def dedupe_min(fps: np.ndarray, keys: np.ndarray, *, ordered_runs: bool = False
     a level's batches, in batch order): the first row of a fingerprint then holds its
     smallest key, and no reduction is needed.
     """
+    u, kmin, rows, _ = _dedupe(fps, keys, ordered_runs, False)
+    return u, kmin, rows
+
+
+def dedupe_min_inverse(fps: np.ndarray, keys: np.ndarray, *, ordered_runs: bool = False
+                       ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`dedupe_min` and, per input row, the index of its fingerprint among the
+    unique ones (``int32``; ``unique_fps[inverse] == fps``)."""
+    u, kmin, rows, inv = _dedupe(fps, keys, ordered_runs, True)
+    assert inv is not None
+    return u, kmin, rows, inv
+
+
+def _dedupe(fps: np.ndarray, keys: np.ndarray, ordered_runs: bool, inverse: bool
+            ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray | None]:
     if len(fps) == 0:
-        return fps, keys, np.zeros(0, dtype=np.int64)
+        return fps, keys, np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int32)
     order = np.argsort(fps, kind="stable")
     sf = fps[order]
-    starts = np.flatnonzero(np.concatenate(([True], sf[1:] != sf[:-1])))
+    new = np.empty(len(sf), dtype=bool)
+    new[0] = True
+    np.not_equal(sf[1:], sf[:-1], out=new[1:])
+    starts = np.flatnonzero(new)
     rows = order[starts]
+    inv = None
+    if inverse:
+        inv = np.empty(len(fps), dtype=np.int32)
+        inv[order] = np.cumsum(new, dtype=np.int32) - 1
     if ordered_runs:
-        return sf[starts], keys[rows], rows
+        return sf[starts], keys[rows], rows, inv
     sk = keys[order]
     mins = np.minimum.reduceat(sk, starts)
-    return sf[starts], mins, rows
+    return sf[starts], mins, rows, inv
 
 
 class FingerprintSet:
@@ -183,6 +211,8 @@ class LevelStore:
 
     def __init__(self, spill_dir: str | None = None) -> None:
         self.levels: list[Level] = []
+        #: the node index of each level's first state (and, last, the states stored)
+        self.offsets: list[int] = [0]
         self._dir: str | None = None
         self._nbytes = 0  # in memory, kept as levels come and go (asked for every batch)
         if spill_dir is not None:
@@ -199,12 +229,14 @@ class LevelStore:
             parents = np.load(base + ".parents.npy", mmap_mode="r")
         level = Level(fps, parents)
         self.levels.append(level)
+        self.offsets.append(self.offsets[-1] + len(fps))
         if self._dir is None:
             self._nbytes += level.nbytes
 
     def pop(self) -> None:
         """Drop the last level (one whose states could not be stored in full)."""
         level = self.levels.pop()
+        self.offsets.pop()
         if self._dir is None:
             self._nbytes -= level.nbytes
 
@@ -215,6 +247,7 @@ class LevelStore:
     def close(self) -> None:
         """Drop the levels and remove spilled files."""
         self.levels = []
+        self.offsets = [0]
         self._nbytes = 0
         if self._dir is not None:
             shutil.rmtree(self._dir, ignore_errors=True)
@@ -234,6 +267,30 @@ class LevelStore:
         if i >= len(a) or int(a[i]) != int(fp):
             raise KeyError(f"fingerprint {fp:#x} is not in level {depth}")
         return i
+
+    def nodes(self, fps: np.ndarray, depth: int) -> np.ndarray:
+        """The node indices (``int32``) of stored states ``fps`` (sorted, each in one of
+        levels ``0..depth``): each level's sorted fingerprints are searched, level
+        ``depth`` first (where most successors that are not new lie), then the levels
+        before. Raises ``KeyError`` for a fingerprint in none of them."""
+        out = np.empty(len(fps), dtype=np.int32)
+        rest = np.arange(len(fps))
+        q = fps
+        for d in range(depth, -1, -1):
+            if not len(rest):
+                break
+            a = self.levels[d].fps
+            if not len(a):
+                continue
+            pos = np.searchsorted(a, q)
+            np.minimum(pos, len(a) - 1, out=pos)
+            hit = a[pos] == q
+            out[rest[hit]] = pos[hit] + self.offsets[d]
+            miss = ~hit
+            rest, q = rest[miss], q[miss]
+        if len(rest):
+            raise KeyError(f"fingerprint {int(q[0]):#x} is not in levels 0..{depth}")
+        return out
 
     def path(self, depth: int, index: int) -> list[int]:
         """Fingerprints from an initial state to state ``index`` of level ``depth``."""
