@@ -267,6 +267,8 @@ class LevelExpansion:
         self.n_act = len(kernel.actions)
         self.findings = LevelFindings(self.n_act)
         self.exact = kernel.layout.exact
+        #: under a view, a child's rows hold different states: keep the smallest key's
+        self.view = kernel.view is not None
 
     def rows_and_actions(self, keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """``(parent rows in the level, action ids)`` of candidate ``keys``."""
@@ -327,7 +329,7 @@ class LevelExpansion:
                 if self.on_transitions is not None:
                     self.on_transitions(start + ex.parent_rows, ex.action_ids,
                                         ex.child_fps)
-                u, kmin, rows = dedupe_min(ex.child_fps, keys)
+                u, kmin, rows = dedupe_min(ex.child_fps, keys, min_rows=self.view)
                 cand_fps.append(u)
                 cand_keys.append(kmin)
                 if not self.exact:
@@ -458,8 +460,11 @@ def rebuild_trace(kernel: Kernel, fps: list[int] | tuple[int, ...],
     explorer stored it through one), so the trace is a real behaviour of the model
     even under symmetry reduction. ``last = (property, fp)`` appends one more step:
     the first transition to ``fp`` (that violates the action property, if one is
-    given), which may be one the action constraints exclude. The first state may be
-    an initial state outside the state constraints.
+    given; or the first to a state that violates the invariant given, as a view's
+    fingerprint is that of several states), which may be one the action constraints
+    exclude. The first state may be an initial state outside the state constraints.
+    Under a view, the successor taken at each step is the state the explorer stored
+    (the first in action order from the stored parent).
     """
     layout = kernel.layout
     cur: list[int] | None = None
@@ -479,7 +484,9 @@ def rebuild_trace(kernel: Kernel, fps: list[int] | tuple[int, ...],
         for inst, nxt in kernel.successors(cur):
             if kernel.fingerprint(nxt) != fp:
                 continue
-            if prop is not None and prop not in kernel.check_properties(cur, nxt):
+            if prop is not None and prop not in (
+                    kernel.check_invariants(nxt) if prop.kind == "invariant"
+                    else kernel.check_properties(cur, nxt)):
                 continue
             if i < stored and kernel.action_constraints and \
                     not kernel.satisfies_action_constraints(cur, nxt):
@@ -518,7 +525,8 @@ def report(kernel: Kernel, verdict: Verdict,
     child, parent, _ = verdict.at
     if verdict.kind == "outside":
         names = [kernel.invariants[j].name for j in verdict.which]
-        trace = rebuild_trace(kernel, path_to(parent), last=(None, child))
+        trace = rebuild_trace(kernel, path_to(parent),
+                              last=(kernel.invariants[verdict.which[0]], child))
         final = kernel.layout.cells_from_values(trace[-1].state)
         others = [p.name for p in kernel.check_invariants(final)]
         also = sorted(set(names[1:] + others) - {names[0]})

@@ -221,6 +221,7 @@ from modelcheck.values import SeqValue
 
 __all__ = ["BStatus", "CStatus", "PStatus", "APErr", "FErr", "KafkaReplication",
            "KafkaReplicationKip966", "KafkaReplicationLive", "KafkaReplicationKip966Live",
+           "KafkaReplicationView", "KafkaReplicationKip966View", "VIEW",
            "KIP966_CHECKS", "LRS_CONSTANTS", "constants_from_cfg",
            "invariants_from_cfg"]
 
@@ -1754,6 +1755,31 @@ class KafkaReplicationLive(_Liveness, KafkaReplication):
 
 class KafkaReplicationKip966Live(_Liveness, KafkaReplicationKip966):
     """The KIP-966 model under ``LivenessSpec``: its fairness and liveness properties."""
+
+
+#: the author's ``VIEW view`` (``<< con_vars, broker_vars, part_vars, NetworkView,
+#: inv_vars >>``, ``NetworkView == << messages >>``): every variable but
+#: ``messages_discard`` (the ``d_*``) and ``aux_vars`` (the ``aux_*``)
+VIEW = ("con_unfenced", "con_broker_reg", "con_partition_metadata", "con_metadata_log",
+        "broker_state", "broker_fetchers", "broker_metadata_log",
+        "partition_status", "partition_metadata", "partition_data", "partition_leso",
+        "partition_replica_state", "partition_pending_ap",
+        "inv_sent", "inv_pos_acked", "inv_neg_acked", "inv_true_hwm", "inv_consumed",
+        "m_regreq", "m_regresp", "m_apreq", "m_apresp", "m_freq", "m_fresp")
+
+
+class KafkaReplicationView(KafkaReplication):
+    """The v3.5 model with the author's ``VIEW view`` (:data:`VIEW`): states that differ
+    only in the processed messages or the auxiliary variables are one state, as for TLC
+    on the author's cfg (``docs/view.md``)."""
+
+    view = VIEW
+
+
+class KafkaReplicationKip966View(KafkaReplicationKip966):
+    """The KIP-966 model with the author's ``VIEW view`` (:data:`VIEW`)."""
+
+    view = VIEW
 
 
 class _Now:
