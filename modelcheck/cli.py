@@ -240,9 +240,9 @@ def check_options(f: Callable[..., Any]) -> Callable[..., Any]:
         config = CheckConfig(
             invariants=invariants or None,
             check_deadlock=False if no_deadlock else (True if force_deadlock else None),
-            symmetry=not no_symmetry, view=not no_view, max_depth=max_depth, batch_size=batch_size,
-            checkpoint_dir=checkpoint_dir, resume=resume, max_states=max_states,
-            memory_limit=memory_limit)  # type: ignore[arg-type]
+            symmetry=not no_symmetry, view=not no_view, max_depth=max_depth,
+            batch_size=batch_size, checkpoint_dir=checkpoint_dir, resume=resume,
+            max_states=max_states, memory_limit=memory_limit)  # type: ignore[arg-type]
         return f(*args, config=config, **kwargs)
 
     options = [
