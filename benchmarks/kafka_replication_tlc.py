@@ -6,9 +6,9 @@ modelcheck on the port with the cfg's constants, and prints the comparison table
 (distinct states, depth as TLC prints it, the violated invariant and the trace length).
 Without Java it prints modelcheck's side and the committed TLC figures
 (``tlc_figures.json``). ``--update`` rewrites that file with the figures TLC printed.
-``--view`` does the same for the cfgs of ``view/`` (the author's ``VIEW view`` line
-added; ``KafkaReplicationView`` / ``KafkaReplicationKip966View`` on our side; figures in
-``view/tlc_view_figures.json``).
+``--view`` does the same for the cfgs of ``tests/kafka_replication/view/`` (the author's
+``VIEW view`` line added; ``KafkaReplicationView`` / ``KafkaReplicationKip966View`` on
+our side; figures in ``tests/kafka_replication/view/tlc_view_figures.json``).
 
     python benchmarks/kafka_replication_tlc.py [--view] [--only NAME ...] [--update]
 """
@@ -162,7 +162,8 @@ def main() -> None:
     ap.add_argument("--only", nargs="*", help="cfg names (default: all)")
     ap.add_argument("--update", action="store_true", help="rewrite tlc_figures.json")
     ap.add_argument("--view", action="store_true",
-                    help="the cfgs of view/ (VIEW view) and view/tlc_view_figures.json")
+                    help="the cfgs with VIEW view and their figures "
+                         "(tests/kafka_replication/view/tlc_view_figures.json)")
     args = ap.parse_args()
     folder = HERE / "view" if args.view else HERE
     fig_file = folder / ("tlc_view_figures.json" if args.view else "tlc_figures.json")

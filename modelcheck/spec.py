@@ -794,7 +794,7 @@ def _clash_message(cls: type, klass: type, first: type, name: str, kind: str, cl
             "constants, variables, actions and properties: rename one of them.")
 
 
-def _check_view(cls: type, where: str, variables: Mapping[str, Type]) -> None:
+def _check_view(cls: type[Spec], where: str, variables: Mapping[str, Type]) -> None:
     """Refuse a ``view`` that is not a tuple of distinct state variable names."""
     view = cls.__dict__.get("view", getattr(cls, "view", None))
     if view is None:
@@ -822,7 +822,7 @@ def _check_view(cls: type, where: str, variables: Mapping[str, Type]) -> None:
             "a view; modelcheck applies one reduction or the other, not both (TLC's "
             "SYMMETRY with VIEW permutes the view, which is not implemented): drop one.")
     if isinstance(view, list):
-        cls.view = tuple(view)
+        cls.view = tuple(view)  # type: ignore[misc]
 
 
 def _check_variable(cls: type, name: str, value: Type, where: str) -> None:

@@ -17,7 +17,7 @@ import sys
 import numpy as np
 import pytest
 
-from modelcheck import Int, Spec, action, check_liveness, explore, invariant
+from modelcheck import Int, Spec, action, check_liveness, explore, invariant, where
 from modelcheck.domains import Bool
 from modelcheck.errors import SpecDefinitionError
 from modelcheck.liveness import LivenessError
@@ -319,3 +319,43 @@ def test_view_and_symmetry_are_not_combined() -> None:
                                "x": Array(Ids(1, 2), Int(0, 1)),
                                "Up": action(lambda self, s, t: s.x[1] == 0),
                                "__module__": __name__})
+
+
+def test_simulation_walks_whole_states() -> None:
+    """Walks ignore the view (as TLC's -simulate): every initial state can start one,
+    a state with a seen view is still checked, and the states counted are states."""
+    from examples.audited_mutex import AuditedPeterson
+    from modelcheck.simulate import simulate
+
+    r = simulate(InitOrder(), invariants=["Inv"], seed=1, runs=40, depth=3)
+    assert r.status == "violation" and r.violation.property == "Inv"  # y = 1 is checked
+    assert r.view == []
+    r = simulate(AuditedPeterson(), seed=3, runs=300, depth=40)
+    assert r.status == "ok" and r.distinct_states > 20  # histories are counted
+
+
+def test_walk_lassos_are_of_states_not_views() -> None:
+    """A temporal property on walks of a spec with a view: a walk that comes back to a
+    view but not to a state is no lasso (``Loop`` cycles x, the counter c only grows;
+    <>(c = 3) holds on every maximal walk)."""
+    from modelcheck.simulate import simulate
+
+    r = simulate(Climb(), seed=2, runs=30, depth=12)
+    assert r.status == "ok", r.violation
+
+
+class Climb(Spec):
+    check_deadlock = False
+    view = ("x",)
+    x = Int(0, 1)
+    c = Int(0, 3)
+
+    @action(fair="weak")
+    def Loop(self, s, t):
+        t.x = 1 - s.x
+        t.c = where(s.c < 3, s.c + 1, 3)
+        return s.c < 3
+
+    @eventually
+    def Reaches(self, s):
+        return s.c == 3
