@@ -359,3 +359,16 @@ class Climb(Spec):
     @eventually
     def Reaches(self, s):
         return s.c == 3
+
+
+def test_the_web_state_graph_is_of_whole_states() -> None:
+    """The explore page's state graph (``ReachableGraph``) has every state, keyed by the
+    page's whole-state fingerprints, even for a spec with a view."""
+    from modelcheck.kernel import Kernel
+    from modelcheck.web.neighbourhood import ReachableGraph
+
+    k = Kernel(FirstWins(), symmetry=False, view=False)
+    g = ReachableGraph(k, 100)
+    assert len(g) == 4  # (0,0) (1,0) (1,1) (2,1): C is enabled after B
+    for cells in ([0, 0], [1, 1], [2, 1]):
+        assert k.fingerprint(cells) in g
