@@ -119,6 +119,7 @@ def identity(kernel: Kernel) -> dict[str, Any]:
         "properties": [p.name for p in kernel.properties],
         "deadlock": bool(kernel.check_deadlock),
         "symmetry": list(kernel.symmetry.names) if kernel.symmetry else [],
+        "view": list(kernel.view) if kernel.view else [],
     }
 
 
@@ -425,8 +426,8 @@ class Checkpoint:
                 diffs.append(f"constant {k} = {hc.get(k)!r} vs {ic.get(k)!r}")
         for key, opt in (("invariants", "--invariant"), ("properties", "--invariant"),
                          ("deadlock", "--deadlock/--no-deadlock"),
-                         ("symmetry", "--no-symmetry")):
-            if have.get(key) != ident[key]:
+                         ("symmetry", "--no-symmetry"), ("view", "--no-view")):
+            if have.get(key, [] if key == "view" else None) != ident[key]:
                 diffs.append(f"checked {key} {have.get(key)} vs {ident[key]} ({opt})")
         if not diffs and have.get("layout") != ident["layout"]:
             diffs.append("the state layout or the action list differs (the spec changed)")

@@ -207,7 +207,7 @@ format_option = click.option(
 def check_options(f: Callable[..., Any]) -> Callable[..., Any]:
     """The options that say what to check and how, shared by ``check``, ``spark`` and
     any later subcommand: ``--invariant``, ``--no-deadlock``/``--deadlock``,
-    ``--no-symmetry``, ``--max-depth``, ``--batch-size``, ``--checkpoint-dir``,
+    ``--no-symmetry``, ``--no-view``, ``--max-depth``, ``--batch-size``, ``--checkpoint-dir``,
     ``--resume``, ``--max-states``, ``--memory-limit``. The command receives them as one
     ``config`` (:class:`~modelcheck.config.CheckConfig`); a contradiction among them is a usage
     error reported in the command's ``--format``, and so is a ``--checkpoint-dir``
@@ -216,7 +216,8 @@ def check_options(f: Callable[..., Any]) -> Callable[..., Any]:
 
     @functools.wraps(f)
     def command(*args: Any, invariants: tuple[str, ...], no_deadlock: bool,
-                force_deadlock: bool, no_symmetry: bool, max_depth: int | None,
+                force_deadlock: bool, no_symmetry: bool, no_view: bool,
+                max_depth: int | None,
                 batch_size: int, checkpoint_dir: str | None, resume: bool,
                 max_states: int | None, memory_limit: int | str | None,
                 **kwargs: Any) -> Any:
@@ -239,9 +240,9 @@ def check_options(f: Callable[..., Any]) -> Callable[..., Any]:
         config = CheckConfig(
             invariants=invariants or None,
             check_deadlock=False if no_deadlock else (True if force_deadlock else None),
-            symmetry=not no_symmetry, max_depth=max_depth, batch_size=batch_size,
-            checkpoint_dir=checkpoint_dir, resume=resume, max_states=max_states,
-            memory_limit=memory_limit)  # type: ignore[arg-type]
+            symmetry=not no_symmetry, view=not no_view, max_depth=max_depth,
+            batch_size=batch_size, checkpoint_dir=checkpoint_dir, resume=resume,
+            max_states=max_states, memory_limit=memory_limit)  # type: ignore[arg-type]
         return f(*args, config=config, **kwargs)
 
     options = [
@@ -255,6 +256,10 @@ def check_options(f: Callable[..., Any]) -> Callable[..., Any]:
                      help="Report deadlocks even if the spec turns the check off."),
         click.option("--no-symmetry", is_flag=True,
                      help="Explore every state even if the spec declares symmetric ids."),
+        click.option("--no-view", is_flag=True,
+                     help="Count and expand every state even if the spec declares a view "
+                          "(TLA+'s VIEW); needed to check temporal properties of such a "
+                          "spec."),
         click.option("--max-depth", type=click.IntRange(min=0), default=None,
                      help="Stop after exploring this many steps from the initial states."),
         click.option("--batch-size", type=click.IntRange(min=1), default=1 << 16,

@@ -58,6 +58,8 @@ class CheckConfig:
     check_deadlock: bool | None = None
     #: apply the spec's symmetry reduction
     symmetry: bool = True
+    #: apply the spec's view (TLA+'s ``VIEW``: states equal on the view are one state)
+    view: bool = True
     #: stop after this many steps from the initial states (``None``: no bound)
     max_depth: int | None = None
     #: states evaluated per batch (speed and memory only)
@@ -132,4 +134,5 @@ class CheckConfig:
     def identity(self) -> dict[str, Any]:
         """The options that decide a result (a checkpoint resumes only under these)."""
         return {"invariants": None if self.invariants is None else list(self.invariants),
-                "check_deadlock": self.check_deadlock, "symmetry": self.symmetry}
+                "check_deadlock": self.check_deadlock, "symmetry": self.symmetry,
+                "view": self.view}

@@ -95,7 +95,7 @@ def build_kernel(spec: Spec, config: CheckConfig, library: Library | None = libr
     checks = Checks(tuple(invs), tuple(props), config.check_deadlock)
     if observer is not None:
         checks = checks.observing(observer.labels, observer.step_labels)
-    return Kernel(spec, checks=checks, symmetry=config.symmetry)
+    return Kernel(spec, checks=checks, symmetry=config.symmetry, view=config.view)
 
 
 class Explorer:

@@ -61,7 +61,7 @@ def build_graph(spec: Spec, *, max_states: int = 10_000,
                 progress: Callable[[int], None] | None = None) -> nx.MultiDiGraph:
     """The reachable state graph of ``spec`` (a multigraph: two actions may link the
     same states). Raises :class:`GraphTooLarge` past ``max_states`` states."""
-    kernel = Kernel(spec, symmetry=False)
+    kernel = Kernel(spec, symmetry=False, view=False)
     layout = spec.layout
     g = nx.MultiDiGraph()
     g.graph.update(spec=spec.name, constants=json.dumps(constants_out(spec.constants)),

@@ -127,7 +127,9 @@ class Kernel:
     What it evaluates is ``checks`` (:class:`Checks`); without it, the keyword
     arguments ``invariants`` (default: the spec's), ``properties`` (default: the
     spec's) and ``check_deadlock`` (default: the spec's) say it, with no labels. How
-    it runs the spec is the rest: symmetry reduction, the family evaluator's sizes."""
+    it runs the spec is the rest: symmetry reduction, the spec's view (``view=False``
+    fingerprints whole states even if the spec declares one), the family evaluator's
+    sizes."""
 
     def __init__(
         self,
@@ -137,6 +139,7 @@ class Kernel:
         properties: Sequence[PredicateDecl] | None = None,
         check_deadlock: bool | None = None,
         symmetry: bool = True,
+        view: bool = True,
         family_rows: int = 1 << 15,
         family_min: int = 8,
         checks: Checks | None = None,
@@ -167,6 +170,11 @@ class Kernel:
         self._bool_cells = self.layout.bool_cells
         sets = spec.symmetry_sets() if symmetry else {}
         self.symmetry: Symmetry | None = Symmetry(self.layout, sets) if sets else None
+        #: the variables of the spec's view (TLA+'s ``VIEW``) when it applies: a state's
+        #: fingerprint is then its view's, and of several states with one view the
+        #: explorers keep the first reached (the smallest parent, then action)
+        self.view: tuple[str, ...] | None = spec.view if view and spec.view else None
+        self._project = None if self.view is None else self.layout.projection(self.view)
         #: the instances of an action family are evaluated in one call over up to
         #: ``family_rows`` (instance, state) pairs, when that covers ``family_min``
         #: instances or more (a call over the grid costs a few per-instance calls);
@@ -180,7 +188,10 @@ class Kernel:
         self._decoder = Decoder(self.layout)
 
     def canonical(self, words: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Packed states and fingerprints, canonicalised when symmetry reduction is on."""
+        """Packed states and fingerprints, canonicalised when symmetry reduction is on;
+        under a view, the states as they are and the fingerprints of their views."""
+        if self._project is not None:
+            return words, self.layout.fingerprints(self._project(words))
         if self.symmetry is None:
             return words, self.layout.fingerprints(words)
         return self.symmetry.canonical(words)

@@ -164,6 +164,13 @@ def _refusals(spec: Spec, config: CheckConfig, temporal: Sequence[TemporalDecl])
             f"temporal properties ({names}) are not checked under symmetry reduction "
             f"(unsound for liveness, as TLC warns): add --no-symmetry (symmetry=False){hint}."
         )
+    if config.view and spec.view:
+        raise LivenessError(
+            f"spec {spec.name} declares a view ({', '.join(spec.view)}): temporal properties "
+            f"({names}) are not checked under it, since states that agree on the view are "
+            "merged and a state's successors stand for those of the states dropped, which "
+            "makes the state graph wrong for liveness (TLC's documentation warns VIEW is "
+            f"unsound with liveness checking): add --no-view (view=False){hint}.")
     if config.max_depth is not None:
         raise LivenessError(f"temporal properties ({names}) need the whole state graph: "
                             f"drop --max-depth{hint}.")
@@ -288,7 +295,8 @@ def temporal_kernel(spec: Spec, parts: Sequence[Any]) -> tuple[Kernel, list[str]
     state_parts = tuple(p for p in parts if p.kind != "action")
     step_parts = tuple(p for p in parts if p.kind == "action")
     kernel = Kernel(spec, checks=Checks(check_deadlock=False, labels=state_parts,
-                                        step_labels=step_parts), symmetry=False)
+                                        step_labels=step_parts), symmetry=False,
+                    view=False)
     return kernel, [p.name for p in state_parts], [p.name for p in step_parts]
 
 
@@ -1280,7 +1288,8 @@ def _decide(spec: Spec, res: Result, g: StateGraph,
             per_prop: Sequence[tuple[TemporalDecl, list[FairnessCondition]]]) -> None:
     """Decide each property on ``g`` into ``res``: its verdict, and the first violated
     one's lasso (states replayed, fairness explained)."""
-    kernel = Kernel(spec, invariants=[], properties=[], check_deadlock=False, symmetry=False)
+    kernel = Kernel(spec, invariants=[], properties=[], check_deadlock=False, symmetry=False,
+                    view=False)
     _refuse_next_state_reads(g, [p for p, _ in per_prop], spec, kernel)
     verdicts: dict[str, str] = {}
     # one SCC pass over the whole graph, when it saves more than it costs
@@ -1345,7 +1354,7 @@ class WalkLiveness:
         parts = [part for p in props for part in p.parts()]
         self.kernel, self.names, self.step_names = temporal_kernel(spec, parts)
         self.plain = Kernel(spec, invariants=[], properties=[], check_deadlock=False,
-                            symmetry=False)
+                            symmetry=False, view=False)
 
     @classmethod
     def of(cls, spec: Spec, props: Sequence[TemporalDecl]

@@ -84,35 +84,42 @@ def group_argmin(first: np.ndarray, values: np.ndarray) -> np.ndarray:
     return out
 
 
-def dedupe_min(fps: np.ndarray, keys: np.ndarray, *, ordered_runs: bool = False
-               ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def dedupe_min(fps: np.ndarray, keys: np.ndarray, *, ordered_runs: bool = False,
+               min_rows: bool = False) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Unique ``fps`` (sorted) with, for each, the smallest ``keys`` value and its row.
 
     Returns ``(unique_fps, min_keys, rows)`` where ``rows`` indexes the input at
     the first row holding that fingerprint (all rows of one fingerprint hold the
-    same state). ``ordered_runs`` says the input is runs of distinct fingerprints
+    same state), or, with ``min_rows``, at the row holding the smallest key (under a
+    view, rows of one fingerprint hold different states: the one reached first is
+    kept). ``ordered_runs`` says the input is runs of distinct fingerprints
     whose keys all exceed the keys of the runs before (the de-duplicated successors of
     a level's batches, in batch order): the first row of a fingerprint then holds its
     smallest key, and no reduction is needed.
     """
-    u, kmin, rows, _ = _dedupe(fps, keys, ordered_runs, False)
+    u, kmin, rows, _ = _dedupe(fps, keys, ordered_runs, False, min_rows)
     return u, kmin, rows
 
 
-def dedupe_min_inverse(fps: np.ndarray, keys: np.ndarray, *, ordered_runs: bool = False
+def dedupe_min_inverse(fps: np.ndarray, keys: np.ndarray, *, ordered_runs: bool = False,
+                       min_rows: bool = False
                        ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """:func:`dedupe_min` and, per input row, the index of its fingerprint among the
     unique ones (``int32``; ``unique_fps[inverse] == fps``)."""
-    u, kmin, rows, inv = _dedupe(fps, keys, ordered_runs, True)
+    u, kmin, rows, inv = _dedupe(fps, keys, ordered_runs, True, min_rows)
     assert inv is not None
     return u, kmin, rows, inv
 
 
-def _dedupe(fps: np.ndarray, keys: np.ndarray, ordered_runs: bool, inverse: bool
+def _dedupe(fps: np.ndarray, keys: np.ndarray, ordered_runs: bool, inverse: bool,
+            min_rows: bool = False
             ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray | None]:
     if len(fps) == 0:
         return fps, keys, np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int32)
-    order = np.argsort(fps, kind="stable")
+    if min_rows and not ordered_runs:
+        order = np.lexsort((keys, fps))  # by fingerprint, then key
+    else:
+        order = np.argsort(fps, kind="stable")
     sf = fps[order]
     new = np.empty(len(sf), dtype=bool)
     new[0] = True
@@ -123,7 +130,7 @@ def _dedupe(fps: np.ndarray, keys: np.ndarray, ordered_runs: bool, inverse: bool
     if inverse:
         inv = np.empty(len(fps), dtype=np.int32)
         inv[order] = np.cumsum(new, dtype=np.int32) - 1
-    if ordered_runs:
+    if ordered_runs or min_rows:
         return sf[starts], keys[rows], rows, inv
     sk = keys[order]
     mins = np.minimum.reduceat(sk, starts)

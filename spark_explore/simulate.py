@@ -167,6 +167,7 @@ class SparkSimulator:
         worker = WorkerConfig(target=target, constants=tuple(self.spec.constants.items()),
                               invariants=s.safety_names,
                               check_deadlock=s.config.check_deadlock, symmetry=False,
+                              view=False,
                               n_words=s.kernel.layout.n_words,
                               library=None if self.library is library_lookup else self.library)
         weights = tuple(float(w) for w in s.weights)

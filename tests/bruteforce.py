@@ -38,8 +38,8 @@ from dataclasses import dataclass
 
 from modelcheck.kernel import Kernel
 
-__all__ = ["brute_force", "brute_force_check", "Oracle", "assert_replays", "random_walk",
-           "model_states"]
+__all__ = ["brute_force", "brute_force_check", "brute_force_view", "Oracle",
+           "assert_replays", "random_walk", "model_states"]
 
 
 @dataclass(frozen=True)
@@ -55,6 +55,8 @@ class Oracle:
     names: frozenset[str] = frozenset()
     #: one shortest counterexample (cell tuples), initial state first
     trace: tuple[tuple[int, ...], ...] = ()
+    #: (:func:`brute_force_view` only) the states kept at each level checked
+    levels: tuple[frozenset[tuple[int, ...]], ...] = ()
 
 
 def brute_force(spec, symmetry_sets=None) -> tuple[int, int]:
@@ -156,6 +158,116 @@ def brute_force_check(spec, *, invariants=None, check_deadlock: bool | None = No
                               frozenset(n for _, _, n in found), trace_to(c) + (nxt,))
         if not new:
             return Oracle("ok", total, depth, generated)
+        level = new
+        d += 1
+
+
+def brute_force_view(spec, *, invariants=None, check_deadlock: bool | None = None
+                     ) -> Oracle:
+    """:func:`brute_force_check` under the spec's view (TLA+'s ``VIEW``, as TLC 2.20
+    runs it: ``ModelChecker.doNext`` fingerprints the view of a state in the model, and
+    checks the invariants only on a state whose view is new).
+
+    Two states are one when their kept variables' values are equal (compared as cell
+    tuples, no packing, no fingerprint). The first state of a view reached is kept,
+    checked and expanded; another with a seen view is dropped unchecked. Initial
+    states: in the spec's order; one outside the state constraints is checked and
+    dropped whatever its view. A successor outside the model is checked, never
+    stored. "First reached" follows the explorers' order: a level's states in the
+    order of their views' fingerprints (the one thing borrowed from the engine, through
+    :meth:`Kernel.fingerprint`, only to order a level), each state's successors in
+    action order.
+    """
+    k = Kernel(spec, symmetry=False, view=False)
+    order = Kernel(spec, symmetry=False)  # its fingerprint is the view's
+    assert order.view is not None
+    kept = [c.index for c in spec.layout.cells if c.var in spec.view]
+    invs = [p for p in spec.invariants if invariants is None or p.name in invariants]
+    props = [p for p in spec.properties if invariants is None or p.name in invariants]
+    deadlock = spec.check_deadlock if check_deadlock is None else check_deadlock
+
+    def view(cells) -> tuple[int, ...]:
+        return tuple(cells[i] for i in kept)
+
+    def holds(p, cells, nxt=None) -> bool:
+        s = k.scalar_view(cells)
+        return bool(p.fn(spec, s) if nxt is None else p.fn(spec, s, k.scalar_view(nxt)))
+
+    def inside(cells) -> bool:
+        return all(holds(p, cells) for p in spec.constraints)
+
+    def allowed(cells, nxt) -> bool:
+        return all(holds(p, cells, nxt) for p in spec.action_constraints)
+
+    def first_bad_invariant(cells):
+        return next((p.name for p in invs if not holds(p, cells)), None)
+
+    parent: dict[tuple[int, ...], tuple[int, ...] | None] = {}  # by view
+    rep: dict[tuple[int, ...], tuple[int, ...]] = {}  # the state kept, by view
+
+    def trace_to(v) -> tuple[tuple[int, ...], ...]:
+        out = []
+        while v is not None:
+            out.append(rep[v])
+            v = parent[v]
+        return tuple(reversed(out))
+
+    level: list[tuple[int, ...]] = []  # states kept
+    dropped: list[tuple[int, ...]] = []  # initial states outside the constraints
+    for cells in k.initial_states():
+        if not inside(cells):
+            dropped.append(tuple(cells))
+        elif view(cells) not in parent:
+            parent[view(cells)] = None
+            rep[view(cells)] = tuple(cells)
+            level.append(tuple(cells))
+    depth = generated = d = 0
+    seen: list[frozenset[tuple[int, ...]]] = []
+
+    def oracle(*args, **kw) -> Oracle:
+        return Oracle(*args, **kw, levels=tuple(seen))
+
+    while True:
+        seen.append(frozenset(level))
+        bad = {(c, n) for c in level + (dropped if d == 0 else [])
+               if (n := first_bad_invariant(list(c))) is not None}
+        if bad:
+            c = min(bad)[0]
+            trace = trace_to(view(c)) if c in level else (c,)
+            return oracle("violation", len(parent), depth, generated, "invariant",
+                          frozenset(n for _, n in bad), trace)
+        new: list[tuple[int, ...]] = []
+        dead, outside_bad, prop_bad = [], set(), set()
+        for c in sorted(level, key=lambda c: order.fingerprint(list(c))):
+            succ = k.successors(list(c))
+            if deadlock and not succ:
+                dead.append(c)
+            for _inst, nxt in succ:
+                generated += 1
+                for p in props:
+                    if not holds(p, list(c), nxt):
+                        prop_bad.add((c, tuple(nxt), p.name))
+                        break
+                if inside(nxt) and allowed(list(c), nxt):
+                    if view(nxt) not in parent:
+                        parent[view(nxt)] = view(c)
+                        rep[view(nxt)] = tuple(nxt)
+                        new.append(tuple(nxt))
+                elif (n := first_bad_invariant(nxt)) is not None:
+                    outside_bad.add((c, tuple(nxt), n))
+        if new:
+            depth = d + 1
+        total = len(parent)
+        if dead:
+            return oracle("deadlock", total, depth, generated, "deadlock",
+                          frozenset({"Deadlock"}), trace_to(view(min(dead))))
+        for kind, found in (("invariant", outside_bad), ("action", prop_bad)):
+            if found:
+                c, nxt, _ = min(found)
+                return oracle("violation", total, depth, generated, kind,
+                              frozenset(n for _, _, n in found), trace_to(view(c)) + (nxt,))
+        if not new:
+            return oracle("ok", total, depth, generated)
         level = new
         d += 1
 

@@ -9,6 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from modelcheck.shards import files as shards
 from modelcheck.shards.worker import WorkerConfig
 from modelcheck.store import (
     FingerprintSet,
@@ -18,7 +19,6 @@ from modelcheck.store import (
     group_argmin,
     group_min_mask,
 )
-from spark_explore import shards
 
 small_u64 = st.lists(st.integers(0, 40), min_size=0, max_size=80)
 

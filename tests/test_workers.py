@@ -28,6 +28,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from killrun import kill_at_level
 from randspec import random_spec
+from test_view_oracle import view_spec
 
 from modelcheck import Explorer, Int, Result, Spec, action
 from modelcheck.checkpoint import MANIFEST
@@ -82,6 +83,16 @@ def test_random_specs_equal_one_process(cls: type[Spec], workers: int, buckets: 
         if o.status != "ok":
             assert many.violation is not None
             assert len(many.violation.trace) == len(o.trace)
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(view_spec(), st.integers(1, 3), st.integers(1, 4))
+def test_random_specs_under_a_view_equal_one_process(cls: type[Spec], workers: int,
+                                                     buckets: int) -> None:
+    """Under a view the state kept of each view decides what comes next: the workers keep
+    the one process's (the first reached: smallest parent fingerprint, then action)."""
+    spec = cls()
+    assert_same(Explorer(spec).run(), parallel(spec, workers, buckets=buckets))
 
 
 # ---------------------------------------------------------------- every spec

@@ -22,6 +22,7 @@ def new_result(kernel: Kernel, config: CheckConfig, backend: str = "local") -> R
                   fingerprint="exact" if layout.exact else "hash64",
                   state_bits=layout.bits, state_cells=len(layout.cells), backend=backend,
                   symmetry=list(kernel.symmetry.names) if kernel.symmetry else [],
+                  view=list(kernel.view) if kernel.view else [],
                   checked={"invariants": [p.name for p in kernel.invariants],
                            "properties": [p.name for p in kernel.properties],
                            "deadlock": ["on" if kernel.check_deadlock else "off"]},

@@ -219,8 +219,8 @@ class ShardedRun:
         cfg = self.config
         return WorkerConfig(target=target, constants=tuple(self.spec.constants.items()),
                             invariants=cfg.invariants, check_deadlock=cfg.check_deadlock,
-                            symmetry=cfg.symmetry, n_words=self.layout.n_words,
-                            chunk=cfg.batch_size,
+                            symmetry=cfg.symmetry, view=cfg.view,
+                            n_words=self.layout.n_words, chunk=cfg.batch_size,
                             library=None if self.library is library_lookup else self.library)
 
     # ------------------------------------------------------------ the run

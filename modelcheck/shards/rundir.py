@@ -177,8 +177,8 @@ class RunDir:
                 diffs.append(f"constant {k} = {hc.get(k)} vs {ic.get(k)}")
         if not diffs and have.get("layout") != ident["layout"]:
             diffs.append("the state layout or action list differs (the spec code changed)")
-        for key in ("invariants", "properties", "deadlock", "symmetry"):
-            if have.get(key) != ident[key]:
+        for key in ("invariants", "properties", "deadlock", "symmetry", "view"):
+            if have.get(key, [] if key == "view" else None) != ident[key]:
                 diffs.append(f"checked {key} {have.get(key)} vs {ident[key]}")
         if diffs:
             raise CheckpointError(

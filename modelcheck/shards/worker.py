@@ -46,6 +46,8 @@ class WorkerConfig:
     check_deadlock: bool | None
     symmetry: bool
     n_words: int
+    #: apply the spec's view (TLA+'s VIEW)
+    view: bool = True
     chunk: int = 1 << 16  # states per Kernel.expand call (the check's batch size)
     #: emit candidate transitions when this many are buffered: successors repeat across
     #: a task's batches (several parents per state), and de-duplicating them before they
@@ -58,7 +60,7 @@ class WorkerConfig:
     @property
     def key(self) -> tuple[Any, ...]:
         return (self.target, self.constants, self.invariants, self.check_deadlock,
-                self.symmetry)
+                self.symmetry, self.view)
 
 
 def get_kernel(cfg: WorkerConfig) -> Any:
@@ -80,7 +82,7 @@ def get_kernel(cfg: WorkerConfig) -> Any:
         spec = cls(**dict(cfg.constants))
         k = build_kernel(spec, CheckConfig(invariants=cfg.invariants,
                                            check_deadlock=cfg.check_deadlock,
-                                           symmetry=cfg.symmetry),
+                                           symmetry=cfg.symmetry, view=cfg.view),
                          cfg.library or lookup)
         if k.layout.n_words != cfg.n_words:
             raise RuntimeError(

@@ -66,7 +66,7 @@ class ReachableGraph:
             dst.append(np.array(children, dtype=np.uint64))
 
         config = CheckConfig(invariants=(), check_deadlock=False, symmetry=False,
-                             max_states=limit)
+                             view=False, max_states=limit)
         res = Explorer(kernel.spec, config, on_level=on_level,
                        on_transitions=on_transitions).run()
         if res.status != "ok":
