@@ -175,11 +175,12 @@ def test_a_worker_that_dies_ends_the_run_with_one_paragraph(tmp_path: Path) -> N
     from ladder_spec import Ladder
 
     killed: list[int] = []
+    before = set(_children())  # e.g. a Spark gateway another test of this process started
 
     def progress(p: Any) -> None:
         if killed:
             return
-        for child in _children():
+        for child in sorted(set(_children()) - before):
             os.kill(child, signal.SIGKILL)
             killed.append(child)
             break
@@ -189,7 +190,7 @@ def test_a_worker_that_dies_ends_the_run_with_one_paragraph(tmp_path: Path) -> N
                          progress=progress).run()
     assert killed
     assert "killed by signal 9 (SIGKILL)" in str(e.value)
-    assert not _children()  # no worker is left behind
+    assert set(_children()) <= before  # no worker is left behind
 
 
 def _children() -> list[int]:
@@ -211,8 +212,9 @@ def _children() -> list[int]:
 def test_workers_end_with_the_run() -> None:
     from ladder_spec import Ladder
 
+    before = set(_children())
     parallel(Ladder(L=8, M=5), 3)
-    assert not _children()
+    assert set(_children()) <= before
 
 
 @pytest.mark.parametrize("value, ok", [("auto", True), ("3", True), (2, True), ("0", False),
