@@ -179,9 +179,7 @@ class SparkExplorer(ShardedRun):
         """After :meth:`precheck`: ``(level, distinct states)`` where a ``--resume`` run
         continues its checkpoint, or None for a fresh run."""
         manifest = self._prechecked[2] if self._prechecked is not None else None
-        if manifest is None:
-            return None
-        return int(manifest["level"]), sum(int(lv["states"]) for lv in manifest["levels"])
+        return None if manifest is None else self._resume_point(manifest)
 
     def run(self) -> Result:
         """Explore; Ctrl-C returns the levels finished so far with status ``incomplete``."""

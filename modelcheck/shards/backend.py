@@ -206,6 +206,11 @@ class ShardedRun:
             )
         return manifest
 
+    @staticmethod
+    def _resume_point(manifest: dict[str, Any]) -> tuple[int, int]:
+        """``(level, distinct states)`` where a run resuming ``manifest`` continues."""
+        return int(manifest["level"]), sum(int(lv["states"]) for lv in manifest["levels"])
+
     def _identity(self, target: str) -> dict[str, Any]:
         return spec_identity(self.kernel, target)
 

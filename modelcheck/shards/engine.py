@@ -37,9 +37,8 @@ runs differs. ``driver_threshold=0`` sends every level to the tasks (tests use i
 
 from __future__ import annotations
 
-import functools
 import shutil
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -66,10 +65,22 @@ from .files import (
 from .rundir import RunDir
 from .worker import WorkerConfig, seed_kernel
 
-__all__ = ["BucketEngine", "JobCounters", "LevelSummary", "NAME", "Task"]
+__all__ = ["BucketEngine", "Job", "JobCounters", "LevelSummary", "NAME"]
 
-#: one task of a job: ``task(bucket)``, the bucket's summary
-Task = Callable[[int], BucketSummary]
+
+@dataclass(frozen=True)
+class Job:
+    """Job ``depth`` of a run (pickled into every task): commit level ``depth`` and, as
+    ``expand`` says, expand it (see :func:`modelcheck.shards.files.run_bucket`)."""
+
+    depth: int
+    expand: bool | None
+    again: bool
+    producers: int | None
+
+    def run(self, cfg: ShardConfig, bucket: int) -> BucketSummary:
+        """The task of ``bucket``: its summary."""
+        return run_bucket(cfg, self.depth, bucket, self.expand, self.again, self.producers)
 
 #: the engine name recorded in a checkpoint's manifest
 NAME = "shards"
@@ -185,8 +196,8 @@ class BucketEngine(JobCounters):
         return max(1, cores)
 
     # ------------------------------------------------------------ subclasses
-    def run_tasks(self, task: Task, depth: int) -> list[BucketSummary]:
-        """Run ``task`` for every bucket of job ``depth`` on the workers: the summaries."""
+    def run_tasks(self, job: Job) -> list[BucketSummary]:
+        """Run ``job``'s task of every bucket on the workers: the summaries, by bucket."""
         raise NotImplementedError
 
     def warm_up(self) -> None:
@@ -220,9 +231,7 @@ class BucketEngine(JobCounters):
             parts = run_level_here(self.cfg, depth, expand, again, producers)
             where = "driver"
         else:
-            task = functools.partial(run_bucket, self.cfg, depth, expand=expand, again=again,
-                                     producers=producers)
-            parts = self.run_tasks(task, depth)
+            parts = self.run_tasks(Job(depth, expand, again, producers))
             where = self.workers
         out = LevelSummary.combine(depth, parts, self.n_act)
         if expand:  # it wrote the successors the next job reads

@@ -48,9 +48,9 @@ from ..result import Result
 from ..run.progress import Progress
 from ..spec import Spec
 from .backend import ShardedRun, spec_name
-from .engine import BucketEngine, Task
-from .files import BucketSummary, ShardConfig, run_bucket
-from .rundir import RunDir
+from .engine import BucketEngine, Job
+from .files import BucketSummary, ShardConfig
+from .rundir import CheckpointError, RunDir
 from .worker import WorkerConfig, decode_error
 
 __all__ = ["ParallelExplorer", "PoolEngine", "WorkerPool", "WorkerError",
@@ -96,9 +96,9 @@ def _serve(conn: Any, cfg: ShardConfig, others: list[Any]) -> None:
             return
         if msg is None:
             return
-        depth, bucket, expand, again, producers = msg
+        job, bucket = msg
         try:
-            out = run_bucket(cfg, depth, bucket, expand, again, producers)
+            out = job.run(cfg, bucket)
         except Exception as e:  # noqa: BLE001 - encoded by run_bucket; sent as text
             conn.send((False, str(e)))
         else:
@@ -131,9 +131,8 @@ class WorkerPool:
             self.close()
             raise
 
-    def run(self, depth: int, buckets: int, expand: bool | None, again: bool,
-            producers: int | None) -> list[BucketSummary]:
-        """Job ``depth``: the ``buckets`` tasks over the workers, as each becomes free;
+    def run(self, job: Job, buckets: int) -> list[BucketSummary]:
+        """``job``: its ``buckets`` tasks over the workers, as each becomes free;
         their summaries by bucket. Raises :class:`~modelcheck.budget.StopRun` on Ctrl-C
         (the workers are stopped), the encoded error of a failed task (a
         ``RuntimeError``), or :class:`WorkerError` when a worker died."""
@@ -146,9 +145,9 @@ class WorkerPool:
                 w = idle.pop()
                 b = todo.pop(0)
                 try:
-                    self.conns[w].send((depth, b, expand, again, producers))
+                    self.conns[w].send((job, b))
                 except OSError:  # the worker died between jobs
-                    raise self._died(w, depth, b) from None
+                    raise self._died(w, job.depth, b) from None
                 busy[w] = b
             waiting: dict[Any, int] = {self.conns[w]: w for w in busy}
             sentinels: dict[Any, int] = {self.procs[w].sentinel: w for w in busy}
@@ -173,7 +172,7 @@ class WorkerPool:
             for r in ready:
                 w = sentinels.get(r, -1)
                 if w in busy and w not in idle:
-                    raise self._died(w, depth, busy[w])
+                    raise self._died(w, job.depth, busy[w])
         return [out[b] for b in range(buckets)]
 
     def _died(self, w: int, depth: int, bucket: int) -> WorkerError:
@@ -228,9 +227,8 @@ class PoolEngine(BucketEngine):
         self.pool = WorkerPool(workers, self.cfg, stop)
         self.n_workers = workers
 
-    def run_tasks(self, task: Task, depth: int) -> list[BucketSummary]:
-        kw = task.keywords  # type: ignore[attr-defined]  # a partial of run_bucket
-        return self.pool.run(depth, self.buckets, kw["expand"], kw["again"], kw["producers"])
+    def run_tasks(self, job: Job) -> list[BucketSummary]:
+        return self.pool.run(job, self.buckets)
 
     def close(self) -> None:
         self.pool.close()
@@ -286,8 +284,7 @@ class ParallelExplorer(ShardedRun):
         self.rundir = rundir
         if manifest is not None:
             buckets = int(manifest["engine_state"]["partitions"])
-            level, states = int(manifest["level"]), sum(int(lv["states"])
-                                                        for lv in manifest["levels"])
+            level, states = self._resume_point(manifest)
             self._notice(f"resuming {rundir.where} at level {level} ({states:,} distinct "
                          "states)")
         else:
@@ -316,13 +313,10 @@ class ParallelExplorer(ShardedRun):
             return SpecEvaluationError(message, where=payload.get("where"),
                                        what=payload.get("what"), state=payload.get("state"))
         if payload.get("type") == "CheckpointError":
-            from .rundir import CheckpointError
-
             return CheckpointError(message)
-        tb = payload.get("traceback")
+        tb = payload.get("traceback")  # only for failures outside modelcheck's errors
         return WorkerError(f"expanding level {depth} failed in a worker process: {message}"
-                           + (f"\n{tb}" if tb and payload.get("type") not in
-                              ("UsageError", "ModelcheckError") else ""))
+                           + (f"\n{tb}" if tb else ""))
 
     def _cancel(self) -> None:
         engine = getattr(self, "engine", None)
