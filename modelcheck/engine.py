@@ -41,10 +41,12 @@ never makes a deadlock. Initial states have no transition and are not subject to
 them. A successor *outside the model* is one outside the state constraints or
 reached by such a transition.
 
-Seams for tools built on the engine: ``on_transitions`` of :class:`LevelExpansion`
-sees every transition into a stored state (the state graph, for liveness and graph
-export), and :meth:`modelcheck.kernel.Kernel.successors_checked` expands a single
-state (simulation, interactive exploration).
+Seams for tools built on the engine: ``on_batch`` of :class:`LevelExpansion` hands
+an observer of the run (:mod:`modelcheck.run.observers`) every batch's transitions
+into stored states and its labels (the state graph, for liveness, ``modelcheck
+graph`` and the web explorer's graph), ``on_transitions`` the same transitions alone,
+and :meth:`modelcheck.kernel.Kernel.successors_checked` expands a single state
+(simulation, interactive exploration).
 """
 
 from __future__ import annotations

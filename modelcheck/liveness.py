@@ -184,8 +184,10 @@ def _refusals(spec: Spec, config: CheckConfig, temporal: Sequence[TemporalDecl])
 class StateGraph:
     """The reachable state graph: nodes are states in BFS order (level by level, each
     level sorted by fingerprint), edges the transitions that change the state
-    (self-loops are implicit: every state stutters), in CSR order: by source, then
-    action id. ``dst`` and ``act`` may be memory-mapped files (``--spill-dir``)."""
+    (self-loops are implicit: every state stutters; a collector with ``stutter`` keeps
+    the transitions that do not change the state as edges too), in CSR order: by
+    source, then action id. ``dst`` and ``act`` may be memory-mapped files
+    (``--spill-dir``)."""
 
     fps: np.ndarray        # uint64, per node
     initial: np.ndarray    # bool per node
@@ -203,6 +205,9 @@ class StateGraph:
     #: the first node of each breadth-first level, then the number of nodes (None: the
     #: nodes are not in BFS order); an edge goes at most one level up
     levels: np.ndarray | None = None
+    #: per node its packed state (``uint64`` words, a row a node), when collected
+    #: (``GraphCollector(words=True)``; the graph export's and the web explorer's)
+    words: np.ndarray | None = None
     _cyclic: np.ndarray | None = field(default=None, repr=False)
 
     @property
@@ -335,11 +340,17 @@ class GraphCollector:
 
     With ``background`` this work on a level runs in a worker thread while the
     explorer expands the next level (numpy releases the GIL in it), one level at a
-    time and in level order: the graph is the same."""
+    time and in level order: the graph is the same.
+
+    With ``words`` every node's packed state is kept (:attr:`StateGraph.words`), and
+    with ``stutter`` the transitions that do not change the state are edges too: the
+    whole graph of the run, as ``modelcheck graph`` writes it and the web explorer
+    shows it (:mod:`modelcheck.graph`)."""
 
     def __init__(self, spec: Spec, parts: Sequence[Any], batch_size: int,
                  spill_dir: str | None = None, background: bool = True,
-                 observer: bool = False, enabled: Sequence[tuple[int, ...]] = ()) -> None:
+                 observer: bool = False, enabled: Sequence[tuple[int, ...]] = (),
+                 words: bool = False, stutter: bool = False) -> None:
         #: an observer of the run (:class:`~modelcheck.run.observers.Observer`): the
         #: run's kernel evaluates the parts (``labels``, ``step_labels``) and
         #: :meth:`on_batch` records them; else :meth:`on_level` evaluates them
@@ -365,6 +376,10 @@ class GraphCollector:
         act_type = np.uint16 if self.n_act <= 1 << 16 else np.int32
         self.edges = EdgeStore(act_type, spill_dir)
         self._fps: list[np.ndarray] = []  # per level (the explorer's arrays)
+        #: per level its packed states (with ``words``), else None
+        self._words: list[np.ndarray] | None = [] if words else None
+        self._n_words = spec.layout.n_words
+        self.stutter = stutter
         self._bits: list[np.ndarray] = []
         self._deg: list[np.ndarray] = []  # per level: the out-degree of every node
         #: the action-id sets whose enabled nodes are collected (64 at most, a bit each
@@ -438,6 +453,9 @@ class GraphCollector:
         self._n += len(fps)
         self._fps.append(level)
         self._bits.append(bits)
+        if self._words is not None:
+            self._words.append(np.array(words, dtype=np.uint64).reshape(len(fps),
+                                                                        self._n_words))
 
     def _labels(self, bits: np.ndarray, start: int, label_rows: Sequence[np.ndarray],
                 step_hits: Sequence[tuple[np.ndarray, np.ndarray, np.ndarray]]) -> None:
@@ -482,7 +500,7 @@ class GraphCollector:
         false keys and the indexes of the last levels (the memory budget counts them)."""
         nodes = sum(f.nbytes for f in self._fps) + sum(b.nbytes for b in self._bits) + \
             sum(d.nbytes for d in self._deg) + sum(f.nbytes for f in self._far) + \
-            sum(e.nbytes for e in self._en)
+            sum(e.nbytes for e in self._en) + sum(w.nbytes for w in self._words or ())
         index = sum(ix.nbytes for ix in list(self._index.values()))
         return int(nodes + index + self.edges.nbytes + self._raw_bytes + self._job_bytes
                    + self._step_false_bytes)
@@ -548,9 +566,9 @@ class GraphCollector:
         row = 0  # the first row of the level that later batches may hold
         for rows, acts, children in raw:
             found, miss = self._nodes(depth, children, new_rows)
-            # a step that changes the state
+            # a step that changes the state (or, with stutter, any step)
             keep = (found != rows + base) if self.observer else (level[rows] != children)
-            if not keep.all():
+            if not self.stutter and not keep.all():
                 rows, acts, children, found = rows[keep], acts[keep], children[keep], found[keep]
                 miss = np.flatnonzero(found < 0)
             if not len(rows):
@@ -620,7 +638,13 @@ class GraphCollector:
         self._step_false = []
         levels = np.array([*self._offsets, len(fps)], dtype=np.int64)
         self._offsets = []
-        return StateGraph(fps, initial, dst, act, indptr, preds, steps, enabled_sets, levels)
+        words = None
+        if self._words is not None:
+            words = (np.concatenate(self._words) if self._words
+                     else np.zeros((0, self._n_words), dtype=np.uint64))
+            self._words = []
+        return StateGraph(fps, initial, dst, act, indptr, preds, steps, enabled_sets, levels,
+                          words)
 
     def _step_values(self, false: list[np.ndarray], indptr: np.ndarray, act: np.ndarray
                      ) -> np.ndarray:
@@ -673,6 +697,8 @@ class GraphCollector:
         self._job = None
         self._shutdown()  # (waits for the job)
         self._raw, self._far, self._index = [], [], {}
+        if self._words is not None:
+            self._words = []
         self.edges.close()
 
 

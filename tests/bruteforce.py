@@ -38,8 +38,8 @@ from dataclasses import dataclass
 
 from modelcheck.kernel import Kernel
 
-__all__ = ["brute_force", "brute_force_check", "brute_force_view", "Oracle",
-           "assert_replays", "random_walk", "model_states"]
+__all__ = ["brute_force", "brute_force_check", "brute_force_view", "brute_force_graph",
+           "Oracle", "GraphOracle", "assert_replays", "random_walk", "model_states"]
 
 
 @dataclass(frozen=True)
@@ -57,6 +57,12 @@ class Oracle:
     trace: tuple[tuple[int, ...], ...] = ()
     #: (:func:`brute_force_view` only) the states kept at each level checked
     levels: tuple[frozenset[tuple[int, ...]], ...] = ()
+    #: (:func:`brute_force_check` only) every state stored, with its BFS level
+    stored: tuple[tuple[tuple[int, ...], int], ...] = ()
+    #: (:func:`brute_force_check` only) every transition taken between stored states:
+    #: (state, successor, action instance id); the successor inside the state
+    #: constraints and the transition allowed by the action constraints
+    edges: frozenset[tuple[tuple[int, ...], tuple[int, ...], int]] = frozenset()
 
 
 def brute_force(spec, symmetry_sets=None) -> tuple[int, int]:
@@ -94,6 +100,8 @@ def brute_force_check(spec, *, invariants=None, check_deadlock: bool | None = No
         return next((p.name for p in invs if not holds(p, cells)), None)
 
     parent: dict[tuple[int, ...], tuple[int, ...] | None] = {}
+    level_of: dict[tuple[int, ...], int] = {}
+    edges: set[tuple[tuple[int, ...], tuple[int, ...], int]] = set()
 
     def trace_to(key) -> tuple[tuple[int, ...], ...]:
         out = []
@@ -101,6 +109,9 @@ def brute_force_check(spec, *, invariants=None, check_deadlock: bool | None = No
             out.append(key)
             key = parent[key]
         return tuple(reversed(out))
+
+    def graph() -> dict:
+        return {"stored": tuple(level_of.items()), "edges": frozenset(edges)}
 
     level: list[tuple[int, ...]] = []
     dropped: list[tuple[int, ...]] = []  # initial states outside the constraints
@@ -110,6 +121,7 @@ def brute_force_check(spec, *, invariants=None, check_deadlock: bool | None = No
             continue
         if inside(list(key)):
             parent[key] = None
+            level_of[key] = 0
             level.append(key)
         else:
             dropped.append(key)
@@ -124,7 +136,7 @@ def brute_force_check(spec, *, invariants=None, check_deadlock: bool | None = No
             c = min(bad)[0]
             trace = trace_to(c) if c in parent else (c,)
             return Oracle("violation", len(parent), depth, generated, "invariant",
-                          frozenset(n for _, n in bad), trace)
+                          frozenset(n for _, n in bad), trace, **graph())
         # phase 2: expand every state
         new: list[tuple[int, ...]] = []
         dead, outside_bad, prop_bad = [], set(), set()
@@ -132,7 +144,7 @@ def brute_force_check(spec, *, invariants=None, check_deadlock: bool | None = No
             succ = k.successors(list(c))
             if deadlock and not succ:
                 dead.append(c)
-            for _inst, nxt in succ:
+            for inst, nxt in succ:
                 generated += 1
                 for p in props:
                     if not holds(p, list(c), nxt):
@@ -140,8 +152,10 @@ def brute_force_check(spec, *, invariants=None, check_deadlock: bool | None = No
                         break
                 key = canon(nxt)
                 if inside(nxt) and allowed(list(c), nxt):
+                    edges.add((c, key, inst.id))
                     if key not in parent:
                         parent[key] = c
+                        level_of[key] = d + 1
                         new.append(key)
                 elif (n := first_bad_invariant(nxt)) is not None:
                     outside_bad.add((c, tuple(nxt), n))
@@ -150,16 +164,49 @@ def brute_force_check(spec, *, invariants=None, check_deadlock: bool | None = No
         total = len(parent)
         if dead:
             return Oracle("deadlock", total, depth, generated, "deadlock",
-                          frozenset({"Deadlock"}), trace_to(min(dead)))
+                          frozenset({"Deadlock"}), trace_to(min(dead)), **graph())
         for kind, found in (("invariant", outside_bad), ("action", prop_bad)):
             if found:
                 c, nxt, _ = min(found)
                 return Oracle("violation", total, depth, generated, kind,
-                              frozenset(n for _, _, n in found), trace_to(c) + (nxt,))
+                              frozenset(n for _, _, n in found), trace_to(c) + (nxt,),
+                              **graph())
         if not new:
-            return Oracle("ok", total, depth, generated)
+            return Oracle("ok", total, depth, generated, **graph())
         level = new
         d += 1
+
+
+@dataclass(frozen=True)
+class GraphOracle:
+    """The reachable state graph: ``nodes`` maps each stored state (cell tuple) to its
+    ``(BFS level, initial, invariants it violates)``; ``edges`` maps each transition
+    between stored states ``(state, successor, action instance id)`` to the action
+    properties it violates (names in declaration order)."""
+
+    nodes: dict[tuple[int, ...], tuple[int, bool, tuple[str, ...]]]
+    edges: dict[tuple[tuple[int, ...], tuple[int, ...], int], tuple[str, ...]]
+
+
+def brute_force_graph(spec) -> GraphOracle:
+    """The state graph of the model :func:`brute_force_check` explores (symmetry off,
+    nothing checked, the state and action constraints applied; every transition
+    between two stored states an edge), labelled with the spec's invariants and
+    action properties by the scalar evaluator."""
+    o = brute_force_check(spec, invariants=[], check_deadlock=False)
+    assert o.status == "ok"
+    k = Kernel(spec, symmetry=False)
+
+    def holds(p, cells, nxt=None) -> bool:
+        s = k.scalar_view(list(cells))
+        return bool(p.fn(spec, s) if nxt is None else p.fn(spec, s, k.scalar_view(list(nxt))))
+
+    nodes = {c: (d, d == 0,
+                 tuple(p.name for p in spec.invariants if not holds(p, c)))
+             for c, d in o.stored}
+    edges = {(c, n, a): tuple(p.name for p in spec.properties if not holds(p, c, n))
+             for c, n, a in o.edges}
+    return GraphOracle(nodes, edges)
 
 
 def brute_force_view(spec, *, invariants=None, check_deadlock: bool | None = None
