@@ -6,8 +6,11 @@ modelcheck on the port with the cfg's constants, and prints the comparison table
 (distinct states, depth as TLC prints it, the violated invariant and the trace length).
 Without Java it prints modelcheck's side and the committed TLC figures
 (``tlc_figures.json``). ``--update`` rewrites that file with the figures TLC printed.
+``--view`` does the same for the cfgs of ``tests/kafka_replication/view/`` (the author's
+``VIEW view`` line added; ``KafkaReplicationView`` / ``KafkaReplicationKip966View`` on
+our side; figures in ``tests/kafka_replication/view/tlc_view_figures.json``).
 
-    python benchmarks/kafka_replication_tlc.py [--only NAME ...] [--update]
+    python benchmarks/kafka_replication_tlc.py [--view] [--only NAME ...] [--update]
 """
 
 from __future__ import annotations
@@ -30,7 +33,9 @@ from specs.kafka_replication import (  # noqa: E402
     KafkaReplication,
     KafkaReplicationKip966,
     KafkaReplicationKip966Live,
+    KafkaReplicationKip966View,
     KafkaReplicationLive,
+    KafkaReplicationView,
     constants_from_cfg,
     invariants_from_cfg,
 )
@@ -136,8 +141,12 @@ def run_ours_liveness(model: str, cfg: pathlib.Path, drop: str | None) -> dict[s
             for prop in liveness_properties(cfg.read_text())}
 
 
-def run_ours(model: str, cfg: pathlib.Path) -> dict:
-    spec = MODELS[model][2](**constants_from_cfg(cfg.read_text()))
+VIEWS = {"v3.5": KafkaReplicationView, "kip-966": KafkaReplicationKip966View}
+
+
+def run_ours(model: str, cfg: pathlib.Path, view: bool = False) -> dict:
+    cls = VIEWS[model] if view else MODELS[model][2]
+    spec = cls(**constants_from_cfg(cfg.read_text()))
     t0 = time.time()
     r = explore(spec, invariants=invariants_from_cfg(cfg.read_text()))
     out: dict = {"seconds": round(time.time() - t0, 1)}
@@ -152,19 +161,24 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--only", nargs="*", help="cfg names (default: all)")
     ap.add_argument("--update", action="store_true", help="rewrite tlc_figures.json")
+    ap.add_argument("--view", action="store_true",
+                    help="the cfgs with VIEW view and their figures "
+                         "(tests/kafka_replication/view/tlc_view_figures.json)")
     args = ap.parse_args()
-    figures = json.loads((HERE / "tlc_figures.json").read_text())
+    folder = HERE / "view" if args.view else HERE
+    fig_file = folder / ("tlc_view_figures.json" if args.view else "tlc_figures.json")
+    figures = json.loads(fig_file.read_text())
     java = shutil.which("java") is not None
     names = args.only or sorted(k for k in figures if not k.startswith("_"))
     print(f"{'cfg':18} {'TLC distinct':>12} {'depth':>5} {'ours':>12} {'depth':>5} "
           f"{'TLC s':>6} {'ours s':>6}  verdict")
     for name in names:
-        cfg = HERE / f"{name}.cfg"
+        cfg = folder / f"{name}.cfg"
         model = model_of(name)
         tlc = run_tlc(model, cfg) if java else {**figures[name], "seconds": None}
         if java and args.update:
             figures[name] = {k: v for k, v in tlc.items() if k != "seconds"}
-        ours = run_ours(model, cfg)
+        ours = run_ours(model, cfg, view=args.view)
         if tlc["violated"]:
             same = (ours["violated"], ours.get("trace_length")) == (tlc["violated"],
                                                                     tlc["trace_length"])
@@ -178,8 +192,8 @@ def main() -> None:
               f"{tlc['seconds'] if tlc['seconds'] is not None else '-':>6} "
               f"{ours['seconds']:>6}  {'equal' if same else 'DIFFERENT'}")
     if java and args.update:
-        (HERE / "tlc_figures.json").write_text(json.dumps(figures, indent=1) + "\n")
-    if args.only:
+        fig_file.write_text(json.dumps(figures, indent=1) + "\n")
+    if args.only or args.view:
         return
     live = json.loads((LIVE / "tlc_liveness.json").read_text())
     print(f"\n{'liveness cfg':22} {'fairness':28} verdicts (TLC; ours)")

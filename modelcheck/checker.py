@@ -18,7 +18,7 @@ from .config import CheckConfig
 from .explorer import Explorer, Progress, select_checks
 from .library import Library
 from .library import lookup as library_lookup
-from .liveness import check_liveness, split_checks
+from .liveness import LivenessError, check_liveness, split_checks
 from .result import Result
 from .spec import Spec
 
@@ -50,8 +50,20 @@ def check(spec: Spec, config: CheckConfig | None = None, *,
     cfg = CheckConfig.of(config, options, "check")
     safety, temporal = split_checks(spec, cfg, library)
     if temporal:
+        if cfg.workers > 1:
+            names = ", ".join(p.name for p in temporal)
+            raise LivenessError(
+                f"--workers {cfg.workers}: temporal properties ({names}) are checked by "
+                "one process (the state graph is built by the one-process explorer); run "
+                "them with --workers 1, or check only invariants in parallel with "
+                "--invariant NAME.")
         return check_liveness(spec, cfg, temporal=temporal, library=library,
                               progress=progress, notice=notice)
+    if cfg.workers > 1:
+        from .shards.pool import ParallelExplorer
+
+        return ParallelExplorer(spec, safety, workers=cfg.workers, library=library,
+                                progress=progress, notice=notice).run()
     return Explorer(spec, safety, library=library, progress=progress, notice=notice).run()
 
 

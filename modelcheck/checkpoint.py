@@ -90,7 +90,8 @@ def layout_digest(kernel: Kernel) -> str:
     desc = {
         "cells": [[c.name, c.lo, c.size, c.kind] for c in layout.cells],
         "n_words": layout.n_words,
-        "fingerprint": kernel.key_kind if kernel.exact else f"{kernel.key_kind}-splitmix-v1",
+        "fingerprint": (kernel.key_kind if kernel.key_kind == "exact"
+                        else f"{kernel.key_kind}-splitmix-v1"),
         "actions": [a.label for a in kernel.actions],
     }
     return hashlib.sha256(json.dumps(desc, sort_keys=True).encode()).hexdigest()
@@ -121,6 +122,7 @@ def identity(kernel: Kernel) -> dict[str, Any]:
         "properties": [p.name for p in kernel.properties],
         "deadlock": bool(kernel.check_deadlock),
         "symmetry": list(kernel.symmetry.names) if kernel.symmetry else [],
+        "view": list(kernel.view) if kernel.view else [],
     }
 
 
@@ -259,6 +261,12 @@ def _from_spark_v1(d: dict[str, Any]) -> dict[str, Any]:
 def refuse_other_engine(data: dict[str, Any], where: str, local: bool) -> None:
     """Refuse a checkpoint of the other backend (``local``: this run is local)."""
     engine = data.get("engine")
+    if local and engine == "shards":
+        raise CheckpointError(
+            f"--resume: the checkpoint in {where} was written by a sharded run (engine "
+            "shards: `modelcheck check --workers N` or `modelcheck spark`); continue it "
+            "with `modelcheck check --workers N --resume` (N at least 2) or `modelcheck "
+            "spark --resume`, or choose another --checkpoint-dir for this run.")
     if local and engine != LOCAL:
         raise CheckpointError(
             f"--resume: the checkpoint in {where} was written by the Spark backend "
@@ -266,8 +274,8 @@ def refuse_other_engine(data: dict[str, Any], where: str, local: bool) -> None:
             "another --checkpoint-dir for this run.")
     if not local and engine == LOCAL:
         raise CheckpointError(
-            f"--resume: the checkpoint in {where} was written by the local explorer; "
-            "continue it with `modelcheck check --resume`, or choose another "
+            f"--resume: the checkpoint in {where} was written by the one-process explorer; "
+            "continue it with `modelcheck check --resume` (--workers 1), or choose another "
             "--checkpoint-dir for this run.")
 
 
@@ -421,8 +429,8 @@ class Checkpoint:
                 diffs.append(f"constant {k} = {hc.get(k)!r} vs {ic.get(k)!r}")
         for key, opt in (("invariants", "--invariant"), ("properties", "--invariant"),
                          ("deadlock", "--deadlock/--no-deadlock"),
-                         ("symmetry", "--no-symmetry")):
-            if have.get(key) != ident[key]:
+                         ("symmetry", "--no-symmetry"), ("view", "--no-view")):
+            if have.get(key, [] if key == "view" else None) != ident[key]:
                 diffs.append(f"checked {key} {have.get(key)} vs {ident[key]} ({opt})")
         if not diffs and have.get("layout") != ident["layout"]:
             diffs.append("the state layout or the action list differs (the spec changed)")

@@ -18,7 +18,7 @@ import click
 
 from .budget import SAFE_SHARE, format_size, parse_memory_limit
 from .cli_options import const_option
-from .config import CheckConfig
+from .config import CheckConfig, parse_workers
 from .errors import ModelcheckError, UsageError
 from .fileio import file_uri_path, has_scheme, prepare_dir
 from .interrupt import Interrupts
@@ -207,7 +207,7 @@ format_option = click.option(
 def check_options(f: Callable[..., Any]) -> Callable[..., Any]:
     """The options that say what to check and how, shared by ``check``, ``spark`` and
     any later subcommand: ``--invariant``, ``--no-deadlock``/``--deadlock``,
-    ``--no-symmetry``, ``--max-depth``, ``--batch-size``, ``--checkpoint-dir``,
+    ``--no-symmetry``, ``--no-view``, ``--max-depth``, ``--batch-size``, ``--checkpoint-dir``,
     ``--resume``, ``--max-states``, ``--memory-limit``. The command receives them as one
     ``config`` (:class:`~modelcheck.config.CheckConfig`); a contradiction among them is a usage
     error reported in the command's ``--format``, and so is a ``--checkpoint-dir``
@@ -216,7 +216,8 @@ def check_options(f: Callable[..., Any]) -> Callable[..., Any]:
 
     @functools.wraps(f)
     def command(*args: Any, invariants: tuple[str, ...], no_deadlock: bool,
-                force_deadlock: bool, no_symmetry: bool, max_depth: int | None,
+                force_deadlock: bool, no_symmetry: bool, no_view: bool,
+                max_depth: int | None,
                 batch_size: int, checkpoint_dir: str | None, resume: bool,
                 max_states: int | None, memory_limit: int | str | None,
                 **kwargs: Any) -> Any:
@@ -239,9 +240,9 @@ def check_options(f: Callable[..., Any]) -> Callable[..., Any]:
         config = CheckConfig(
             invariants=invariants or None,
             check_deadlock=False if no_deadlock else (True if force_deadlock else None),
-            symmetry=not no_symmetry, max_depth=max_depth, batch_size=batch_size,
-            checkpoint_dir=checkpoint_dir, resume=resume, max_states=max_states,
-            memory_limit=memory_limit)  # type: ignore[arg-type]
+            symmetry=not no_symmetry, view=not no_view, max_depth=max_depth,
+            batch_size=batch_size, checkpoint_dir=checkpoint_dir, resume=resume,
+            max_states=max_states, memory_limit=memory_limit)  # type: ignore[arg-type]
         return f(*args, config=config, **kwargs)
 
     options = [
@@ -255,6 +256,10 @@ def check_options(f: Callable[..., Any]) -> Callable[..., Any]:
                      help="Report deadlocks even if the spec turns the check off."),
         click.option("--no-symmetry", is_flag=True,
                      help="Explore every state even if the spec declares symmetric ids."),
+        click.option("--no-view", is_flag=True,
+                     help="Count and expand every state even if the spec declares a view "
+                          "(TLA+'s VIEW); needed to check temporal properties of such a "
+                          "spec."),
         click.option("--max-depth", type=click.IntRange(min=0), default=None,
                      help="Stop after exploring this many steps from the initial states."),
         click.option("--batch-size", type=click.IntRange(min=1), default=1 << 16,
@@ -335,11 +340,16 @@ def finish(result: Result, fmt: str, recorder: RunRecorder | None, bound: Spec,
 @click.option("--spill-dir", metavar="DIR", default=None,
               help="Keep the BFS levels (parent pointers, used only to rebuild a "
                    "counterexample) in files under DIR instead of memory.")
+@click.option("--workers", metavar="N", default="1", show_default=True,
+              help="Explore with N worker processes ('auto': one per core available). "
+                   "Same result as one; the levels go to files (in --checkpoint-dir, else "
+                   "a temporary directory). Invariants, action properties and deadlocks "
+                   "only; temporal properties need 1.")
 @format_option
 @click.option("--quiet", "-q", is_flag=True, help="No progress lines on stderr.")
 @record_options
 def check(spec: str, consts: tuple[str, ...], config: CheckConfig, spill_dir: str | None,
-          fmt: str, quiet: bool, out_dir: str | None = None,
+          workers: str, fmt: str, quiet: bool, out_dir: str | None = None,
           trace_out: str | None = None) -> None:
     """Explore every reachable state of SPEC breadth-first and check its properties.
 
@@ -355,18 +365,23 @@ def check(spec: str, consts: tuple[str, ...], config: CheckConfig, spill_dir: st
     # During set-up (nothing to report yet) the first Ctrl-C stops at once, exit code 3.
     with Interrupts(setup=True) as stop, SetupProgress(stop, not quiet) as setup:
         try:
+            n_workers = parse_workers(workers)
+            if spill_dir is not None and n_workers > 1:
+                raise UsageError("--spill-dir is an option of the one-process explorer; "
+                                 "with --workers the levels are files in the run directory "
+                                 "(--checkpoint-dir, else a temporary one).")
             recorder = prepare_recorder(spec, out_dir, trace_out)
             if spill_dir is not None:
                 prepare_dir(spill_dir, "--spill-dir", create=False)  # made when used
             setup.phase("loading the spec and building its action instances")
             bound = bind_spec(spec, consts)
-            cfg = config.replace(spill_dir=spill_dir)
+            cfg = config.replace(spill_dir=spill_dir, workers=n_workers)
             resolve_names(bound, cfg)  # report a wrong --invariant before anything else
             if not quiet:
                 click.echo(f"Checking {bound!r}: {len(bound.layout.cells)} state cells, "
                            f"{len(bound.actions)} action instances.", err=True)
             cp = config.checkpoint_dir
-            if config.resume and cp and not has_checkpoint(cp):
+            if config.resume and cp and not has_checkpoint(cp) and n_workers == 1:
                 click.echo(f"--resume: no checkpoint in {cp}; starting afresh.", err=True)
             setup.phase(f"building the kernel of {len(bound.actions):,} action instances")
             result = run_check(bound, cfg, progress=progress_printer(not quiet),
@@ -529,12 +544,15 @@ def simulate_options(f: Callable[..., Any]) -> Callable[..., Any]:
 @const_option
 @check_options
 @simulate_options
+@click.option("--workers", metavar="N", default="1", show_default=True,
+              help="Run the walks in N worker processes ('auto': one per core "
+                   "available): the same walks, counts and violation as one.")
 @format_option
 @click.option("--quiet", "-q", is_flag=True, help="No progress lines on stderr.")
 @record_options
 def simulate(spec: str, consts: tuple[str, ...], config: CheckConfig,
-             sim_options: SimOptions, fmt: str, quiet: bool, out_dir: str | None = None,
-             trace_out: str | None = None) -> None:
+             sim_options: SimOptions, workers: str, fmt: str, quiet: bool,
+             out_dir: str | None = None, trace_out: str | None = None) -> None:
     """Random walks through SPEC from seeded random numbers, checking its properties at
     every step (TLC's -simulate); a counterexample is shrunk before it is shown.
     Temporal properties are checked on each walk's lassos (a fair loop of the walk,
@@ -545,21 +563,23 @@ def simulate(spec: str, consts: tuple[str, ...], config: CheckConfig,
     --memory-limit bounds the set of distinct states counted; --no-symmetry applies
     to the shrinker's BFS (walks never use symmetry).
     """
-    from .simulate import Simulator
+    from .simrounds import ParallelSimulator
 
     with Interrupts(setup=True) as stop, SetupProgress(stop, not quiet) as setup:
         try:
+            n_workers = parse_workers(workers)
             config, sim = sim_options.resolve(config, "simulate")
             recorder = prepare_recorder(spec, out_dir, trace_out)
             setup.phase("loading the spec and building its action instances")
             bound = bind_spec(spec, consts)
             setup.phase(f"building the kernel of {len(bound.actions):,} action instances")
-            simulator = Simulator(bound, config, sim,
-                                  progress=sim_progress_printer(not quiet))
+            simulator = ParallelSimulator(bound, config, sim, workers=n_workers,
+                                          progress=sim_progress_printer(not quiet))
             if not quiet:
+                on = f", in {n_workers} worker processes" if n_workers > 1 else ""
                 click.echo(f"Simulating {bound!r} from seed {sim.seed}: "
                            f"{len(bound.actions)} action instances, walks of at most "
-                           f"{simulator.sim.depth} steps.", err=True)
+                           f"{simulator.sim.depth} steps{on}.", err=True)
             result = simulator.run()
             setup.end()
         except KeyboardInterrupt:

@@ -2,16 +2,49 @@
 
 :class:`CheckConfig` says *what* to check and *how* to explore; every explorer
 (local, Spark) takes one, and the result records it (``Result.config``). Options
-that change only speed or memory (``batch_size``, ``spill_dir``) never change a
-result.
+that change only speed or memory (``batch_size``, ``spill_dir``, ``workers``) never
+change a result.
 """
 
 from __future__ import annotations
 
+import os
 from dataclasses import asdict, dataclass, replace
 from typing import Any, Literal
 
-__all__ = ["CheckConfig"]
+from .errors import UsageError
+
+__all__ = ["CheckConfig", "available_cores", "parse_workers"]
+
+WORKERS_HELP = "expected a positive whole number of processes, or 'auto' (the cores available)"
+
+
+def available_cores() -> int:
+    """The cores this process may run on."""
+    count = getattr(os, "process_cpu_count", None)  # Python 3.13
+    if count is not None:
+        return int(count() or 1)
+    try:
+        return len(os.sched_getaffinity(0)) or 1
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
+
+
+def parse_workers(value: int | str) -> int:
+    """The number of worker processes ``--workers`` asks for (``check`` and
+    ``simulate``): a positive whole number, or ``auto`` (:func:`available_cores`);
+    anything else is a :class:`~modelcheck.errors.UsageError`."""
+    if isinstance(value, str):
+        text = value.strip().lower()
+        if text == "auto":
+            return available_cores()
+        try:
+            value = int(text)
+        except ValueError:
+            raise UsageError(f"--workers {value}: {WORKERS_HELP}.") from None
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise UsageError(f"--workers {value}: {WORKERS_HELP}.")
+    return value
 
 
 @dataclass(frozen=True)
@@ -25,6 +58,8 @@ class CheckConfig:
     check_deadlock: bool | None = None
     #: apply the spec's symmetry reduction
     symmetry: bool = True
+    #: apply the spec's view (TLA+'s ``VIEW``: states equal on the view are one state)
+    view: bool = True
     #: stop after this many steps from the initial states (``None``: no bound)
     max_depth: int | None = None
     #: states evaluated per batch (speed and memory only)
@@ -43,6 +78,9 @@ class CheckConfig:
     #: of the memory available when the run starts (:mod:`modelcheck.budget`); ``None``:
     #: no limit
     memory_limit: int | Literal["auto"] | None = "auto"
+    #: worker processes exploring in parallel (1: this process alone; speed only:
+    #: :mod:`modelcheck.shards.pool`)
+    workers: int = 1
 
     def __post_init__(self) -> None:
         if self.invariants is not None and not isinstance(self.invariants, tuple):
@@ -53,6 +91,9 @@ class CheckConfig:
             raise ValueError(f"max_depth must be at least 0, not {self.max_depth}")
         if self.max_states is not None and self.max_states < 1:
             raise ValueError(f"max_states must be at least 1, not {self.max_states}")
+        if isinstance(self.workers, bool) or not isinstance(self.workers, int) \
+                or self.workers < 1:
+            raise ValueError(f"workers must be a whole number at least 1, not {self.workers!r}")
         ml = self.memory_limit
         if ml is not None and ml != "auto" and (not isinstance(ml, int) or ml < 1):
             raise ValueError(f"memory_limit must be a positive number of bytes, 'auto' or "
@@ -93,4 +134,5 @@ class CheckConfig:
     def identity(self) -> dict[str, Any]:
         """The options that decide a result (a checkpoint resumes only under these)."""
         return {"invariants": None if self.invariants is None else list(self.invariants),
-                "check_deadlock": self.check_deadlock, "symmetry": self.symmetry}
+                "check_deadlock": self.check_deadlock, "symmetry": self.symmetry,
+                "view": self.view}

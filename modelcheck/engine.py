@@ -41,10 +41,12 @@ never makes a deadlock. Initial states have no transition and are not subject to
 them. A successor *outside the model* is one outside the state constraints or
 reached by such a transition.
 
-Seams for tools built on the engine: ``on_transitions`` of :class:`LevelExpansion`
-sees every transition into a stored state (the state graph, for liveness and graph
-export), and :meth:`modelcheck.kernel.Kernel.successors_checked` expands a single
-state (simulation, interactive exploration).
+Seams for tools built on the engine: ``on_batch`` of :class:`LevelExpansion` hands
+an observer of the run (:mod:`modelcheck.run.observers`) every batch's transitions
+into stored states and its labels (the state graph, for liveness, ``modelcheck
+graph`` and the web explorer's graph), ``on_transitions`` the same transitions alone,
+and :meth:`modelcheck.kernel.Kernel.successors_checked` expands a single state
+(simulation, interactive exploration).
 """
 
 from __future__ import annotations
@@ -59,7 +61,15 @@ from .errors import SpecEvaluationError
 from .kernel import Expansion, Kernel
 from .result import TraceStep, Violation, ViolationKind, json_value
 from .spec import PredicateDecl
-from .store import dedupe_min, key_columns, key_int, take_rows
+from .store import (
+    dedupe_min,
+    dedupe_min_inverse,
+    key_columns,
+    key_int,
+    key_min_row,
+    key_order,
+    take_rows,
+)
 
 __all__ = [
     "LevelExpansion", "LevelFindings", "Verdict", "Hit", "ErrorAt", "TransitionHook",
@@ -248,13 +258,17 @@ class LevelExpansion:
     every batch's whole expansion (the transitions and the kernel's labels, for an
     observer of the run) once the level rule has recorded it without a phase-1
     problem.
+
+    With ``inverse``, :attr:`inverse` holds, after each yield, which of the yielded
+    successors each transition of the batches flushed reaches (an index into the
+    yielded fingerprints, per transition in the order ``on_batch`` saw them).
     """
 
     def __init__(self, kernel: Kernel, fps: np.ndarray, words: np.ndarray, *, expand: bool,
                  batch_size: int, flush_rows: int = 1 << 22,
                  on_transitions: TransitionHook | None = None,
                  batch_rows: Callable[[int], int] | None = None,
-                 on_batch: BatchHook | None = None) -> None:
+                 on_batch: BatchHook | None = None, inverse: bool = False) -> None:
         self.kernel = kernel
         self.fps = fps
         self.words = words
@@ -267,6 +281,11 @@ class LevelExpansion:
         self.n_act = len(kernel.actions)
         self.findings = LevelFindings(self.n_act)
         self.exact = kernel.exact
+        self.want_inverse = inverse
+        #: see the class docstring (``inverse``)
+        self.inverse: np.ndarray | None = None
+        #: under a view, a child's rows hold different states: keep the smallest key's
+        self.view = kernel.view is not None
 
     def rows_and_actions(self, keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """``(parent rows in the level, action ids)`` of candidate ``keys``."""
@@ -282,6 +301,7 @@ class LevelExpansion:
         cand_fps: list[np.ndarray] = []
         cand_keys: list[np.ndarray] = []
         cand_words: list[np.ndarray] = []
+        cand_inv: list[np.ndarray] = []  # per batch: its transitions' successor in it
         buffered = 0
 
         def flush() -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
@@ -289,9 +309,16 @@ class LevelExpansion:
             cf = np.concatenate(cand_fps)
             ck = np.concatenate(cand_keys)
             if len(cand_fps) > 1:
-                u, kmin, rows = dedupe_min(cf, ck, ordered_runs=True)
+                if self.want_inverse:
+                    u, kmin, rows, inv = dedupe_min_inverse(cf, ck, ordered_runs=True)
+                    base = np.cumsum([0] + [len(c) for c in cand_fps[:-1]])
+                    self.inverse = np.concatenate([inv[b + i] for b, i in zip(base, cand_inv)])
+                else:
+                    u, kmin, rows = dedupe_min(cf, ck, ordered_runs=True)
             else:
                 u, kmin, rows = cf, ck, None
+                if self.want_inverse:
+                    self.inverse = cand_inv[0]
             w = None
             if not self.exact:
                 cw = np.concatenate(cand_words)
@@ -299,6 +326,7 @@ class LevelExpansion:
             cand_fps.clear()
             cand_keys.clear()
             cand_words.clear()
+            cand_inv.clear()
             buffered = 0
             return u, kmin, w
 
@@ -327,7 +355,12 @@ class LevelExpansion:
                 if self.on_transitions is not None:
                     self.on_transitions(start + ex.parent_rows, ex.action_ids,
                                         ex.child_fps)
-                u, kmin, rows = dedupe_min(ex.child_fps, keys)
+                if self.want_inverse:
+                    u, kmin, rows, inv = dedupe_min_inverse(ex.child_fps, keys,
+                                                            min_rows=self.view)
+                    cand_inv.append(inv)
+                else:
+                    u, kmin, rows = dedupe_min(ex.child_fps, keys, min_rows=self.view)
                 cand_fps.append(u)
                 cand_keys.append(kmin)
                 if not self.exact:
@@ -416,61 +449,97 @@ def initial_states(kernel: Kernel) -> tuple[np.ndarray, np.ndarray, LevelFinding
     """The distinct initial states inside the state constraints, sorted by fingerprint:
     ``(fps, words, findings)``. Initial states outside the constraints are checked
     against the invariants (their problems are in ``findings``, phase 1 of level 0)
-    and dropped."""
+    and dropped. Under a view, of the initial states inside the constraints with one
+    view the first (in the order the spec gives them) is kept, and one outside them is
+    checked whatever its view (TLC's ``DoInitFunctor``: only states in the model are
+    fingerprinted)."""
     words, fps = kernel.initial_words()
-    ufps, _, rows = dedupe_min(fps, np.zeros(len(fps), dtype=np.int64))
-    words = take_rows(words, rows)
+    if kernel.view is None:
+        # a fingerprint is the state: de-duplicate before evaluating the constraints
+        ufps, _, rows = dedupe_min(fps, np.zeros(len(fps), dtype=np.int64))
+        words, fps = take_rows(words, rows), ufps
     f = LevelFindings(len(kernel.actions))
     if not kernel.constraints:
-        return ufps, words, f
-    try:
-        keep = kernel.in_model_rows(words)
-        out = np.flatnonzero(~keep)
-        if len(out):
-            ex = kernel.expand(words[out], expand=False)
-            for j, bad in enumerate(ex.invariant_rows):
-                if len(bad):
-                    _min_into(f.inv_min, j, key_int(ufps, out[int(np.min(bad))]))
-    except SpecEvaluationError:
-        # Pinpoint the first initial state (in fingerprint order) that raises.
-        keep = np.zeros(len(ufps), dtype=bool)
-        for i in range(len(ufps)):
-            cells = kernel.layout.unpack(words[i])
-            fp = key_int(ufps, i)
-            try:
-                keep[i] = kernel.satisfies_constraints(cells)
-                if not keep[i]:
-                    for j, p in enumerate(kernel.invariants):
-                        if not kernel._eval_pred_scalar(p, cells, None):
-                            _min_into(f.inv_min, j, fp)
-            except SpecEvaluationError as e:
-                f.inv_error = _min_err(f.inv_error, error_payload(fp, e))
-                break
-    return ufps[keep], words[keep], f
+        keep = np.ones(len(fps), dtype=bool)
+    else:
+        try:
+            keep = kernel.in_model_rows(words)
+            out = np.flatnonzero(~keep)
+            if len(out):
+                ex = kernel.expand(words[out], expand=False)
+                for j, bad in enumerate(ex.invariant_rows):
+                    if len(bad):
+                        sel = take_rows(fps, out[bad])
+                        _min_into(f.inv_min, j, key_int(sel, key_min_row(sel)))
+        except SpecEvaluationError:
+            # Pinpoint the first initial state (in fingerprint order) that raises.
+            keep = np.zeros(len(fps), dtype=bool)
+            for i in key_order(fps):
+                cells = kernel.layout.unpack(words[i])
+                fp = key_int(fps, i)
+                try:
+                    keep[i] = kernel.satisfies_constraints(cells)
+                    if not keep[i]:
+                        for j, p in enumerate(kernel.invariants):
+                            if not kernel._eval_pred_scalar(p, cells, None):
+                                _min_into(f.inv_min, j, fp)
+                except SpecEvaluationError as e:
+                    f.inv_error = _min_err(f.inv_error, error_payload(fp, e))
+                    break
+    fps, words = take_rows(fps, keep), take_rows(words, keep)
+    if kernel.view is not None:
+        # the first state of each view, in the spec's order
+        ufps, _, rows = dedupe_min(fps, np.zeros(len(fps), dtype=np.int64))
+        return ufps, take_rows(words, rows), f
+    return fps, words, f
 
 
 # ---------------------------------------------------------------- reports
+def _initial_state(kernel: Kernel, fp: int, final: PredicateDecl | None) -> list[int]:
+    """The initial state a path of fingerprints starts from: the first with fingerprint
+    ``fp`` inside the state constraints (the one the explorer stored); with ``final``
+    (an invariant the path's only state violates), the first of those it may have
+    reported: that one, or one outside the constraints (several states share a
+    fingerprint under a view or symmetry)."""
+    stored: list[int] | None = None
+    outside: list[list[int]] = []
+    for cells in kernel.initial_states():
+        if kernel.fingerprint(cells) != fp:
+            continue
+        if not kernel.constraints or kernel.satisfies_constraints(cells):
+            if stored is None:
+                stored = cells
+        else:
+            outside.append(cells)
+    choices = ([] if stored is None else [stored]) + outside
+    if final is not None:
+        bad = [c for c in choices if final in kernel.check_invariants(c)]
+        choices = bad or choices
+    if not choices:  # pragma: no cover - would be an engine bug
+        raise RuntimeError("trace rebuild: no initial state has the recorded fingerprint")
+    return choices[0]
+
+
 def rebuild_trace(kernel: Kernel, fps: list[int] | tuple[int, ...],
-                  last: tuple[PredicateDecl | None, int] | None = None
-                  ) -> tuple[TraceStep, ...]:
+                  last: tuple[PredicateDecl | None, int] | None = None,
+                  final: PredicateDecl | None = None) -> tuple[TraceStep, ...]:
     """Replay the spec along a path of fingerprints, returning full states and actions.
 
     At each step the successor with the wanted (canonical) fingerprint is taken,
     the first in action order whose transition satisfies the action constraints (the
     explorer stored it through one), so the trace is a real behaviour of the model
-    even under symmetry reduction. ``last = (property, fp)`` appends one more step:
+    even under symmetry reduction. ``final``: an invariant the last state violates
+    (it tells which initial state a path of one state is). ``last = (property, fp)``
+    appends one more step:
     the first transition to ``fp`` (that violates the action property, if one is
-    given), which may be one the action constraints exclude. The first state may be
-    an initial state outside the state constraints.
+    given; or the first to a state that violates the invariant given, as a view's
+    fingerprint is that of several states), which may be one the action constraints
+    exclude. The first state may be an initial state outside the state constraints.
+    Under a view, the successor taken at each step is the state the explorer stored
+    (the first in action order from the stored parent).
     """
     layout = kernel.layout
-    cur: list[int] | None = None
-    for cells in kernel.initial_states():
-        if kernel.fingerprint(cells) == fps[0]:
-            cur = cells
-            break
-    if cur is None:  # pragma: no cover - would be an engine bug
-        raise RuntimeError("trace rebuild: no initial state has the recorded fingerprint")
+    cur = _initial_state(kernel, fps[0], final if len(fps) == 1 and last is None else None)
     steps = [TraceStep(None, {}, layout.values_from_cells(cur))]
     targets: list[tuple[PredicateDecl | None, int]] = [(None, f) for f in fps[1:]]
     if last is not None:
@@ -481,8 +550,13 @@ def rebuild_trace(kernel: Kernel, fps: list[int] | tuple[int, ...],
         for inst, nxt in kernel.successors(cur):
             if kernel.fingerprint(nxt) != fp:
                 continue
-            if prop is not None and prop not in kernel.check_properties(cur, nxt):
+            if prop is not None and prop not in (
+                    kernel.check_invariants(nxt) if prop.kind == "invariant"
+                    else kernel.check_properties(cur, nxt)):
                 continue
+            if i < stored and kernel.view is not None and kernel.constraints and \
+                    not kernel.satisfies_constraints(nxt):
+                continue  # (under a view, one outside the model may share the fp)
             if i < stored and kernel.action_constraints and \
                     not kernel.satisfies_action_constraints(cur, nxt):
                 # (only an action constraint that symmetry does not preserve leaves
@@ -513,14 +587,17 @@ def report(kernel: Kernel, verdict: Verdict,
         names = [kernel.invariants[j].name for j in verdict.which]
         also = sorted(set(names[1:]) - {names[0]})
         return Violation(names[0], ViolationKind.INVARIANT,
-                         rebuild_trace(kernel, path_to(verdict.at)), tuple(also))
+                         rebuild_trace(kernel, path_to(verdict.at),
+                                       final=kernel.invariants[verdict.which[0]]),
+                         tuple(also))
     if verdict.kind == "deadlock":
         return Violation("Deadlock", ViolationKind.DEADLOCK,
                          rebuild_trace(kernel, path_to(verdict.at)))
     child, parent, _ = verdict.at
     if verdict.kind == "outside":
         names = [kernel.invariants[j].name for j in verdict.which]
-        trace = rebuild_trace(kernel, path_to(parent), last=(None, child))
+        trace = rebuild_trace(kernel, path_to(parent),
+                              last=(kernel.invariants[verdict.which[0]], child))
         final = kernel.layout.cells_from_values(trace[-1].state)
         others = [p.name for p in kernel.check_invariants(final)]
         also = sorted(set(names[1:] + others) - {names[0]})

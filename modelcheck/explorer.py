@@ -49,6 +49,7 @@ from .store import (
     FingerprintSet,
     LevelStore,
     dedupe_min,
+    dedupe_min_inverse,
     empty_keys,
     keys_of,
     take_rows,
@@ -104,7 +105,8 @@ def build_kernel(spec: Spec, config: CheckConfig, library: Library | None = libr
     checks = Checks(tuple(invs), tuple(props), config.check_deadlock)
     if observer is not None:
         checks = checks.observing(observer.labels, observer.step_labels)
-    return Kernel(spec, checks=checks, symmetry=config.symmetry, hash64=hash64)
+    return Kernel(spec, checks=checks, symmetry=config.symmetry, view=config.view,
+                  hash64=hash64)
 
 
 class Explorer:
@@ -197,16 +199,25 @@ class Explorer:
     # ------------------------------------------------------------- helpers
     def _merge(self, cand_fps: list[np.ndarray], cand_keys: list[np.ndarray],
                cand_words: list[np.ndarray], n_act: int
-               ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        """A level's new states ``(fps, words, parent indexes, new states per action)``."""
+               ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray | None]:
+        """A level's new states ``(fps, words, parent indexes, new states per action,
+        the row of each candidate among them)``; the last only for an observer (else
+        None)."""
+        observed = self.observer is not None
         if not cand_fps:
             return (empty_keys(self.kernel.key_width),
                     np.zeros((0, self.layout.n_words), dtype=np.uint64),
-                    np.zeros(0, dtype=np.uint32), np.zeros(n_act, dtype=np.int64))
+                    np.zeros(0, dtype=np.uint32), np.zeros(n_act, dtype=np.int64),
+                    np.zeros(0, dtype=np.int32) if observed else None)
         fps = np.concatenate(cand_fps)
         keys = np.concatenate(cand_keys)
+        inv: np.ndarray | None = None
         if len(cand_fps) == 1:
             u, kmin, rows = fps, keys, np.arange(len(fps))
+            if observed:
+                inv = np.arange(len(fps), dtype=np.int32)
+        elif observed:
+            u, kmin, rows, inv = dedupe_min_inverse(fps, keys, ordered_runs=True)
         else:
             u, kmin, rows = dedupe_min(fps, keys, ordered_runs=True)
         parents = (kmin // n_act).astype(np.uint32)
@@ -215,7 +226,7 @@ class Explorer:
             words = self.layout.words_of_keys(u)
         else:
             words = take_rows(np.concatenate(cand_words), rows)
-        return u, words, parents, by_action
+        return u, words, parents, by_action, inv
 
 
 class _LocalLevels:
@@ -283,14 +294,19 @@ class _LocalLevels:
         if ex.observer is not None:
             ex.observer.on_level(depth, level_fps, self.frontier_words)
         self._clear_candidates()
+        obs = ex.observer
         lx = LevelExpansion(self.k, level_fps, self.frontier_words, expand=expand,
                             batch_size=ex.config.batch_size, flush_rows=0,
                             on_transitions=ex.on_transitions,
                             batch_rows=self._pacer(n, level_fps),
-                            on_batch=None if ex.observer is None else ex.observer.on_batch)
+                            on_batch=None if obs is None else obs.on_batch,
+                            inverse=obs is not None)
         self.lx = lx
         for u, kmin, w in lx.candidates():
             fresh = ~self.visited.contains(u)
+            if obs is not None:
+                assert lx.inverse is not None
+                obs.on_edges(self._targets(depth, u, fresh)[lx.inverse])
             self._add_candidates(take_rows(u, fresh), kmin[fresh],
                                  None if w is None else take_rows(w, fresh))
 
@@ -308,9 +324,12 @@ class _LocalLevels:
 
     def successors(self, depth: int, verdict: Verdict | None, expand_next: bool,
                    room: int | None) -> Successors:
-        new_fps, new_words, new_parents, by_action = self.ex._merge(
+        new_fps, new_words, new_parents, by_action, rows = self.ex._merge(
             self.cand_fps, self.cand_keys, self.cand_words, self.n_act)
         self._clear_candidates()
+        if self.ex.observer is not None:
+            assert rows is not None
+            self.ex.observer.on_new_states(depth, rows)
         self.merged = (new_fps, new_words, new_parents)
         return Successors(len(new_fps), by_action, time.perf_counter() - self.level_start)
 
@@ -400,6 +419,19 @@ class _LocalLevels:
             self.cand_words.append(words)
             self.cand_bytes += words.nbytes
         self.cand_rows += len(fps)
+
+    def _targets(self, depth: int, u: np.ndarray, fresh: np.ndarray) -> np.ndarray:
+        """Per successor ``u`` of a batch (sorted, ``fresh`` where not visited): its
+        node index, or ``-1 - j`` for a fresh one, the level's ``j``-th candidate
+        (see :meth:`~modelcheck.run.observers.Observer.on_edges`)."""
+        out = np.empty(len(u), dtype=np.int32)
+        old = np.flatnonzero(~fresh)
+        if len(old):
+            out[old] = self.levels.nodes(take_rows(u, old), depth)
+        new = np.flatnonzero(fresh)
+        out[new] = np.arange(-1 - self.cand_rows, -1 - self.cand_rows - len(new), -1,
+                             dtype=np.int32)
+        return out
 
     def _held(self) -> int:
         """Bytes of the explorer's data: visited set, levels, frontier, candidates, and

@@ -29,6 +29,7 @@ write the table as such a method.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -56,6 +57,10 @@ class FairnessCondition:
     #: group's key (``"A | B"``)
     family: str
     action_ids: tuple[int, ...]
+    #: the labels of other declarations of the same condition (``fair="strong-family"``
+    #: of ``Set`` and ``fairness={"Set(i=1)": "strong"}`` with one instance): kept once,
+    #: it is selected by any of their names
+    aliases: tuple[str, ...] = ()
 
     @property
     def name(self) -> str:
@@ -135,12 +140,17 @@ def resolve_fairness(spec: Spec) -> tuple[FairnessCondition, ...]:
         _refuse_labels_of_the_defaults(spec, [k for k in table if "|" not in k
                                               and k not in decls], by_label)
     out: list[FairnessCondition] = []
-    seen: set[tuple[str, str, tuple[int, ...]]] = set()
+    seen: dict[tuple[str, str, tuple[int, ...]], int] = {}
     for key, kind in entries:
         for c in _conditions(spec, key, kind, decls, by_label):
-            if (c.kind, c.family, c.action_ids) not in seen:
-                seen.add((c.kind, c.family, c.action_ids))
+            at = seen.get((c.kind, c.family, c.action_ids))
+            if at is None:
+                seen[(c.kind, c.family, c.action_ids)] = len(out)
                 out.append(c)
+            elif c.label != out[at].label and c.label not in out[at].aliases:
+                # the same condition declared again under another name: a property's
+                # fairness=(...) naming either selects it
+                out[at] = dataclasses.replace(out[at], aliases=(*out[at].aliases, c.label))
     out.sort(key=lambda c: c.action_ids)
     return tuple(out)
 
@@ -276,4 +286,5 @@ def select_fairness(spec: Spec, conds: Sequence[FairnessCondition],
             f"not an action of the spec ({', '.join(decls)}) nor an instance of one under "
             "these constants."
         )
-    return [c for c in conds if c.family in select or c.label in select]
+    return [c for c in conds
+            if c.family in select or c.label in select or any(a in select for a in c.aliases)]

@@ -1,46 +1,60 @@
-"""The reachable state graph of a small model, as a networkx graph and as files.
+"""The reachable state graph of a small model: one run of the explorer, as networkx and as files.
 
-This module owns ``modelcheck graph``: :func:`build_graph` explores breadth-first
-with the scalar evaluator (:meth:`Kernel.successors`), keys nodes by fingerprint
-and stops with :class:`GraphTooLarge` as soon as more than ``max_states`` states
-are reached (it never holds more than that). :func:`write_graph` writes DOT (our
-own small writer with correct quoting, no pydot/pygraphviz needed), GraphML
-(``networkx.write_graphml``) or JSON (``networkx.node_link_data``).
+This module owns ``modelcheck graph`` and the graph of the web explorer.
+:func:`state_graph` runs the explorer (:class:`~modelcheck.explorer.Explorer`, the
+one run loop of ``modelcheck check``) with the state-graph store
+(:class:`~modelcheck.liveness.GraphCollector`, liveness's) as an observer of the run,
+so the graph's states are the states that ``modelcheck check --no-symmetry --no-view``
+stores: the state constraints, the action constraints and ``--max-states`` mean what
+they mean there (a state outside the constraints, or reached only by transitions that
+violate an action constraint, is no node, and such a transition no edge); nothing
+ends the run early (no invariant, action property or deadlock is checked: they are
+labels), and a spec with more than ``max_states`` reachable states raises
+:class:`GraphTooLarge` when the level that passes the limit is counted. Nodes are
+whole states (no symmetry reduction, no view).
 
-Node attributes: ``label`` (the state, one variable per line), ``initial``,
-``violates`` (names of violated invariants, comma-separated; empty if none),
-``depth`` (BFS level), ``fp`` (fingerprint, hex), ``state`` (the state as JSON
-text; a JSON object in the JSON format). Edge attributes: ``action``, ``params``
-(``b=1, c=2``), ``label`` (``Register(b=1)``, as every output labels a step:
+:func:`build_graph` turns that graph into a networkx multigraph (two actions may link
+the same states) and :func:`graph_bytes` writes it as DOT (our own small writer with
+correct quoting, :func:`to_dot`, no pydot/pygraphviz needed), GraphML
+(``networkx.write_graphml``) or JSON (``networkx.node_link_data``). Node attributes:
+``label`` (the state, one variable per line), ``initial``, ``violates`` (names of
+violated invariants, comma-separated; empty if none), ``depth`` (BFS level), ``fp``
+(fingerprint, hex), ``state`` (the state as JSON text; a JSON object in the JSON
+format). Edge attributes: ``action``, ``params`` (``b=1, c=2``), ``label``
+(``Register(b=1)``, as every output labels a step:
 :func:`~modelcheck.trace.render.action_label`), ``violates`` (violated action
-properties). A node outside the state constraints, or reached only by transitions
-that violate an action constraint, is drawn but not expanded and has
-``constrained``; such a transition has ``constrained`` too (dashed in DOT).
-Attribute values are strings, booleans or integers so that every format can hold
-them.
+properties). Attribute values are strings, booleans or integers so that every format
+can hold them.
 """
 
 from __future__ import annotations
 
 import io
 import json
-from collections import deque
 from collections.abc import Callable
 
 import networkx as nx
+import numpy as np
 
 from .codec import tla_text
+from .config import CheckConfig
 from .errors import ModelcheckError
-from .kernel import Kernel
+from .explorer import Explorer
 from .layout import Layout
-from .result import constants_out, json_value
+from .liveness import GraphCollector, StateGraph
+from .result import Status, constants_out, json_value
 from .spec import Spec
+from .store import key_ints
 from .trace.render import action_label
 
-__all__ = ["GraphTooLarge", "build_graph", "state_label", "to_dot", "graph_bytes",
-           "FORMATS"]
+__all__ = ["GraphTooLarge", "state_graph", "build_graph", "state_label", "to_dot",
+           "graph_bytes", "FORMATS"]
 
 FORMATS = ("dot", "graphml", "json")
+
+#: what ``modelcheck graph`` advises when a graph is too large
+EXPORT_ADVICE = ("raise --max-states or use smaller constants. `modelcheck check` counts the "
+                 "states of large models without building a graph.")
 
 
 class GraphTooLarge(ModelcheckError):
@@ -57,61 +71,69 @@ def state_label(layout: Layout, cells: list[int]) -> str:
     return "\n".join(lines)
 
 
+def state_graph(spec: Spec, max_states: int, *, labels: bool = True,
+                advice: str = EXPORT_ADVICE,
+                progress: Callable[[int], None] | None = None) -> StateGraph:
+    """The reachable state graph of ``spec`` from one run of the explorer (see the
+    module docstring): nodes in BFS order with their packed states
+    (:attr:`~modelcheck.liveness.StateGraph.words`), every transition between them an
+    edge (those that do not change the state too), and with ``labels`` which
+    invariants hold in each state (``preds``, by name) and which action properties on
+    each transition (``steps``). Raises :class:`GraphTooLarge` (its message ending
+    with ``advice``) past ``max_states`` states; ``progress`` is told the states stored
+    so far now and then."""
+    parts = [*spec.invariants, *spec.properties] if labels else []
+    config = CheckConfig(invariants=(), check_deadlock=False, symmetry=False, view=False,
+                         max_states=max_states)
+    collector = GraphCollector(spec, parts, config.batch_size, background=False,
+                               observer=True, words=True, stutter=True)
+    tell = None if progress is None else (lambda p, told=progress: told(p.distinct))
+    try:
+        res = Explorer(spec, config, observer=collector, progress=tell).run()
+        if res.status == Status.OK:
+            return collector.graph()
+        if res.reason == "interrupted":
+            raise KeyboardInterrupt
+        if res.reason == "max-states":
+            # the run stored levels 0..depth; the next one passes the limit
+            at = res.depth + 1 if res.distinct_states else 0
+            raise GraphTooLarge(f"the state graph of {spec!r} has more than {max_states:,} "
+                                f"reachable states (stopped at depth {at}); {advice}")
+        raise GraphTooLarge(f"the state graph of {spec!r} was not built: "
+                            f"{res.message or res.reason or res.status}")
+    finally:
+        collector.close()
+
+
 def build_graph(spec: Spec, *, max_states: int = 10_000,
                 progress: Callable[[int], None] | None = None) -> nx.MultiDiGraph:
-    """The reachable state graph of ``spec`` (a multigraph: two actions may link the
-    same states). Raises :class:`GraphTooLarge` past ``max_states`` states."""
-    kernel = Kernel(spec, symmetry=False)
+    """The reachable state graph of ``spec`` (:func:`state_graph`) as a networkx
+    multigraph keyed by fingerprint, with the attributes the module docstring lists.
+    Raises :class:`GraphTooLarge` past ``max_states`` states."""
+    sg = state_graph(spec, max_states, progress=progress)
+    assert sg.words is not None and sg.levels is not None
     layout = spec.layout
     g = nx.MultiDiGraph()
     g.graph.update(spec=spec.name, constants=json.dumps(constants_out(spec.constants)),
                    variables=",".join(layout.vars))
-    queue: deque[tuple[int, list[int], int]] = deque()
-    queued: set[int] = set()  # reached by a transition of the model (or initial)
-
-    def add(cells: list[int], depth: int, initial: bool, in_model: bool = True) -> int:
-        fp = kernel.fingerprint(cells)
-        if fp in g:
-            if in_model and fp not in queued:  # reached before only outside the model
-                queued.add(fp)
-                g.nodes[fp]["depth"] = depth
-                queue.append((fp, cells, depth))
-            return fp
-        if g.number_of_nodes() >= max_states:
-            raise GraphTooLarge(
-                f"the state graph of {spec!r} has more than {max_states:,} reachable states "
-                f"(stopped at depth {depth}); raise --max-states or use smaller constants. "
-                "`modelcheck check` counts the states of large models without building a graph."
-            )
-        bad = [p.name for p in kernel.check_invariants(cells)]
-        g.add_node(fp, label=state_label(layout, cells), initial=initial, violates=",".join(bad),
-                   depth=depth, fp=f"{fp:#x}",
-                   state=json.dumps(json_value(layout.values_from_cells(cells)), sort_keys=False))
-        if in_model:
-            queued.add(fp)
-            queue.append((fp, cells, depth))
-        if progress is not None:
-            progress(g.number_of_nodes())
-        return fp
-
-    for cells in kernel.initial_states():
-        add(list(cells), 0, True)
-    while queue:
-        fp, cells, depth = queue.popleft()
-        if not kernel.satisfies_constraints(cells):
-            g.nodes[fp]["constrained"] = True
-            continue
-        for inst, nxt in kernel.successors(cells):
-            allowed = kernel.satisfies_action_constraints(cells, nxt)
-            nfp = add(nxt, depth + 1, False, allowed)
-            props = [p.name for p in kernel.check_properties(cells, nxt)]
-            params = ", ".join(f"{k}={tla_text(v)}" for k, v in inst.params)
-            label = action_label(inst.name, dict(inst.params))
-            g.add_edge(fp, nfp, key=label, action=inst.name, params=params, label=label,
-                       violates=",".join(props), **({} if allowed else {"constrained": True}))
-    for fp in g:
-        if fp not in queued:
-            g.nodes[fp]["constrained"] = True
+    invariants = [p.name for p in spec.invariants]
+    properties = [p.name for p in spec.properties]
+    depth = np.repeat(np.arange(len(sg.levels) - 1), np.diff(sg.levels))
+    fps = key_ints(sg.fps)
+    for i, fp in enumerate(fps):
+        cells = layout.unpack(sg.words[i])
+        bad = [name for name in invariants if not sg.preds[name][i]]
+        g.add_node(fp, label=state_label(layout, cells), initial=bool(sg.initial[i]),
+                   violates=",".join(bad), depth=int(depth[i]), fp=f"{fp:#x}",
+                   state=json.dumps(json_value(layout.values_from_cells(cells)),
+                                    sort_keys=False))
+    for e, (u, v, a) in enumerate(zip(sg.src.tolist(), sg.dst.tolist(), sg.act.tolist())):
+        inst = spec.actions[a]
+        params = ", ".join(f"{k}={tla_text(x)}" for k, x in inst.params)
+        label = action_label(inst.name, dict(inst.params))
+        props = [name for name in properties if not sg.steps[name][e]]
+        g.add_edge(fps[u], fps[v], key=label, action=inst.name, params=params, label=label,
+                   violates=",".join(props))
     return g
 
 
@@ -140,8 +162,6 @@ def to_dot(g: nx.MultiDiGraph) -> str:
         attrs = [f"label={_dot_id(str(a.get('label', '')))}"]
         if a.get("violates"):
             attrs += ['color="red"', 'fontcolor="red"']
-        if a.get("constrained"):
-            attrs.append("style=dashed")
         lines.append(f"  {_dot_id(str(u))} -> {_dot_id(str(v))} [{', '.join(attrs)}];")
     lines.append("}")
     return "\n".join(lines) + "\n"

@@ -200,7 +200,8 @@ def freeze(value: Any) -> Any:
 
     Tuples are rebuilt with frozen elements and sets become frozensets; values
     that are already hashable ITF values are returned unchanged. Anything else is
-    returned as is (and rejected later by :func:`encode_value`).
+    returned as is (and rejected later by
+    :func:`~modelcheck.trace.itf.encode_value`).
     """
     if isinstance(value, _ATOMS):
         return value

@@ -128,7 +128,9 @@ class Kernel:
     What it evaluates is ``checks`` (:class:`Checks`); without it, the keyword
     arguments ``invariants`` (default: the spec's), ``properties`` (default: the
     spec's) and ``check_deadlock`` (default: the spec's) say it, with no labels. How
-    it runs the spec is the rest: symmetry reduction, the family evaluator's sizes."""
+    it runs the spec is the rest: symmetry reduction, the spec's view (``view=False``
+    fingerprints whole states even if the spec declares one), the family evaluator's
+    sizes."""
 
     def __init__(
         self,
@@ -138,6 +140,7 @@ class Kernel:
         properties: Sequence[PredicateDecl] | None = None,
         check_deadlock: bool | None = None,
         symmetry: bool = True,
+        view: bool = True,
         family_rows: int = 1 << 15,
         family_min: int = 8,
         checks: Checks | None = None,
@@ -167,10 +170,15 @@ class Kernel:
         self.check_deadlock = (spec.check_deadlock if checks.check_deadlock is None
                                else checks.check_deadlock)
         self._bool_cells = self.layout.bool_cells
+        sets = spec.symmetry_sets() if symmetry else {}
+        #: the variables of the spec's view (TLA+'s ``VIEW``) when it applies: a state's
+        #: fingerprint is then its view's, and of several states with one view the
+        #: explorers keep the first reached (the smallest parent, then action)
+        self.view: tuple[str, ...] | None = spec.view if view and spec.view else None
+        self._project = None if self.view is None else self.layout.projection(self.view)
         #: how states are keyed (:mod:`modelcheck.store`): ``exact`` (the packed state,
-        #: one or two words), ``hash128`` (wider states) or, with ``hash64`` (the Spark
-        #: backend's buckets, one ``uint64`` a state), ``hash64`` for states of more than
-        #: one word
+        #: or its view's, one or two words), ``hash128`` (wider states) or, with
+        #: ``hash64`` (one ``uint64`` a state), ``hash64`` for states of more than one word
         self.key_kind = self.layout.fingerprint_kind
         #: the keys' ``uint64`` columns
         self.key_width = self.layout.key_width
@@ -178,9 +186,9 @@ class Kernel:
         if hash64 and self.layout.n_words > 1:
             self.key_kind, self.key_width = "hash64", 1
             self.fingerprints = fingerprint64
-        #: the keys are the packed states (the frontier needs no words of its own)
-        self.exact = self.key_kind == "exact"
-        sets = spec.symmetry_sets() if symmetry else {}
+        #: the keys are the packed states (the frontier needs no words of its own); not
+        #: under a view, whose keys are those of the states' views
+        self.exact = self.key_kind == "exact" and self.view is None
         self.symmetry: Symmetry | None = \
             Symmetry(self.layout, sets, self.fingerprints) if sets else None
         #: the instances of an action family are evaluated in one call over up to
@@ -196,7 +204,10 @@ class Kernel:
         self._decoder = Decoder(self.layout)
 
     def canonical(self, words: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Packed states and fingerprints, canonicalised when symmetry reduction is on."""
+        """Packed states and fingerprints, canonicalised when symmetry reduction is on;
+        under a view, the states as they are and the fingerprints of their views."""
+        if self._project is not None:
+            return words, self.fingerprints(self._project(words))
         if self.symmetry is None:
             return words, self.fingerprints(words)
         return self.symmetry.canonical(words)

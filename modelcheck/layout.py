@@ -39,7 +39,7 @@ Fingerprints (the *state key*, see :mod:`modelcheck.store` and ``docs/fingerprin
 from __future__ import annotations
 
 import functools
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -166,7 +166,12 @@ class VarInfo:
 class Layout:
     """Cells of a bound spec and the mixed-radix packing of them into words."""
 
-    def __init__(self, variables: Sequence[tuple[str, BoundType, str]]) -> None:
+    def __init__(self, variables: Sequence[tuple[str, BoundType, str]], *,
+                 min_words: int = 1) -> None:
+        """``min_words``: pack into at least this many words (the last ones zero if the
+        cells need fewer); a spec's view asks for 2, so that its states are kept as
+        words and keyed by two columns on every engine, whatever they pack into (the
+        keys are then the views', not the states': ``Kernel.exact`` is False)."""
         cells: list[Cell] = []
         types: list[ScalarType] = []
         infos: dict[str, VarInfo] = {}
@@ -218,7 +223,7 @@ class Layout:
                 fit = _first_fit([c.size for c in cells], 2)
                 if fit is not None:
                     word_of, mults = fit
-        self.n_words = max(word_of) + 1 if cells else 1
+        self.n_words = max(min_words, max(word_of) + 1 if cells else 1)
         self.word_of = np.array(word_of, dtype=np.int64)
         self.mult = np.array(mults, dtype=_U64)
         self.lo = np.array([c.lo for c in cells], dtype=np.int64)
@@ -366,6 +371,59 @@ class Layout:
             np.multiply(k1, _SEED, out=words[:, 0])
             np.subtract(keys[:, 0], words[:, 0], out=words[:, 0])
         return words
+
+    def projection(self, keep: Collection[str]) -> Callable[[np.ndarray], np.ndarray]:
+        """The packing of the cells of the variables ``keep`` alone: a function of packed
+        states ``(n, k)`` to words ``(n, k)`` where every other cell reads as its lowest
+        value. Two states agree on the variables ``keep`` exactly when their projected
+        words are equal (a spec's view, :attr:`Spec.view <modelcheck.spec.Spec.view>`).
+        A word of kept cells only is copied, one of dropped cells only is zero, a bit-field
+        word is masked, and a mixed-radix word keeps (or loses) the fewer cells' parts."""
+        kept = np.zeros(len(self.cells), dtype=bool)
+        for name in keep:
+            info = self.vars[name]
+            kept[info.first_cell:info.first_cell + info.n_cells] = True
+        #: per word: None (copy), () (zero), an int (a bit mask), or (cells, add?)
+        plan: list[Any] = []
+        for w in range(self.n_words):
+            cells = np.flatnonzero(self.word_of == w)
+            k = cells[kept[cells]]
+            d = cells[~kept[cells]]
+            if len(d) == 0:
+                plan.append(None)
+            elif len(k) == 0:
+                plan.append(())
+            elif self.bitfields:
+                plan.append(_U64(sum(int(self._mask[i]) << int(self._shift[i]) for i in k)))
+            else:
+                plan.append((k, True) if len(k) <= len(d) else (d, False))
+
+        def part(col: np.ndarray, i: int) -> np.ndarray:
+            m = self.mult[i]
+            x = col // m if m != 1 else col
+            if not self._last_in_word[i]:
+                x = x % _U64(self.size[i])
+            return x * m
+
+        def project(words: np.ndarray) -> np.ndarray:
+            out = words.copy()
+            for w, how in enumerate(plan):
+                if how is None:
+                    continue
+                if isinstance(how, tuple) and not how:
+                    out[:, w] = 0
+                elif isinstance(how, np.unsignedinteger):
+                    out[:, w] &= how
+                else:
+                    cells, add = how
+                    col = words[:, w]
+                    acc = np.zeros(len(words), dtype=_U64)
+                    for i in cells:
+                        acc += part(col, int(i))
+                    out[:, w] = acc if add else col - acc
+            return out
+
+        return project
 
     def decode_cell(self, words: np.ndarray, i: int) -> np.ndarray:
         """Column of cell ``i`` (int64, actual values) from packed words ``(n, k)``."""

@@ -10,14 +10,16 @@ transition it generates, alongside the invariants (its
 :class:`~modelcheck.kernel.Checks` labels; no level is evaluated or expanded twice),
 and hands the collector every level's states (numbered in BFS order; one byte a state
 per predicate) and every batch's transitions into stored states as arrays, never a
-Python object per edge; the memory budget counts what the collector holds. A level's
-transitions wait as reported (14 bytes an edge) until the next level is known; then, in
-a worker thread beside the explorer, they are put in CSR order and their targets become
-node indices through hash indexes of the last three levels
-(:mod:`modelcheck.graphstore`). The graph holds 6 bytes an edge (``int32`` target,
-``uint16`` action; in memory-mapped files with ``spill_dir``) and about 15 bytes a state
-(fingerprint, CSR offset, initial and predicate flags); deciding a property copies the
-targets of the edges within its subgraph (4 bytes an edge kept) for the SCC routine.
+Python object per edge; the memory budget counts what the collector holds. The run
+hands over each transition's target as a node index (found as it de-duplicates the
+batch's successors against the visited states; a new state's once the level is merged),
+so the collector looks nothing up. A level's transitions wait as reported (10 bytes an
+edge) until the next level is known; then, in a worker thread beside the explorer,
+they are put in CSR order (:mod:`modelcheck.graphstore`). The graph holds 6 bytes an
+edge (``int32`` target, ``uint16`` action; in memory-mapped files with ``spill_dir``)
+and about 15 bytes a state (fingerprint, CSR offset, initial and predicate flags);
+deciding a property copies the targets of the edges within its subgraph (4 bytes an
+edge kept) for the SCC routine.
 
 **Semantics (TLA+/TLC).** Behaviours are infinite and every state may stutter, so
 every node has an implicit stuttering self-loop, a state without enabled actions
@@ -48,7 +50,9 @@ A is disabled at every node of C (if not, the nodes of C where A is enabled are 
 and the rest is split into SCCs again: Emerson-Lei refinement). The nodes left in
 fair SCCs are exactly the nodes on fair cycles. A node alone in its SCC is fair iff no
 condition's action is enabled there; with several properties, one SCC pass over the
-whole graph leaves out the nodes on no cycle before each property's.
+whole graph leaves out the nodes on no cycle before each property's. The SCC routine
+only sees the nodes that may lie on a cycle by the BFS levels (a cycle takes an edge
+that does not climb one level; :func:`_may_cycle`), on a copy numbered compactly.
 
 **Counterexamples** are lassos: the shortest prefix from an initial state (for ``~>``:
 to the nearest ``P /\\ ~Q`` state, then the shortest path within ``~Q`` to a fair SCC),
@@ -85,6 +89,7 @@ from .graphstore import (
     any_per_node,
     csr_order,
     edge_chunks,
+    parallel_in_rows,
     restrict,
 )
 from .kernel import Checks, Expansion, Kernel, format_state
@@ -92,7 +97,7 @@ from .library import Library
 from .library import lookup as library_lookup
 from .result import Result, Status, TraceStep, Violation, ViolationKind
 from .spec import PredicateDecl, Spec
-from .store import empty_keys, key_int, key_ne, key_searchsorted, key_unique
+from .store import empty_keys, key_int, key_ne, key_searchsorted, key_unique, take_rows
 from .temporal import FairnessCondition, TemporalDecl, fairness_conditions
 
 __all__ = ["check_liveness", "split_checks", "refuse_liveness", "StateGraph",
@@ -160,6 +165,13 @@ def _refusals(spec: Spec, config: CheckConfig, temporal: Sequence[TemporalDecl])
             f"temporal properties ({names}) are not checked under symmetry reduction "
             f"(unsound for liveness, as TLC warns): add --no-symmetry (symmetry=False){hint}."
         )
+    if config.view and spec.view:
+        raise LivenessError(
+            f"spec {spec.name} declares a view ({', '.join(spec.view)}): temporal properties "
+            f"({names}) are not checked under it, since states that agree on the view are "
+            "merged and a state's successors stand for those of the states dropped, which "
+            "makes the state graph wrong for liveness (TLC's documentation warns VIEW is "
+            f"unsound with liveness checking): add --no-view (view=False){hint}.")
     if config.max_depth is not None:
         raise LivenessError(f"temporal properties ({names}) need the whole state graph: "
                             f"drop --max-depth{hint}.")
@@ -173,8 +185,10 @@ def _refusals(spec: Spec, config: CheckConfig, temporal: Sequence[TemporalDecl])
 class StateGraph:
     """The reachable state graph: nodes are states in BFS order (level by level, each
     level sorted by fingerprint), edges the transitions that change the state
-    (self-loops are implicit: every state stutters), in CSR order: by source, then
-    action id. ``dst`` and ``act`` may be memory-mapped files (``--spill-dir``)."""
+    (self-loops are implicit: every state stutters; a collector with ``stutter`` keeps
+    the transitions that do not change the state as edges too), in CSR order: by
+    source, then action id. ``dst`` and ``act`` may be memory-mapped files
+    (``--spill-dir``)."""
 
     fps: np.ndarray        # uint64 keys, per node (:mod:`modelcheck.store`)
     initial: np.ndarray    # bool per node
@@ -186,6 +200,15 @@ class StateGraph:
     #: step formula values per edge, in CSR order (temporal properties over steps), by
     #: part name
     steps: dict[str, np.ndarray] = field(default_factory=dict)
+    #: per set of action ids: the nodes where one of them has a step (computed while
+    #: the graph was collected; :meth:`enabled_all` computes the others)
+    enabled_sets: dict[tuple[int, ...], np.ndarray] = field(default_factory=dict)
+    #: the first node of each breadth-first level, then the number of nodes (None: the
+    #: nodes are not in BFS order); an edge goes at most one level up
+    levels: np.ndarray | None = None
+    #: per node its packed state (``uint64`` words, a row a node), when collected
+    #: (``GraphCollector(words=True)``; the graph export's and the web explorer's)
+    words: np.ndarray | None = None
     _cyclic: np.ndarray | None = field(default=None, repr=False)
 
     @property
@@ -216,6 +239,8 @@ class StateGraph:
 
     def enabled(self, cond: FairnessCondition) -> np.ndarray:
         """Per node: the condition's action has a step (an edge to another node)."""
+        if cond.action_ids in self.enabled_sets:
+            return self.enabled_sets[cond.action_ids]
         out = np.zeros(self.n, dtype=bool)
         for u, v, e0, e1 in edge_chunks(self.indptr):
             if e1 > e0:
@@ -225,7 +250,9 @@ class StateGraph:
 
     def enabled_all(self, conds: Sequence[FairnessCondition]) -> list[np.ndarray]:
         """:meth:`enabled` of each of ``conds``, 64 at a time in one pass over the
-        edges (a bit per condition in a per-action table)."""
+        edges (a bit per condition in a per-action table), unless collected."""
+        if all(c.action_ids in self.enabled_sets for c in conds):
+            return [self.enabled_sets[c.action_ids] for c in conds]
         out: list[np.ndarray] = []
         for i in range(0, len(conds), 64):
             part = conds[i:i + 64]
@@ -254,11 +281,8 @@ class StateGraph:
         each property may then leave the other nodes out (a cycle within a subgraph
         lies within one component of the whole graph)."""
         if self._cyclic is None:
-            indptr, dst = restrict(self.indptr, self.dst, np.ones(self.n, dtype=bool),
-                                   simple=True)
-            _, lab = strong_components(self.n, indptr, dst)
-            del indptr, dst
-            self._cyclic = np.bincount(lab)[lab] > 1
+            everything = np.ones(self.n, dtype=bool)
+            self._cyclic = _on_cycles(self, everything, everything)
         return self._cyclic
 
     def in_cond(self, cond: FairnessCondition, act: np.ndarray | None = None) -> np.ndarray:
@@ -277,7 +301,8 @@ def temporal_kernel(spec: Spec, parts: Sequence[Any]) -> tuple[Kernel, list[str]
     state_parts = tuple(p for p in parts if p.kind != "action")
     step_parts = tuple(p for p in parts if p.kind == "action")
     kernel = Kernel(spec, checks=Checks(check_deadlock=False, labels=state_parts,
-                                        step_labels=step_parts), symmetry=False)
+                                        step_labels=step_parts), symmetry=False,
+                    view=False)
     return kernel, [p.name for p in state_parts], [p.name for p in step_parts]
 
 
@@ -292,30 +317,41 @@ class GraphCollector:
     With ``observer`` it is an observer of the run
     (:class:`~modelcheck.run.observers.Observer`, given to the
     :class:`~modelcheck.explorer.Explorer`): the run's kernel evaluates the parts (its
-    ``labels`` and ``step_labels``) and :meth:`on_batch` takes them with the batch's
-    transitions. Without, it takes the explorer's ``on_level`` and ``on_transitions``
-    hooks and evaluates the parts itself (each level once more, expanded again when
-    there are step formulas).
+    ``labels`` and ``step_labels``), :meth:`on_batch` takes them with the batch's
+    transitions and :meth:`on_edges` their targets' node indices, as the run found
+    them (a new state's row in the next level comes with :meth:`on_new_states`).
+    Without, it takes the explorer's ``on_level`` and ``on_transitions`` hooks,
+    evaluates the parts itself (each level once more, expanded again when there are
+    step formulas) and looks the targets' fingerprints up (the tests' oracle).
 
     Nodes are numbered in BFS order (level by level, each level sorted by
     fingerprint). The transitions of a level (sources in it) are held as the engine
     reports them until the next level is known. Then they are put in CSR order
-    (:func:`~modelcheck.graphstore.csr_order`: by source, then action) and their
+    (:func:`~modelcheck.graphstore.csr_order`: by source, then action); the hooks'
     targets, which lie in the next level or an earlier one, are looked up in the
     indexes of the last three levels (cache-sized
-    :class:`~modelcheck.graphstore.FpIndex`); a target further back is looked up at
-    the end. The resolved edges go to the :class:`~modelcheck.graphstore.EdgeStore`
-    (6 bytes an edge: ``int32`` target, ``uint16`` action; in files under
-    ``spill_dir``). The source of an edge is its place: the CSR offsets (4 bytes a
-    node).
+    :class:`~modelcheck.graphstore.FpIndex`), a target further back at the end. The
+    resolved edges go to the :class:`~modelcheck.graphstore.EdgeStore` (6 bytes an
+    edge: ``int32`` target, ``uint16`` action; in files under ``spill_dir``). The
+    source of an edge is its place: the CSR offsets (4 bytes a node).
+
+    With ``enabled`` (the action-id sets of fairness conditions, 64 at most) the
+    nodes where one of a set's actions has a step are marked level by level, a bit per
+    set (:attr:`StateGraph.enabled_sets`).
 
     With ``background`` this work on a level runs in a worker thread while the
     explorer expands the next level (numpy releases the GIL in it), one level at a
-    time and in level order: the graph is the same."""
+    time and in level order: the graph is the same.
+
+    With ``words`` every node's packed state is kept (:attr:`StateGraph.words`), and
+    with ``stutter`` the transitions that do not change the state are edges too: the
+    whole graph of the run, as ``modelcheck graph`` writes it and the web explorer
+    shows it (:mod:`modelcheck.graph`)."""
 
     def __init__(self, spec: Spec, parts: Sequence[Any], batch_size: int,
                  spill_dir: str | None = None, background: bool = True,
-                 observer: bool = False) -> None:
+                 observer: bool = False, enabled: Sequence[tuple[int, ...]] = (),
+                 words: bool = False, stutter: bool = False) -> None:
         #: an observer of the run (:class:`~modelcheck.run.observers.Observer`): the
         #: run's kernel evaluates the parts (``labels``, ``step_labels``) and
         #: :meth:`on_batch` records them; else :meth:`on_level` evaluates them
@@ -342,20 +378,44 @@ class GraphCollector:
         self.edges = EdgeStore(act_type, spill_dir)
         self._fps: list[np.ndarray] = []  # per level (the explorer's arrays)
         self.key_width = spec.layout.key_width
+        #: per level its packed states (with ``words``), else None
+        self._words: list[np.ndarray] | None = [] if words else None
+        self._n_words = spec.layout.n_words
+        self.stutter = stutter
         self._bits: list[np.ndarray] = []
         self._deg: list[np.ndarray] = []  # per level: the out-degree of every node
+        #: the action-id sets whose enabled nodes are collected (64 at most, a bit each
+        #: in a per-action table), and per level a word per node
+        self._en_sets = list(dict.fromkeys(tuple(ids) for ids in enabled))
+        self._en_lut: np.ndarray | None = None
+        if 0 < len(self._en_sets) <= 64:
+            word: Any = next(t for t in (np.uint8, np.uint16, np.uint32, np.uint64)
+                             if np.iinfo(t).bits >= len(self._en_sets))
+            self._en_lut = np.zeros(max(1, self.n_act), dtype=word)
+            for j, ids in enumerate(self._en_sets):
+                self._en_lut[list(ids)] |= word(1 << j)
+        self._en: list[np.ndarray] = []
         self._index: dict[int, FpIndex] = {}
         self._n_init = 0
         self._n = 0
         #: the transitions of the level being expanded, as the engine reports them
+        #: (children's fingerprints) or, for an observer, as the run numbered their
+        #: targets (node indices, or -1 - j for the level's new candidate j)
         self._raw: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
         self._raw_bytes = 0
+        self._batch: tuple[np.ndarray, np.ndarray] | None = None  # awaiting on_edges
+        self._offsets: list[int] = []  # per level: its first node
+        #: per level expanded (an observer's): the row in the next level of each new
+        #: candidate
+        self._new_rows: np.ndarray | None = None
         self._far: list[np.ndarray] = []  # target fps not in the last three levels
         self.peak_pending_bytes = 0
         self._worker = (ThreadPoolExecutor(1, thread_name_prefix="liveness-graph")
                         if background else None)
         self._job: Future[None] | None = None
         self._job_bytes = 0  # held by the transitions the job works on
+        if self._worker is not None:  # while the first levels are explored
+            self._job = self._worker.submit(_import_scc_routine)
 
     def _wait(self) -> None:
         """Wait for the background job (and raise what it raised)."""
@@ -382,10 +442,12 @@ class GraphCollector:
             raise LivenessError(f"temporal properties are checked on at most {NODE_LIMIT:,} "
                                 f"states; this spec has more.")
         self._wait()
+        self._offsets.append(self._n)  # (before the job, which reads it)
         level = np.asarray(fps, dtype=np.uint64)
         raw, self._raw = self._raw, []
+        new_rows, self._new_rows = self._new_rows, None
         self._job_bytes, self._raw_bytes = self._raw_bytes, 0
-        job = partial(self._level_job, depth, level, self._n, raw)
+        job = partial(self._level_job, depth, level, self._n, raw, new_rows)
         if self._worker is None:
             job()
         else:
@@ -393,6 +455,9 @@ class GraphCollector:
         self._n += len(fps)
         self._fps.append(level)
         self._bits.append(bits)
+        if self._words is not None:
+            self._words.append(np.array(words, dtype=np.uint64).reshape(len(fps),
+                                                                        self._n_words))
 
     def _labels(self, bits: np.ndarray, start: int, label_rows: Sequence[np.ndarray],
                 step_hits: Sequence[tuple[np.ndarray, np.ndarray, np.ndarray]]) -> None:
@@ -414,48 +479,102 @@ class GraphCollector:
         assert self._level_bits is not None, "on_level comes first"
         self._labels(self._level_bits, start, ex.label_rows, ex.step_label_hits)
         if len(ex.child_fps):
-            self.on_transitions(start + ex.parent_rows, ex.action_ids, ex.child_fps)
+            self._batch = ((start + ex.parent_rows).astype(np.int32),
+                           ex.action_ids.astype(self.edges.act_type))
+
+    def on_edges(self, targets: np.ndarray) -> None:
+        """The node indices of the targets of the batch :meth:`on_batch` took last (the
+        observer's hook: see :meth:`~modelcheck.run.observers.Observer.on_edges`)."""
+        assert self._batch is not None and len(self._batch[0]) == len(targets)
+        rows, acts = self._batch
+        self._batch = None
+        self._pending(rows, acts, targets.astype(np.int32, copy=False))
+
+    def on_new_states(self, depth: int, rows: np.ndarray) -> None:
+        """The rows of level ``depth``'s new candidates in the next level (the observer's
+        hook)."""
+        self._new_rows = rows.astype(np.int32, copy=False)
+        self._raw_bytes += self._new_rows.nbytes
 
     def nbytes(self) -> int:
         """Bytes held in memory: the nodes' fingerprints, flags and degrees, the edges
         (unless spilled), the transitions waiting for their level, the step formulas'
         false keys and the indexes of the last levels (the memory budget counts them)."""
         nodes = sum(f.nbytes for f in self._fps) + sum(b.nbytes for b in self._bits) + \
-            sum(d.nbytes for d in self._deg) + sum(f.nbytes for f in self._far)
+            sum(d.nbytes for d in self._deg) + sum(f.nbytes for f in self._far) + \
+            sum(e.nbytes for e in self._en) + sum(w.nbytes for w in self._words or ())
         index = sum(ix.nbytes for ix in list(self._index.values()))
         return int(nodes + index + self.edges.nbytes + self._raw_bytes + self._job_bytes
                    + self._step_false_bytes)
 
     def on_transitions(self, rows: np.ndarray, acts: np.ndarray, children: np.ndarray
                        ) -> None:
-        rows = rows.astype(np.int32)
-        acts = acts.astype(self.edges.act_type)
-        self._raw.append((rows, acts, children))
-        self._raw_bytes += rows.nbytes + acts.nbytes + children.nbytes
+        """A batch's transitions into stored states, the children by fingerprint (the
+        explorer's ``on_transitions`` hook; not for an observer)."""
+        self._pending(rows.astype(np.int32), acts.astype(self.edges.act_type), children)
+
+    def _pending(self, rows: np.ndarray, acts: np.ndarray, targets: np.ndarray) -> None:
+        self._raw.append((rows, acts, targets))
+        self._raw_bytes += rows.nbytes + acts.nbytes + targets.nbytes
         self.peak_pending_bytes = max(self.peak_pending_bytes,
                                       self._raw_bytes + self._job_bytes)
 
     def _level_job(self, depth: int, fps: np.ndarray, offset: int,
-                   raw: list[tuple[np.ndarray, np.ndarray, np.ndarray]]) -> None:
-        """Index level ``depth`` (nodes from ``offset`` on) and store the transitions
-        ``raw`` of the level before (the background job)."""
-        self._index[depth] = FpIndex(fps, offset)
+                   raw: list[tuple[np.ndarray, np.ndarray, np.ndarray]],
+                   new_rows: np.ndarray | None) -> None:
+        """Index level ``depth`` (nodes from ``offset`` on; an observer's targets need no
+        index) and store the transitions ``raw`` of the level before (the background
+        job)."""
+        if not self.observer:
+            self._index[depth] = FpIndex(fps, offset)
         if depth > 0:
-            self._store(depth - 1, raw)
+            self._store(depth - 1, raw, new_rows)
         self._index.pop(depth - 3, None)
 
-    def _store(self, depth: int, raw: list[tuple[np.ndarray, np.ndarray, np.ndarray]]
-               ) -> None:
+    def _nodes(self, depth: int, targets: np.ndarray, new_rows: np.ndarray | None
+               ) -> tuple[np.ndarray, np.ndarray]:
+        """``(nodes, far)`` of a batch's transitions from level ``depth``: their targets'
+        node indices, and the positions whose targets are further back than the
+        indexed levels (-1 in ``nodes``, looked up at the end). An observer's targets
+        are the run's node indices, or -1 - j for the level's new candidate j, whose
+        node is the next level's first plus ``new_rows[j]``."""
+        if self.observer:
+            nodes = targets.copy()
+            new = np.flatnonzero(nodes < 0)
+            if len(new):
+                assert new_rows is not None, "the new candidates' rows come first"
+                nodes[new] = new_rows[-1 - nodes[new]] + self._offsets[depth + 1]
+            return nodes, new[:0]
+        window = [self._index[d] for d in (depth + 1, depth, depth - 1) if d in self._index]
+        found = window[0].find(targets)
+        miss = np.flatnonzero(found < 0)
+        for ix in window[1:]:
+            if not len(miss):
+                break
+            got = ix.find(targets[miss])
+            found[miss] = got
+            miss = miss[got < 0]
+        return found, miss
+
+    def _store(self, depth: int, raw: list[tuple[np.ndarray, np.ndarray, np.ndarray]],
+               new_rows: np.ndarray | None = None) -> None:
         """The transitions ``raw`` of level ``depth``, batch by batch, in CSR order with
         their targets' node indices, to the edge store (and the sources' degrees)."""
         level = self._fps[depth]
+        base = self._offsets[depth]
         deg = np.zeros(len(level), dtype=np.int32)
-        window = [self._index[d] for d in (depth + 1, depth, depth - 1) if d in self._index]
+        lut = self._en_lut
+        en = None if lut is None else np.zeros(len(level), dtype=lut.dtype)
         row = 0  # the first row of the level that later batches may hold
         for rows, acts, children in raw:
-            keep = key_ne(level[rows], children)  # a step that changes the state
-            if not keep.all():
-                rows, acts, children = rows[keep], acts[keep], children[keep]
+            found, miss = self._nodes(depth, children, new_rows)
+            # a step that changes the state (or, with stutter, any step)
+            keep = (found != rows + base) if self.observer else \
+                key_ne(take_rows(level, rows), children)
+            if not self.stutter and not keep.all():
+                rows, acts, found = rows[keep], acts[keep], found[keep]
+                children = take_rows(children, keep)
+                miss = np.flatnonzero(found < 0)
             if not len(rows):
                 continue
             lo, hi = int(rows.min()), int(rows.max()) + 1
@@ -463,22 +582,20 @@ class GraphCollector:
             row = hi
             d, dest = csr_order(rows - lo, acts, hi - lo, self.n_act)
             deg[lo:hi] += d
-            found = window[0].find(children)
-            miss = np.flatnonzero(found < 0)
-            for ix in window[1:]:
-                if not len(miss):
-                    break
-                got = ix.find(children[miss])
-                found[miss] = got
-                miss = miss[got < 0]
             dst = np.empty(len(found), dtype=np.int32)
             dst[dest] = found
             act = np.empty(len(acts), dtype=self.edges.act_type)
             act[dest] = acts
+            if en is not None and lut is not None:  # per source: its actions' sets
+                nz = np.flatnonzero(d)
+                first = np.cumsum(d) - d
+                en[lo + nz] = np.bitwise_or.reduceat(lut[act], first[nz])
             if len(miss):  # in CSR order, the order in which they are patched at the end
                 self._far.append(children[miss[np.argsort(dest[miss])]])
             self.edges.append(dst, act)
         self._deg.append(deg)
+        if en is not None:
+            self._en.append(en)
 
     def graph(self) -> StateGraph:
         """The collected graph, with node indices (frees the collected arrays)."""
@@ -486,7 +603,8 @@ class GraphCollector:
         self._shutdown()
         raw, self._raw = self._raw, []
         if self._fps:
-            self._store(len(self._fps) - 1, raw)
+            self._store(len(self._fps) - 1, raw, self._new_rows)
+        self._new_rows = None
         del raw
         self._index = {}
         fps = np.concatenate(self._fps) if self._fps else empty_keys(self.key_width)
@@ -502,6 +620,15 @@ class GraphCollector:
             np.concatenate(self._deg, out=indptr[1:], casting="same_kind")
             np.cumsum(indptr, out=indptr, dtype=indptr.dtype)  # in place
         self._deg = []
+        enabled_sets: dict[tuple[int, ...], np.ndarray] = {}
+        if self._en_lut is not None:
+            word = self._en_lut.dtype.type
+            en = np.concatenate(self._en) if self._en else np.zeros(0, self._en_lut.dtype)
+            self._en = []
+            if len(en) == len(fps):
+                enabled_sets = {ids: ((en >> word(j)) & word(1)).astype(bool)
+                                for j, ids in enumerate(self._en_sets)}
+            del en
         if len(far):  # targets further back than the level before
             got = self._find_far(far, fps)
             assert (got >= 0).all(), "every target is a state"
@@ -513,7 +640,15 @@ class GraphCollector:
         steps = {name: self._step_values(false, indptr, act)
                  for name, false in zip(self.step_names, self._step_false)}
         self._step_false = []
-        return StateGraph(fps, initial, dst, act, indptr, preds, steps)
+        levels = np.array([*self._offsets, len(fps)], dtype=np.int64)
+        self._offsets = []
+        words = None
+        if self._words is not None:
+            words = (np.concatenate(self._words) if self._words
+                     else np.zeros((0, self._n_words), dtype=np.uint64))
+            self._words = []
+        return StateGraph(fps, initial, dst, act, indptr, preds, steps, enabled_sets, levels,
+                          words)
 
     def _step_values(self, false: list[np.ndarray], indptr: np.ndarray, act: np.ndarray
                      ) -> np.ndarray:
@@ -566,7 +701,18 @@ class GraphCollector:
         self._job = None
         self._shutdown()  # (waits for the job)
         self._raw, self._far, self._index = [], [], {}
+        if self._words is not None:
+            self._words = []
         self.edges.close()
+
+
+def _import_scc_routine() -> None:
+    """Import scipy's SCC routine (most of a second; in the collector's worker thread,
+    beside the exploration, rather than when the properties are decided)."""
+    try:
+        import scipy.sparse.csgraph  # noqa: F401
+    except ImportError:  # pragma: no cover - reported where it is used
+        pass
 
 
 def _sorted_distinct(parts: list[np.ndarray]) -> np.ndarray:
@@ -602,6 +748,126 @@ def strong_components(n: int, indptr: np.ndarray, dst: np.ndarray) -> tuple[int,
     m = csr_matrix((data, dst, indptr), shape=(n, n), copy=False)
     ncomp, lab = connected_components(m, directed=True, connection="strong")
     return int(ncomp), lab
+
+
+def _may_cycle(levels: np.ndarray, indptr: np.ndarray, dst: np.ndarray, sub: np.ndarray,
+               edges: np.ndarray | None = None) -> np.ndarray:
+    """Per node of the CSR graph (nodes in breadth-first order, ``levels`` the first
+    node of each level then the number of nodes; an edge goes at most one level up):
+    it may lie on a cycle among the nodes of ``sub`` (and the edges of ``edges``). An
+    edge to the next level is *forward*; a cycle takes an edge that is not (forward
+    edges only climb), and each of its nodes is reached by forward edges from the
+    target of such an edge (the last before it on the cycle) and reaches by forward
+    edges the source of one (the next): the nodes so reached and reaching hold every
+    cycle. One pass over the edges, then one level by level up (reached) and one down
+    (reaching) over the forward ones (a flag an edge held between them)."""
+    n = len(indptr) - 1
+    reached = np.zeros(n, dtype=bool)
+    reaching = np.zeros(n, dtype=bool)
+    runs = []  # per level: its nodes, edges, and which are forward edges within sub
+    for lv in range(len(levels) - 1):
+        u, v = int(levels[lv]), int(levels[lv + 1])
+        e0, e1 = int(indptr[u]), int(indptr[v])
+        if e1 == e0 or not sub[u:v].any():
+            continue
+        d = np.asarray(dst[e0:e1])
+        deg = np.diff(indptr[u:v + 1])
+        ok = np.repeat(sub[u:v], deg)
+        ok &= sub[d]
+        if edges is not None:
+            ok &= edges[e0:e1]
+        back = d < v  # not to the next level
+        back &= ok
+        if back.any():
+            reached[d[back]] = True
+            reaching[np.repeat(np.arange(u, v, dtype=np.int32), deg)[back]] = True
+        np.logical_xor(ok, back, out=ok)  # forward edges within sub
+        if ok.any():
+            runs.append((lv, u, v, e0, e1, ok))
+    for _, u, v, e0, e1, fwd in runs:  # level by level up
+        if reached[u:v].any():
+            hit = np.repeat(reached[u:v], np.diff(indptr[u:v + 1]))
+            hit &= fwd
+            reached[np.asarray(dst[e0:e1])[hit]] = True
+    for lv, u, v, e0, e1, fwd in reversed(runs):  # and down
+        if reaching[v:int(levels[min(lv + 2, len(levels) - 1)])].any():
+            hit = reaching[np.asarray(dst[e0:e1])]
+            hit &= fwd
+            src = np.repeat(np.arange(u, v, dtype=np.int32), np.diff(indptr[u:v + 1]))
+            reaching[src[hit]] = True
+    reached &= reaching
+    return reached
+
+
+def _induced(nodes: np.ndarray, indptr: np.ndarray, dst: np.ndarray,
+             edges: np.ndarray | None = None, simple: bool = False
+             ) -> tuple[np.ndarray, np.ndarray]:
+    """The CSR copy ``(indptr, dst)`` of the edges among ``nodes`` (sorted node
+    indices of the graph ``indptr``, ``dst``; and of ``edges``), the nodes numbered
+    ``0..len(nodes) - 1``; with ``simple`` without repeated targets (see
+    :func:`~modelcheck.graphstore.restrict`). Only the edges of ``nodes`` are read,
+    about 2**19 at a time."""
+    k = len(nodes)
+    new = np.full(len(indptr) - 1, -1, dtype=np.int32)
+    new[nodes] = np.arange(k, dtype=np.int32)
+    deg = (indptr[nodes + 1] - indptr[nodes]).astype(np.int64)
+    out_deg = np.zeros(k, dtype=np.int64)
+    at = np.zeros(k + 1, dtype=np.int64)
+    np.cumsum(deg, out=at[1:])
+    sub_dst = np.empty(int(at[-1]), dtype=np.int32)  # pages past the kept edges: untouched
+    done = 0
+    i = 0
+    while i < k:
+        j = max(i + 1, int(np.searchsorted(at, at[i] + (1 << 19), side="right")) - 1)
+        j = min(j, k)
+        eidx, esrc = _out_edges(indptr, nodes[i:j])
+        d = new[np.asarray(dst[eidx])]
+        keep = d >= 0
+        if edges is not None:
+            keep &= edges[eidx]
+        del eidx
+        rows = new[esrc[keep]] - i
+        d = d[keep]
+        cnt = np.bincount(rows, minlength=j - i)
+        if simple and len(d):
+            par = parallel_in_rows(cnt, d)
+            if len(par):
+                drop = np.ones(len(d), dtype=bool)
+                drop[par] = False
+                rows, d = rows[drop], d[drop]
+                cnt = np.bincount(rows, minlength=j - i)
+        out_deg[i:j] = cnt
+        sub_dst[done:done + len(d)] = d
+        done += len(d)
+        i = j
+    sub_indptr = np.zeros(k + 1, dtype=np.int32 if int(out_deg.sum()) <= NODE_LIMIT
+                          else np.int64)
+    np.cumsum(out_deg, out=sub_indptr[1:], dtype=sub_indptr.dtype)
+    sub_dst.resize(done, refcheck=False)
+    return sub_indptr, sub_dst
+
+
+def _cycle_subgraph(g: StateGraph, sub: np.ndarray, edges: np.ndarray | None = None,
+                    levels: bool = True) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The nodes of ``sub`` that may lie on a cycle within it (and the edges of
+    ``edges``; by :func:`_may_cycle` when ``g``'s nodes are in BFS order and
+    ``levels``, else all of them) and the CSR copy of the edges among them, numbered
+    ``0..k - 1``, without repeated targets: ``(nodes, indptr, dst)``."""
+    if g.levels is not None and levels:
+        sub = _may_cycle(g.levels, g.indptr, g.dst, sub, edges)
+    nodes = np.flatnonzero(sub)
+    indptr, dst = _induced(nodes, g.indptr, g.dst, edges, simple=True)
+    return nodes, indptr, dst
+
+
+def _on_cycles(g: StateGraph, mask: np.ndarray, sub: np.ndarray) -> np.ndarray:
+    """Per node of ``mask``: it lies on a cycle among the nodes of ``sub``."""
+    nodes, indptr, dst = _cycle_subgraph(g, mask & sub)
+    out = np.zeros(g.n, dtype=bool)
+    if len(dst):
+        lab = strong_components(len(nodes), indptr, dst)[1]
+        out[nodes] = np.bincount(lab)[lab] > 1
+    return out
 
 
 def _taken_inside(g: StateGraph, members: np.ndarray, lab_m: np.ndarray, ncomp: int,
@@ -640,9 +906,12 @@ def fair_components(g: StateGraph, mask: np.ndarray, conds: Sequence[FairnessCon
     stutters; with ``stutter``, only at the nodes it marks).
 
     The SCC routine runs on a compacted copy of the edges within ``mask`` (4 bytes an
-    edge kept), and each refinement round for strong fairness compacts the previous
-    round's. With ``cyclic`` (:meth:`StateGraph.cyclic`: the nodes on cycles of the
-    whole graph) only on the edges among those nodes. A node alone in its component
+    edge kept) among the nodes that may lie on a cycle by ``g``'s BFS levels
+    (:func:`_may_cycle`), and each refinement round for strong fairness compacts the
+    previous round's. A node is on a cycle iff its component has several nodes (the
+    graph has no self-loops). With ``cyclic`` (:meth:`StateGraph.cyclic`: the nodes on
+    cycles of the whole graph, found with that filter) only on the edges among those
+    nodes, without the filter. A node alone in its component
     is fair iff no condition's action is enabled there (no step of it can be taken
     inside; and, with ``stutter``, it is marked there); only the components of several
     nodes are looked at further. ``edges`` applies to the first round, on ``g``'s
@@ -650,28 +919,28 @@ def fair_components(g: StateGraph, mask: np.ndarray, conds: Sequence[FairnessCon
     en = list(enabled) if enabled is not None else [g.enabled(c) for c in conds]
     comp = np.full(g.n, -1, dtype=np.int32)
     next_id = 0
-    indptr, dst = g.indptr, g.dst
-    simple = True  # (compacted copies stay so)
+    first = True
     mask = mask.copy()
     while mask.any():
-        indptr, dst = restrict(indptr, dst, mask if cyclic is None else mask & cyclic, simple,
-                               edges if simple else None)
-        simple = False
+        sub = mask if cyclic is None else mask & cyclic
+        if first:  # on g's edges (``edges`` flags them), then on the compact copies
+            # (the nodes on cycles of the whole graph, ``cyclic``, were found so)
+            may, indptr, dst = _cycle_subgraph(g, sub, edges, levels=cyclic is None)
+            first = False
+        else:  # the previous round's copy, among the nodes of sub
+            keep = np.flatnonzero(sub[may])
+            indptr, dst = _induced(keep, indptr, dst)
+            may = may[keep]
         nodes = np.flatnonzero(mask)
+        lab_nodes = np.full(len(nodes), -1, dtype=np.int64)
+        multi = np.zeros(len(nodes), dtype=bool)
         if len(dst):
-            _, lab = strong_components(g.n, indptr, dst)
-            lab_nodes = lab[nodes]
-            # in a component of several nodes: an edge stays inside it
-            multi = np.zeros(g.n, dtype=bool)
-            for u, v, e0, e1 in edge_chunks(indptr):
-                if e1 > e0:
-                    inside = np.repeat(lab[u:v], np.diff(indptr[u:v + 1])) == lab[dst[e0:e1]]
-                    multi[u:v] = any_per_node(indptr[u:v + 1] - e0, inside)
-            multi = multi[nodes]
-            del lab
-        else:  # no edge: every node alone
-            lab_nodes = np.zeros(0, dtype=np.int32)
-            multi = np.zeros(len(nodes), dtype=bool)
+            lab = strong_components(len(may), indptr, dst)[1]
+            at = np.searchsorted(nodes, may)
+            lab_nodes[at] = lab
+            # in a component of several nodes (there are no self-loops)
+            multi[at] = np.bincount(lab)[lab] > 1
+            del lab, at
         single = nodes[~multi]
         alone = np.ones(len(single), dtype=bool)
         for en_c in en:
@@ -1002,7 +1271,8 @@ def check_liveness(spec: Spec, config: CheckConfig | None = None, *,
     checked_as = {"formulas": {p.name: p.formula for p in selected},
                   "fairness": {p.name: [c.name for c in cs] for p, cs in per_prop}}
     parts = [part for p in selected for part in p.parts()]
-    collector = GraphCollector(spec, parts, cfg.batch_size, cfg.spill_dir, observer=True)
+    collector = GraphCollector(spec, parts, cfg.batch_size, cfg.spill_dir, observer=True,
+                               enabled=[c.action_ids for _, cs in per_prop for c in cs])
     try:
         explorer = Explorer(spec, safety, library=library, progress=progress, notice=notice,
                             observer=collector)
@@ -1048,7 +1318,8 @@ def _decide(spec: Spec, res: Result, g: StateGraph,
             per_prop: Sequence[tuple[TemporalDecl, list[FairnessCondition]]]) -> None:
     """Decide each property on ``g`` into ``res``: its verdict, and the first violated
     one's lasso (states replayed, fairness explained)."""
-    kernel = Kernel(spec, invariants=[], properties=[], check_deadlock=False, symmetry=False)
+    kernel = Kernel(spec, invariants=[], properties=[], check_deadlock=False, symmetry=False,
+                    view=False)
     _refuse_next_state_reads(g, [p for p, _ in per_prop], spec, kernel)
     verdicts: dict[str, str] = {}
     # one SCC pass over the whole graph, when it saves more than it costs
@@ -1113,7 +1384,7 @@ class WalkLiveness:
         parts = [part for p in props for part in p.parts()]
         self.kernel, self.names, self.step_names = temporal_kernel(spec, parts)
         self.plain = Kernel(spec, invariants=[], properties=[], check_deadlock=False,
-                            symmetry=False)
+                            symmetry=False, view=False)
 
     @classmethod
     def of(cls, spec: Spec, props: Sequence[TemporalDecl]

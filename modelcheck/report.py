@@ -96,6 +96,9 @@ def render_text(r: Result) -> str:
     if r.symmetry:
         out.append(f"Symmetry reduction over {', '.join(r.symmetry)}: counts are of "
                    "equivalence classes (canonical states).")
+    if r.view:
+        out.append(f"View ({', '.join(r.view)}): counts are of distinct views (states "
+                   "equal on these variables are one state, the first reached kept).")
     out += temporal_lines(r.liveness)
     return _coverage(r, out)
 

@@ -145,6 +145,9 @@ class Result:
     memory: dict[str, int] = field(default_factory=dict)
     checked: dict[str, list[str]] = field(default_factory=dict)
     symmetry: list[str] = field(default_factory=list)
+    #: the variables of the spec's view when it applied (TLA+'s ``VIEW``): the counts
+    #: are of distinct views
+    view: list[str] = field(default_factory=list)
     #: the options of the check that decide its result (``CheckConfig.decisive()``)
     config: dict[str, Any] = field(default_factory=dict)
     #: liveness checking: per temporal property its verdict, graph size, time, memory
@@ -190,6 +193,7 @@ class Result:
             "state_words": self.state_words,
             "state_cells": self.state_cells,
             "symmetry": list(self.symmetry),
+            "view": list(self.view),
             "checked": self.checked,
             "config": dict(self.config),
             "coverage": [

@@ -232,7 +232,10 @@ def _bfs(spec: Spec, target: Target, steps: int, config: CheckConfig,
     else:
         cfg = config.replace(invariants=(target.name,), check_deadlock=False,
                              max_depth=steps - 1)
-    cfg = cfg.replace(max_states=budget, checkpoint_dir=None, resume=False, spill_dir=None)
+    # whole states: under a view a state with a seen view is not checked, so a BFS over
+    # views proves no minimality
+    cfg = cfg.replace(max_states=budget, checkpoint_dir=None, resume=False, spill_dir=None,
+                      view=False)
     res = Explorer(spec, cfg, library=library).run()
     v = res.violation
     if v is not None and v.property == target.name and len(v.trace) <= steps:

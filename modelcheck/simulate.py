@@ -695,7 +695,10 @@ class Simulator:
         #: the invariants and action properties checked (``config.invariants`` less the
         #: temporal properties)
         self.safety_names: tuple[str, ...] | None = safety.invariants
-        self.kernel: Kernel = build_kernel(spec, safety.replace(symmetry=False), library)
+        # walks are of whole states (a view, as TLC's -simulate, changes nothing: the
+        # states a walk visits, its lassos and the distinct states counted are states)
+        self.kernel: Kernel = build_kernel(spec, safety.replace(symmetry=False, view=False),
+                                           library)
         self.progress = progress
         self.progress_interval = progress_interval
         self.weights = self._weights()

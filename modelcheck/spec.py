@@ -422,6 +422,11 @@ class Spec(metaclass=_SpecMeta):
     check_deadlock: ClassVar[bool] = True
     #: names of Ids sets whose members are interchangeable (symmetry reduction)
     symmetry: ClassVar[tuple[str, ...]] = ()
+    #: TLA+'s ``VIEW``: the names of the state variables that make a state distinct.
+    #: Two states that agree on them are one state: the first reached is kept and
+    #: expanded, the others dropped (``None``: every variable counts). See
+    #: ``docs/view.md``.
+    view: ClassVar[tuple[str, ...] | None] = None
     #: fairness by action name, instance label or group (``{"Tick": "weak"}``), added to
     #: (conjoined with) the ``fair=`` of ``@action``; resolved when the spec is bound, and
     #: may be a method of the bound spec returning the table (see
@@ -490,6 +495,7 @@ class Spec(metaclass=_SpecMeta):
                     f"{where}: {cls.__name__}.symmetry names {sym!r}, which is not an Ids(...) "
                     "set of the spec."
                 )
+        _check_view(cls, where, tables["variable"])
         cls._consts = tables["constant"]
         cls._vars = tables["variable"]
         cls._actions = tables["action"]
@@ -519,7 +525,9 @@ class Spec(metaclass=_SpecMeta):
                 bound.append((name, typ.bound(consts), typ.decl_line))
             except SpecDefinitionError as e:
                 raise SpecDefinitionError(f"{typ.decl_line}: variable {name}: {e}") from None
-        self.layout = Layout(bound)
+        # with a view, a fingerprint is the view's, not the state's: the states are
+        # always stored as words (at least two, so never "the fingerprint is the state")
+        self.layout = Layout(bound, min_words=1 if cls.view is None else 2)
         self.actions: tuple[ActionInstance, ...] = tuple(self._instances())
         if not self.actions:
             raise SpecDefinitionError(f"spec {cls.__name__} declares no actions.")
@@ -784,6 +792,37 @@ def _clash_message(cls: type, klass: type, first: type, name: str, kind: str, cl
     return (f"{where}: spec {cls.__name__} inherits {name} from base {klass.__name__} as a "
             f"{kind} and from base {first.__name__} as a {clash}; names must be unique across "
             "constants, variables, actions and properties: rename one of them.")
+
+
+def _check_view(cls: type[Spec], where: str, variables: Mapping[str, Type]) -> None:
+    """Refuse a ``view`` that is not a tuple of distinct state variable names."""
+    view = cls.__dict__.get("view", getattr(cls, "view", None))
+    if view is None:
+        return
+    if isinstance(view, str) or not isinstance(view, (tuple, list)) \
+            or not all(isinstance(v, str) for v in view):
+        raise SpecDefinitionError(
+            f"{where}: {cls.__name__}.view must be a tuple of state variable names (the "
+            f"variables that make a state distinct, TLA+'s VIEW), e.g. view = ('x', 'y'); "
+            f"got {view!r}.")
+    unknown = [v for v in view if v not in variables]
+    if unknown:
+        which = "which is not a state variable" if len(unknown) == 1 else \
+            "which are not state variables"
+        raise SpecDefinitionError(
+            f"{where}: {cls.__name__}.view names {', '.join(map(repr, unknown))}, {which} "
+            f"of the spec (its variables: {', '.join(variables)}).")
+    if len(set(view)) != len(view) or not view:
+        raise SpecDefinitionError(
+            f"{where}: {cls.__name__}.view must name each kept variable once, and at least "
+            f"one; got {tuple(view)!r}.")
+    if cls.symmetry:
+        raise SpecDefinitionError(
+            f"{where}: spec {cls.__name__} declares both symmetry {tuple(cls.symmetry)!r} and "
+            "a view; modelcheck applies one reduction or the other, not both (TLC's "
+            "SYMMETRY with VIEW permutes the view, which is not implemented): drop one.")
+    if isinstance(view, list):
+        cls.view = tuple(view)  # type: ignore[misc]
 
 
 def _check_variable(cls: type, name: str, value: Type, where: str) -> None:

@@ -10,7 +10,13 @@
   (TLC's approach: store fingerprints, regenerate states).
 * :func:`dedupe_min` — keep one row per fingerprint, the one with the smallest
   key (parent index, then action id), which makes parent choice deterministic
-  whatever the order in which successors were produced.
+  whatever the order in which successors were produced (and, with
+  :func:`dedupe_min_inverse`, which unique fingerprint each row holds).
+
+A state's *node index* is its place in breadth-first order: the states of the levels
+before its own, then its row in its level (levels are sorted by fingerprint).
+:meth:`LevelStore.nodes` hands out the node indices of stored states, so an observer
+of the run (the liveness checker's state graph) never looks a fingerprint up itself.
 
 **State keys.** A fingerprint array is either one ``uint64`` per state (shape ``(n,)``:
 a state that packs into one word, the word itself) or two (shape ``(n, 2)``: a state of
@@ -34,10 +40,10 @@ import numpy as np
 
 from .fileio import spill_subdir
 
-__all__ = ["FingerprintSet", "LevelStore", "Level", "dedupe_min", "group_argmin", "take_rows",
-           "group_min_mask", "key_order", "key_starts", "key_searchsorted", "key_less",
-           "key_int", "key_ints", "keys_of", "empty_keys", "key_columns", "key_min_row",
-           "key_unique", "key_ne"]
+__all__ = ["FingerprintSet", "LevelStore", "Level", "dedupe_min", "dedupe_min_inverse",
+           "group_argmin", "take_rows", "group_min_mask", "key_order", "key_starts",
+           "key_searchsorted", "key_less", "key_int", "key_ints", "keys_of", "empty_keys",
+           "key_columns", "key_min_row", "key_unique", "key_ne"]
 
 NO_PARENT = np.uint32(0xFFFFFFFF)
 _U64 = np.uint64
@@ -254,39 +260,72 @@ def group_argmin(first: np.ndarray, values: np.ndarray) -> np.ndarray:
     return out
 
 
-def dedupe_min(fps: np.ndarray, keys: np.ndarray, *, ordered_runs: bool = False
-               ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def dedupe_min(fps: np.ndarray, keys: np.ndarray, *, ordered_runs: bool = False,
+               min_rows: bool = False) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Unique ``fps`` (sorted) with, for each, the smallest ``keys`` value and its row.
 
     Returns ``(unique_fps, min_keys, rows)`` where ``rows`` indexes the input at
     the first row holding that fingerprint (all rows of one fingerprint hold the
-    same state). ``ordered_runs`` says the input is runs of distinct fingerprints
+    same state), or, with ``min_rows``, at the row holding the smallest key (under a
+    view, rows of one fingerprint hold different states: the one reached first is
+    kept). ``ordered_runs`` says the input is runs of distinct fingerprints
     whose keys all exceed the keys of the runs before (the de-duplicated successors of
     a level's batches, in batch order): the first row of a fingerprint then holds its
     smallest key, and no reduction is needed.
     """
+    u, kmin, rows, _ = _dedupe(fps, keys, ordered_runs, False, min_rows)
+    return u, kmin, rows
+
+
+def dedupe_min_inverse(fps: np.ndarray, keys: np.ndarray, *, ordered_runs: bool = False,
+                       min_rows: bool = False
+                       ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`dedupe_min` and, per input row, the index of its fingerprint among the
+    unique ones (``int32``; ``unique_fps[inverse] == fps``)."""
+    u, kmin, rows, inv = _dedupe(fps, keys, ordered_runs, True, min_rows)
+    assert inv is not None
+    return u, kmin, rows, inv
+
+
+def _dedupe(fps: np.ndarray, keys: np.ndarray, ordered_runs: bool, inverse: bool,
+            min_rows: bool = False
+            ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray | None]:
     if len(fps) == 0:
-        return fps, keys, np.zeros(0, dtype=np.int64)
+        return fps, keys, np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int32)
     if fps.ndim == 1:
-        order = np.argsort(fps, kind="stable")
+        if min_rows and not ordered_runs:
+            order = np.lexsort((keys, fps))  # by fingerprint, then key
+        else:
+            order = np.argsort(fps, kind="stable")
         sf = fps[order]
-        starts = np.flatnonzero(key_starts(sf))
+        new = np.empty(len(sf), dtype=bool)
+        new[0] = True
+        np.not_equal(sf[1:], sf[:-1], out=new[1:])
+        starts = np.flatnonzero(new)
         u = sf[starts]
     else:
-        order, s0, s1 = _sort2(fps)
-        first = np.ones(len(s0), dtype=bool)
-        np.not_equal(s0[1:], s0[:-1], out=first[1:])
-        first[1:] |= s1[1:] != s1[:-1]
-        starts = np.flatnonzero(first)
+        if min_rows and not ordered_runs:
+            order = np.lexsort((keys, fps[:, 1], fps[:, 0]))  # by fingerprint, then key
+            s0, s1 = fps[:, 0][order], fps[:, 1][order]
+        else:
+            order, s0, s1 = _sort2(fps)
+        new = np.ones(len(s0), dtype=bool)
+        np.not_equal(s0[1:], s0[:-1], out=new[1:])
+        new[1:] |= s1[1:] != s1[:-1]
+        starts = np.flatnonzero(new)
         u = np.empty((len(starts), 2), dtype=_U64)
         np.take(s0, starts, out=u[:, 0])
         np.take(s1, starts, out=u[:, 1])
     rows = order[starts]
-    if ordered_runs:
-        return u, keys[rows], rows
+    inv = None
+    if inverse:
+        inv = np.empty(len(fps), dtype=np.int32)
+        inv[order] = np.cumsum(new, dtype=np.int32) - 1
+    if ordered_runs or min_rows:
+        return u, keys[rows], rows, inv
     sk = keys[order]
     mins = np.minimum.reduceat(sk, starts)
-    return u, mins, rows
+    return u, mins, rows, inv
 
 
 class FingerprintSet:
@@ -410,6 +449,8 @@ class LevelStore:
 
     def __init__(self, spill_dir: str | None = None) -> None:
         self.levels: list[Level] = []
+        #: the node index of each level's first state (and, last, the states stored)
+        self.offsets: list[int] = [0]
         self._dir: str | None = None
         self._nbytes = 0  # in memory, kept as levels come and go (asked for every batch)
         if spill_dir is not None:
@@ -426,12 +467,14 @@ class LevelStore:
             parents = np.load(base + ".parents.npy", mmap_mode="r")
         level = Level(fps, parents)
         self.levels.append(level)
+        self.offsets.append(self.offsets[-1] + len(fps))
         if self._dir is None:
             self._nbytes += level.nbytes
 
     def pop(self) -> None:
         """Drop the last level (one whose states could not be stored in full)."""
         level = self.levels.pop()
+        self.offsets.pop()
         if self._dir is None:
             self._nbytes -= level.nbytes
 
@@ -442,6 +485,7 @@ class LevelStore:
     def close(self) -> None:
         """Drop the levels and remove spilled files."""
         self.levels = []
+        self.offsets = [0]
         self._nbytes = 0
         if self._dir is not None:
             shutil.rmtree(self._dir, ignore_errors=True)
@@ -462,6 +506,30 @@ class LevelStore:
         if i >= len(a) or key_int(a, i) != int(fp):
             raise KeyError(f"fingerprint {fp:#x} is not in level {depth}")
         return i
+
+    def nodes(self, fps: np.ndarray, depth: int) -> np.ndarray:
+        """The node indices (``int32``) of stored states ``fps`` (sorted, each in one of
+        levels ``0..depth``): each level's sorted fingerprints are searched, level
+        ``depth`` first (where most successors that are not new lie), then the levels
+        before. Raises ``KeyError`` for a fingerprint in none of them."""
+        out = np.empty(len(fps), dtype=np.int32)
+        rest = np.arange(len(fps))
+        q = fps
+        for d in range(depth, -1, -1):
+            if not len(rest):
+                break
+            a = self.levels[d].fps
+            if not len(a):
+                continue
+            pos = key_searchsorted(a, q)
+            np.minimum(pos, len(a) - 1, out=pos)
+            hit = ~key_ne(take_rows(a, pos), q)
+            out[rest[hit]] = pos[hit] + self.offsets[d]
+            miss = ~hit
+            rest, q = rest[miss], take_rows(q, miss)
+        if len(rest):
+            raise KeyError(f"fingerprint {key_int(q, 0):#x} is not in levels 0..{depth}")
+        return out
 
     def path(self, depth: int, index: int) -> list[int]:
         """Fingerprints from an initial state to state ``index`` of level ``depth``."""

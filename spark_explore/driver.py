@@ -1,33 +1,19 @@
 """The driver of a Spark exploration: what ``modelcheck spark`` calls.
 
-:class:`SparkExplorer` runs the one run loop of :mod:`modelcheck.run.loop` (the
-local explorer's: same counts, same stops, same violation rule, same trace) over the
-Spark backend :class:`_SparkLevels`. It owns the driver side of a run:
+:class:`SparkExplorer` is a sharded run (:class:`modelcheck.shards.backend.ShardedRun`:
+the one run loop over the levels of a level engine, the run directory and its
+manifest, the trace rebuild) whose engine's tasks run on Spark: the shard engine
+(:class:`spark_explore.shard_engine.ShardEngine`, the bucket files in the run
+directory) or the RDD engine (:class:`spark_explore.rdd_engine.RddEngine`, levels in
+Spark, checkpoints through Hadoop). What is Spark's is here:
 
-* the run directory (``--checkpoint-dir``, else a temporary one), checked before
-  Spark starts, and the manifest of committed levels (``--resume`` continues from
-  it);
+* the run directory on a Hadoop file system (``--checkpoint-dir hdfs://...``);
 * the Spark session (reused, or started and, with ``stop_session``, stopped) and
   shipping the spec's code to executors;
 * Ctrl-C: the running job is cancelled from another thread and the run ends with
   the levels finished so far;
 * translating Spark's exceptions (a spec error on an executor reads as locally, a
-  full run directory is one paragraph);
-* the backend's side of the loop: which jobs count and expand a level (see below).
-
-The levels themselves are computed by an engine behind :class:`LevelEngine`: today
-:class:`spark_explore.shard_engine.ShardEngine`. Job ``d`` of the engine commits
-level ``d`` and expands it, so the size of level ``d + 1`` is known one job later.
-
-The decisions are the level engine's (:mod:`modelcheck.engine`): every task expands
-its bucket with :class:`~modelcheck.engine.LevelExpansion` and returns its
-:class:`~modelcheck.engine.LevelFindings`; the driver merges them (by minima, so
-the answer is the one the local explorer gives for the whole level in fingerprint
-order, whatever the number of buckets or the batch size), and the run loop applies
-:meth:`~modelcheck.engine.LevelFindings.verdict`. A phase-1 verdict (an invariant
-violated or raising on a state of the level) stops before the next job; any other
-verdict finishes the level first, counting the next level's new states with a
-commit-only job.
+  full run directory is one paragraph).
 
 The driver holds only per-level counters; never the visited set or a frontier.
 """
@@ -35,36 +21,31 @@ The driver holds only per-level counters; never the visited set or a frontier.
 from __future__ import annotations
 
 import contextlib
-import functools
-import os
 import re
-import resource
 import tempfile
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any, Protocol
-
-import numpy as np
+from typing import Any
 
 from modelcheck.budget import format_size
-from modelcheck.checkpoint import Final, Snapshot
-from modelcheck.checkpoint import manifest as new_manifest
 from modelcheck.config import CheckConfig
-from modelcheck.engine import LevelFindings, Verdict, initial_states, report
-from modelcheck.errors import ModelcheckError, SpecEvaluationError, UsageError
-from modelcheck.explorer import build_kernel
+from modelcheck.errors import SpecEvaluationError, UsageError
 from modelcheck.interrupt import Interrupts
 from modelcheck.library import Library
 from modelcheck.library import lookup as library_lookup
-from modelcheck.result import Result, Violation
-from modelcheck.run.loop import Begin, Pulse, RunLoop, Successors
+from modelcheck.result import Result
 from modelcheck.run.progress import Progress
-from modelcheck.run.results import new_result
-from modelcheck.run.rules import can_expand
+from modelcheck.shards.backend import (
+    DRIVER_THRESHOLD,
+    LevelEngine,
+    ShardedRun,
+    resolve_driver_threshold,
+)
+from modelcheck.shards.rundir import RunDir
+from modelcheck.shards.worker import decode_error
 from modelcheck.spec import Spec
 
-from .checkpoint import CheckpointError, RunDir, spec_identity
 from .hadoop_fs import is_uri, local_path
 from .session import (
     SparkBackendError,
@@ -74,80 +55,17 @@ from .session import (
     ship_spec,
     spec_target,
 )
-from .shard_engine import LevelSummary, ShardEngine
-from .worker import WorkerConfig, decode_error
+from .shard_engine import ShardEngine
 
 __all__ = ["SparkExplorer", "LevelEngine", "DRIVER_THRESHOLD",
            "resolve_driver_threshold", "JobCanceller", "translate_job_error"]
 
-#: levels with at most this many candidate states run in the driver process. A level
-#: costs the driver n/r (r ~ 2M states/s) and Spark f + n/(P r) (f ~ 0.1 s a job, P
-#: executor cores): equal at n = f r P/(P - 1), ~300,000 on 2 cores (measured on L5)
-DRIVER_THRESHOLD = 300_000
 #: the level engines by name (``--engine``; recorded in a checkpoint's manifest)
 ENGINES = ("shards", "rdd")
-#: the environment variable overriding :data:`DRIVER_THRESHOLD`
-DRIVER_THRESHOLD_ENV = "MODELCHECK_SPARK_DRIVER_THRESHOLD"
 
 
-def resolve_driver_threshold(value: int | None) -> int:
-    """``value``, else the environment's ``MODELCHECK_SPARK_DRIVER_THRESHOLD``, else
-    :data:`DRIVER_THRESHOLD`."""
-    if value is None:
-        raw = os.environ.get(DRIVER_THRESHOLD_ENV, "").strip()
-        if not raw:
-            return DRIVER_THRESHOLD
-        try:
-            value = int(raw)
-        except ValueError:
-            raise UsageError(f"{DRIVER_THRESHOLD_ENV}={raw!r}: expected a whole number of "
-                             "states (0: every level on the executors).") from None
-    if value < 0:
-        raise UsageError(f"the driver threshold must be >= 0, not {value}.")
-    return int(value)
 
-
-class LevelEngine(Protocol):
-    """What the driver needs from an engine. Spark's exceptions pass through; the
-    driver translates them."""
-
-    name: str  # recorded in the manifest; a checkpoint resumes with the same engine
-    buckets: int
-
-    def start(self, fps: np.ndarray, words: np.ndarray | None) -> None:
-        """A fresh run from these initial states (distinct, sorted fingerprints)."""
-
-    def run_level(self, depth: int, expand: bool | None, again: bool = False
-                  ) -> LevelSummary:
-        """Commit level ``depth``; expand it (True), check it only (False) or not (None)."""
-
-    def parent(self, depth: int, fp: int) -> int | None:
-        """The parent fingerprint of state ``fp`` of committed level ``depth``."""
-
-    def level_states(self, depth: int) -> tuple[np.ndarray, np.ndarray]:
-        """States of committed level ``depth`` in fingerprint order: ``(fps, words)``."""
-
-    def tidy(self, depth: int) -> None:
-        """Levels ``0..depth`` are committed: delete what resuming no longer needs."""
-
-    def resume(self, depth: int) -> bool:
-        """Prepare to continue a checkpoint at committed level ``depth``; True when the
-        level must be expanded again (its successors were not kept)."""
-
-    def bytes_on_disk(self) -> int:
-        """Bytes of the engine's files in the run directory."""
-
-    @property
-    def task_cpu(self) -> dict[str, float]:
-        """CPU seconds the levels' tasks took, in Spark jobs (``spark``) and in the
-        driver process (``driver``)."""
-
-    @property
-    def jobs(self) -> dict[str, int]:
-        """Levels run as Spark jobs (``spark``) and in the driver process (``driver``)."""
-
-
-class SparkExplorer:
+class SparkExplorer(ShardedRun):
     """Breadth-first exhaustive exploration of a bound spec on Spark.
 
     ``config`` says what to check and how (:class:`~modelcheck.config.CheckConfig`,
@@ -168,6 +86,9 @@ class SparkExplorer:
     ``library`` looks up the predicates the spec does not declare, on the driver and on
     every executor (a module-level function, so that it pickles).
     """
+
+    backend = "spark"
+    engines = ENGINES
 
     def __init__(
         self,
@@ -190,37 +111,21 @@ class SparkExplorer:
         **options: Any,
     ) -> None:
         cfg = CheckConfig.of(config, options, "SparkExplorer")
-        if cfg.spill_dir is not None:
-            raise UsageError("--spill-dir is an option of the local explorer: the Spark "
-                             "backend keeps its levels in the run directory "
-                             "(--checkpoint-dir).")
-        if cfg.resume and cfg.checkpoint_dir is None:
-            raise UsageError("--resume needs --checkpoint-dir: the directory of the run to "
-                             "continue.")
-        self.config = cfg
+        super().__init__(spec, cfg, library=library, progress=progress, notice=notice,
+                         driver_threshold=resolve_driver_threshold(driver_threshold))
         self.verbose = verbose
-        self.notice = notice
-        self.library = library
-        self.spec = spec
-        # The Spark backend keys states by one uint64 column: states of several words
-        # by their 64-bit hash (the result reports the collision probability)
-        self.kernel = build_kernel(spec, cfg, library, hash64=True)
-        self.layout = spec.layout
         self.master = master
         self.partitions = partitions
         self.spark_conf = dict(spark_conf or {})
-        self.progress = progress
         self.spark = spark
         self.spec_target = spec_target
         self.connect_timeout = connect_timeout
         self.stop_session = stop_session
-        self.driver_threshold = resolve_driver_threshold(driver_threshold)
         if engine not in (*ENGINES, "auto"):
             raise UsageError(f"unknown Spark engine {engine!r}; choose one of "
                              f"{', '.join(ENGINES)}.")
         self.engine_name = engine
-        self.engine: LevelEngine
-        self._sigint = JobCanceller()
+        self._stop = self._sigint = JobCanceller()
         self._prechecked: tuple[str, dict[str, Any], dict[str, Any] | None] | None = None
 
     # ------------------------------------------------------------------ run
@@ -242,7 +147,7 @@ class SparkExplorer:
         target, _ = spec_target(type(self.spec))
         if self.spec_target:
             target = self.spec_target
-        ident = spec_identity(self.kernel, target)
+        ident = self._identity(target)
         manifest: dict[str, Any] | None = None
         cfg = self.config
         remote = cfg.checkpoint_dir is not None and is_uri(cfg.checkpoint_dir)
@@ -256,45 +161,25 @@ class SparkExplorer:
                                  "(the default for such URIs) or a local path.")
             rundir = RunDir(Path(tempfile.mkdtemp(prefix="modelcheck-spark-run-")),
                             temporary=True)
-        elif cfg.checkpoint_dir is not None:
-            rundir = RunDir.prepare(local_path(cfg.checkpoint_dir), resume=cfg.resume)
-            if cfg.resume and rundir.has_checkpoint:
-                manifest = self._resumable(rundir, ident)
-            elif cfg.resume:
-                self._notice(f"--resume: no checkpoint in {cfg.checkpoint_dir}; starting "
-                             "afresh.")
         else:
-            rundir = RunDir(Path(tempfile.mkdtemp(prefix="modelcheck-spark-run-")),
-                            temporary=True)
+            rundir, manifest = self._prepare_local(
+                ident, "modelcheck-spark-run-",
+                None if cfg.checkpoint_dir is None else local_path(cfg.checkpoint_dir))
         self.rundir = rundir
         self._prechecked = (target, ident, manifest)
 
     def _resumable(self, rundir: RunDir, ident: dict[str, Any]) -> dict[str, Any]:
-        """The manifest of the checkpoint to resume (checked against this run)."""
-        manifest = rundir.read_manifest()
-        rundir.check_compatible(manifest, ident)
-        if manifest["engine"] not in ENGINES:
-            raise CheckpointError(
-                f"the checkpoint in {rundir.where} was written by the "
-                f"{manifest['engine']} engine, which this version "
-                "no longer has; start a new run in another --checkpoint-dir."
-            )
+        """The manifest of the checkpoint to resume; its engine is this run's."""
+        manifest = super()._resumable(rundir, ident)
         self.engine_name = str(manifest["engine"])
         return manifest
-
-    def _notice(self, message: str) -> None:
-        """Tell the user something about the run that is not a result (``notice``)."""
-        if self.notice is not None:
-            self.notice(message)
 
     @property
     def resume_point(self) -> tuple[int, int] | None:
         """After :meth:`precheck`: ``(level, distinct states)`` where a ``--resume`` run
         continues its checkpoint, or None for a fresh run."""
         manifest = self._prechecked[2] if self._prechecked is not None else None
-        if manifest is None:
-            return None
-        return int(manifest["level"]), sum(int(lv["states"]) for lv in manifest["levels"])
+        return None if manifest is None else self._resume_point(manifest)
 
     def run(self) -> Result:
         """Explore; Ctrl-C returns the levels finished so far with status ``incomplete``."""
@@ -342,11 +227,11 @@ class SparkExplorer:
             if self.engine_name == "rdd":
                 from .rdd_engine import RddEngine
 
-                self.engine = RddEngine(spark, buckets, self._worker_config(target),
+                self.engine = RddEngine(spark, buckets, self.worker_config(target),
                                         len(self.kernel.actions), kernel=self.kernel,
                                         store=store)
             else:
-                self.engine = ShardEngine(spark, rundir, buckets, self._worker_config(target),
+                self.engine = ShardEngine(spark, rundir, buckets, self.worker_config(target),
                                           len(self.kernel.actions),
                                           driver_threshold=self.driver_threshold,
                                           kernel=self.kernel)
@@ -362,224 +247,30 @@ class SparkExplorer:
                 self.spark = None
         return res
 
-    def _worker_config(self, target: str) -> WorkerConfig:
-        """What executors need to rebuild this run's kernel."""
-        cfg = self.config
-        return WorkerConfig(target=target, constants=tuple(self.spec.constants.items()),
-                            invariants=cfg.invariants, check_deadlock=cfg.check_deadlock,
-                            symmetry=cfg.symmetry, n_words=self.layout.n_words,
-                            chunk=cfg.batch_size,
-                            library=None if self.library is library_lookup else self.library,
-                            hash64=True)
+    # ------------------------------------------------------------ Spark's side
+    def _local_paths(self, text: str) -> str:
+        return driver_paths(text)
 
-    # ------------------------------------------------------------ the run
-    def _explore(self, t0: float, ident: dict[str, Any],
-                 manifest: dict[str, Any] | None) -> Result:
-        res = new_result(self.kernel, self.config, backend="spark")
-        return RunLoop(_SparkLevels(self, ident, manifest), self.kernel, self.config, res,
-                       self._sigint, progress=self.progress, t0=t0).run()
-
-    def _can_expand(self, depth: int) -> bool:
-        return can_expand(depth, self.config.max_depth)
-
-    def _job(self, depth: int, expand: bool | None, again: bool = False) -> LevelSummary:
-        """The engine's job ``depth`` (level 0 includes what the initial states outside
-        the state constraints found)."""
-        t = time.perf_counter()
-        lv: LevelSummary = self._call(depth, self.engine.run_level, depth, expand, again)
-        if depth == 0 and expand is not None:
-            lv.found.merge(self._call(0, initial_states, self.kernel)[2])
-        lv.seconds = time.perf_counter() - t
-        return lv
-
-    def _report(self, depth: int, verdict: Verdict) -> Violation:
-        """The violation ``verdict`` reports (a spec error raises, as locally, naming the
-        spec's file as the driver knows it rather than the copy executors ran)."""
-        if verdict.kind == "error" and verdict.error is not None:
-            e = verdict.error
-            raise SpecEvaluationError(driver_paths(e.message),
-                                      where=e.where and driver_paths(e.where), what=e.what,
-                                      state=e.state)
-        v: Violation = self._call(depth, report, self.kernel, verdict,
-                                  functools.partial(self._path, depth))
-        return v
-
-    def _path(self, depth: int, fp: int) -> list[int]:
-        """Fingerprints from an initial state to state ``fp`` of level ``depth``."""
-        out = [fp]
-        cur = fp
-        for d in range(depth, 0, -1):
-            parent = self.engine.parent(d, cur)
-            if parent is None:  # pragma: no cover - would be an engine bug
-                raise SparkBackendError(f"trace rebuild: {cur:#x} is not in level {d}")
-            cur = parent
-            out.append(cur)
-        out.reverse()
-        return out
-
-    # ------------------------------------------------------------ interrupts
-    @property
-    def _interrupted(self) -> bool:
-        return self._sigint.requested
-
-    @_interrupted.setter
-    def _interrupted(self, value: bool) -> None:
-        self._sigint.requested = value
-
-    # ------------------------------------------------------------ errors
-    def _call(self, depth: int, fn: Callable[..., Any], *args: Any) -> Any:
-        """``fn(*args)`` (work of job ``depth``), with Spark's exceptions translated."""
+    def _cancel(self) -> None:
         try:
-            return fn(*args)
-        except (ModelcheckError, KeyboardInterrupt):
-            raise
-        except Exception as e:  # noqa: BLE001 - py4j / pyspark raise many types
-            raise self._translate(e, depth) from None
-
-    def _translate(self, e: BaseException, depth: int) -> BaseException:
-        text = _exception_text(e)
-        if "No space left on device" in text:
-            done = depth - 1  # job ``depth`` writes level ``depth``
-            kept = ("no level is committed yet" if done < 0 else
-                    f"levels 0..{done} are committed"
-                    + ("" if self.rundir.temporary else " and stay usable with --resume once "
-                       "space is freed"))
-            return CheckpointError(
-                f"the run directory {self.rundir.where} is full (No space left on device) while "
-                f"writing level {done + 1}; {kept}."
-            )
-        return translate_job_error(e, f"expanding level {depth}", self._interrupted)
-
-
-class _SparkLevels:
-    """The Spark backend of the run loop (:class:`~modelcheck.run.loop.Backend`): the
-    levels are the engine's (:class:`LevelEngine`), the checkpoint is the run
-    directory's manifest. Job ``d`` of the engine commits level ``d`` and expands it, so
-    the loop's "count level ``d + 1``" runs job ``d + 1``, which also expands that level
-    when the loop will (without expanding when ``--max-states`` may stop the run first:
-    then it counts, and expands again only if the level fits)."""
-
-    def __init__(self, ex: SparkExplorer, ident: dict[str, Any],
-                 manifest: dict[str, Any] | None) -> None:
-        self.ex, self.ident, self.manifest = ex, ident, manifest
-        self.pending: LevelSummary | None = None  # job `depth`: the level being expanded
-        self.next: LevelSummary | None = None  # the job that counted the next level
-        self.fps = np.zeros(0, dtype=np.uint64)
-        self.words = np.zeros((0, 1), dtype=np.uint64)
-
-    def begin(self, resume: bool) -> Begin:
-        ex, manifest = self.ex, self.manifest
-        if manifest is None:
-            return Begin()
-        depth = int(manifest["level"])
-        sizes = [int(lv["states"]) for lv in manifest["levels"]]
-        pending = LevelSummary.from_json(manifest["engine_state"]["pending"])
-        ex.engine.tidy(depth)
-        resumed = ex._call(depth, ex.engine.resume, depth)
-        if resumed or pending.expand is not ex._can_expand(depth):
-            # Interrupted with another --max-depth: expand the level as this run wants.
-            pending = ex._job(depth, ex._can_expand(depth), again=True)
-            pending.new = sizes[depth]
-        self.pending = pending
-        return Begin(Snapshot.from_json(manifest["state"]), sizes=sizes)
-
-    def initial(self) -> int:
-        self.fps, self.words, _ = self.ex._call(0, initial_states, self.ex.kernel)
-        return len(self.fps)
-
-    def keep_initial(self) -> None:
-        ex = self.ex
-        ex._call(0, ex.engine.start, self.fps, None if ex.kernel.exact else self.words)
-        self.pending = ex._job(0, ex._can_expand(0))
-
-    def expand(self, depth: int, expand: bool, pulse: Pulse) -> LevelFindings:
-        assert self.pending is not None and self.pending.depth == depth
-        return self.pending.found
-
-    def successors(self, depth: int, verdict: Verdict | None, expand_next: bool,
-                   room: int | None) -> Successors:
-        ex, cur = self.ex, self.pending
-        assert cur is not None
-        nxt: LevelSummary | None = None
-        if cur.candidates == 0:
-            new = 0
-        elif verdict is not None:  # count the next level's states, expand nothing
-            nxt = ex._job(depth + 1, None)
-            new = nxt.new
-        elif room is not None and cur.candidates > room:
-            # The next level may pass --max-states: count it before expanding it.
-            nxt = ex._job(depth + 1, None)
-            new = nxt.new
-            if new <= room:
-                counted = nxt.seconds
-                nxt = ex._job(depth + 1, expand_next, again=True)
-                nxt.seconds += counted
-        else:
-            nxt = ex._job(depth + 1, expand_next)
-            new = nxt.new
-        self.next = nxt
-        reached = nxt.reached if new and nxt is not None else \
-            np.zeros(len(ex.kernel.actions), dtype=np.int64)
-        return Successors(new, np.asarray(reached, dtype=np.int64),
-                          cur.seconds + (nxt.seconds if nxt is not None else 0.0))
-
-    def fits(self, depth: int, new: int) -> None:
-        pass  # the executors' memory is Spark's to bound
-
-    def keep(self, depth: int) -> None:
-        self.pending, self.next = self.next, None
-
-    def report(self, depth: int, verdict: Verdict) -> Violation:
-        return self.ex._report(depth, verdict)
-
-    def commit(self, snap: Snapshot, sizes: list[int]) -> None:
-        """Record job ``snap.depth`` as committed (manifest), then let the engine delete
-        the files no longer needed."""
-        ex, depth = self.ex, snap.depth
-        assert self.pending is not None
-        if not ex.rundir.temporary:
-            ex.rundir.write_manifest(new_manifest(
-                ex.engine.name, self.ident, ex.config.identity,
-                [{"states": n} for n in sizes[:depth + 1]], snap.to_json(),
-                engine_state={"partitions": ex.engine.buckets,
-                              "pending": self.pending.to_json()}))
-        ex.engine.tidy(depth)
-
-    def finish(self, final: Final) -> None:
-        pass  # a resumed run continues from the last commit
-
-    @property
-    def checkpoint(self) -> str | None:
-        return None if self.ex.rundir.temporary else self.ex.rundir.where
-
-    def advice(self) -> str:
-        return ""
-
-    def out_of_memory(self, detail: str) -> str:
-        return detail
-
-    def release(self) -> None:
-        self.next = None
-
-    def interrupted(self) -> None:
-        """Ctrl-C: cancel what still runs; the run ends with the levels finished so far."""
-        self.ex._interrupted = True
-        try:
-            self.ex.spark.sparkContext.cancelAllJobs()
+            self.spark.sparkContext.cancelAllJobs()
         except Exception:  # noqa: BLE001
             pass
 
-    def memory(self) -> dict[str, int]:
-        engine = self.ex.engine
+    def _memory(self) -> dict[str, int]:
+        engine = self.engine
         return {
-            "driver_peak_rss_bytes": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
-            "run_dir_bytes": engine.bytes_on_disk(),
-            "partitions": engine.buckets,
             "spark_jobs": engine.jobs["spark"],
             "driver_levels": engine.jobs["driver"],
             "spark_task_cpu_ms": round(1000 * engine.task_cpu["spark"]),
             "driver_level_cpu_ms": round(1000 * engine.task_cpu["driver"]),
         }
+
+    def _error_text(self, e: BaseException) -> str:
+        return _exception_text(e)
+
+    def _job_error(self, e: BaseException, depth: int) -> BaseException:
+        return translate_job_error(e, f"expanding level {depth}", self._interrupted)
 
 
 class JobCanceller(Interrupts):

@@ -41,8 +41,8 @@ from typing import Any
 
 import numpy as np
 
-from .shard_engine import LevelSummary
-from .shards import (
+from modelcheck.shards.engine import JobCounters, LevelSummary
+from modelcheck.shards.files import (
     Block,
     BucketSummary,
     ShardConfig,
@@ -52,7 +52,7 @@ from .shards import (
     merge_sorted,
     split_by_bucket,
 )
-from .worker import WorkerConfig, encode_error, seed_kernel
+from modelcheck.shards.worker import WorkerConfig, encode_error, seed_kernel
 
 __all__ = ["RddEngine", "NAME", "bucket_key"]
 
@@ -231,7 +231,7 @@ def _parent_in(fp: int, records: Iterable[tuple[int, tuple[Any, ...]]]) -> list[
     return [found]
 
 
-class RddEngine:
+class RddEngine(JobCounters):
     """Levels as persisted pair RDDs partitioned by bucket (see the module docstring).
 
     ``spark`` is the session, ``buckets`` the number of buckets (tasks per level),
@@ -266,8 +266,7 @@ class RddEngine:
         self._levels: dict[int, Any] = {}
         self._cands: dict[int, Any] = {}
         self._init: Any = None
-        self._jobs = {"spark": 0, "driver": 0}
-        self._cpu = {"spark": 0.0, "driver": 0.0}
+        JobCounters.__init__(self, "spark")
         #: the checkpoint directory (a HadoopDir) the levels are written to, or None
         self.store = store
         self._parts: list[Any] = []  # per-bucket RDDs of a resume through the driver
@@ -277,15 +276,6 @@ class RddEngine:
     @staticmethod
     def default_buckets(cores: int) -> int:
         return max(1, cores)
-
-    @property
-    def jobs(self) -> dict[str, int]:
-        return dict(self._jobs)
-
-    @property
-    def task_cpu(self) -> dict[str, float]:
-        """CPU seconds of the levels' expansions so far (the commits are not counted)."""
-        return dict(self._cpu)
 
     # ------------------------------------------------------------ the levels
     def _partitioned(self, rdd: Any) -> Any:
@@ -348,7 +338,6 @@ class RddEngine:
                 self.sc.setLocalProperty(_ALL_MARKED, None)
         finally:
             self.sc.setJobDescription(None)
-        self._jobs["spark"] += 1
         self._cands[depth + 1] = shuffled
         if self.store is not None and not again:
             self._save_level(depth, levels)
@@ -356,7 +345,7 @@ class RddEngine:
         if len(parts) != self.buckets:  # pragma: no cover - would be a Spark bug
             raise RuntimeError(f"level {depth}: {len(parts)} of {self.buckets} summaries")
         out = LevelSummary.combine(depth, parts, self.n_act)
-        self._cpu["spark"] += out.cpu
+        self.count_job("spark", out.cpu)
         return out
 
     def _run_map_stage(self, shuffled: Any) -> None:

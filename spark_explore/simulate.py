@@ -8,27 +8,13 @@ function, :func:`modelcheck.simulate.run_walks`; the driver adds the tasks' tall
 up and reports them with :meth:`modelcheck.simulate.Simulator.result` (shrinking
 included), so the result has the local command's shape and exit codes.
 
-**Rounds.** A run is a sequence of rounds, one Spark job each, of ``tasks`` tasks.
-Round ``r`` covers the walk indices ``[a, b)`` following the previous round's;
-``b - a = tasks * walks_per_batch * min(2**r, 4)`` (a time-bounded run keeps doubling
-while a round takes less than :data:`ROUND_SECONDS`). Task ``t`` runs walks ``a + t,
-a + t + tasks, ...`` below ``b``, with the time left, and sends back its tally and
-the states its walks visited. The driver adds the tallies up, counts the distinct
-states, and stops after a round in which a walk found a violation,
-once ``runs`` walks are done, when the time is up, or at Ctrl-C (the running job is
-cancelled; the rounds finished so far are reported).
-
-**The same result.** The violation reported is the one of the smallest walk index
-``v``. With ``runs`` (and no time limit reached), every walk of a smaller index ran to
-its end (it is in the same round or an earlier one, and a task abandons only walks
-after its own violation), so the violation, its walk and the shrunk trace are those of
-``modelcheck simulate`` with the same seed, whatever the task count. Every count is
-that of walks ``0 .. v`` (or of all the walks run), as locally: when a task of the
-violating round ran walks after ``v``, the round is run again up to ``v`` (one more
-Spark job, of walks already run once) and counted instead; a state's first action is
-that of the smallest walk that reached it (each task sends the walk of each state it
-saw first; the driver counts a round's states in walk order). So no figure depends on
-the task count or the batch size. A time-bounded run is not reproducible in its
+**Rounds** and **the same result**: a run is the sequence of rounds of
+:func:`modelcheck.simrounds.run_rounds` (the schedule and merge ``modelcheck simulate
+--workers`` uses too), each round one Spark job of ``tasks`` tasks; Ctrl-C cancels the
+running job and reports the rounds finished so far. With ``runs``, the violation, its
+walk, the shrunk trace and every count are those of ``modelcheck simulate`` with the
+same seed, whatever the task count (a violating round counted again up to the
+violating walk is one more Spark job). A time-bounded run is not reproducible in its
 counts (nor, if a slower task had not yet reached it, in its violation), as locally.
 
 Tasks do not check temporal properties on their walks (``modelcheck simulate`` does):
@@ -42,7 +28,7 @@ import functools
 import resource
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -52,89 +38,39 @@ from modelcheck.errors import ModelcheckError, UsageError
 from modelcheck.library import Library
 from modelcheck.library import lookup as library_lookup
 from modelcheck.result import Result
-from modelcheck.simulate import (
-    SimConfig,
-    SimProgress,
-    Simulator,
-    VisitedStates,
-    WalkSet,
-    WalkTally,
-    run_walks,
-)
+from modelcheck.shards.worker import WorkerConfig, encode_error, get_kernel
+from modelcheck.simrounds import WalkBlock, run_rounds
+from modelcheck.simulate import SimConfig, SimProgress, Simulator, WalkTally, run_walks
 from modelcheck.spec import Spec
 
 from .driver import JobCanceller, translate_job_error
 from .session import get_session, ship_spec
 from .session import spec_target as _spec_target
-from .worker import WorkerConfig, encode_error, get_kernel
 
-__all__ = ["SparkSimulator", "WalkJob", "RoundPlan", "run_walk_task", "MAX_ROUND_BATCHES",
-           "ROUND_SECONDS"]
-
-#: batches of walks per task in a round, at most (a run with ``runs``)
-MAX_ROUND_BATCHES = 4
-#: a time-bounded run doubles its rounds while one takes less than this (seconds)
-ROUND_SECONDS = 5.0
+__all__ = ["SparkSimulator", "WalkJob", "run_walk_task"]
 
 
 @dataclass(frozen=True)
 class WalkJob:
-    """One round: what each of its tasks needs (pickled into the tasks)."""
+    """One round (a Spark job): what each of its tasks needs (pickled into the tasks)."""
 
     worker: WorkerConfig
     weights: tuple[float, ...]
-    seed: int
-    first: int  # the round's walks are first .. end - 1
-    end: int
-    tasks: int
-    depth: int
-    walks_per_batch: int
-    time_limit: float | None
-    record: bool  # send the visited states back
-
-    def walks(self, task: int) -> WalkSet:
-        """The walks of task ``task``: ``first + task``, every ``tasks``-th, below ``end``."""
-        first = self.first + task
-        return WalkSet(self.seed, first, self.tasks, max(0, -(-(self.end - first) // self.tasks)))
+    block: WalkBlock
 
 
 def run_walk_task(job: WalkJob, task: int) -> tuple[int, WalkTally]:
     """Task ``task`` of a round (on an executor): its walks, with the local engine's
     function. A failure is re-raised carrying its message for the driver."""
+    b = job.block
     try:
-        tally = run_walks(get_kernel(job.worker), job.walks(task),
-                          weights=np.asarray(job.weights, dtype=np.float64), depth=job.depth,
-                          walks_per_batch=job.walks_per_batch, time_limit=job.time_limit,
-                          record_states=job.record)
+        tally = run_walks(get_kernel(job.worker), b.walks(task),
+                          weights=np.asarray(job.weights, dtype=np.float64), depth=b.depth,
+                          walks_per_batch=b.walks_per_batch, time_limit=b.time_limit,
+                          record_states=b.record)
     except Exception as e:  # noqa: BLE001 - everything is reported to the driver
         raise encode_error(e) from None
     return task, tally
-
-
-class RoundPlan:
-    """The blocks of walk indices of a run's rounds (see the module docstring)."""
-
-    def __init__(self, runs: int | None, tasks: int, walks_per_batch: int) -> None:
-        self.runs, self.tasks, self.width = runs, tasks, walks_per_batch
-        self.first = 0
-        self.batches = 1
-
-    def next_block(self) -> tuple[int, int] | None:
-        """The next round's walks ``[a, b)``; None when ``runs`` are done."""
-        if self.runs is not None and self.first >= self.runs:
-            return None
-        end = self.first + self.tasks * self.width * self.batches
-        if self.runs is not None:
-            end = min(end, self.runs)
-        return self.first, end
-
-    def done(self, end: int, seconds: float) -> None:
-        """The round up to ``end`` took ``seconds``: move on, and grow the rounds."""
-        self.first = end
-        if self.runs is not None:
-            self.batches = min(2 * self.batches, MAX_ROUND_BATCHES)
-        elif seconds < ROUND_SECONDS:
-            self.batches *= 2
 
 
 class SparkSimulator:
@@ -214,87 +150,36 @@ class SparkSimulator:
         """Run round ``job``: its tasks' ``(task, tally)``; Spark's exceptions translated
         (a cancelled job raises ``KeyboardInterrupt``)."""
         try:
-            parts: list[tuple[int, WalkTally]] = sc.parallelize(
-                range(job.tasks), job.tasks).map(functools.partial(run_walk_task, job)).collect()
+            tasks = job.block.tasks
+            parts: list[tuple[int, WalkTally]] = sc.parallelize(range(tasks), tasks).map(
+                functools.partial(run_walk_task, job)).collect()
         except (ModelcheckError, KeyboardInterrupt):
             raise
         except Exception as e:  # noqa: BLE001 - py4j / pyspark raise many types
-            raise translate_job_error(e, f"running walks {job.first}..{job.end - 1}",
+            raise translate_job_error(e, f"running walks {job.block.first}..{job.block.end - 1}",
                                       self._sigint.requested) from None
         return parts
 
-    @staticmethod
-    def _add_round(tally: WalkTally, visited: VisitedStates, parts: list[WalkTally]) -> None:
-        """Add a round's task tallies; its visited states in walk order (a state's first
-        action is that of the smallest walk that reached it, as locally)."""
-        for part in parts:
-            tally.add(part)
-        if parts:
-            seen = [p for p in parts if len(p.states)]
-            if not seen:
-                return
-            fps = np.concatenate([p.states for p in seen])
-            acts = np.concatenate([p.reached_by for p in seen])
-            walks = np.concatenate([p.reached_in for p in seen])
-            order = np.argsort(walks, kind="stable")  # of a state seen twice, the first counts
-            visited.see(fps[order], acts[order])
-
     def _rounds(self, spark: Any, target: str, tasks: int) -> tuple[WalkTally, int, float]:
-        """Run rounds until done: the added-up tally, the rounds run, their seconds."""
+        """Run rounds until done (:func:`modelcheck.simrounds.run_rounds`, one Spark job
+        each): the added-up tally, the rounds run, their seconds."""
         s = self.simulator
-        cfg = s.sim
-        n_act = len(s.kernel.actions)
-        tally = WalkTally.empty(n_act)
-        visited = VisitedStates(n_act, s.seen_limit(), width=s.kernel.layout.key_width)
         worker = WorkerConfig(target=target, constants=tuple(self.spec.constants.items()),
                               invariants=s.safety_names,
                               check_deadlock=s.config.check_deadlock, symmetry=False,
+                              view=False,
                               n_words=s.kernel.layout.n_words,
                               library=None if self.library is library_lookup else self.library)
         weights = tuple(float(w) for w in s.weights)
-        plan = RoundPlan(cfg.runs, tasks, cfg.walks_per_batch)
         sc = spark.sparkContext
-        start = time.perf_counter()
-        rounds = 0
-        try:
-            while tally.found is None and tally.stopped is None:
-                if self._sigint.requested:
-                    tally.stopped = "interrupted"
-                    break
-                block = plan.next_block()
-                if block is None:
-                    break
-                left = None if cfg.time_limit is None else \
-                    cfg.time_limit - (time.perf_counter() - start)
-                if left is not None and left <= 0:
-                    tally.stopped = "time"
-                    break
-                job = WalkJob(worker, weights, cfg.seed, block[0], block[1], tasks,
-                              cfg.depth, cfg.walks_per_batch, left, record=not visited.capped)
-                rt = time.perf_counter()
-                parts = self._job(sc, job)
-                rounds += 1
-                found = [p.found.walk for _, p in parts if p.found is not None]
-                if found and any(p.walks and job.walks(t).index(p.walks - 1) > min(found)
-                                 for t, p in parts):
-                    # tasks ran walks after the violating one: count the round again,
-                    # walks up to that one only (without time limit: they ran once)
-                    job = replace(job, end=min(found) + 1, time_limit=None)
-                    parts = self._job(sc, job)
-                    rounds += 1
-                self._add_round(tally, visited, [p for _, p in sorted(parts, key=lambda p: p[0])])
-                plan.done(block[1], time.perf_counter() - rt)
-                if self.progress is not None:
-                    self.progress(SimProgress(tally.walks, tally.steps, len(visited),
-                                              time.perf_counter() - start,
-                                              tally.fired.copy()))
-        except KeyboardInterrupt:  # Ctrl-C (a cancelled job, or a second Ctrl-C)
-            tally.stopped = "interrupted"
+
+        def cancel() -> None:
             self._sigint.requested = True
             try:
                 sc.cancelAllJobs()
             except Exception:  # noqa: BLE001 - the session may be going away
                 pass
-        tally.count_states(visited)
-        return tally, rounds, time.perf_counter() - start
 
+        return run_rounds(s, tasks, lambda block: self._job(sc, WalkJob(worker, weights, block)),
+                          stop=lambda: self._sigint.requested, progress=self.progress,
+                          on_interrupt=cancel)

@@ -88,9 +88,11 @@ Translation (TLA+ construct -> modelcheck form)
   has them empty. It is only ever at offset 1, so states correspond one to one.
 * ``CHOOSE`` over a log's offsets picks the smallest satisfying offset (TLC's order on
   ``1..n``); ``CASE`` takes the first true arm, as TLC evaluates it.
-* ``VIEW view`` (the author's cfg) is not applied: states here are TLC's states
-  without a VIEW. The view drops ``messages_discard`` and the ``aux_*`` variables;
-  with it TLC counts fewer distinct states (two states differing only in those are
+* ``VIEW view`` (the author's cfg) is :data:`VIEW`, declared by
+  :class:`KafkaReplicationView` and :class:`KafkaReplicationKip966View` (``docs/view.md``):
+  every variable but ``messages_discard`` (the ``d_*``) and the ``aux_*``. The other
+  classes have no view: their states are TLC's states without a VIEW. With it TLC and
+  modelcheck count fewer distinct states (two states differing only in those are
   one), see ``tests/kafka_replication/README.md``.
 
 Known divergence from TLC: where TLC stops with an evaluation error (a record
@@ -221,6 +223,7 @@ from modelcheck.values import SeqValue
 
 __all__ = ["BStatus", "CStatus", "PStatus", "APErr", "FErr", "KafkaReplication",
            "KafkaReplicationKip966", "KafkaReplicationLive", "KafkaReplicationKip966Live",
+           "KafkaReplicationView", "KafkaReplicationKip966View", "VIEW",
            "KIP966_CHECKS", "LRS_CONSTANTS", "constants_from_cfg",
            "invariants_from_cfg"]
 
@@ -668,10 +671,15 @@ class _Replication(Spec):
             self._set(n, "partition_replica_state", self._blank_rs(), cond & not_(k), b, c)
 
     def _reset_pending_ap(self, n: _Next, b: int, cond: Any) -> None:
+        """ResetPendingAlterPartition(b): a Nil request, written as the initial state
+        has it (one encoding of Nil, so that states equal in TLA+ are equal here, on
+        the view too: ``epochs`` of ``BrokerCount`` zeros, not the empty sequence)."""
         cur = n.v["partition_pending_ap"][b]
+        req = cur.type.fields["request"]
+        nil = req.zero().with_fields(epochs=req.fields["epochs"].value_of(
+            [0] * self.BrokerCount))
         self._set(n, "partition_pending_ap",
-                  cur.with_fields(epoch=0, has=False, request=cur.type.fields[
-                      "request"].zero()), cond, b)
+                  cur.with_fields(epoch=0, has=False, request=nil), cond, b)
 
     def _nil_fetch(self, f: Any) -> Any:
         return f.with_fields(has=False, fetch_offset=0, last_fetched_epoch=0, delayed=False)
@@ -1754,6 +1762,31 @@ class KafkaReplicationLive(_Liveness, KafkaReplication):
 
 class KafkaReplicationKip966Live(_Liveness, KafkaReplicationKip966):
     """The KIP-966 model under ``LivenessSpec``: its fairness and liveness properties."""
+
+
+#: the author's ``VIEW view`` (``<< con_vars, broker_vars, part_vars, NetworkView,
+#: inv_vars >>``, ``NetworkView == << messages >>``): every variable but
+#: ``messages_discard`` (the ``d_*``) and ``aux_vars`` (the ``aux_*``)
+VIEW = ("con_unfenced", "con_broker_reg", "con_partition_metadata", "con_metadata_log",
+        "broker_state", "broker_fetchers", "broker_metadata_log",
+        "partition_status", "partition_metadata", "partition_data", "partition_leso",
+        "partition_replica_state", "partition_pending_ap",
+        "inv_sent", "inv_pos_acked", "inv_neg_acked", "inv_true_hwm", "inv_consumed",
+        "m_regreq", "m_regresp", "m_apreq", "m_apresp", "m_freq", "m_fresp")
+
+
+class KafkaReplicationView(KafkaReplication):
+    """The v3.5 model with the author's ``VIEW view`` (:data:`VIEW`): states that differ
+    only in the processed messages or the auxiliary variables are one state, as for TLC
+    on the author's cfg (``docs/view.md``)."""
+
+    view = VIEW
+
+
+class KafkaReplicationKip966View(KafkaReplicationKip966):
+    """The KIP-966 model with the author's ``VIEW view`` (:data:`VIEW`)."""
+
+    view = VIEW
 
 
 class _Now:

@@ -38,8 +38,8 @@ from dataclasses import dataclass
 
 from modelcheck.kernel import Kernel
 
-__all__ = ["brute_force", "brute_force_check", "Oracle", "assert_replays", "random_walk",
-           "model_states"]
+__all__ = ["brute_force", "brute_force_check", "brute_force_view", "brute_force_graph",
+           "Oracle", "GraphOracle", "assert_replays", "random_walk", "model_states"]
 
 
 @dataclass(frozen=True)
@@ -55,6 +55,14 @@ class Oracle:
     names: frozenset[str] = frozenset()
     #: one shortest counterexample (cell tuples), initial state first
     trace: tuple[tuple[int, ...], ...] = ()
+    #: (:func:`brute_force_view` only) the states kept at each level checked
+    levels: tuple[frozenset[tuple[int, ...]], ...] = ()
+    #: (:func:`brute_force_check` only) every state stored, with its BFS level
+    stored: tuple[tuple[tuple[int, ...], int], ...] = ()
+    #: (:func:`brute_force_check` only) every transition taken between stored states:
+    #: (state, successor, action instance id); the successor inside the state
+    #: constraints and the transition allowed by the action constraints
+    edges: frozenset[tuple[tuple[int, ...], tuple[int, ...], int]] = frozenset()
 
 
 def brute_force(spec, symmetry_sets=None) -> tuple[int, int]:
@@ -92,6 +100,8 @@ def brute_force_check(spec, *, invariants=None, check_deadlock: bool | None = No
         return next((p.name for p in invs if not holds(p, cells)), None)
 
     parent: dict[tuple[int, ...], tuple[int, ...] | None] = {}
+    level_of: dict[tuple[int, ...], int] = {}
+    edges: set[tuple[tuple[int, ...], tuple[int, ...], int]] = set()
 
     def trace_to(key) -> tuple[tuple[int, ...], ...]:
         out = []
@@ -99,6 +109,9 @@ def brute_force_check(spec, *, invariants=None, check_deadlock: bool | None = No
             out.append(key)
             key = parent[key]
         return tuple(reversed(out))
+
+    def graph() -> dict:
+        return {"stored": tuple(level_of.items()), "edges": frozenset(edges)}
 
     level: list[tuple[int, ...]] = []
     dropped: list[tuple[int, ...]] = []  # initial states outside the constraints
@@ -108,6 +121,7 @@ def brute_force_check(spec, *, invariants=None, check_deadlock: bool | None = No
             continue
         if inside(list(key)):
             parent[key] = None
+            level_of[key] = 0
             level.append(key)
         else:
             dropped.append(key)
@@ -122,11 +136,156 @@ def brute_force_check(spec, *, invariants=None, check_deadlock: bool | None = No
             c = min(bad)[0]
             trace = trace_to(c) if c in parent else (c,)
             return Oracle("violation", len(parent), depth, generated, "invariant",
-                          frozenset(n for _, n in bad), trace)
+                          frozenset(n for _, n in bad), trace, **graph())
         # phase 2: expand every state
         new: list[tuple[int, ...]] = []
         dead, outside_bad, prop_bad = [], set(), set()
         for c in level:
+            succ = k.successors(list(c))
+            if deadlock and not succ:
+                dead.append(c)
+            for inst, nxt in succ:
+                generated += 1
+                for p in props:
+                    if not holds(p, list(c), nxt):
+                        prop_bad.add((c, tuple(nxt), p.name))
+                        break
+                key = canon(nxt)
+                if inside(nxt) and allowed(list(c), nxt):
+                    edges.add((c, key, inst.id))
+                    if key not in parent:
+                        parent[key] = c
+                        level_of[key] = d + 1
+                        new.append(key)
+                elif (n := first_bad_invariant(nxt)) is not None:
+                    outside_bad.add((c, tuple(nxt), n))
+        if new:
+            depth = d + 1
+        total = len(parent)
+        if dead:
+            return Oracle("deadlock", total, depth, generated, "deadlock",
+                          frozenset({"Deadlock"}), trace_to(min(dead)), **graph())
+        for kind, found in (("invariant", outside_bad), ("action", prop_bad)):
+            if found:
+                c, nxt, _ = min(found)
+                return Oracle("violation", total, depth, generated, kind,
+                              frozenset(n for _, _, n in found), trace_to(c) + (nxt,),
+                              **graph())
+        if not new:
+            return Oracle("ok", total, depth, generated, **graph())
+        level = new
+        d += 1
+
+
+@dataclass(frozen=True)
+class GraphOracle:
+    """The reachable state graph: ``nodes`` maps each stored state (cell tuple) to its
+    ``(BFS level, initial, invariants it violates)``; ``edges`` maps each transition
+    between stored states ``(state, successor, action instance id)`` to the action
+    properties it violates (names in declaration order)."""
+
+    nodes: dict[tuple[int, ...], tuple[int, bool, tuple[str, ...]]]
+    edges: dict[tuple[tuple[int, ...], tuple[int, ...], int], tuple[str, ...]]
+
+
+def brute_force_graph(spec) -> GraphOracle:
+    """The state graph of the model :func:`brute_force_check` explores (symmetry off,
+    nothing checked, the state and action constraints applied; every transition
+    between two stored states an edge), labelled with the spec's invariants and
+    action properties by the scalar evaluator."""
+    o = brute_force_check(spec, invariants=[], check_deadlock=False)
+    assert o.status == "ok"
+    k = Kernel(spec, symmetry=False)
+
+    def holds(p, cells, nxt=None) -> bool:
+        s = k.scalar_view(list(cells))
+        return bool(p.fn(spec, s) if nxt is None else p.fn(spec, s, k.scalar_view(list(nxt))))
+
+    nodes = {c: (d, d == 0,
+                 tuple(p.name for p in spec.invariants if not holds(p, c)))
+             for c, d in o.stored}
+    edges = {(c, n, a): tuple(p.name for p in spec.properties if not holds(p, c, n))
+             for c, n, a in o.edges}
+    return GraphOracle(nodes, edges)
+
+
+def brute_force_view(spec, *, invariants=None, check_deadlock: bool | None = None
+                     ) -> Oracle:
+    """:func:`brute_force_check` under the spec's view (TLA+'s ``VIEW``, as TLC 2.20
+    runs it: ``ModelChecker.doNext`` fingerprints the view of a state in the model, and
+    checks the invariants only on a state whose view is new).
+
+    Two states are one when their kept variables' values are equal (compared as cell
+    tuples, no packing, no fingerprint). The first state of a view reached is kept,
+    checked and expanded; another with a seen view is dropped unchecked. Initial
+    states: in the spec's order; one outside the state constraints is checked and
+    dropped whatever its view. A successor outside the model is checked, never
+    stored. "First reached" follows the explorers' order: a level's states in the
+    order of their views' fingerprints (the one thing borrowed from the engine, through
+    :meth:`Kernel.fingerprint`, only to order a level), each state's successors in
+    action order.
+    """
+    k = Kernel(spec, symmetry=False, view=False)
+    order = Kernel(spec, symmetry=False)  # its fingerprint is the view's
+    assert order.view is not None
+    kept = [c.index for c in spec.layout.cells if c.var in spec.view]
+    invs = [p for p in spec.invariants if invariants is None or p.name in invariants]
+    props = [p for p in spec.properties if invariants is None or p.name in invariants]
+    deadlock = spec.check_deadlock if check_deadlock is None else check_deadlock
+
+    def view(cells) -> tuple[int, ...]:
+        return tuple(cells[i] for i in kept)
+
+    def holds(p, cells, nxt=None) -> bool:
+        s = k.scalar_view(cells)
+        return bool(p.fn(spec, s) if nxt is None else p.fn(spec, s, k.scalar_view(nxt)))
+
+    def inside(cells) -> bool:
+        return all(holds(p, cells) for p in spec.constraints)
+
+    def allowed(cells, nxt) -> bool:
+        return all(holds(p, cells, nxt) for p in spec.action_constraints)
+
+    def first_bad_invariant(cells):
+        return next((p.name for p in invs if not holds(p, cells)), None)
+
+    parent: dict[tuple[int, ...], tuple[int, ...] | None] = {}  # by view
+    rep: dict[tuple[int, ...], tuple[int, ...]] = {}  # the state kept, by view
+
+    def trace_to(v) -> tuple[tuple[int, ...], ...]:
+        out = []
+        while v is not None:
+            out.append(rep[v])
+            v = parent[v]
+        return tuple(reversed(out))
+
+    level: list[tuple[int, ...]] = []  # states kept
+    dropped: list[tuple[int, ...]] = []  # initial states outside the constraints
+    for cells in k.initial_states():
+        if not inside(cells):
+            dropped.append(tuple(cells))
+        elif view(cells) not in parent:
+            parent[view(cells)] = None
+            rep[view(cells)] = tuple(cells)
+            level.append(tuple(cells))
+    depth = generated = d = 0
+    seen: list[frozenset[tuple[int, ...]]] = []
+
+    def oracle(*args, **kw) -> Oracle:
+        return Oracle(*args, **kw, levels=tuple(seen))
+
+    while True:
+        seen.append(frozenset(level))
+        bad = {(c, n) for c in level + (dropped if d == 0 else [])
+               if (n := first_bad_invariant(list(c))) is not None}
+        if bad:
+            c = min(bad)[0]
+            trace = trace_to(view(c)) if c in level else (c,)
+            return oracle("violation", len(parent), depth, generated, "invariant",
+                          frozenset(n for _, n in bad), trace)
+        new: list[tuple[int, ...]] = []
+        dead, outside_bad, prop_bad = [], set(), set()
+        for c in sorted(level, key=lambda c: order.fingerprint(list(c))):
             succ = k.successors(list(c))
             if deadlock and not succ:
                 dead.append(c)
@@ -136,26 +295,26 @@ def brute_force_check(spec, *, invariants=None, check_deadlock: bool | None = No
                     if not holds(p, list(c), nxt):
                         prop_bad.add((c, tuple(nxt), p.name))
                         break
-                key = canon(nxt)
                 if inside(nxt) and allowed(list(c), nxt):
-                    if key not in parent:
-                        parent[key] = c
-                        new.append(key)
+                    if view(nxt) not in parent:
+                        parent[view(nxt)] = view(c)
+                        rep[view(nxt)] = tuple(nxt)
+                        new.append(tuple(nxt))
                 elif (n := first_bad_invariant(nxt)) is not None:
                     outside_bad.add((c, tuple(nxt), n))
         if new:
             depth = d + 1
         total = len(parent)
         if dead:
-            return Oracle("deadlock", total, depth, generated, "deadlock",
-                          frozenset({"Deadlock"}), trace_to(min(dead)))
+            return oracle("deadlock", total, depth, generated, "deadlock",
+                          frozenset({"Deadlock"}), trace_to(view(min(dead))))
         for kind, found in (("invariant", outside_bad), ("action", prop_bad)):
             if found:
                 c, nxt, _ = min(found)
-                return Oracle("violation", total, depth, generated, kind,
-                              frozenset(n for _, _, n in found), trace_to(c) + (nxt,))
+                return oracle("violation", total, depth, generated, kind,
+                              frozenset(n for _, _, n in found), trace_to(view(c)) + (nxt,))
         if not new:
-            return Oracle("ok", total, depth, generated)
+            return oracle("ok", total, depth, generated)
         level = new
         d += 1
 

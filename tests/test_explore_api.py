@@ -1,7 +1,7 @@
 """The explorer's JSON API, served for real (uvicorn on a free loopback port), against
 independent oracles: the changed values against the cells that differ, the successors
 against the batch evaluator, expressions against ``trace eval``, saved paths through
-``trace replay``, the graph around a state against ``modelcheck graph``'s scalar BFS.
+``trace replay``, the graph around a state against the brute-force BFS (``tests/bruteforce.py``).
 Malformed requests get one JSON message and the server goes on serving."""
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ import urllib.request
 
 import networkx as nx
 import pytest
+from bruteforce import brute_force_graph
 from explorehelp import (
     BUG,
     LASSO,
@@ -33,10 +34,10 @@ from explorehelp import (
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from modelcheck.graph import build_graph
 from modelcheck.kernel import Kernel
 from modelcheck.loader import bind_spec
 from modelcheck.trace import load_trace
+from modelcheck.trace.render import action_label
 from modelcheck.web.app import MAX_BODY
 
 
@@ -191,10 +192,25 @@ def test_a_lasso_keeps_its_loop(tmp_path) -> None:
         assert not bad["replay"]["ok"] and "the loop does not close" in bad["replay"]["message"]
 
 
+def oracle_graph(spec, kernel: Kernel) -> nx.MultiDiGraph:
+    """The brute-force oracle's state graph (:func:`bruteforce.brute_force_graph`) as
+    ``modelcheck graph`` writes it: nodes by fingerprint with ``initial`` and
+    ``violates``, edges labelled with their actions."""
+    want = brute_force_graph(spec)
+    g = nx.MultiDiGraph()
+    for c, (_depth, initial, bad) in want.nodes.items():
+        g.add_node(kernel.fingerprint(list(c)), initial=initial, violates=",".join(bad))
+    for c, n, a in want.edges:
+        inst = spec.actions[a]
+        g.add_edge(kernel.fingerprint(list(c)), kernel.fingerprint(list(n)),
+                   label=action_label(inst.name, dict(inst.params)))
+    return g
+
+
 def test_graph_around_a_state_is_the_state_graph() -> None:
     session = session_for(SMALL, consts=SMALL_CONSTS)
-    g = build_graph(session.spec, max_states=1000)  # the scalar BFS of `modelcheck graph`
     kernel = session.kernel
+    g = oracle_graph(session.spec, kernel)  # the brute-force BFS, keyed by fingerprint
     with served(session) as url:
         cells = kernel.initial_states()[0]
         for _ in range(3):

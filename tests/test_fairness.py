@@ -15,7 +15,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 
 from examples.token_ring import Ring, RingComputed, RingEvery, RingUnfair
-from modelcheck import Array, Const, Ids, Int, Spec, action, check_liveness, where
+from modelcheck import Array, Bool, Const, Ids, Int, Spec, action, check, check_liveness, where
 from modelcheck.errors import SpecDefinitionError
 from modelcheck.loader import parse_consts
 from modelcheck.temporal import always_eventually, fairness_conditions
@@ -293,3 +293,50 @@ def test_a_property_selects_per_instance_conditions_by_their_labels():
     with pytest.raises(SpecDefinitionError, match=r"fairness names 'Pass\(i=2\)', which is "
                        r"not an action of the spec \(Pass\) nor an instance of one"):
         _bind(RingSelect, {"N": 1})
+
+
+class FamilyAndLabel(Spec):
+    """``Set`` strongly fair as a family and, by a computed table, instance by instance:
+    with one process the two are one condition, which a property's ``fairness=`` may
+    name either way (found by the random declarations above)."""
+
+    N = Const(1, min=1)
+    P = Ids(1, N)
+    b = Array(P, Bool())
+
+    @action(i=P, fair="strong-family")
+    def Set(self, s, t, i):
+        t.b[i] = True
+        return ~s.b[i]
+
+    @action(i=P)
+    def Clear(self, s, t, i):
+        t.b[i] = False
+        return s.b[i]
+
+    def fairness(self):
+        return {f"Set(i={i})": "strong" for i in self.P}
+
+    @always_eventually(fairness=("Set(i=1)",))
+    def SetByLabel(self, s):
+        return s.b[1]
+
+    @always_eventually(fairness=("Set",))
+    def SetByName(self, s):
+        return s.b[1]
+
+    @always_eventually(fairness=())
+    def Unfair(self, s):
+        return s.b[1]
+
+
+def test_a_condition_declared_twice_is_selected_by_either_name() -> None:
+    spec = FamilyAndLabel()
+    want = [("strong", frozenset({"Set(1)"}))]
+    assert _conds(spec) == want
+    assert _conds(spec, ("Set(i=1)",)) == want
+    assert _conds(spec, ("Set",)) == want
+    r = check(spec)
+    assert r.status == "violation" and r.violation is not None
+    assert r.violation.property == "Unfair"
+    assert check(spec, invariants=["SetByLabel", "SetByName"]).status == "ok"

@@ -20,11 +20,14 @@ from specs.kafka_replication import (
     KafkaReplication,
     KafkaReplicationKip966,
     KafkaReplicationKip966Live,
+    KafkaReplicationKip966View,
     KafkaReplicationLive,
+    KafkaReplicationView,
     _Replication,
     constants_from_cfg,
     invariants_from_cfg,
 )
+from tests.bruteforce import assert_replays
 from tests.lassocheck import check_lasso_generic
 
 HERE = pathlib.Path(__file__).parent / "kafka_replication"
@@ -102,6 +105,58 @@ def test_equal_to_tlc(name: str) -> None:
             assert actions == fig["trace"]
 
 
+VIEWS = HERE / "view"
+TLC_VIEW = {k: v for k, v in json.loads((VIEWS / "tlc_view_figures.json").read_text()).items()
+            if not k.startswith("_")}
+VIEW_SPECS = {"v3.5": KafkaReplicationView, "kip-966": KafkaReplicationKip966View}
+#: the VIEW cfgs that take a few seconds here (the others: more)
+VIEW_FAST = {"v35_b2_base_view", "kip_b2_base_view", "v35_b2_v2_view", "v35_b2_isr1_view",
+             "kip_b2_isr1_view", "v35_b2_lrs_view", "kip_b2_lrs_view"}
+
+
+def test_every_view_cfg_is_a_cfg_with_the_authors_view() -> None:
+    """``view/<name>_view.cfg`` is ``<name>.cfg`` with the line ``VIEW view`` (as the
+    author's cfg has it), so both sets of figures are of the same constants."""
+    cfgs = {p.stem for p in VIEWS.glob("*.cfg")}
+    assert cfgs == set(TLC_VIEW)
+    for name in cfgs:
+        base = (HERE / f"{name.removesuffix('_view')}.cfg").read_text()
+        lines = (VIEWS / f"{name}.cfg").read_text().splitlines()
+        assert "VIEW view" in lines
+        assert [x for x in lines[1:] if x not in ("VIEW view", "")] == \
+            [x for x in base.splitlines()[1:] if x != ""], name
+
+
+@pytest.mark.parametrize("name", [n if n in VIEW_FAST
+                                  else pytest.param(n, marks=pytest.mark.slow)
+                                  for n in sorted(TLC_VIEW)])
+def test_equal_to_tlc_with_the_view(name: str) -> None:
+    """With the author's ``VIEW view`` (``KafkaReplicationView``): distinct views and depth
+    as TLC's, or the same invariant violated with a counterexample as long, which replays
+    (a real behaviour of the model, not of the view)."""
+    fig = TLC_VIEW[name]
+    text = (VIEWS / f"{name}.cfg").read_text()
+    spec = VIEW_SPECS[fig["model"]](**constants_from_cfg(text))
+    r = explore(spec, invariants=invariants_from_cfg(text))
+    assert r.view == list(module.VIEW)
+    if fig["violated"] is None:
+        assert r.status == "ok", r.violation
+        assert (r.distinct_states, r.depth + 1) == (fig["distinct"], fig["depth"])
+    else:
+        assert r.status == "violation"
+        assert (r.violation.property, len(r.violation.trace)) == (fig["violated"],
+                                                                  fig["trace_length"])
+        assert_replays(spec, r.violation.trace)
+
+
+def test_the_view_is_the_authors() -> None:
+    """Every variable but ``messages_discard`` (``d_*``) and ``aux_vars`` (``aux_*``)."""
+    names = set(KafkaReplication._vars)
+    assert set(module.VIEW) == {n for n in names if not n.startswith(("d_", "aux_"))}
+    assert KafkaReplicationKip966View.view == KafkaReplicationView.view == module.VIEW
+    assert set(KafkaReplicationKip966._vars) == names
+
+
 BUGS = {k: v for k, v in json.loads((HERE / "tlc_bug_figures.json").read_text()).items()
         if not k.startswith("_")}
 
@@ -133,7 +188,7 @@ def test_every_check_is_a_variant() -> None:
     for name, cls in vars(module).items():
         for base in seen:
             if (isinstance(cls, type) and issubclass(cls, base) and cls is not base
-                    and not name.endswith("Live")):
+                    and not name.endswith(("Live", "View"))):
                 off = [k for k in switches if getattr(cls, k) is False]
                 assert len(off) == 1, name
                 seen[base].add(off[0])

@@ -7,8 +7,11 @@ and transitions the run generated. The oracle is the collector fed through the
 explorer's ``on_level``/``on_transitions`` hooks, which evaluates the formulas with a
 kernel of its own (expanding every level again for the step formulas): on random
 specs with fairness and properties over states and steps (``tests.livespec``) both
-give the same graph, node flags and edge flags. And a whole check expands every
-state exactly once.
+give the same graph, node flags and edge flags. The observer's targets are the node
+indices the run handed it (:meth:`~modelcheck.run.observers.Observer.on_edges`,
+without a look-up); the oracle looks every target's fingerprint up in its indexes of
+the last levels, and further back at the end. And a whole check expands every state
+exactly once.
 """
 
 from __future__ import annotations
@@ -25,22 +28,52 @@ from modelcheck.config import CheckConfig
 from modelcheck.explorer import Explorer
 from modelcheck.kernel import Kernel
 from modelcheck.liveness import GraphCollector, StateGraph, split_checks
+from modelcheck.temporal import fairness_conditions
 from tests.livespec import live_spec
 
 
-def _graph(spec: Any, batch_size: int, observer: bool) -> StateGraph:
+def _graph(spec: Any, batch_size: int, observer: bool, spill_dir: str | None = None,
+           background: bool = True, steps: bool = True) -> StateGraph:
+    """The collected graph; the observer's collects the enabled nodes of the spec's
+    fairness conditions too."""
     _, temporal = split_checks(spec, CheckConfig())
     parts = [part for p in temporal for part in p.parts()]
-    assert any(part.kind == "action" for part in parts)  # step formulas too
-    col = GraphCollector(spec, parts, batch_size, observer=observer)
+    if steps:
+        assert any(part.kind == "action" for part in parts)  # step formulas too
+    sets = [c.action_ids for c in fairness_conditions(spec)] if observer else []
+    col = GraphCollector(spec, parts, batch_size, spill_dir, background, observer=observer,
+                         enabled=sets)
     try:
         cfg = CheckConfig(batch_size=batch_size, invariants=())
         ex = (Explorer(spec, cfg, observer=col) if observer else
               Explorer(spec, cfg, on_level=col.on_level, on_transitions=col.on_transitions))
         assert ex.run().status == "ok"
-        return col.graph()
+        g = col.graph()
+        # (copies: the spilled edge files go with the collector)
+        return StateGraph(g.fps, g.initial, np.array(g.dst), np.array(g.act), g.indptr,
+                          g.preds, g.steps, g.enabled_sets, g.levels)
     finally:
         col.close()
+
+
+@pytest.mark.parametrize("batch_size", [1, 3, 1 << 16])
+@pytest.mark.parametrize("spill", [False, True])
+@pytest.mark.parametrize("background", [False, True])
+def test_observed_targets_reach_far_back_and_into_the_next_level(tmp_path, batch_size, spill,
+                                                                 background):
+    """A spec with edges back to level 0 from every level (further back than the
+    oracle's indexes of the last levels), parallel edges, and new states reached from
+    several batches: the observer's graph, edges in memory or spilled, worker thread
+    or not, is the oracle's edge for edge."""
+    from tests.test_liveness_graph import Resets
+
+    spill_dir = str(tmp_path) if spill else None
+    got = _graph(Resets(), batch_size, True, spill_dir, background, steps=False)
+    want = _graph(Resets(), batch_size, False, steps=False)
+    assert got.n_edges > 0
+    for name in ("fps", "initial", "dst", "act", "indptr"):
+        assert np.array_equal(getattr(got, name), getattr(want, name)), name
+    assert (got.dst < got.src).any()  # edges back (to level 0)
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -55,6 +88,14 @@ def test_the_observed_graph_is_the_one_the_collector_evaluates_itself(cls, batch
         assert np.array_equal(got.preds[name], want.preds[name]), name
     for name in want.steps:
         assert np.array_equal(got.steps[name], want.steps[name]), name
+    # the enabled nodes collected level by level are those the edges give
+    conds = fairness_conditions(spec)
+    assert sorted(got.enabled_sets) == sorted({c.action_ids for c in conds})
+    assert not want.enabled_sets
+    for c in conds:
+        assert np.array_equal(got.enabled(c), want.enabled(c)), c.name
+    for a, b in zip(got.enabled_all(conds), want.enabled_all(conds), strict=True):
+        assert np.array_equal(a, b)
 
 
 @settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])

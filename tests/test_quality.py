@@ -1,8 +1,13 @@
 """Static checks as tests: ruff over the tree, mypy over the engine, import-linter over the
-layering (the contracts in pyproject.toml)."""
+layering (the contracts in pyproject.toml).
+
+A missing tool skips its check on a developer's machine, but fails it in CI (the ``CI``
+environment variable set to anything, as CI services and ``.ci/run`` do): there, a
+check that did not run must not pass as one that did."""
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import shutil
 import subprocess
@@ -13,15 +18,24 @@ import pytest
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
+def missing(what: str) -> None:
+    """A tool the check needs is not installed: fail in CI, else skip."""
+    text = f"{what} is not installed (pip install -e '.[dev]')"
+    if os.environ.get("CI"):  # as the browser tests read it
+        pytest.fail(f"{text}; CI runs every static check", pytrace=False)
+    pytest.skip(text)
+
+
 def test_ruff_clean() -> None:
     if shutil.which("ruff") is None:
-        pytest.skip("ruff is not installed (pip install -e '.[dev]')")
+        missing("ruff")
     r = subprocess.run(["ruff", "check", "."], capture_output=True, text=True, check=False)
     assert r.returncode == 0, r.stdout + r.stderr
 
 
 def test_engine_types_check() -> None:
-    pytest.importorskip("mypy")
+    if importlib.util.find_spec("mypy") is None:
+        missing("mypy")
     r = subprocess.run([sys.executable, "-m", "mypy", "modelcheck", "spark_explore",
                         "--ignore-missing-imports"],
                        capture_output=True, text=True, check=False)
@@ -34,10 +48,26 @@ def test_import_layering() -> None:
     foundation) and those of modelcheck.trace import downwards only."""
     lint = shutil.which("lint-imports")
     if lint is None:
-        pytest.skip("import-linter is not installed (pip install -e '.[dev]')")
+        missing("import-linter")
     r = subprocess.run([lint, "--no-cache", "--no-logo"], cwd=ROOT, capture_output=True,
                        text=True, check=False)
     assert r.returncode == 0, r.stdout + r.stderr
+
+
+@pytest.mark.parametrize("ci", ["1", ""])
+def test_a_missing_tool_fails_in_ci(monkeypatch: pytest.MonkeyPatch, ci: str) -> None:
+    """Without ``lint-imports`` (or ruff) the check fails when ``CI`` is set, and is
+    skipped otherwise."""
+    monkeypatch.setattr(shutil, "which", lambda name: None)
+    monkeypatch.setenv("CI", ci)
+    outcome = pytest.fail.Exception if ci else pytest.skip.Exception
+    for check in (test_import_layering, test_ruff_clean):
+        got: BaseException | None = None
+        try:
+            check()
+        except BaseException as e:  # a skip is not an Exception: catch it to compare
+            got = e
+        assert isinstance(got, outcome) and "is not installed" in str(got), (check, got)
 
 
 #: the directories whose files may cite only files of the repository

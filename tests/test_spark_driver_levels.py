@@ -1,5 +1,5 @@
 """Levels run in the driver while the executors are still warming up (the placement
-rule of :meth:`spark_explore.shard_engine.ShardEngine.on_driver`; needs no Spark)."""
+rule of :meth:`modelcheck.shards.engine.BucketEngine.on_driver`; needs no Spark)."""
 
 from __future__ import annotations
 
@@ -18,7 +18,8 @@ class _Engine:
 
 
 def test_levels_stay_on_the_driver_while_executors_warm_up() -> None:
-    from spark_explore.shard_engine import DRIVER_VISITED_FACTOR, WARMING_FACTOR, ShardEngine
+    from modelcheck.shards.engine import DRIVER_VISITED_FACTOR, WARMING_FACTOR
+    from spark_explore.shard_engine import ShardEngine
 
     release = threading.Event()
     warming = threading.Thread(target=release.wait, daemon=True)

@@ -43,7 +43,7 @@ L1 = {"N": 2, "P": 1, "MaxLog": 4, "MaxRestarts": 1}
 L3 = {"N": 2, "P": 1, "MaxLog": 6, "MaxRestarts": 2}
 COMPARED = ("status", "distinct_states", "generated_states", "depth", "coverage",
             "violation", "fingerprint", "collision_probability", "state_bits", "checked",
-            "reason", "symmetry")
+            "reason", "symmetry", "view")
 
 
 # ---------------------------------------------------------------------- fixtures
@@ -455,6 +455,62 @@ def test_state_constraints_as_locally(spark: Any, spec_dir: Path, bound: int) ->
     assert_same(local, run_spark(spark, spec, partitions=2, check_deadlock=False))
 
 
+VIEWED = """
+    from modelcheck import Int, Spec, action, invariant
+
+    class Viewed(Spec):
+        check_deadlock = False
+        view = ("a", "b", "c")
+        a = Int(0, 3)
+        b = Int(0, 3)
+        c = Int(0, 1)
+        h = Int(0, 7)
+
+        @action(k=range(1, 3))
+        def IncA(self, s, t, k):
+            t.a = s.a + 1
+            t.h = (s.h * 2 + k) % 8
+            return s.a < 3
+
+        @action
+        def IncB(self, s, t):
+            t.b = s.b + 1
+            t.h = (s.h + 3) % 8
+            return (s.b < 3) & (s.h != 5)
+
+        @action
+        def Flag(self, s, t):
+            t.c = 1
+            return s.h == 6
+
+        @invariant
+        def Small(self, s):
+            return s.a + s.b + s.c <= MAX
+"""
+
+
+@pytest.mark.parametrize("bound", [7, 4])
+def test_a_view_as_locally(spark: Any, spec_dir: Path, bound: int) -> None:
+    # Under a view the state kept of each view (the first reached: smallest parent
+    # fingerprint, then action) decides what comes next (IncB and Flag read h, which
+    # the view leaves out; keeping another state of a view reaches 24 views, not 26):
+    # the same as locally whatever the engine and the partitions, and the
+    # counterexample replays
+    from tests.bruteforce import assert_replays
+
+    spec = write_spec(spec_dir, VIEWED.replace("MAX", str(bound)), "Viewed")()
+    local = Explorer(spec).run()
+    assert local.view == ["a", "b", "c"]
+    for kw in ({"partitions": 1}, {"partitions": 3, "batch_size": 2},
+               {"engine": "rdd", "partitions": 2}):
+        remote = run_spark(spark, spec, **kw)
+        assert_same(local, remote)
+        if remote.violation is not None:
+            assert_replays(spec, remote.violation.trace)
+    assert local.status == ("ok" if bound == 7 else "violation")
+    assert bound != 7 or local.distinct_states == 26
+
+
 ACTION_CONSTRAINED = """
     from modelcheck import Int, Spec, action, action_constraint, invariant
 
@@ -524,7 +580,7 @@ def test_interrupt_gives_incomplete(spark: Any) -> None:
 
 # ---------------------------------------------------------------------- checkpoints
 def test_checkpoint_refuses_other_constants_and_missing_dirs(spark: Any, tmp_path: Path) -> None:
-    from spark_explore.checkpoint import CheckpointError
+    from modelcheck.shards.rundir import CheckpointError
 
     ck = tmp_path / "ck"
     spec = kraft(**L1)
@@ -564,7 +620,7 @@ def test_run_folders_of_the_former_formats(spark: Any, tmp_path: Path) -> None:
     format; a local explorer's checkpoint is refused with the command that continues
     it."""
     from modelcheck.loader import bind_spec
-    from spark_explore.checkpoint import CheckpointError
+    from modelcheck.shards.rundir import CheckpointError
 
     legacy = ROOT / "tests" / "legacy_runs"
     spec = bind_spec("tests/ladder_spec.py", ("L=8", "M=3"))
@@ -577,7 +633,7 @@ def test_run_folders_of_the_former_formats(spark: Any, tmp_path: Path) -> None:
     assert (manifest["format"], manifest["engine"]) == ("modelcheck-checkpoint", "shards")
     local = tmp_path / "local"
     shutil.copytree(legacy / "local", local)
-    with pytest.raises(CheckpointError, match="written by the local explorer.*modelcheck "
+    with pytest.raises(CheckpointError, match="written by the one-process explorer.*modelcheck "
                                               "check --resume"):
         run_spark(spark, spec, checkpoint_dir=local, resume=True)
 
@@ -831,7 +887,7 @@ def test_rdd_engine_multiword_constraints_and_errors(spark: Any, spec_dir: Path)
 def test_run_dir_on_a_hadoop_file_system(spark: Any, tmp_path: Path) -> None:
     """A run directory reached through Hadoop's FileSystem API (here file://): the
     checks before a run and the manifest, replaced atomically."""
-    from spark_explore.checkpoint import CheckpointError, RunDir
+    from modelcheck.shards.rundir import CheckpointError, RunDir
     from spark_explore.hadoop_fs import HadoopDir, is_uri, local_path
 
     assert is_uri("hdfs://nn:8020/ck") and not is_uri("file:///ck") and not is_uri("ck")

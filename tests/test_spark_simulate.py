@@ -27,8 +27,6 @@ from typing import Any
 import pytest
 from bruteforce import assert_replays
 from click.testing import CliRunner
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
 from modelcheck.cli import cli
 from modelcheck.kernel import Kernel
@@ -37,7 +35,7 @@ from modelcheck.simulate import SimConfig, Simulator, WalkSet, run_walks, simula
 from modelcheck.spec import Spec
 from modelcheck.store import key_ints
 from spark_explore.cli import spark as spark_command
-from spark_explore.simulate import MAX_ROUND_BATCHES, RoundPlan, SparkSimulator, WalkJob
+from spark_explore.simulate import SparkSimulator
 from specs.kraft_broker import KRaftBroker
 from specs.kraft_lifecycle import KRaftLifecycleBugNoOffsetCheck, KRaftLifecycleBugStaleEpoch
 
@@ -88,30 +86,6 @@ def counts(r: Result) -> dict[str, Any]:
 
 
 # ---------------------------------------------------------------------- the schedule
-@settings(max_examples=200, deadline=None, derandomize=True)
-@given(runs=st.integers(1, 3000), tasks=st.integers(1, 9), width=st.integers(1, 70))
-def test_rounds_split_the_walks_as_documented(runs: int, tasks: int, width: int) -> None:
-    """Round r holds tasks * width * min(2**r, 4) walks (the last one fewer); its tasks'
-    walk sets partition it, task t taking every tasks-th walk from the round's first + t."""
-    plan = RoundPlan(runs, tasks, width)
-    a, r = 0, 0
-    while (block := plan.next_block()) is not None:
-        assert block == (a, min(a + tasks * width * min(2 ** r, MAX_ROUND_BATCHES), runs))
-        job = WalkJob(None, (), 7, block[0], block[1], tasks, 10, width,  # type: ignore[arg-type]
-                      None, True)
-        got = []
-        for t in range(tasks):
-            ws = job.walks(t)
-            assert ws.seed == 7 and ws.stride == tasks
-            idx = [ws.index(j) for j in range(ws.count or 0)]
-            assert all(i % tasks == (block[0] + t) % tasks for i in idx)
-            got += idx
-        assert sorted(got) == list(range(*block))
-        plan.done(block[1], 0.0)
-        a, r = block[1], r + 1
-    assert a == runs
-
-
 def schedule_oracle(spec: Spec, seed: int, runs: int, tasks: int, width: int
                     ) -> dict[str, Any]:
     """The documented rounds, walk set by walk set, summed here."""

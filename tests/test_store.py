@@ -9,10 +9,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from modelcheck.shards import files as shards
+from modelcheck.shards.worker import WorkerConfig
 from modelcheck.store import (
     FingerprintSet,
     LevelStore,
     dedupe_min,
+    dedupe_min_inverse,
     group_argmin,
     group_min_mask,
     key_int,
@@ -23,8 +26,6 @@ from modelcheck.store import (
     key_starts,
     keys_of,
 )
-from spark_explore import shards
-from spark_explore.worker import WorkerConfig
 
 small_u64 = st.lists(st.integers(0, 40), min_size=0, max_size=80)
 
@@ -121,6 +122,58 @@ def test_dedupe_min_of_ordered_runs(runs: list[list[int]], seed: int) -> None:
     got = dedupe_min(f, k, ordered_runs=True)
     for a, b in zip(want, got, strict=True):
         assert a.tolist() == b.tolist()
+
+
+@settings(max_examples=200, deadline=None)
+@given(fps=small_u64, seed=st.integers(0, 2**32 - 1), ordered=st.booleans())
+def test_dedupe_min_inverse_names_each_rows_fingerprint(fps: list[int], seed: int,
+                                                        ordered: bool) -> None:
+    """The inverse maps every row to its fingerprint among the unique ones; the rest
+    is :func:`dedupe_min`'s."""
+    keys = np.random.default_rng(seed).integers(0, 10, len(fps)).astype(np.int64)
+    f = np.array(fps, dtype=np.uint64)
+    if ordered:  # one run of distinct fingerprints
+        f = np.unique(f)
+        keys = keys[:len(f)]
+    u, kmin, rows, inv = dedupe_min_inverse(f, keys, ordered_runs=ordered)
+    want = dedupe_min(f, keys, ordered_runs=ordered)
+    for a, b in zip((u, kmin, rows), want, strict=True):
+        assert a.tolist() == b.tolist()
+    assert inv.dtype == np.int32
+    assert u[inv].tolist() == f.tolist()
+
+
+@settings(max_examples=100, deadline=None)
+@given(levels=st.lists(st.sets(st.integers(0, 2**64 - 1), max_size=12), min_size=1,
+                       max_size=6),
+       data=st.data())
+def test_level_store_hands_out_node_indices(levels: list[set[int]], data: st.DataObject
+                                            ) -> None:
+    """A state's node index is its place in breadth-first order (the levels before,
+    then its row in its sorted level): against a dictionary of the levels' states;
+    a fingerprint in no level up to ``depth`` raises ``KeyError``."""
+    seen: set[int] = set()
+    store = LevelStore()
+    order: list[int] = []
+    for lv in levels:
+        fresh = sorted(lv - seen)
+        seen |= set(fresh)
+        order += fresh
+        store.append(np.array(fresh, dtype=np.uint64), np.zeros(len(fresh), np.uint32))
+    node = {fp: i for i, fp in enumerate(order)}
+    depth = data.draw(st.integers(0, len(levels) - 1))
+    known = order[:store.offsets[depth + 1]]
+    if not known:
+        return
+    q = sorted(data.draw(st.sets(st.sampled_from(known), max_size=20)))
+    got = store.nodes(np.array(q, dtype=np.uint64), depth)
+    assert got.dtype == np.int32 and got.tolist() == [node[f] for f in q]
+    later = order[store.offsets[depth + 1]:]
+    if later:
+        with pytest.raises(KeyError):
+            store.nodes(np.array(sorted(q + later[:1]), dtype=np.uint64), depth)
+    store.pop()  # a level that could not be stored in full
+    assert store.offsets == list(np.cumsum([0] + [len(lv.fps) for lv in store.levels]))
 
 
 @settings(max_examples=200, deadline=None)

@@ -23,6 +23,7 @@ def new_result(kernel: Kernel, config: CheckConfig, backend: str = "local") -> R
                   state_bits=layout.bits, state_words=layout.n_words,
                   state_cells=len(layout.cells), backend=backend,
                   symmetry=list(kernel.symmetry.names) if kernel.symmetry else [],
+                  view=list(kernel.view) if kernel.view else [],
                   checked={"invariants": [p.name for p in kernel.invariants],
                            "properties": [p.name for p in kernel.properties],
                            "deadlock": ["on" if kernel.check_deadlock else "off"]},
@@ -40,7 +41,7 @@ def complete_result(res: Result, kernel: Kernel, *, violation: Violation | None,
     res.seconds = seconds
     res.coverage = coverage_table(kernel.actions, fired, new_by_action)
     res.collision_probability = collision_probability(
-        distinct, kernel.exact, 64 if kernel.key_kind == "hash64" else 128)
+        distinct, kernel.key_kind == "exact", 64 if kernel.key_kind == "hash64" else 128)
 
 
 def coverage_table(actions: Sequence[ActionInstance], fired: np.ndarray,

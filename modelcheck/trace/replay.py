@@ -168,7 +168,7 @@ def replay(spec: Spec, trace: Trace) -> ReplayReport:
     """
     layout = spec.layout
     converted = trace_cells(spec, trace)
-    kernel = Kernel(spec, symmetry=False)
+    kernel = Kernel(spec, symmetry=False, view=False)
     rep = ReplayReport(repr(spec), len(trace.steps), ok=False)
 
     def fail(step: int, msg: str) -> ReplayReport:

@@ -1,11 +1,11 @@
 """The reachable state graph of a small spec, and the part of it around one state.
 
-This module owns the explorer's Graph view. :class:`ReachableGraph` explores the
-spec once with the level explorer (:class:`~modelcheck.explorer.Explorer`, no
-symmetry, nothing checked, at most ``limit`` states: a larger spec raises
-:class:`~modelcheck.graph.GraphTooLarge`) and keeps every state's packed words and
-every transition into a stored state, collected through the explorer's
-``on_level``/``on_transitions`` seams (as liveness checking collects its graph).
+This module owns the explorer's Graph view. :class:`ReachableGraph` is the state
+graph that ``modelcheck graph`` writes (:func:`~modelcheck.graph.state_graph`: one run
+of the explorer with the state-graph store as its observer; no symmetry, no view,
+nothing checked, the state and action constraints applied, at most ``limit`` states:
+a larger spec raises :class:`~modelcheck.graph.GraphTooLarge`): every state's packed
+words and every transition between states.
 :meth:`ReachableGraph.around` gives the states a few steps before and after one
 state, each with its signed distance (negative: predecessors), and the
 transitions among them.
@@ -17,13 +17,10 @@ from collections import deque
 from dataclasses import dataclass
 
 import networkx as nx
-import numpy as np
 
-from ..config import CheckConfig
-from ..explorer import Explorer
-from ..graph import GraphTooLarge
+from ..graph import state_graph
 from ..kernel import Kernel
-from ..store import empty_keys, key_ints
+from ..store import key_ints
 
 __all__ = ["ReachableGraph", "Neighbourhood"]
 
@@ -41,51 +38,24 @@ class Neighbourhood:
 
 
 class ReachableGraph:
-    """Every reachable state of a spec (within its state constraints) and transition."""
+    """Every reachable state of a spec (within its state and action constraints) and
+    transition (of ``kernel``'s spec: ``kernel`` fingerprints whole states)."""
 
     def __init__(self, kernel: Kernel, limit: int) -> None:
         self.kernel = kernel
-        layout = kernel.layout
-        fps: list[np.ndarray] = []
-        words: list[np.ndarray] = []
-        src: list[np.ndarray] = []
-        act: list[np.ndarray] = []
-        dst: list[np.ndarray] = []
+        g = state_graph(kernel.spec, limit, labels=False,
+                        advice="the graph view is for small models (--graph-limit, or "
+                               "smaller constants with --const).")
+        assert g.words is not None
+        fps = key_ints(g.fps)
+        self._row = {f: i for i, f in enumerate(fps)}
+        self._words = g.words
         #: the fingerprints of the initial states
-        self.initial: set[int] = set()
-
-        def on_level(depth: int, level_fps: np.ndarray, level_words: np.ndarray) -> None:
-            fps.append(np.array(level_fps, dtype=np.uint64))  # keys: one or two columns
-            words.append(np.array(level_words, dtype=np.uint64).reshape(len(level_fps), -1))
-            if depth == 0:
-                self.initial = set(key_ints(level_fps))
-
-        def on_transitions(rows: np.ndarray, acts: np.ndarray, children: np.ndarray) -> None:
-            # the parents are rows of the level being expanded (the last one reported)
-            src.append(fps[-1][rows])
-            act.append(np.array(acts, dtype=np.int64))
-            dst.append(np.array(children, dtype=np.uint64))
-
-        config = CheckConfig(invariants=(), check_deadlock=False, symmetry=False,
-                             max_states=limit)
-        res = Explorer(kernel.spec, config, on_level=on_level,
-                       on_transitions=on_transitions).run()
-        if res.status != "ok":
-            raise GraphTooLarge(
-                f"the state graph of {kernel.spec!r} has more than {limit:,} reachable states "
-                f"({res.reason or res.status}); the graph view is for small models "
-                "(--graph-limit, or smaller constants with --const).")
-        all_fps = np.concatenate(fps) if fps else empty_keys(layout.key_width)
-        all_words = np.concatenate(words) if words else np.zeros((0, layout.n_words), np.uint64)
-        self._row = {f: i for i, f in enumerate(key_ints(all_fps))}
-        self._words = all_words
+        self.initial: set[int] = {f for f, init in zip(fps, g.initial.tolist()) if init}
         self.graph = nx.MultiDiGraph()
-        self.graph.add_nodes_from(self._row)
-        if src:
-            self.graph.add_edges_from(
-                (u, v, int(a)) for u, v, a in zip(key_ints(np.concatenate(src)),
-                                                  key_ints(np.concatenate(dst)),
-                                                  np.concatenate(act)))
+        self.graph.add_nodes_from(fps)
+        self.graph.add_edges_from((fps[u], fps[v], a) for u, v, a in
+                                  zip(g.src.tolist(), g.dst.tolist(), g.act.tolist()))
 
     def __len__(self) -> int:
         return len(self._row)

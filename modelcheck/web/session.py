@@ -63,7 +63,7 @@ class ExploreSession:
                  limits: Limits = DEFAULT_LIMITS) -> None:
         self.spec = spec
         self.target = target
-        self.kernel = Kernel(spec, symmetry=False)
+        self.kernel = Kernel(spec, symmetry=False, view=False)
         self.trace = trace
         self.trace_source = trace_source
         self.run = run

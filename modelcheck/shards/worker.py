@@ -1,17 +1,20 @@
-"""Executor side of the Spark backend: the kernel cache and the error transport of the
-shard tasks (:mod:`spark_explore.shards`; they expand levels with the level engine,
-:class:`modelcheck.engine.LevelExpansion`).
+"""Worker side of a sharded run: the kernel cache and the error transport of the bucket
+tasks (:mod:`modelcheck.shards.files`; they expand levels with the level engine,
+:class:`modelcheck.engine.LevelExpansion`), in the processes of ``modelcheck check
+--workers N`` and in Spark's Python workers.
 
-This module is imported inside Spark's Python workers; it imports numpy only (and
-``modelcheck`` when a kernel is built), so it is cheap to ship.
+It imports nothing but the standard library (and ``modelcheck`` when a kernel is
+built), so it is cheap to ship.
 
-The kernel is built once per Python worker process (workers are reused) and
-cached by the spec's loader target, constants and the checked predicates.
+The kernel is built once per worker process (workers are reused) and cached by the
+spec's loader target, constants and the checked predicates; a worker forked from the
+coordinating process finds the coordinator's kernel in the cache
+(:func:`seed_kernel`).
 
 A spec error (:class:`~modelcheck.errors.SpecEvaluationError`) or any other
 failure is re-raised as a ``RuntimeError`` whose text carries the original message
-as JSON between :data:`ERROR_BEGIN` and :data:`ERROR_END`; the driver extracts it
-from Spark's exception text.
+as JSON between :data:`ERROR_BEGIN` and :data:`ERROR_END`; the coordinator extracts
+it from the exception's text (Spark's, or the one a process pool hands back).
 """
 
 from __future__ import annotations
@@ -35,7 +38,7 @@ _KERNELS: dict[tuple[Any, ...], Any] = {}
 
 @dataclass(frozen=True)
 class WorkerConfig:
-    """What an executor needs to rebuild the driver's kernel (pickled into the task)."""
+    """What a worker needs to rebuild the coordinator's kernel (pickled into the task)."""
 
     target: str  # loader target, e.g. "specs.kraft_broker:KRaftBroker"
     constants: tuple[tuple[str, Any], ...]
@@ -43,6 +46,8 @@ class WorkerConfig:
     check_deadlock: bool | None
     symmetry: bool
     n_words: int
+    #: apply the spec's view (TLA+'s VIEW)
+    view: bool = True
     chunk: int = 1 << 16  # states per Kernel.expand call (the check's batch size)
     #: emit candidate transitions when this many are buffered: successors repeat across
     #: a task's batches (several parents per state), and de-duplicating them before they
@@ -58,7 +63,7 @@ class WorkerConfig:
     @property
     def key(self) -> tuple[Any, ...]:
         return (self.target, self.constants, self.invariants, self.check_deadlock,
-                self.symmetry, self.hash64)
+                self.symmetry, self.view, self.hash64)
 
 
 def get_kernel(cfg: WorkerConfig) -> Any:
@@ -80,7 +85,7 @@ def get_kernel(cfg: WorkerConfig) -> Any:
         spec = cls(**dict(cfg.constants))
         k = build_kernel(spec, CheckConfig(invariants=cfg.invariants,
                                            check_deadlock=cfg.check_deadlock,
-                                           symmetry=cfg.symmetry),
+                                           symmetry=cfg.symmetry, view=cfg.view),
                          cfg.library or lookup, hash64=cfg.hash64)
         if k.layout.n_words != cfg.n_words:
             raise RuntimeError(
@@ -93,8 +98,11 @@ def get_kernel(cfg: WorkerConfig) -> Any:
 
 def seed_kernel(cfg: WorkerConfig, kernel: Any) -> None:
     """Use ``kernel`` (the driver's, built for the same spec and checks) for ``cfg`` in
-    this process: levels expanded on the driver need not load the spec again."""
-    _KERNELS.setdefault(cfg.key, kernel)
+    this process (and in the workers forked from it): levels expanded here need not load
+    the spec again. It replaces a kernel cached for the same key by an earlier run (a
+    spec class of the same name made anew, e.g. in a test), since this run's kernel is
+    the one its results must come from."""
+    _KERNELS[cfg.key] = kernel
 
 
 def warm_kernel(cfg: WorkerConfig, _: Any = None) -> int:

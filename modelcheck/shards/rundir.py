@@ -4,7 +4,7 @@ A run directory (``--checkpoint-dir DIR``, or a temporary one) holds::
 
     DIR/manifest.json     what was committed (written atomically, last)
     DIR/shards/...        the level, visited and candidate files of the shard tasks
-                          (layout: :mod:`spark_explore.shards`)
+                          (layout: :mod:`modelcheck.shards.files`)
 
 ``manifest.json`` is rewritten (temp file + ``os.replace``) only after a level is
 complete; files it no longer needs are deleted only after that. So a run killed at
@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from modelcheck.checkpoint import (
+from ..checkpoint import (
     FORMAT,
     MANIFEST,
     VERSION,
@@ -38,7 +38,7 @@ from modelcheck.checkpoint import (
     refuse_other_engine,
     write_manifest,
 )
-from modelcheck.kernel import Kernel
+from ..kernel import Kernel
 
 __all__ = ["CheckpointError", "RunDir", "spec_identity", "MANIFEST", "FORMAT", "VERSION"]
 
@@ -177,8 +177,8 @@ class RunDir:
                 diffs.append(f"constant {k} = {hc.get(k)} vs {ic.get(k)}")
         if not diffs and have.get("layout") != ident["layout"]:
             diffs.append("the state layout or action list differs (the spec code changed)")
-        for key in ("invariants", "properties", "deadlock", "symmetry"):
-            if have.get(key) != ident[key]:
+        for key in ("invariants", "properties", "deadlock", "symmetry", "view"):
+            if have.get(key, [] if key == "view" else None) != ident[key]:
                 diffs.append(f"checked {key} {have.get(key)} vs {ident[key]}")
         if diffs:
             raise CheckpointError(

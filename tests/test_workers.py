@@ -1,0 +1,340 @@
+"""``modelcheck check --workers N``: the one-process explorer's result, field by field.
+
+The parallel run (:class:`modelcheck.shards.pool.ParallelExplorer`) is compared with
+the one-process explorer (itself compared with the brute-force oracle) on random
+specs (hypothesis: 1-4 workers, 1-5 buckets, every level on the workers or small ones
+in this process, one- and multi-word states, constraints, ``--max-depth`` and
+``--max-states``), on every spec class in ``specs/`` (its safety checks), and through
+the command line: Ctrl-C, SIGKILL and ``--resume``, a worker that dies, a spec error in
+a worker, and the refusals.
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import json
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from bruteforce import brute_force_check
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from killrun import kill_at_level
+from randspec import random_spec
+from test_view_oracle import view_spec
+
+from modelcheck import Explorer, Int, Result, Spec, action
+from modelcheck.checkpoint import MANIFEST
+from modelcheck.cli import cli
+from modelcheck.config import CheckConfig, parse_workers
+from modelcheck.errors import SpecEvaluationError, UsageError
+from modelcheck.liveness import LivenessError, split_checks
+from modelcheck.shards.pool import ParallelExplorer, WorkerError
+
+ROOT = Path(__file__).resolve().parent.parent
+LADDER = "tests/ladder_spec.py"
+
+COMPARED = ("status", "reason", "distinct_states", "generated_states", "depth", "coverage",
+            "violation", "fingerprint", "collision_probability", "state_bits", "checked",
+            "symmetry", "config", "backend")
+
+
+def levels_of(r: dict[str, Any]) -> list[tuple[int, int, int, int]]:
+    return [(lv["depth"], lv["frontier"], lv["new"], lv["generated"]) for lv in r["levels"]]
+
+
+def assert_same(one: Result, many: Result) -> None:
+    a, b = one.to_json(), many.to_json()
+    for key in COMPARED:
+        assert b[key] == a[key], f"{key}: --workers {b[key]!r} != one process {a[key]!r}"
+    assert levels_of(b) == levels_of(a)
+    assert b["memory"]["workers"] >= 1 and "workers" not in a["memory"]
+
+
+def parallel(spec: Spec, workers: int, **kw: Any) -> Result:
+    kw.setdefault("driver_threshold", 0)
+    return ParallelExplorer(spec, workers=workers, **kw).run()
+
+
+# ---------------------------------------------------------------- random specs
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.one_of(random_spec(), random_spec(wide=True), random_spec(action_constraints=True)),
+       st.integers(1, 4), st.integers(1, 5), st.sampled_from([0, 0, 10**9]),
+       st.sampled_from([None, None, 0, 2, 5]), st.sampled_from([None, None, 1, 7, 40]))
+def test_random_specs_equal_one_process(cls: type[Spec], workers: int, buckets: int,
+                                        threshold: int, max_depth: int | None,
+                                        max_states: int | None) -> None:
+    spec = cls()
+    kw: dict[str, Any] = dict(max_depth=max_depth, max_states=max_states)
+    one = Explorer(spec, **kw).run()
+    many = parallel(spec, workers, buckets=buckets, driver_threshold=threshold, **kw)
+    assert_same(one, many)
+    if max_depth is None and max_states is None:  # and the oracle, directly
+        o = brute_force_check(spec)
+        assert (many.status, many.distinct_states, many.depth) == (o.status, o.distinct,
+                                                                    o.depth)
+        if o.status != "ok":
+            assert many.violation is not None
+            assert len(many.violation.trace) == len(o.trace)
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(view_spec(), st.integers(1, 3), st.integers(1, 4))
+def test_random_specs_under_a_view_equal_one_process(cls: type[Spec], workers: int,
+                                                     buckets: int) -> None:
+    """Under a view the state kept of each view decides what comes next: the workers keep
+    the one process's (the first reached: smallest parent fingerprint, then action)."""
+    spec = cls()
+    assert_same(Explorer(spec).run(), parallel(spec, workers, buckets=buckets))
+
+
+# ---------------------------------------------------------------- every spec
+def _spec_classes() -> list[str]:
+    out = []
+    for path in sorted((ROOT / "specs").glob("*.py")):
+        if path.name == "__init__.py":
+            continue
+        mod = importlib.import_module(f"specs.{path.stem}")
+        for name, obj in vars(mod).items():
+            if inspect.isclass(obj) and issubclass(obj, Spec) and \
+                    obj.__module__ == mod.__name__ and not name.startswith("_"):
+                out.append(f"specs.{path.stem}:{name}")
+    return out
+
+
+SPECS = _spec_classes()
+
+
+@pytest.mark.parametrize("target", SPECS, ids=[t.rsplit(":", 1)[1] for t in SPECS])
+def test_every_spec_and_bug_variant_equals_one_process(target: str) -> None:
+    """Each spec class with its default constants (its invariants, action properties
+    and deadlock check; up to 60,000 states so the suite stays short, which also
+    checks the --max-states stop), on two workers with every level on the workers."""
+    mod, name = target.split(":")
+    spec = getattr(importlib.import_module(mod), name)()
+    safety, _ = split_checks(spec, CheckConfig(max_states=60_000))
+    assert_same(Explorer(spec, safety).run(), parallel(spec, 2, config=safety))
+
+
+def test_the_variants_include_violations_and_symmetry() -> None:
+    """The parametrisation above is not vacuous: it covers counterexamples (with traces
+    longer than one state), symmetric specs and a stop by --max-states."""
+    statuses = set()
+    for target in ("specs.kraft_lifecycle:KRaftLifecycleBugNoOffsetCheck",
+                   "specs.kraft_broker:KRaftBrokerBugGrantWithLeaders"):
+        mod, name = target.split(":")
+        spec = getattr(importlib.import_module(mod), name)()
+        r = parallel(spec, 3)
+        statuses.add(r.status)
+        assert r.violation is not None and len(r.violation.trace) > 3
+    assert statuses == {"violation"}
+    assert importlib.import_module("specs.kraft_lifecycle").KRaftLifecycle().symmetry
+    assert len(SPECS) >= 40
+
+
+# ---------------------------------------------------------------- errors
+class Boom(Spec):
+    """A counter whose action ``Explode`` raises on a batch holding ``x = 3``: a spec
+    error in a worker."""
+
+    check_deadlock = False
+    x = Int(0, 6)
+
+    @action
+    def Inc(self, s: Any, t: Any) -> Any:
+        t.x = s.x + 1
+        return s.x < 6
+
+    @action
+    def Explode(self, s: Any, t: Any) -> Any:
+        if np.any(np.asarray(s.x) == 3):
+            raise ValueError("boom at three")
+        t.x = s.x
+        return s.x < 0
+
+
+def test_a_spec_error_in_a_worker_reads_as_in_one_process() -> None:
+    with pytest.raises(SpecEvaluationError) as one:
+        Explorer(Boom()).run()
+    with pytest.raises(SpecEvaluationError) as many:
+        parallel(Boom(), 2)
+    assert str(many.value) == str(one.value)
+    assert "Explode" in str(many.value) and "x=3" in str(many.value)
+
+
+def test_a_worker_that_dies_ends_the_run_with_one_paragraph(tmp_path: Path) -> None:
+    """A worker killed mid-run (as the kernel's out-of-memory killer would) is a
+    WorkerError naming the signal; the run does not hang."""
+    from ladder_spec import Ladder
+
+    killed: list[int] = []
+    before = set(_children())  # e.g. a Spark gateway another test of this process started
+
+    def progress(p: Any) -> None:
+        if killed:
+            return
+        for child in sorted(set(_children()) - before):
+            os.kill(child, signal.SIGKILL)
+            killed.append(child)
+            break
+
+    with pytest.raises(WorkerError) as e:
+        ParallelExplorer(Ladder(L=60, M=40), workers=2, driver_threshold=0,
+                         progress=progress).run()
+    assert killed
+    assert "killed by signal 9 (SIGKILL)" in str(e.value)
+    assert set(_children()) <= before  # no worker is left behind
+
+
+def _children() -> list[int]:
+    """The live child processes of this process (Linux)."""
+    me = os.getpid()
+    out = []
+    for d in Path("/proc").iterdir():
+        if d.name.isdigit():
+            try:
+                stat = (d / "stat").read_text()
+            except OSError:
+                continue
+            fields = stat.rsplit(")", 1)[1].split()
+            if int(fields[1]) == me and fields[0] != "Z":
+                out.append(int(d.name))
+    return out
+
+
+def test_workers_end_with_the_run() -> None:
+    from ladder_spec import Ladder
+
+    before = set(_children())
+    parallel(Ladder(L=8, M=5), 3)
+    assert set(_children()) <= before
+
+
+@pytest.mark.parametrize("value, ok", [("auto", True), ("3", True), (2, True), ("0", False),
+                                       ("-1", False), ("two", False), (0, False)])
+def test_parse_workers(value: Any, ok: bool) -> None:
+    if ok:
+        assert parse_workers(value) >= 1
+    else:
+        with pytest.raises(UsageError, match="--workers"):
+            parse_workers(value)
+
+
+def test_refusals_in_the_library() -> None:
+    from ladder_spec import Ladder
+
+    from modelcheck.loader import load_spec_class
+
+    FlipWeakSet = load_spec_class(str(ROOT / "examples/flip.py:FlipWeakSet"))
+    with pytest.raises(UsageError, match="--memory-limit"):
+        ParallelExplorer(Ladder(), workers=2, memory_limit=1 << 30)
+    with pytest.raises(LivenessError, match="--workers 2"):
+        from modelcheck import check
+
+        check(FlipWeakSet(), workers=2)
+    with pytest.raises(ValueError, match="workers"):
+        CheckConfig(workers=0)
+
+
+# ---------------------------------------------------------------- command line
+def _run(*args: str) -> subprocess.CompletedProcess[str]:
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    return subprocess.run([sys.executable, "-m", "modelcheck", "check", *args], cwd=ROOT,
+                          env=env, capture_output=True, text=True, timeout=300)
+
+
+def comparable(d: dict[str, Any]) -> dict[str, Any]:
+    d = {k: v for k, v in d.items() if k not in ("seconds", "states_per_second", "memory")}
+    d["levels"] = [{k: v for k, v in lv.items() if k != "seconds"} for lv in d["levels"]]
+    return d
+
+
+def test_cli_workers_gives_the_one_process_json() -> None:
+    args = [LADDER, "--const", "L=30", "--const", "M=20", "--format", "json", "-q"]
+    one, many = _run(*args), _run(*args, "--workers", "2")
+    assert one.returncode == many.returncode == 1, many.stderr
+    assert comparable(json.loads(many.stdout)) == comparable(json.loads(one.stdout))
+    assert json.loads(many.stdout)["memory"]["workers"] == 2
+
+
+@pytest.mark.parametrize("args, says", [
+    (["--workers", "0"], "--workers 0: expected a positive whole number"),
+    (["--workers", "x"], "--workers x: expected a positive whole number"),
+    (["--workers", "2", "--memory-limit", "1G"], "--memory-limit"),
+    (["--workers", "2", "--spill-dir", "/tmp"], "--spill-dir"),
+])
+def test_cli_refusals(args: list[str], says: str) -> None:
+    p = _run(LADDER, *args)
+    assert p.returncode == 2
+    assert says in p.stderr and "Traceback" not in p.stderr
+
+
+def test_cli_refuses_temporal_properties_with_workers() -> None:
+    p = _run("examples/flip.py:FlipWeakSet", "--workers", "2")
+    assert p.returncode == 2 and "Traceback" not in p.stderr
+    assert "temporal properties" in p.stderr and "--workers 1" in p.stderr
+
+
+def test_cli_ctrl_c_gives_the_finished_levels(tmp_path: Path) -> None:
+    """SIGINT mid-run: exit 3, status incomplete, the levels finished so far (a prefix
+    of the one-process level table), no stack trace, no worker left."""
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    p = subprocess.Popen([sys.executable, "-m", "modelcheck", "check", LADDER, "--const",
+                          "L=400", "--const", "M=300", "--workers", "2", "--format", "json"],
+                         cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         text=True)
+    assert p.stderr is not None
+    seen: list[str] = []
+    for line in p.stderr:
+        seen.append(line)
+        if " level  20 " in line or "level 20 " in line:
+            p.send_signal(signal.SIGINT)
+            break
+    else:
+        pytest.fail("the run ended before level 20: " + "".join(seen))
+    out, err = p.communicate(timeout=300)
+    assert p.returncode == 3, err
+    assert "Traceback" not in err
+    got = json.loads(out)
+    assert (got["status"], got["reason"]) == ("incomplete", "interrupted")
+    from ladder_spec import Ladder
+
+    want = Explorer(Ladder(L=400, M=300)).run().to_json()
+    n = len(got["levels"])
+    assert n >= 20
+    assert levels_of(got) == levels_of(want)[:n]
+
+
+def test_cli_sigkill_then_resume_gives_the_uninterrupted_result(tmp_path: Path) -> None:
+    consts = ["--const", "L=150", "--const", "M=100"]
+    ckpt = tmp_path / "ckpt"
+    cmd = [sys.executable, "-m", "modelcheck", "check", LADDER, *consts, "--workers", "2",
+           "--checkpoint-dir", str(ckpt), "--format", "json", "-q"]
+    kill_at_level(cmd, ckpt, 5, cwd=ROOT, env=dict(os.environ, PYTHONPATH=str(ROOT)))
+    manifest = json.loads((ckpt / MANIFEST).read_text())
+    assert manifest["complete"] is False and 5 <= manifest["state"]["depth"] < 150
+    resumed = _run(LADDER, *consts, "--workers", "3", "--checkpoint-dir", str(ckpt),
+                   "--resume", "--format", "json")
+    assert resumed.returncode == 1, resumed.stderr
+    assert "resuming" in resumed.stderr
+    plain = _run(LADDER, *consts, "--format", "json", "-q")
+    got, want = json.loads(resumed.stdout), json.loads(plain.stdout)
+    assert want["status"] == "violation" and want["violation"]["trace_length"] == 151
+    assert comparable(got) == comparable(want)
+    # the one-process explorer does not take this checkpoint over, and says why
+    other = _run(LADDER, *consts, "--checkpoint-dir", str(ckpt), "--resume")
+    assert other.returncode == 2 and "--workers" in other.stderr
+
+
+def test_cli_help_lists_workers() -> None:
+    from click.testing import CliRunner
+
+    out = CliRunner().invoke(cli, ["check", "--help"]).output
+    assert "--workers N" in out and "'auto'" in out
