@@ -97,16 +97,14 @@ def select_checks(spec: Spec, names: Sequence[str] | None,
 
 
 def build_kernel(spec: Spec, config: CheckConfig, library: Library | None = library_lookup,
-                 observer: Observer | None = None, hash64: bool = False) -> Kernel:
+                 observer: Observer | None = None) -> Kernel:
     """The kernel that checks what ``config`` says (every explorer's), and evaluates
-    the labels ``observer`` asks for; ``hash64`` keys states of several words by
-    64-bit hashes (the Spark backend's one-column keys)."""
+    the labels ``observer`` asks for."""
     invs, props = select_checks(spec, config.invariants, library)
     checks = Checks(tuple(invs), tuple(props), config.check_deadlock)
     if observer is not None:
         checks = checks.observing(observer.labels, observer.step_labels)
-    return Kernel(spec, checks=checks, symmetry=config.symmetry, view=config.view,
-                  hash64=hash64)
+    return Kernel(spec, checks=checks, symmetry=config.symmetry, view=config.view)
 
 
 class Explorer:

@@ -45,7 +45,7 @@ from .family import (
     grid_values,
     param_column,
 )
-from .layout import Layout, fingerprint64
+from .layout import Layout
 from .spec import ActionDecl, ActionInstance, PredicateDecl, Spec
 from .store import empty_keys, key_int, take_rows
 from .symmetry import Symmetry
@@ -144,7 +144,6 @@ class Kernel:
         family_rows: int = 1 << 15,
         family_min: int = 8,
         checks: Checks | None = None,
-        hash64: bool = False,
     ) -> None:
         if checks is None:
             checks = Checks(tuple(spec.invariants if invariants is None else invariants),
@@ -177,15 +176,11 @@ class Kernel:
         self.view: tuple[str, ...] | None = spec.view if view and spec.view else None
         self._project = None if self.view is None else self.layout.projection(self.view)
         #: how states are keyed (:mod:`modelcheck.store`): ``exact`` (the packed state,
-        #: or its view's, one or two words), ``hash128`` (wider states) or, with
-        #: ``hash64`` (one ``uint64`` a state), ``hash64`` for states of more than one word
+        #: or its view's, one or two words) or ``hash128`` (wider states)
         self.key_kind = self.layout.fingerprint_kind
         #: the keys' ``uint64`` columns
         self.key_width = self.layout.key_width
         self.fingerprints: Callable[[np.ndarray], np.ndarray] = self.layout.fingerprints
-        if hash64 and self.layout.n_words > 1:
-            self.key_kind, self.key_width = "hash64", 1
-            self.fingerprints = fingerprint64
         #: the keys are the packed states (the frontier needs no words of its own); not
         #: under a view, whose keys are those of the states' views
         self.exact = self.key_kind == "exact" and self.view is None

@@ -47,7 +47,8 @@ import numpy as np
 
 from .domains import BoundArray, BoundType, Cell, ScalarType
 
-__all__ = ["Layout", "VarInfo", "fingerprint64", "fingerprint128", "collision_probability"]
+__all__ = ["Layout", "VarInfo", "fingerprint64", "fingerprint128", "collision_probability",
+           "words_of_keys"]
 
 _U64 = np.uint64
 _SEED = np.uint64(0x9E3779B97F4A7C15)
@@ -362,15 +363,7 @@ class Layout:
         """Packed states ``(n, k)`` of exact fingerprints (the inverse of
         :meth:`fingerprints` when :attr:`exact`)."""
         assert self.exact
-        if self.n_words == 1:
-            return keys.reshape(len(keys), 1)
-        words = np.empty((len(keys), 2), dtype=_U64)
-        k1 = keys[:, 1]
-        words[:, 1] = k1
-        with np.errstate(over="ignore"):
-            np.multiply(k1, _SEED, out=words[:, 0])
-            np.subtract(keys[:, 0], words[:, 0], out=words[:, 0])
-        return words
+        return words_of_keys(keys)
 
     def projection(self, keep: Collection[str]) -> Callable[[np.ndarray], np.ndarray]:
         """The packing of the cells of the variables ``keep`` alone: a function of packed
@@ -459,6 +452,20 @@ class Layout:
                 "declared": info.decl,
             })
         return rows
+
+
+def words_of_keys(keys: np.ndarray) -> np.ndarray:
+    """Packed states ``(n, 1)`` or ``(n, 2)`` of exact keys of one or two columns (the
+    inverse of :meth:`Layout.fingerprints` of a layout of one or two words)."""
+    if keys.ndim == 1:
+        return keys.reshape(len(keys), 1)
+    words = np.empty((len(keys), 2), dtype=_U64)
+    k1 = keys[:, 1]
+    words[:, 1] = k1
+    with np.errstate(over="ignore"):
+        np.multiply(k1, _SEED, out=words[:, 0])
+        np.subtract(keys[:, 0], words[:, 0], out=words[:, 0])
+    return words
 
 
 def _first_fit(sizes: Sequence[int], words: int) -> tuple[list[int], list[int]] | None:

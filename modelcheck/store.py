@@ -213,7 +213,8 @@ def keys_of(ints: list[int] | tuple[int, ...], width: int) -> np.ndarray:
 
 def group_min_mask(first: np.ndarray, values: np.ndarray) -> np.ndarray:
     """Per group of consecutive rows (a group starts where ``first`` is True), a mask
-    holding the row of its smallest value (the first such row on ties).
+    holding the row of its smallest value (the first such row on ties); ``values`` may
+    be state keys of two columns (compared as keys).
 
     Most groups of a sorted batch of successor fingerprints are single rows and the
     rest mostly pairs (a bucket's successors from two producers): the mask starts as
@@ -225,12 +226,19 @@ def group_min_mask(first: np.ndarray, values: np.ndarray) -> np.ndarray:
     if len(rep) == 0:
         return keep
     if len(rep) == 1 or not np.any(rep[1:] == rep[:-1] + 1):  # pairs and single rows
-        less = values[rep] < values[rep - 1]
+        less = key_less(take_rows(values, rep), take_rows(values, rep - 1))
         won = rep[less]
         keep[won] = True
         keep[won - 1] = False
         return keep
     keep[:] = False
+    if values.ndim == 2:  # two-column keys: the first row of each group in key order
+        gid = np.cumsum(first) - 1
+        order = np.lexsort((values[:, 1], values[:, 0], gid))
+        head = np.ones(len(order), dtype=bool)
+        np.not_equal(gid[order[1:]], gid[order[:-1]], out=head[1:])
+        keep[order[head]] = True
+        return keep
     keep[group_argmin(first, values)] = True
     return keep
 

@@ -41,7 +41,7 @@ def complete_result(res: Result, kernel: Kernel, *, violation: Violation | None,
     res.seconds = seconds
     res.coverage = coverage_table(kernel.actions, fired, new_by_action)
     res.collision_probability = collision_probability(
-        distinct, kernel.key_kind == "exact", 64 if kernel.key_kind == "hash64" else 128)
+        distinct, kernel.key_kind == "exact")
 
 
 def coverage_table(actions: Sequence[ActionInstance], fired: np.ndarray,

@@ -169,9 +169,7 @@ class ShardedRun:
         self.notice = notice
         self.library = library
         self.spec = spec
-        # The sharded engines key states by one uint64 column: states of several words by
-        # their 64-bit hash (the result reports the collision probability)
-        self.kernel = build_kernel(spec, cfg, library, hash64=True)
+        self.kernel = build_kernel(spec, cfg, library)
         self.layout = spec.layout
         self.progress = progress
         self.driver_threshold = driver_threshold
@@ -229,7 +227,7 @@ class ShardedRun:
                             symmetry=cfg.symmetry, view=cfg.view,
                             n_words=self.layout.n_words, chunk=cfg.batch_size,
                             library=None if self.library is library_lookup else self.library,
-                            hash64=True)
+                            key_width=self.kernel.key_width, exact=self.kernel.exact)
 
     # ------------------------------------------------------------ the run
     def _explore(self, t0: float, ident: dict[str, Any],

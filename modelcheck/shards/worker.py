@@ -56,14 +56,16 @@ class WorkerConfig:
     #: looks up predicates the spec does not declare (a module-level function, so that
     #: it pickles by reference; default: the registered predicate libraries)
     library: Callable[[str], Any] | None = None
-    #: key states of several words by 64-bit hashes (the exploring backends' one-column
-    #: keys; simulation keys them as the local explorer does)
-    hash64: bool = False
+    #: the ``uint64`` columns of the kernel's state keys (:mod:`modelcheck.store`), and
+    #: whether the keys are the packed states (``Kernel.exact``: the bucket files then
+    #: hold no words); a task checks them against the kernel it builds
+    key_width: int = 1
+    exact: bool = True
 
     @property
     def key(self) -> tuple[Any, ...]:
         return (self.target, self.constants, self.invariants, self.check_deadlock,
-                self.symmetry, self.view, self.hash64)
+                self.symmetry, self.view)
 
 
 def get_kernel(cfg: WorkerConfig) -> Any:
@@ -86,7 +88,7 @@ def get_kernel(cfg: WorkerConfig) -> Any:
         k = build_kernel(spec, CheckConfig(invariants=cfg.invariants,
                                            check_deadlock=cfg.check_deadlock,
                                            symmetry=cfg.symmetry, view=cfg.view),
-                         cfg.library or lookup, hash64=cfg.hash64)
+                         cfg.library or lookup)
         if k.layout.n_words != cfg.n_words:
             raise RuntimeError(
                 f"spec {cfg.target} binds to a layout of {k.layout.n_words} words on this "
