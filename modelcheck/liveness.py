@@ -99,8 +99,8 @@ from .result import Result, Status, TraceStep, Violation, ViolationKind
 from .spec import PredicateDecl, Spec
 from .temporal import FairnessCondition, TemporalDecl, fairness_conditions
 
-__all__ = ["check_liveness", "split_checks", "refuse_liveness", "StateGraph",
-           "WalkLiveness", "lasso_violation",
+__all__ = ["check_liveness", "check_liveness_workers", "split_checks", "refuse_liveness",
+           "StateGraph", "WalkLiveness", "lasso_violation",
            "GraphCollector", "fair_components", "LivenessError", "Lasso", "find_lasso",
            "explain_fairness"]
 
@@ -1271,6 +1271,94 @@ def check_liveness(spec: Spec, config: CheckConfig | None = None, *,
         return res
     finally:
         collector.close()
+
+
+def check_liveness_workers(spec: Spec, config: CheckConfig | None = None, *,
+                           workers: int | str | None = None, buckets: int | None = None,
+                           driver_threshold: int | None = None,
+                           temporal: Sequence[TemporalDecl] | None = None,
+                           library: Library | None = library_lookup,
+                           progress: Callable[[Progress], None] | None = None,
+                           notice: Callable[[str], None] | None = None,
+                           **options: Any) -> Result:
+    """:func:`check_liveness` with the exploration by worker processes (``modelcheck
+    check --workers N``: :class:`~modelcheck.shards.pool.ParallelExplorer`; ``workers``
+    default ``config.workers``, ``buckets`` and ``driver_threshold`` as there). Its
+    bucket tasks evaluate the properties' state and step formulas and write their
+    parts of the state graph beside the level files; once the run is complete, this
+    process reads the graph back from them
+    (:func:`~modelcheck.shards.stategraph.read_state_graph`: the same nodes, in the
+    same order, and the same edges as the one-process check's, memory-mapped when it
+    has more than :data:`SPILL_EDGES` edges) and decides the properties with the same
+    analysis: the same verdicts and the same lassos. Refused as :func:`check_liveness`
+    refuses (checkpoints among them)."""
+    from .shards.engine import BucketEngine
+    from .shards.pool import ParallelExplorer
+    from .shards.stategraph import read_state_graph
+
+    cfg = CheckConfig.of(config, options, "check_liveness_workers")
+    safety, selected = split_checks(spec, cfg, library)
+    if temporal is not None:
+        selected = list(temporal)
+    if not selected:
+        return ParallelExplorer(spec, safety, workers=workers, buckets=buckets,
+                                library=library, progress=progress, notice=notice,
+                                driver_threshold=driver_threshold).run()
+    _refusals(spec, cfg, selected)
+    per_prop = [(p, fairness_conditions(spec, p.fairness)) for p in selected]
+    checked_as = {"formulas": {p.name: p.formula for p in selected},
+                  "fairness": {p.name: [c.name for c in cs] for p, cs in per_prop}}
+    run = ParallelExplorer(spec, safety, workers=workers, buckets=buckets, library=library,
+                           progress=progress, notice=notice,
+                           driver_threshold=driver_threshold,
+                           temporal=tuple(p.name for p in selected))
+    names = [p.name for p in run.kernel.labels]
+    step_names = [p.name for p in run.kernel.step_labels]
+
+    decided: list[bool] = []
+
+    def decide(res: Result) -> None:
+        decided.append(True)
+        t0 = time.perf_counter()
+        engine = run.engine
+        assert isinstance(engine, BucketEngine)
+        parts = read_state_graph(engine.root, engine.buckets, len(run.kernel.actions),
+                                 len(names), len(step_names), spill_dir=str(run.rundir.path),
+                                 spill_edges=SPILL_EDGES)
+        try:
+            initial = np.zeros(len(parts.fps), dtype=bool)
+            initial[:int(parts.levels[1]) if len(parts.levels) > 1 else 0] = True
+            g = StateGraph(parts.fps, initial, parts.dst, parts.act, parts.indptr,
+                           {n: np.ascontiguousarray(parts.labels[:, j])
+                            for j, n in enumerate(names)},
+                           {n: np.ascontiguousarray(parts.steps[:, j])
+                            for j, n in enumerate(step_names)},
+                           levels=parts.levels)
+            _decide(spec, res, g, per_prop)
+            res.seconds += time.perf_counter() - t0
+            res.liveness = {
+                "properties": res.liveness["properties"], "nodes": g.n, "edges": g.n_edges,
+                "seconds": round(time.perf_counter() - t0, 3),
+                "graph_bytes": g.nbytes, "edge_bytes": g.edge_bytes,
+                "bytes_per_edge": parts.store.bytes_per_edge,
+                "spilled": parts.store.spilled, **checked_as,
+            }
+        finally:
+            parts.store.close()
+
+    run.after = decide
+    res = run.run()
+    res.checked["temporal"] = [p.name for p in selected]
+    if not decided:
+        res.liveness = {"properties": {p.name: "not checked" for p in selected},
+                        "reason": f"the exploration ended with status {res.status}",
+                        **checked_as}
+    return res
+
+
+#: a sharded run's state graph is read into memory-mapped files (in its run directory)
+#: past this many edges (6 bytes an edge: 400 MB)
+SPILL_EDGES = 1 << 26
 
 
 def _release_freed_memory() -> None:
