@@ -62,6 +62,12 @@ behaviour stutters there). States are rebuilt by replaying the spec's actions wi
 scalar evaluator, and why each fairness condition holds on the loop is computed on the
 replayed states.
 
+**Sharded runs** (``modelcheck check --workers N``, :func:`check_liveness_workers`;
+``modelcheck spark`` with the shards engine): the bucket tasks evaluate the same state
+and step formulas and write their parts of the state graph beside the level files;
+:class:`ShardedLiveness` reads the graph back in the coordinating process, with the
+nodes and edges of the one-process graph in its order, and decides it as above.
+
 Refused: state and action constraints (TLC warns that liveness with ``CONSTRAINT`` may be
 unsound: cut-off states would stutter forever), symmetry reduction unless switched off
 (unsound for liveness, as TLC warns), ``--max-depth`` and checkpoints.
@@ -99,8 +105,8 @@ from .result import Result, Status, TraceStep, Violation, ViolationKind
 from .spec import PredicateDecl, Spec
 from .temporal import FairnessCondition, TemporalDecl, fairness_conditions
 
-__all__ = ["check_liveness", "check_liveness_workers", "split_checks", "refuse_liveness",
-           "StateGraph", "WalkLiveness", "lasso_violation",
+__all__ = ["check_liveness", "check_liveness_workers", "ShardedLiveness", "split_checks",
+           "refuse_liveness", "StateGraph", "WalkLiveness", "lasso_violation",
            "GraphCollector", "fair_components", "LivenessError", "Lasso", "find_lasso",
            "explain_fairness"]
 
@@ -1283,46 +1289,78 @@ def check_liveness_workers(spec: Spec, config: CheckConfig | None = None, *,
                            **options: Any) -> Result:
     """:func:`check_liveness` with the exploration by worker processes (``modelcheck
     check --workers N``: :class:`~modelcheck.shards.pool.ParallelExplorer`; ``workers``
-    default ``config.workers``, ``buckets`` and ``driver_threshold`` as there). Its
-    bucket tasks evaluate the properties' state and step formulas and write their
-    parts of the state graph beside the level files; once the run is complete, this
-    process reads the graph back from them
-    (:func:`~modelcheck.shards.stategraph.read_state_graph`: the same nodes, in the
-    same order, and the same edges as the one-process check's, memory-mapped when it
-    has more than :data:`SPILL_EDGES` edges) and decides the properties with the same
-    analysis: the same verdicts and the same lassos. Refused as :func:`check_liveness`
-    refuses (checkpoints among them)."""
-    from .shards.engine import BucketEngine
+    default ``config.workers``, ``buckets`` and ``driver_threshold`` as there), the
+    properties decided by :class:`ShardedLiveness`: the same verdicts and the same
+    lassos. Refused as :func:`check_liveness` refuses (checkpoints among them)."""
     from .shards.pool import ParallelExplorer
-    from .shards.stategraph import read_state_graph
 
     cfg = CheckConfig.of(config, options, "check_liveness_workers")
-    safety, selected = split_checks(spec, cfg, library)
-    if temporal is not None:
-        selected = list(temporal)
-    if not selected:
-        return ParallelExplorer(spec, safety, workers=workers, buckets=buckets,
-                                library=library, progress=progress, notice=notice,
-                                driver_threshold=driver_threshold).run()
-    _refusals(spec, cfg, selected)
-    per_prop = [(p, fairness_conditions(spec, p.fairness)) for p in selected]
-    checked_as = {"formulas": {p.name: p.formula for p in selected},
-                  "fairness": {p.name: [c.name for c in cs] for p, cs in per_prop}}
-    run = ParallelExplorer(spec, safety, workers=workers, buckets=buckets, library=library,
-                           progress=progress, notice=notice,
-                           driver_threshold=driver_threshold,
-                           temporal=tuple(p.name for p in selected))
-    names = [p.name for p in run.kernel.labels]
-    step_names = [p.name for p in run.kernel.step_labels]
+    live = ShardedLiveness(spec, cfg, temporal, library)
+    run = ParallelExplorer(spec, live.safety, workers=workers, buckets=buckets,
+                           library=library, progress=progress, notice=notice,
+                           driver_threshold=driver_threshold, temporal=live.names)
+    live.attach(run)
+    return live.finish(run.run())
 
-    decided: list[bool] = []
 
-    def decide(res: Result) -> None:
-        decided.append(True)
+class ShardedLiveness:
+    """The temporal properties of a sharded run (:class:`~modelcheck.shards.backend.
+    ShardedRun` over the bucket engine: ``--workers N``, Spark's shards engine).
+
+    ``config`` (and ``temporal``, as for :func:`check_liveness`) selects the
+    properties; they are refused as :func:`check_liveness` refuses them. Make the run
+    with :attr:`safety` and ``temporal=`` :attr:`names` (its bucket tasks then evaluate
+    the properties' state and step formulas and write their parts of the state graph
+    beside the level files), :meth:`attach` this to it, run it and pass its result to
+    :meth:`finish`. Once the run is complete, and before its run directory is removed,
+    :meth:`decide` reads the graph back from those files
+    (:func:`~modelcheck.shards.stategraph.read_state_graph`: the one-process check's
+    nodes in its order and its edges in its CSR order; memory-mapped in the run
+    directory past :data:`SPILL_EDGES` edges) and decides the properties with the
+    one-process analysis (:func:`_decide`): the same verdicts, the same lassos."""
+
+    def __init__(self, spec: Spec, config: CheckConfig,
+                 temporal: Sequence[TemporalDecl] | None = None,
+                 library: Library | None = library_lookup) -> None:
+        self.spec = spec
+        self.safety, selected = split_checks(spec, config, library)
+        if temporal is not None:
+            selected = list(temporal)
+        if selected:
+            _refusals(spec, config, selected)
+        self.selected = selected
+        #: the properties' names, for the run's ``temporal``
+        self.names = tuple(p.name for p in selected)
+        self.per_prop = [(p, fairness_conditions(spec, p.fairness)) for p in selected]
+        self.checked_as = {"formulas": {p.name: p.formula for p in selected},
+                           "fairness": {p.name: [c.name for c in cs]
+                                        for p, cs in self.per_prop}}
+        self.run: Any = None
+        self.decided = False
+
+    def attach(self, run: Any) -> None:
+        """Decide the properties at the end of ``run`` (a ``ShardedRun`` made with
+        ``temporal=self.names``)."""
+        if self.selected:
+            self.run = run
+            run.after = self.decide
+
+    def decide(self, res: Result) -> None:
+        """Decide the properties on the state graph of the complete run ``res`` came
+        from (its ``after`` hook), into ``res``."""
+        from .shards.engine import BucketEngine
+        from .shards.stategraph import read_state_graph
+
+        self.decided = True
         t0 = time.perf_counter()
+        run = self.run
         engine = run.engine
-        assert isinstance(engine, BucketEngine)
-        parts = read_state_graph(engine.root, engine.buckets, len(run.kernel.actions),
+        if not isinstance(engine, BucketEngine):  # pragma: no cover - refused before
+            raise LivenessError(f"the {engine.name} engine does not write the state graph.")
+        kernel = run.kernel
+        names = [p.name for p in kernel.labels]
+        step_names = [p.name for p in kernel.step_labels]
+        parts = read_state_graph(engine.root, engine.buckets, len(kernel.actions),
                                  len(names), len(step_names), spill_dir=str(run.rundir.path),
                                  spill_edges=SPILL_EDGES)
         try:
@@ -1334,26 +1372,29 @@ def check_liveness_workers(spec: Spec, config: CheckConfig | None = None, *,
                            {n: np.ascontiguousarray(parts.steps[:, j])
                             for j, n in enumerate(step_names)},
                            levels=parts.levels)
-            _decide(spec, res, g, per_prop)
+            _decide(self.spec, res, g, self.per_prop)
             res.seconds += time.perf_counter() - t0
             res.liveness = {
                 "properties": res.liveness["properties"], "nodes": g.n, "edges": g.n_edges,
                 "seconds": round(time.perf_counter() - t0, 3),
                 "graph_bytes": g.nbytes, "edge_bytes": g.edge_bytes,
                 "bytes_per_edge": parts.store.bytes_per_edge,
-                "spilled": parts.store.spilled, **checked_as,
+                "spilled": parts.store.spilled, **self.checked_as,
             }
         finally:
             parts.store.close()
 
-    run.after = decide
-    res = run.run()
-    res.checked["temporal"] = [p.name for p in selected]
-    if not decided:
-        res.liveness = {"properties": {p.name: "not checked" for p in selected},
-                        "reason": f"the exploration ended with status {res.status}",
-                        **checked_as}
-    return res
+    def finish(self, res: Result) -> Result:
+        """``res`` of the run, with the properties marked not checked when it did not
+        complete."""
+        if not self.selected:
+            return res
+        res.checked["temporal"] = list(self.names)
+        if not self.decided:
+            res.liveness = {"properties": {n: "not checked" for n in self.names},
+                            "reason": f"the exploration ended with status {res.status}",
+                            **self.checked_as}
+        return res
 
 
 #: a sharded run's state graph is read into memory-mapped files (in its run directory)

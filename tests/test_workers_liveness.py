@@ -201,3 +201,55 @@ def test_cli_workers_gives_the_one_process_lasso(target: str) -> None:
 def _untimed(text: str) -> str:
     """The text report without its timings (``0.54 s (6 distinct/s)``)."""
     return re.sub(r"\d[\d.,]* s \([^)]*\)", "T", text)
+
+
+# ---------------------------------------------------------------- Spark's shards engine
+def _spark_liveness(spec: Spec, session: Any, **kw: Any) -> Result:
+    from modelcheck.config import CheckConfig
+    from modelcheck.liveness import ShardedLiveness
+    from spark_explore.driver import SparkExplorer
+
+    live = ShardedLiveness(spec, CheckConfig())
+    run = SparkExplorer(spec, live.safety, spark=session, temporal=live.names, **kw)
+    live.attach(run)
+    return live.finish(run.run())
+
+
+@pytest.fixture(scope="module")
+def spark() -> Any:
+    from spark_explore.session import get_session
+
+    session, created = get_session("local[2]")
+    yield session
+    if created:
+        session.stop()
+
+
+SPARK_SPECS = [KRaftLifecycleLiveBugStuckPublisher, ZkControllerLiveBugNoStartupSync]
+
+
+@pytest.mark.parametrize("cls", SPARK_SPECS, ids=[c.__name__ for c in SPARK_SPECS])
+def test_spark_shards_engine_gives_the_same_lasso(cls: type[Spec], spark: Any) -> None:
+    spec = cls()
+    one = check(spec)
+    many = _spark_liveness(spec, spark, engine="shards", partitions=3, driver_threshold=0)
+    assert many.backend == "spark"
+    many.memory["workers"] = 1  # (assert_same's check of a worker count)
+    assert_same(one, many)
+
+
+def test_spark_rdd_engine_refuses_temporal_properties(spark: Any) -> None:
+    with pytest.raises(LivenessError, match="--engine shards"):
+        _spark_liveness(KRaftLifecycleLiveBugStuckPublisher(), spark, engine="rdd")
+
+
+def test_cli_spark_gives_the_one_process_lasso() -> None:
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    target = "examples/flip.py:FlipWeakSet"
+    spark = subprocess.run([sys.executable, "-m", "modelcheck", "spark", target, "--master",
+                            "local[2]", "--format", "json", "-q"], cwd=ROOT, env=env,
+                           capture_output=True, text=True, timeout=600)
+    one = _run(target, "--format", "json", "-q")
+    assert spark.returncode == one.returncode == 1, spark.stderr
+    got, want = _comparable(json.loads(spark.stdout)), _comparable(json.loads(one.stdout))
+    assert got == want
