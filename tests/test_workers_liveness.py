@@ -228,6 +228,7 @@ def spark() -> Any:
 SPARK_SPECS = [KRaftLifecycleLiveBugStuckPublisher, ZkControllerLiveBugNoStartupSync]
 
 
+@pytest.mark.spark
 @pytest.mark.parametrize("cls", SPARK_SPECS, ids=[c.__name__ for c in SPARK_SPECS])
 def test_spark_shards_engine_gives_the_same_lasso(cls: type[Spec], spark: Any) -> None:
     spec = cls()
@@ -238,11 +239,13 @@ def test_spark_shards_engine_gives_the_same_lasso(cls: type[Spec], spark: Any) -
     assert_same(one, many)
 
 
+@pytest.mark.spark
 def test_spark_rdd_engine_refuses_temporal_properties(spark: Any) -> None:
     with pytest.raises(LivenessError, match="--engine shards"):
         _spark_liveness(KRaftLifecycleLiveBugStuckPublisher(), spark, engine="rdd")
 
 
+@pytest.mark.spark
 def test_cli_spark_gives_the_one_process_lasso() -> None:
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     target = "examples/flip.py:FlipWeakSet"

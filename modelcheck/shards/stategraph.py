@@ -14,14 +14,15 @@ builds, and finds the same verdicts and the same lassos.
 
 Level by level: the buckets' sorted key files are merged (the rank of each bucket row in
 the level), the level's transitions are read, their sources numbered by those ranks and
-their targets looked up among all the nodes' keys (one sorted copy, binary search), and
+their targets looked up in the sorted levels (the next, this one and the one before
+first, where nearly all lie), and
 the level's edges are appended to an :class:`~modelcheck.graphstore.EdgeStore`, which
 writes them to files and reads them back memory-mapped when ``spill_dir`` is given. One
 level's transitions are in memory at a time, and per node its key, its place in the
 sorted copy and its predicate flags.
 
-State keys are handled by :func:`_key_order`, :func:`_key_search` and :func:`_same` alone
-(one ``uint64`` a state here).
+State keys are handled by :func:`_key_order` and :func:`_key_find` alone (one
+``uint64`` a state here).
 """
 
 from __future__ import annotations
@@ -53,15 +54,46 @@ class GraphArrays:
 
 
 def _key_order(keys: np.ndarray) -> np.ndarray:
+    """The stable permutation that sorts ``keys``."""
     return np.argsort(keys, kind="stable")
 
 
-def _key_search(sorted_keys: np.ndarray, q: np.ndarray) -> np.ndarray:
-    return np.searchsorted(sorted_keys, q)
+def _key_find(sorted_keys: np.ndarray, q: np.ndarray) -> np.ndarray:
+    """The place of each of ``q`` in ``sorted_keys`` (-1: not there)."""
+    if not len(sorted_keys):
+        return np.full(len(q), -1, dtype=np.int64)
+    pos = np.minimum(np.searchsorted(sorted_keys, q), len(sorted_keys) - 1)
+    return np.where(sorted_keys[pos] == q, pos, -1)
 
 
-def _same(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    return np.asarray(a == b) if a.ndim == 1 else np.asarray((a == b).all(axis=1))
+def _csr_places(rows: np.ndarray, acts: np.ndarray, n_rows: int, n_act: int
+                ) -> tuple[np.ndarray, np.ndarray]:
+    """``(out-degree per row, place of each transition in CSR order)`` (by row, then
+    action id) of transitions, at most one per (row, action). The tasks wrote them as
+    the kernel emits them: action by action, rows in order within each, batch after
+    batch and bucket after bucket; the runs of one action (in which a row appears
+    once) are taken in action order, each transition placed after its row's earlier
+    ones (a counting sort). Many short runs are sorted instead."""
+    m = len(rows)
+    deg = np.bincount(rows, minlength=n_rows)
+    if m == 0:
+        return deg, np.zeros(0, dtype=np.intp)
+    brk = np.flatnonzero((acts[1:] != acts[:-1]) | (rows[1:] <= rows[:-1])) + 1
+    bounds = np.concatenate(([0], brk, [m]))
+    if len(bounds) - 1 > max(64, m >> 5):
+        order = np.argsort(rows * n_act + acts, kind="stable")
+        dest = np.empty(m, dtype=np.intp)
+        dest[order] = np.arange(m, dtype=np.intp)
+        return deg, dest
+    nxt = np.zeros(n_rows, dtype=np.intp)
+    np.cumsum(deg[:-1], out=nxt[1:])
+    dest = np.empty(m, dtype=np.intp)
+    for j in np.argsort(acts[bounds[:-1]], kind="stable"):
+        a, b = int(bounds[j]), int(bounds[j + 1])
+        r = rows[a:b]
+        dest[a:b] = nxt[r]
+        nxt[r] += 1  # rows are distinct within a run
+    return deg, dest
 
 
 def _load(path: Path) -> np.ndarray:
@@ -107,17 +139,26 @@ def read_state_graph(root: Path, buckets: int, n_act: int, n_labels: int, n_step
                               "states; this spec has more.")
     levels = np.zeros(len(sorted_levels) + 1, dtype=np.int64)
     np.cumsum([len(x) for x in sorted_levels], out=levels[1:])
-    del sorted_levels
-    where = _key_order(fps)  # all keys sorted, and the node of each
-    by_key = fps[where]
-    where = where.astype(np.int32)
 
-    def nodes_of(keys: np.ndarray) -> np.ndarray:
-        pos = np.minimum(_key_search(by_key, keys), max(n - 1, 0))
-        if len(keys) and not _same(by_key[pos], keys).all():
+    def nodes_of(lv: int, keys: np.ndarray) -> np.ndarray:
+        """The nodes of the targets ``keys`` of level ``lv``'s transitions: searched in
+        the next level, this one and the one before (cache-sized sorted arrays; where
+        nearly all targets lie), then in the others, the most recent first."""
+        out = np.full(len(keys), -1, dtype=np.int32)
+        rest = np.arange(len(keys))
+        near = [x for x in (lv + 1, lv, lv - 1) if 0 <= x < len(sorted_levels)]
+        far = [x for x in range(len(sorted_levels) - 1, -1, -1) if x not in near]
+        for x in near + far:
+            if not len(rest):
+                break
+            got = _key_find(sorted_levels[x], keys[rest])
+            hit = got >= 0
+            out[rest[hit]] = got[hit] + levels[x]
+            rest = rest[~hit]
+        if len(rest):
             raise ModelcheckError("the state graph names a state the run did not store "
                                   "(a bug: please report it).")
-        return where[pos]
+        return out
 
     labels = np.ones((n, n_labels), dtype=bool)
     store = EdgeStore(np.uint16 if n_act <= 1 << 16 else np.int32, spill_dir)
@@ -152,14 +193,14 @@ def read_state_graph(root: Path, buckets: int, n_act: int, n_labels: int, n_step
                 dsts.append(_load(gd / f"{name}.dst.npy"))
                 st = _load(gd / f"{name}.step.npy")
                 sts.append(st.reshape(len(src), n_steps) if st.size == 0 else st)
-            src = np.concatenate(srcs)
+            size = int(levels[lv + 1]) - off
+            src = np.concatenate(srcs) - off
             act = np.concatenate(acts)
-            order = np.argsort(src * n_act + act, kind="stable")  # CSR: source, action
-            src, act = src[order], act[order]
-            dst = nodes_of(np.concatenate(dsts)[order])
-            deg[off:int(levels[lv + 1])] = np.bincount(src - off,
-                                                       minlength=int(levels[lv + 1]) - off)
-            store.append(dst, act)
+            deg[off:off + size], dest = _csr_places(src, act, size, n_act)
+            order = np.empty(len(dest), dtype=np.intp)
+            order[dest] = np.arange(len(dest), dtype=np.intp)
+            del src, dest
+            store.append(nodes_of(lv, np.concatenate(dsts)[order]), act[order])
             if n_steps:
                 steps.append(np.concatenate(sts)[order])
         indptr = np.zeros(n + 1, dtype=np.int32 if store.n <= NODE_LIMIT else np.int64)
