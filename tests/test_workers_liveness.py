@@ -155,6 +155,19 @@ def test_ctrl_c_ends_the_run_without_deciding_the_properties() -> None:
     assert_same(check(LiveLadder(L=40, M=10), invariants=chosen), done)
 
 
+def test_a_safety_violation_is_reported_first_as_in_one_process() -> None:
+    """The invariant NotTop fails at the ladder's last level: that violation, and the
+    temporal property not checked, with any number of workers."""
+    spec = LiveLadder(L=12, M=4)
+    one = check(spec)
+    assert one.violation is not None and one.violation.kind == "invariant"
+    assert one.liveness["properties"] == {"Tops": "not checked"}
+    for workers, buckets in ((2, 3), (3, 1)):
+        assert_same(one, check_liveness_workers(spec, workers=workers, buckets=buckets,
+                                                driver_threshold=0))
+        assert check_liveness_workers(spec, workers=workers).liveness == one.liveness
+
+
 def test_checkpoints_are_refused_as_in_one_process(tmp_path: Path) -> None:
     for workers in (1, 2):
         with pytest.raises(LivenessError, match="--checkpoint-dir"):
