@@ -18,7 +18,7 @@ from .config import CheckConfig
 from .explorer import Explorer, Progress, select_checks
 from .library import Library
 from .library import lookup as library_lookup
-from .liveness import LivenessError, check_liveness, split_checks
+from .liveness import check_liveness, check_liveness_workers, split_checks
 from .result import Result
 from .spec import Spec
 
@@ -40,7 +40,9 @@ def check(spec: Spec, config: CheckConfig | None = None, *,
     is :func:`~modelcheck.check_liveness` (a safety violation is reported
     first, then the first violated temporal property with a lasso; refused, with a
     :class:`~modelcheck.liveness.LivenessError`, under symmetry reduction, state
-    constraints, ``max_depth`` or checkpoints, as on the command line); otherwise the
+    constraints, ``max_depth`` or checkpoints, as on the command line; with
+    ``workers`` > 1 the exploration runs in worker processes,
+    :func:`~modelcheck.liveness.check_liveness_workers`); otherwise the
     breadth-first explorer alone (:class:`~modelcheck.explorer.Explorer`, which also
     takes the hooks for the transitions and levels). ``progress`` receives the
     explorer's progress reports, ``notice`` its one-line notices (where a ``--resume``
@@ -51,12 +53,8 @@ def check(spec: Spec, config: CheckConfig | None = None, *,
     safety, temporal = split_checks(spec, cfg, library)
     if temporal:
         if cfg.workers > 1:
-            names = ", ".join(p.name for p in temporal)
-            raise LivenessError(
-                f"--workers {cfg.workers}: temporal properties ({names}) are checked by "
-                "one process (the state graph is built by the one-process explorer); run "
-                "them with --workers 1, or check only invariants in parallel with "
-                "--invariant NAME.")
+            return check_liveness_workers(spec, cfg, temporal=temporal, library=library,
+                                          progress=progress, notice=notice)
         return check_liveness(spec, cfg, temporal=temporal, library=library,
                               progress=progress, notice=notice)
     if cfg.workers > 1:

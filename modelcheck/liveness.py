@@ -62,6 +62,12 @@ behaviour stutters there). States are rebuilt by replaying the spec's actions wi
 scalar evaluator, and why each fairness condition holds on the loop is computed on the
 replayed states.
 
+**Sharded runs** (``modelcheck check --workers N``, :func:`check_liveness_workers`;
+``modelcheck spark`` with the shards engine): the bucket tasks evaluate the same state
+and step formulas and write their parts of the state graph beside the level files;
+:class:`ShardedLiveness` reads the graph back in the coordinating process, with the
+nodes and edges of the one-process graph in its order, and decides it as above.
+
 Refused: state and action constraints (TLC warns that liveness with ``CONSTRAINT`` may be
 unsound: cut-off states would stutter forever), symmetry reduction unless switched off
 (unsound for liveness, as TLC warns), ``--max-depth`` and checkpoints.
@@ -99,8 +105,8 @@ from .result import Result, Status, TraceStep, Violation, ViolationKind
 from .spec import PredicateDecl, Spec
 from .temporal import FairnessCondition, TemporalDecl, fairness_conditions
 
-__all__ = ["check_liveness", "split_checks", "refuse_liveness", "StateGraph",
-           "WalkLiveness", "lasso_violation",
+__all__ = ["check_liveness", "check_liveness_workers", "ShardedLiveness", "split_checks",
+           "refuse_liveness", "StateGraph", "WalkLiveness", "lasso_violation",
            "GraphCollector", "fair_components", "LivenessError", "Lasso", "find_lasso",
            "explain_fairness"]
 
@@ -1297,6 +1303,129 @@ def check_liveness(spec: Spec, config: CheckConfig | None = None, *,
         return res
     finally:
         collector.close()
+
+
+def check_liveness_workers(spec: Spec, config: CheckConfig | None = None, *,
+                           workers: int | str | None = None, buckets: int | None = None,
+                           driver_threshold: int | None = None,
+                           temporal: Sequence[TemporalDecl] | None = None,
+                           library: Library | None = library_lookup,
+                           progress: Callable[[Progress], None] | None = None,
+                           notice: Callable[[str], None] | None = None,
+                           **options: Any) -> Result:
+    """:func:`check_liveness` with the exploration by worker processes (``modelcheck
+    check --workers N``: :class:`~modelcheck.shards.pool.ParallelExplorer`; ``workers``
+    default ``config.workers``, ``buckets`` and ``driver_threshold`` as there), the
+    properties decided by :class:`ShardedLiveness`: the same verdicts and the same
+    lassos. Refused as :func:`check_liveness` refuses (checkpoints among them)."""
+    from .shards.pool import ParallelExplorer
+
+    cfg = CheckConfig.of(config, options, "check_liveness_workers")
+    live = ShardedLiveness(spec, cfg, temporal, library)
+    run = ParallelExplorer(spec, live.safety, workers=workers, buckets=buckets,
+                           library=library, progress=progress, notice=notice,
+                           driver_threshold=driver_threshold, temporal=live.names)
+    live.attach(run)
+    return live.finish(run.run())
+
+
+class ShardedLiveness:
+    """The temporal properties of a sharded run (:class:`~modelcheck.shards.backend.
+    ShardedRun` over the bucket engine: ``--workers N``, Spark's shards engine).
+
+    ``config`` (and ``temporal``, as for :func:`check_liveness`) selects the
+    properties; they are refused as :func:`check_liveness` refuses them. Make the run
+    with :attr:`safety` and ``temporal=`` :attr:`names` (its bucket tasks then evaluate
+    the properties' state and step formulas and write their parts of the state graph
+    beside the level files), :meth:`attach` this to it, run it and pass its result to
+    :meth:`finish`. Once the run is complete, and before its run directory is removed,
+    :meth:`decide` reads the graph back from those files
+    (:func:`~modelcheck.shards.stategraph.read_state_graph`: the one-process check's
+    nodes in its order and its edges in its CSR order; memory-mapped in the run
+    directory past :data:`SPILL_EDGES` edges) and decides the properties with the
+    one-process analysis (:func:`_decide`): the same verdicts, the same lassos."""
+
+    def __init__(self, spec: Spec, config: CheckConfig,
+                 temporal: Sequence[TemporalDecl] | None = None,
+                 library: Library | None = library_lookup) -> None:
+        self.spec = spec
+        self.safety, selected = split_checks(spec, config, library)
+        if temporal is not None:
+            selected = list(temporal)
+        if selected:
+            _refusals(spec, config, selected)
+        self.selected = selected
+        #: the properties' names, for the run's ``temporal``
+        self.names = tuple(p.name for p in selected)
+        self.per_prop = [(p, fairness_conditions(spec, p.fairness)) for p in selected]
+        self.checked_as = {"formulas": {p.name: p.formula for p in selected},
+                           "fairness": {p.name: [c.name for c in cs]
+                                        for p, cs in self.per_prop}}
+        self.run: Any = None
+        self.decided = False
+
+    def attach(self, run: Any) -> None:
+        """Decide the properties at the end of ``run`` (a ``ShardedRun`` made with
+        ``temporal=self.names``)."""
+        if self.selected:
+            self.run = run
+            run.after = self.decide
+
+    def decide(self, res: Result) -> None:
+        """Decide the properties on the state graph of the complete run ``res`` came
+        from (its ``after`` hook), into ``res``."""
+        from .shards.engine import BucketEngine
+        from .shards.stategraph import read_state_graph
+
+        self.decided = True
+        t0 = time.perf_counter()
+        run = self.run
+        engine = run.engine
+        if not isinstance(engine, BucketEngine):  # pragma: no cover - refused before
+            raise LivenessError(f"the {engine.name} engine does not write the state graph.")
+        kernel = run.kernel
+        names = [p.name for p in kernel.labels]
+        step_names = [p.name for p in kernel.step_labels]
+        parts = read_state_graph(engine.root, engine.buckets, len(kernel.actions),
+                                 len(names), len(step_names), spill_dir=str(run.rundir.path),
+                                 spill_edges=SPILL_EDGES)
+        try:
+            initial = np.zeros(len(parts.fps), dtype=bool)
+            initial[:int(parts.levels[1]) if len(parts.levels) > 1 else 0] = True
+            g = StateGraph(parts.fps, initial, parts.dst, parts.act, parts.indptr,
+                           {n: np.ascontiguousarray(parts.labels[:, j])
+                            for j, n in enumerate(names)},
+                           {n: np.ascontiguousarray(parts.steps[:, j])
+                            for j, n in enumerate(step_names)},
+                           levels=parts.levels)
+            _decide(self.spec, res, g, self.per_prop)
+            res.seconds += time.perf_counter() - t0
+            res.liveness = {
+                "properties": res.liveness["properties"], "nodes": g.n, "edges": g.n_edges,
+                "seconds": round(time.perf_counter() - t0, 3),
+                "graph_bytes": g.nbytes, "edge_bytes": g.edge_bytes,
+                "bytes_per_edge": parts.store.bytes_per_edge,
+                "spilled": parts.store.spilled, **self.checked_as,
+            }
+        finally:
+            parts.store.close()
+
+    def finish(self, res: Result) -> Result:
+        """``res`` of the run, with the properties marked not checked when it did not
+        complete."""
+        if not self.selected:
+            return res
+        res.checked["temporal"] = list(self.names)
+        if not self.decided:
+            res.liveness = {"properties": {n: "not checked" for n in self.names},
+                            "reason": f"the exploration ended with status {res.status}",
+                            **self.checked_as}
+        return res
+
+
+#: a sharded run's state graph is read into memory-mapped files (in its run directory)
+#: past this many edges (6 bytes an edge: 400 MB)
+SPILL_EDGES = 1 << 26
 
 
 def _release_freed_memory() -> None:

@@ -37,7 +37,7 @@ from modelcheck.cli import (
 )
 from modelcheck.config import CheckConfig
 from modelcheck.errors import ModelcheckError, UsageError
-from modelcheck.liveness import refuse_liveness
+from modelcheck.liveness import ShardedLiveness
 
 from .session import check_master_url
 
@@ -133,7 +133,7 @@ def spark(spec: str, consts: tuple[str, ...], config: CheckConfig, simulate: boo
                              "random simulation; add --simulate.")
         recorder = prepare_recorder(spec, out_dir, trace_out)
         bound = bind_spec(spec, consts)
-        refuse_liveness(bound, config, "Spark")
+        live = ShardedLiveness(bound, config)  # (refuses what `check` refuses)
         conf = parse_conf(confs)
         if master is None and not _under_spark_submit():
             master = "local[*]"
@@ -143,10 +143,11 @@ def spark(spec: str, consts: tuple[str, ...], config: CheckConfig, simulate: boo
 
         # The session is started by run() and stopped at its end if it started it.
         explorer = SparkExplorer(
-            bound, config, master=master, partitions=partitions, spark_conf=conf,
+            bound, live.safety, master=master, partitions=partitions, spark_conf=conf,
             progress=progress_printer(not quiet), connect_timeout=connect_timeout,
             stop_session=True, verbose=verbose, driver_threshold=driver_threshold, engine=engine,
-            notice=lambda message: click.echo(message, err=True))
+            notice=lambda message: click.echo(message, err=True), temporal=live.names)
+        live.attach(explorer)
         # Fail on the checkpoint dir and the spec before paying for a Spark session.
         explorer.precheck()
         resumed = explorer.resume_point
@@ -157,7 +158,7 @@ def spark(spec: str, consts: tuple[str, ...], config: CheckConfig, simulate: boo
             click.echo(f"Checking {bound!r} on Spark ({where}): {len(bound.layout.cells)} "
                        f"state cells, {len(bound.actions)} action instances. Starting "
                        "Spark...", err=True)
-        result = explorer.run()
+        result = live.finish(explorer.run())
     except BaseException as e:  # noqa: BLE001 - never show users a raw traceback
         _report_failure(e, fmt)
     finish(result, fmt, recorder, bound, quiet)
