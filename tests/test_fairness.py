@@ -17,11 +17,12 @@ from hypothesis import HealthCheck, given, settings
 from examples.token_ring import Ring, RingComputed, RingEvery, RingUnfair
 from modelcheck import Array, Bool, Const, Ids, Int, Spec, action, check, check_liveness, where
 from modelcheck.errors import SpecDefinitionError
+from modelcheck.kernel import Kernel
 from modelcheck.loader import parse_consts
 from modelcheck.temporal import always_eventually, fairness_conditions
 from tests.fairspec import fair_spec, meaning
 from tests.lassocheck import check_lasso_generic
-from tests.livespec import Conditions, check_lasso, oracle_verdicts
+from tests.livespec import Conditions, Selected, _graph, check_lasso, member, oracle_verdicts
 
 ROOT = Path(__file__).resolve().parent.parent
 HERE = "tests/test_fairness.py"
@@ -138,7 +139,40 @@ def _oracle_props(n: int) -> dict:
             "Selected": ("always_eventually", last, last, None, None)}
 
 
-@settings(max_examples=250, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+def _checker_conds(spec: Spec, select: tuple[str, ...] | None = None) -> Conditions:
+    """The checker's conditions as (kind, labels or :class:`Selected`) pairs: a condition
+    the state selects keeps an instance where its guards (the checker's predicates of
+    the selector) hold."""
+    out: Conditions = []
+    for c in fairness_conditions(spec, select):
+        labels = frozenset(spec.actions[i].label for i in c.action_ids)
+        if not c.guards:
+            out.append((c.kind, labels))
+            continue
+        guards = {spec.actions[a].label: names for a, names in c.guards}
+        decls = {p.name: p.decl for p in c.predicates}
+
+        def pick(view, lab, guards=guards, decls=decls):
+            return all(bool(decls[n].fn(spec, view)) for n in guards.get(lab, ()))
+
+        out.append((c.kind, Selected(labels, pick)))
+    return out
+
+
+def _semantic(spec: Spec, conds: Conditions) -> set:
+    """Each condition as the (reachable state, instance) pairs whose steps it counts."""
+    states, _, _ = _graph(spec)
+    k = Kernel(spec, symmetry=False, invariants=[], properties=[], check_deadlock=False)
+    views = [k.scalar_view(list(c)) for c in states]
+    out = set()
+    for kind, c in conds:
+        labels = c.labels if isinstance(c, Selected) else c
+        out.add((kind, frozenset((u, lab) for u, v in enumerate(views) for lab in labels
+                                 if member(c, v, lab))))
+    return out
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(fair_spec())
 def test_random_fairness_declarations_against_the_fair_cycle_search(cls):
     d = cls._drawn
@@ -149,9 +183,11 @@ def test_random_fairness_declarations_against_the_fair_cycle_search(cls):
             _bind(cls, consts)
         return
     spec = _bind(cls, consts)
-    assert set(_conds(spec)) == set(want)
-    selected = meaning(d, d.select)
-    assert set(_conds(spec, d.select)) == set(selected)
+    want = meaning(d, spec=spec)
+    assert _semantic(spec, _checker_conds(spec)) == _semantic(spec, want), str(d.__dict__)
+    selected = meaning(d, d.select, spec=spec)
+    assert _semantic(spec, _checker_conds(spec, d.select)) == _semantic(spec, selected), \
+        str(d.__dict__)
     props = _oracle_props(d.bound)
     cls._oracle = {"props": {k: v for k, v in props.items() if k != "Selected"}}
     expected = oracle_verdicts(spec, want)
