@@ -287,13 +287,14 @@ def _part(spec: Spec, key: str, part: str, decls: Mapping[str, Any],
                 f"{sm.group(1)}(...), which is no method of the spec; write `def "
                 f"{sm.group(1)}(self, s, ...)` returning the value of {p} in state s.")
         wants = [x.strip() for x in _split_args(sm.group(2))]
-        bad = [w for w in wants if w not in decl.params or w in sels or w == p
-               or given.get(w) == "*" or (w in given and _SELECTOR.fullmatch(given[w]))]
+        bad = [w for w in wants if not re.fullmatch(r"-?\d+", w) and (
+            w not in decl.params or w in sels or w == p or given.get(w) == "*"
+            or (w in given and _SELECTOR.fullmatch(given[w])))]
         if bad:
             raise SpecDefinitionError(
                 f"spec {spec!r}: fairness[{key!r}]: {p}={v}: the arguments of a selector "
-                f"are parameters of {name} that are free or fixed (not `*` nor selected), "
-                f"got {bad[0]!r}.")
+                f"are integers or parameters of {name} that are free or fixed (not `*` nor "
+                f"selected), got {bad[0]!r}.")
         sels[p] = (sm.group(1), wants)
     if family and sels:
         raise SpecDefinitionError(
@@ -320,7 +321,7 @@ def _part(spec: Spec, key: str, part: str, decls: Mapping[str, Any],
         for p in order:
             if p in sels:
                 meth, wants = sels[p]
-                shown.append(f"{p}={meth}({', '.join(tla_text(params[w]) for w in wants)})")
+                shown.append(f"{p}={meth}({', '.join(_arg_text(params, w) for w in wants)})")
             elif p in stars:
                 shown.append(f"{p}=*")
             else:
@@ -328,10 +329,13 @@ def _part(spec: Spec, key: str, part: str, decls: Mapping[str, Any],
         head = name if branch is None else f"{name}[{branch}]"
         texts.append(f"{head}({', '.join(shown)})" if shown else head)
         if sels:
-            skey = (binding, tuple((w, tla_text(params[w])) for _, ws in sels.values()
+            skey = (binding, tuple((w, _arg_text(params, w)) for _, ws in sels.values()
                                    for w in ws), tuple(params[p] for p in stars))
             sel_groups.setdefault(skey, []).append(a.id)
-    if not out:
+    if not out and (fixed or branch is not None) and any(
+            a.decl.name == name for a in spec.actions):
+        # a value (or branch) that no instance has; an action without instances under
+        # these constants (\E i \in {}: A(i)) is never enabled
         raise SpecDefinitionError(_unknown(spec, part, by_label))
     return _Part(tuple(out), free, tuple(texts),
                  tuple(tuple(ids) for ids in sel_groups.values()))
@@ -343,9 +347,9 @@ def _guard(spec: Spec, guards: dict[str, Any], method: str, inst: ActionInstance
     selector, arguments and value (shared by the conditions naming it)."""
     params = dict(inst.params)
     pos = {p: i for i, p in enumerate(inst.decl.params)}
-    args = tuple(inst.arguments[pos[w]] for w in wants)
+    args = tuple(inst.arguments[pos[w]] if w in pos else int(w) for w in wants)
     value = inst.arguments[pos[param]]
-    call = f"{method}({', '.join(tla_text(params[w]) for w in wants)})"
+    call = f"{method}({', '.join(_arg_text(params, w) for w in wants)})"
     name = f"fairness:{call}={tla_text(params[param])}"
     g = guards.get(name)
     if g is None:
@@ -356,6 +360,11 @@ def _guard(spec: Spec, guards: dict[str, Any], method: str, inst: ActionInstance
         decl.where = source_location(getattr(type(spec), method))
         g = guards[name] = Guard(name, call, decl)
     return g
+
+
+def _arg_text(params: Mapping[str, Any], arg: str) -> str:
+    """A selector's argument as a label shows it: the parameter's value, or the integer."""
+    return tla_text(params[arg]) if arg in params else arg
 
 
 class _Memo:

@@ -352,7 +352,8 @@ def refuse_empty_selections(g: StateGraph, conds: Sequence[FairnessCondition], s
             calls = ", ".join(dict.fromkeys(p.call for p in c.predicates
                                             if any(p.name in guards.get(a, ()) for a in ids)))
             raise SpecEvaluationError(
-                f"fairness {c.name}: in the state {format_state(spec.layout, states[-1])} "
+                f"spec {spec!r}: fairness {c.name}: in the state "
+                f"{format_state(spec.layout, states[-1])} "
                 f"(reached in {len(path[1])} steps) the selector {calls} gives a value that "
                 f"no instance of the action has (no instance of {c.label} is selected), so "
                 "the action TLA+ would take there is not one of the spec's instances: "
