@@ -1,8 +1,8 @@
 """Initial-state properties (``@initially``): TLA+'s state predicate as a ``PROPERTY``,
 checked on the initial states only (see docs/liveness.md).
 
-    modelcheck check examples/initial_counter.py:Counter       # ok: 4 states
-    modelcheck check examples/initial_counter.py:CounterZero   # violation of StartsZero, 1-state trace
+    modelcheck check examples/initial_counter.py:Counter      # ok: 4 states
+    modelcheck check examples/initial_counter.py:CounterZero  # violation of StartsZero
 
 ``x`` counts up from 0 or 1 (``Init == x \\in {0, 1}``). TLC's ``PROPERTY StartsLow``
 (``StartsLow == x <= 1``) holds, though ``x`` reaches 3; ``PROPERTY StartsZero``

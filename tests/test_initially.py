@@ -122,3 +122,13 @@ def test_a_malformed_declaration_is_refused():
             @initially
             def Bad(self, s, t):
                 return s.x == t.x
+
+
+def test_simulation_checks_them_before_the_walks():
+    from modelcheck.simulate import simulate
+
+    r = simulate(CounterZero(), seed=1, runs=5)
+    assert r.status == "violation" and r.violation.property == "StartsZero"
+    assert [s.state for s in r.violation.trace] == [{"x": 1}]
+    r = simulate(Counter(), seed=1, runs=5, invariants=["StartsLow", "Bounded"])
+    assert r.status == "ok"
