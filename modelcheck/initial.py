@@ -15,9 +15,10 @@ TLC does), before the state space is explored, and reported like an invariant
 violation with a one-state trace (``Violation.kind == "invariant"``). As TLC checks
 each initial state's invariants, then its initial-state properties, an invariant
 violated by that initial state or an earlier one is reported instead (by the run).
-``--invariant NAME`` selects initial-state properties like invariants; the others are
-checked by every check, with every backend of ``modelcheck check`` (one process,
-``--workers``, liveness).
+``--invariant NAME`` selects initial-state properties like invariants. Every backend
+checks them first: ``check`` (one process, ``--workers``, liveness), ``simulate``
+(before the walks, ``--workers`` too) and ``spark`` (before the session starts, and
+``--simulate``).
 """
 
 from __future__ import annotations
