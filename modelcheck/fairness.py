@@ -14,6 +14,15 @@ declared twice is listed once. The forms (``p`` an action's parameters):
   ``WF_vars(A(1))``, that instance alone.
 * ``{"A | B": "weak"}``: ``\\A p: WF_vars(A(p) \\/ B(p))``, one condition per binding of
   the (shared) parameters; with ``"-family"`` one condition of all their instances.
+* A pattern ``{"C(p=1, q=*)": ...}``: a parameter given a value is fixed, ``*`` is taken
+  inside (``\\E q``), one not named is free (``\\A``, a condition per value): ``{"C(q=*)":
+  "weak"}`` is ``\\A p: WF_vars(\\E q: C(p, q))``. A group's parts may be patterns and
+  must leave the same parameters free: ``{"I | B(i=*)": "weak"}`` is ``WF_vars(I \\/ \\E
+  i: B(i))``.
+* A selector ``{"Return(S=held(c))": "weak"}`` (``held`` a method of the spec, ``(self,
+  s, c)``): ``\\A c: WF_vars(Return(c, held(c)))``, the instance chosen by the state
+  where the step starts (:class:`Guard`: one state predicate per value, evaluated as
+  an invariant is, on every state).
 
 The table is resolved when the spec is **bound** (:class:`~modelcheck.spec.Spec`
 ``(**constants)``, which ``--const`` goes through), never when the class is defined:
