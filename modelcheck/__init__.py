@@ -81,6 +81,7 @@ if TYPE_CHECKING:
         action_constraint,
         action_property,
         constraint,
+        initially,
         invariant,
     )
     from .temporal import always_eventually, angle, changed, eventually, eventually_always, leads_to
@@ -156,6 +157,7 @@ _SOURCES: dict[str, str] = {
     "action_property": ".spec",
     "constraint": ".spec",
     "invariant": ".spec",
+    "initially": ".spec",
     "always_eventually": ".temporal",
     "angle": ".temporal",
     "changed": ".temporal",
@@ -191,7 +193,7 @@ __version__ = "0.1.0"
 __all__ = [
     "Spec", "Const", "Ids", "Bool", "Int", "Enum", "Array", "SetOf", "Ref",
     "Record", "Seq", "Bag", "Union", "MemberOf",
-    "action", "invariant", "action_property", "constraint", "action_constraint",
+    "action", "invariant", "initially", "action_property", "constraint", "action_constraint",
     "eventually", "always_eventually", "eventually_always", "leads_to", "angle", "changed",
     "where", "any_of", "all_of", "implies", "has", "with_", "without", "count",
     "not_", "choose", "sum_of", "max_of", "min_of", "count_of", "excluding", "BOOLEAN",

@@ -16,6 +16,7 @@ from typing import Any
 
 from .config import CheckConfig
 from .explorer import Explorer, Progress, select_checks
+from .initial import check_initial, select_initial_checks, split_initial
 from .library import Library
 from .library import lookup as library_lookup
 from .liveness import check_liveness, check_liveness_workers, split_checks
@@ -50,6 +51,23 @@ def check(spec: Spec, config: CheckConfig | None = None, *,
     :class:`~modelcheck.errors.SpecEvaluationError`.
     """
     cfg = CheckConfig.of(config, options, "check")
+    if not cfg.resume:
+        cfg, initial, invariants = select_initial_checks(spec, cfg, library)
+        found = check_initial(spec, cfg, initial, invariants)
+        if found is not None:
+            return found
+    else:
+        cfg, initial = split_initial(spec, cfg)
+    res = _check(spec, cfg, library, progress, notice)
+    if initial:
+        res.checked["initially"] = [p.name for p in initial]
+    return res
+
+
+def _check(spec: Spec, cfg: CheckConfig, library: Library | None,
+           progress: Callable[[Progress], None] | None,
+           notice: Callable[[str], None] | None) -> Result:
+    """:func:`check` of what follows the initial-state properties."""
     safety, temporal = split_checks(spec, cfg, library)
     if temporal:
         if cfg.workers > 1:
@@ -71,6 +89,7 @@ def resolve_names(spec: Spec, config: CheckConfig,
     that neither ``spec`` nor ``library`` declares, before any work (the command line
     reports it before its first line of output). A check of temporal properties
     reports such a name after its refusals, as :func:`check` does."""
+    config, _ = split_initial(spec, config)
     safety, temporal = split_checks(spec, config, library)
     if not temporal:  # the names alone: the kernel (long for a large family) comes later
         select_checks(spec, safety.invariants, library)

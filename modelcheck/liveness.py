@@ -244,18 +244,26 @@ class StateGraph:
 
     def enabled(self, cond: FairnessCondition) -> np.ndarray:
         """Per node: the condition's action has a step (an edge to another node)."""
-        if cond.action_ids in self.enabled_sets:
+        if not cond.guards and cond.action_ids in self.enabled_sets:
             return self.enabled_sets[cond.action_ids]
         out = np.zeros(self.n, dtype=bool)
         for u, v, e0, e1 in edge_chunks(self.indptr):
             if e1 > e0:
+                src = None
+                if cond.guards:
+                    src = np.repeat(np.arange(u, v, dtype=np.int64),
+                                    np.diff(self.indptr[u:v + 1]))
                 out[u:v] = any_per_node(self.indptr[u:v + 1] - e0,
-                                        self.in_cond(cond, self.act[e0:e1]))
+                                        self.in_cond(cond, self.act[e0:e1], src))
         return out
 
     def enabled_all(self, conds: Sequence[FairnessCondition]) -> list[np.ndarray]:
         """:meth:`enabled` of each of ``conds``, 64 at a time in one pass over the
         edges (a bit per condition in a per-action table), unless collected."""
+        if any(c.guards for c in conds):  # selected by the state: one at a time
+            plain = [c for c in conds if not c.guards]
+            done = dict(zip(map(id, plain), self.enabled_all(plain)))
+            return [done[id(c)] if id(c) in done else self.enabled(c) for c in conds]
         if all(c.action_ids in self.enabled_sets for c in conds):
             return [self.enabled_sets[c.action_ids] for c in conds]
         out: list[np.ndarray] = []
@@ -290,12 +298,77 @@ class StateGraph:
             self._cyclic = _on_cycles(self, everything, everything)
         return self._cyclic
 
-    def in_cond(self, cond: FairnessCondition, act: np.ndarray | None = None) -> np.ndarray:
-        """Per edge (of ``act``, default: all): its action is one of the condition's."""
+    def in_cond(self, cond: FairnessCondition, act: np.ndarray | None = None,
+                src: np.ndarray | None = None) -> np.ndarray:
+        """Per edge (of ``act``, default: all; ``src`` their sources, needed for a
+        condition whose action the state selects): its action is one of the
+        condition's (selected at its source)."""
         a = self.act if act is None else act
         if len(cond.action_ids) == 1:
-            return np.asarray(a == cond.action_ids[0])
-        return np.isin(a, np.asarray(cond.action_ids, dtype=a.dtype))
+            out = np.asarray(a == cond.action_ids[0])
+        else:
+            out = np.isin(a, np.asarray(cond.action_ids, dtype=a.dtype))
+        if cond.guards:
+            sources = self.src if src is None else src
+            out = in_selection(cond, out, a, sources, self.preds)
+        return out
+
+
+def in_selection(cond: FairnessCondition, hit: np.ndarray, act: np.ndarray, src: np.ndarray,
+                 preds: dict[str, np.ndarray]) -> np.ndarray:
+    """``hit`` (per edge: its action is one of ``cond``'s) where, for the actions the
+    state selects, the guards hold at the edge's source (``preds``: per guard, per node)."""
+    hit = hit.copy()
+    for a, names in cond.guards:
+        at = np.flatnonzero(act == a)
+        if len(at):
+            ok = np.ones(len(at), dtype=bool)
+            for name in names:
+                ok &= preds[name][src[at]]
+            hit[at] = ok
+    return hit
+
+
+def guard_parts(per_prop: Sequence[tuple[Any, Sequence[FairnessCondition]]]
+                ) -> list[PredicateDecl]:
+    """The state predicates of the selectors of the conditions of ``per_prop``, once each
+    (evaluated on every state beside the properties' parts)."""
+    return list({g.name: g.decl for _, conds in per_prop for c in conds
+                 for g in c.predicates}.values())
+
+
+def refuse_empty_selections(g: StateGraph, conds: Sequence[FairnessCondition], spec: Spec,
+                            kernel: Kernel) -> None:
+    """Raise :class:`SpecEvaluationError` at the first state where a selector of one of
+    ``conds`` gives a value that is no instance's (``Return(S=held(c))`` with ``held(c)``
+    outside the domain of ``S``): TLA+ would evaluate that action, which has no instance
+    here."""
+    for c in conds:
+        guards = dict(c.guards)
+        for ids in c.selections:
+            some = np.zeros(g.n, dtype=bool)
+            for a in ids:
+                ok = np.ones(g.n, dtype=bool)
+                for name in guards.get(a, ()):
+                    ok &= g.preds[name]
+                some |= ok
+            if some.all():
+                continue
+            u = int(np.flatnonzero(~some)[0])
+            here = np.zeros(g.n, dtype=bool)
+            here[u] = True
+            path = _bfs(g, g.initial, np.ones(g.n, dtype=bool), here)
+            assert path is not None
+            states = _replay(kernel, g, Lasso(tuple(path[0]), tuple(path[1]), len(path[1])))
+            calls = ", ".join(dict.fromkeys(p.call for p in c.predicates
+                                            if any(p.name in guards.get(a, ()) for a in ids)))
+            raise SpecEvaluationError(
+                f"spec {spec!r}: fairness {c.name}: in the state "
+                f"{format_state(spec.layout, states[-1])} "
+                f"(reached in {len(path[1])} steps) the selector {calls} gives a value that "
+                f"no instance of the action has (no instance of {c.label} is selected), so "
+                "the action TLA+ would take there is not one of the spec's instances: "
+                "widen the parameter's domain to every value the selector can give.")
 
 
 def temporal_kernel(spec: Spec, parts: Sequence[Any]) -> tuple[Kernel, list[str], list[str]]:
@@ -893,8 +966,9 @@ def _taken_inside(g: StateGraph, members: np.ndarray, lab_m: np.ndarray, ncomp: 
             continue
         a = np.asarray(g.act[eidx[inside]])
         ls = ls[inside]
+        srcs = esrc[inside]
         for t, c in zip(taken, conds):
-            t[ls[g.in_cond(c, a)]] = True
+            t[ls[g.in_cond(c, a, srcs)]] = True
     return taken
 
 
@@ -1096,7 +1170,7 @@ def _cycle(g: StateGraph, comp: np.ndarray, start: int, conds: Sequence[Fairness
     eidx, esrc, edst = eidx[keep], esrc[keep], edst[keep]
     eact = np.asarray(g.act[eidx])
     for c, en_c in zip(conds, en):
-        steps = np.flatnonzero(g.in_cond(c, eact))
+        steps = np.flatnonzero(g.in_cond(c, eact, esrc))
         if c.kind == "weak" and not en_c[start]:
             continue  # disabled at the start of the loop
         if c.kind == "strong" and not (en_c & inside).any():
@@ -1219,15 +1293,25 @@ def explain_fairness(kernel: Kernel, conds: Sequence[FairnessCondition],
     loop_states = range(loop, len(states) - 1) if len(states) - 1 > loop else range(loop,
                                                                                   loop + 1)
     for c in conds:
-        ids = set(c.action_ids)
+        guards = dict(c.guards)
+        decls = {p.name: p.decl for p in c.predicates}
 
-        def enabled(i: int, ids: set[int] = ids) -> bool:
+        def counts(i: int, a: int, guards: dict[int, tuple[str, ...]] = guards,
+                   decls: dict[str, PredicateDecl] = decls, ids: tuple[int, ...] = c.action_ids
+                   ) -> bool:
+            """Action ``a`` is the condition's at state ``i`` (selected there)."""
+            if a not in ids:
+                return False
+            view = kernel.scalar_view(list(states[i])) if guards.get(a) else None
+            return all(bool(decls[n].fn(kernel.spec, view)) for n in guards.get(a, ()))
+
+        def enabled(i: int, c: FairnessCondition = c, counts: Any = counts) -> bool:
             cells = states[i]
-            return any((nxt := kernel.step(cells, kernel.actions[a])) is not None
-                       and nxt != list(cells) for a in ids)
+            return any(counts(i, a) and (nxt := kernel.step(cells, kernel.actions[a]))
+                       is not None and nxt != list(cells) for a in c.action_ids)
 
         taken = [k for k in range(loop, len(acts))
-                 if acts[k] in ids and list(states[k]) != list(states[k + 1])]
+                 if counts(k, acts[k]) and list(states[k]) != list(states[k + 1])]
         if taken:
             k = taken[0]
             out.append(f"{c.name}: taken on the loop (step to state {k + 2}, "
@@ -1272,9 +1356,10 @@ def check_liveness(spec: Spec, config: CheckConfig | None = None, *,
     per_prop = [(p, fairness_conditions(spec, p.fairness)) for p in selected]
     checked_as = {"formulas": {p.name: p.formula for p in selected},
                   "fairness": {p.name: [c.name for c in cs] for p, cs in per_prop}}
-    parts = [part for p in selected for part in p.parts()]
+    parts = [*(part for p in selected for part in p.parts()), *guard_parts(per_prop)]
     collector = GraphCollector(spec, parts, cfg.batch_size, cfg.spill_dir, observer=True,
-                               enabled=[c.action_ids for _, cs in per_prop for c in cs])
+                               enabled=[c.action_ids for _, cs in per_prop for c in cs
+                                        if not c.guards])
     try:
         explorer = Explorer(spec, safety, library=library, progress=progress, notice=notice,
                             observer=collector)
@@ -1446,13 +1531,14 @@ def _decide(spec: Spec, res: Result, g: StateGraph,
     kernel = Kernel(spec, invariants=[], properties=[], check_deadlock=False, symmetry=False,
                     view=False)
     _refuse_next_state_reads(g, [p for p, _ in per_prop], spec, kernel)
+    distinct = list({_ckey(c): c for _, conds in per_prop for c in conds}.values())
+    refuse_empty_selections(g, distinct, spec, kernel)
     verdicts: dict[str, str] = {}
     # one SCC pass over the whole graph, when it saves more than it costs
     cyclic = g.cyclic() if len(per_prop) > 1 else None
-    distinct = list({c.action_ids: c for _, conds in per_prop for c in conds}.values())
-    enabled_cache = dict(zip((c.action_ids for c in distinct), g.enabled_all(distinct)))
+    enabled_cache = dict(zip((_ckey(c) for c in distinct), g.enabled_all(distinct)))
     for p, conds in per_prop:
-        en = [enabled_cache[c.action_ids] for c in conds]
+        en = [enabled_cache[_ckey(c)] for c in conds]
         lasso = find_lasso(g, p, conds, en, cyclic)
         if lasso is None:
             verdicts[p.name] = "holds"
@@ -1466,6 +1552,11 @@ def _decide(spec: Spec, res: Result, g: StateGraph,
         res.violation = lasso_violation(spec, kernel, g, p, conds, lasso)
         res.status = Status.VIOLATION
     res.liveness = {"properties": verdicts}
+
+
+def _ckey(c: FairnessCondition) -> tuple[Any, ...]:
+    """What makes two conditions' actions the same (their enabled nodes)."""
+    return (c.action_ids, c.guards)
 
 
 def lasso_violation(spec: Spec, kernel: Kernel, g: StateGraph, p: TemporalDecl,
@@ -1506,7 +1597,7 @@ class WalkLiveness:
     def __init__(self, spec: Spec, props: Sequence[TemporalDecl]) -> None:
         self.spec = spec
         self.per_prop = [(p, fairness_conditions(spec, p.fairness)) for p in props]
-        parts = [part for p in props for part in p.parts()]
+        parts = [*(part for p in props for part in p.parts()), *guard_parts(self.per_prop)]
         self.kernel, self.names, self.step_names = temporal_kernel(spec, parts)
         self.plain = Kernel(spec, invariants=[], properties=[], check_deadlock=False,
                             symmetry=False, view=False)
@@ -1595,11 +1686,16 @@ class WalkLiveness:
         _refuse_next_state_reads(g, [p for p, _ in self.per_prop], self.spec, self.plain)
         found: tuple[TemporalDecl, list[FairnessCondition], Lasso] | None = None
         also: list[str] = []
+        distinct = list({_ckey(c): c for _, conds in self.per_prop for c in conds}.values())
+        refuse_empty_selections(g, distinct, self.spec, self.plain)
         for p, conds in self.per_prop:
             en = []
             for c in conds:
                 e = np.zeros(g.n, dtype=bool)
-                e[en_rows[np.isin(en_acts, np.asarray(c.action_ids, dtype=np.int64))]] = True
+                hit = np.isin(en_acts, np.asarray(c.action_ids, dtype=np.int64))
+                if c.guards:
+                    hit = in_selection(c, hit, en_acts, en_rows, g.preds)
+                e[en_rows[hit]] = True
                 en.append(e)
             lasso = find_lasso(g, p, conds, en)
             if lasso is None:

@@ -45,6 +45,8 @@ def render_text(r: Result) -> str:
                        f"that {shape}:")
         else:
             what = "Invariant" if v.kind == "invariant" else "Action property"
+            if v.property in r.checked.get("initially", ()):
+                what = "Initial-state property"
             also = f" (the same level also violates: {', '.join(v.also_violated)})" \
                 if v.also_violated else ""
             if r.simulation is not None:

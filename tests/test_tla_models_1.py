@@ -155,7 +155,10 @@ def test_token_ring_small_against_brute_force(n: int, m: int) -> None:
 
 def test_token_ring_needs_enough_counter_values() -> None:
     # N = 5 > M + 1 = 4 breaks the module's ASSUME: several tokens may circulate forever
+    # (TLC 2.20 on TokenRing.tla without that ASSUME, N=5, M=3, WF_vars(CreateToken \/
+    # \E i \in Node \ {0}: PassToken(i)): 243 distinct states, Stab violated)
     r = check_liveness(TokenRingSmallM())
+    assert r.distinct_states == 243
     assert r.status == "violation" and r.violation.kind == "liveness"
     assert r.violation.property == "Stab" and r.violation.loop is not None
 
