@@ -54,7 +54,8 @@ def render_text(r: Result) -> str:
                            + _found_by(r.simulation, len(v.trace)))
             else:
                 out.append(f"{what} {v.property} is violated{also}. "
-                           f"Shortest counterexample, {len(v.trace)} states:")
+                           "Shortest counterexample, "
+                           + ("1 state:" if len(v.trace) == 1 else f"{len(v.trace)} states:"))
         trace = Trace.from_result(r)
         if trace is not None:
             out += render_states(trace, compact=True)

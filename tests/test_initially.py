@@ -107,7 +107,7 @@ def test_cli_reports_it_like_an_invariant_violation():
                         "-q"], cwd=ROOT, capture_output=True, text=True, timeout=300,
                        check=False)
     assert r.returncode == 1, r.stdout + r.stderr
-    assert "Initial-state property StartsZero is violated. Shortest counterexample, 1 states:" \
+    assert "Initial-state property StartsZero is violated. Shortest counterexample, 1 state:" \
         in r.stdout
     assert "State 1: <initial state>\n      x = 1\n" in r.stdout
     r = subprocess.run([sys.executable, "-m", "modelcheck", "inspect", f"{HERE}:CounterZero"],
