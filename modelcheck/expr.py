@@ -590,7 +590,8 @@ class Functions(Sequence[dict[Any, Any]]):
     """Every function from ``domain`` to ``values`` (TLA+'s ``[D -> V]``), as dicts in
     the order of ``itertools.product(values, repeat=len(domain))`` (the first domain
     element varies slowest). Lazy: a sequence that builds each dict when asked, so
-    that :class:`InitProduct` can enumerate it per element without building them."""
+    that :class:`~modelcheck.expr.InitProduct` can enumerate it per element without
+    building them."""
 
     def __init__(self, domain: Iterable[Any], values: Iterable[Any]) -> None:
         self.domain: list[Any] = list(domain)
@@ -637,40 +638,42 @@ class Functions(Sequence[dict[Any, Any]]):
 def functions(domain: Iterable[Any], values: Iterable[Any]) -> Functions:
     """Every function from ``domain`` to ``values`` as a dict: TLA+'s ``[D -> V]``,
     e.g. ``functions(self.Nodes, BOOLEAN)`` for an array of booleans (a lazy
-    sequence of dicts, :class:`Functions`)."""
+    sequence of dicts, :class:`~modelcheck.expr.Functions`)."""
     return Functions(domain, values)
 
 
 def subsets(elements: Iterable[Any]) -> list[frozenset[Any]]:
     """Every subset of ``elements`` as a frozenset: TLA+'s ``SUBSET S``, by size, then
-    in the order of :func:`itertools.combinations`."""
+    in the order of ``itertools.combinations``."""
     xs = list(elements)
     return [frozenset(c) for r in range(len(xs) + 1) for c in itertools.combinations(xs, r)]
 
 
 class InitProduct(Sequence[dict[str, Any]]):
     """Initial states given per variable as a set of values, and optionally filtered:
-    TLA+'s ``x \\in S /\\ y \\in T /\\ P(x, y)``. Made by :func:`init_product`; see there.
+    TLA+'s ``x \\in S /\\ y \\in T /\\ P(x, y)``. Made by
+    :func:`~modelcheck.init_product`; see there.
 
     As a sequence it is the combinations as ``{var: value}`` dicts, in the order of
-    :func:`itertools.product` over the variables as named (the last varies fastest),
+    ``itertools.product`` over the variables as named (the last varies fastest),
     *before* :meth:`such_that`'s filter, which only the checker evaluates (on a
     state view, as an invariant). The checker enumerates the product in packed
     batches, without one dict per state, in that same order."""
 
     def __init__(self, choices: Mapping[str, Iterable[Any]],
-                 pred: Callable[..., Any] | None = None) -> None:
-        #: per variable, its values (a :class:`Functions` stays lazy)
+                 pred: Any = None) -> None:
+        #: per variable, its values (a :class:`~modelcheck.expr.Functions` stays lazy)
         self.choices: dict[str, Sequence[Any]] = {
             k: v if isinstance(v, Functions) else list(v) for k, v in choices.items()}
-        #: the filter: a declared predicate (``self.Inv``) or a callable of the state
+        #: the filter (None: every combination): a declared predicate (``self.Inv``), a
+        #: callable of the state, or two of them (:meth:`such_that` called twice)
         self.pred = pred
 
-    def such_that(self, pred: Callable[..., Any]) -> InitProduct:
+    def such_that(self, pred: Any) -> InitProduct:
         """Only the combinations where ``pred`` holds: ``pred`` is a declared predicate
         (``self.Inv``, an ``@invariant``) or a callable of one state view, written as an
-        invariant is (``lambda s: s.x < s.y``; ``& | ~`` and :func:`where`, since
-        the checker evaluates it on a batch of states). A second call keeps both."""
+        invariant is (``lambda s: s.x < s.y``; ``& | ~`` and :func:`~modelcheck.where`,
+        since the checker evaluates it on a batch of states). A second call keeps both."""
         if self.pred is None:
             return InitProduct(self.choices, pred)
         first = self.pred
@@ -720,9 +723,9 @@ class InitProduct(Sequence[dict[str, Any]]):
 
 
 class _Both:
-    """Two :meth:`InitProduct.such_that` filters, both to hold."""
+    """Two :meth:`~modelcheck.expr.InitProduct.such_that` filters, both to hold."""
 
-    def __init__(self, first: Callable[..., Any], second: Callable[..., Any]) -> None:
+    def __init__(self, first: Any, second: Any) -> None:
         self.first, self.second = first, second
 
     def __repr__(self) -> str:
@@ -738,6 +741,6 @@ def init_product(**choices: Iterable[Any]) -> InitProduct:
     predicate holds (``Init == TypeOK /\\ Inv``: ``.such_that(self.Inv)``). Return it
     from ``init_states``: the checker then builds the initial states as packed batches
     (a ``functions(...)`` choice element by element), in the order of
-    :func:`itertools.product` over the variables as named, without a dict per state.
+    ``itertools.product`` over the variables as named, without a dict per state.
     """
     return InitProduct(choices)

@@ -328,7 +328,7 @@ class Kernel:
             var_cells = np.arange(info.first_cell, info.first_cell + info.n_cells)
             default = base[name]
             elements = _split_elements(choices, info.dims, default)
-            if elements is None:
+            if elements is None or not isinstance(choices, Functions):
                 groups = [(var_cells, [_merged(default, v) for v in choices])]
             else:
                 groups = []

@@ -659,7 +659,7 @@ class Spec(metaclass=_SpecMeta):
         """Full initial states as ``{var: value}``; declared values merged with overrides
         (``init``: what ``init_states`` returned, if already called). An
         ``init_product(...).such_that(...)`` gives its combinations before the filter,
-        which the kernel evaluates (:meth:`~modelcheck.kernel.Kernel.initial_states`)."""
+        which the kernel evaluates (``Kernel.initial_states``)."""
         base = {name: info.btype.default() for name, info in self.layout.vars.items()}
         out = []
         for over in self.init_states() if init is None else init:
