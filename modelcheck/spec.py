@@ -667,11 +667,15 @@ class Spec(metaclass=_SpecMeta):
     def name(self) -> str:
         return type(self).__name__
 
-    def initial_values(self) -> list[dict[str, Any]]:
-        """Full initial states as ``{var: value}``; declared values merged with overrides."""
+    def initial_values(self, init: Iterable[Mapping[str, Any]] | None = None
+                       ) -> list[dict[str, Any]]:
+        """Full initial states as ``{var: value}``; declared values merged with overrides
+        (``init``: what ``init_states`` returned, if already called). An
+        ``init_product(...).such_that(...)`` gives its combinations before the filter,
+        which the kernel evaluates (``Kernel.initial_states``)."""
         base = {name: info.btype.default() for name, info in self.layout.vars.items()}
         out = []
-        for over in self.init_states():
+        for over in self.init_states() if init is None else init:
             unknown = [k for k in over if k not in base]
             if unknown:
                 raise SpecDefinitionError(
