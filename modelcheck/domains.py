@@ -1036,15 +1036,23 @@ class BoundSet(BoundType):
         self.text = text
         self.ref = _first_ref(elem)
         self.init: frozenset[Any] = frozenset()
-        #: the element values in position order, built on first use (see
-        #: :meth:`modelcheck.values.SetValue.members`)
-        self._member_values: list[Any] | None = None
+        #: the element values built so far, by position (see :meth:`member_value`)
+        self._member_values: dict[int, Any] = {}
         n = elem.n_values
         w = self.chunk_bits
         self.chunk_widths = [min(w, n - k) for k in range(0, n, w)] or [1]
         self.width = n
         self._chunks = [BoundSetChunk(self, k * w, cw, 0)
                         for k, cw in enumerate(self.chunk_widths)]
+
+    def member_value(self, i: int) -> Any:
+        """The element value at position ``i`` (a constant), built once per position: the
+        members a quantifier over a set value visits
+        (:meth:`modelcheck.values.SetValue.members`)."""
+        x = self._member_values.get(i)
+        if x is None:
+            x = self._member_values[i] = self.elem.value_at(i)
+        return x
 
     def cells(self) -> list[tuple[tuple[int | str, ...], ScalarType]]:
         if len(self._chunks) == 1:
