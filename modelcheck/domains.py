@@ -1395,7 +1395,7 @@ class BoundRecord(BoundType):
 
     def columns(self, value: Any) -> list[Any]:
         if isinstance(value, RecordValue):
-            if value._type.describe() != self.describe():
+            if value._type is not self and value._type.describe() != self.describe():
                 raise SpecEvaluationError(
                     f"a {value._type.describe()} value where a {self.describe()} is expected")
             return value._columns()
@@ -1541,7 +1541,7 @@ class BoundSeq(BoundType):
 
     def value_of(self, value: Any) -> Any:
         if isinstance(value, SeqValue):
-            if value._type.describe() != self.describe():
+            if value._type is not self and value._type.describe() != self.describe():
                 raise SpecEvaluationError(
                     f"a {value._type.describe()} value where a {self.describe()} is expected")
             return value
@@ -1693,7 +1693,7 @@ class BoundBag(BoundType):
 
     def value_of(self, value: Any) -> Any:
         if isinstance(value, BagValue):
-            if value._type.describe() != self.describe():
+            if value._type is not self and value._type.describe() != self.describe():
                 raise SpecEvaluationError(
                     f"a {value._type.describe()} value where a {self.describe()} is expected")
             return value
@@ -1827,7 +1827,7 @@ class BoundFunction(_IndexedCells, BoundType):
 
     def value_of(self, value: Any) -> Any:
         if isinstance(value, FunctionValue):
-            if value._type.describe() != self.describe():
+            if value._type is not self and value._type.describe() != self.describe():
                 raise SpecEvaluationError(
                     f"a {value._type.describe()} value where a {self.describe()} is expected")
             return value
@@ -2040,7 +2040,7 @@ class BoundUnion(ScalarType):
 
     def columns(self, value: Any) -> list[Any]:
         if isinstance(value, UnionValue):
-            if value._type.describe() != self.describe():
+            if value._type is not self and value._type.describe() != self.describe():
                 raise SpecEvaluationError(
                     f"a {value._type.describe()} value where a {self.text} is expected")
             return [value._code]
