@@ -1279,6 +1279,22 @@ def _sparse_set_permutation(to: np.ndarray, w: int, widths: list[int]
     return apply
 
 
+def _chunk_bits(words: np.ndarray, where: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The set bits of nonzero chunks ``words`` (non-negative int64), as ``(where[j],
+    bit)`` pairs: the lowest set bit of every chunk at once, cleared, until none is
+    left, so the passes are as many as a chunk holds members."""
+    cells: list[np.ndarray] = []
+    bits: list[np.ndarray] = []
+    while len(words):
+        low = words & -words
+        cells.append(where)
+        bits.append(np.bitwise_count(low - 1).astype(np.int64))
+        words = words ^ low
+        left = words != 0
+        words, where = words[left], where[left]
+    return np.concatenate(cells), np.concatenate(bits)
+
+
 def _sparse_sets_permutation(to: np.ndarray, w: int, kc: int
                              ) -> Callable[[np.ndarray], np.ndarray]:
     """Several set permutations at once: permutation ``p`` moves element ``i`` to
@@ -1298,13 +1314,9 @@ def _sparse_sets_permutation(to: np.ndarray, w: int, kc: int
         nz = np.flatnonzero(grid)
         out = np.zeros(n_perms * m * kc, dtype=np.int64)
         if len(nz):
-            words = np.ascontiguousarray(grid[nz])
-            bits = np.unpackbits(words.view(np.uint8).reshape(-1, 8), axis=1,
-                                 bitorder="little")
-            r, b = np.nonzero(bits)
-            cell = nz[r]
+            cell, b = _chunk_bits(grid[nz], nz)
             row = cell // kc  # permutation copy * m + state
-            elem = (cell % kc) * w + b.astype(np.int64)
+            elem = (cell % kc) * w + b
             if q == 1:
                 perm = np.arange(n_perms, dtype=np.int64)[:, None]
                 row = perm * m + row[None, :]
