@@ -18,9 +18,12 @@ a finite domain, which is either an iterable of values (``self.Procs``, a
 ``s.msgs`` or ``s.S | s.T`` (:class:`~modelcheck.values.SetValue`), whose members
 are element values of its element type (ids, ints, enum members, records...).
 A set-valued expression implements one method, ``members()``, returning
-``(element, in_set)`` pairs for every value of its element type, ``in_set`` being
-a boolean (a numpy bool for one state, a column for a batch); elements are visited
-in the element type's order.
+``(element, in_set)`` pairs, ``in_set`` being a boolean (a numpy bool for one state,
+a column for a batch), for every element that is a member in some state, in the
+element type's order (a pair whose ``in_set`` is false everywhere changes nothing). A
+set value lists only the members present (the union over a batch's states), so a
+quantifier or fold over ``s.msgs`` costs per member held, not per value of the
+element type: the function is evaluated at members only, as in TLA+.
 
 For example::
 
@@ -57,7 +60,7 @@ BOOLEAN: tuple[bool, bool] = (False, True)
 
 @runtime_checkable
 class SetLike(Protocol):
-    """A set-valued expression: every element of its universe with its membership."""
+    """A set-valued expression: every element that may be a member, with its membership."""
 
     def members(self) -> Iterable[tuple[Any, Any]]:
         ...
