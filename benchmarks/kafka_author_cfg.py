@@ -16,7 +16,7 @@ for the same budget and prints how far it got. See docs/kafka-replication.md,
 
     python benchmarks/kafka_author_cfg.py [--model v3.5|kip-966] [--budget SECONDS]
         [--backend check|workers|spark] [--run-dir DIR] [--resume] [--const K=V ...]
-        [--tlc] [--from-json RESULT.json [--backtest]]
+        [--tlc] [--from-json FILE [--backtest]]
 """
 
 from __future__ import annotations
