@@ -210,13 +210,12 @@ def print_levels(result: dict, wall: float | None) -> None:
     mem = result.get("memory") or {}
     n = result.get("distinct_states") or 0
     rss = result.get("peak_rss_bytes")
-    per_state = rss / n if rss and n else None
+    per_state = mem.get("bytes_per_state")  # stored: fingerprint and parent pointer
     if mem:
         print("memory (explorer):", ", ".join(
             f"{k} {v:,}" if isinstance(v, int) else f"{k} {v}" for k, v in mem.items()))
     if rss:
-        print(f"peak RSS {rss / 2**20:,.0f} MiB" + (f" ({per_state:,.0f} bytes a state, "
-              "the interpreter's ~150 MiB included)" if per_state else ""))
+        print(f"peak RSS {rss / 2**20:,.0f} MiB (mostly the batch arrays, not per state)")
     ex = extrapolate(rows)
     if ex is None:
         print("extrapolation: no peak in the last levels' growth (log-quadratic fit "
@@ -228,8 +227,9 @@ def print_levels(result: dict, wall: float | None) -> None:
           f"{ex['states']:,.0f} distinct states, depth {ex['depth']}"
           + (f"; {ex['states'] / rate / 3600:,.1f} h at this run's "
              f"{rate:,.0f} states/s" if rate else "")
-          + (f"; {ex['states'] * per_state / 2**30:,.1f} GiB at {per_state:,.0f} "
-             "bytes a state" if per_state else ""))
+          + (f"; {ex['states'] * per_state / 2**30:,.1f} GiB of stored states at "
+             f"{per_state:,.0f} bytes each, besides the largest level's packed states"
+             if per_state else ""))
 
 
 TLC_PROGRESS = re.compile(
