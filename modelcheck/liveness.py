@@ -1398,11 +1398,11 @@ def check_liveness_workers(spec: Spec, config: CheckConfig | None = None, *,
                            progress: Callable[[Progress], None] | None = None,
                            notice: Callable[[str], None] | None = None,
                            **options: Any) -> Result:
-    """:func:`check_liveness` with the exploration by worker processes (``modelcheck
+    """:func:`~modelcheck.check_liveness` with the exploration by worker processes (``modelcheck
     check --workers N``: :class:`~modelcheck.shards.pool.ParallelExplorer`; ``workers``
     default ``config.workers``, ``buckets`` and ``driver_threshold`` as there), the
-    properties decided by :class:`ShardedLiveness`: the same verdicts and the same
-    lassos. Refused as :func:`check_liveness` refuses (checkpoints among them)."""
+    properties decided by ``ShardedLiveness``: the same verdicts and the same
+    lassos. Refused as :func:`~modelcheck.check_liveness` refuses (checkpoints among them)."""
     from .shards.pool import ParallelExplorer
 
     cfg = CheckConfig.of(config, options, "check_liveness_workers")

@@ -247,7 +247,7 @@ class ParallelExplorer(ShardedRun):
     ``driver_threshold``: levels with at most this many candidate transitions run in
     this process (default ``POOL_DRIVER_THRESHOLD``, 20,000; 0: every level on the workers).
     ``temporal``: the temporal properties (names) whose state graph the tasks write
-    beside the levels, for :attr:`~modelcheck.shards.backend.ShardedRun.after` to read
+    beside the levels, for the run's ``after`` hook to read
     (:func:`modelcheck.liveness.check_liveness_workers`).
     """
 
