@@ -2,8 +2,9 @@
 """``modelcheck check --workers N`` next to the one-process explorer; print a table.
 
     python benchmarks/workers_bench.py                 # L5 and TwoPhase RM=8, workers 1 and 2
-    python benchmarks/workers_bench.py --large         # also L6 (28.7M) and TwoPhase RM=9 (10.3M)
+    python benchmarks/workers_bench.py --large         # also L6, TwoPhase RM=9 and L5live
     python benchmarks/workers_bench.py --only L6 --workers 2 4 --repeat 3
+    python benchmarks/workers_bench.py --only L5live   # liveness (a temporal property)
 
 Each run is a fresh ``modelcheck check --format json`` process, timed from outside
 (wall seconds, and the CPU seconds of the process and its workers, which are its
@@ -15,6 +16,10 @@ busy they were, not how fast the run is.
 
 Models: the KRaft broker ladder (specs/kraft_broker.py) at L5 and L6, and the two-phase
 commit port of TwoPhase.tla (examples/tla/two_phase.py, ``N`` resource managers).
+``L5live`` is L5 with liveness: ``KRaftBrokerLive`` of benchmarks/liveness_bench.py
+(weak fairness on Replay, the temporal property ``ReplayCatchesUp``), checked by
+``modelcheck.check(spec, workers=N)`` in a fresh process (the spec class is made there);
+its verdict is checked equal too.
 """
 
 from __future__ import annotations
@@ -29,13 +34,35 @@ import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
+#: the spec of a liveness model: made in the child process (LIVE_CHILD)
+LIVE = "live"
+LIVE_CHILD = r'''
+import json, sys
+sys.path.insert(0, ROOT)
+from modelcheck import check, leads_to
+from specs.kraft_broker import KRaftBroker, OFFLINE
+
+class KRaftBrokerLive(KRaftBroker):
+    fairness = {"Replay": "weak"}
+
+    @leads_to
+    def ReplayCatchesUp(self, s):
+        return ((s.offset[1] < s.logEnd) & (s.bstate[1] != OFFLINE),
+                (s.offset[1] == s.logEnd) | (s.bstate[1] == OFFLINE))
+
+r = check(KRaftBrokerLive(**CONSTS), workers=WORKERS)
+print(json.dumps({"distinct_states": r.distinct_states, "depth": r.depth,
+                  "verdicts": r.liveness["properties"]}))
+'''
+
 MODELS: dict[str, tuple[str, dict[str, int]]] = {
     "L5": ("specs/kraft_broker.py", dict(N=2, P=1, MaxLog=8, MaxRestarts=2)),
     "L6": ("specs/kraft_broker.py", dict(N=3, P=1, MaxLog=5, MaxRestarts=2)),
     "TwoPhase8": ("examples/tla/two_phase.py", dict(N=8)),
     "TwoPhase9": ("examples/tla/two_phase.py", dict(N=9)),
+    "L5live": (LIVE, dict(N=2, P=1, MaxLog=8, MaxRestarts=2)),
 }
-LARGE = ("L6", "TwoPhase9")
+LARGE = ("L6", "TwoPhase9", "L5live")
 
 
 def run(spec: str, consts: dict[str, int], workers: int) -> dict[str, float | int]:
@@ -43,6 +70,9 @@ def run(spec: str, consts: dict[str, int], workers: int) -> dict[str, float | in
            "--workers", str(workers)]
     for k, v in consts.items():
         cmd += ["--const", f"{k}={v}"]
+    if spec == LIVE:
+        cmd = [sys.executable, "-c", LIVE_CHILD.replace("ROOT", repr(ROOT))
+               .replace("CONSTS", repr(consts)).replace("WORKERS", repr(workers))]
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t = time.perf_counter()
     p = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True,
@@ -53,7 +83,8 @@ def run(spec: str, consts: dict[str, int], workers: int) -> dict[str, float | in
         raise SystemExit(f"{' '.join(cmd)} failed:\n{p.stderr}")
     r = json.loads(p.stdout)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    return {"wall": wall, "cpu": cpu, "distinct": r["distinct_states"], "depth": r["depth"]}
+    return {"wall": wall, "cpu": cpu, "distinct": r["distinct_states"], "depth": r["depth"],
+            "verdicts": json.dumps(r.get("verdicts"))}
 
 
 def main() -> None:
@@ -81,7 +112,8 @@ def main() -> None:
         one = best[1]
         for w in counts:
             r = best[w]
-            assert (r["distinct"], r["depth"]) == (one["distinct"], one["depth"]), (name, w)
+            assert (r["distinct"], r["depth"], r["verdicts"]) == \
+                (one["distinct"], one["depth"], one["verdicts"]), (name, w)
             print(f"{name:<10} {w:>7} {r['distinct']:>12,} {r['depth']:>5} {r['wall']:>8.2f} "
                   f"{r['cpu']:>8.2f} {one['wall'] / r['wall']:>7.2f}x", flush=True)
 

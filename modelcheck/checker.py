@@ -16,9 +16,10 @@ from typing import Any
 
 from .config import CheckConfig
 from .explorer import Explorer, Progress, select_checks
+from .initial import check_initial, select_initial_checks, split_initial
 from .library import Library
 from .library import lookup as library_lookup
-from .liveness import LivenessError, check_liveness, split_checks
+from .liveness import check_liveness, check_liveness_workers, split_checks
 from .result import Result
 from .spec import Spec
 
@@ -40,7 +41,9 @@ def check(spec: Spec, config: CheckConfig | None = None, *,
     is :func:`~modelcheck.check_liveness` (a safety violation is reported
     first, then the first violated temporal property with a lasso; refused, with a
     :class:`~modelcheck.liveness.LivenessError`, under symmetry reduction, state
-    constraints, ``max_depth`` or checkpoints, as on the command line); otherwise the
+    constraints, ``max_depth`` or checkpoints, as on the command line; with
+    ``workers`` > 1 the exploration runs in worker processes,
+    :func:`~modelcheck.liveness.check_liveness_workers`); otherwise the
     breadth-first explorer alone (:class:`~modelcheck.explorer.Explorer`, which also
     takes the hooks for the transitions and levels). ``progress`` receives the
     explorer's progress reports, ``notice`` its one-line notices (where a ``--resume``
@@ -48,15 +51,28 @@ def check(spec: Spec, config: CheckConfig | None = None, *,
     :class:`~modelcheck.errors.SpecEvaluationError`.
     """
     cfg = CheckConfig.of(config, options, "check")
+    if not cfg.resume:
+        cfg, initial, invariants = select_initial_checks(spec, cfg, library)
+        found = check_initial(spec, cfg, initial, invariants)
+        if found is not None:
+            return found
+    else:
+        cfg, initial = split_initial(spec, cfg)
+    res = _check(spec, cfg, library, progress, notice)
+    if initial:
+        res.checked["initially"] = [p.name for p in initial]
+    return res
+
+
+def _check(spec: Spec, cfg: CheckConfig, library: Library | None,
+           progress: Callable[[Progress], None] | None,
+           notice: Callable[[str], None] | None) -> Result:
+    """:func:`check` of what follows the initial-state properties."""
     safety, temporal = split_checks(spec, cfg, library)
     if temporal:
         if cfg.workers > 1:
-            names = ", ".join(p.name for p in temporal)
-            raise LivenessError(
-                f"--workers {cfg.workers}: temporal properties ({names}) are checked by "
-                "one process (the state graph is built by the one-process explorer); run "
-                "them with --workers 1, or check only invariants in parallel with "
-                "--invariant NAME.")
+            return check_liveness_workers(spec, cfg, temporal=temporal, library=library,
+                                          progress=progress, notice=notice)
         return check_liveness(spec, cfg, temporal=temporal, library=library,
                               progress=progress, notice=notice)
     if cfg.workers > 1:
@@ -73,6 +89,7 @@ def resolve_names(spec: Spec, config: CheckConfig,
     that neither ``spec`` nor ``library`` declares, before any work (the command line
     reports it before its first line of output). A check of temporal properties
     reports such a name after its refusals, as :func:`check` does."""
+    config, _ = split_initial(spec, config)
     safety, temporal = split_checks(spec, config, library)
     if not temporal:  # the names alone: the kernel (long for a large family) comes later
         select_checks(spec, safety.invariants, library)

@@ -667,6 +667,8 @@ def inspect(spec: str, consts: tuple[str, ...], fmt: str) -> None:
                        for p in bound.invariants],
         "properties": [{"name": p.name, "doc": p.doc, "defined": p.where}
                        for p in bound.properties],
+        "initially": [{"name": p.name, "doc": p.doc, "defined": p.where}
+                      for p in bound.initial_properties],
         "temporal": [{"name": p.name, "form": getattr(p, "formula", ""), "doc": p.doc,
                       "steps": getattr(p, "steps", False),
                       "fairness": [c.name for c in fairness_conditions(
@@ -696,6 +698,9 @@ def inspect(spec: str, consts: tuple[str, ...], fmt: str) -> None:
     out.extend(f"  {p['name']}: {p['doc']}" for p in info["invariants"])
     out.append("Action properties:")
     out.extend(f"  {p['name']}: {p['doc']}" for p in info["properties"])
+    if info["initially"]:
+        out.append("Initial-state properties:")
+        out.extend(f"  {p['name']}: {p['doc']}" for p in info["initially"])
     if info["temporal"]:
         out.append("Temporal properties:")
         for p in info["temporal"]:

@@ -423,6 +423,33 @@ class BoundType(ABC):
         return apply
 
 
+
+    def cells_permutations(self, many: Sequence[Mapping[str, Mapping[int, int]]]
+                           ) -> Callable[[np.ndarray], np.ndarray] | None:
+        """:meth:`cells_permutation` for several permutations at once (symmetry applies
+        them all to a batch in one pass), or None when none changes a value: a function
+        of a block of the leaf's codes ``(q, cells, m)`` (int64), ``q`` being 1 (the same
+        codes for every permutation) or ``len(many)``, to the moved codes
+        ``(len(many), cells, m)``. Default: each permutation's :meth:`cells_permutation`
+        in turn; the types of this module override it with one numpy pass over all."""
+        fns = [self.cells_permutation(pis) for pis in many]
+        if all(f is None for f in fns):
+            return None
+
+        def apply(block: np.ndarray) -> np.ndarray:
+            out = np.empty((len(fns),) + block.shape[1:], dtype=np.int64)
+            for p, f in enumerate(fns):
+                part = block[min(p, len(block) - 1)]
+                out[p] = part if f is None else np.stack(
+                    [np.asarray(c, dtype=np.int64) for c in f(list(part))])
+            return out
+
+        return apply
+
+#: a scalar cell with at most this many codes is permuted through a lookup table
+_LUT_CODES = 1 << 16
+
+
 class ScalarType(BoundType):
     """A bound type stored in one cell, whose codes are ``lo .. lo + size - 1``.
 
@@ -498,6 +525,26 @@ class ScalarType(BoundType):
         if fn is None:
             return None
         return lambda cols: [fn(cols[0])]
+
+
+    def cells_permutations(self, many: Sequence[Mapping[str, Mapping[int, int]]]
+                           ) -> Callable[[np.ndarray], np.ndarray] | None:
+        fns = [self.permutation(pis) for pis in many]
+        if all(f is None for f in fns):
+            return None
+        if self.size > _LUT_CODES:
+            return super().cells_permutations(many)
+        # one table of the moved code per permutation and code: a lookup for them all
+        codes = np.arange(self.lo, self.lo + self.size, dtype=np.int64)
+        lut = np.stack([codes if f is None else np.asarray(f(codes), dtype=np.int64)
+                        for f in fns])
+        rows = np.arange(len(fns), dtype=np.int64)[:, None]
+        lo = self.lo
+
+        def apply(block: np.ndarray) -> np.ndarray:
+            return lut[rows, block[:, 0, :] - lo][:, None, :]
+
+        return apply
 
     def explain_out_of_domain(self, name: str, value: int) -> str | None:
         """What an action did when it stored ``value`` outside the domain in cell ``name``
@@ -1036,15 +1083,23 @@ class BoundSet(BoundType):
         self.text = text
         self.ref = _first_ref(elem)
         self.init: frozenset[Any] = frozenset()
-        #: the element values in position order, built on first use (see
-        #: :meth:`modelcheck.values.SetValue.members`)
-        self._member_values: list[Any] | None = None
+        #: the element values built so far, by position (see :meth:`member_value`)
+        self._member_values: dict[int, Any] = {}
         n = elem.n_values
         w = self.chunk_bits
         self.chunk_widths = [min(w, n - k) for k in range(0, n, w)] or [1]
         self.width = n
         self._chunks = [BoundSetChunk(self, k * w, cw, 0)
                         for k, cw in enumerate(self.chunk_widths)]
+
+    def member_value(self, i: int) -> Any:
+        """The element value at position ``i`` (a constant), built once per position: the
+        members a quantifier over a set value visits
+        (:meth:`modelcheck.values.SetValue.members`)."""
+        x = self._member_values.get(i)
+        if x is None:
+            x = self._member_values[i] = self.elem.value_at(i)
+        return x
 
     def cells(self) -> list[tuple[tuple[int | str, ...], ScalarType]]:
         if len(self._chunks) == 1:
@@ -1146,6 +1201,17 @@ class BoundSet(BoundType):
                                        list(self.chunk_widths))
 
 
+
+    def cells_permutations(self, many: Sequence[Mapping[str, Mapping[int, int]]]
+                           ) -> Callable[[np.ndarray], np.ndarray] | None:
+        tos = [_index_permutation(self.elem, pis) for pis in many]
+        if all(t is None for t in tos):
+            return None
+        n = self.width
+        to = np.stack([np.arange(n, dtype=np.int64) if t is None
+                       else np.asarray(t, dtype=np.int64) for t in tos])
+        return _sparse_sets_permutation(to, self.chunk_bits, len(self.chunk_widths))
+
 def _dense_set_permutation(to: np.ndarray, w: int, widths: list[int]
                            ) -> Callable[[list[np.ndarray]], list[np.ndarray]]:
     """The set cells' permutation moving element ``i`` to ``to[i]``, as one gather over an
@@ -1213,6 +1279,71 @@ def _sparse_set_permutation(to: np.ndarray, w: int, widths: list[int]
     return apply
 
 
+def _chunk_bits(words: np.ndarray, where: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The set bits of nonzero chunks ``words`` (non-negative int64), as ``(where[j],
+    bit)`` pairs: the lowest set bit of every chunk at once, cleared, until none is
+    left, so the passes are as many as a chunk holds members."""
+    cells: list[np.ndarray] = []
+    bits: list[np.ndarray] = []
+    while len(words):
+        low = words & -words
+        cells.append(where)
+        bits.append(np.bitwise_count(low - 1).astype(np.int64))
+        words = words ^ low
+        left = words != 0
+        words, where = words[left], where[left]
+    return np.concatenate(cells), np.concatenate(bits)
+
+
+def _sparse_sets_permutation(to: np.ndarray, w: int, kc: int
+                             ) -> Callable[[np.ndarray], np.ndarray]:
+    """Several set permutations at once: permutation ``p`` moves element ``i`` to
+    ``to[p, i]``; a block of set cells ``(q, kc, m)`` (``q`` 1 or the number of
+    permutations) to ``(permutations, kc, m)``. Only the bits of the members present
+    move: the members are listed once per block (for ``q == 1``, once for every
+    permutation), each sent to its chunk and bit under every permutation by one
+    scatter."""
+    n_perms = len(to)
+    chunk_of = to // w
+    bit_of = np.left_shift(np.int64(1), to % w)
+
+    def apply(block: np.ndarray) -> np.ndarray:
+        q, _, m = block.shape
+        # rows (permutation copy, state) by chunk: the members of the nonzero chunks
+        grid = np.ascontiguousarray(block.transpose(0, 2, 1), dtype="<i8").reshape(-1)
+        nz = np.flatnonzero(grid)
+        out = np.zeros(n_perms * m * kc, dtype=np.int64)
+        if len(nz):
+            cell, b = _chunk_bits(grid[nz], nz)
+            row = cell // kc  # permutation copy * m + state
+            elem = (cell % kc) * w + b
+            if q == 1:
+                perm = np.arange(n_perms, dtype=np.int64)[:, None]
+                row = perm * m + row[None, :]
+                elem = np.broadcast_to(elem, row.shape)
+            else:
+                perm = row // m
+            # distinct members of one set land on distinct bits: adding them is or-ing
+            np.add.at(out, row * kc + chunk_of[perm, elem], bit_of[perm, elem])
+        return out.reshape(n_perms, m, kc).transpose(0, 2, 1)
+
+    return apply
+
+
+def _gather_cells(src: np.ndarray) -> Callable[[np.ndarray], np.ndarray]:
+    """Cells moved by several permutations: cell ``j`` of the result under permutation
+    ``p`` is cell ``src[p, j]`` of the block ``(q, cells, m)`` (``q`` 1 or the number of
+    permutations)."""
+    rows = np.arange(len(src), dtype=np.int64)[:, None]
+
+    def apply(block: np.ndarray) -> np.ndarray:
+        if len(block) == 1:
+            return block[0][src]
+        return block[rows, src]
+
+    return apply
+
+
 class BoundRecord(BoundType):
     """A record of the field types ``fields`` (one after the other in the layout); the
     Python and trace value is a :class:`~modelcheck.itfvalues.Record` (an ITF record)."""
@@ -1276,7 +1407,7 @@ class BoundRecord(BoundType):
 
     def columns(self, value: Any) -> list[Any]:
         if isinstance(value, RecordValue):
-            if value._type.describe() != self.describe():
+            if value._type is not self and value._type.describe() != self.describe():
                 raise SpecEvaluationError(
                     f"a {value._type.describe()} value where a {self.describe()} is expected")
             return value._columns()
@@ -1306,6 +1437,25 @@ class BoundRecord(BoundType):
             for f, n in zip(fns, sizes):
                 part = cols[k:k + n]
                 out.extend(part if f is None else f(part))
+                k += n
+            return out
+
+        return apply
+
+    def cells_permutations(self, many: Sequence[Mapping[str, Mapping[int, int]]]
+                           ) -> Callable[[np.ndarray], np.ndarray] | None:
+        fns = [t.cells_permutations(many) for t in self._types]
+        if all(f is None for f in fns):
+            return None
+        sizes = [t.n_cells for t in self._types]
+        n_perms = len(many)
+
+        def apply(block: np.ndarray) -> np.ndarray:
+            out = np.empty((n_perms,) + block.shape[1:], dtype=np.int64)
+            k = 0
+            for f, n in zip(fns, sizes):
+                part = block[:, k:k + n]
+                out[:, k:k + n] = part if f is None else f(part)
                 k += n
             return out
 
@@ -1403,7 +1553,7 @@ class BoundSeq(BoundType):
 
     def value_of(self, value: Any) -> Any:
         if isinstance(value, SeqValue):
-            if value._type.describe() != self.describe():
+            if value._type is not self and value._type.describe() != self.describe():
                 raise SpecEvaluationError(
                     f"a {value._type.describe()} value where a {self.describe()} is expected")
             return value
@@ -1427,6 +1577,31 @@ class BoundSeq(BoundType):
             for j in range(self.capacity):
                 moved = fn(cols[1 + j * k:1 + (j + 1) * k])
                 out.extend(np.where(n > j, m, z) for m, z in zip(moved, zero))
+            return out
+
+        return apply
+
+    def cells_permutations(self, many: Sequence[Mapping[str, Mapping[int, int]]]
+                           ) -> Callable[[np.ndarray], np.ndarray] | None:
+        fn = self.elem.cells_permutations(many)
+        if fn is None:
+            return None
+        k, cap = self._k, self.capacity
+        zero = np.array([t.lo for _, t in self.elem.cells()], dtype=np.int64)[None, :, None]
+        n_perms = len(many)
+
+        def apply(block: np.ndarray) -> np.ndarray:
+            q, _, m = block.shape
+            n = block[:, :1]  # (q, 1, m): the length
+            out = np.empty((n_perms,) + block.shape[1:], dtype=np.int64)
+            out[:, 0] = n[:, 0]
+            if cap:
+                # every slot at once: (q, k, cap * m) through the element's function
+                slots = block[:, 1:].reshape(q, cap, k, m).transpose(0, 2, 1, 3)
+                moved = fn(slots.reshape(q, k, cap * m)).reshape(n_perms, k, cap, m)
+                used = n[:, :, None, :] > np.arange(cap)[None, None, :, None]
+                moved = np.where(used, moved, zero[..., None])
+                out[:, 1:] = moved.transpose(0, 2, 1, 3).reshape(n_perms, cap * k, m)
             return out
 
         return apply
@@ -1530,7 +1705,7 @@ class BoundBag(BoundType):
 
     def value_of(self, value: Any) -> Any:
         if isinstance(value, BagValue):
-            if value._type.describe() != self.describe():
+            if value._type is not self and value._type.describe() != self.describe():
                 raise SpecEvaluationError(
                     f"a {value._type.describe()} value where a {self.describe()} is expected")
             return value
@@ -1552,6 +1727,17 @@ class BoundBag(BoundType):
         for i, j in enumerate(to):
             src[j] = i
         return lambda cols: [cols[src[j]] for j in range(len(cols))]
+
+    def cells_permutations(self, many: Sequence[Mapping[str, Mapping[int, int]]]
+                           ) -> Callable[[np.ndarray], np.ndarray] | None:
+        tos = [_index_permutation(self.elem, pis) for pis in many]
+        if all(t is None for t in tos):
+            return None
+        n = self.elem.n_values
+        src = np.empty((len(tos), n), dtype=np.int64)
+        for p, t in enumerate(tos):
+            src[p, np.arange(n) if t is None else np.asarray(t)] = np.arange(n)
+        return _gather_cells(src)
 
 
 class _IndexedCells:
@@ -1653,7 +1839,7 @@ class BoundFunction(_IndexedCells, BoundType):
 
     def value_of(self, value: Any) -> Any:
         if isinstance(value, FunctionValue):
-            if value._type.describe() != self.describe():
+            if value._type is not self and value._type.describe() != self.describe():
                 raise SpecEvaluationError(
                     f"a {value._type.describe()} value where a {self.describe()} is expected")
             return value
@@ -1686,6 +1872,35 @@ class BoundFunction(_IndexedCells, BoundType):
                 d = dest[j]
                 out[d * k:(d + 1) * k] = moved
             return out
+
+        return apply
+
+    def cells_permutations(self, many: Sequence[Mapping[str, Mapping[int, int]]]
+                           ) -> Callable[[np.ndarray], np.ndarray] | None:
+        fn = self.elem.cells_permutations(many)
+        pis = [pis.get(self.index_name) for pis in many]
+        if fn is None and all(pi is None for pi in pis):
+            return None
+        k, ids = self._k, list(self.ids)
+        e = len(ids)
+        # slot d of the result under permutation p holds the (moved) slot src[p, d]
+        src = np.empty((len(many), e), dtype=np.int64)
+        for p, pi in enumerate(pis):
+            dest = [ids.index(pi.get(i, i)) if pi is not None else j
+                    for j, i in enumerate(ids)]
+            src[p, dest] = np.arange(e)
+        move_slots = _gather_cells(src)
+
+        def apply(block: np.ndarray) -> np.ndarray:
+            q, _, m = block.shape
+            if fn is not None:
+                slots = block.reshape(q, e, k, m).transpose(0, 2, 1, 3).reshape(q, k, e * m)
+                block = fn(slots).reshape(-1, k, e, m).transpose(0, 2, 1, 3)
+            else:
+                block = block.reshape(q, e, k, m)
+            p, _, _, _ = block.shape
+            moved = move_slots(block.reshape(p, e, k * m))
+            return moved.reshape(len(src), e * k, m)
 
         return apply
 
@@ -1837,7 +2052,7 @@ class BoundUnion(ScalarType):
 
     def columns(self, value: Any) -> list[Any]:
         if isinstance(value, UnionValue):
-            if value._type.describe() != self.describe():
+            if value._type is not self and value._type.describe() != self.describe():
                 raise SpecEvaluationError(
                     f"a {value._type.describe()} value where a {self.text} is expected")
             return [value._code]

@@ -97,13 +97,18 @@ def select_checks(spec: Spec, names: Sequence[str] | None,
 
 
 def build_kernel(spec: Spec, config: CheckConfig, library: Library | None = library_lookup,
-                 observer: Observer | None = None) -> Kernel:
+                 observer: Observer | None = None,
+                 labels: tuple[Sequence[PredicateDecl], Sequence[PredicateDecl]] | None = None
+                 ) -> Kernel:
     """The kernel that checks what ``config`` says (every explorer's), and evaluates
-    the labels ``observer`` asks for."""
+    the labels ``observer`` asks for (or ``labels``: state and step predicates, for an
+    observer in another process)."""
     invs, props = select_checks(spec, config.invariants, library)
     checks = Checks(tuple(invs), tuple(props), config.check_deadlock)
     if observer is not None:
         checks = checks.observing(observer.labels, observer.step_labels)
+    elif labels is not None and (labels[0] or labels[1]):
+        checks = checks.observing(*labels)
     return Kernel(spec, checks=checks, symmetry=config.symmetry, view=config.view)
 
 

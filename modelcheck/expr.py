@@ -18,9 +18,12 @@ a finite domain, which is either an iterable of values (``self.Procs``, a
 ``s.msgs`` or ``s.S | s.T`` (:class:`~modelcheck.values.SetValue`), whose members
 are element values of its element type (ids, ints, enum members, records...).
 A set-valued expression implements one method, ``members()``, returning
-``(element, in_set)`` pairs for every value of its element type, ``in_set`` being
-a boolean (a numpy bool for one state, a column for a batch); elements are visited
-in the element type's order.
+``(element, in_set)`` pairs, ``in_set`` being a boolean (a numpy bool for one state,
+a column for a batch), for every element that is a member in some state, in the
+element type's order (a pair whose ``in_set`` is false everywhere changes nothing). A
+set value lists only the members present (the union over a batch's states), so a
+quantifier or fold over ``s.msgs`` costs per member held, not per value of the
+element type: the function is evaluated at members only, as in TLA+.
 
 For example::
 
@@ -33,9 +36,9 @@ from __future__ import annotations
 
 import itertools
 import sys
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextvars import ContextVar
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Protocol, overload, runtime_checkable
 
 import numpy as np
 
@@ -46,7 +49,8 @@ __all__ = [
     "BOOLEAN", "SetLike",
     "where", "any_of", "all_of", "implies", "not_", "choose",
     "sum_of", "max_of", "min_of", "count_of", "excluding",
-    "has", "with_", "without", "count", "functions", "init_product",
+    "has", "with_", "without", "count", "functions", "subsets", "init_product",
+    "Functions", "InitProduct",
     "collect_undefined", "undefined_mark", "pin_undefined", "bool_hint",
 ]
 
@@ -56,7 +60,7 @@ BOOLEAN: tuple[bool, bool] = (False, True)
 
 @runtime_checkable
 class SetLike(Protocol):
-    """A set-valued expression: every element of its universe with its membership."""
+    """A set-valued expression: every element that may be a member, with its membership."""
 
     def members(self) -> Iterable[tuple[Any, Any]]:
         ...
@@ -585,21 +589,161 @@ def count(S: Any) -> Any:
 
 
 # ------------------------------------------------------------ initial states
-def functions(domain: Iterable[Any], values: Iterable[Any]) -> list[dict[Any, Any]]:
+class Functions(Sequence[dict[Any, Any]]):
+    """Every function from ``domain`` to ``values`` (TLA+'s ``[D -> V]``), as dicts in
+    the order of ``itertools.product(values, repeat=len(domain))`` (the first domain
+    element varies slowest). Lazy: a sequence that builds each dict when asked, so
+    that :class:`~modelcheck.expr.InitProduct` can enumerate it per element without
+    building them."""
+
+    def __init__(self, domain: Iterable[Any], values: Iterable[Any]) -> None:
+        self.domain: list[Any] = list(domain)
+        self.values: list[Any] = list(values)
+
+    def __len__(self) -> int:
+        return len(self.values) ** len(self.domain)
+
+    def __iter__(self) -> Iterator[dict[Any, Any]]:
+        dom = self.domain
+        for combo in itertools.product(self.values, repeat=len(dom)):
+            yield dict(zip(dom, combo))
+
+    @overload
+    def __getitem__(self, i: int) -> dict[Any, Any]: ...
+
+    @overload
+    def __getitem__(self, i: slice) -> list[dict[Any, Any]]: ...
+
+    def __getitem__(self, i: int | slice) -> Any:
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(len(self)))]
+        n, m = len(self), len(self.values)
+        if not -n <= i < n:
+            raise IndexError(f"functions index {i} out of range 0..{n - 1}")
+        i %= n
+        out: dict[Any, Any] = {}
+        for d in reversed(self.domain):
+            i, r = divmod(i, m)
+            out[d] = self.values[r]
+        return {d: out[d] for d in self.domain}
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Functions):
+            return self.domain == other.domain and self.values == other.values
+        return isinstance(other, Sequence) and list(self) == list(other)
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"functions({self.domain!r}, {self.values!r})"
+
+
+def functions(domain: Iterable[Any], values: Iterable[Any]) -> Functions:
     """Every function from ``domain`` to ``values`` as a dict: TLA+'s ``[D -> V]``,
-    e.g. ``functions(self.Nodes, BOOLEAN)`` for an array of booleans."""
-    dom = list(domain)
-    return [dict(zip(dom, combo)) for combo in itertools.product(list(values),
-                                                                 repeat=len(dom))]
+    e.g. ``functions(self.Nodes, BOOLEAN)`` for an array of booleans (a lazy
+    sequence of dicts, :class:`~modelcheck.expr.Functions`)."""
+    return Functions(domain, values)
 
 
-def init_product(**choices: Iterable[Any]) -> list[dict[str, Any]]:
+def subsets(elements: Iterable[Any]) -> list[frozenset[Any]]:
+    """Every subset of ``elements`` as a frozenset: TLA+'s ``SUBSET S``, by size, then
+    in the order of ``itertools.combinations``."""
+    xs = list(elements)
+    return [frozenset(c) for r in range(len(xs) + 1) for c in itertools.combinations(xs, r)]
+
+
+class InitProduct(Sequence[dict[str, Any]]):
+    """Initial states given per variable as a set of values, and optionally filtered:
+    TLA+'s ``x \\in S /\\ y \\in T /\\ P(x, y)``. Made by
+    :func:`~modelcheck.init_product`; see there.
+
+    As a sequence it is the combinations as ``{var: value}`` dicts, in the order of
+    ``itertools.product`` over the variables as named (the last varies fastest),
+    *before* :meth:`such_that`'s filter, which only the checker evaluates (on a
+    state view, as an invariant). The checker enumerates the product in packed
+    batches, without one dict per state, in that same order."""
+
+    def __init__(self, choices: Mapping[str, Iterable[Any]],
+                 pred: Any = None) -> None:
+        #: per variable, its values (a :class:`~modelcheck.expr.Functions` stays lazy)
+        self.choices: dict[str, Sequence[Any]] = {
+            k: v if isinstance(v, Functions) else list(v) for k, v in choices.items()}
+        #: the filter (None: every combination): a declared predicate (``self.Inv``), a
+        #: callable of the state, or two of them (:meth:`such_that` called twice)
+        self.pred = pred
+
+    def such_that(self, pred: Any) -> InitProduct:
+        """Only the combinations where ``pred`` holds: ``pred`` is a declared predicate
+        (``self.Inv``, an ``@invariant``) or a callable of one state view, written as an
+        invariant is (``lambda s: s.x < s.y``; ``& | ~`` and :func:`~modelcheck.where`,
+        since the checker evaluates it on a batch of states). A second call keeps both."""
+        if self.pred is None:
+            return InitProduct(self.choices, pred)
+        first = self.pred
+        return InitProduct(self.choices, _Both(first, pred))
+
+    def __len__(self) -> int:
+        n = 1
+        for v in self.choices.values():
+            n *= len(v)
+        return n
+
+    def __iter__(self) -> Iterator[dict[str, Any]]:
+        names = list(self.choices)
+        for combo in itertools.product(*self.choices.values()):
+            yield dict(zip(names, combo))
+
+    @overload
+    def __getitem__(self, i: int) -> dict[str, Any]: ...
+
+    @overload
+    def __getitem__(self, i: slice) -> list[dict[str, Any]]: ...
+
+    def __getitem__(self, i: int | slice) -> Any:
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(len(self)))]
+        n = len(self)
+        if not -n <= i < n:
+            raise IndexError(f"init_product index {i} out of range 0..{n - 1}")
+        i %= n
+        out: dict[str, Any] = {}
+        for k, v in reversed(self.choices.items()):
+            i, r = divmod(i, len(v))
+            out[k] = v[r]
+        return {k: out[k] for k in self.choices}
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, InitProduct):
+            return self.choices == other.choices and self.pred is other.pred
+        return self.pred is None and isinstance(other, Sequence) and list(self) == list(other)
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        args = ", ".join(f"{k}={v!r}" for k, v in self.choices.items())
+        return f"init_product({args})" + ("" if self.pred is None else
+                                          f".such_that({self.pred!r})")
+
+
+class _Both:
+    """Two :meth:`~modelcheck.expr.InitProduct.such_that` filters, both to hold."""
+
+    def __init__(self, first: Any, second: Any) -> None:
+        self.first, self.second = first, second
+
+    def __repr__(self) -> str:
+        return f"{self.first!r} & {self.second!r}"
+
+
+def init_product(**choices: Iterable[Any]) -> InitProduct:
     """Initial states given per variable as a set of values: every combination.
 
     ``init_product(x=BOOLEAN, up=functions(self.Nodes, BOOLEAN))`` is TLA+'s
     ``x \\in BOOLEAN /\\ up \\in [Nodes -> BOOLEAN]``; variables not named keep their
-    declared initial values. Return it from ``init_states``.
+    declared initial values. ``.such_that(pred)`` keeps the combinations where a state
+    predicate holds (``Init == TypeOK /\\ Inv``: ``.such_that(self.Inv)``). Return it
+    from ``init_states``: the checker then builds the initial states as packed batches
+    (a ``functions(...)`` choice element by element), in the order of
+    ``itertools.product`` over the variables as named, without a dict per state.
     """
-    names = list(choices)
-    values = [list(v) for v in choices.values()]
-    return [dict(zip(names, combo)) for combo in itertools.product(*values)]
+    return InitProduct(choices)

@@ -14,6 +14,15 @@ declared twice is listed once. The forms (``p`` an action's parameters):
   ``WF_vars(A(1))``, that instance alone.
 * ``{"A | B": "weak"}``: ``\\A p: WF_vars(A(p) \\/ B(p))``, one condition per binding of
   the (shared) parameters; with ``"-family"`` one condition of all their instances.
+* A pattern ``{"C(p=1, q=*)": ...}``: a parameter given a value is fixed, ``*`` is taken
+  inside (``\\E q``), one not named is free (``\\A``, a condition per value): ``{"C(q=*)":
+  "weak"}`` is ``\\A p: WF_vars(\\E q: C(p, q))``. A group's parts may be patterns and
+  must leave the same parameters free: ``{"I | B(i=*)": "weak"}`` is ``WF_vars(I \\/ \\E
+  i: B(i))``.
+* A selector ``{"Return(S=held(c))": "weak"}`` (``held`` a method of the spec, ``(self,
+  s, c)``): ``\\A c: WF_vars(Return(c, held(c)))``, the instance chosen by the state
+  where the step starts (:class:`Guard`: one state predicate per value, evaluated as
+  an invariant is, on every state).
 
 The table is resolved when the spec is **bound** (:class:`~modelcheck.spec.Spec`
 ``(**constants)``, which ``--const`` goes through), never when the class is defined:
@@ -30,6 +39,7 @@ write the table as such a method.
 from __future__ import annotations
 
 import dataclasses
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -38,12 +48,24 @@ from .codec import tla_text
 from .errors import ModelcheckError, SpecDefinitionError, source_location
 
 if TYPE_CHECKING:
-    from .spec import ActionInstance, Spec
+    from .spec import ActionInstance, PredicateDecl, Spec
 
-__all__ = ["FairnessCondition", "label_of", "resolve_fairness", "select_fairness", "KINDS"]
+__all__ = ["FairnessCondition", "Guard", "label_of", "resolve_fairness", "select_fairness", "KINDS"]
 
 #: the fairness kinds of ``fair=`` and of the table's values
 KINDS = ("weak", "strong", "weak-family", "strong-family")
+
+
+@dataclass(frozen=True)
+class Guard:
+    """A state predicate of a selector (``held(c) = {1, 2}``): the instance whose
+    selected parameter has that value is the condition's action at the states where it
+    holds. ``decl`` evaluates it (on a batch or one state), as an invariant is."""
+
+    name: str
+    #: the selector applied to its arguments, as the condition's label shows it
+    call: str
+    decl: PredicateDecl = dataclasses.field(compare=False, repr=False)
 
 
 @dataclass(frozen=True)
@@ -61,6 +83,16 @@ class FairnessCondition:
     #: of ``Set`` and ``fairness={"Set(i=1)": "strong"}`` with one instance): kept once,
     #: it is selected by any of their names
     aliases: tuple[str, ...] = ()
+    #: per action id selected by the state (a selector, ``Return(S=held(c))``): the names
+    #: of the guards (state predicates) that must hold at the step's source for a step
+    #: of it to count, and for it to count as enabled there; the other ids always count
+    guards: tuple[tuple[int, tuple[str, ...]], ...] = ()
+    #: the guards named in ``guards``
+    predicates: tuple[Guard, ...] = dataclasses.field(default=(), compare=False)
+    #: the action ids among which the state selects one value of the selected parameters
+    #: (one group per binding of the other parameters): some instance of each group is
+    #: selected at every state (the checker verifies it on the state graph)
+    selections: tuple[tuple[int, ...], ...] = dataclasses.field(default=(), compare=False)
 
     @property
     def name(self) -> str:
@@ -127,30 +159,33 @@ def resolve_fairness(spec: Spec) -> tuple[FairnessCondition, ...]:
                 f"spec {spec!r}: fairness[{key!r}] = {kind!r}; use 'weak', 'strong', "
                 "'weak-family' or 'strong-family'."
             )
-        if "|" not in key and key not in decls:
-            if key not in by_label:
-                raise SpecDefinitionError(_unknown(spec, key, by_label))
-            if kind.endswith("-family"):
-                raise SpecDefinitionError(
-                    f"spec {spec!r}: fairness[{key!r}] names one instance; '-family' applies "
-                    "to an action name."
-                )
+        if "|" not in key and key not in decls and key in by_label \
+                and kind.endswith("-family"):
+            raise SpecDefinitionError(
+                f"spec {spec!r}: fairness[{key!r}] names one instance; '-family' applies "
+                "to an action name."
+            )
         entries.append((key, kind))
     if not computed:
         _refuse_labels_of_the_defaults(spec, [k for k in table if "|" not in k
-                                              and k not in decls], by_label)
+                                              and k not in decls and k in by_label], by_label)
     out: list[FairnessCondition] = []
-    seen: dict[tuple[str, str, tuple[int, ...]], int] = {}
+    seen: dict[tuple[Any, ...], int] = {}
+    guards: dict[str, Any] = {}
     for key, kind in entries:
-        for c in _conditions(spec, key, kind, decls, by_label):
-            at = seen.get((c.kind, c.family, c.action_ids))
+        for c in _conditions(spec, key, kind, decls, by_label, guards):
+            ckey = (c.kind, c.family, c.action_ids, c.guards)
+            at = seen.get(ckey)
             if at is None:
-                seen[(c.kind, c.family, c.action_ids)] = len(out)
+                seen[ckey] = len(out)
                 out.append(c)
-            elif c.label != out[at].label and c.label not in out[at].aliases:
+            else:
                 # the same condition declared again under another name: a property's
                 # fairness=(...) naming either selects it
-                out[at] = dataclasses.replace(out[at], aliases=(*out[at].aliases, c.label))
+                new = [n for n in (c.label, *c.aliases)
+                       if n != out[at].label and n not in out[at].aliases]
+                if new:
+                    out[at] = dataclasses.replace(out[at], aliases=(*out[at].aliases, *new))
     out.sort(key=lambda c: c.action_ids)
     return tuple(out)
 
@@ -165,70 +200,276 @@ def _unknown(spec: Spec, key: str, by_label: dict[str, list[ActionInstance]]) ->
             f"action instance label (such as {next(iter(by_label))!r}).")
 
 
-def _conditions(spec: Spec, key: str, kind: str, decls: Mapping[str, Any],
-                by_label: dict[str, list[ActionInstance]]) -> list[FairnessCondition]:
-    """The conditions of one declaration ``key: kind``."""
-    base, family = kind.split("-")[0], kind.endswith("-family")
-    if "|" in key:
-        parts = _group(spec, key, decls, by_label)
-        # the instances of every named action (or the named instances), as one action
-        # per binding of the parameters (all of them for "-family")
-        by_params: dict[Any, list[tuple[str, ActionInstance]]] = {}
-        for part in parts:
-            insts = ([a for a in spec.actions if a.decl.name == part] if part in decls
-                     else by_label[part])
-            for a in insts:
-                by_params.setdefault(() if family else a.params, []).append((part, a))
-        out = []
-        for members in by_params.values():
-            labels: list[str] = []
-            for part, a in members:
-                if part not in decls:
-                    lbl = label_of(a)  # a named instance
-                elif family and a.params:
-                    lbl = f"{part}(*)"
-                else:
-                    lbl = label_of(a, branch=False)
-                if lbl not in labels:
-                    labels.append(lbl)
-            out.append(FairnessCondition(base, " \\/ ".join(labels), key,
-                                         tuple(sorted(a.id for _, a in members))))
-        return out
-    if key not in decls:  # an instance label
-        insts = by_label[key]
-        return [FairnessCondition(base, key, insts[0].decl.name, tuple(a.id for a in insts))]
-    insts = [a for a in spec.actions if a.decl.name == key]
-    if not insts:
-        return []  # an action with no instance under these constants: never enabled
-    if family and decls[key].params:
-        return [FairnessCondition(base, f"{key}(*)", key, tuple(a.id for a in insts))]
-    groups: dict[str, list[int]] = {}
-    for a in insts:
-        groups.setdefault(label_of(a, branch=False), []).append(a.id)
-    return [FairnessCondition(base, lbl, key, tuple(ids)) for lbl, ids in groups.items()]
+# ------------------------------------------------------------------ patterns
+_PART = re.compile(r"(\w+)(?:\[(\w+)\])?(?:\((.*)\))?", re.S)
+_SELECTOR = re.compile(r"(\w+)\((.*)\)", re.S)
 
 
-def _group(spec: Spec, key: str, decls: Mapping[str, Any],
-           by_label: dict[str, list[ActionInstance]]) -> list[str]:
-    """The actions (names or instance labels) of a fairness group ``"A | B"``: TLA+'s
-    ``WF_vars(A(p) \\/ B(p))``; named actions must have the same parameters."""
-    parts = [x.strip() for x in key.split("|")]
-    unknown = [x for x in parts if x not in decls and x not in by_label]
-    if unknown:
+@dataclass(frozen=True)
+class _Part:
+    """One action of a declaration (a name, a label or a pattern), resolved: its
+    instances, each with the values of its free parameters (one condition per
+    binding of them), the guards selecting it (a selector's) and its label text."""
+
+    insts: tuple[tuple[ActionInstance, tuple[tuple[str, Any], ...], tuple[Guard, ...]], ...]
+    #: the names of the free parameters (``None``: an instance label, bound by its values)
+    free: tuple[str, ...] | None
+    #: per instance: its text in the condition's label
+    texts: tuple[str, ...]
+    #: the instance ids of each selection (one per binding of the free and selector
+    #: arguments): exactly one value is selected at every state (checked on the graph)
+    selections: tuple[tuple[int, ...], ...] = ()
+
+
+def _split_args(text: str) -> list[str]:
+    """``text`` split at its top-level commas (not inside brackets or quotes)."""
+    out, depth, cur, quote = [], 0, "", False
+    for ch in text:
+        if ch == '"':
+            quote = not quote
+        elif not quote and ch in "([{<":
+            depth += 1
+        elif not quote and ch in ")]}>" and depth > 0:
+            depth -= 1
+        if ch == "," and depth == 0 and not quote:
+            out.append(cur.strip())
+            cur = ""
+        else:
+            cur += ch
+    if cur.strip():
+        out.append(cur.strip())
+    return out
+
+
+def _part(spec: Spec, key: str, part: str, decls: Mapping[str, Any],
+          by_label: dict[str, list[ActionInstance]], family: bool,
+          guards: dict[str, Any]) -> _Part:
+    """Resolve one action of the declaration ``key``: an action name (every parameter
+    free, or every one taken inside for ``-family``), an instance label (as before:
+    that instance, bound by its values), or a pattern ``A[b](p=1, q=*, r=sel(p))``: a
+    parameter given a value is fixed, ``*`` taken inside (``\\E q``), a method of the
+    spec applied to the state (and other parameters) selects the instance by the state,
+    and one not named is free (``\\A p``: one condition per value)."""
+    if part in decls:
+        insts = [a for a in spec.actions if a.decl.name == part]
+        names = tuple(decls[part].params)
+        if family:
+            text = f"{part}(*)" if names else part
+            return _Part(tuple((a, (), ()) for a in insts), (), tuple(text for _ in insts))
+        return _Part(tuple((a, a.params, ()) for a in insts), names,
+                     tuple(label_of(a, branch=False) for a in insts))
+    if part in by_label:
+        insts = by_label[part]
+        return _Part(tuple((a, () if family else a.params, ()) for a in insts), None,
+                     tuple(label_of(a) for a in insts))
+    m = _PART.fullmatch(part)
+    if m is None or m.group(1) not in decls:
+        raise SpecDefinitionError(_unknown(spec, part, by_label) if "|" not in key else
+                                  _group_unknown(spec, key, part))
+    name, branch, args = m.group(1), m.group(2), m.group(3)
+    decl = decls[name]
+    if branch is not None and branch not in decl.branches:
         raise SpecDefinitionError(
-            f"spec {spec!r}: fairness[{key!r}]: a group names actions or action instance "
-            f"labels, as 'Rsp | DoRd'; {unknown[0]!r} is neither under these constants."
-        )
-    if len(set(parts)) != len(parts):
+            f"spec {spec!r}: fairness[{key!r}]: action {name} has no branch {branch!r} "
+            f"(its branches: {', '.join(decl.branches) or 'none'}).")
+    given: dict[str, str] = {}
+    for arg in _split_args(args or ""):
+        pname, eq, value = arg.partition("=")
+        pname, value = pname.strip(), value.strip()
+        if not eq or pname not in decl.params or pname in given or not value:
+            raise SpecDefinitionError(
+                f"spec {spec!r}: fairness[{key!r}]: {arg!r} in {part!r} must be "
+                f"`parameter=value`, `parameter=*` or `parameter=method(parameters)`, once per "
+                f"parameter, with a parameter of {name} ({', '.join(decl.params) or 'none'}).")
+        given[pname] = value
+    order = list(decl.params)
+    stars = [p for p in order if given.get(p) == "*" or (family and p not in given)]
+    sels: dict[str, tuple[str, list[str]]] = {}
+    for p, v in given.items():
+        sm = _SELECTOR.fullmatch(v)
+        if sm is None or v == "*":
+            continue
+        method = getattr(spec, sm.group(1), None)
+        if not callable(method) or sm.group(1) in decls or sm.group(1).startswith("_"):
+            raise SpecDefinitionError(
+                f"spec {spec!r}: fairness[{key!r}]: {p}={v} selects the instance by "
+                f"{sm.group(1)}(...), which is no method of the spec; write `def "
+                f"{sm.group(1)}(self, s, ...)` returning the value of {p} in state s.")
+        wants = [x.strip() for x in _split_args(sm.group(2))]
+        bad = [w for w in wants if not re.fullmatch(r"-?\d+", w) and (
+            w not in decl.params or w in sels or w == p or given.get(w) == "*"
+            or (w in given and _SELECTOR.fullmatch(given[w])))]
+        if bad:
+            raise SpecDefinitionError(
+                f"spec {spec!r}: fairness[{key!r}]: {p}={v}: the arguments of a selector "
+                f"are integers or parameters of {name} that are free or fixed (not `*` nor "
+                f"selected), got {bad[0]!r}.")
+        sels[p] = (sm.group(1), wants)
+    if family and sels:
+        raise SpecDefinitionError(
+            f"spec {spec!r}: fairness[{key!r}]: a selector ({', '.join(sels)}) takes one "
+            "instance per state; '-family' would take every instance: use 'weak' or "
+            "'strong'.")
+    fixed = {p: v for p, v in given.items() if p not in sels and v != "*"}
+    free = tuple(p for p in order if p not in given and not family)
+    out = []
+    texts = []
+    sel_groups: dict[tuple[Any, ...], list[int]] = {}
+    for a in spec.actions:
+        if a.decl.name != name or (branch is not None and a.branch != branch):
+            continue
+        params = dict(a.params)
+        if any(tla_text(params[p]) != v for p, v in fixed.items()):
+            continue
+        gs: list[Guard] = []
+        for p, (meth, wants) in sels.items():
+            gs.append(_guard(spec, guards, meth, a, wants, p))
+        binding = tuple((p, params[p]) for p in free)
+        out.append((a, binding, tuple(gs)))
+        shown = []
+        for p in order:
+            if p in sels:
+                meth, wants = sels[p]
+                shown.append(f"{p}={meth}({', '.join(_arg_text(params, w) for w in wants)})")
+            elif p in stars:
+                shown.append(f"{p}=*")
+            else:
+                shown.append(f"{p}={tla_text(params[p])}")
+        head = name if branch is None else f"{name}[{branch}]"
+        texts.append(f"{head}({', '.join(shown)})" if shown else head)
+        if sels:
+            skey = (binding, tuple((w, _arg_text(params, w)) for _, ws in sels.values()
+                                   for w in ws), tuple(params[p] for p in stars))
+            sel_groups.setdefault(skey, []).append(a.id)
+    if not out and (fixed or branch is not None) and any(
+            a.decl.name == name for a in spec.actions):
+        # a value (or branch) that no instance has; an action without instances under
+        # these constants (\E i \in {}: A(i)) is never enabled
+        raise SpecDefinitionError(_unknown(spec, part, by_label))
+    return _Part(tuple(out), free, tuple(texts),
+                 tuple(tuple(ids) for ids in sel_groups.values()))
+
+
+def _guard(spec: Spec, guards: dict[str, Any], method: str, inst: ActionInstance,
+           wants: list[str], param: str) -> Guard:
+    """The state predicate ``method(s, *wants) == param`` of instance ``inst``: one per
+    selector, arguments and value (shared by the conditions naming it)."""
+    params = dict(inst.params)
+    pos = {p: i for i, p in enumerate(inst.decl.params)}
+    args = tuple(inst.arguments[pos[w]] if w in pos else int(w) for w in wants)
+    value = inst.arguments[pos[param]]
+    call = f"{method}({', '.join(_arg_text(params, w) for w in wants)})"
+    name = f"fairness:{call}={tla_text(params[param])}"
+    g = guards.get(name)
+    if g is None:
+        memo = guards.get(f"memo:{call}")
+        if memo is None:
+            memo = guards[f"memo:{call}"] = _Memo()
+        decl = _selector_predicate(method, args, value, memo, name)
+        decl.where = source_location(getattr(type(spec), method))
+        g = guards[name] = Guard(name, call, decl)
+    return g
+
+
+def _arg_text(params: Mapping[str, Any], arg: str) -> str:
+    """A selector's argument as a label shows it: the parameter's value, or the integer."""
+    return tla_text(params[arg]) if arg in params else arg
+
+
+class _Memo:
+    """The last state (or batch) a selector was evaluated on, and its value: the guards of
+    one selector's values are evaluated on the same view one after another."""
+
+    def __init__(self) -> None:
+        self.view: Any = None
+        self.value: Any = None
+
+
+def _selector_predicate(method: str, args: tuple[Any, ...], value: Any, memo: _Memo,
+                        name: str) -> PredicateDecl:
+    """The guard ``method(s, *args) == value``, as a state predicate (``memo``: the
+    selector's last value, shared by the guards of its values)."""
+    from .spec import PredicateDecl
+
+
+    def guard(self: Any, s: Any) -> Any:
+        if memo.view is not s:
+            memo.view, memo.value = None, getattr(self, method)(s, *args)
+            memo.view = s
+        return memo.value == value
+
+    guard.__name__ = method
+    decl = PredicateDecl(guard, "invariant", name=name,
+                         doc=f"the state selects {name.split(':', 1)[1]}")
+    return decl
+
+
+def _conditions(spec: Spec, key: str, kind: str, decls: Mapping[str, Any],
+                by_label: dict[str, list[ActionInstance]], guards: dict[str, Any]
+                ) -> list[FairnessCondition]:
+    """The conditions of one declaration ``key: kind``: one per binding of the free
+    parameters (none free: one condition), of the instances of every part."""
+    base, family = kind.split("-")[0], kind.endswith("-family")
+    parts_text = [x.strip() for x in _split_bar(key)]
+    if len(set(parts_text)) != len(parts_text):
         raise SpecDefinitionError(f"spec {spec!r}: fairness[{key!r}] names an action twice.")
-    params = {tuple(decls[x].params) for x in parts if x in decls}
-    if len(params) > 1:
+    parts = [_part(spec, key, p, decls, by_label, family, guards) for p in parts_text]
+    frees = {(t, p.free) for t, p in zip(parts_text, parts) if p.free is not None}
+    if len({f for _, f in frees}) > 1:
+        desc = " and ".join(f"{t} leaves {', '.join(f) or 'none'}" for t, f in sorted(frees))
         raise SpecDefinitionError(
             f"spec {spec!r}: fairness[{key!r}]: the actions of a group must have the same "
-            f"parameters (one action per binding of them), got "
-            f"{' and '.join(str(list(p)) for p in sorted(params))}."
-        )
-    return parts
+            f"parameters left free (one action per binding of them): {desc}. Take a "
+            f"parameter inside the condition with `=*` (\"A | B(i=*)\" is WF_vars(A \\/ \\E "
+            f"i: B(i))), or make the group one action with '{base}-family'.")
+    by_binding: dict[Any, list[tuple[str, ActionInstance, tuple[Guard, ...]]]] = {}
+    for p in parts:
+        for (a, binding, gs), text in zip(p.insts, p.texts):
+            by_binding.setdefault(binding, []).append((text, a, gs))
+    single = len(parts) == 1
+    name = parts_text[0].split("(")[0].split("[")[0]
+    plain = single and (key in decls or key in by_label)
+    out = []
+    for members in by_binding.values():
+        labels = list(dict.fromkeys(text for text, _, _ in members))
+        ids = tuple(sorted({a.id for _, a, _ in members}))
+        guarded = tuple(sorted((a.id, tuple(g.name for g in gl)) for _, a, gl in members
+                               if gl))
+        objs = {g.name: g for _, _, gl in members for g in gl}
+        sel_ids = set(ids)
+        selections = tuple(s for p in parts for s in p.selections if set(s) <= sel_ids)
+        label = " \\/ ".join(labels)
+        if plain and key in by_label and key not in decls:
+            label = key
+        fam = name if single else key
+        aliases = (key,) if single and not plain and key != label else ()
+        out.append(FairnessCondition(base, label, fam, ids, aliases, guarded,
+                                     tuple(objs[n] for n in sorted(objs)), selections))
+    return out
+
+
+def _split_bar(key: str) -> list[str]:
+    """``key`` split at its top-level ``|`` (not inside parentheses or quotes)."""
+    out, depth, cur, quote = [], 0, "", False
+    for ch in key:
+        if ch == '"':
+            quote = not quote
+        elif not quote and ch in "([{":
+            depth += 1
+        elif not quote and ch in ")]}" and depth > 0:
+            depth -= 1
+        if ch == "|" and depth == 0 and not quote:
+            out.append(cur)
+            cur = ""
+        else:
+            cur += ch
+    out.append(cur)
+    return out
+
+
+def _group_unknown(spec: Spec, key: str, part: str) -> str:
+    return (f"spec {spec!r}: fairness[{key!r}]: a group names actions or action instance "
+            f"labels, as 'Rsp | DoRd'; {part!r} is neither under these constants.")
 
 
 def _refuse_labels_of_the_defaults(spec: Spec, labels: list[str],
@@ -278,13 +519,13 @@ def select_fairness(spec: Spec, conds: Sequence[FairnessCondition],
         return list(conds)
     decls = type(spec)._actions
     by_label = _by_label(spec.actions)
-    groups = {c.family for c in spec.fairness_conditions if "|" in c.family}
-    unknown = [n for n in select if n not in decls and n not in by_label and n not in groups]
+    known = {n for c in spec.fairness_conditions for n in (c.family, c.label, *c.aliases)}
+    unknown = [n for n in select if n not in decls and n not in by_label and n not in known]
     if unknown:
         raise SpecDefinitionError(
             f"spec {spec!r}: a temporal property's fairness names {unknown[0]!r}, which is "
             f"not an action of the spec ({', '.join(decls)}) nor an instance of one under "
-            "these constants."
+            "these constants, nor a key of its fairness table."
         )
     return [c for c in conds
             if c.family in select or c.label in select or any(a in select for a in c.aliases)]

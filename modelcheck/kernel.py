@@ -26,15 +26,15 @@ from __future__ import annotations
 
 import itertools
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import partial
 from typing import Any
 
 import numpy as np
 
-from .errors import SpecEvaluationError, source_location, user_frame_location
-from .expr import bool_hint, collect_undefined
+from .errors import SpecDefinitionError, SpecEvaluationError, source_location, user_frame_location
+from .expr import Functions, InitProduct, _Both, bool_hint, collect_undefined
 from .family import (
     Decoder,
     FamilyState,
@@ -46,7 +46,7 @@ from .family import (
     param_column,
 )
 from .layout import Layout
-from .spec import ActionDecl, ActionInstance, PredicateDecl, Spec
+from .spec import ActionDecl, ActionInstance, PredicateDecl, RoleKind, Spec
 from .store import empty_keys, key_int, take_rows
 from .symmetry import Symmetry
 from .views import Branch, NextView, StateView
@@ -207,11 +207,24 @@ class Kernel:
             return words, self.fingerprints(words)
         return self.symmetry.canonical(words)
 
-    def initial_words(self) -> tuple[np.ndarray, np.ndarray]:
-        """Packed (canonical) initial states ``(n, k)`` and their fingerprints."""
-        cells = np.array(self.initial_states(), dtype=np.int64).reshape(-1, len(self.layout.cells))
-        words = self.layout.pack_columns([cells[:, i] for i in range(cells.shape[1])])
-        return self.canonical(words)
+    def initial_words(self, *, batched: bool = True) -> tuple[np.ndarray, np.ndarray]:
+        """Packed (canonical) initial states ``(n, k)`` and their fingerprints, in the
+        order the spec gives them (``batched``: see :meth:`initial_packed`)."""
+        return self.canonical(self.initial_packed(batched=batched))
+
+    def initial_packed(self, *, batched: bool = True) -> np.ndarray:
+        """The initial states packed ``(n, k)`` (not canonicalised), in the spec's order.
+
+        When ``init_states`` returns an :func:`~modelcheck.expr.init_product` (and
+        ``batched``), its combinations are enumerated in packed form, in chunks, and its
+        ``such_that`` filter evaluated on each chunk as a batch: no dict per state.
+        Otherwise (``batched=False`` forces it) each state is converted from its dict.
+        Both give the same states in the same order."""
+        init = self.spec.init_states()
+        if batched and isinstance(init, InitProduct):
+            return self._product_words(init)
+        cells = np.array(self._initial_cells(init), dtype=np.int64)
+        return self.layout.pack_columns(list(cells.reshape(-1, len(self.layout.cells)).T))
 
     # ------------------------------------------------------------------ views
     def scalar_view(self, cells: Sequence[int]) -> StateView:
@@ -233,37 +246,172 @@ class Kernel:
         return StateView(layout, get, len(words))
 
     # ------------------------------------------------------- one state (scalar)
-    def initial_states(self) -> list[list[int]]:
-        """Cell vectors of the initial states, validated against the declared domains."""
+    def initial_states(self, *, batched: bool = True) -> list[list[int]]:
+        """Cell vectors of the initial states, validated against the declared domains,
+        in the spec's order (``batched``: see :meth:`initial_packed`)."""
+        init = self.spec.init_states()
+        if batched and isinstance(init, InitProduct):
+            words = self._product_words(init)
+            cols = [self.layout.decode_cell(words, i) for i in range(len(self.layout.cells))]
+            return np.column_stack(cols).tolist() if cols else [[] for _ in words]
+        return self._initial_cells(init)
+
+    def _initial_cells(self, init: Iterable[Mapping[str, Any]]) -> list[list[int]]:
+        """The initial states ``init`` (``init_states``' value) one dict at a time."""
         out = []
-        for values in self.spec.initial_values():
-            try:
-                cells = self.layout.cells_from_values(values)
-            except (KeyError, TypeError, ValueError) as e:
-                raise SpecEvaluationError(
-                    f"spec {self.spec.name}: an initial state is malformed ({e!r}); "
-                    f"give every array element a value. State: {values}"
-                ) from None
-            out.append(cells)
+        for values in self.spec.initial_values(init):
+            out.append(self._cells_of(values))
         if out:
             # the domains, checked for all initial states at once
             arr = np.array(out, dtype=np.int64).reshape(len(out), -1)
-            lo = np.array([c.lo for c in self.layout.cells], dtype=np.int64)
-            hi = np.array([c.hi for c in self.layout.cells], dtype=np.int64)
-            bad = np.argwhere((arr < lo) | (arr > hi))
+            bad = np.argwhere((arr < self.layout.lo) | (arr > self._hi))
             if len(bad):
                 r, i = (int(x) for x in bad[0])
-                c, v = self.layout.cells[i], int(arr[r, i])
-                raise SpecEvaluationError(
-                    f"{self.layout.vars[c.var].decl}: initial value {c.name} = {v} is "
-                    f"outside its domain {c.lo}..{c.hi} in spec {self.spec.name}."
-                )
+                raise self._init_out_of_domain(i, int(arr[r, i]))
+        if isinstance(init, InitProduct) and init.pred is not None:
+            preds = self._init_filters(init.pred)
+            out = [c for c in out if all(self._eval_pred_scalar(p, c, None) for p in preds)]
         if not out:
-            raise SpecEvaluationError(
-                f"{source_location(type(self.spec).init_states)}: spec {self.spec.name} has no "
-                "initial state: init_states() yielded nothing."
-            )
+            raise self._no_initial_state()
         return out
+
+    def _cells_of(self, values: Mapping[str, Any]) -> list[int]:
+        try:
+            return self.layout.cells_from_values(values)
+        except (KeyError, TypeError, ValueError) as e:
+            raise SpecEvaluationError(
+                f"spec {self.spec.name}: an initial state is malformed ({e!r}); "
+                f"give every array element a value. State: {values}"
+            ) from None
+
+    def _init_out_of_domain(self, i: int, v: int) -> SpecEvaluationError:
+        c = self.layout.cells[i]
+        return SpecEvaluationError(
+            f"{self.layout.vars[c.var].decl}: initial value {c.name} = {v} is "
+            f"outside its domain {c.lo}..{c.hi} in spec {self.spec.name}."
+        )
+
+    def _no_initial_state(self) -> SpecEvaluationError:
+        return SpecEvaluationError(
+            f"{source_location(type(self.spec).init_states)}: spec {self.spec.name} has no "
+            "initial state: init_states() yielded nothing."
+        )
+
+    # ------------------------------------------ initial states as a packed product
+    def _init_filters(self, pred: Any) -> list[PredicateDecl]:
+        """``such_that``'s filter as declared predicates (evaluated as invariants are)."""
+        if isinstance(pred, _Both):
+            return [*self._init_filters(pred.first), *self._init_filters(pred.second)]
+        if isinstance(pred, PredicateDecl):
+            return [pred]
+        if not callable(pred):
+            raise SpecDefinitionError(
+                f"{source_location(type(self.spec).init_states)}: init_product(...)"
+                f".such_that takes a declared predicate (self.Inv) or a function of the "
+                f"state (lambda s: ...), got {pred!r}.")
+        f = pred
+
+        def fn(spec: Spec, s: StateView) -> Any:
+            return f(s)
+
+        p = PredicateDecl(fn, RoleKind.CONSTRAINT, name=getattr(f, "__name__", "such_that"))
+        fn.__wrapped__ = f  # type: ignore[attr-defined]  # errors name f's lines
+        p.where = source_location(f)
+        return [p]
+
+    def _product_factors(self, init: InitProduct) -> tuple[list[int], list[np.ndarray]]:
+        """The product as factors: the cells that no factor sets (their values in
+        the declared initial state), and per factor, in the product's order (a
+        ``functions`` choice split into one factor per domain element, first element
+        first), the packed words ``(m, k)`` of its ``m`` choices on its own cells."""
+        layout, lo, k = self.layout, self.layout.lo, self.layout.n_words
+        base = {name: info.btype.default() for name, info in layout.vars.items()}
+        unknown = [name for name in init.choices if name not in base]
+        if unknown:
+            raise SpecDefinitionError(
+                f"{source_location(type(self.spec).init_states)}: init_states gives unknown "
+                f"variable(s) {', '.join(unknown)}.")
+        base_cells = self._cells_of(base)
+        covered = np.zeros(len(layout.cells), dtype=bool)
+        parts: list[np.ndarray] = []
+        for name, choices in init.choices.items():
+            info = layout.vars[name]
+            var_cells = np.arange(info.first_cell, info.first_cell + info.n_cells)
+            default = base[name]
+            elements = _split_elements(choices, info.dims, default)
+            if elements is None or not isinstance(choices, Functions):
+                groups = [(var_cells, [_merged(default, v) for v in choices])]
+            else:
+                groups = []
+                for d in elements:
+                    sel = [c.index for c in layout.cells[info.first_cell:var_cells[-1] + 1]
+                           if c.path[0] == d]
+                    groups.append((np.array(sel, dtype=np.int64),
+                                   [{**default, d: v} for v in choices.values]))
+            for cols, values in groups:
+                covered[cols] = True
+                codes = np.array([[self._cells_of({**base, name: v})[c] for c in cols]
+                                  for v in values], dtype=np.int64).reshape(len(values), -1)
+                bad = np.argwhere((codes < lo[cols]) | (codes > self._hi[cols]))
+                if len(bad):
+                    r, j = (int(x) for x in bad[0])
+                    raise self._init_out_of_domain(int(cols[j]), int(codes[r, j]))
+                parts.append(self._pack_cells(cols, codes))
+        rest = np.flatnonzero(~covered)
+        fixed = self._pack_cells(rest, np.array([[base_cells[c] for c in rest]],
+                                                dtype=np.int64).reshape(1, -1))
+        assert fixed.shape == (1, k)
+        return [int(c) for c in rest], [fixed, *parts]
+
+    def _pack_cells(self, cols: np.ndarray, codes: np.ndarray) -> np.ndarray:
+        """Words ``(m, k)`` holding ``codes`` ``(m, len(cols))`` in cells ``cols`` and
+        nothing in the others (so that words of disjoint cells add up)."""
+        layout = self.layout
+        words = np.zeros((len(codes), layout.n_words), dtype=_U64)
+        with np.errstate(over="ignore"):
+            for j, c in enumerate(cols):
+                raw = (codes[:, j] - layout.lo[c]).astype(_U64)
+                words[:, layout.word_of[c]] += raw * layout.mult[c]
+        return words
+
+    def _product_words(self, init: InitProduct, chunk: int = 1 << 17) -> np.ndarray:
+        """The states of ``init`` packed, in product order, filtered chunk by chunk."""
+        _, (fixed, *parts) = self._product_factors(init)
+        preds = [] if init.pred is None else self._init_filters(init.pred)
+        sizes = [len(p) for p in parts]
+        total = 1
+        for m in sizes:
+            total *= m
+        strides = [1] * len(sizes)
+        for i in range(len(sizes) - 2, -1, -1):
+            strides[i] = strides[i + 1] * sizes[i + 1]
+        out = []
+        with np.errstate(over="ignore"):
+            for a in range(0, total, chunk):
+                rows = np.arange(a, min(total, a + chunk), dtype=np.int64)
+                words = np.repeat(fixed, len(rows), axis=0)
+                for part, stride, m in zip(parts, strides, sizes):
+                    if m == 1:
+                        words += part[0]
+                    else:
+                        words += part[(rows // stride) % m]
+                if preds:
+                    words = words[self._init_keep(preds, words)]
+                out.append(words)
+        words = np.concatenate(out) if out else np.zeros((0, self.layout.n_words), dtype=_U64)
+        if not len(words):
+            raise self._no_initial_state()
+        return words
+
+    def _init_keep(self, preds: list[PredicateDecl], words: np.ndarray) -> np.ndarray:
+        """Mask of the packed states where every ``such_that`` filter holds."""
+        if len(words) == 1:
+            return self._init_keep(preds, np.repeat(words, 2, axis=0))[:1]
+        v = self.batch_view(words)
+        keep = np.ones(len(words), dtype=bool)
+        for p in preds:
+            keep[self._pred_rows(p, v, None, words, None)] = False
+        return keep
 
     def successors(self, cells: Sequence[int]) -> list[tuple[ActionInstance, list[int]]]:
         """Every enabled action instance of one state with its successor, in action order."""
@@ -1144,3 +1292,24 @@ def format_state(layout: Layout, cells: Sequence[int] | None) -> str:
     return "[" + ", ".join(
         f"{c.name}={layout.display_value(c, int(v))}" for c, v in zip(layout.cells, cells)
     ) + "]"
+
+
+def _merged(default: Any, value: Any) -> Any:
+    """A variable's value as ``Spec.initial_values`` merges it: a map into an array's
+    declared initial value, anything else as it is."""
+    if isinstance(value, Mapping) and isinstance(default, dict):
+        return {**default, **value}
+    return value
+
+
+def _split_elements(choices: Sequence[Any], dims: tuple[range, ...],
+                    default: Any) -> list[int] | None:
+    """The domain elements a ``functions(D, V)`` choice of an array variable splits
+    into (one factor each, first element first), or None to take it whole: when it
+    is no :class:`Functions`, or its domain is not distinct indices of the array."""
+    if not isinstance(choices, Functions) or not dims or not isinstance(default, dict):
+        return None
+    dom = choices.domain
+    if not all(isinstance(d, int) and not isinstance(d, bool) and d in dims[0] for d in dom):
+        return None
+    return list(dom) if len(set(dom)) == len(dom) else None

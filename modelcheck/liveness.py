@@ -62,6 +62,12 @@ behaviour stutters there). States are rebuilt by replaying the spec's actions wi
 scalar evaluator, and why each fairness condition holds on the loop is computed on the
 replayed states.
 
+**Sharded runs** (``modelcheck check --workers N``, :func:`check_liveness_workers`;
+``modelcheck spark`` with the shards engine): the bucket tasks evaluate the same state
+and step formulas and write their parts of the state graph beside the level files;
+:class:`ShardedLiveness` reads the graph back in the coordinating process, with the
+nodes and edges of the one-process graph in its order, and decides it as above.
+
 Refused: state and action constraints (TLC warns that liveness with ``CONSTRAINT`` may be
 unsound: cut-off states would stutter forever), symmetry reduction unless switched off
 (unsound for liveness, as TLC warns), ``--max-depth`` and checkpoints.
@@ -100,8 +106,8 @@ from .spec import PredicateDecl, Spec
 from .store import empty_keys, key_int, key_ne, key_searchsorted, key_unique, take_rows
 from .temporal import FairnessCondition, TemporalDecl, fairness_conditions
 
-__all__ = ["check_liveness", "split_checks", "refuse_liveness", "StateGraph",
-           "WalkLiveness", "lasso_violation",
+__all__ = ["check_liveness", "check_liveness_workers", "ShardedLiveness", "split_checks",
+           "refuse_liveness", "StateGraph", "WalkLiveness", "lasso_violation",
            "GraphCollector", "fair_components", "LivenessError", "Lasso", "find_lasso",
            "explain_fairness"]
 
@@ -239,18 +245,26 @@ class StateGraph:
 
     def enabled(self, cond: FairnessCondition) -> np.ndarray:
         """Per node: the condition's action has a step (an edge to another node)."""
-        if cond.action_ids in self.enabled_sets:
+        if not cond.guards and cond.action_ids in self.enabled_sets:
             return self.enabled_sets[cond.action_ids]
         out = np.zeros(self.n, dtype=bool)
         for u, v, e0, e1 in edge_chunks(self.indptr):
             if e1 > e0:
+                src = None
+                if cond.guards:
+                    src = np.repeat(np.arange(u, v, dtype=np.int64),
+                                    np.diff(self.indptr[u:v + 1]))
                 out[u:v] = any_per_node(self.indptr[u:v + 1] - e0,
-                                        self.in_cond(cond, self.act[e0:e1]))
+                                        self.in_cond(cond, self.act[e0:e1], src))
         return out
 
     def enabled_all(self, conds: Sequence[FairnessCondition]) -> list[np.ndarray]:
         """:meth:`enabled` of each of ``conds``, 64 at a time in one pass over the
         edges (a bit per condition in a per-action table), unless collected."""
+        if any(c.guards for c in conds):  # selected by the state: one at a time
+            plain = [c for c in conds if not c.guards]
+            done = dict(zip(map(id, plain), self.enabled_all(plain)))
+            return [done[id(c)] if id(c) in done else self.enabled(c) for c in conds]
         if all(c.action_ids in self.enabled_sets for c in conds):
             return [self.enabled_sets[c.action_ids] for c in conds]
         out: list[np.ndarray] = []
@@ -285,12 +299,77 @@ class StateGraph:
             self._cyclic = _on_cycles(self, everything, everything)
         return self._cyclic
 
-    def in_cond(self, cond: FairnessCondition, act: np.ndarray | None = None) -> np.ndarray:
-        """Per edge (of ``act``, default: all): its action is one of the condition's."""
+    def in_cond(self, cond: FairnessCondition, act: np.ndarray | None = None,
+                src: np.ndarray | None = None) -> np.ndarray:
+        """Per edge (of ``act``, default: all; ``src`` their sources, needed for a
+        condition whose action the state selects): its action is one of the
+        condition's (selected at its source)."""
         a = self.act if act is None else act
         if len(cond.action_ids) == 1:
-            return np.asarray(a == cond.action_ids[0])
-        return np.isin(a, np.asarray(cond.action_ids, dtype=a.dtype))
+            out = np.asarray(a == cond.action_ids[0])
+        else:
+            out = np.isin(a, np.asarray(cond.action_ids, dtype=a.dtype))
+        if cond.guards:
+            sources = self.src if src is None else src
+            out = in_selection(cond, out, a, sources, self.preds)
+        return out
+
+
+def in_selection(cond: FairnessCondition, hit: np.ndarray, act: np.ndarray, src: np.ndarray,
+                 preds: dict[str, np.ndarray]) -> np.ndarray:
+    """``hit`` (per edge: its action is one of ``cond``'s) where, for the actions the
+    state selects, the guards hold at the edge's source (``preds``: per guard, per node)."""
+    hit = hit.copy()
+    for a, names in cond.guards:
+        at = np.flatnonzero(act == a)
+        if len(at):
+            ok = np.ones(len(at), dtype=bool)
+            for name in names:
+                ok &= preds[name][src[at]]
+            hit[at] = ok
+    return hit
+
+
+def guard_parts(per_prop: Sequence[tuple[Any, Sequence[FairnessCondition]]]
+                ) -> list[PredicateDecl]:
+    """The state predicates of the selectors of the conditions of ``per_prop``, once each
+    (evaluated on every state beside the properties' parts)."""
+    return list({g.name: g.decl for _, conds in per_prop for c in conds
+                 for g in c.predicates}.values())
+
+
+def refuse_empty_selections(g: StateGraph, conds: Sequence[FairnessCondition], spec: Spec,
+                            kernel: Kernel) -> None:
+    """Raise :class:`SpecEvaluationError` at the first state where a selector of one of
+    ``conds`` gives a value that is no instance's (``Return(S=held(c))`` with ``held(c)``
+    outside the domain of ``S``): TLA+ would evaluate that action, which has no instance
+    here."""
+    for c in conds:
+        guards = dict(c.guards)
+        for ids in c.selections:
+            some = np.zeros(g.n, dtype=bool)
+            for a in ids:
+                ok = np.ones(g.n, dtype=bool)
+                for name in guards.get(a, ()):
+                    ok &= g.preds[name]
+                some |= ok
+            if some.all():
+                continue
+            u = int(np.flatnonzero(~some)[0])
+            here = np.zeros(g.n, dtype=bool)
+            here[u] = True
+            path = _bfs(g, g.initial, np.ones(g.n, dtype=bool), here)
+            assert path is not None
+            states = _replay(kernel, g, Lasso(tuple(path[0]), tuple(path[1]), len(path[1])))
+            calls = ", ".join(dict.fromkeys(p.call for p in c.predicates
+                                            if any(p.name in guards.get(a, ()) for a in ids)))
+            raise SpecEvaluationError(
+                f"spec {spec!r}: fairness {c.name}: in the state "
+                f"{format_state(spec.layout, states[-1])} "
+                f"(reached in {len(path[1])} steps) the selector {calls} gives a value that "
+                f"no instance of the action has (no instance of {c.label} is selected), so "
+                "the action TLA+ would take there is not one of the spec's instances: "
+                "widen the parameter's domain to every value the selector can give.")
 
 
 def temporal_kernel(spec: Spec, parts: Sequence[Any]) -> tuple[Kernel, list[str], list[str]]:
@@ -891,8 +970,9 @@ def _taken_inside(g: StateGraph, members: np.ndarray, lab_m: np.ndarray, ncomp: 
             continue
         a = np.asarray(g.act[eidx[inside]])
         ls = ls[inside]
+        srcs = esrc[inside]
         for t, c in zip(taken, conds):
-            t[ls[g.in_cond(c, a)]] = True
+            t[ls[g.in_cond(c, a, srcs)]] = True
     return taken
 
 
@@ -1094,7 +1174,7 @@ def _cycle(g: StateGraph, comp: np.ndarray, start: int, conds: Sequence[Fairness
     eidx, esrc, edst = eidx[keep], esrc[keep], edst[keep]
     eact = np.asarray(g.act[eidx])
     for c, en_c in zip(conds, en):
-        steps = np.flatnonzero(g.in_cond(c, eact))
+        steps = np.flatnonzero(g.in_cond(c, eact, esrc))
         if c.kind == "weak" and not en_c[start]:
             continue  # disabled at the start of the loop
         if c.kind == "strong" and not (en_c & inside).any():
@@ -1217,15 +1297,25 @@ def explain_fairness(kernel: Kernel, conds: Sequence[FairnessCondition],
     loop_states = range(loop, len(states) - 1) if len(states) - 1 > loop else range(loop,
                                                                                   loop + 1)
     for c in conds:
-        ids = set(c.action_ids)
+        guards = dict(c.guards)
+        decls = {p.name: p.decl for p in c.predicates}
 
-        def enabled(i: int, ids: set[int] = ids) -> bool:
+        def counts(i: int, a: int, guards: dict[int, tuple[str, ...]] = guards,
+                   decls: dict[str, PredicateDecl] = decls, ids: tuple[int, ...] = c.action_ids
+                   ) -> bool:
+            """Action ``a`` is the condition's at state ``i`` (selected there)."""
+            if a not in ids:
+                return False
+            view = kernel.scalar_view(list(states[i])) if guards.get(a) else None
+            return all(bool(decls[n].fn(kernel.spec, view)) for n in guards.get(a, ()))
+
+        def enabled(i: int, c: FairnessCondition = c, counts: Any = counts) -> bool:
             cells = states[i]
-            return any((nxt := kernel.step(cells, kernel.actions[a])) is not None
-                       and nxt != list(cells) for a in ids)
+            return any(counts(i, a) and (nxt := kernel.step(cells, kernel.actions[a]))
+                       is not None and nxt != list(cells) for a in c.action_ids)
 
         taken = [k for k in range(loop, len(acts))
-                 if acts[k] in ids and list(states[k]) != list(states[k + 1])]
+                 if counts(k, acts[k]) and list(states[k]) != list(states[k + 1])]
         if taken:
             k = taken[0]
             out.append(f"{c.name}: taken on the loop (step to state {k + 2}, "
@@ -1270,9 +1360,10 @@ def check_liveness(spec: Spec, config: CheckConfig | None = None, *,
     per_prop = [(p, fairness_conditions(spec, p.fairness)) for p in selected]
     checked_as = {"formulas": {p.name: p.formula for p in selected},
                   "fairness": {p.name: [c.name for c in cs] for p, cs in per_prop}}
-    parts = [part for p in selected for part in p.parts()]
+    parts = [*(part for p in selected for part in p.parts()), *guard_parts(per_prop)]
     collector = GraphCollector(spec, parts, cfg.batch_size, cfg.spill_dir, observer=True,
-                               enabled=[c.action_ids for _, cs in per_prop for c in cs])
+                               enabled=[c.action_ids for _, cs in per_prop for c in cs
+                                        if not c.guards])
     try:
         explorer = Explorer(spec, safety, library=library, progress=progress, notice=notice,
                             observer=collector)
@@ -1303,6 +1394,129 @@ def check_liveness(spec: Spec, config: CheckConfig | None = None, *,
         collector.close()
 
 
+def check_liveness_workers(spec: Spec, config: CheckConfig | None = None, *,
+                           workers: int | str | None = None, buckets: int | None = None,
+                           driver_threshold: int | None = None,
+                           temporal: Sequence[TemporalDecl] | None = None,
+                           library: Library | None = library_lookup,
+                           progress: Callable[[Progress], None] | None = None,
+                           notice: Callable[[str], None] | None = None,
+                           **options: Any) -> Result:
+    """:func:`~modelcheck.check_liveness` with the exploration by worker processes (``modelcheck
+    check --workers N``: :class:`~modelcheck.shards.pool.ParallelExplorer`; ``workers``
+    default ``config.workers``, ``buckets`` and ``driver_threshold`` as there), the
+    properties decided by ``ShardedLiveness``: the same verdicts and the same
+    lassos. Refused as :func:`~modelcheck.check_liveness` refuses (checkpoints among them)."""
+    from .shards.pool import ParallelExplorer
+
+    cfg = CheckConfig.of(config, options, "check_liveness_workers")
+    live = ShardedLiveness(spec, cfg, temporal, library)
+    run = ParallelExplorer(spec, live.safety, workers=workers, buckets=buckets,
+                           library=library, progress=progress, notice=notice,
+                           driver_threshold=driver_threshold, temporal=live.names)
+    live.attach(run)
+    return live.finish(run.run())
+
+
+class ShardedLiveness:
+    """The temporal properties of a sharded run (:class:`~modelcheck.shards.backend.
+    ShardedRun` over the bucket engine: ``--workers N``, Spark's shards engine).
+
+    ``config`` (and ``temporal``, as for :func:`check_liveness`) selects the
+    properties; they are refused as :func:`check_liveness` refuses them. Make the run
+    with :attr:`safety` and ``temporal=`` :attr:`names` (its bucket tasks then evaluate
+    the properties' state and step formulas and write their parts of the state graph
+    beside the level files), :meth:`attach` this to it, run it and pass its result to
+    :meth:`finish`. Once the run is complete, and before its run directory is removed,
+    :meth:`decide` reads the graph back from those files
+    (:func:`~modelcheck.shards.stategraph.read_state_graph`: the one-process check's
+    nodes in its order and its edges in its CSR order; memory-mapped in the run
+    directory past :data:`SPILL_EDGES` edges) and decides the properties with the
+    one-process analysis (:func:`_decide`): the same verdicts, the same lassos."""
+
+    def __init__(self, spec: Spec, config: CheckConfig,
+                 temporal: Sequence[TemporalDecl] | None = None,
+                 library: Library | None = library_lookup) -> None:
+        self.spec = spec
+        self.safety, selected = split_checks(spec, config, library)
+        if temporal is not None:
+            selected = list(temporal)
+        if selected:
+            _refusals(spec, config, selected)
+        self.selected = selected
+        #: the properties' names, for the run's ``temporal``
+        self.names = tuple(p.name for p in selected)
+        self.per_prop = [(p, fairness_conditions(spec, p.fairness)) for p in selected]
+        self.checked_as = {"formulas": {p.name: p.formula for p in selected},
+                           "fairness": {p.name: [c.name for c in cs]
+                                        for p, cs in self.per_prop}}
+        self.run: Any = None
+        self.decided = False
+
+    def attach(self, run: Any) -> None:
+        """Decide the properties at the end of ``run`` (a ``ShardedRun`` made with
+        ``temporal=self.names``)."""
+        if self.selected:
+            self.run = run
+            run.after = self.decide
+
+    def decide(self, res: Result) -> None:
+        """Decide the properties on the state graph of the complete run ``res`` came
+        from (its ``after`` hook), into ``res``."""
+        from .shards.engine import BucketEngine
+        from .shards.stategraph import read_state_graph
+
+        self.decided = True
+        t0 = time.perf_counter()
+        run = self.run
+        engine = run.engine
+        if not isinstance(engine, BucketEngine):  # pragma: no cover - refused before
+            raise LivenessError(f"the {engine.name} engine does not write the state graph.")
+        kernel = run.kernel
+        names = [p.name for p in kernel.labels]
+        step_names = [p.name for p in kernel.step_labels]
+        parts = read_state_graph(engine.root, engine.buckets, len(kernel.actions),
+                                 len(names), len(step_names), spill_dir=str(run.rundir.path),
+                                 spill_edges=SPILL_EDGES)
+        try:
+            initial = np.zeros(len(parts.fps), dtype=bool)
+            initial[:int(parts.levels[1]) if len(parts.levels) > 1 else 0] = True
+            g = StateGraph(parts.fps, initial, parts.dst, parts.act, parts.indptr,
+                           {n: np.ascontiguousarray(parts.labels[:, j])
+                            for j, n in enumerate(names)},
+                           {n: np.ascontiguousarray(parts.steps[:, j])
+                            for j, n in enumerate(step_names)},
+                           levels=parts.levels)
+            _decide(self.spec, res, g, self.per_prop)
+            res.seconds += time.perf_counter() - t0
+            res.liveness = {
+                "properties": res.liveness["properties"], "nodes": g.n, "edges": g.n_edges,
+                "seconds": round(time.perf_counter() - t0, 3),
+                "graph_bytes": g.nbytes, "edge_bytes": g.edge_bytes,
+                "bytes_per_edge": parts.store.bytes_per_edge,
+                "spilled": parts.store.spilled, **self.checked_as,
+            }
+        finally:
+            parts.store.close()
+
+    def finish(self, res: Result) -> Result:
+        """``res`` of the run, with the properties marked not checked when it did not
+        complete."""
+        if not self.selected:
+            return res
+        res.checked["temporal"] = list(self.names)
+        if not self.decided:
+            res.liveness = {"properties": {n: "not checked" for n in self.names},
+                            "reason": f"the exploration ended with status {res.status}",
+                            **self.checked_as}
+        return res
+
+
+#: a sharded run's state graph is read into memory-mapped files (in its run directory)
+#: past this many edges (6 bytes an edge: 400 MB)
+SPILL_EDGES = 1 << 26
+
+
 def _release_freed_memory() -> None:
     """Give the memory freed by the exploration back to the OS before the graph is
     built and searched: glibc keeps freed heap pages for reuse (``malloc_trim``; a
@@ -1321,13 +1535,14 @@ def _decide(spec: Spec, res: Result, g: StateGraph,
     kernel = Kernel(spec, invariants=[], properties=[], check_deadlock=False, symmetry=False,
                     view=False)
     _refuse_next_state_reads(g, [p for p, _ in per_prop], spec, kernel)
+    distinct = list({_ckey(c): c for _, conds in per_prop for c in conds}.values())
+    refuse_empty_selections(g, distinct, spec, kernel)
     verdicts: dict[str, str] = {}
     # one SCC pass over the whole graph, when it saves more than it costs
     cyclic = g.cyclic() if len(per_prop) > 1 else None
-    distinct = list({c.action_ids: c for _, conds in per_prop for c in conds}.values())
-    enabled_cache = dict(zip((c.action_ids for c in distinct), g.enabled_all(distinct)))
+    enabled_cache = dict(zip((_ckey(c) for c in distinct), g.enabled_all(distinct)))
     for p, conds in per_prop:
-        en = [enabled_cache[c.action_ids] for c in conds]
+        en = [enabled_cache[_ckey(c)] for c in conds]
         lasso = find_lasso(g, p, conds, en, cyclic)
         if lasso is None:
             verdicts[p.name] = "holds"
@@ -1341,6 +1556,11 @@ def _decide(spec: Spec, res: Result, g: StateGraph,
         res.violation = lasso_violation(spec, kernel, g, p, conds, lasso)
         res.status = Status.VIOLATION
     res.liveness = {"properties": verdicts}
+
+
+def _ckey(c: FairnessCondition) -> tuple[Any, ...]:
+    """What makes two conditions' actions the same (their enabled nodes)."""
+    return (c.action_ids, c.guards)
 
 
 def lasso_violation(spec: Spec, kernel: Kernel, g: StateGraph, p: TemporalDecl,
@@ -1381,7 +1601,7 @@ class WalkLiveness:
     def __init__(self, spec: Spec, props: Sequence[TemporalDecl]) -> None:
         self.spec = spec
         self.per_prop = [(p, fairness_conditions(spec, p.fairness)) for p in props]
-        parts = [part for p in props for part in p.parts()]
+        parts = [*(part for p in props for part in p.parts()), *guard_parts(self.per_prop)]
         self.kernel, self.names, self.step_names = temporal_kernel(spec, parts)
         self.plain = Kernel(spec, invariants=[], properties=[], check_deadlock=False,
                             symmetry=False, view=False)
@@ -1470,11 +1690,16 @@ class WalkLiveness:
         _refuse_next_state_reads(g, [p for p, _ in self.per_prop], self.spec, self.plain)
         found: tuple[TemporalDecl, list[FairnessCondition], Lasso] | None = None
         also: list[str] = []
+        distinct = list({_ckey(c): c for _, conds in self.per_prop for c in conds}.values())
+        refuse_empty_selections(g, distinct, self.spec, self.plain)
         for p, conds in self.per_prop:
             en = []
             for c in conds:
                 e = np.zeros(g.n, dtype=bool)
-                e[en_rows[np.isin(en_acts, np.asarray(c.action_ids, dtype=np.int64))]] = True
+                hit = np.isin(en_acts, np.asarray(c.action_ids, dtype=np.int64))
+                if c.guards:
+                    hit = in_selection(c, hit, en_acts, en_rows, g.preds)
+                e[en_rows[hit]] = True
                 en.append(e)
             lasso = find_lasso(g, p, conds, en)
             if lasso is None:

@@ -45,6 +45,8 @@ def render_text(r: Result) -> str:
                        f"that {shape}:")
         else:
             what = "Invariant" if v.kind == "invariant" else "Action property"
+            if v.property in r.checked.get("initially", ()):
+                what = "Initial-state property"
             also = f" (the same level also violates: {', '.join(v.also_violated)})" \
                 if v.also_violated else ""
             if r.simulation is not None:
@@ -52,7 +54,8 @@ def render_text(r: Result) -> str:
                            + _found_by(r.simulation, len(v.trace)))
             else:
                 out.append(f"{what} {v.property} is violated{also}. "
-                           f"Shortest counterexample, {len(v.trace)} states:")
+                           "Shortest counterexample, "
+                           + ("1 state:" if len(v.trace) == 1 else f"{len(v.trace)} states:"))
         trace = Trace.from_result(r)
         if trace is not None:
             out += render_states(trace, compact=True)

@@ -370,6 +370,9 @@ class ParallelSimulator:
         if self.workers == 1:
             return self.simulator.run()
         s = self.simulator
+        found = s.initial_violation()
+        if found is not None:
+            return found
         assert self.target is not None
         ws = _WorkerSpec(self.target, tuple(self.spec.constants.items()), s.config, s.sim,
                          None if self.library is library_lookup else self.library,

@@ -71,6 +71,7 @@ from .budget import default_memory_limit
 from .config import CheckConfig
 from .errors import UsageError
 from .explorer import build_kernel, complete_result, new_result
+from .initial import check_initial, split_initial
 from .interrupt import Interrupts
 from .kernel import Kernel
 from .library import Library
@@ -687,6 +688,8 @@ class Simulator:
         if self.config.max_depth is not None:
             self.sim = _replace(self.sim, depth=self.config.max_depth)
         self.library = library
+        #: the initial-state properties (checked on the initial states before the walks)
+        self.config, self.initial = split_initial(spec, self.config)
         # temporal properties are not checked by walks: they are named in the result
         safety, temporal = split_checks(spec, self.config, library)
         self.temporal: list[TemporalDecl] = temporal
@@ -718,8 +721,17 @@ class Simulator:
         return default_memory_limit() if limit == "auto" else limit
 
     # ------------------------------------------------------------------ run
+    def initial_violation(self) -> Result | None:
+        """The violation of an initial-state property by an initial state, checked
+        before the walks (:func:`~modelcheck.initial.check_initial`), if any."""
+        return check_initial(self.spec, self.config, self.initial,
+                             list(self.kernel.invariants))
+
     def run(self) -> Result:
         """Run walks ``0, 1, ...`` of the seed here; Ctrl-C stops with the walks so far."""
+        found = self.initial_violation()
+        if found is not None:
+            return found
         cfg = self.sim
         with Interrupts() as stop:
             t0 = time.perf_counter()

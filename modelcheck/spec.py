@@ -78,6 +78,7 @@ __all__ = [
     "RoleKind",
     "action",
     "invariant",
+    "initially",
     "action_property",
     "constraint",
     "action_constraint",
@@ -198,6 +199,7 @@ class RoleKind(enum.StrEnum):
     CONSTRAINT = "constraint"
     ACTION_CONSTRAINT = "action_constraint"
     TEMPORAL = "temporal"
+    INITIAL = "initial"
 
 
 class PredicateDecl:
@@ -259,6 +261,14 @@ def action(fn: Callable[..., Any] | None = None, /, *, fair: str | None | _Keep 
 def invariant(fn: Callable[..., Any]) -> PredicateDecl:
     """Declare a state invariant ``def Name(self, s) -> bool``."""
     return PredicateDecl(fn, RoleKind.INVARIANT)
+
+
+def initially(fn: Callable[..., Any]) -> PredicateDecl:
+    """Declare a property of the initial states ``def Name(self, s) -> bool``: TLA+'s
+    state predicate as a ``PROPERTY`` (a refinement's ``Init``-only check), which must
+    hold in every initial state and says nothing of the others (see
+    :mod:`modelcheck.initial`)."""
+    return PredicateDecl(fn, RoleKind.INITIAL)
 
 
 def action_property(fn: Callable[..., Any]) -> PredicateDecl:
@@ -538,6 +548,9 @@ class Spec(metaclass=_SpecMeta):
                                         if p.kind == "action_constraint")
         #: temporal properties (:mod:`modelcheck.temporal`), checked by the liveness checker
         self.temporal = tuple(p for p in cls._predicates.values() if p.kind == RoleKind.TEMPORAL)
+        #: properties of the initial states (``@initially``, :mod:`modelcheck.initial`)
+        self.initial_properties = tuple(p for p in cls._predicates.values()
+                                        if p.kind == RoleKind.INITIAL)
         #: every fairness condition (``fair=`` and the ``fairness`` table, conjoined),
         #: resolved against the instances of these constants (:mod:`modelcheck.fairness`)
         self.fairness_conditions: tuple[FairnessCondition, ...] = resolve_fairness(self)
@@ -654,11 +667,15 @@ class Spec(metaclass=_SpecMeta):
     def name(self) -> str:
         return type(self).__name__
 
-    def initial_values(self) -> list[dict[str, Any]]:
-        """Full initial states as ``{var: value}``; declared values merged with overrides."""
+    def initial_values(self, init: Iterable[Mapping[str, Any]] | None = None
+                       ) -> list[dict[str, Any]]:
+        """Full initial states as ``{var: value}``; declared values merged with overrides
+        (``init``: what ``init_states`` returned, if already called). An
+        ``init_product(...).such_that(...)`` gives its combinations before the filter,
+        which the kernel evaluates (``Kernel.initial_states``)."""
         base = {name: info.btype.default() for name, info in self.layout.vars.items()}
         out = []
-        for over in self.init_states():
+        for over in self.init_states() if init is None else init:
             unknown = [k for k in over if k not in base]
             if unknown:
                 raise SpecDefinitionError(

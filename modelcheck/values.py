@@ -259,22 +259,43 @@ class SetValue(Value):
         return (self >= other) & (self != other)
 
     def members(self) -> list[tuple[Any, Any]]:
-        """``(element, in_set)`` for every value of the element type, in the type's order
-        (ids and ints ascending, enums by value, records field by field): the set-valued
-        expression protocol of the quantifiers, folds and ``choose`` of
-        :mod:`modelcheck.expr` (``any_of(s.msgs, fn)``). An element is an expression value
-        of the element type (an int, a record value...); ``in_set`` is a numpy bool, a
-        column for a batch."""
+        """``(element, in_set)`` for every element that is a member of the set in some
+        state (in one state: its members), in the element type's order (ids and ints
+        ascending, enums by value, records field by field): the set-valued expression
+        protocol of the quantifiers, folds and ``choose`` of :mod:`modelcheck.expr`
+        (``any_of(s.msgs, fn)``). An element is an expression value of the element type
+        (an int, a record value...), a constant; ``in_set`` is a numpy bool, a column for
+        a batch. The cost scales with the members present (the union over the batch's
+        states), not with the element type: an element that no state holds is not
+        visited. When no state holds any member, one pair remains, the type's first
+        element with ``in_set`` false everywhere, so that a fold without default or a
+        ``choose`` still has a value of the element type to stand for its undefined
+        result."""
         w = self._type.chunk_bits
-        values = self._type._member_values
-        if values is None:  # the element values are constants: built once per type
-            values = [self._type.elem.value_at(i) for i in range(self._type.width)]
-            self._type._member_values = values
-        out: list[tuple[Any, Any]] = []
-        for i, x in enumerate(values):
-            inside = (as_int(self.chunks[i // w]) >> (i % w)) & 1 == 1
-            out.append((x, inside))
-        return out
+        present: list[int] = []
+        insides: list[Any] = []
+        for k, ch in enumerate(self.chunks):
+            col = as_int(ch)
+            if isinstance(col, np.ndarray) and col.ndim:
+                # the bits set in any state
+                held = int(np.bitwise_or.reduce(col)) if col.size else 0
+                if held < 0:  # never a stored state's chunk: keep the states' own bits
+                    held = int(np.bitwise_or.reduce(col[col >= 0])) if (col >= 0).any() else 0
+            else:
+                held = max(int(col), 0)
+            while held:
+                low = held & -held
+                b = low.bit_length() - 1
+                held ^= low
+                present.append(k * w + b)
+                insides.append((col >> b) & 1 == 1)
+        values = self._type.member_value
+        if not present:
+            first = as_int(self.chunks[0])
+            none = (np.zeros(np.shape(first), dtype=bool) if isinstance(first, np.ndarray)
+                    and np.ndim(first) else np.False_)
+            return [(values(0), none)]
+        return [(values(i), inside) for i, inside in zip(present, insides)]
 
     def size(self) -> Any:
         """``Cardinality(S)``."""

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import NoReturn
+from typing import Any, NoReturn
 
 import click
 
@@ -37,7 +37,9 @@ from modelcheck.cli import (
 )
 from modelcheck.config import CheckConfig
 from modelcheck.errors import ModelcheckError, UsageError
-from modelcheck.liveness import refuse_liveness
+from modelcheck.initial import check_initial, select_initial_checks
+from modelcheck.library import lookup as library_lookup
+from modelcheck.liveness import ShardedLiveness
 
 from .session import check_master_url
 
@@ -133,34 +135,47 @@ def spark(spec: str, consts: tuple[str, ...], config: CheckConfig, simulate: boo
                              "random simulation; add --simulate.")
         recorder = prepare_recorder(spec, out_dir, trace_out)
         bound = bind_spec(spec, consts)
-        refuse_liveness(bound, config, "Spark")
-        conf = parse_conf(confs)
-        if master is None and not _under_spark_submit():
-            master = "local[*]"
-        if master is not None:
-            check_master_url(master)
-        from .driver import SparkExplorer
-
-        # The session is started by run() and stopped at its end if it started it.
-        explorer = SparkExplorer(
-            bound, config, master=master, partitions=partitions, spark_conf=conf,
-            progress=progress_printer(not quiet), connect_timeout=connect_timeout,
-            stop_session=True, verbose=verbose, driver_threshold=driver_threshold, engine=engine,
-            notice=lambda message: click.echo(message, err=True))
-        # Fail on the checkpoint dir and the spec before paying for a Spark session.
-        explorer.precheck()
-        resumed = explorer.resume_point
-        if resumed is not None:
-            click.echo(f"resuming at level {resumed[0]} ({resumed[1]:,} states)", err=True)
-        if not quiet:
-            where = master or "the master given to spark-submit"
-            click.echo(f"Checking {bound!r} on Spark ({where}): {len(bound.layout.cells)} "
-                       f"state cells, {len(bound.actions)} action instances. Starting "
-                       "Spark...", err=True)
-        result = explorer.run()
+        config, initial, invariants = select_initial_checks(bound, config, library_lookup)
+        live = ShardedLiveness(bound, config)  # (refuses what `check` refuses)
+        result = check_initial(bound, config, initial, invariants)
+        if result is None:  # (else an initial state violates an initial-state property)
+            result = live.finish(_explore(bound, live, master, partitions, confs,
+                                          connect_timeout, quiet, verbose,
+                                          driver_threshold, engine))
     except BaseException as e:  # noqa: BLE001 - never show users a raw traceback
         _report_failure(e, fmt)
     finish(result, fmt, recorder, bound, quiet)
+
+
+def _explore(bound: Any, live: ShardedLiveness, master: str | None, partitions: Any,
+             confs: Any, connect_timeout: Any, quiet: bool, verbose: bool,
+             driver_threshold: Any, engine: Any) -> Any:
+    """Explore ``bound`` on Spark (the ``spark`` command's run)."""
+    conf = parse_conf(confs)
+    if master is None and not _under_spark_submit():
+        master = "local[*]"
+    if master is not None:
+        check_master_url(master)
+    from .driver import SparkExplorer
+
+    # The session is started by run() and stopped at its end if it started it.
+    explorer = SparkExplorer(
+        bound, live.safety, master=master, partitions=partitions, spark_conf=conf,
+        progress=progress_printer(not quiet), connect_timeout=connect_timeout,
+        stop_session=True, verbose=verbose, driver_threshold=driver_threshold, engine=engine,
+        notice=lambda message: click.echo(message, err=True), temporal=live.names)
+    live.attach(explorer)
+    # Fail on the checkpoint dir and the spec before paying for a Spark session.
+    explorer.precheck()
+    resumed = explorer.resume_point
+    if resumed is not None:
+        click.echo(f"resuming at level {resumed[0]} ({resumed[1]:,} states)", err=True)
+    if not quiet:
+        where = master or "the master given to spark-submit"
+        click.echo(f"Checking {bound!r} on Spark ({where}): {len(bound.layout.cells)} "
+                   f"state cells, {len(bound.actions)} action instances. Starting "
+                   "Spark...", err=True)
+    return explorer.run()
 
 
 def _report_failure(e: BaseException, fmt: str) -> NoReturn:

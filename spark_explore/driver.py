@@ -34,6 +34,7 @@ from modelcheck.errors import SpecEvaluationError, UsageError
 from modelcheck.interrupt import Interrupts
 from modelcheck.library import Library
 from modelcheck.library import lookup as library_lookup
+from modelcheck.liveness import LivenessError
 from modelcheck.result import Result
 from modelcheck.run.progress import Progress
 from modelcheck.shards.backend import (
@@ -108,11 +109,13 @@ class SparkExplorer(ShardedRun):
         driver_threshold: int | None = None,
         engine: str = "auto",
         notice: Callable[[str], None] | None = None,
+        temporal: tuple[str, ...] = (),
         **options: Any,
     ) -> None:
         cfg = CheckConfig.of(config, options, "SparkExplorer")
         super().__init__(spec, cfg, library=library, progress=progress, notice=notice,
-                         driver_threshold=resolve_driver_threshold(driver_threshold))
+                         driver_threshold=resolve_driver_threshold(driver_threshold),
+                         temporal=temporal)
         self.verbose = verbose
         self.master = master
         self.partitions = partitions
@@ -135,6 +138,7 @@ class SparkExplorer(ShardedRun):
         engine)."""
         if self._prechecked is not None:
             return
+        self._refuse_rdd_liveness()
         if isinstance(self.config.memory_limit, int):
             raise UsageError(
                 f"--memory-limit {format_size(self.config.memory_limit)} bounds the memory "
@@ -167,6 +171,15 @@ class SparkExplorer(ShardedRun):
                 None if cfg.checkpoint_dir is None else local_path(cfg.checkpoint_dir))
         self.rundir = rundir
         self._prechecked = (target, ident, manifest)
+
+    def _refuse_rdd_liveness(self) -> None:
+        if self.engine_name == "rdd" and self.temporal:
+            raise LivenessError(
+                f"temporal properties ({', '.join(self.temporal)}) are checked on Spark by "
+                "the shards engine only (its tasks write the state graph beside the level "
+                "files, on one host): use --engine shards with a local master, or "
+                "`modelcheck check --workers N`; or select only invariants with "
+                "--invariant NAME.")
 
     def _resumable(self, rundir: RunDir, ident: dict[str, Any]) -> dict[str, Any]:
         """The manifest of the checkpoint to resume; its engine is this run's."""
@@ -224,6 +237,7 @@ class SparkExplorer(ShardedRun):
             else:
                 buckets = ShardEngine.default_buckets(
                     int(spark.sparkContext.defaultParallelism))
+            self._refuse_rdd_liveness()
             if self.engine_name == "rdd":
                 from .rdd_engine import RddEngine
 
@@ -237,6 +251,8 @@ class SparkExplorer(ShardedRun):
                                           kernel=self.kernel)
             with self._sigint.installed(spark):
                 res = self._explore(t0, ident, manifest)
+            if self.after is not None and res.status == "ok":
+                self.after(res)  # (while the run directory holds the state graph)
         finally:
             rundir.cleanup()
             if created and self.stop_session and spark is not None:

@@ -116,6 +116,9 @@ class SparkSimulator:
 
     def run(self) -> Result:
         """Simulate; Ctrl-C returns the rounds finished so far."""
+        found = self.simulator.initial_violation()
+        if found is not None:
+            return found
         t0 = time.perf_counter()
         spark, created = self.spark, False
         try:

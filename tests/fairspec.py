@@ -26,12 +26,15 @@ under the bound one, or a property's ``fairness=(...)`` naming such an instance.
 
 from __future__ import annotations
 
+import itertools
+import re
 from typing import Any
 
 from hypothesis import strategies as st
 
 from modelcheck import Array, Bool, Const, Ids, Spec, action, where
 from modelcheck.temporal import always_eventually, eventually, eventually_always, leads_to
+from tests.livespec import Selected
 
 __all__ = ["fair_spec", "meaning", "Drawn"]
 
@@ -54,11 +57,15 @@ class Drawn:
 
     def __init__(self, default: int, bound: int, deco: dict[str, str],
                  table: list[tuple[str, str]], computed: tuple[str, str, int] | None,
-                 actions: list[str], select: tuple[str, ...]) -> None:
+                 actions: list[str], select: tuple[str, ...],
+                 selectors: dict[str, Any] | None = None) -> None:
         self.default, self.bound, self.deco = default, bound, deco
         self.table, self.computed, self.actions = table, computed, actions
         #: the ``fairness=(...)`` of the property ``Selected``
         self.select = select
+        #: the selector methods of the spec, by name (``pick(self, s, i)``, ``first(self,
+        #: s)``): their values select instances of the table's ``Move(j=pick(i))``
+        self.selectors = selectors or {}
 
 
 def _family(name: str, guard: str) -> Any:
@@ -78,6 +85,25 @@ def _family(name: str, guard: str) -> Any:
         t.b[i] = ~s.b[i]
         return g(s, i, self.N)
     return Flip
+
+
+def _move(self: Any, s: Any, t: Any, i: int, j: int) -> Any:
+    t.b[i] = s.b[j]
+    return s.b[i] != s.b[j]
+
+
+_move.__name__ = "Move"
+
+#: selectors ``(self, s, i) -> j`` and ``(self, s) -> i``, valued in ``1..N``
+PICKS = {
+    "own": lambda self, s, i: where(s.b[i], i, 1),
+    "last": lambda self, s, i: where(s.b[1], self.N, i),
+    "next": lambda self, s, i: where(s.b[i] & (i < self.N), i + 1, 1),
+}
+FIRSTS = {
+    "flag": lambda self, s: where(s.b[1], self.N, 1),
+    "lastset": lambda self, s: where(s.b[self.N], 1, self.N),
+}
 
 
 def _reset(self: Any, s: Any, t: Any) -> Any:
@@ -110,6 +136,16 @@ def fair_spec(draw: st.DrawFn) -> type[Spec]:
         actions.append("Reset")
         if kind:
             deco["Reset"] = kind
+    # a family of two parameters, and selectors of a parameter by the state
+    if draw(st.booleans()):
+        kind = draw(st.sampled_from([None, None, *KINDS]))
+        ns["Move"] = action(i=ns["P"], j=ns["P"], fair=kind)(_move)
+        actions.append("Move")
+        if kind:
+            deco["Move"] = kind
+    selectors = {"pick": PICKS[draw(st.sampled_from(sorted(PICKS)))],
+                 "first": FIRSTS[draw(st.sampled_from(sorted(FIRSTS)))]}
+    ns.update(selectors)
     table: list[tuple[str, str]] = []
     computed: tuple[str, str, int] | None = None
     if draw(st.integers(0, 4)) == 0:
@@ -124,8 +160,29 @@ def fair_spec(draw: st.DrawFn) -> type[Spec]:
         ns["fairness"] = fairness
     else:
         for _ in range(draw(st.integers(0, 4))):
-            form = draw(st.sampled_from(["name", "label", "label", "group"]))
-            if form == "name":
+            form = draw(st.sampled_from(["name", "label", "label", "group", "pattern",
+                                         "pattern", "mixed"]))
+            if form == "pattern":
+                # a parameter taken inside (*), fixed, or selected by the state
+                key = draw(st.sampled_from(
+                    [*(["Move(j=*)", "Move(i=*)", "Move(i=1, j=*)", "Move(i=1)",
+                        "Move(j=pick(i))", "Move(i=1, j=pick(i))"] if "Move" in actions
+                       else []),
+                     *(f"{a}(i=first())" for a in names), *(f"{a}(i=*)" for a in names)]))
+                kind = draw(st.sampled_from(KINDS))
+            elif form == "mixed":
+                # a group of actions with different parameters
+                if len(actions) < 2:
+                    continue
+                parts = draw(st.lists(st.sampled_from(
+                    [*names, *(f"{a}(i=*)" for a in names), *(f"{a}(i=first())" for a in names),
+                     *(["Reset"] if "Reset" in actions else []),
+                     *(["Move", "Move(j=*)", "Move(j=pick(i))", "Move(i=*, j=*)"]
+                       if "Move" in actions else [])]),
+                    min_size=2, max_size=3, unique_by=lambda x: x.split("(")[0]))
+                key = " | ".join(parts)
+                kind = draw(st.sampled_from(KINDS))
+            elif form == "name":
                 key = draw(st.sampled_from(actions))
                 kind = draw(st.sampled_from(KINDS))
             elif form == "label":
@@ -150,12 +207,14 @@ def fair_spec(draw: st.DrawFn) -> type[Spec]:
     # a property checked under some of the conditions: by action name, instance label
     # (possibly of no instance under the bound N) or group key
     keys = [*actions, *(f"{a}(i={i})" for a in names for i in range(1, 4)),
-            *(k for k, _ in table if "|" in k)]
+            *(k for k, _ in table if "|" in k or "*" in k or "=" in k and "Move" in k
+              or "first" in k)]
     select = tuple(draw(st.lists(st.sampled_from(keys), max_size=3, unique=True)))
     ns["Selected"] = always_eventually(fairness=select)(
         _prop(lambda self, s: s.b[self.N], "Selected"))
     cls = type("FairSpec", (Spec,), ns)
-    cls._drawn = Drawn(default, bound, deco, table, computed, actions, select)  # type: ignore
+    cls._drawn = Drawn(default, bound, deco, table, computed, actions, select,  # type: ignore
+                       selectors)
     return cls
 
 
@@ -167,32 +226,108 @@ def _prop(fn: Any, name: str) -> Any:
     return prop
 
 
-def _instances(name: str, n: int) -> list[str]:
-    return [name] if name == "Reset" else [f"{name}({i})" for i in range(1, n + 1)]
+LABEL = re.compile(r"(Set|Clr|Flip)\(i=(\d)\)")
+PARAMS = {"Set": ("i",), "Clr": ("i",), "Flip": ("i",), "Reset": (), "Move": ("i", "j")}
 
 
-def _pairs(key: str, kind: str, n: int) -> list[tuple[str, frozenset[str], set[str]]]:
-    """The (kind, instance labels, names that select it) triples of one declaration under
-    ``N = n``: a property's ``fairness=(...)`` selects a condition by the action's name
-    (or the group's key) and a condition of one instance also by its label."""
+def _label(name: str, values: dict[str, int]) -> str:
+    """An instance's label as the kernel names a step (``Move(1, 2)``)."""
+    ps = PARAMS[name]
+    return f"{name}({', '.join(str(values[p]) for p in ps)})" if ps else name
+
+
+def _spec_of(part: str, family: bool) -> tuple[str, dict[str, Any]]:
+    """A part of a declaration: its action and, per parameter, ``("fixed", v)``,
+    ``("star",)``, ``("sel", method, args)`` or ``("free",)``."""
+    name, _, rest = part.partition("(")
+    given: dict[str, Any] = {}
+    if rest:
+        for arg in re.split(r",\s*(?![^()]*\))", rest[:-1]):
+            p, v = arg.split("=")
+            if v == "*":
+                given[p] = ("star",)
+            elif v.endswith(")"):
+                meth, args = v[:-1].split("(")
+                given[p] = ("sel", meth, tuple(a for a in args.split(", ") if a))
+            else:
+                given[p] = ("fixed", int(v))
+    return name, {p: given.get(p, ("star",) if family else ("free",)) for p in PARAMS[name]}
+
+
+def _pairs(key: str, kind: str, n: int, d: Drawn, spec: Any
+           ) -> list[tuple[str, Any, set[str]]] | None:
+    r"""The (kind, condition, names that select it) triples of one declaration under
+    ``N = n``, from TLA+'s meaning: a parameter not named is free (``\A p``, one
+    condition per value), ``*`` is taken inside (``\E p``), a value fixes it, a
+    selector picks it by the state (``WF_vars(Move(i, pick(i)))``); the parts of a group
+    are one action per binding of the free parameters (which must be the same: else
+    None, the declaration is refused), ``-family`` takes every parameter inside. A
+    property's ``fairness=(...)`` selects a single action's conditions by its name or
+    the key, a group's by the key, an instance's also by its label."""
     base, family = kind.split("-")[0], kind.endswith("-family")
-    parts = [x.strip() for x in key.split("|")]
-    if "(" in key:  # one instance: "Set(i=2)"
-        name, i = key[:-1].split("(i=")
+    parts = [_spec_of(x.strip(), family) for x in key.split(" | ")]
+    single = len(parts) == 1
+    if single and LABEL.fullmatch(key):
+        if family:
+            return None  # '-family' of one instance
+        name, i = LABEL.fullmatch(key).groups()  # type: ignore[union-attr]
         return [(base, frozenset([f"{name}({i})"]), {name, key})]
-    if family:
-        return [(base, frozenset(lbl for p in parts for lbl in _instances(p, n)), {key})]
-    if parts == ["Reset"]:
-        return [(base, frozenset(["Reset"]), {key})]
-    if len(parts) > 1:
-        return [(base, frozenset(f"{p}({i})" for p in parts), {key}) for i in range(1, n + 1)]
-    return [(base, frozenset([f"{key}({i})"]), {key, f"{key}(i={i})"}) for i in range(1, n + 1)]
+    sels = any(v[0] == "sel" for _, ps in parts for v in ps.values())
+    if family and sels:
+        return None  # a selector takes one instance: no '-family'
+    frees = {tuple(p for p, v in ps.items() if v[0] == "free") for _, ps in parts}
+    if len(frees) > 1:
+        return None  # a group whose parts leave different parameters free
+    free = list(frees.pop())
+    names = {parts[0][0], key} if single else {key}
+    out = []
+    for binding in itertools.product(range(1, n + 1), repeat=len(free)):
+        bound = dict(zip(free, binding))
+        labels: set[str] = set()
+        picks: dict[str, Any] = {}
+        for name, ps in parts:
+            if name == "Reset":
+                labels.add("Reset")
+                continue
+            for values in itertools.product(range(1, n + 1), repeat=len(ps)):
+                vals = dict(zip(ps, values))
+                if any(vals[p] != bound[p] for p in ps if p in bound) or any(
+                        vals[p] != v[1] for p, v in ps.items() if v[0] == "fixed"):
+                    continue
+                lab = _label(name, vals)
+                labels.add(lab)
+                chosen = [(p, v[1], [vals[a] for a in v[2]]) for p, v in ps.items()
+                          if v[0] == "sel"]
+                if chosen:
+                    picks[lab] = (vals, chosen)
+        sel_names = names
+        name0, ps0 = parts[0]
+        if single and all(v[0] in ("free", "fixed") for v in ps0.values()):
+            # one instance: its condition is also selected by its label
+            vals = {p: bound.get(p, v[-1]) for p, v in ps0.items()}
+            sel_names = names | {f"{name0}({', '.join(f'{p}={vals[p]}' for p in ps0)})"
+                                 if ps0 else name0}
+        if not picks:
+            out.append((base, frozenset(labels), sel_names))
+            continue
+
+        def pick(view: Any, lab: str, picks: dict[str, Any] = picks) -> bool:
+            if lab not in picks:
+                return True
+            vals, chosen = picks[lab]
+            return all(int(d.selectors[m](spec, view, *args)) == vals[p]
+                       for p, m, args in chosen)
+
+        out.append((base, Selected(frozenset(labels), pick), sel_names))
+    return out
 
 
-def meaning(d: Drawn, select: tuple[str, ...] | None = None
-            ) -> list[tuple[str, frozenset[str]]] | None:
+def meaning(d: Drawn, select: tuple[str, ...] | None = None, spec: Any = None
+            ) -> list[tuple[str, Any]] | None:
     """The fairness the declarations of ``d`` mean under the bound ``N``, conjoined (see
-    the module doc); with ``select``, those a property's ``fairness=select`` keeps.
+    the module doc), a condition being a set of instance labels or, where the state
+    selects the action, a :class:`~tests.livespec.Selected` (evaluated on ``spec``, the
+    bound spec); with ``select``, those a property's ``fairness=select`` keeps.
     ``None`` if binding must be refused (by the table, or by ``d.select``)."""
     n = d.bound
     decls = list(d.deco.items())
@@ -200,7 +335,7 @@ def meaning(d: Drawn, select: tuple[str, ...] | None = None
         fam, kind, skip = d.computed
         decls += [(f"{fam}(i={i})", kind) for i in range(1, n + 1) if i != skip]
     else:
-        labels = [k for k, _ in d.table if "(" in k]
+        labels = [k for k, _ in d.table if LABEL.fullmatch(k)]
         if any(int(k[:-1].split("(i=")[1]) > n for k in labels):
             return None  # names no instance under N
         for fam in {k.split("(")[0] for k in labels}:
@@ -208,13 +343,16 @@ def meaning(d: Drawn, select: tuple[str, ...] | None = None
             if set(range(1, d.default + 1)) <= named and not set(range(1, n + 1)) <= named:
                 return None  # written for the default N: the new instances would be unfair
         decls += d.table
-    if any("(" in k and int(k[:-1].split("(i=")[1]) > n for k in d.select):
+    if any(LABEL.fullmatch(k) and int(k[:-1].split("(i=")[1]) > n for k in d.select):
         return None  # the property's fairness names no instance under N
-    out: list[tuple[str, frozenset[str]]] = []
+    out: list[tuple[str, Any]] = []
     for key, kind in decls:
-        for kind_, labels, names in _pairs(key, kind, n):
+        pairs = _pairs(key, kind, n, d, spec)
+        if pairs is None:
+            return None
+        for kind_, cond, names in pairs:
             if select is not None and not names & set(select):
                 continue
-            if (kind_, labels) not in out:
-                out.append((kind_, labels))
+            if (kind_, cond) not in out:
+                out.append((kind_, cond))
     return out

@@ -16,6 +16,7 @@ from typing import Any
 from modelcheck import Spec
 from modelcheck.kernel import Kernel
 from modelcheck.temporal import TemporalDecl, fairness_conditions
+from tests.livespec import Selected, member
 
 __all__ = ["check_lasso_generic", "lasso_shape"]
 
@@ -44,36 +45,46 @@ def check_lasso_generic(spec: Spec, violation: Any, library: Any = None,
     assert loop is not None and 0 <= loop < len(cells)
     assert cells[0] in k.initial_states()
     ids = []
+    labels = []
     for i, st in enumerate(violation.trace[1:], 1):
         inst = spec.action_by_label(st.action, st.params)
         assert inst is not None, f"step {i + 1}: unknown action {st.action}"
         assert k.step(cells[i - 1], inst) == cells[i], f"step {i + 1} is not a transition"
         assert cells[i] != cells[i - 1]
         ids.append(inst.id)
+        labels.append(inst.label)
     if loop < len(cells) - 1:
         assert cells[-1] == cells[loop], "the loop does not close"
         cycle = list(range(loop, len(cells) - 1))
-        taken_ids = set(ids[loop:])
     else:
-        cycle, taken_ids = [loop], set()
+        cycle = [loop]
     decl = _decl(spec, violation.property, library)
-    if conds is None:
-        pairs = [(c.kind, c.name, set(c.action_ids))
-                 for c in fairness_conditions(spec, decl.fairness)]
+    pairs: list[tuple[str, str, Any]] = []
+    if conds is None:  # the checker's conditions (a selector's guards as it evaluates them)
+        for c in fairness_conditions(spec, decl.fairness):
+            labs = frozenset(spec.actions[i].label for i in c.action_ids)
+            guards = {spec.actions[a].label: names for a, names in c.guards}
+            preds = {g.name: g.decl for g in c.predicates}
+
+            def pick(view: Any, lab: str, guards: Any = guards, preds: Any = preds) -> bool:
+                return all(bool(preds[n].fn(spec, view)) for n in guards.get(lab, ()))
+
+            pairs.append((c.kind, c.name, Selected(labs, pick) if guards else labs))
     else:
-        pairs = [(kind, f"{kind} {sorted(labels)}",
-                  {a.id for a in spec.actions if a.label in labels}) for kind, labels in conds]
-        assert all(acts for _, _, acts in pairs), "a condition names no instance"
-    for kind, name, acts in pairs:
-        if acts & taken_ids:
+        pairs = [(kind, f"{kind} {c!r}", c) for kind, c in conds]
+        assert all(c.labels if isinstance(c, Selected) else c for _, _, c in pairs), \
+            "a condition names no instance"
+    views = [k.scalar_view(c) for c in cells]
+    for kind, name, c in pairs:
+        if any(member(c, views[i], labels[i]) for i in cycle if i < len(labels)):
             continue
 
-        def enabled(i: int, acts: set[int] = acts) -> bool:
-            return any(inst.id in acts and nxt != cells[i] for inst, nxt in k.successors(cells[i]))
+        def enabled(i: int, c: Any = c) -> bool:
+            return any(member(c, views[i], inst.label) and nxt != cells[i]
+                       for inst, nxt in k.successors(cells[i]))
 
         off = [not enabled(i) for i in cycle]
         assert any(off) if kind == "weak" else all(off), f"{name} is not satisfied"
-    views = [k.scalar_view(c) for c in cells]
     last = len(cells) - 1 if loop < len(cells) - 1 else loop
     if decl.steps:
         # the step formula A on each step of the behaviour: the prefix, the loop (or the

@@ -47,6 +47,7 @@ from modelcheck.temporal import (
 from tests.randspec import _make_action
 
 __all__ = ["live_spec", "oracle_verdicts", "Conditions", "check_lasso", "weak_fair_verdicts",
+           "Selected", "member",
            "ORACLE_MAX_SCC"]
 
 ORACLE_MAX_SCC = 10
@@ -267,14 +268,40 @@ def _graph(spec: Spec) -> tuple[list[tuple[int, ...]], set[int], list[list[tuple
     return states, init, out
 
 
+class Selected:
+    """A condition whose action the state selects (TLA+'s ``WF_vars(Return(c,
+    alloc[c]))``): of the instances ``labels``, those ``pick(view, label)`` keeps in the
+    state ``view``; :func:`member` asks it."""
+
+    def __init__(self, labels: frozenset[str], pick: Any) -> None:
+        self.labels, self.pick = labels, pick
+
+    def __repr__(self) -> str:
+        return f"Selected({sorted(self.labels)})"
+
+
+def member(c: Any, view: Any, lab: str) -> bool:
+    """Is a step by ``lab`` from the state ``view`` a step of condition ``c`` (a set of
+    labels, or :class:`Selected`)?"""
+    if isinstance(c, Selected):
+        return lab in c.labels and bool(c.pick(view, lab))
+    return lab in c
+
+
 def _fair_sets(n: int, all_edges: list[list[tuple[str, int]]],
-               conds: list[tuple[str, frozenset[str]]],
+               conds: list[tuple[str, Any]],
                edges: list[list[tuple[str, int]]] | None = None,
-               stutter: list[bool] | None = None) -> list[int]:
+               stutter: list[bool] | None = None, views: list[Any] | None = None
+               ) -> list[int]:
     """Every strongly connected set of states (bitmask) a fair behaviour can visit
     infinitely often, taking only the transitions of ``edges`` (default: all) and, in a
-    single state, stuttering only where ``stutter`` allows it."""
-    enabled = [[any(lab in c for lab, _ in all_edges[u]) for u in range(n)] for _, c in conds]
+    single state, stuttering only where ``stutter`` allows it (``views``: the states, for
+    conditions the state selects)."""
+    def has(c: Any, u: int, lab: str) -> bool:
+        return member(c, views[u] if views is not None else None, lab)
+
+    enabled = [[any(has(c, u, lab) for lab, _ in all_edges[u]) for u in range(n)]
+               for _, c in conds]
     edges = all_edges if edges is None else edges
     g = nx.DiGraph()
     g.add_nodes_from(range(n))
@@ -298,7 +325,7 @@ def _fair_sets(n: int, all_edges: list[list[tuple[str, int]]],
                 continue
             ok = True
             for (kind, c), en in zip(conds, enabled):
-                taken = any(lab in c and s >> v & 1 for u in nodes for lab, v in edges[u])
+                taken = any(has(c, u, lab) and s >> v & 1 for u in nodes for lab, v in edges[u])
                 off = [not en[u] for u in nodes]
                 if not (taken or (any(off) if kind == "weak" else all(off))):
                     ok = False
@@ -340,7 +367,8 @@ def _reach(n: int, edges: list[list[tuple[str, int]]], start: set[int], allowed:
     return seen
 
 
-Conditions = list[tuple[str, frozenset[str]]]
+#: (kind, condition): the condition a set of instance labels, or :class:`Selected`
+Conditions = list[tuple[str, Any]]
 
 
 def oracle_verdicts(spec: Spec, conds: Conditions | None = None) -> dict[str, bool]:
@@ -358,7 +386,8 @@ def oracle_verdicts(spec: Spec, conds: Conditions | None = None) -> dict[str, bo
                                       _conditions(spec, select) if conds is None else conds,
                                       form, [bool(p(v)) for v in views], f, views, states)
             continue
-        fair = _fair_sets(n, edges, _conditions(spec, select) if conds is None else conds)
+        fair = _fair_sets(n, edges, _conditions(spec, select) if conds is None else conds,
+                          views=views)
         pv = [bool(p(k.scalar_view(list(c)))) for c in states]
         qv = [bool(q(k.scalar_view(list(c)))) for c in states]
         notp = sum(1 << u for u in range(n) if not pv[u])
@@ -392,7 +421,7 @@ def _step_verdict(n: int, edges: list[list[tuple[str, int]]], init: set[int],
     avoid = [[(lab, v) for lab, v in edges[u]
               if not f.holds(views[u], views[v], states[u], states[v])] for u in range(n)]
     stutter = [not f.holds(views[u], views[u], states[u], states[u]) for u in range(n)]
-    fair = _fair_sets(n, edges, conds, avoid, stutter)
+    fair = _fair_sets(n, edges, conds, avoid, stutter, views)
     everything = (1 << n) - 1
     if form == "always_eventually":
         return not fair
@@ -428,10 +457,11 @@ def check_lasso(spec: Spec, violation: Any, conds: Conditions | None = None) -> 
         cycle, steps = [loop], []
     form, p, q, select, f = type(spec)._oracle["props"][violation.property]  # type: ignore
     for kind, c in _conditions(spec, select) if conds is None else conds:
-        taken = any(lab in c for lab, _, _ in steps)
+        taken = any(member(c, k.scalar_view(s0), lab) for lab, s0, _ in steps)
 
-        def en(i: int, c: frozenset[str] = c) -> bool:
-            return any(inst.label in c and nxt != cells[i] for inst, nxt in k.successors(cells[i]))
+        def en(i: int, c: Any = c) -> bool:
+            return any(member(c, k.scalar_view(cells[i]), inst.label) and nxt != cells[i]
+                       for inst, nxt in k.successors(cells[i]))
 
         off = [not en(i) for i in cycle]
         assert taken or (any(off) if kind == "weak" else all(off)), f"{kind} {set(c)} unfair"

@@ -17,11 +17,12 @@ from hypothesis import HealthCheck, given, settings
 from examples.token_ring import Ring, RingComputed, RingEvery, RingUnfair
 from modelcheck import Array, Bool, Const, Ids, Int, Spec, action, check, check_liveness, where
 from modelcheck.errors import SpecDefinitionError
+from modelcheck.kernel import Kernel
 from modelcheck.loader import parse_consts
 from modelcheck.temporal import always_eventually, fairness_conditions
 from tests.fairspec import fair_spec, meaning
 from tests.lassocheck import check_lasso_generic
-from tests.livespec import Conditions, check_lasso, oracle_verdicts
+from tests.livespec import Conditions, Selected, _graph, check_lasso, member, oracle_verdicts
 
 ROOT = Path(__file__).resolve().parent.parent
 HERE = "tests/test_fairness.py"
@@ -138,7 +139,40 @@ def _oracle_props(n: int) -> dict:
             "Selected": ("always_eventually", last, last, None, None)}
 
 
-@settings(max_examples=250, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+def _checker_conds(spec: Spec, select: tuple[str, ...] | None = None) -> Conditions:
+    """The checker's conditions as (kind, labels or :class:`Selected`) pairs: a condition
+    the state selects keeps an instance where its guards (the checker's predicates of
+    the selector) hold."""
+    out: Conditions = []
+    for c in fairness_conditions(spec, select):
+        labels = frozenset(spec.actions[i].label for i in c.action_ids)
+        if not c.guards:
+            out.append((c.kind, labels))
+            continue
+        guards = {spec.actions[a].label: names for a, names in c.guards}
+        decls = {p.name: p.decl for p in c.predicates}
+
+        def pick(view, lab, guards=guards, decls=decls):
+            return all(bool(decls[n].fn(spec, view)) for n in guards.get(lab, ()))
+
+        out.append((c.kind, Selected(labels, pick)))
+    return out
+
+
+def _semantic(spec: Spec, conds: Conditions) -> set:
+    """Each condition as the (reachable state, instance) pairs whose steps it counts."""
+    states, _, _ = _graph(spec)
+    k = Kernel(spec, symmetry=False, invariants=[], properties=[], check_deadlock=False)
+    views = [k.scalar_view(list(c)) for c in states]
+    out = set()
+    for kind, c in conds:
+        labels = c.labels if isinstance(c, Selected) else c
+        out.add((kind, frozenset((u, lab) for u, v in enumerate(views) for lab in labels
+                                 if member(c, v, lab))))
+    return out
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(fair_spec())
 def test_random_fairness_declarations_against_the_fair_cycle_search(cls):
     d = cls._drawn
@@ -149,9 +183,11 @@ def test_random_fairness_declarations_against_the_fair_cycle_search(cls):
             _bind(cls, consts)
         return
     spec = _bind(cls, consts)
-    assert set(_conds(spec)) == set(want)
-    selected = meaning(d, d.select)
-    assert set(_conds(spec, d.select)) == set(selected)
+    want = meaning(d, spec=spec)
+    assert _semantic(spec, _checker_conds(spec)) == _semantic(spec, want), str(d.__dict__)
+    selected = meaning(d, d.select, spec=spec)
+    assert _semantic(spec, _checker_conds(spec, d.select)) == _semantic(spec, selected), \
+        str(d.__dict__)
     props = _oracle_props(d.bound)
     cls._oracle = {"props": {k: v for k, v in props.items() if k != "Selected"}}
     expected = oracle_verdicts(spec, want)
@@ -340,3 +376,183 @@ def test_a_condition_declared_twice_is_selected_by_either_name() -> None:
     assert r.status == "violation" and r.violation is not None
     assert r.violation.property == "Unfair"
     assert check(spec, invariants=["SetByLabel", "SetByName"]).status == "ok"
+
+
+# ------------------------------------- the table of patterns in docs/liveness.md
+def pattern_rows() -> list[tuple[str, str]]:
+    """The (declaration, TLA+) rows of the table of patterns (docs/liveness.md)."""
+    lines = LIVENESS_PAGE.read_text().splitlines()
+    i = next(k for k, line in enumerate(lines) if line.startswith("<!-- fairness-patterns"))
+    rows = []
+    for line in lines[i + 3:]:
+        if not line.startswith("|"):
+            break
+        cells = [c.strip().replace("\\|", "|") for c in re.split(r"(?<!\\)\|", line)[1:-1]]
+        rows.append((cells[0], cells[1]))
+    return rows
+
+
+def _pattern_spec(text: str, n: int) -> Spec:
+    """The spec of a row: ``I`` sets ``z``, ``B(p)`` sets ``x[p]``, ``C(p, q)`` copies
+    ``x[q]`` to ``x[p]`` and ``Y(p)`` moves ``y[p]``; ``sel(p)`` is ``y[p]``."""
+    table = ast.literal_eval(re.search(r"`fairness = (\{.*?\})`", text).group(1))
+    N = Const(2, min=1)  # noqa: N806
+    P = Ids(1, N)  # noqa: N806
+
+    def I(self, s, t):  # noqa: E743
+        t.z = ~s.z
+        return s.x[1]
+
+    def B(self, s, t, p):
+        t.x[p] = ~s.x[p]
+        return ~s.z
+
+    def C(self, s, t, p, q):
+        t.x[p] = s.x[q]
+        return s.x[p] != s.x[q]
+
+    def Y(self, s, t, p):
+        t.y[p] = where(s.y[p] < self.N, s.y[p] + 1, 1)
+        return s.z & (self.N > 1)
+
+    ns = {"check_deadlock": False, "N": N, "P": P, "x": Array(P, Bool()), "z": Bool(),
+          "y": Array(P, Int(1, N)), "I": action(I), "B": action(p=P)(B),
+          "C": action(p=P, q=P)(C), "Y": action(p=P)(Y), "fairness": table,
+          "sel": lambda self, s, p: s.y[p]}
+    return _bind(type("Row", (Spec,), ns), {"N": n})
+
+
+def _tla_terms(text: str, env: dict[str, int], n: int) -> list[tuple[str, object]]:
+    """The (instance label, guard on the state or None) pairs of a disjunction of
+    ``I``, ``B(a)``, ``C(a, b)`` and ``\\E v \\in P: ...``, an argument being a number,
+    a bound variable or ``y[a]`` (the instance whose argument is ``y[a]`` in the state)."""
+    out: list[tuple[str, object]] = []
+    rest = text
+    while rest:
+        m = re.match(r"\\E (\w+) \\in P: (.*)", rest)
+        if m:  # its scope extends to the end
+            for v in range(1, n + 1):
+                out += _tla_terms(m.group(2), {**env, m.group(1): v}, n)
+            return out
+        term, _, rest = rest.partition(" \\/ ")
+        name, _, args = term.partition("(")
+        values: list[list[tuple[int, object]]] = [[]]
+        for arg in [a.strip() for a in args.rstrip(")").split(",") if a.strip()]:
+            y = re.fullmatch(r"y\[(\w+)\]", arg)
+            if y:
+                at = env[y.group(1)] if y.group(1) in env else int(y.group(1))
+                values = [[*vs, (v, (at, v))] for vs in values for v in range(1, n + 1)]
+            else:
+                v = env[arg] if arg in env else int(arg)
+                values = [[*vs, (v, None)] for vs in values]
+        for vs in values:
+            label = f"{name}({', '.join(str(v) for v, _ in vs)})" if vs else name
+            picks = [g for _, g in vs if g is not None]
+            out.append((label, tuple(picks) or None))
+    return out
+
+
+def _tla_conds(formula: str, n: int) -> Conditions:
+    """A row's TLA+ formula as (kind, labels or :class:`Selected`) pairs over ``P = 1..n``."""
+    m = re.fullmatch(r"\\A (\w+) \\in P: (.*)", formula)
+    envs = [{m.group(1): v} for v in range(1, n + 1)] if m else [{}]
+    body = m.group(2) if m else formula
+    kind, inner = re.fullmatch(r"(WF|SF)_vars\((.*)\)", body).groups()
+    out: Conditions = []
+    for env in envs:
+        terms = _tla_terms(inner, env, n)
+        labels = frozenset(lab for lab, _ in terms)
+        picks = {lab: g for lab, g in terms if g is not None}
+        kind_ = "weak" if kind == "WF" else "strong"
+        if not picks:
+            out.append((kind_, labels))
+            continue
+
+        def pick(view, lab, picks=picks):
+            return lab not in picks or all(int(view.y[at]) == v for at, v in picks[lab])
+
+        out.append((kind_, Selected(labels, pick)))
+    return out
+
+
+@pytest.mark.parametrize("n", [1, 2, 3])
+@pytest.mark.parametrize("declaration, formula", pattern_rows())
+def test_docs_fairness_patterns(declaration, formula, n):
+    assert len(pattern_rows()) >= 9
+    if formula.startswith("refused"):
+        with pytest.raises(SpecDefinitionError, match="must have the same parameters left "
+                           r"free.*C\(q=sel\(p\)\) leaves p and I leaves none"):
+            _pattern_spec(declaration, n)
+        return
+    spec = _pattern_spec(declaration, n)
+    want = _tla_conds(formula.strip("`"), n)
+    got = _checker_conds(spec)
+    assert len(got) == len(want)
+    assert _semantic(spec, got) == _semantic(spec, want)
+
+
+# ------------------------------------------------- malformed patterns, selectors
+class Picks(Spec):
+    """``Set(i)`` sets ``b[i]``; ``aim`` (``1..N+1``, ``N+1`` outside ``P``) is what
+    ``target()`` selects."""
+
+    check_deadlock = False
+    N = Const(2, min=1)
+    P = Ids(1, N)
+    b = Array(P, Bool())
+    aim = Int(1, 3)
+
+    @action(i=P)
+    def Set(self, s, t, i):
+        t.b[i] = ~s.b[i]
+        return True
+
+    @action
+    def Aim(self, s, t):
+        t.aim = where(s.aim < 3, s.aim + 1, 1)
+        return True
+
+    def target(self, s):
+        return s.aim
+
+    @always_eventually
+    def FirstSet(self, s):
+        return s.b[1]
+
+
+@pytest.mark.parametrize("table, message", [
+    ({"Set(j=*)": "weak"}, r"'j=\*' in 'Set\(j=\*\)' must be `parameter=value`"),
+    ({"Set(i=7)": "weak"}, r"'Set\(i=7\)', which is no instance of Set"),
+    ({"Set(i=nope())": "weak"}, r"nope\(...\), which is no method of the spec"),
+    ({"Set(i=target(k))": "weak"}, r"the arguments of a selector are integers or "
+                                    r"parameters of Set .* got 'k'"),
+    ({"Set(i=target())": "weak-family"}, r"a selector \(i\) takes one instance per state"),
+    ({"Aim | Set": "weak"}, r"must have the same parameters left free.*Aim leaves none "
+                            r"and Set leaves i.*\"A \| B\(i=\*\)\" is WF_vars"),
+    ({"Set[x](i=*)": "weak"}, r"action Set has no branch 'x'"),
+])
+def test_malformed_patterns_are_refused_with_the_reason(table, message):
+    cls = type("Bad", (Picks,), {"fairness": table})
+    with pytest.raises(SpecDefinitionError, match=message):
+        cls()
+
+
+def test_a_selector_outside_the_domain_stops_the_check_naming_the_state():
+    from modelcheck.errors import SpecEvaluationError
+
+    cls = type("Outside", (Picks,), {"fairness": {"Set(i=target())": "weak"}})
+    with pytest.raises(SpecEvaluationError, match=r"spec Outside\(N=2\): fairness "
+                       r"WF\(Set\(i=target\(\)\)\): in the state .*aim=3.* the selector "
+                       r"target\(\) gives a value that no instance of the action has"):
+        check_liveness(cls())
+    # bound with N=3 every value is an instance: the selected Set is taken
+    assert check_liveness(cls(N=3)).liveness["properties"] == {"FirstSet": "violated"}
+
+
+def test_simulation_checks_a_selected_sub_action():
+    from modelcheck.simulate import simulate
+
+    cls = type("Sel", (Picks,), {"fairness": {"Set(i=target())": "weak", "Aim": "weak"}})
+    r = simulate(cls(N=3), seed=1, runs=200, depth=30)
+    assert r.status == "violation" and r.violation.kind == "liveness"
+    check_lasso_generic(cls(N=3), r.violation)

@@ -58,10 +58,8 @@ PACKAGES = ("specs", "examples", "examples.tla")
 #: sides: MultiPaxos_MC_small.cfg (343,796 states) takes minutes here and
 #: MultiPaxos_MC.cfg (two writes) far longer, so one write and no read (2,628 states,
 #: the bug still found); SimplifiedPaxos's 4 replicas and 3 values take 23 s for 1,207
-#: states, so 3 replicas and 2 values (701; the constants test_tla_models_2 uses);
-#: Bakery's 655,200 initial states take 30-70 s to enumerate, so MaxNat=0 (4,096)
+#: states, so 3 replicas and 2 values (701; the constants test_tla_models_2 uses)
 SMALL: dict[str, dict[str, Any]] = {
-    "examples.tla.bakery:Bakery": {"MaxNat": 0},
     "examples.tla.multi_paxos:MultiPaxos": {"NReads": 0},
     "examples.tla.multi_paxos:MultiPaxosMC": {"NReads": 0, "NWrites": 1},
     "examples.tla.multi_paxos:MultiPaxosBug": {"NReads": 0},

@@ -16,12 +16,14 @@ from examples.tla.live_write_through_cache import (
     LiveWriteThroughCache,
     LiveWriteThroughCacheWeakRdMiss,
 )
+from examples.tla.simple_allocator import SimpleAllocator, SimpleAllocator2
 from modelcheck import check_liveness
 from modelcheck.kernel import Kernel
 from modelcheck.temporal import fairness_conditions
 from modelcheck.trace.model import Trace
 from modelcheck.trace.replay import replay
 from tests.lassocheck import check_lasso_generic
+from tests.livespec import Selected
 
 # (spec, manifest distinct states, TLC's depth - 1, temporal properties)
 MODELS = [
@@ -102,3 +104,46 @@ def test_write_through_cache_weak_rdmiss_lasso_starves_a_read_miss():
     for name in v.also_violated:
         w = check_liveness(spec, temporal=[p for p in spec.temporal if p.name == name])
         check_lasso_generic(spec, w.violation)
+
+
+# ------------------------------------------------------------ SimpleAllocator
+def _allocator_conds(spec, satisfied_only: bool):
+    """The module's fairness, built from its text without modelcheck.fairness: per client
+    ``c``, ``WF_vars(Return(c, alloc[c]))`` (``SimpleAllocator2``: ``unsat[c] = {} /\\
+    Return(c, alloc[c])``) and ``SF_vars(\\E S: Allocate(c, S))``."""
+    out = []
+    for c in spec.Clients:
+        def pick(view, lab, c=c):
+            inst = next(a for a in spec.actions if a.label == lab)
+            held = {int(x) for x in dict(inst.params)["S"]}
+            want = {r for r in spec.Resources if bool(view.alloc[c].has(r))}
+            if satisfied_only and not bool(view.unsat[c].is_empty()):
+                return False
+            return held == want
+
+        ret = frozenset(a.label for a in spec.actions
+                        if a.decl.name == "Return" and dict(a.params)["c"] == c)
+        out.append(("weak", Selected(ret, pick)))
+        out.append(("strong", frozenset(a.label for a in spec.actions
+                                        if a.decl.name == "Allocate" and dict(a.params)["c"] == c)))
+    return out
+
+
+def test_simple_allocator_fairness_as_the_module_writes_it() -> None:
+    # TLC 2.20, Clients = {c1, c2, c3}, Resources = {r1, r2}: 400 distinct states, 1,633
+    # generated (ours plus the initial state); under SimpleAllocator ClientsWillReturn,
+    # ClientsWillObtain and InfOftenSatisfied hold; under SimpleAllocator2 only
+    # ClientsWillReturn does
+    r = check_liveness(SimpleAllocator())
+    assert (r.status, r.distinct_states, r.generated_states + 1) == ("ok", 400, 1_633)
+    assert set(r.liveness["properties"].values()) == {"holds"}
+    assert len(r.liveness["properties"]) == 12
+    spec = SimpleAllocator2()
+    r = check_liveness(spec)
+    assert (r.status, r.distinct_states) == ("violation", 400)
+    got = r.liveness["properties"]
+    assert {k for k, v in got.items() if v == "holds"} == {
+        "ClientsWillReturn_1", "ClientsWillReturn_2", "ClientsWillReturn_3"}
+    check_lasso_generic(spec, r.violation)
+    check_lasso_generic(spec, r.violation, conds=_allocator_conds(spec, True))
+

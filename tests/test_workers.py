@@ -36,7 +36,7 @@ from modelcheck.checkpoint import MANIFEST
 from modelcheck.cli import cli
 from modelcheck.config import CheckConfig, parse_workers
 from modelcheck.errors import SpecEvaluationError, UsageError
-from modelcheck.liveness import LivenessError, split_checks
+from modelcheck.liveness import split_checks
 from modelcheck.shards.pool import ParallelExplorer, WorkerError
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -338,15 +338,8 @@ def test_parse_workers(value: Any, ok: bool) -> None:
 def test_refusals_in_the_library() -> None:
     from ladder_spec import Ladder
 
-    from modelcheck.loader import load_spec_class
-
-    FlipWeakSet = load_spec_class(str(ROOT / "examples/flip.py:FlipWeakSet"))
     with pytest.raises(UsageError, match="--memory-limit"):
         ParallelExplorer(Ladder(), workers=2, memory_limit=1 << 30)
-    with pytest.raises(LivenessError, match="--workers 2"):
-        from modelcheck import check
-
-        check(FlipWeakSet(), workers=2)
     with pytest.raises(ValueError, match="workers"):
         CheckConfig(workers=0)
 
@@ -382,12 +375,6 @@ def test_cli_refusals(args: list[str], says: str) -> None:
     p = _run(LADDER, *args)
     assert p.returncode == 2
     assert says in p.stderr and "Traceback" not in p.stderr
-
-
-def test_cli_refuses_temporal_properties_with_workers() -> None:
-    p = _run("examples/flip.py:FlipWeakSet", "--workers", "2")
-    assert p.returncode == 2 and "Traceback" not in p.stderr
-    assert "temporal properties" in p.stderr and "--workers 1" in p.stderr
 
 
 def test_cli_ctrl_c_gives_the_finished_levels(tmp_path: Path) -> None:

@@ -14,11 +14,11 @@ stabilizes to exactly one token: ``Stab == <>[]UniqueToken`` under
 ``WF_vars(Next)``.
 
 Translation: ``c`` is an array over ``Node = 0..N-1`` of ``Int(0, M-1)``; ``Init`` is
-``init_product(c=functions(Node, 0..M-1))``. ``Next`` is weakly fair *as a whole*
-(``WF_vars(Next)``, not each action), so it is written as one action family over
-``i \\in Node`` with two branches, ``CreateToken`` (only for ``i = 0``) and
-``PassToken`` (only for ``i # 0``), declared ``fair="weak-family"`` (``WF_vars(\\E i:
-Next(i))``, i.e. ``WF_vars(Next)``); an instance reads ``Next[PassToken](i=3)``.
+``init_product(c=functions(Node, 0..M-1))``. ``CreateToken`` and ``PassToken(i)``
+(``i \\in Node \\ {0}``, ``Ids(1, N-1)``) are the module's actions; ``Next`` is weakly
+fair *as a whole* (``WF_vars(Next)``, not each action), which is the fairness group
+``{"CreateToken | PassToken(i=*)": "weak"}``: ``WF_vars(CreateToken \\/ \\E i \\in Node
+\\ {0}: PassToken(i))``, one condition of every instance of both.
 ``TypeOK`` holds by the type of ``c`` (kept as an invariant for its name). ``Stab``
 is checked with ``@eventually_always`` and holds.
 
@@ -61,15 +61,18 @@ class TokenRing(Spec):
     def init_states(self):
         return init_product(c=functions(self.Node, range(self.M)))
 
-    @action(i=Node, fair="weak-family")
-    def Next(self, s, t, i):
-        if i == 0:
-            with t.branch("CreateToken", s.c[0] == s.c[self.N - 1]):
-                t.c[0] = (s.c[self.N - 1] + 1) % self.M
-        else:
-            with t.branch("PassToken", s.c[i] != s.c[i - 1]):
-                t.c[i] = s.c[i - 1]
-        return True
+    #: ``WF_vars(Next)``, ``Next == CreateToken \/ \E i \in Node \ {0}: PassToken(i)``
+    fairness = {"CreateToken | PassToken(i=*)": "weak"}
+
+    @action
+    def CreateToken(self, s, t):
+        t.c[0] = (s.c[self.N - 1] + 1) % self.M
+        return s.c[0] == s.c[self.N - 1]
+
+    @action(i=Ids(1, N - 1))
+    def PassToken(self, s, t, i):
+        t.c[i] = s.c[i - 1]
+        return s.c[i] != s.c[i - 1]
 
     @invariant
     def TypeOK(self, s):

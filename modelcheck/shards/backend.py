@@ -61,7 +61,7 @@ from ..run.rules import can_expand
 from ..spec import Spec
 from .engine import LevelSummary
 from .rundir import CheckpointError, RunDir, spec_identity
-from .worker import WorkerConfig
+from .worker import WorkerConfig, temporal_labels
 
 __all__ = ["ShardedRun", "ShardedLevels", "LevelEngine", "DRIVER_THRESHOLD",
            "resolve_driver_threshold", "spec_name"]
@@ -157,7 +157,8 @@ class ShardedRun:
 
     def __init__(self, spec: Spec, cfg: CheckConfig, *, library: Library | None,
                  progress: Callable[[Progress], None] | None,
-                 notice: Callable[[str], None] | None, driver_threshold: int) -> None:
+                 notice: Callable[[str], None] | None, driver_threshold: int,
+                 temporal: tuple[str, ...] = ()) -> None:
         if cfg.spill_dir is not None:
             raise UsageError("--spill-dir is an option of the one-process explorer: a "
                              "sharded run keeps its levels in the run directory "
@@ -169,7 +170,13 @@ class ShardedRun:
         self.notice = notice
         self.library = library
         self.spec = spec
-        self.kernel = build_kernel(spec, cfg, library)
+        #: temporal properties whose state graph the tasks write (by name)
+        self.temporal = temporal
+        self.kernel = build_kernel(spec, cfg, library,
+                                   labels=temporal_labels(spec, temporal, library))
+        #: called with the result of a complete run (status ``ok``) while the run
+        #: directory still holds its files (the state graph, for temporal properties)
+        self.after: Callable[[Result], None] | None = None
         self.layout = spec.layout
         self.progress = progress
         self.driver_threshold = driver_threshold
@@ -227,7 +234,8 @@ class ShardedRun:
                             symmetry=cfg.symmetry, view=cfg.view,
                             n_words=self.layout.n_words, chunk=cfg.batch_size,
                             library=None if self.library is library_lookup else self.library,
-                            key_width=self.kernel.key_width, exact=self.kernel.exact)
+                            key_width=self.kernel.key_width, exact=self.kernel.exact,
+                            temporal=self.temporal)
 
     # ------------------------------------------------------------ the run
     def _explore(self, t0: float, ident: dict[str, Any],

@@ -52,6 +52,7 @@ from .files import (
     BucketSummary,
     ShardConfig,
     cand_dir,
+    graph_dir,
     level_dir,
     parent_of,
     producers_of,
@@ -265,14 +266,17 @@ class BucketEngine(JobCounters):
 
     def tidy(self, depth: int) -> None:
         """Levels ``0..depth`` are committed: keep them, the visited shards and the
-        candidates of ``depth``; retire the rest (:func:`modelcheck.shards.files.retire`:
-        their files become spares that later writes overwrite)."""
+        candidates of ``depth`` (and the state graph's parts, if any); retire the rest
+        (:func:`modelcheck.shards.files.retire`: their files become spares that later
+        writes overwrite)."""
         keep = {level_dir(self.root, d).name for d in range(depth + 1)}
         keep |= {visited_dir(self.root, depth).name, cand_dir(self.root, depth).name, SPARE,
                  SPARE_DIRS}
         if not self.root.is_dir():
             return
-        retire(self.root, [c for c in self.root.iterdir() if c.name not in keep], depth)
+        graph = graph_dir(self.root, 0).name[0]  # the state graph's parts: all kept
+        retire(self.root, [c for c in self.root.iterdir()
+                           if c.name not in keep and not c.name.startswith(graph)], depth)
 
     def resume(self, depth: int) -> bool:
         """Continue at committed level ``depth``: its successors are on disk already

@@ -46,11 +46,16 @@ shared storage on a multi-host cluster)::
                                     driver has one producer, whose files name parents
                                     by fingerprint (``parent``, with int32 ``act``)
 
-Only the levels (``L*``) are kept to the end (traces are rebuilt from them); the
-driver retires a level's ``V`` and ``C`` files once the next level is committed:
-they move to ``shards/spare/``, and later writes overwrite them rather than create
-files (:func:`retire`), so the run reuses its page-cache pages instead of freeing
-and allocating them level after level.
+    shards/E00012/b0003.*.npy       with temporal properties: the state graph's part
+                                    of task 3 of level 12 (:func:`write_graph_part`);
+                                    ``all.*`` for a level expanded in the driver
+
+Only the levels (``L*``) and the graph parts (``E*``) are kept to the end (traces
+are rebuilt from the levels, the state graph from both); the driver retires a level's
+``V`` and ``C`` files once the next level is committed: they move to
+``shards/spare/``, and later writes overwrite them rather than create files
+(:func:`retire`), so the run reuses its page-cache pages instead of freeing and
+allocating them level after level.
 
 **The visited shard** of a bucket is sorted runs: ``base``, and the bucket's level
 files (``L``) since ``base`` was written, which hold the states of those levels sorted
@@ -99,7 +104,7 @@ __all__ = ["ShardConfig", "bucket_of", "run_bucket", "level_dir", "visited_dir",
            "BucketSummary", "INIT", "Block",
            "commit_block", "expand_block", "split_by_bucket", "merge_sorted", "load_visited",
            "visited_runs", "REBASE", "rebase_due", "run_level_here", "producers_of", "retire",
-           "SPARE", "SPARE_DIRS", "parent_in"]
+           "SPARE", "SPARE_DIRS", "parent_in", "graph_dir", "GraphPart", "write_graph_part"]
 
 _U = np.uint64
 _M1 = _U(0xBF58476D1CE4E5B9)
@@ -163,6 +168,11 @@ def visited_dir(root: Path, depth: int) -> Path:
 
 def cand_dir(root: Path, depth: int) -> Path:
     return root / f"C{_d(depth)}"
+
+
+def graph_dir(root: Path, depth: int) -> Path:
+    """The directory of level ``depth``'s part of the state graph (temporal properties)."""
+    return root / f"E{_d(depth)}"
 
 
 def write_array(path: Path, a: np.ndarray, spare: Path | None = None) -> None:
@@ -689,11 +699,14 @@ def commit_block(cands: Block, seen: Sequence[np.ndarray] | None) -> Block:
 
 
 def expand_block(cfg: ShardConfig, bucket: int, level: Block, expand: bool | None,
-                 rows: bool = False) -> tuple[BucketSummary, Block | None]:
+                 rows: bool = False, graph: Path | None = None
+                 ) -> tuple[BucketSummary, Block | None]:
     """Expand a bucket's part of a level (``expand`` as in :func:`run_bucket`): its
     summary and the de-duplicated successors (sorted by fingerprint), or None when the
     level has no next level to write. ``rows`` names each successor's parent by its row
-    in ``level`` instead of its fingerprint."""
+    in ``level`` instead of its fingerprint. With ``graph`` (a file prefix) and temporal
+    properties in the worker's config, the block's part of the state graph is written
+    there (:func:`write_graph_part`)."""
     kernel = get_kernel(cfg.worker)
     if (kernel.key_width, kernel.exact) != (cfg.key_width, cfg.exact):
         raise RuntimeError(
@@ -709,12 +722,18 @@ def expand_block(cfg: ShardConfig, bucket: int, level: Block, expand: bool | Non
     if expand is None:
         return out, None
     w = words_of_keys(fps) if words is None else words
+    part = GraphPart(fps, n_act, len(kernel.labels)) \
+        if graph is not None and cfg.worker.temporal else None
     # Successors are de-duplicated per batch and per flush (a few million rows); the
     # duplicates left across flushes and producers meet in the owning bucket's task.
     lx = LevelExpansion(kernel, fps, w, expand=expand, batch_size=cfg.worker.chunk,
-                        flush_rows=cfg.worker.flush_rows)
+                        flush_rows=cfg.worker.flush_rows,
+                        on_batch=None if part is None else part.on_batch)
     chunks = list(lx.candidates())
     out.found = lx.findings
+    if part is not None and graph is not None and not lx.findings.phase1_problem \
+            and lx.findings.exp_error is None:
+        write_graph_part(graph, part, Path(cfg.root) / SPARE)
     if not expand or lx.findings.phase1_problem or lx.findings.exp_error is not None:
         return out, None  # no next level
     if len(chunks) == 1:  # one flush (most levels): no copy
@@ -729,6 +748,69 @@ def expand_block(cfg: ShardConfig, bucket: int, level: Block, expand: bool | Non
     cparents, cacts = lx.rows_and_actions(kmin) if rows else lx.parents(kmin)
     out.candidates = len(u)
     return out, (u, cparents, cacts, cw)
+
+
+class GraphPart:
+    """A block's part of the state graph (temporal properties), as its expansion
+    reports it batch by batch (:meth:`on_batch`, the hook of
+    :class:`~modelcheck.engine.LevelExpansion`): the transitions that change the
+    state (source row in the block, action id, target key; the key is the fingerprint
+    the level files hold), per step formula whether it holds on each, and per row of
+    the block whether each state predicate holds (the kernel's ``labels`` and
+    ``step_labels``, see :class:`~modelcheck.kernel.Checks`)."""
+
+    def __init__(self, fps: np.ndarray, n_act: int, n_labels: int) -> None:
+        self.fps = fps
+        self.n_act = n_act
+        self.labels = np.ones((len(fps), n_labels), dtype=bool)
+        self.src: list[np.ndarray] = []
+        self.act: list[np.ndarray] = []
+        self.dst: list[np.ndarray] = []
+        self.steps: list[np.ndarray] = []
+
+    def on_batch(self, start: int, ex: Any) -> None:
+        for j, rows in enumerate(ex.label_rows):
+            self.labels[start + rows, j] = False
+        if not len(ex.child_fps):
+            return
+        src = ex.parent_rows.astype(np.int64) + start
+        keep = _keys_differ(ex.child_fps, self.fps[src])  # stuttering is implicit
+        src, act = src[keep], ex.action_ids[keep].astype(np.int64)
+        self.src.append(src.astype(np.uint32))
+        self.act.append(act)
+        self.dst.append(ex.child_fps[keep])
+        if ex.step_label_hits:
+            key = src * self.n_act + act
+            self.steps.append(np.stack(
+                [~np.isin(key, (rows.astype(np.int64) + start) * self.n_act + ids)
+                 for rows, ids, _ in ex.step_label_hits], axis=1))
+
+
+def _keys_differ(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Per row: the state keys ``a`` and ``b`` differ."""
+    return key_ne(a, b)
+
+
+def write_graph_part(prefix: Path, part: GraphPart, spare: Path | None = None) -> None:
+    """Write ``part`` as ``.npy`` files named ``prefix`` then ``.lab`` (state predicates:
+    bool, a row per state of the block, a column per predicate), ``.src`` (``uint32``
+    rows), ``.act`` (int8/16/32), ``.dst`` (target keys) and ``.step`` (bool, a column
+    per step formula) a row per transition; ``.src`` last, so a reader that finds it
+    finds the others (every attempt writes the same bytes)."""
+    def cat(parts: list[np.ndarray], empty: np.ndarray) -> np.ndarray:
+        return np.concatenate(parts) if parts else empty
+
+    n_steps = part.steps[0].shape[1] if part.steps else 0
+    base = prefix.name
+    files = {
+        "lab": part.labels,
+        "act": narrow_acts(cat(part.act, np.zeros(0, np.int64))),
+        "dst": cat(part.dst, part.fps[:0]),
+        "step": cat(part.steps, np.zeros((0, n_steps), dtype=bool)),
+        "src": cat(part.src, np.zeros(0, np.uint32)),
+    }
+    for ext, a in files.items():
+        write_array(prefix.with_name(f"{base}.{ext}.npy"), a, spare)
 
 
 def split_by_bucket(block: Sequence[np.ndarray | None], buckets: int
@@ -753,7 +835,8 @@ def _run_bucket(cfg: ShardConfig, depth: int, bucket: int, expand: bool | None, 
         level = _committed(cfg, depth, bucket)
     else:
         level = _commit(cfg, depth, bucket, producers)
-    out, cands = expand_block(cfg, bucket, level, expand, rows=True)
+    out, cands = expand_block(cfg, bucket, level, expand, rows=True,
+                              graph=graph_dir(Path(cfg.root), depth) / f"b{bucket:04d}")
     if cands is not None:
         write_candidate_rows(Path(cfg.root), depth, bucket, cfg.buckets, *cands)
     return out
@@ -778,7 +861,8 @@ def run_level_here(cfg: ShardConfig, depth: int, expand: bool | None, again: boo
                         np.concatenate([b[2] for b in blocks])[order],
                         None if cfg.exact else
                         take_rows(np.concatenate([b[3] for b in blocks]), order))
-        out, cands = expand_block(cfg, 0, level, expand)
+        out, cands = expand_block(cfg, 0, level, expand,
+                                  graph=graph_dir(Path(cfg.root), depth) / "all")
         if cands is not None:
             root = Path(cfg.root)
             shutil.rmtree(cand_dir(root, depth), ignore_errors=True)  # earlier attempts'

@@ -246,6 +246,9 @@ class ParallelExplorer(ShardedRun):
     number of buckets (default: ``workers``; a resumed run keeps its checkpoint's).
     ``driver_threshold``: levels with at most this many candidate transitions run in
     this process (default ``POOL_DRIVER_THRESHOLD``, 20,000; 0: every level on the workers).
+    ``temporal``: the temporal properties (names) whose state graph the tasks write
+    beside the levels, for the run's ``after`` hook to read
+    (:func:`modelcheck.liveness.check_liveness_workers`).
     """
 
     backend = "local"
@@ -255,7 +258,8 @@ class ParallelExplorer(ShardedRun):
                  library: Library | None = library_lookup,
                  progress: Callable[[Progress], None] | None = None,
                  notice: Callable[[str], None] | None = None,
-                 driver_threshold: int | None = None, **options: Any) -> None:
+                 driver_threshold: int | None = None, temporal: tuple[str, ...] = (),
+                 **options: Any) -> None:
         cfg = CheckConfig.of(config, options, "ParallelExplorer")
         if isinstance(cfg.memory_limit, int):
             raise UsageError(
@@ -268,7 +272,7 @@ class ParallelExplorer(ShardedRun):
         if threshold < 0:
             raise UsageError(f"the driver threshold must be >= 0, not {threshold}.")
         super().__init__(spec, cfg, library=library, progress=progress, notice=notice,
-                         driver_threshold=threshold)
+                         driver_threshold=threshold, temporal=temporal)
         self.n_workers = cfg.workers if workers is None else parse_workers(workers)
         if buckets is not None and buckets < 1:
             raise UsageError(f"buckets must be at least 1, not {buckets}.")
@@ -297,7 +301,11 @@ class ParallelExplorer(ShardedRun):
                                     stop=self._stop, driver_threshold=self.driver_threshold,
                                     kernel=self.kernel)
                 self.engine = engine
-                return self._explore(t0, ident, manifest)
+                res = self._explore(t0, ident, manifest)
+            engine.close()  # the workers' memory back before the run's files are read
+            if self.after is not None and res.status == "ok":
+                self.after(res)
+            return res
         finally:
             if engine is not None:
                 engine.close()

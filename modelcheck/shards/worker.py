@@ -27,7 +27,7 @@ from typing import Any
 
 __all__ = [
     "WorkerConfig", "get_kernel", "seed_kernel", "ERROR_BEGIN", "ERROR_END", "decode_error",
-    "encode_error", "warm_kernel",
+    "encode_error", "warm_kernel", "temporal_labels",
 ]
 
 ERROR_BEGIN = "<<modelcheck-worker-error>>"
@@ -61,11 +61,15 @@ class WorkerConfig:
     #: hold no words); a task checks them against the kernel it builds
     key_width: int = 1
     exact: bool = True
+    #: the temporal properties checked after the run (names, as the spec or the library
+    #: declares them): the kernel also evaluates their state and step formulas, and the
+    #: tasks write the state graph (:func:`modelcheck.shards.files.write_graph_part`)
+    temporal: tuple[str, ...] = ()
 
     @property
     def key(self) -> tuple[Any, ...]:
         return (self.target, self.constants, self.invariants, self.check_deadlock,
-                self.symmetry, self.view)
+                self.symmetry, self.view, self.temporal)
 
 
 def get_kernel(cfg: WorkerConfig) -> Any:
@@ -85,10 +89,11 @@ def get_kernel(cfg: WorkerConfig) -> Any:
 
         cls = load_spec_class(cfg.target)
         spec = cls(**dict(cfg.constants))
+        library = cfg.library or lookup
         k = build_kernel(spec, CheckConfig(invariants=cfg.invariants,
                                            check_deadlock=cfg.check_deadlock,
                                            symmetry=cfg.symmetry, view=cfg.view),
-                         cfg.library or lookup)
+                         library, labels=temporal_labels(spec, cfg.temporal, library))
         if k.layout.n_words != cfg.n_words:
             raise RuntimeError(
                 f"spec {cfg.target} binds to a layout of {k.layout.n_words} words on this "
@@ -96,6 +101,28 @@ def get_kernel(cfg: WorkerConfig) -> Any:
             )
         _KERNELS[cfg.key] = k
     return k
+
+
+def temporal_labels(spec: Any, names: tuple[str, ...], library: Callable[[str], Any] | None
+                    ) -> tuple[tuple[Any, ...], tuple[Any, ...]]:
+    """The state and the step formulas of the temporal properties ``names`` of ``spec``
+    (its own, else ``library``'s), in the order of their parts: what the kernel
+    evaluates for the state graph (as :class:`modelcheck.liveness.GraphCollector` asks
+    the one-process run's)."""
+    from modelcheck.temporal import TemporalDecl
+
+    own = {p.name: p for p in spec.temporal if isinstance(p, TemporalDecl)}
+    parts = []
+    for n in names:
+        p = own.get(n)
+        if p is None and library is not None:
+            p = library(n)
+        if not isinstance(p, TemporalDecl):
+            raise RuntimeError(f"temporal property {n} of {type(spec).__name__} is not "
+                               "declared in this process: executors run different spec code.")
+        parts.extend(p.parts())
+    return (tuple(p for p in parts if p.kind != "action"),
+            tuple(p for p in parts if p.kind == "action"))
 
 
 def seed_kernel(cfg: WorkerConfig, kernel: Any) -> None:

@@ -1,0 +1,215 @@
+"""The state graph of a sharded run, read back from the bucket tasks' files.
+
+With temporal properties, every task that expands a bucket's part of a level also
+writes that part of the state graph beside the level files
+(:func:`modelcheck.shards.files.write_graph_part`, ``shards/E*``): the transitions
+that change the state (source row, action id, target key), the values of the step
+formulas on them and of the state predicates on the bucket's states. Once the run is
+over, :func:`read_state_graph` turns them, in the coordinating process, into the arrays
+of the one-process state graph (:class:`modelcheck.liveness.StateGraph`): nodes in
+breadth-first order, each level sorted by key (the order of the one-process explorer's
+levels: the same node indices), edges in CSR order (by source, then action id). So the
+SCC, fairness and lasso analysis that follows sees the graph the one-process check
+builds, and finds the same verdicts and the same lassos.
+
+Level by level: the buckets' sorted key files are merged (the rank of each bucket row in
+the level), the level's transitions are read, their sources numbered by those ranks and
+their targets looked up in the sorted levels (the next, this one and the one before
+first, where nearly all lie), and
+the level's edges are appended to an :class:`~modelcheck.graphstore.EdgeStore`, which
+writes them to files and reads them back memory-mapped when ``spill_dir`` is given. One
+level's transitions are in memory at a time, and per node its key, its place in the
+sorted copy and its predicate flags.
+
+State keys (one or two ``uint64`` columns, :mod:`modelcheck.store`) are handled by
+:func:`_key_order` and :func:`_key_find` alone.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from ..errors import ModelcheckError
+from ..graphstore import NODE_LIMIT, EdgeStore
+from ..store import key_ne, key_order, key_searchsorted, take_rows
+from .files import _rows, graph_dir, level_dir
+
+__all__ = ["GraphArrays", "read_state_graph"]
+
+
+@dataclass
+class GraphArrays:
+    """The parts of a state graph (see :class:`modelcheck.liveness.StateGraph`)."""
+
+    fps: np.ndarray  # keys per node, breadth-first, each level sorted
+    levels: np.ndarray  # the first node of each level, then the number of nodes
+    labels: np.ndarray  # bool (nodes, state predicates): the predicate holds
+    dst: np.ndarray  # int32 per edge (CSR order)
+    act: np.ndarray  # action id per edge
+    indptr: np.ndarray  # CSR offsets
+    steps: np.ndarray  # bool (edges, step formulas): the formula holds on the edge
+    store: EdgeStore  # holds dst and act (close it to remove spilled files)
+
+
+def _key_order(keys: np.ndarray) -> np.ndarray:
+    """The stable permutation that sorts ``keys``."""
+    return key_order(keys)
+
+
+def _key_find(sorted_keys: np.ndarray, q: np.ndarray) -> np.ndarray:
+    """The place of each of ``q`` in ``sorted_keys`` (-1: not there)."""
+    if not len(sorted_keys):
+        return np.full(len(q), -1, dtype=np.int64)
+    pos = np.minimum(key_searchsorted(sorted_keys, q), len(sorted_keys) - 1)
+    return np.where(~key_ne(take_rows(sorted_keys, pos), q), pos, -1)
+
+
+def _csr_places(rows: np.ndarray, acts: np.ndarray, n_rows: int, n_act: int
+                ) -> tuple[np.ndarray, np.ndarray]:
+    """``(out-degree per row, place of each transition in CSR order)`` (by row, then
+    action id) of transitions, at most one per (row, action). The tasks wrote them as
+    the kernel emits them: action by action, rows in order within each, batch after
+    batch and bucket after bucket; the runs of one action (in which a row appears
+    once) are taken in action order, each transition placed after its row's earlier
+    ones (a counting sort). Many short runs are sorted instead."""
+    m = len(rows)
+    deg = np.bincount(rows, minlength=n_rows)
+    if m == 0:
+        return deg, np.zeros(0, dtype=np.intp)
+    brk = np.flatnonzero((acts[1:] != acts[:-1]) | (rows[1:] <= rows[:-1])) + 1
+    bounds = np.concatenate(([0], brk, [m]))
+    if len(bounds) - 1 > max(64, m >> 5):
+        order = np.argsort(rows * n_act + acts, kind="stable")
+        dest = np.empty(m, dtype=np.intp)
+        dest[order] = np.arange(m, dtype=np.intp)
+        return deg, dest
+    nxt = np.zeros(n_rows, dtype=np.intp)
+    np.cumsum(deg[:-1], out=nxt[1:])
+    dest = np.empty(m, dtype=np.intp)
+    for j in np.argsort(acts[bounds[:-1]], kind="stable"):
+        a, b = int(bounds[j]), int(bounds[j + 1])
+        r = rows[a:b]
+        dest[a:b] = nxt[r]
+        nxt[r] += 1  # rows are distinct within a run
+    return deg, dest
+
+
+def _load(path: Path) -> np.ndarray:
+    return np.load(path, mmap_mode=None, allow_pickle=False)
+
+
+def _level_parts(root: Path, depth: int, buckets: int) -> list[np.ndarray] | None:
+    """The buckets' key files of level ``depth`` (None: no such level)."""
+    d = level_dir(root, depth)
+    if not (d / "b0000.fp.npy").exists():
+        return None
+    return [_load(d / f"b{b:04d}.fp.npy") for b in range(buckets)]
+
+
+def read_state_graph(root: Path, buckets: int, n_act: int, n_labels: int, n_steps: int,
+                     spill_dir: str | None = None, spill_edges: int = 0) -> GraphArrays:
+    """The state graph of the finished run whose shards directory is ``root`` (see the
+    module docstring); ``n_act`` action instances, ``n_labels`` state predicates and
+    ``n_steps`` step formulas evaluated by its kernel. The edges go to files under
+    ``spill_dir`` (memory-mapped) when there are more than ``spill_edges``."""
+    total = sum(_rows(f) for f in root.glob(f"{graph_dir(root, 0).name[0]}*/*.src.npy"))
+    if total <= spill_edges:
+        spill_dir = None
+    sorted_levels: list[np.ndarray] = []
+    ranks: list[tuple[np.ndarray, np.ndarray]] = []  # per level: bucket offsets, ranks
+    depth_of: list[int] = []  # per kept level: its depth (empty levels are left out)
+    d = 0
+    while (parts := _level_parts(root, d, buckets)) is not None:
+        sizes = np.array([len(p) for p in parts], dtype=np.int64)
+        if sizes.sum():
+            cat = np.concatenate(parts)
+            order = _key_order(cat)
+            rank = np.empty(len(cat), dtype=np.int64)
+            rank[order] = np.arange(len(cat))
+            sorted_levels.append(take_rows(cat, order))
+            ranks.append((np.concatenate([[0], np.cumsum(sizes)]), rank))
+            depth_of.append(d)
+        d += 1
+    fps = np.concatenate(sorted_levels) if sorted_levels else np.zeros(0, np.uint64)
+    n = len(fps)
+    if n > NODE_LIMIT:
+        raise ModelcheckError(f"temporal properties are checked on at most {NODE_LIMIT:,} "
+                              "states; this spec has more.")
+    levels = np.zeros(len(sorted_levels) + 1, dtype=np.int64)
+    np.cumsum([len(x) for x in sorted_levels], out=levels[1:])
+
+    def nodes_of(lv: int, keys: np.ndarray) -> np.ndarray:
+        """The nodes of the targets ``keys`` of level ``lv``'s transitions: searched in
+        the next level, this one and the one before (cache-sized sorted arrays; where
+        nearly all targets lie), then in the others, the most recent first."""
+        out = np.full(len(keys), -1, dtype=np.int32)
+        rest = np.arange(len(keys))
+        near = [x for x in (lv + 1, lv, lv - 1) if 0 <= x < len(sorted_levels)]
+        far = [x for x in range(len(sorted_levels) - 1, -1, -1) if x not in near]
+        for x in near + far:
+            if not len(rest):
+                break
+            got = _key_find(sorted_levels[x], keys[rest])
+            hit = got >= 0
+            out[rest[hit]] = got[hit] + levels[x]
+            rest = rest[~hit]
+        if len(rest):
+            raise ModelcheckError("the state graph names a state the run did not store "
+                                  "(a bug: please report it).")
+        return out
+
+    labels = np.ones((n, n_labels), dtype=bool)
+    store = EdgeStore(np.uint16 if n_act <= 1 << 16 else np.int32, spill_dir)
+    deg = np.zeros(n, dtype=np.int64)
+    steps: list[np.ndarray] = []
+    try:
+        for lv, depth in enumerate(depth_of):
+            off = int(levels[lv])
+            boff, rank = ranks[lv]
+            gd = graph_dir(root, depth)
+            names: list[tuple[str, np.ndarray | None]]
+            if (gd / "all.src.npy").exists():  # expanded in the driver: rows are ranks
+                names = [("all", None)]
+            else:
+                names = [(f"b{b:04d}", rank[boff[b]:boff[b + 1]]) for b in range(buckets)]
+            srcs, acts, dsts, sts = [], [], [], []
+            for name, row_rank in names:
+                if not (gd / f"{name}.src.npy").exists():
+                    raise ModelcheckError(
+                        f"the state graph's part {name} of level {depth} is missing from "
+                        f"{gd.parent}: the level was not expanded with the temporal "
+                        "properties (a bug: please report it).")
+                src = _load(gd / f"{name}.src.npy").astype(np.int64)
+                lab = _load(gd / f"{name}.lab.npy")
+                if row_rank is None:
+                    labels[off:off + len(lab)] = lab
+                    srcs.append(src + off)
+                else:
+                    labels[off + row_rank] = lab
+                    srcs.append(row_rank[src] + off)
+                acts.append(_load(gd / f"{name}.act.npy").astype(np.int64))
+                dsts.append(_load(gd / f"{name}.dst.npy"))
+                st = _load(gd / f"{name}.step.npy")
+                sts.append(st.reshape(len(src), n_steps) if st.size == 0 else st)
+            size = int(levels[lv + 1]) - off
+            src = np.concatenate(srcs) - off
+            act = np.concatenate(acts)
+            deg[off:off + size], dest = _csr_places(src, act, size, n_act)
+            order = np.empty(len(dest), dtype=np.intp)
+            order[dest] = np.arange(len(dest), dtype=np.intp)
+            del src, dest
+            store.append(nodes_of(lv, np.concatenate(dsts)[order]), act[order])
+            if n_steps:
+                steps.append(np.concatenate(sts)[order])
+        indptr = np.zeros(n + 1, dtype=np.int32 if store.n <= NODE_LIMIT else np.int64)
+        np.cumsum(deg, out=indptr[1:], dtype=indptr.dtype)
+        del deg
+        dst_all, act_all = store.finish()
+    except BaseException:
+        store.close()
+        raise
+    step_all = np.concatenate(steps) if steps else np.ones((store.n, n_steps), dtype=bool)
+    return GraphArrays(fps, levels, labels, dst_all, act_all, indptr, step_all, store)
