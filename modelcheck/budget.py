@@ -173,12 +173,17 @@ class MemoryBudget:
     @property
     def per_candidate(self) -> int:
         """Bytes the explorer holds per fresh candidate until the level ends."""
-        return 16 + (0 if self.exact else 8 * self.words)
+        return 8 + self.key_bytes + (0 if self.exact else 8 * self.words)
+
+    @property
+    def key_bytes(self) -> int:
+        """Bytes of a fingerprint: one word, or two (two-word states, 128-bit hashes)."""
+        return 8 if self.words == 1 else 16
 
     @property
     def merge_per_candidate(self) -> int:
         """Extra bytes per candidate while the level's candidates are merged."""
-        return 64 + (0 if self.exact else 16 * self.words)
+        return 56 + 2 * self.key_bytes + (0 if self.exact else 16 * self.words)
 
     def fanout(self, observed: float | None) -> float:
         """Successors per state to plan with: 1.5 times the most seen, at most every

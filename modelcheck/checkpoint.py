@@ -4,10 +4,12 @@ With ``--checkpoint-dir DIR`` the explorer commits, at the end of every level, w
 needs to continue exactly where it stopped::
 
     DIR/manifest.json               identity, level list, counters; written last
-    DIR/level-00007.fps.npy         level 7's fingerprints (sorted, uint64)
+    DIR/level-00007.fps.npy         level 7's fingerprints (sorted, uint64; shape (n,)
+                                    for one-word states, (n, 2) otherwise)
     DIR/level-00007.parents.npy     index of each state's parent in level 6 (uint32)
-    DIR/frontier-00008.words.npy    packed states of the next level (hash64 layouts only;
-                                    for exact layouts the fingerprints are the states)
+    DIR/frontier-00008.words.npy    packed states of the next level (hash128 layouts
+                                    only; for exact layouts the fingerprints are the
+                                    states)
 
 Level files are immutable: a commit writes only the levels not yet on disk, the
 frontier words and the manifest. Every file is written to a temporary name, synced
@@ -88,7 +90,8 @@ def layout_digest(kernel: Kernel) -> str:
     desc = {
         "cells": [[c.name, c.lo, c.size, c.kind] for c in layout.cells],
         "n_words": layout.n_words,
-        "fingerprint": "exact" if layout.exact else "hash64-splitmix-v1",
+        "fingerprint": (kernel.key_kind if kernel.key_kind == "exact"
+                        else f"{kernel.key_kind}-splitmix-v1"),
         "actions": [a.label for a in kernel.actions],
     }
     return hashlib.sha256(json.dumps(desc, sort_keys=True).encode()).hexdigest()
@@ -441,12 +444,14 @@ class Checkpoint:
                 f"{'; '.join(diffs)} (checkpoint vs this run). Resume with the same spec, "
                 "--const values and checks, or use another --checkpoint-dir.")
 
-    def _load(self, name: str, crc: int, rows: int, dtype: type) -> np.ndarray:
+    def _load(self, name: str, crc: int, rows: int, dtype: type, ndim: int = 0
+              ) -> np.ndarray:
         try:
             a = np.load(self.path / name, allow_pickle=False)
         except (OSError, ValueError, EOFError) as e:
             raise self._fail(f"cannot read {name}: {e}") from None
-        if a.dtype != dtype or len(a) != rows or _crc(a) != crc:
+        if a.dtype != dtype or len(a) != rows or _crc(a) != crc or \
+                (ndim and a.ndim != ndim):
             raise self._fail(f"{name} does not hold what the manifest records")
         return a
 
@@ -486,7 +491,7 @@ class Checkpoint:
         for d in range(upto + 1):
             lv = self._levels[d]
             fps = self._load(f"level-{d:05d}.fps.npy", lv["fps_crc32"], lv["states"],
-                             np.uint64)
+                             np.uint64, self.kernel.key_width)
             parents = self._load(f"level-{d:05d}.parents.npy", lv["parents_crc32"],
                                  lv["states"], np.uint32)
             levels.append(fps, parents)
@@ -499,6 +504,6 @@ class Checkpoint:
         if front is not None:
             snap.words = self._load(front["file"], int(front["crc32"]), int(front["rows"]),
                                     np.uint64)
-        elif not self.kernel.layout.exact:
+        elif not self.kernel.exact:
             raise self._fail(f"{MANIFEST} records no frontier states")
         return snap, None

@@ -658,7 +658,7 @@ def inspect(spec: str, consts: tuple[str, ...], fmt: str) -> None:
         "variables": layout.describe(),
         "state_bits": layout.bits,
         "words": layout.n_words,
-        "fingerprint": "exact" if layout.exact else "hash64",
+        "fingerprint": layout.fingerprint_kind,
         "actions": [{"name": d.name,
                      "params": {p: _dom_text(bound, d, p, v) for p, v in d.params.items()},
                      "instances": sum(1 for a in bound.actions if a.decl is d),

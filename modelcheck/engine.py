@@ -61,7 +61,15 @@ from .errors import SpecEvaluationError
 from .kernel import Expansion, Kernel
 from .result import TraceStep, Violation, ViolationKind, json_value
 from .spec import PredicateDecl
-from .store import dedupe_min, dedupe_min_inverse
+from .store import (
+    dedupe_min,
+    dedupe_min_inverse,
+    key_columns,
+    key_int,
+    key_min_row,
+    key_order,
+    take_rows,
+)
 
 __all__ = [
     "LevelExpansion", "LevelFindings", "Verdict", "Hit", "ErrorAt", "TransitionHook",
@@ -272,7 +280,7 @@ class LevelExpansion:
         self.batch_rows = batch_rows
         self.n_act = len(kernel.actions)
         self.findings = LevelFindings(self.n_act)
-        self.exact = kernel.layout.exact
+        self.exact = kernel.exact
         self.want_inverse = inverse
         #: see the class docstring (``inverse``)
         self.inverse: np.ndarray | None = None
@@ -314,7 +322,7 @@ class LevelExpansion:
             w = None
             if not self.exact:
                 cw = np.concatenate(cand_words)
-                w = cw if rows is None else cw[rows]
+                w = cw if rows is None else take_rows(cw, rows)
             cand_fps.clear()
             cand_keys.clear()
             cand_words.clear()
@@ -356,7 +364,7 @@ class LevelExpansion:
                 cand_fps.append(u)
                 cand_keys.append(kmin)
                 if not self.exact:
-                    cand_words.append(ex.child_words[rows])
+                    cand_words.append(take_rows(ex.child_words, rows))
                 buffered += len(u)
                 if buffered >= self.flush_rows:
                     yield flush()
@@ -369,19 +377,21 @@ class LevelExpansion:
         fps, f = self.fps, self.findings
         for j, bad in enumerate(ex.invariant_rows):
             if len(bad):
-                _min_into(f.inv_min, j, int(fps[start + int(np.min(bad))]))
+                _min_into(f.inv_min, j, key_int(fps, start + int(np.min(bad))))
         if f.inv_min:
             return True
         f.fired += ex.fired
         f.outside += ex.outside
         if len(ex.deadlock_rows):
-            d = int(fps[start + int(np.min(ex.deadlock_rows))])
+            d = key_int(fps, start + int(np.min(ex.deadlock_rows)))
             f.dead_min = d if f.dead_min is None else min(f.dead_min, d)
         for hits, into in ((ex.outside_hits, f.outside_min), (ex.property_hits, f.prop_min)):
             for j, (pr, pa, pf) in enumerate(hits):
                 if len(pr):
-                    i = np.lexsort((pa, pr, pf))[0]  # smallest child, parent row, action
-                    _min_into(into, j, (int(pf[i]), int(fps[start + int(pr[i])]), int(pa[i])))
+                    # the smallest child, then parent row, then action
+                    i = np.lexsort((pa, pr, *reversed(key_columns(pf))))[0]
+                    _min_into(into, j, (key_int(pf, i), key_int(fps, start + int(pr[i])),
+                                        int(pa[i])))
         return False
 
     def _locate(self, w: np.ndarray, start: int, expand: bool,
@@ -411,7 +421,7 @@ class LevelExpansion:
         r = hi - 1
         if r > 0 and self._record(k.expand(w[:r], expand=mode, stop_on_violation=True), start):
             return  # an invariant violation before the raising state decides
-        fp = int(self.fps[start + r])
+        fp = key_int(self.fps, start + r)
         cells = k.layout.unpack(w[r])
         if phase1:
             bad: list[int] = []
@@ -447,7 +457,7 @@ def initial_states(kernel: Kernel) -> tuple[np.ndarray, np.ndarray, LevelFinding
     if kernel.view is None:
         # a fingerprint is the state: de-duplicate before evaluating the constraints
         ufps, _, rows = dedupe_min(fps, np.zeros(len(fps), dtype=np.int64))
-        words, fps = words[rows], ufps
+        words, fps = take_rows(words, rows), ufps
     f = LevelFindings(len(kernel.actions))
     if not kernel.constraints:
         keep = np.ones(len(fps), dtype=bool)
@@ -459,13 +469,14 @@ def initial_states(kernel: Kernel) -> tuple[np.ndarray, np.ndarray, LevelFinding
                 ex = kernel.expand(words[out], expand=False)
                 for j, bad in enumerate(ex.invariant_rows):
                     if len(bad):
-                        _min_into(f.inv_min, j, int(np.min(fps[out[bad]])))
+                        sel = take_rows(fps, out[bad])
+                        _min_into(f.inv_min, j, key_int(sel, key_min_row(sel)))
         except SpecEvaluationError:
             # Pinpoint the first initial state (in fingerprint order) that raises.
             keep = np.zeros(len(fps), dtype=bool)
-            for i in np.argsort(fps, kind="stable"):
+            for i in key_order(fps):
                 cells = kernel.layout.unpack(words[i])
-                fp = int(fps[i])
+                fp = key_int(fps, i)
                 try:
                     keep[i] = kernel.satisfies_constraints(cells)
                     if not keep[i]:
@@ -475,11 +486,11 @@ def initial_states(kernel: Kernel) -> tuple[np.ndarray, np.ndarray, LevelFinding
                 except SpecEvaluationError as e:
                     f.inv_error = _min_err(f.inv_error, error_payload(fp, e))
                     break
-    fps, words = fps[keep], words[keep]
+    fps, words = take_rows(fps, keep), take_rows(words, keep)
     if kernel.view is not None:
         # the first state of each view, in the spec's order
         ufps, _, rows = dedupe_min(fps, np.zeros(len(fps), dtype=np.int64))
-        return ufps, words[rows], f
+        return ufps, take_rows(words, rows), f
     return fps, words, f
 
 

@@ -44,7 +44,16 @@ from .run.observers import Observer
 from .run.progress import Progress
 from .run.results import complete_result, coverage_table, new_result
 from .spec import PredicateDecl, Spec
-from .store import NO_PARENT, FingerprintSet, LevelStore, dedupe_min, dedupe_min_inverse
+from .store import (
+    NO_PARENT,
+    FingerprintSet,
+    LevelStore,
+    dedupe_min,
+    dedupe_min_inverse,
+    empty_keys,
+    keys_of,
+    take_rows,
+)
 
 __all__ = ["Explorer", "Progress", "explore", "coverage_table", "rebuild_trace",
            "select_checks", "build_kernel", "new_result", "complete_result"]
@@ -158,7 +167,7 @@ class Explorer:
         limit = self.config.memory_limit
         budget = MemoryBudget(default_memory_limit() if limit == "auto" else limit,
                               len(self.layout.cells), self.layout.n_words,
-                              len(self.kernel.actions), self.layout.exact,
+                              len(self.kernel.actions), self.kernel.exact,
                               3 + (self.kernel.symmetry is not None)
                               + bool(self.kernel.constraints
                                      or self.kernel.action_constraints))
@@ -199,9 +208,9 @@ class Explorer:
         None)."""
         observed = self.observer is not None
         if not cand_fps:
-            z = np.zeros(0, dtype=np.uint64)
-            return (z, np.zeros((0, self.layout.n_words), dtype=np.uint64),
-                    z.astype(np.uint32), np.zeros(n_act, dtype=np.int64),
+            return (empty_keys(self.kernel.key_width),
+                    np.zeros((0, self.layout.n_words), dtype=np.uint64),
+                    np.zeros(0, dtype=np.uint32), np.zeros(n_act, dtype=np.int64),
                     np.zeros(0, dtype=np.int32) if observed else None)
         fps = np.concatenate(cand_fps)
         keys = np.concatenate(cand_keys)
@@ -216,10 +225,10 @@ class Explorer:
             u, kmin, rows = dedupe_min(fps, keys, ordered_runs=True)
         parents = (kmin // n_act).astype(np.uint32)
         by_action = np.bincount(kmin % n_act, minlength=n_act)
-        if self.layout.exact:
-            words = u.reshape(-1, 1)
+        if self.kernel.exact:
+            words = self.layout.words_of_keys(u)
         else:
-            words = np.concatenate(cand_words)[rows]
+            words = take_rows(np.concatenate(cand_words), rows)
         return u, words, parents, by_action, inv
 
 
@@ -235,11 +244,11 @@ class _LocalLevels:
         self.budget, self.stop = budget, stop
         self.k = ex.kernel
         self.n_act = len(self.k.actions)
-        self.visited = FingerprintSet()
+        self.visited = FingerprintSet(ex.kernel.key_width)
         self.depth = 0  # the level being expanded
         self.frontier_words = np.zeros((0, ex.layout.n_words), dtype=np.uint64)
         self.init_findings: LevelFindings | None = None
-        self.init_fps = np.zeros(0, dtype=np.uint64)
+        self.init_fps = empty_keys(ex.kernel.key_width)
         self.cand_fps: list[np.ndarray] = []
         self.cand_keys: list[np.ndarray] = []
         self.cand_words: list[np.ndarray] = []
@@ -266,7 +275,8 @@ class _LocalLevels:
             notice(f"resuming at level {snap.depth} ({len(self.visited):,} states)")
         self.depth = snap.depth
         self.frontier_words = (snap.words if snap.words is not None
-                               else self.levels.levels[snap.depth].fps.reshape(-1, 1))
+                               else self.ex.layout.words_of_keys(
+                                   self.levels.levels[snap.depth].fps))
         return Begin(snap, sizes=[len(lv.fps) for lv in self.levels.levels])
 
     def initial(self) -> int:
@@ -300,7 +310,8 @@ class _LocalLevels:
             if obs is not None:
                 assert lx.inverse is not None
                 obs.on_edges(self._targets(depth, u, fresh)[lx.inverse])
-            self._add_candidates(u[fresh], kmin[fresh], None if w is None else w[fresh])
+            self._add_candidates(take_rows(u, fresh), kmin[fresh],
+                                 None if w is None else take_rows(w, fresh))
 
             def counts(kmin: np.ndarray = kmin) -> tuple[int, int, int]:
                 done = int(kmin.max()) // self.n_act + 1 if len(kmin) else 0
@@ -349,7 +360,7 @@ class _LocalLevels:
     def commit(self, snap: Snapshot, sizes: list[int]) -> None:
         if self.ckpt is None:
             return
-        if not self.ex.layout.exact:
+        if not self.ex.kernel.exact:
             snap.words = self.frontier_words
         self.ckpt.commit(self.levels, snap)
 
@@ -419,7 +430,7 @@ class _LocalLevels:
         out = np.empty(len(u), dtype=np.int32)
         old = np.flatnonzero(~fresh)
         if len(old):
-            out[old] = self.levels.nodes(u[old], depth)
+            out[old] = self.levels.nodes(take_rows(u, old), depth)
         new = np.flatnonzero(fresh)
         out[new] = np.arange(-1 - self.cand_rows, -1 - self.cand_rows - len(new), -1,
                              dtype=np.int32)
@@ -428,7 +439,7 @@ class _LocalLevels:
     def _held(self) -> int:
         """Bytes of the explorer's data: visited set, levels, frontier, candidates, and
         what the observer holds."""
-        front = 0 if self.ex.layout.exact and not self.levels.spilled else \
+        front = 0 if self.ex.kernel.exact and not self.levels.spilled else \
             self.frontier_words.nbytes
         return self.visited.nbytes + self.levels.nbytes + front + self.cand_bytes + \
             self._observed()
@@ -514,7 +525,7 @@ def _path_finder(levels: LevelStore, visited: FingerprintSet,
     """``path_to(fp)`` for a state of level ``depth`` (see :func:`~modelcheck.engine.report`)."""
 
     def path_to(fp: int) -> list[int]:
-        if depth == 0 and not visited.contains(np.array([fp], dtype=np.uint64))[0]:
+        if depth == 0 and not visited.contains(keys_of([fp], visited.width))[0]:
             return [fp]  # an initial state outside the state constraints
         return levels.path(depth, levels.index_of(depth, fp))
 

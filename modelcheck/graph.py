@@ -44,6 +44,7 @@ from .layout import Layout
 from .liveness import GraphCollector, StateGraph
 from .result import Status, constants_out, json_value
 from .spec import Spec
+from .store import key_ints
 from .trace.render import action_label
 
 __all__ = ["GraphTooLarge", "state_graph", "build_graph", "state_label", "to_dot",
@@ -118,7 +119,7 @@ def build_graph(spec: Spec, *, max_states: int = 10_000,
     invariants = [p.name for p in spec.invariants]
     properties = [p.name for p in spec.properties]
     depth = np.repeat(np.arange(len(sg.levels) - 1), np.diff(sg.levels))
-    fps = [int(f) for f in sg.fps]
+    fps = key_ints(sg.fps)
     for i, fp in enumerate(fps):
         cells = layout.unpack(sg.words[i])
         bad = [name for name in invariants if not sg.preds[name][i]]

@@ -43,11 +43,17 @@ _MIX = np.uint64(0x9E3779B97F4A7C15)  # 2**64 / golden ratio, odd
 _LOW32 = np.uint64(0xFFFFFFFF)
 
 
+_MIX2 = np.uint64(0xC2B2AE3D27D4EB4F)  # odd
+
+
 def _hash(fps: np.ndarray) -> np.ndarray:
     """Fibonacci hashing: the product with an odd constant modulo 2**64, a bijection
     in which every bit of the fingerprint moves the top bits (so packed states, the
-    fingerprints of exact layouts, spread too)."""
-    return fps * _MIX  # wraps modulo 2**64
+    fingerprints of exact layouts, spread too). Two-column keys (:mod:`modelcheck.store`)
+    hash each column so, and add: no bijection, so their look-ups compare the keys."""
+    if fps.ndim == 1:
+        return fps * _MIX  # wraps modulo 2**64
+    return fps[:, 0] * _MIX + fps[:, 1] * _MIX2
 
 
 _EMPTY = np.uint64(0xFFFFFFFFFFFFFFFF)
@@ -63,13 +69,19 @@ class FpIndex:
     table indexed by bucket (all ones when it is empty: no row is all ones), the
     others bucket by bucket after their buckets' starts. With a bucket per 0.5-1
     fingerprints, one gather answers most look-ups. 12 bytes a bucket and 8 a further
-    entry: 15-28 bytes a state. Built with one sort."""
+    entry: 15-28 bytes a state. Built with one sort.
+
+    Two-column keys (two-word states, 128-bit fingerprints) hash to 64 bits, which is
+    no bijection: the index then keeps a reference to ``fps`` and a look-up takes an
+    entry only when the key in that row is the one asked for."""
 
     def __init__(self, fps: np.ndarray, offset: int = 0) -> None:
         n = len(fps)
         if offset + n > NODE_LIMIT:
             raise ValueError("more than 2**31 - 1 states")
         self.offset = offset
+        #: the keys, when the hash does not determine them (two columns)
+        self._keys = fps if fps.ndim == 2 else None
         self.bits = bits = max(1, n.bit_length())  # 2**bits > n: a row fits in bits bits
         self._shift = np.uint64(64 - bits)
         self._low = np.uint64((1 << bits) - 1)
@@ -114,6 +126,8 @@ class FpIndex:
         full = e != _EMPTY
         hit &= full
         row = (e & self._low).view(np.int64)
+        if self._keys is not None:
+            self._verify(hit, row, q)
         out = np.where(hit, row + self.offset, -1).astype(np.int32)
         rows = np.flatnonzero(full & ~hit)  # look further in the bucket
         if not len(rows):
@@ -127,12 +141,23 @@ class FpIndex:
         while len(rows):
             e = self.more[pos]
             hit = (e & ~self._low) == hh
+            if self._keys is not None:
+                self._verify(hit, (e & self._low).view(np.int64), q[rows])
             out[rows[hit]] = (e[hit] & self._low).view(np.int64) + self.offset
             np.logical_not(hit, out=hit)
             pos += 1
             hit &= pos < end
             rows, pos, end, hh = rows[hit], pos[hit], end[hit], hh[hit]
         return out
+
+
+    def _verify(self, hit: np.ndarray, row: np.ndarray, q: np.ndarray) -> None:
+        """Clear the hits whose row holds another key than ``q`` (a hash collision)."""
+        assert self._keys is not None
+        at = np.flatnonzero(hit)
+        if len(at):
+            k = self._keys[row[at]]
+            hit[at[(k[:, 0] != q[at, 0]) | (k[:, 1] != q[at, 1])]] = False
 
 
 def csr_order(rows: np.ndarray, acts: np.ndarray, n_rows: int, n_act: int

@@ -47,6 +47,7 @@ from .family import (
 )
 from .layout import Layout
 from .spec import ActionDecl, ActionInstance, PredicateDecl, RoleKind, Spec
+from .store import empty_keys, key_int, take_rows
 from .symmetry import Symmetry
 from .views import Branch, NextView, StateView
 
@@ -169,12 +170,22 @@ class Kernel:
                                else checks.check_deadlock)
         self._bool_cells = self.layout.bool_cells
         sets = spec.symmetry_sets() if symmetry else {}
-        self.symmetry: Symmetry | None = Symmetry(self.layout, sets) if sets else None
         #: the variables of the spec's view (TLA+'s ``VIEW``) when it applies: a state's
         #: fingerprint is then its view's, and of several states with one view the
         #: explorers keep the first reached (the smallest parent, then action)
         self.view: tuple[str, ...] | None = spec.view if view and spec.view else None
         self._project = None if self.view is None else self.layout.projection(self.view)
+        #: how states are keyed (:mod:`modelcheck.store`): ``exact`` (the packed state,
+        #: or its view's, one or two words) or ``hash128`` (wider states)
+        self.key_kind = self.layout.fingerprint_kind
+        #: the keys' ``uint64`` columns
+        self.key_width = self.layout.key_width
+        self.fingerprints: Callable[[np.ndarray], np.ndarray] = self.layout.fingerprints
+        #: the keys are the packed states (the frontier needs no words of its own); not
+        #: under a view, whose keys are those of the states' views
+        self.exact = self.key_kind == "exact" and self.view is None
+        self.symmetry: Symmetry | None = \
+            Symmetry(self.layout, sets, self.fingerprints) if sets else None
         #: the instances of an action family are evaluated in one call over up to
         #: ``family_rows`` (instance, state) pairs, when that covers ``family_min``
         #: instances or more (a call over the grid costs a few per-instance calls);
@@ -191,9 +202,9 @@ class Kernel:
         """Packed states and fingerprints, canonicalised when symmetry reduction is on;
         under a view, the states as they are and the fingerprints of their views."""
         if self._project is not None:
-            return words, self.layout.fingerprints(self._project(words))
+            return words, self.fingerprints(self._project(words))
         if self.symmetry is None:
-            return words, self.layout.fingerprints(words)
+            return words, self.fingerprints(words)
         return self.symmetry.canonical(words)
 
     def initial_words(self, *, batched: bool = True) -> tuple[np.ndarray, np.ndarray]:
@@ -516,7 +527,7 @@ class Kernel:
     def fingerprint(self, cells: Sequence[int]) -> int:
         """The (canonical, under symmetry) fingerprint of one state."""
         words = self.layout.pack(cells).reshape(1, -1)
-        return int(self.canonical(words)[1][0])
+        return key_int(self.canonical(words)[1], 0)
 
     # ------------------------------------------------------------ batch (numpy)
     def expand(self, words: np.ndarray, *, expand: bool = True,
@@ -592,7 +603,8 @@ class Kernel:
             cp = np.concatenate(acc.parents)
             ca = np.concatenate(acc.action_ids)
         else:
-            cw, cf, cp, ca = empty_w, np.zeros(0, dtype=_U64), empty_i, empty_i.astype(np.int32)
+            cw, cf, cp, ca = empty_w, empty_keys(self.key_width), empty_i, \
+                empty_i.astype(np.int32)
         ok = None
         if acc.action_ok is not None:
             ok = np.concatenate(acc.action_ok) if acc.action_ok else np.zeros(0, dtype=bool)
@@ -607,14 +619,14 @@ class Kernel:
             if not keep.all():
                 out = np.flatnonzero(~keep)
                 outside = len(out)
-                ow = cw[out]
+                ow = take_rows(cw, out)
                 ov = self.batch_view(ow)
                 for j, p in enumerate(self.invariants):
                     bad = self._pred_rows(p, ov, None, ow, None)
                     if len(bad):
                         sel = out[bad]
-                        outside_hits[j] = (cp[sel], ca[sel], cf[sel])
-                cw, cf, cp, ca = cw[keep], cf[keep], cp[keep], ca[keep]
+                        outside_hits[j] = (cp[sel], ca[sel], take_rows(cf, sel))
+                cw, cf, cp, ca = take_rows(cw, keep), take_rows(cf, keep), cp[keep], ca[keep]
         return Expansion(n, inv_rows, cw, cf, cp, ca, fired, deadlocks, prop_hits,
                          outside_hits, outside, None if constrain else ok,
                          label_rows, step_label_hits)
@@ -668,7 +680,7 @@ class Kernel:
             acc.fired[inst.id] = m
             if acc.any_enabled is not None:
                 acc.any_enabled |= mask
-            child = words[rows]
+            child = take_rows(words, rows)
             post: dict[int, Any] = {}
             with np.errstate(over="ignore"):
                 for ci, v in assigned.items():
@@ -703,7 +715,7 @@ class Kernel:
                         bad = self._pred_rows(p, pre_sub.view(layout, m),
                                               post_sub.view(layout, m), words, rows, inst)
                     if len(bad):
-                        acc.hits[j].append((rows[bad], ids[bad], fps[bad]))
+                        acc.hits[j].append((rows[bad], ids[bad], take_rows(fps, bad)))
 
     def _expand_family(self, fam: _Family, lo: int, hi: int, fs: FamilyState, s: StateView,
                        words: np.ndarray, acc: _Accumulator,
@@ -761,14 +773,15 @@ class Kernel:
         if len(parts) > 1:
             # instance by instance (parameters, then branch), states in order within each
             order = np.argsort(ids.astype(np.int64) * n + rows, kind="stable")
-            child, fps, rows, ids = child[order], fps[order], rows[order], ids[order]
+            child, fps = take_rows(child, order), take_rows(fps, order)
+            rows, ids = rows[order], ids[order]
             bad = [b[order] for b in bad]
             ok = None if ok is None else ok[order]
         acc.add(child, fps, rows, ids, ok)
         for j, b in enumerate(bad):
             sel = np.flatnonzero(b)
             if len(sel):
-                acc.hits[j].append((rows[sel], ids[sel], fps[sel]))
+                acc.hits[j].append((rows[sel], ids[sel], take_rows(fps, sel)))
         return True
 
     def _family_part(self, fam: _Family, lo: int, bi: int, nb: int, mask: np.ndarray,
@@ -791,7 +804,7 @@ class Kernel:
             return _FamilyPart(bi, fired, enabled, words[:0], np.zeros(0, dtype=_U64), rows,
                                inst.astype(np.int32), [empty for _ in self._step_preds],
                                empty if self.action_constraints else None)
-        child = words[rows]
+        child = take_rows(words, rows)
         post: dict[int, np.ndarray] = {}
         scattered: list[tuple[np.ndarray, np.ndarray, frozenset[int]]] = []
         with np.errstate(over="ignore"):

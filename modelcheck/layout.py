@@ -14,14 +14,26 @@ one element of an array), packed into unsigned 64-bit words as
   before it in the same word; cells go into words greedily in layout order, a
   word holding cells while the product of their sizes is at most 2**64. (The
   KRaft L6 state needs 71 bits as bit fields but fits one word in mixed radix.)
+  When that takes more than two words but putting each cell in the first word with
+  room for it takes two, the cells go so (two words are an exact fingerprint).
 
-Fingerprints:
+Fingerprints (the *state key*, see :mod:`modelcheck.store` and ``docs/fingerprints.md``):
 
-* one word: the fingerprint *is* the packed state (exact, invertible, no collision);
-* several words: ``fingerprint64`` below, a fixed 64-bit mix of the words
-  (SplitMix64 finaliser chained over the words, seeded with a constant). It is
-  the same on every machine, process and ``PYTHONHASHSEED``; Python's ``hash()``
-  is never used. The result then reports the collision probability estimate.
+* one word: the fingerprint *is* the packed state (exact, invertible, no collision),
+  one ``uint64`` per state;
+* two words: the fingerprint is the pair ``(word0 + word1 * SEED mod 2**64, word1)``,
+  kept as two ``uint64`` columns: a bijection of the two words (exact: two states
+  have the same key exactly when both words are equal; :meth:`Layout.words_of_keys`
+  inverts it). Column 0 alone tells almost all states apart (the multiple of word 1 is
+  no pattern of packed cells), so keys sort and search on it with few ties, and an
+  action that adds the same amount to a cell of every state keeps its successors in
+  the order of their parents (sorting is cheap on such runs). As a Python int a key is
+  ``col0 << 64 | col1``;
+* three or more words: ``fingerprint128`` below, two independent 64-bit mixes of the
+  words (SplitMix64 finaliser chained over the words, seeded with two constants), in
+  the same two-column shape. It is the same on every machine, process and
+  ``PYTHONHASHSEED``; Python's ``hash()`` is never used. The result then reports the
+  collision probability estimate (``n**2 / 2**129``).
 """
 
 from __future__ import annotations
@@ -35,10 +47,13 @@ import numpy as np
 
 from .domains import BoundArray, BoundType, Cell, ScalarType
 
-__all__ = ["Layout", "VarInfo", "fingerprint64", "collision_probability"]
+__all__ = ["Layout", "VarInfo", "fingerprint64", "fingerprint128", "collision_probability",
+           "words_of_keys"]
 
 _U64 = np.uint64
 _SEED = np.uint64(0x9E3779B97F4A7C15)
+#: the seed of the second half of a 128-bit fingerprint
+_SEED2 = np.uint64(0xD1B54A32D192ED03)
 _M1 = np.uint64(0xBF58476D1CE4E5B9)
 _M2 = np.uint64(0x94D049BB133111EB)
 
@@ -57,27 +72,56 @@ _MASK = (1 << 64) - 1
 _SCALAR_ROWS = 8
 
 
-def fingerprint64(words: np.ndarray) -> np.ndarray:
+def fingerprint64(words: np.ndarray, seed: np.uint64 = _SEED) -> np.ndarray:
     """64-bit fingerprints of packed states ``words`` (shape ``(n, k)``, uint64).
 
-    ``h0 = SEED``; ``h_{i+1} = mix64(h_i ^ mix64(word_i + i * SEED))``, where
+    ``h0 = seed``; ``h_{i+1} = mix64(h_i ^ mix64(word_i + i * seed))``, where
     ``mix64`` is the SplitMix64 finaliser; arithmetic is modulo 2**64.
     """
-    n, k = words.shape
     with np.errstate(over="ignore"):
-        # the inner mixes do not depend on the chain: all words at once
-        inner = _mix64(words + np.arange(k, dtype=_U64) * _SEED)
-        if n <= _SCALAR_ROWS:
-            return np.array([_chain(row) for row in inner.tolist()], dtype=_U64)
-        h = np.full(n, _SEED, dtype=_U64)
-        for i in range(k):
-            h = _mix64(h ^ inner[:, i])
+        return _chain_all(_inner(words, seed), seed)
+
+
+def _inner(words: np.ndarray, seed: np.uint64) -> np.ndarray:
+    """``mix64(word_i + i * seed)`` of every word (they do not depend on the chain)."""
+    k = words.shape[1]
+    return _mix64(words + np.arange(k, dtype=_U64) * seed)
+
+
+def _chain_all(inner: np.ndarray, seed: np.uint64) -> np.ndarray:
+    n, k = inner.shape
+    if n <= _SCALAR_ROWS:
+        return np.array([_chain(row, int(seed)) for row in inner.tolist()], dtype=_U64)
+    h = np.full(n, seed, dtype=_U64)
+    for i in range(k):
+        h = _mix64(h ^ inner[:, i])
     return h
 
 
-def _chain(inner: list[int]) -> int:
+def fingerprint128(words: np.ndarray) -> np.ndarray:
+    """128-bit fingerprints of packed states ``words`` (shape ``(n, k)``, uint64), as
+    ``(n, 2)`` uint64.
+
+    Column 0 is :func:`fingerprint64` (``h``); column 1 is
+    ``mix64(SEED2 + sum_i mix64(word_i + i * SEED) * (2 i + 1) * SEED2)``, a second
+    64-bit function of the same mixed words (a weighted sum, then the finaliser).
+    """
+    n, k = words.shape
+    out = np.empty((n, 2), dtype=_U64)
+    with np.errstate(over="ignore"):
+        inner = _inner(words, _SEED)
+        out[:, 0] = _chain_all(inner, _SEED)
+        weights = (2 * np.arange(k, dtype=_U64) + _U64(1)) * _SEED2
+        acc = np.full(n, _SEED2, dtype=_U64)
+        for i in range(k):
+            acc += inner[:, i] * weights[i]
+        out[:, 1] = _mix64(acc)
+    return out
+
+
+def _chain(inner: list[int], seed: int) -> int:
     """The chain of :func:`fingerprint64` over one state's mixed words, in Python ints."""
-    h = int(_SEED)
+    h = seed
     m1, m2 = int(_M1), int(_M2)
     for w in inner:
         x = h ^ w
@@ -89,11 +133,12 @@ def _chain(inner: list[int]) -> int:
     return h
 
 
-def collision_probability(n_states: int, exact: bool) -> float:
-    """TLC-style estimate of the chance that two distinct states shared a fingerprint."""
+def collision_probability(n_states: int, exact: bool, bits: int = 128) -> float:
+    """TLC-style estimate of the chance that two distinct states shared a ``bits``-bit
+    fingerprint (``n (n - 1) / 2 / 2**bits``)."""
     if exact or n_states < 2:
         return 0.0
-    return min(1.0, n_states * (n_states - 1) / 2.0 / 2.0**64)
+    return min(1.0, n_states * (n_states - 1) / 2.0 / 2.0**bits)
 
 
 @dataclass(frozen=True)
@@ -125,8 +170,9 @@ class Layout:
     def __init__(self, variables: Sequence[tuple[str, BoundType, str]], *,
                  min_words: int = 1) -> None:
         """``min_words``: pack into at least this many words (the last ones zero if the
-        cells need fewer); 2 makes the layout never :attr:`exact`, so that the states
-        are kept as words even where the fingerprint is not theirs (a spec's view)."""
+        cells need fewer); a spec's view asks for 2, so that its states are kept as
+        words and keyed by two columns on every engine, whatever they pack into (the
+        keys are then the views', not the states': ``Kernel.exact`` is False)."""
         cells: list[Cell] = []
         types: list[ScalarType] = []
         infos: dict[str, VarInfo] = {}
@@ -172,7 +218,13 @@ class Layout:
                 word_of.append(word)
                 mults.append(product)
                 product *= c.size
-        self.n_words = max(min_words, word_of[-1] + 1 if cells else 1)
+            if word + 1 > 2:
+                # Past two words a state is hashed: if each cell going to the first word
+                # with room for it packs the state into two, two words it is (exact).
+                fit = _first_fit([c.size for c in cells], 2)
+                if fit is not None:
+                    word_of, mults = fit
+        self.n_words = max(min_words, max(word_of) + 1 if cells else 1)
         self.word_of = np.array(word_of, dtype=np.int64)
         self.mult = np.array(mults, dtype=_U64)
         self.lo = np.array([c.lo for c in cells], dtype=np.int64)
@@ -183,10 +235,11 @@ class Layout:
         self.state_space_bound = 1
         for c in cells:
             self.state_space_bound *= c.size
-        # The last cell of a word needs no modulo when decoding.
-        self._last_in_word = [
-            i == len(cells) - 1 or word_of[i + 1] != word_of[i] for i in range(len(cells))
-        ]
+        # The last cell of a word (its largest multiplier) needs no modulo when decoding.
+        top: dict[int, int] = {}
+        for w, m in zip(word_of, mults):
+            top[w] = max(top.get(w, 0), m)
+        self._last_in_word = [top[w] == m for w, m in zip(word_of, mults)]
 
     def leaf_map(self, var: str, path: tuple[int, ...]) -> dict[int, int]:
         """``{index: first cell of the element}`` for the innermost dimension of
@@ -202,8 +255,20 @@ class Layout:
 
     @property
     def exact(self) -> bool:
-        """True when the whole state packs into one word, so fingerprints are exact."""
-        return self.n_words == 1
+        """True when the whole state packs into one or two words, so fingerprints are
+        the packed states (exact)."""
+        return self.n_words <= 2
+
+    @property
+    def key_width(self) -> int:
+        """``uint64`` columns of a fingerprint: 1 (one word), else 2 (two words, or a
+        128-bit hash of more); see :mod:`modelcheck.store`."""
+        return 1 if self.n_words == 1 else 2
+
+    @property
+    def fingerprint_kind(self) -> str:
+        """``exact`` (one or two words) or ``hash128`` (more), as results report it."""
+        return "exact" if self.exact else "hash128"
 
     # -- one state ---------------------------------------------------------
     def cells_from_values(self, values: Mapping[str, Any]) -> list[int]:
@@ -280,10 +345,25 @@ class Layout:
         return words
 
     def fingerprints(self, words: np.ndarray) -> np.ndarray:
-        """Fingerprints of packed states (shape ``(n,)``)."""
+        """Fingerprints (keys) of packed states: shape ``(n,)`` for one word, ``(n, 2)``
+        otherwise (``(w0 + w1 * SEED, w1)`` for two words, a 128-bit hash for more)."""
         if self.n_words == 1:
             return words[:, 0].copy()
-        return fingerprint64(words)
+        if self.n_words == 2:
+            keys = np.empty((len(words), 2), dtype=_U64)
+            w1 = words[:, 1]
+            keys[:, 1] = w1
+            with np.errstate(over="ignore"):
+                np.multiply(w1, _SEED, out=keys[:, 0])
+                keys[:, 0] += words[:, 0]
+            return keys
+        return fingerprint128(words)
+
+    def words_of_keys(self, keys: np.ndarray) -> np.ndarray:
+        """Packed states ``(n, k)`` of exact fingerprints (the inverse of
+        :meth:`fingerprints` when :attr:`exact`)."""
+        assert self.exact
+        return words_of_keys(keys)
 
     def projection(self, keep: Collection[str]) -> Callable[[np.ndarray], np.ndarray]:
         """The packing of the cells of the variables ``keep`` alone: a function of packed
@@ -372,6 +452,39 @@ class Layout:
                 "declared": info.decl,
             })
         return rows
+
+
+def words_of_keys(keys: np.ndarray) -> np.ndarray:
+    """Packed states ``(n, 1)`` or ``(n, 2)`` of exact keys of one or two columns (the
+    inverse of :meth:`Layout.fingerprints` of a layout of one or two words)."""
+    if keys.ndim == 1:
+        return keys.reshape(len(keys), 1)
+    words = np.empty((len(keys), 2), dtype=_U64)
+    k1 = keys[:, 1]
+    words[:, 1] = k1
+    with np.errstate(over="ignore"):
+        np.multiply(k1, _SEED, out=words[:, 0])
+        np.subtract(keys[:, 0], words[:, 0], out=words[:, 0])
+    return words
+
+
+def _first_fit(sizes: Sequence[int], words: int) -> tuple[list[int], list[int]] | None:
+    """Mixed radix over at most ``words`` words, each cell (in layout order) in the first
+    word whose product of sizes stays at most 2**64: ``(word of each cell, its
+    multiplier)``, or None when the cells do not fit so."""
+    products = [1] * words
+    word_of: list[int] = []
+    mults: list[int] = []
+    for size in sizes:
+        for w in range(words):
+            if products[w] * size <= 2**64:
+                break
+        else:
+            return None
+        word_of.append(w)
+        mults.append(products[w])
+        products[w] *= size
+    return word_of, mults
 
 
 def _array_chain(btype: BoundType) -> tuple[tuple[range, ...], tuple[str, ...], BoundType]:

@@ -103,6 +103,7 @@ from .library import Library
 from .library import lookup as library_lookup
 from .result import Result, Status, TraceStep, Violation, ViolationKind
 from .spec import PredicateDecl, Spec
+from .store import empty_keys, key_int, key_ne, key_searchsorted, key_unique, take_rows
 from .temporal import FairnessCondition, TemporalDecl, fairness_conditions
 
 __all__ = ["check_liveness", "check_liveness_workers", "ShardedLiveness", "split_checks",
@@ -195,7 +196,7 @@ class StateGraph:
     source, then action id. ``dst`` and ``act`` may be memory-mapped files
     (``--spill-dir``)."""
 
-    fps: np.ndarray        # uint64, per node
+    fps: np.ndarray        # uint64 keys, per node (:mod:`modelcheck.store`)
     initial: np.ndarray    # bool per node
     dst: np.ndarray        # int32 per edge
     act: np.ndarray        # uint16 (int32 past 65,536 instances) action instance id
@@ -455,6 +456,7 @@ class GraphCollector:
         act_type = np.uint16 if self.n_act <= 1 << 16 else np.int32
         self.edges = EdgeStore(act_type, spill_dir)
         self._fps: list[np.ndarray] = []  # per level (the explorer's arrays)
+        self.key_width = spec.layout.key_width
         #: per level its packed states (with ``words``), else None
         self._words: list[np.ndarray] | None = [] if words else None
         self._n_words = spec.layout.n_words
@@ -646,9 +648,11 @@ class GraphCollector:
         for rows, acts, children in raw:
             found, miss = self._nodes(depth, children, new_rows)
             # a step that changes the state (or, with stutter, any step)
-            keep = (found != rows + base) if self.observer else (level[rows] != children)
+            keep = (found != rows + base) if self.observer else \
+                key_ne(take_rows(level, rows), children)
             if not self.stutter and not keep.all():
-                rows, acts, children, found = rows[keep], acts[keep], children[keep], found[keep]
+                rows, acts, found = rows[keep], acts[keep], found[keep]
+                children = take_rows(children, keep)
                 miss = np.flatnonzero(found < 0)
             if not len(rows):
                 continue
@@ -682,12 +686,12 @@ class GraphCollector:
         self._new_rows = None
         del raw
         self._index = {}
-        fps = np.concatenate(self._fps) if self._fps else np.zeros(0, dtype=np.uint64)
+        fps = np.concatenate(self._fps) if self._fps else empty_keys(self.key_width)
         bits = np.concatenate(self._bits) if self._bits else np.zeros((0, len(self.names)), bool)
         self._bits = []
         initial = np.zeros(len(fps), dtype=bool)
         initial[:self._n_init] = True
-        far = np.concatenate(self._far) if self._far else np.zeros(0, dtype=np.uint64)
+        far = np.concatenate(self._far) if self._far else empty_keys(self.key_width)
         self._far = []
         indptr = np.zeros(len(fps) + 1, dtype=np.int32 if self.edges.n <= NODE_LIMIT
                           else np.int64)
@@ -758,8 +762,8 @@ class GraphCollector:
             start = end - len(level)
             if len(rest) and len(level):
                 q = far[rest]
-                pos = np.minimum(np.searchsorted(level, q), len(level) - 1)
-                hit = level[pos] == q
+                pos = np.minimum(key_searchsorted(level, q), len(level) - 1)
+                hit = ~key_ne(level[pos], q)
                 out[rest[hit]] = pos[hit] + start
                 rest = rest[~hit]
             end = start
@@ -1270,12 +1274,12 @@ def find_lasso(g: StateGraph, prop: TemporalDecl, conds: Sequence[FairnessCondit
 # ------------------------------------------------------------------ replay, explanation
 def _replay(kernel: Kernel, g: StateGraph, lasso: Lasso) -> list[list[int]]:
     """The states of a lasso, by replaying its actions with the scalar evaluator."""
-    fp0 = int(g.fps[lasso.nodes[0]])
+    fp0 = key_int(g.fps, lasso.nodes[0])
     cur = next(c for c in kernel.initial_states() if kernel.fingerprint(c) == fp0)
     states = [cur]
     for a, node in zip(lasso.acts, lasso.nodes[1:]):
         nxt = kernel.step(cur, kernel.actions[a])
-        if nxt is None or kernel.fingerprint(nxt) != int(g.fps[node]):  # pragma: no cover
+        if nxt is None or kernel.fingerprint(nxt) != key_int(g.fps, node):  # pragma: no cover
             raise RuntimeError("lasso rebuild: the recorded step is not a transition")
         cur = nxt
         states.append(cur)
@@ -1632,7 +1636,7 @@ class WalkLiveness:
         states are evaluated in one batch of the kernel."""
         nodes = []
         for words, fps, _ in walks:
-            uniq, first, inv = np.unique(fps, return_index=True, return_inverse=True)
+            uniq, first, inv = key_unique(fps)
             order = np.argsort(first, kind="stable")  # nodes in order of first visit
             rank = np.empty(len(uniq), dtype=np.int64)
             rank[order] = np.arange(len(uniq))
@@ -1645,7 +1649,7 @@ class WalkLiveness:
             v = np.ones(len(all_fps), dtype=bool)
             v[rows] = False
             false_at.append(v)
-        moves = ex.child_fps != all_fps[ex.parent_rows]
+        moves = key_ne(ex.child_fps, all_fps[ex.parent_rows])
         en_rows = ex.parent_rows[moves].astype(np.int64)
         en_acts = ex.action_ids[moves].astype(np.int64)
         hits = [(rows.astype(np.int64), ids.astype(np.int64))

@@ -88,10 +88,12 @@ def render_text(r: Result) -> str:
         f"depth {r.depth}, {r.seconds:.2f} s ({r.states_per_second:,.0f} distinct states/s)."
     )
     if r.fingerprint == "exact":
+        words = "a 64-bit word" if r.state_words == 1 else "two 64-bit words"
         out.append(f"Fingerprints: exact (the state's {r.state_cells} values packed as one "
-                   "mixed-radix code in a 64-bit word).")
+                   f"mixed-radix code in {words}).")
     else:
-        out.append(f"Fingerprints: 64-bit hash of the state's {r.state_cells} values "
+        width = 128 if r.fingerprint == "hash128" else 64
+        out.append(f"Fingerprints: {width}-bit hash of the state's {r.state_cells} values "
                    f"({r.state_bits} bits as separate fields); "
                    f"estimated collision probability {r.collision_probability:.2e}.")
     if r.symmetry:

@@ -132,6 +132,8 @@ class Result:
     fingerprint: str = "exact"
     collision_probability: float = 0.0
     state_bits: int = 0
+    #: 64-bit words a packed state takes (one or two: exact fingerprints)
+    state_words: int = 1
     state_cells: int = 0  # values a state holds (one per scalar cell of the layout)
     #: why an incomplete run stopped: ``interrupted``, ``memory``, ``max-states`` or
     #: ``--max-depth N reached``
@@ -188,6 +190,7 @@ class Result:
             "fingerprint": self.fingerprint,
             "collision_probability": self.collision_probability,
             "state_bits": self.state_bits,
+            "state_words": self.state_words,
             "state_cells": self.state_cells,
             "symmetry": list(self.symmetry),
             "view": list(self.view),

@@ -64,6 +64,7 @@ from .simulate import (
     run_walks,
 )
 from .spec import Spec
+from .store import take_rows
 
 __all__ = ["WalkBlock", "RoundPlan", "add_round", "run_rounds", "run_block",
            "ParallelSimulator", "parse_workers", "available_cores", "process_target",
@@ -128,12 +129,13 @@ def add_round(tally: WalkTally, visited: VisitedStates, parts: list[WalkTally]) 
     process)."""
     for part in parts:
         tally.add(part)
-    if parts:
-        fps = np.concatenate([p.states for p in parts])
-        acts = np.concatenate([p.reached_by for p in parts])
-        walks = np.concatenate([p.reached_in for p in parts])
+    seen = [p for p in parts if len(p.states)]  # (a part without states has 1-D ones)
+    if seen:
+        fps = np.concatenate([p.states for p in seen])
+        acts = np.concatenate([p.reached_by for p in seen])
+        walks = np.concatenate([p.reached_in for p in seen])
         order = np.argsort(walks, kind="stable")  # of a state seen twice, the first counts
-        visited.see(fps[order], acts[order])
+        visited.see(take_rows(fps, order), acts[order])
 
 
 #: runs one round: each task's ``(task, tally)``
@@ -157,7 +159,7 @@ def run_rounds(simulator: Simulator, tasks: int, run_round: RunRound, *,
     cfg = simulator.sim
     n_act = len(simulator.kernel.actions)
     tally = WalkTally.empty(n_act)
-    visited = VisitedStates(n_act, simulator.seen_limit())
+    visited = VisitedStates(n_act, simulator.seen_limit(), width=simulator.kernel.key_width)
     plan = RoundPlan(cfg.runs, tasks, cfg.walks_per_batch)
     start = time.perf_counter()
     rounds = 0

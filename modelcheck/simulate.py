@@ -80,7 +80,7 @@ from .liveness import WalkLiveness, split_checks
 from .result import Result, Status, TraceStep, Violation, ViolationKind
 from .shrink import ShrinkReport, Target, shrink
 from .spec import Spec
-from .store import FingerprintSet
+from .store import FingerprintSet, empty_keys, key_int, key_order, key_starts, keys_of
 from .temporal import TemporalDecl
 
 __all__ = ["SimConfig", "Simulator", "SimProgress", "simulate", "walk_generator",
@@ -210,8 +210,8 @@ class VisitedStates:
     """
 
     def __init__(self, n_actions: int, limit: int | None = None,
-                 record: bool = False) -> None:
-        self.set = FingerprintSet()
+                 record: bool = False, width: int = 1) -> None:
+        self.set = FingerprintSet(width)
         self.new_by_action = np.zeros(n_actions, dtype=np.int64)
         self.limit = limit
         self.capped = False
@@ -224,7 +224,9 @@ class VisitedStates:
         """Visit states ``fps``, reached by ``actions`` (one per state; ``-1``: initial)
         in walk ``walk`` (recorded with them); of repeated fingerprints the first row
         counts."""
-        u, first = np.unique(fps, return_index=True)
+        order = key_order(fps)
+        first = order[key_starts(fps[order])]
+        u = fps[first]
         fresh = ~self.set.contains(u)
         if not fresh.any():
             return
@@ -244,7 +246,7 @@ class VisitedStates:
         """The new states in the order they were seen (fingerprints), the action that
         reached each and the walk that did (empty unless ``record``)."""
         if not self._record:
-            return (np.zeros(0, dtype=np.uint64), np.zeros(0, dtype=np.int64),
+            return (empty_keys(self.set.width), np.zeros(0, dtype=np.int64),
                     np.zeros(0, dtype=np.int64))
         return (np.concatenate([f for f, _, _ in self._record]),
                 np.concatenate([a for _, a, _ in self._record]),
@@ -351,7 +353,7 @@ class _Starts:
 
 def _starts(k: Kernel) -> _Starts:
     words, fps = k.initial_words()
-    order = np.argsort(fps, kind="stable")
+    order = key_order(fps)
     words, fps = words[order], fps[order]
     inside = (k.in_model_rows(words) if k.constraints
               else np.ones(len(order), dtype=bool))
@@ -406,7 +408,8 @@ class _Walker:
         self.fired = np.zeros((walks_per_batch, n_act), dtype=np.int64)
         self.free = list(range(walks_per_batch - 1, -1, -1))
         self.t = WalkTally.empty(n_act)
-        self.visited = VisitedStates(n_act, seen_limit, record)
+        self.key_width = kernel.key_width
+        self.visited = VisitedStates(n_act, seen_limit, record, self.key_width)
         self.started = 0  # walks of the set started
         self.committed = 0  # walks of the set committed (or discarded), in set order
         self.done: dict[int, _Walk] = {}  # finished walks not yet committed, by position
@@ -419,7 +422,7 @@ class _Walker:
         pending, self.pending = self.pending, []
         if not pending or self.live is None:
             return
-        found = self.live.check_many([(np.stack(w.words), np.asarray(w.seen, dtype=np.uint64),
+        found = self.live.check_many([(np.stack(w.words), keys_of(w.seen, self.key_width),
                                        w.actions) for w, _ in pending])
         for (w, why), lasso in zip(pending, found):
             w.words = []
@@ -446,7 +449,7 @@ class _Walker:
         gen = walk_generator(self.set.seed, i)
         init = int(uniform(gen) * len(self.init.fps))
         w = _Walk(i, gen, init)
-        w.seen.append(int(self.init.fps[init]))
+        w.seen.append(key_int(self.init.fps, init))
         w.seen_by.append(-1)
         if self.live is not None:
             w.words.append(self.init.words[init])
@@ -508,7 +511,7 @@ class _Walker:
             t.generated += w.generated
             if w.fired is not None:
                 t.fired += w.fired
-            self.visited.see(np.asarray(w.seen, dtype=np.uint64),
+            self.visited.see(keys_of(w.seen, self.key_width),
                              np.asarray(w.seen_by, dtype=np.int64), w.index)
             if w.found is not None:
                 t.found = w.found
@@ -594,7 +597,7 @@ class _Walker:
                 kind = "invariant" if props[0] in inv_names else "action"
                 also = tuple(dict.fromkeys(props[1:]))
                 w.actions.append(int(ca[c]))
-                w.seen.append(int(cf[c]))
+                w.seen.append(key_int(cf, c))
                 w.seen_by.append(int(ca[c]))
                 self._violation(w, Found(w.index, Target(props[0], kind), w.init,
                                          list(w.actions), also))
@@ -609,7 +612,7 @@ class _Walker:
                 continue
             moved.append(c)
             w.actions.append(int(ca[c]))
-            w.seen.append(int(cf[c]))
+            w.seen.append(key_int(cf, c))
             w.seen_by.append(int(ca[c]))
             if self.live is not None:
                 w.words.append(cw[c])

@@ -17,6 +17,17 @@ A state's *node index* is its place in breadth-first order: the states of the le
 before its own, then its row in its level (levels are sorted by fingerprint).
 :meth:`LevelStore.nodes` hands out the node indices of stored states, so an observer
 of the run (the liveness checker's state graph) never looks a fingerprint up itself.
+
+**State keys.** A fingerprint array is either one ``uint64`` per state (shape ``(n,)``:
+a state that packs into one word, the word itself) or two (shape ``(n, 2)``: a state of
+two words, a bijection of its words, exact (:meth:`modelcheck.layout.Layout.fingerprints`);
+or a 128-bit hash of a wider state). Two-column
+keys order lexicographically, column 0 first; as a Python int a key is
+``col0 << 64 | col1``, so ints order as the arrays do. The functions ``key_*`` below
+are the one place that knows the two shapes: sorting (a stable sort of column 0, then
+only the runs of equal column 0 whose column 1 differs are sorted again, so that
+de-duplicating successors costs about what one column costs), run starts, binary
+search, comparison and conversion to and from Python ints.
 """
 
 from __future__ import annotations
@@ -30,14 +41,180 @@ import numpy as np
 from .fileio import spill_subdir
 
 __all__ = ["FingerprintSet", "LevelStore", "Level", "dedupe_min", "dedupe_min_inverse",
-           "group_argmin", "group_min_mask"]
+           "group_argmin", "take_rows", "group_min_mask", "key_order", "key_starts",
+           "key_searchsorted", "key_less", "key_int", "key_ints", "keys_of", "empty_keys",
+           "key_columns", "key_min_row", "key_unique", "key_ne"]
 
 NO_PARENT = np.uint32(0xFFFFFFFF)
+_U64 = np.uint64
+_LOW = (1 << 64) - 1
+
+
+# ---------------------------------------------------------------- state keys
+def take_rows(a: np.ndarray, idx: np.ndarray) -> np.ndarray:
+    """``a[idx]`` for an index array or a boolean mask ``idx``: the rows of packed words or
+    keys. (numpy's fancy indexing of a 2-D array copies row by row, ~30 ns a row;
+    ``take``/``compress`` along axis 0 copy blocks, ~1-3 ns.)"""
+    if idx.dtype == np.bool_:
+        return np.compress(idx, a, axis=0)
+    return np.take(a, idx, axis=0)
+
+
+def empty_keys(width: int) -> np.ndarray:
+    """No keys, in the shape of keys ``width`` columns wide."""
+    return np.zeros(0 if width == 1 else (0, 2), dtype=_U64)
+
+
+def key_columns(keys: np.ndarray) -> tuple[np.ndarray, ...]:
+    """The columns of ``keys``, most significant first."""
+    if keys.ndim == 1:
+        return (keys,)
+    return keys[:, 0], keys[:, 1]
+
+
+def key_order(keys: np.ndarray) -> np.ndarray:
+    """The stable permutation that sorts ``keys`` (lexicographically for two columns)."""
+    if keys.ndim == 1:
+        return np.argsort(keys, kind="stable")
+    return _sort2(keys)[0]
+
+
+def _sort2(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`key_order` of two-column keys, with the sorted columns."""
+    k0 = keys[:, 0]
+    order = np.argsort(k0, kind="stable")
+    s0 = k0[order]
+    s1 = keys[:, 1][order]
+    if len(order) < 2:
+        return order, s0, s1
+    # pairs of neighbours with equal column 0 but different column 1: only the runs of
+    # equal column 0 that hold one are out of order (duplicates are runs of equal keys)
+    bad = np.flatnonzero((s0[1:] == s0[:-1]) & (s1[1:] != s1[:-1]))
+    if len(bad) == 0:
+        return order, s0, s1
+    run_start = np.concatenate(([True], s0[1:] != s0[:-1]))
+    run_id = np.cumsum(run_start) - 1
+    bad_runs = np.zeros(int(run_id[-1]) + 1, dtype=bool)
+    bad_runs[run_id[bad]] = True
+    rows = np.flatnonzero(bad_runs[run_id])  # positions in the runs to re-sort
+    sub = np.lexsort((s1[rows], run_id[rows]))
+    order[rows] = order[rows][sub]
+    s1[rows] = s1[rows][sub]  # column 0 is the same along a run
+    return order, s0, s1
+
+
+def key_starts(sorted_keys: np.ndarray) -> np.ndarray:
+    """Boolean mask of the first row of each run of equal keys in sorted keys."""
+    n = len(sorted_keys)
+    out = np.ones(n, dtype=bool)
+    if n < 2:
+        return out
+    if sorted_keys.ndim == 1:
+        np.not_equal(sorted_keys[1:], sorted_keys[:-1], out=out[1:])
+    else:
+        np.not_equal(sorted_keys[1:, 0], sorted_keys[:-1, 0], out=out[1:])
+        out[1:] |= sorted_keys[1:, 1] != sorted_keys[:-1, 1]
+    return out
+
+
+def key_searchsorted(sorted_keys: np.ndarray, q: np.ndarray) -> np.ndarray:
+    """Left insertion points of keys ``q`` in ``sorted_keys`` (``np.searchsorted``)."""
+    if q.ndim == 1:
+        return np.searchsorted(sorted_keys, q)
+    return _search2(np.ascontiguousarray(sorted_keys[:, 0]),
+                    np.ascontiguousarray(sorted_keys[:, 1]), q)
+
+
+def _search2(a0: np.ndarray, a1: np.ndarray, q: np.ndarray) -> np.ndarray:
+    """:func:`key_searchsorted` of two-column keys ``q`` in the sorted keys whose
+    columns are ``a0`` and ``a1`` (contiguous: a binary search over a strided column
+    would copy it)."""
+    q0, q1 = q[:, 0], q[:, 1]
+    n = len(a0)
+    lo = np.searchsorted(a0, q0, side="left")
+    if n == 0:
+        return lo
+    at = np.minimum(lo, n - 1)
+    # only a query whose column 0 is present with a smaller column 1 at the run's start
+    # searches the run of equal column 0 on column 1 (runs are short)
+    act = np.flatnonzero((a0[at] == q0) & (a1[at] < q1) & (lo < n))
+    if len(act) == 0:
+        return lo
+    lo_a, q1_a = lo[act] + 1, q1[act]
+    hi_a = np.searchsorted(a0, q0[act], side="right")
+    while True:
+        live = np.flatnonzero(lo_a < hi_a)
+        if len(live) == 0:
+            break
+        mid = (lo_a[live] + hi_a[live]) // 2
+        less = a1[mid] < q1_a[live]
+        lo_a[live[less]] = mid[less] + 1
+        hi_a[live[~less]] = mid[~less]
+    lo[act] = lo_a
+    return lo
+
+
+def key_unique(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(unique sorted keys, the first row of each, each row's index in the unique
+    keys)``, as ``np.unique(..., return_index=True, return_inverse=True)``."""
+    order = key_order(keys)
+    sk = take_rows(keys, order)
+    starts = key_starts(sk)
+    inv = np.empty(len(keys), dtype=np.int64)
+    inv[order] = np.cumsum(starts) - 1
+    return take_rows(sk, starts), order[starts], inv
+
+
+def key_ne(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Row-wise ``a != b`` of keys of the same shape."""
+    if a.ndim == 1:
+        return a != b
+    return (a[:, 0] != b[:, 0]) | (a[:, 1] != b[:, 1])
+
+
+def key_less(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Row-wise ``a < b`` of keys of the same shape."""
+    if a.ndim == 1:
+        return a < b
+    return (a[:, 0] < b[:, 0]) | ((a[:, 0] == b[:, 0]) & (a[:, 1] < b[:, 1]))
+
+
+def key_min_row(keys: np.ndarray) -> int:
+    """The row of the smallest key (the first such row)."""
+    if keys.ndim == 1:
+        return int(np.argmin(keys))
+    return int(key_order(keys)[0])
+
+
+def key_int(keys: np.ndarray, i: int | np.integer) -> int:
+    """Key ``i`` as a Python int (``col0 << 64 | col1`` for two columns)."""
+    if keys.ndim == 1:
+        return int(keys[i])
+    return (int(keys[i, 0]) << 64) | int(keys[i, 1])
+
+
+def key_ints(keys: np.ndarray) -> list[int]:
+    """All keys as Python ints."""
+    if keys.ndim == 1:
+        return [int(k) for k in keys.tolist()]
+    return [(a << 64) | b for a, b in keys.tolist()]
+
+
+def keys_of(ints: list[int] | tuple[int, ...], width: int) -> np.ndarray:
+    """Keys ``width`` columns wide from Python ints (inverse of :func:`key_ints`)."""
+    if width == 1:
+        return np.array(ints, dtype=_U64)
+    out = np.empty((len(ints), 2), dtype=_U64)
+    for i, k in enumerate(ints):
+        out[i, 0] = k >> 64
+        out[i, 1] = k & _LOW
+    return out
 
 
 def group_min_mask(first: np.ndarray, values: np.ndarray) -> np.ndarray:
     """Per group of consecutive rows (a group starts where ``first`` is True), a mask
-    holding the row of its smallest value (the first such row on ties).
+    holding the row of its smallest value (the first such row on ties); ``values`` may
+    be state keys of two columns (compared as keys).
 
     Most groups of a sorted batch of successor fingerprints are single rows and the
     rest mostly pairs (a bucket's successors from two producers): the mask starts as
@@ -49,12 +226,19 @@ def group_min_mask(first: np.ndarray, values: np.ndarray) -> np.ndarray:
     if len(rep) == 0:
         return keep
     if len(rep) == 1 or not np.any(rep[1:] == rep[:-1] + 1):  # pairs and single rows
-        less = values[rep] < values[rep - 1]
+        less = key_less(take_rows(values, rep), take_rows(values, rep - 1))
         won = rep[less]
         keep[won] = True
         keep[won - 1] = False
         return keep
     keep[:] = False
+    if values.ndim == 2:  # two-column keys: the first row of each group in key order
+        gid = np.cumsum(first) - 1
+        order = np.lexsort((values[:, 1], values[:, 0], gid))
+        head = np.ones(len(order), dtype=bool)
+        np.not_equal(gid[order[1:]], gid[order[:-1]], out=head[1:])
+        keep[order[head]] = True
+        return keep
     keep[group_argmin(first, values)] = True
     return keep
 
@@ -116,38 +300,58 @@ def _dedupe(fps: np.ndarray, keys: np.ndarray, ordered_runs: bool, inverse: bool
             ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray | None]:
     if len(fps) == 0:
         return fps, keys, np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int32)
-    if min_rows and not ordered_runs:
-        order = np.lexsort((keys, fps))  # by fingerprint, then key
+    if fps.ndim == 1:
+        if min_rows and not ordered_runs:
+            order = np.lexsort((keys, fps))  # by fingerprint, then key
+        else:
+            order = np.argsort(fps, kind="stable")
+        sf = fps[order]
+        new = np.empty(len(sf), dtype=bool)
+        new[0] = True
+        np.not_equal(sf[1:], sf[:-1], out=new[1:])
+        starts = np.flatnonzero(new)
+        u = sf[starts]
     else:
-        order = np.argsort(fps, kind="stable")
-    sf = fps[order]
-    new = np.empty(len(sf), dtype=bool)
-    new[0] = True
-    np.not_equal(sf[1:], sf[:-1], out=new[1:])
-    starts = np.flatnonzero(new)
+        if min_rows and not ordered_runs:
+            order = np.lexsort((keys, fps[:, 1], fps[:, 0]))  # by fingerprint, then key
+            s0, s1 = fps[:, 0][order], fps[:, 1][order]
+        else:
+            order, s0, s1 = _sort2(fps)
+        new = np.ones(len(s0), dtype=bool)
+        np.not_equal(s0[1:], s0[:-1], out=new[1:])
+        new[1:] |= s1[1:] != s1[:-1]
+        starts = np.flatnonzero(new)
+        u = np.empty((len(starts), 2), dtype=_U64)
+        np.take(s0, starts, out=u[:, 0])
+        np.take(s1, starts, out=u[:, 1])
     rows = order[starts]
     inv = None
     if inverse:
         inv = np.empty(len(fps), dtype=np.int32)
         inv[order] = np.cumsum(new, dtype=np.int32) - 1
     if ordered_runs or min_rows:
-        return sf[starts], keys[rows], rows, inv
+        return u, keys[rows], rows, inv
     sk = keys[order]
     mins = np.minimum.reduceat(sk, starts)
-    return sf[starts], mins, rows, inv
+    return u, mins, rows, inv
 
 
 class FingerprintSet:
-    """A set of 64-bit fingerprints kept as one sorted array with spare capacity.
+    """A set of fingerprints (state keys, one or two ``uint64`` columns) kept sorted,
+    column by column, with spare capacity.
 
-    Adding a sorted batch appends it to a buffer that grows with
-    ``ndarray.resize`` (a ``realloc``, which the OS serves by remapping pages)
-    and merges the two sorted runs in place, so memory peaks at the set's own 8
-    bytes a state plus the batch, never at two copies of the set.
+    Adding a sorted batch appends it to buffers that grow with ``ndarray.resize`` (a
+    ``realloc``, which the OS serves by remapping pages) and merges the two sorted runs
+    in place, so memory peaks at the set's own 8 bytes a state and column plus the
+    batch, never at two copies of the set.
     """
 
-    def __init__(self) -> None:
-        self._buf = np.zeros(1024, dtype=np.uint64)
+    #: rows moved at once by the in-place merge of two-column keys
+    _BLOCK = 1 << 18
+
+    def __init__(self, width: int = 1) -> None:
+        self.width = width
+        self._cols = [np.zeros(1024, dtype=_U64) for _ in range(width)]
         self._n = 0
 
     def __len__(self) -> int:
@@ -155,29 +359,41 @@ class FingerprintSet:
 
     @property
     def _a(self) -> np.ndarray:
-        return self._buf[:self._n]
+        """The keys (a copy when two columns wide)."""
+        if self.width == 1:
+            return self._cols[0][:self._n]
+        return np.stack([c[:self._n] for c in self._cols], axis=1)
 
     @property
     def nbytes(self) -> int:
-        return int(self._buf.nbytes)
+        return int(sum(c.nbytes for c in self._cols))
 
     def contains(self, fps: np.ndarray) -> np.ndarray:
         """Boolean mask: which of ``fps`` are in the set."""
-        a = self._a
-        if len(a) == 0 or len(fps) == 0:
+        n = self._n
+        if n == 0 or len(fps) == 0:
             return np.zeros(len(fps), dtype=bool)
-        idx = np.searchsorted(a, fps)
-        np.minimum(idx, len(a) - 1, out=idx)
-        return a[idx] == fps
+        if self.width == 1:
+            a = self._cols[0][:n]
+            idx = np.searchsorted(a, fps)
+            np.minimum(idx, n - 1, out=idx)
+            return a[idx] == fps
+        a0, a1 = (c[:n] for c in self._cols)
+        idx = _search2(a0, a1, fps)
+        np.minimum(idx, n - 1, out=idx)
+        return (a0[idx] == fps[:, 0]) & (a1[idx] == fps[:, 1])
 
     def growth(self, m: int) -> int:
         """Extra bytes that adding ``m`` fingerprints takes at its peak (the buffer's
         growth and the merge's temporary buffer)."""
         n = self._n
+        cap = len(self._cols[0])
         grow = 0
-        if n + m > len(self._buf):
-            grow = 8 * (max(n + m, len(self._buf) + len(self._buf) // 4, 1024) - len(self._buf))
-        return grow + 8 * min(n, m)
+        if n + m > cap:
+            grow = 8 * self.width * (max(n + m, cap + cap // 4, 1024) - cap)
+        if self.width == 1:
+            return grow + 8 * min(n, m)
+        return grow + 8 * m + 8 * (2 + self.width) * min(n, self._BLOCK)
 
     def add_sorted(self, fps: np.ndarray) -> None:
         """Add sorted fingerprints that are not in the set yet."""
@@ -185,13 +401,36 @@ class FingerprintSet:
         if m == 0:
             return
         n = self._n
-        if n + m > len(self._buf):
-            cap = max(n + m, len(self._buf) + len(self._buf) // 4, 1024)
-            self._buf.resize(cap, refcheck=False)
-        self._buf[n:n + m] = fps
-        # Two sorted runs: timsort merges them in linear time with a buffer the
-        # size of the smaller run.
-        self._buf[:n + m].sort(kind="stable")
+        if n + m > len(self._cols[0]):
+            cap = max(n + m, len(self._cols[0]) + len(self._cols[0]) // 4, 1024)
+            for c in self._cols:
+                c.resize(cap, refcheck=False)
+        if self.width == 1:
+            buf = self._cols[0]
+            buf[n:n + m] = fps
+            # Two sorted runs: timsort merges them in linear time with a buffer the
+            # size of the smaller run.
+            buf[:n + m].sort(kind="stable")
+            self._n = n + m
+            return
+        c0, c1 = self._cols
+        # where the new keys go among the old ones (each before old key ``ins``)
+        ins = _search2(c0[:n], c1[:n], fps)
+        # old key j moves right by the number of new keys inserted before it
+        # (``ins <= j``); moving blocks from the last one down never overwrites a key
+        # not yet moved
+        for j1 in range(n, 0, -self._BLOCK):
+            j0 = max(0, j1 - self._BLOCK)
+            a, b = np.searchsorted(ins, [j0, j1])
+            if b == 0:
+                break  # no new key before j1: the old keys below stay where they are
+            shift = np.cumsum(np.bincount(ins[a:b] - j0, minlength=j1 - j0)) + a
+            dest = np.arange(j0, j1) + shift
+            for c in (c0, c1):
+                c[dest] = c[j0:j1].copy()
+        pos = ins + np.arange(m)
+        c0[pos] = fps[:, 0]
+        c1[pos] = fps[:, 1]
         self._n = n + m
 
 
@@ -270,8 +509,9 @@ class LevelStore:
 
     def index_of(self, depth: int, fp: int) -> int:
         a = self.levels[depth].fps
-        i = int(np.searchsorted(a, np.uint64(fp)))
-        if i >= len(a) or int(a[i]) != int(fp):
+        q = keys_of([fp], 1 if a.ndim == 1 else 2)
+        i = int(key_searchsorted(a, q)[0])
+        if i >= len(a) or key_int(a, i) != int(fp):
             raise KeyError(f"fingerprint {fp:#x} is not in level {depth}")
         return i
 
@@ -289,14 +529,14 @@ class LevelStore:
             a = self.levels[d].fps
             if not len(a):
                 continue
-            pos = np.searchsorted(a, q)
+            pos = key_searchsorted(a, q)
             np.minimum(pos, len(a) - 1, out=pos)
-            hit = a[pos] == q
+            hit = ~key_ne(take_rows(a, pos), q)
             out[rest[hit]] = pos[hit] + self.offsets[d]
             miss = ~hit
-            rest, q = rest[miss], q[miss]
+            rest, q = rest[miss], take_rows(q, miss)
         if len(rest):
-            raise KeyError(f"fingerprint {int(q[0]):#x} is not in levels 0..{depth}")
+            raise KeyError(f"fingerprint {key_int(q, 0):#x} is not in levels 0..{depth}")
         return out
 
     def path(self, depth: int, index: int) -> list[int]:
@@ -304,7 +544,7 @@ class LevelStore:
         out = []
         for d in range(depth, -1, -1):
             lv = self.levels[d]
-            out.append(int(lv.fps[index]))
+            out.append(key_int(lv.fps, index))
             index = int(lv.parents[index])
         out.reverse()
         return out

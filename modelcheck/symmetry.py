@@ -88,8 +88,11 @@ class Symmetry:
     states are packed and fingerprinted together. The Python work per batch is then
     per variable, not per permutation and cell."""
 
-    def __init__(self, layout: Layout, sets: dict[str, range]) -> None:
+    def __init__(self, layout: Layout, sets: dict[str, range],
+                 fingerprints: Callable[[np.ndarray], np.ndarray] | None = None) -> None:
         self.layout = layout
+        #: the keys the canonical state is the smallest of (the layout's by default)
+        self.fingerprints = fingerprints or layout.fingerprints
         self.names = tuple(sets)
         for name in sets:
             if not any(name in info.dim_names for info in layout.vars.values()) and not any(
@@ -136,7 +139,7 @@ class Symmetry:
         the permutations in order, on a tie)."""
         layout = self.layout
         n = len(words)
-        fps = layout.fingerprints(words)
+        fps = self.fingerprints(words)
         if n == 0 or not self.pis:
             return words, fps
         n_perms, n_cells = len(self.pis), len(layout.cells)
@@ -169,10 +172,19 @@ class Symmetry:
             y[first:first + c] = moved.reshape(c, n_perms, n)
         # pack and fingerprint every permuted state together, rows permutation-major
         permuted = layout.pack_columns(list(y.reshape(n_cells, n_perms * n)))
-        all_fps = np.concatenate([fps, layout.fingerprints(permuted)]).reshape(-1, n)
-        best = np.argmin(all_fps, axis=0)  # the first smallest: the state itself on a tie
+        all_fps = np.concatenate([fps, self.fingerprints(permuted)])
         rows = np.arange(n)
-        best_fps = all_fps[best, rows]
+        grid: np.ndarray
+        if all_fps.ndim == 1:
+            grid = all_fps.reshape(-1, n)
+            best = np.argmin(grid, axis=0)  # the first smallest: the state itself on a tie
+        else:  # two-column keys, ordered by column 0, then column 1
+            grid = all_fps.reshape(-1, n, 2)
+            c0, c1 = grid[:, :, 0], grid[:, :, 1]
+            low0 = c0 == c0.min(axis=0)
+            low1 = np.where(low0, c1, np.iinfo(np.uint64).max).min(axis=0)
+            best = np.argmax(low0 & (c1 == low1), axis=0)  # the first smallest
+        best_fps = grid[best, rows]
         moved_rows = best > 0
         best_words = words.copy()
         if moved_rows.any():

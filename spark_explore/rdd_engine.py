@@ -41,6 +41,7 @@ from typing import Any
 
 import numpy as np
 
+from modelcheck.layout import words_of_keys
 from modelcheck.shards.engine import JobCounters, LevelSummary
 from modelcheck.shards.files import (
     Block,
@@ -50,9 +51,11 @@ from modelcheck.shards.files import (
     commit_block,
     expand_block,
     merge_sorted,
+    parent_in,
     split_by_bucket,
 )
 from modelcheck.shards.worker import WorkerConfig, encode_error, seed_kernel
+from modelcheck.store import key_order, keys_of, take_rows
 
 __all__ = ["RddEngine", "NAME", "bucket_key"]
 
@@ -73,17 +76,17 @@ def bucket_key(k: int) -> int:
     return k
 
 
-def _empty_block(n_words: int, exact: bool) -> Block:
-    return (np.zeros(0, _U), np.zeros(0, _U), np.zeros(0, np.int32),
-            None if exact else np.zeros((0, n_words), _U))
+def _empty_block(cfg: ShardConfig) -> Block:
+    return (cfg.keys(0), cfg.keys(0), np.zeros(0, np.int32),
+            None if cfg.exact else np.zeros((0, cfg.worker.n_words), _U))
 
 
-def _concat(blocks: list[Block], n_words: int, exact: bool) -> Block:
+def _concat(blocks: list[Block], cfg: ShardConfig) -> Block:
     if not blocks:
-        return _empty_block(n_words, exact)
+        return _empty_block(cfg)
     return (np.concatenate([b[0] for b in blocks]), np.concatenate([b[1] for b in blocks]),
             np.concatenate([b[2] for b in blocks]),
-            None if exact else np.concatenate([b[3] for b in blocks]))  # type: ignore[misc]
+            None if cfg.exact else np.concatenate([b[3] for b in blocks]))  # type: ignore[misc]
 
 
 def _commit_part(cfg: ShardConfig, depth: int, bucket: int,
@@ -102,8 +105,8 @@ def _commit_part(cfg: ShardConfig, depth: int, bucket: int,
             else:
                 cands.append(rec[1])
         if depth > 0 and seen is None:
-            seen = np.zeros(0, _U)
-        level = commit_block(_concat(cands, cfg.worker.n_words, cfg.exact),
+            seen = cfg.keys(0)
+        level = commit_block(_concat(cands, cfg),
                              None if seen is None else (seen,))
         merged = level[0] if seen is None else merge_sorted(seen, level[0])
     except Exception as e:  # noqa: BLE001 - reported to the driver
@@ -200,20 +203,18 @@ def _resumed_part(cfg: ShardConfig, depth: int, bucket: int,
                 level = rec[1]
         if level is None:  # pragma: no cover - a missing file would fail the read
             raise RuntimeError(f"level {depth} of bucket {bucket} is missing")
-        seen = merge_runs(runs)
+        seen = merge_runs(runs, cfg)
     except Exception as e:  # noqa: BLE001 - reported to the driver
         raise encode_error(e) from None
     yield bucket, (V, seen)
     yield bucket, (L, level)
 
 
-def merge_runs(runs: list[np.ndarray]) -> np.ndarray:
+def merge_runs(runs: list[np.ndarray], cfg: ShardConfig) -> np.ndarray:
     """The union of disjoint sorted fingerprint runs, sorted."""
     if not runs:
-        return np.zeros(0, _U)
-    out = np.concatenate(runs)
-    out.sort(kind="stable")  # sorted runs: merged
-    return out
+        return cfg.keys(0)
+    return merge_sorted(*runs)
 
 
 def _npz_block(data: bytes) -> Block:
@@ -221,14 +222,20 @@ def _npz_block(data: bytes) -> Block:
         return (z["fp"], z["parent"], z["act"], z["w"] if "w" in z else None)
 
 
-def _parent_in(fp: int, records: Iterable[tuple[int, tuple[Any, ...]]]) -> list[int | None]:
+def _parent_in(fp: int, width: int, records: Iterable[tuple[int, tuple[Any, ...]]]
+               ) -> list[int | None]:
     found: int | None = None
     for _, rec in records:  # to the end (see _expand_part)
-        fps, parents = rec[1][0], rec[1][1]
-        i = int(np.searchsorted(fps, _U(fp)))
-        if i < len(fps) and int(fps[i]) == fp:
-            found = int(parents[i])
+        block: tuple[np.ndarray, np.ndarray] = (rec[1][0], rec[1][1])
+        got = parent_in(fp, width, 1, functools.partial(_same, block))
+        if got is not None:
+            found = got
     return [found]
+
+
+def _same(block: tuple[np.ndarray, np.ndarray], bucket: int) -> tuple[np.ndarray, np.ndarray]:
+    """``block``, whatever the bucket asked for (a partition holds one bucket's)."""
+    return block
 
 
 class RddEngine(JobCounters):
@@ -255,9 +262,9 @@ class RddEngine(JobCounters):
         self.sc = spark.sparkContext
         self.buckets = buckets
         self.n_act = n_act
-        self.exact = worker.n_words == 1
-        self.n_words = worker.n_words
         self.cfg = ShardConfig(worker, "", buckets)
+        self.exact = self.cfg.exact
+        self.n_words = worker.n_words
         if replicate is None:
             replicate = not is_local_master(self.sc.master)
         self.kept = StorageLevel.MEMORY_AND_DISK_2 if replicate else StorageLevel.MEMORY_AND_DISK
@@ -286,7 +293,7 @@ class RddEngine(JobCounters):
         for d in list(self._levels):
             self._drop(d, levels=True)
         m = len(fps)
-        block: Block = (np.asarray(fps, _U), np.zeros(m, _U), np.full(m, -1, np.int32),
+        block: Block = (np.asarray(fps, _U), np.zeros_like(fps), np.full(m, -1, np.int32),
                         None if self.exact else words)
         (f, p, a, w), off = split_by_bucket(block, self.buckets)
         recs = [(t, (C, (f[lo:hi], p[lo:hi], a[lo:hi], None if w is None else w[lo:hi])))
@@ -439,7 +446,7 @@ class RddEngine(JobCounters):
         parts = []
         for b in range(self.buckets):
             blocks = [self._load_level(d, b) for d in range(depth + 1)]
-            seen = merge_runs([blk[0] for blk in blocks])
+            seen = merge_runs([blk[0] for blk in blocks], self.cfg)
             part = self.sc.parallelize([(b, (V, seen)), (b, (L, blocks[-1]))], 1)
             del blocks, seen
             part.persist(self.cached)
@@ -450,23 +457,24 @@ class RddEngine(JobCounters):
         return self._partitioned(self.sc.union(parts))
 
     def parent(self, depth: int, fp: int) -> int | None:
-        b = int(bucket_of(np.array([fp], dtype=_U), self.buckets)[0])
+        width = self.cfg.key_width
+        b = int(bucket_of(keys_of([fp], width), self.buckets)[0])
         if depth not in self._levels and self.store is not None:  # before a resume
-            got = _parent_in(fp, [(b, (L, self._load_level(depth, b)))])
+            got = _parent_in(fp, width, [(b, (L, self._load_level(depth, b)))])
             return got[0]
-        got = self.sc.runJob(self._levels[depth], lambda it: _parent_in(fp, it), [b])
+        got = self.sc.runJob(self._levels[depth], lambda it: _parent_in(fp, width, it), [b])
         return got[0] if got else None
 
     def level_states(self, depth: int) -> tuple[np.ndarray, np.ndarray]:
         blocks = self._levels[depth].map(_value).collect()
-        fp = np.concatenate([b[0] for b in blocks]) if blocks else np.zeros(0, _U)
-        order = np.argsort(fp, kind="stable")
-        fp = fp[order]
+        fp = np.concatenate([b[0] for b in blocks]) if blocks else self.cfg.keys(0)
+        order = key_order(fp)
+        fp = take_rows(fp, order)
         if self.exact:
-            return fp, fp.reshape(-1, 1)
+            return fp, words_of_keys(fp)
         w = (np.concatenate([b[3] for b in blocks]) if blocks
              else np.zeros((0, self.n_words), _U))
-        return fp, np.ascontiguousarray(w[order])
+        return fp, np.ascontiguousarray(take_rows(w, order))
 
     def tidy(self, depth: int) -> None:
         """Levels ``0..depth`` are committed: drop what level ``depth + 1`` no longer

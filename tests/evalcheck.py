@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from modelcheck.kernel import Kernel
+from modelcheck.store import key_ints
 
 __all__ = ["assert_batch_matches_scalar"]
 
@@ -19,7 +20,7 @@ def assert_batch_matches_scalar(k: Kernel, states: list[list[int]]) -> None:
         succ = k.successors(cells)
         scalar = sorted((inst.id, k.fingerprint(nxt)) for inst, nxt in succ)
         mine = ex.parent_rows == row
-        batch = sorted(zip(ex.action_ids[mine].tolist(), ex.child_fps[mine].tolist()))
+        batch = sorted(zip(ex.action_ids[mine].tolist(), key_ints(ex.child_fps[mine])))
         assert batch == scalar
         bad_scalar = {p.name for p in k.check_invariants(cells)}
         bad_batch = {k.invariants[j].name for j, rows in enumerate(ex.invariant_rows)
@@ -27,8 +28,8 @@ def assert_batch_matches_scalar(k: Kernel, states: list[list[int]]) -> None:
         assert bad_batch == bad_scalar
         hits = set()
         for j, (rows, acts, fps) in enumerate(ex.property_hits):
-            hits |= {(k.properties[j].name, int(a), int(f))
-                     for r, a, f in zip(rows, acts, fps) if r == row}
+            hits |= {(k.properties[j].name, int(a), f)
+                     for r, a, f in zip(rows, acts, key_ints(fps)) if r == row}
         scalar_hits = {(p.name, inst.id, k.fingerprint(nxt))
                        for inst, nxt in succ for p in k.check_properties(cells, nxt)}
         assert hits == scalar_hits

@@ -44,6 +44,7 @@ from modelcheck.graph import build_graph
 from modelcheck.kernel import Kernel
 from modelcheck.liveness import LivenessError
 from modelcheck.simulate import WalkSet, run_walks, simulate
+from modelcheck.store import key_columns
 
 
 class Steps(Spec):
@@ -320,7 +321,8 @@ def test_the_family_evaluator_applies_the_action_constraints() -> None:
         a = k_grid.expand(words, constrain=constrain)
         assert not k_grid._family_failed  # evaluated over (instances x states)
         b = k_one.expand(words, constrain=constrain)
-        key = lambda e: np.lexsort((e.child_fps, e.action_ids, e.parent_rows))  # noqa: E731
+        key = lambda e: np.lexsort((*reversed(key_columns(e.child_fps)),  # noqa: E731
+                                    e.action_ids, e.parent_rows))
         ia, ib = key(a), key(b)
         for f in ("child_fps", "action_ids", "parent_rows"):
             assert np.array_equal(getattr(a, f)[ia], getattr(b, f)[ib]), f

@@ -14,6 +14,7 @@ from invariants import lookup
 from modelcheck import Explorer, explore
 from modelcheck.cli import cli
 from modelcheck.kernel import Kernel
+from modelcheck.store import key_ints
 from specs.kraft_lifecycle import (
     KRaftLifecycle,
     KRaftLifecycleBugEarlyShutdownGrant,
@@ -97,8 +98,8 @@ BUGS = [
     (KRaftLifecycleBugNoOffsetCheck, DEFAULT, "CaughtUpBeforeUnfence",
      {"ReportedCaughtUpBeforeUnfence"}, 5, ["Register", "Heartbeat", "Heartbeat"]),
     (KRaftLifecycleBugStaleEpoch, DEFAULT, "NoStaleRequestEffect", set(), 9,
-     ["Register", "Replay", "HeartbeatTimesOut", "Crash", "Start", "Register",
-      "ControllerHandlesDelayedHeartbeat"]),
+     ["RegistrationTimesOut", "Crash", "Start", "Register", "Replay",
+      "ControllerHandlesDelayedRegistration", "Heartbeat"]),
     (KRaftLifecycleBugFenceKeepsLeader, DEFAULT, "FencedNotLeader", {"FencedNotInIsr"}, 7,
      ["Register", "Replay", "Heartbeat", "Heartbeat", "SessionTimeout"]),
     (KRaftLifecycleBugEpochOnlyOnElection, DEFAULT, "LeaderEpochMonotonic", set(), 7,
@@ -228,13 +229,13 @@ def test_batch_and_scalar_agree(spec_index: int, walks: list) -> None:
     for row, cells in enumerate(states):
         scalar = sorted((inst.id, k.fingerprint(nxt)) for inst, nxt in k.successors(cells))
         mine = ex.parent_rows == row
-        assert sorted(zip(ex.action_ids[mine].tolist(), ex.child_fps[mine].tolist())) == scalar
+        assert sorted(zip(ex.action_ids[mine].tolist(), key_ints(ex.child_fps[mine]))) == scalar
         bad = {k.invariants[j].name for j, rows in enumerate(ex.invariant_rows) if row in rows}
         assert bad == {p.name for p in k.check_invariants(cells)}
         hits = set()
         for j, (rows, acts, fps) in enumerate(ex.property_hits):
-            hits |= {(k.properties[j].name, int(a), int(f))
-                     for r, a, f in zip(rows, acts, fps) if r == row}
+            hits |= {(k.properties[j].name, int(a), f)
+                     for r, a, f in zip(rows, acts, key_ints(fps)) if r == row}
         scalar_hits = {(p.name, inst.id, k.fingerprint(nxt))
                        for inst, nxt in k.successors(cells)
                        for p in k.check_properties(cells, nxt)}

@@ -1,4 +1,5 @@
-"""State layout: mixed-radix packing, exactness, and the documented 64-bit hash."""
+"""State layout: mixed-radix packing, exactness (one or two words), and the documented
+64-bit hash and its 128-bit pair for wider states."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from modelcheck import Array, Bool, Const, Ids, Int, Spec, action, explore
-from modelcheck.layout import collision_probability, fingerprint64
+from modelcheck.layout import collision_probability, fingerprint64, fingerprint128
 
 
 class Wide(Spec):
@@ -30,14 +31,55 @@ class Wide(Spec):
         return ~s.b
 
 
-def test_wide_layout_uses_hashed_fingerprints_and_explores_exactly() -> None:
+class Wider(Wide):
+    """``Wide`` with two constant cells that take the state past 128 bits."""
+
+    pad1 = Int(0, 2**60)
+    pad2 = Int(0, 2**60)
+
+
+def test_two_word_layout_is_exact_and_explores_exactly() -> None:
     spec = Wide()
-    assert spec.layout.n_words > 1 and not spec.layout.exact
+    assert spec.layout.n_words == 2 and spec.layout.exact
     r = explore(spec)
     # 3 values per cell, 12 cells, times the flag
     assert r.distinct_states == 3**12 * 2
-    assert r.fingerprint == "hash64"
-    assert 0 < r.collision_probability < 1e-6
+    assert r.fingerprint == "exact"
+    assert r.collision_probability == 0.0
+
+
+def test_wider_layout_uses_128_bit_fingerprints_and_explores_exactly() -> None:
+    spec = Wider(N=8)
+    assert spec.layout.n_words > 2 and not spec.layout.exact
+    r = explore(spec)
+    assert r.distinct_states == 3**8 * 2
+    assert r.fingerprint == "hash128"
+    n = r.distinct_states
+    assert r.collision_probability == n * (n - 1) / 2 / 2.0**128
+    # the issue's figure: 10**9 states of more than 128 bits collide with a chance
+    # below 10**-18
+    assert collision_probability(10**9, False) < 1e-18
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(0, 20), st.integers(1, 40), st.integers(0, 2**32 - 1))
+def test_fingerprint128_matches_the_reference(n: int, k: int, seed: int) -> None:
+    """Column 0 is the 64-bit hash; column 1 the documented weighted sum of the same
+    mixed words, finalised (both ways of computing column 0, whatever the shape)."""
+    rng = np.random.default_rng(seed)
+    words = rng.integers(0, 2**64, size=(n, k), dtype=np.uint64, endpoint=False)
+    words[rng.random((n, k)) < 0.2] = np.uint64(2**64 - 1)
+    fp = fingerprint128(words)
+    assert fp.shape == (n, 2) and fp.dtype == np.uint64
+    assert fp[:, 0].tolist() == _reference_hash(words)
+    mask, s1, s2 = 2**64 - 1, 0x9E3779B97F4A7C15, 0xD1B54A32D192ED03
+    want = []
+    for row in words.tolist():
+        acc = s2
+        for i, w in enumerate(row):
+            acc += _mix((w + i * s1) & mask) * ((2 * i + 1) * s2 & mask)
+        want.append(_mix(acc & mask))
+    assert fp[:, 1].tolist() == want
 
 
 @settings(max_examples=50, deadline=None)
@@ -50,6 +92,33 @@ def test_pack_unpack_roundtrip(data: st.DataObject) -> None:
     assert layout.unpack(words) == cells
     values = layout.values_from_cells(cells)
     assert layout.cells_from_values(values) == cells
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.integers(0, 62), min_size=1, max_size=8), st.data())
+def test_pack_unpack_any_cell_sizes(bits: list[int], data: st.DataObject) -> None:
+    """Cells of any sizes (mixed radix, in two words by first fit when the layout order
+    would take more): packing round-trips, through both decoders."""
+    from modelcheck.family import Decoder
+
+    ns: dict = {f"v{i}": Int(0, 2**b + i) for i, b in enumerate(bits)}
+    ns["Noop"] = action(lambda self, s, t: s.v0 >= 0)
+    layout = type("Cells", (Spec,), ns)().layout
+    cells = [[data.draw(st.integers(c.lo, c.hi)) for c in layout.cells] for _ in range(3)]
+    words = layout.pack_columns([np.array(col) for col in zip(*cells)])
+    assert [layout.unpack(w) for w in words] == cells
+    every = np.arange(len(layout.cells))
+    assert Decoder(layout).matrix(words, every).tolist() == cells
+
+
+def test_cells_that_fit_two_words_by_first_fit_are_exact() -> None:
+    """Sizes 2**40, 2**30, 2**20, 2**30 take three words in layout order, two when
+    each cell goes to the first word with room: exact fingerprints."""
+    ns: dict = {f"v{i}": Int(0, 2**b - 1) for i, b in enumerate((40, 30, 20, 30))}
+    ns["Noop"] = action(lambda self, s, t: s.v0 >= 0)
+    layout = type("FirstFit", (Spec,), ns)().layout
+    assert layout.n_words == 2 and layout.exact
+    assert layout.word_of.tolist() == [0, 1, 0, 1]
 
 
 def test_fingerprint64_is_fixed() -> None:
@@ -73,18 +142,20 @@ def test_fingerprint64_matches_the_reference(n: int, k: int, seed: int) -> None:
     assert fingerprint64(words).dtype == np.uint64
 
 
-def _reference_hash(words: np.ndarray) -> list[int]:
+def _mix(x: int) -> int:
+    """SplitMix64's finaliser in plain Python integers."""
+    mask = 2**64 - 1
+    x ^= x >> 30
+    x = (x * 0xBF58476D1CE4E5B9) & mask
+    x ^= x >> 27
+    x = (x * 0x94D049BB133111EB) & mask
+    return x ^ (x >> 31)
+
+
+def _reference_hash(words: np.ndarray, seed: int = 0x9E3779B97F4A7C15) -> list[int]:
     """The documented algorithm in plain Python integers."""
     mask = 2**64 - 1
-    seed = 0x9E3779B97F4A7C15
-
-    def mix(x: int) -> int:
-        x ^= x >> 30
-        x = (x * 0xBF58476D1CE4E5B9) & mask
-        x ^= x >> 27
-        x = (x * 0x94D049BB133111EB) & mask
-        return x ^ (x >> 31)
-
+    mix = _mix
     out = []
     for row in words.tolist():
         h = seed
@@ -96,5 +167,6 @@ def _reference_hash(words: np.ndarray) -> list[int]:
 
 def test_collision_probability() -> None:
     assert collision_probability(10**6, exact=True) == 0.0
-    p = collision_probability(10**6, exact=False)
+    p = collision_probability(10**6, exact=False, bits=64)
     assert 2e-8 < p < 3e-8
+    assert collision_probability(10**6, exact=False) == p / 2.0**64

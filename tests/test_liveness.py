@@ -74,6 +74,24 @@ def test_random_specs_agree_with_the_oracle_and_lassos_are_fair_violations(cls):
         check_lasso(spec, r.violation)
 
 
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow,
+                                                                   HealthCheck.filter_too_much])
+@given(live_spec())
+def test_two_word_states_give_the_verdicts_and_lassos_of_one_word(cls):
+    """The same spec with two constant 41-bit variables (two-word states, exact
+    two-column fingerprints): the graph, the verdicts and fair lassos are the same."""
+    wide = type("Wide" + cls.__name__, (cls,), {"pad": Int(0, 2**40), "pad2": Int(0, 2**40)})
+    spec = wide()
+    assert spec.layout.n_words == 2
+    res = check_liveness(spec, batch_size=3)
+    base = check_liveness(cls(), batch_size=3)
+    assert res.liveness["properties"] == base.liveness["properties"]
+    assert (res.distinct_states, res.generated_states) == \
+        (base.distinct_states, base.generated_states)
+    if res.violation is not None:
+        check_lasso(spec, res.violation)
+
+
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow,
                                                                    HealthCheck.filter_too_much])
 @given(live_spec())
@@ -250,6 +268,7 @@ class Wide(Spec):
     check_deadlock = False
     x = Int(0, 2**40)
     y = Int(0, 2**40)
+    z = Int(0, 2**40)  # three words: 128-bit fingerprints
 
     @action(fair="weak")
     def Step(self, s, t):
@@ -271,7 +290,7 @@ def test_hashed_layouts_safety_first_and_selection():
     from modelcheck.liveness import split_checks
 
     spec = Wide()
-    assert not spec.layout.exact
+    assert not spec.layout.exact and spec.layout.key_width == 2
     r = check_liveness(spec)
     assert r.liveness["properties"] == {"ZeroAgain": "holds", "Settles": "violated"}
     assert r.violation.loop == 0 and len(r.violation.trace) == 5

@@ -26,6 +26,7 @@ from modelcheck.graphstore import (
 )
 from modelcheck.kernel import Kernel
 from modelcheck.liveness import GraphCollector, StateGraph, fair_components, split_checks
+from modelcheck.store import keys_of
 from modelcheck.temporal import FairnessCondition, always_eventually, fairness_conditions
 from tests.livespec import live_spec
 
@@ -366,6 +367,25 @@ def test_fp_index_finds_what_a_dict_finds(fps, extra, offset, small):
     want = {int(f): i + offset for i, f in enumerate(arr)}
     q = np.array([*fps, *extra, *fps[:5]], dtype=np.uint64)
     assert ix.find(q).tolist() == [want.get(int(f), -1) for f in q]
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.tuples(U64, U64), unique=True, max_size=200),
+       st.lists(st.tuples(U64, U64), max_size=40), st.integers(0, 1000),
+       st.integers(0, 20))
+def test_fp_index_of_two_word_keys_finds_what_a_dict_finds(pairs, extra, offset, twins):
+    """Two-column keys hash to 64 bits (no bijection): keys whose hashes collide
+    (``(a + M2, b - M1)`` has the hash of ``(a, b)``) are each found at their own row."""
+    m1, m2, mask = 0x9E3779B97F4A7C15, 0xC2B2AE3D27D4EB4F, 2**64 - 1
+    keys = {(a << 64) | b for a, b in pairs}
+    for a, b in pairs[:twins]:
+        keys.add((((a + m2) & mask) << 64) | ((b - m1) & mask))
+    srt = sorted(keys)
+    arr = keys_of(srt, 2)
+    ix = FpIndex(arr, offset)
+    want = {k: i + offset for i, k in enumerate(srt)}
+    q = [*srt, *((a << 64) | b for a, b in extra)]
+    assert ix.find(keys_of(q, 2)).tolist() == [want.get(k, -1) for k in q]
 
 
 def test_fp_index_empty_and_full_range():

@@ -33,6 +33,7 @@ from modelcheck.kernel import Kernel
 from modelcheck.result import Result
 from modelcheck.simulate import SimConfig, Simulator, WalkSet, run_walks, simulate
 from modelcheck.spec import Spec
+from modelcheck.store import key_ints
 from spark_explore.cli import spark as spark_command
 from spark_explore.simulate import SparkSimulator
 from specs.kraft_broker import KRaftBroker
@@ -111,7 +112,7 @@ def schedule_oracle(spec: Spec, seed: int, runs: int, tasks: int, width: int
                 total["ends"][why] = total["ends"].get(why, 0) + n
             for name, n in zip(names, tally.fired):
                 total["fired"][name] += int(n)
-            states |= set(tally.states.tolist())
+            states |= set(key_ints(tally.states))
             if tally.found is not None and (found is None or tally.found.walk < found.walk):
                 found = tally.found
         a, r = b, r + 1

@@ -18,9 +18,74 @@ from modelcheck.store import (
     dedupe_min_inverse,
     group_argmin,
     group_min_mask,
+    key_int,
+    key_ints,
+    key_less,
+    key_order,
+    key_searchsorted,
+    key_starts,
+    keys_of,
 )
 
 small_u64 = st.lists(st.integers(0, 40), min_size=0, max_size=80)
+
+
+#: two-word keys from few distinct column values, so that runs of equal column 0 with
+#: different column 1 (the case the two-column sort re-sorts) are common
+_COL = st.sampled_from([0, 1, 2, 2**63, 2**64 - 1])
+two_word = st.lists(st.tuples(_COL, _COL).map(lambda t: (t[0] << 64) | t[1]), max_size=60)
+
+
+@settings(max_examples=300, deadline=None)
+@given(ints=two_word, q=two_word)
+def test_two_word_keys_against_python_ints(ints: list[int], q: list[int]) -> None:
+    """The key API on two-column keys is plain Python int order: sort (stable), runs,
+    insertion points, comparison, conversion."""
+    import bisect
+
+    k = keys_of(ints, 2)
+    assert k.shape == (len(ints), 2)
+    assert key_ints(k) == ints and [key_int(k, i) for i in range(len(ints))] == ints
+    order = key_order(k)
+    assert order.tolist() == sorted(range(len(ints)), key=lambda i: (ints[i], i))
+    sk = k[order]
+    assert key_ints(sk[key_starts(sk)]) == sorted(set(ints))
+    srt = sorted(ints)
+    qk = keys_of(q, 2)
+    assert key_searchsorted(sk, qk).tolist() == [bisect.bisect_left(srt, x) for x in q]
+    m = min(len(ints), len(q))
+    assert key_less(k[:m], qk[:m]).tolist() == [a < b for a, b in zip(ints, q)]
+    u, kmin, rows = dedupe_min(k, np.arange(len(ints))[::-1].copy())
+    assert key_ints(u) == sorted(set(ints))
+    assert [ints[r] for r in rows.tolist()] == key_ints(u)
+
+
+@settings(max_examples=150, deadline=None)
+@given(batches=st.lists(two_word, max_size=6), q=two_word, block=st.integers(1, 9))
+def test_two_word_fingerprint_set_against_a_set(batches: list[list[int]], q: list[int],
+                                                block: int) -> None:
+    """Merging sorted batches in place, block by block, keeps the set sorted and exact."""
+    fs = FingerprintSet(2)
+    fs._BLOCK = block  # many blocks: the in-place merge moves keys across them
+    ref: set[int] = set()
+    for b in batches:
+        new = sorted(set(b) - ref)
+        fs.add_sorted(keys_of(new, 2))
+        ref |= set(new)
+        assert key_ints(fs._a) == sorted(ref)
+        assert len(fs) == len(ref)
+    assert fs.contains(keys_of(q, 2)).tolist() == [x in ref for x in q]
+
+
+def test_level_store_paths_of_two_word_keys() -> None:
+    levels = LevelStore()
+    big = (5 << 64) | 7
+    levels.append(keys_of([1, big], 2), np.full(2, 0xFFFFFFFF, dtype=np.uint32))
+    levels.append(keys_of([3, (1 << 64) | 2, big + 1], 2), np.array([1, 0, 1]))
+    assert levels.index_of(1, big + 1) == 2
+    assert levels.path(1, levels.index_of(1, (1 << 64) | 2)) == [1, (1 << 64) | 2]
+    with pytest.raises(KeyError):
+        levels.index_of(1, big)
 
 
 @settings(max_examples=200, deadline=None)
@@ -178,6 +243,17 @@ def test_bucket_of_is_splitmix64_then_a_range_map(values: list[int], k: int,
     assert got == [bucket(x) for x in values]
 
 
+def test_two_column_keys_go_to_the_bucket_of_their_column_0() -> None:
+    """A two-column key's bucket is that of its column 0 (which mixes both words of a
+    two-word state), whatever its column 1."""
+    rng = np.random.default_rng(1)
+    keys = rng.integers(0, 2**63, (1000, 2)).astype(np.uint64)
+    keys[500:, 0] = keys[:500, 0]  # equal column 0, other column 1
+    b = shards.bucket_of(keys, 5)
+    assert b.tolist() == shards.bucket_of(np.ascontiguousarray(keys[:, 0]), 5).tolist()
+    assert (b[500:] == b[:500]).all()
+
+
 def test_candidate_files_round_trip(tmp_path: Path) -> None:
     rng = np.random.default_rng(0)
     fps = np.unique(rng.integers(0, 2**63, 1000).astype(np.uint64))
@@ -198,64 +274,83 @@ def test_candidate_files_round_trip(tmp_path: Path) -> None:
 @given(seen=st.sets(st.integers(0, 2**64 - 1), max_size=60),
        cuts=st.lists(st.integers(0, 60), max_size=4),
        fresh=st.sets(st.integers(0, 2**64 - 1), max_size=30),
-       share=st.integers(0, 30), merge=st.sampled_from([0, 8, 10**6]))
+       share=st.integers(0, 30), merge=st.sampled_from([0, 8, 10**6]),
+       width=st.sampled_from([1, 2]))
 def test_not_in_against_a_set(seen: set[int], cuts: list[int], fresh: set[int],
-                              share: int, merge: int) -> None:
+                              share: int, merge: int, width: int) -> None:
     """The visited check against disjoint sorted runs, merged or binary-searched
     (``MERGE_SEARCH`` 0 always searches, 10**6 always merges): exactly the queries in
-    none of the runs."""
+    none of the runs, for keys of one column and of two (:func:`_wide`)."""
+    if width == 2:
+        seen, fresh = {_wide(x) for x in seen}, {_wide(x) for x in fresh}
     members = list(seen)  # any order: the runs split the set anyhow
     bounds = [0, *sorted(min(c, len(members)) for c in cuts), len(members)]
-    runs = [np.array(sorted(members[a:b]), dtype=np.uint64)
+    runs = [keys_of(sorted(members[a:b]), width)
             for a, b in zip(bounds, bounds[1:], strict=False)]
     queries = sorted(fresh | set(sorted(seen)[:share]))
     mp = pytest.MonkeyPatch()
     mp.setattr(shards, "MERGE_SEARCH", merge)
     try:
-        got = shards._not_in(runs, np.array(queries, dtype=np.uint64))
+        got = shards._not_in(runs, keys_of(queries, width))
     finally:
         mp.undo()
     assert got.tolist() == [q not in seen for q in queries]
 
 
-def test_shard_dedupe_picks_smallest_parent() -> None:
-    fps = np.array([5, 7, 9, 5, 9, 5], dtype=np.uint64)  # three producers' runs
-    parents = np.array([40, 41, 42, 30, 50, 35], dtype=np.uint64)
-    acts = np.array([1, 2, 3, 4, 5, 6], dtype=np.int32)
-    f, p, a, _ = shards._dedupe(fps, parents, acts, None)
-    assert f.tolist() == [5, 7, 9]
-    assert p.tolist() == [30, 41, 42]
-    assert a.tolist() == [4, 2, 3]
+def _wide(x: int) -> int:
+    """A two-column key (as an int) for ``x``: column 0 shared by groups of three
+    (ties that column 1 decides), column 1 scrambled (out of the order of ``x``)."""
+    return ((x // 3) << 64) | ((x * 0x9E3779B97F4A7C15 + 17) & ((1 << 64) - 1))
+
+
+@pytest.mark.parametrize("width", [1, 2])
+def test_shard_dedupe_picks_smallest_parent(width: int) -> None:
+    wide = _wide if width == 2 else int
+    kids = [wide(x) for x in (5, 7, 9, 5, 9, 5, 5)]  # three producers' runs
+    dads = [wide(x) for x in (40, 41, 42, 30, 50, 35, 31)]  # (30 and 31: one column 0)
+    acts = np.array([1, 2, 3, 4, 5, 6, 7], dtype=np.int32)
+    fps, parents = keys_of(kids, width), keys_of(dads, width)
+    order = key_order(fps)  # each producer's run is sorted
+    f, p, a, _ = shards._dedupe(fps[order], parents[order], acts[order], None)
+    want: dict[int, tuple[int, int]] = {}
+    for c, d, x in zip(kids, dads, acts.tolist(), strict=True):
+        want[c] = min((d, x), want.get(c, (d, x)))
+    assert key_ints(f) == sorted(want)
+    assert list(zip(key_ints(p), a.tolist())) == [want[k] for k in sorted(want)]
 
 
 @settings(max_examples=60, deadline=None)
 @given(levels=st.lists(st.lists(st.tuples(st.integers(0, 300), st.integers(0, 50)),
                                 max_size=60), min_size=1, max_size=12),
-       buckets=st.integers(1, 3), rebase=st.sampled_from([0.0, 0.5, 100.0]))
+       buckets=st.integers(1, 3), rebase=st.sampled_from([0.0, 0.5, 100.0]),
+       width=st.sampled_from([1, 2]))
 def test_shard_commits_against_a_set(tmp_path_factory: pytest.TempPathFactory,
                                      levels: list[list[tuple[int, int]]], buckets: int,
-                                     rebase: float) -> None:
+                                     rebase: float, width: int) -> None:
     """Bucket commits, level after level (the visited shard as a base and the level runs
     since, whatever the rebase share), against a Python set: each level holds exactly
     the states not seen before, each with its smallest parent; the shard's runs are
     disjoint and hold the states seen so far, and every bucket rewrites its base at the
     levels bucket 0's rule says. Transitions come from one producer or from every
-    bucket's, as when a level ran in the driver or as Spark tasks."""
+    bucket's, as when a level ran in the driver or as Spark tasks. Keys of one column
+    and of two (:func:`_wide`)."""
     root = tmp_path_factory.mktemp("shards")
-    cfg = shards.ShardConfig(_worker(), str(root), buckets)
+    cfg = shards.ShardConfig(_worker(width), str(root), buckets)
+    if width == 2:
+        levels = [[(_wide(c), _wide(p)) for c, p in trans] for trans in levels]
     mp = pytest.MonkeyPatch()
     mp.setattr(shards, "REBASE", rebase)
     try:
         seen: set[int] = set()
         for depth, trans in enumerate(levels):
-            fps = np.array([c for c, _ in trans], dtype=np.uint64)
-            parents = np.array([p for _, p in trans], dtype=np.uint64)
+            fps = keys_of([c for c, _ in trans], width)
+            parents = keys_of([p for _, p in trans], width)
             acts = np.zeros(len(fps), dtype=np.int32)
             src = depth - 1 if depth else shards.INIT
             producers = 1 if depth == 0 or depth % 2 else buckets
             for j in range(producers):
                 part = slice(j, None, producers)
-                order = np.argsort(fps[part], kind="stable")
+                order = key_order(fps[part])
                 shards.write_candidates(root, src, j, buckets, fps[part][order],
                                         parents[part][order], acts[part][order], None)
             want = {}
@@ -265,9 +360,9 @@ def test_shard_commits_against_a_set(tmp_path_factory: pytest.TempPathFactory,
             got: dict[int, int] = {}
             for b in range(buckets):
                 f, p, _, _ = shards._commit(cfg, depth, b, producers)
-                assert f.tolist() == sorted(f.tolist())
-                got.update(zip(f.tolist(), p.tolist(), strict=True))
-                shard = [r.tolist() for r in shards.load_visited(root, depth, b)]
+                assert f.ndim == p.ndim == width and key_ints(f) == sorted(key_ints(f))
+                got.update(zip(key_ints(f), key_ints(p), strict=True))
+                shard = [key_ints(r) for r in shards.load_visited(root, depth, b)]
                 assert sum(len(r) for r in shard) == len({x for r in shard for x in r})
                 assert all(r == sorted(r) for r in shard)
             assert got == want
@@ -281,7 +376,7 @@ def test_shard_commits_against_a_set(tmp_path_factory: pytest.TempPathFactory,
                     assert base_now.samefile(base_before) is not due
             seen |= set(want)
             runs = [shards.load_visited(root, depth, b) for b in range(buckets)]
-            assert sorted(x for r in runs for a in r for x in a.tolist()) == sorted(seen)
+            assert sorted(x for r in runs for a in r for x in key_ints(a)) == sorted(seen)
             # as the engine tidies: what the next level does not read becomes spares
             shards.retire(root, [shards.visited_dir(root, depth - 1),
                                  shards.cand_dir(root, src)], depth)
@@ -318,23 +413,25 @@ def test_shard_commit_reads_older_visited_shards(tmp_path: Path, form: str) -> N
 @given(levels=st.lists(st.lists(st.tuples(st.integers(0, 200), st.integers(0, 400),
                                           st.integers(0, 140)), max_size=60),
                        min_size=1, max_size=8),
-       buckets=st.integers(1, 3))
+       buckets=st.integers(1, 3), width=st.sampled_from([1, 2]))
 def test_shard_commits_of_parent_rows(tmp_path_factory: pytest.TempPathFactory,
                                       levels: list[list[tuple[int, int, int]]],
-                                      buckets: int) -> None:
+                                      buckets: int, width: int) -> None:
     """Transitions written as the tasks write them (each parent named by its row in the
     producer's part of the level before, action ids in the narrowest type) commit as a
     Python set and dict say: each level holds the states not seen before, each with the
     smallest (parent fingerprint, action id) among the transitions into it. The files
-    no longer read are retired level by level, so later writes overwrite them."""
+    no longer read are retired level by level, so later writes overwrite them. Keys of
+    one column and of two (:func:`_wide`)."""
     root = tmp_path_factory.mktemp("rows")
-    cfg = shards.ShardConfig(_worker(), str(root), buckets)
+    cfg = shards.ShardConfig(_worker(width), str(root), buckets)
+    wide = _wide if width == 2 else int
     seen: set[int] = set()
-    init = np.array([0, 1], dtype=np.uint64)
-    shards.write_candidates(root, shards.INIT, 0, buckets, init, np.zeros(2, np.uint64),
+    init = keys_of(sorted([wide(0), wide(1)]), width)
+    shards.write_candidates(root, shards.INIT, 0, buckets, init, np.zeros_like(init),
                             np.full(2, -1, np.int32), None)
     prev = [shards._commit(cfg, 0, b)[0] for b in range(buckets)]
-    seen |= {0, 1}
+    seen |= {wide(0), wide(1)}
     for depth, trans in enumerate(levels, start=1):
         shards.retire(root, [shards.visited_dir(root, depth - 2),
                              shards.cand_dir(root, depth - 2)], depth)
@@ -344,12 +441,13 @@ def test_shard_commits_of_parent_rows(tmp_path_factory: pytest.TempPathFactory,
             for c, p, a in trans:
                 if p % buckets != j or len(prev[j]) == 0:
                     continue
+                c = wide(c)
                 row = p % len(prev[j])
                 best[c] = min((row, a), best.get(c, (row, a)))
                 if c not in seen:
-                    key = (int(prev[j][row]), a)
+                    key = (key_int(prev[j], row), a)
                     want[c] = min(key, want.get(c, key))
-            kids = np.array(sorted(best), dtype=np.uint64)
+            kids = keys_of(sorted(best), width)
             rows = np.array([best[c][0] for c in sorted(best)], dtype=np.int64)
             acts = np.array([best[c][1] for c in sorted(best)], dtype=np.int64)
             shards.write_candidate_rows(root, depth - 1, j, buckets, kids, rows, acts, None)
@@ -358,15 +456,16 @@ def test_shard_commits_of_parent_rows(tmp_path_factory: pytest.TempPathFactory,
         for b in range(buckets):
             f, p, a, _ = shards._commit(cfg, depth, b)
             assert a.dtype == np.int32
-            got.update((int(x), (int(y), int(z))) for x, y, z in zip(f, p, a, strict=True))
+            got.update((x, (y, int(z))) for x, y, z in zip(key_ints(f), key_ints(p), a,
+                                                           strict=True))
             prev.append(f)
         assert got == want
         seen |= set(want)
 
 
-def _worker() -> WorkerConfig:
+def _worker(width: int = 1) -> WorkerConfig:
     return WorkerConfig(target="x:Y", constants=(), invariants=None, check_deadlock=None,
-                        symmetry=False, n_words=1)
+                        symmetry=False, n_words=width, key_width=width)
 
 
 def test_read_rows_into_a_buffer_and_a_truncated_file(tmp_path: Path) -> None:

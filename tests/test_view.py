@@ -20,6 +20,7 @@ import pytest
 from modelcheck import Int, Spec, action, check_liveness, explore, invariant, where
 from modelcheck.domains import Bool
 from modelcheck.errors import SpecDefinitionError
+from modelcheck.kernel import Kernel
 from modelcheck.liveness import LivenessError
 from modelcheck.temporal import eventually
 from tests.bruteforce import assert_replays, brute_force_view
@@ -230,7 +231,10 @@ def test_mixed_radix_projection() -> None:
 
 
 def test_a_view_keeps_whole_states_even_when_they_fit_one_word() -> None:
-    assert FirstWins().layout.n_words == 2 and not FirstWins().layout.exact
+    # two words, keyed by the views' (exact) two-column keys, never taken for the states
+    k = Kernel(FirstWins())
+    assert FirstWins().layout.n_words == 2 and k.key_kind == "exact" and not k.exact
+    assert k.key_width == 2 and Kernel(FirstWins(), view=False).exact
 
 
 class Live(Spec):

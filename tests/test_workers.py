@@ -18,19 +18,20 @@ import os
 import signal
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
-from bruteforce import brute_force_check
+from bruteforce import assert_replays, brute_force_check
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from killrun import kill_at_level
 from randspec import random_spec
 from test_view_oracle import view_spec
 
-from modelcheck import Explorer, Int, Result, Spec, action
+from modelcheck import Explorer, Int, Result, Spec, action, invariant, where
 from modelcheck.checkpoint import MANIFEST
 from modelcheck.cli import cli
 from modelcheck.config import CheckConfig, parse_workers
@@ -83,6 +84,113 @@ def test_random_specs_equal_one_process(cls: type[Spec], workers: int, buckets: 
         if o.status != "ok":
             assert many.violation is not None
             assert len(many.violation.trace) == len(o.trace)
+
+
+# ---------------------------------------------------------------- wide states
+def _kind(spec: Spec) -> str:
+    """The keys a spec's states get (docs/fingerprints.md): the packed state itself up to
+    two words, a 128-bit hash beyond."""
+    return "exact" if spec.layout.n_words <= 2 else "hash128"
+
+
+def _level_files(root: Path) -> list[tuple[int, Path]]:
+    return sorted((int(p.parent.name[1:]), p) for p in (root / "shards").glob("L0*/b*.fp.npy"))
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.one_of(random_spec(wide=True), random_spec(wide=True, max_vars=2),
+                 random_spec(wide=True, action_constraints=True)),
+       st.integers(1, 3), st.integers(1, 4), st.sampled_from([0, 0, 10**9]))
+def test_random_wide_specs_keyed_as_one_process(cls: type[Spec], workers: int, buckets: int,
+                                                threshold: int) -> None:
+    """States of one, two (41-bit variables: exact two-column keys) and three or four
+    words (128-bit hashes): the workers' bucket files hold the run's keys, one column or
+    two, and the run is the one process's field by field (the fingerprint kind and the
+    collision figure, the shortest counterexample). Against the brute-force oracle: the
+    verdict, counts and trace length, and, where keys are exact, every level's states
+    decoded from the keys in the level files are the oracle's states of that level."""
+    spec = cls()
+    words = spec.layout.n_words
+    one = Explorer(spec).run()
+    with tempfile.TemporaryDirectory() as d:
+        many = parallel(spec, workers, buckets=buckets, driver_threshold=threshold,
+                        checkpoint_dir=d)
+        assert_same(one, many)
+        n = many.distinct_states
+        assert many.fingerprint == _kind(spec)
+        assert many.collision_probability == (
+            0.0 if words <= 2 else pytest.approx(n * (n - 1) / 2 / 2.0**128))
+        files = _level_files(Path(d))
+        assert files
+        levels: dict[int, set[tuple[int, ...]]] = {}
+        for depth, f in files:
+            fps = np.load(f)
+            assert fps.ndim == (1 if words == 1 else 2)
+            has_words = f.with_name(f.name.replace(".fp.", ".w.")).exists()
+            assert has_words == (words > 2)
+            if words <= 2 and len(fps):
+                cells = levels.setdefault(depth, set())
+                cells |= {tuple(spec.layout.unpack(w)) for w in spec.layout.words_of_keys(fps)}
+    o = brute_force_check(spec)
+    assert (many.status, many.distinct_states, many.depth) == (o.status, o.distinct, o.depth)
+    if o.status != "ok":
+        assert many.violation is not None
+        assert len(many.violation.trace) == len(o.trace)
+        assert_replays(spec, many.violation.trace)
+    elif words <= 2:
+        want: dict[int, set[tuple[int, ...]]] = {}
+        for c, depth in o.stored:
+            want.setdefault(depth, set()).add(tuple(c))
+        assert levels == want
+
+
+def _wide_ladder(words: int) -> type[Spec]:
+    """:class:`tests.ladder_spec.Ladder`'s steps over variables wide enough for
+    ``words`` words (41-bit ``y`` and ``z``, and a third for three words), with an
+    invariant that fails at the last level."""
+    ns: dict[str, Any] = {"x": Int(0, 12), "y": Int(0, 2**40 + 6), "z": Int(0, 2**40 + 6),
+                          "check_deadlock": False}
+    if words == 3:
+        ns["pad"] = Int(0, 2**40)
+
+    def climb(self: Any, s: Any, t: Any) -> Any:
+        t.x = s.x + 1
+        t.y = where(s.y < 6, s.y + 1, 0)
+        return s.x < 12
+
+    def climb_z(self: Any, s: Any, t: Any) -> Any:
+        t.x = s.x + 1
+        t.z = where(s.z < 6, s.z + 1, 0)
+        return s.x < 12
+
+    def not_top(self: Any, s: Any) -> Any:
+        return (s.x < 12) | (s.y != s.z)
+
+    ns["Climb"] = action(climb)
+    ns["ClimbZ"] = action(climb_z)
+    ns["NotTop"] = invariant(not_top)
+    return type(f"WideLadder{words}", (Spec,), ns)
+
+
+@pytest.mark.parametrize("words", [2, 3])
+def test_wide_states_resume_as_one_process(tmp_path: Path, words: int) -> None:
+    """A run of two- and three-word states stopped by --max-depth and resumed from its
+    checkpoint (levels, visited shards and successors of two-column keys) gives the
+    uninterrupted one-process result: the same counts and the same shortest
+    counterexample, rebuilt from the parents' two-column keys."""
+    spec = _wide_ladder(words)()
+    assert spec.layout.n_words == words
+    one = Explorer(spec).run()
+    assert one.status == "violation" and one.fingerprint == _kind(spec)
+    ck = tmp_path / "ck"
+    first = parallel(spec, 2, buckets=3, checkpoint_dir=str(ck), max_depth=5)
+    assert (first.depth, first.status) == (5, "incomplete")
+    resumed = parallel(spec, 2, buckets=3, checkpoint_dir=str(ck), resume=True)
+    a, b = one.to_json(), resumed.to_json()
+    for key in ("status", "distinct_states", "generated_states", "depth", "violation",
+                "fingerprint", "collision_probability", "coverage"):
+        assert b[key] == a[key], key
+    assert all(np.load(f).ndim == 2 for _, f in _level_files(ck))
 
 
 @settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])

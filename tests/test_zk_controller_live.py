@@ -93,14 +93,14 @@ def test_unclean_and_weak_election_fairness() -> None:
 
 VARIANTS = [
     (ZkControllerLiveBugNoStartupSync, 51_054, "ReplicasConverge",
-     (7, 6, ["ElectController", "Expire", "Load", "ElectLeader", "Reconnect",
-             "DeliverLAIR"])),
+     (7, 6, ["ElectController", "Load", "Expire", "ElectLeader", "DeliverLAIR",
+             "Reconnect"])),
     (ZkControllerLiveBugLossyRequests, 358_960, "ReplicasConverge",
-     (8, 7, ["ElectController", "Load", "ElectLeader", "Sync", "DropLAIR", "Sync",
+     (8, 7, ["ElectController", "Load", "Crash", "Sync", "SessionTimeout", "ElectLeader",
              "DropLAIR"])),
     (ZkControllerLiveBugShrinkWithoutLeader, 246_622, "PartitionEventuallyLed",
-     (11, 10, ["ElectController", "Load", "ElectLeader", "Expire", "Sync", "DeliverLAIR",
-               "Produce", "ShrinkIsr", "DeliverLAIR", "Crash"])),
+     (11, 10, ["ElectController", "Load", "ElectLeader", "Expire", "DeliverLAIR", "Produce",
+               "ShrinkIsr", "Sync", "DeliverLAIR", "Crash"])),
 ]
 IDS = [v[0].__name__.removeprefix("ZkControllerLiveBug") for v in VARIANTS]
 
@@ -128,7 +128,10 @@ def test_no_startup_sync_leaves_the_returning_broker_behind() -> None:
     v = check_liveness(ZkControllerLiveBugNoStartupSync()).violation
     last = v.trace[-1].state
     assert last["zkLive"] == {1, 2} and last["zkLE"][1] == 1
-    assert last["rLE"] == {1: {1: 0}, 2: {1: 1}} and last["lCE"] == {1: 0, 2: 0}
+    # one broker has the leader epoch, the one that came back has not (which of the two
+    # depends on the order of the fingerprints)
+    assert sorted(le[1] for le in last["rLE"].values()) == [0, 1]
+    assert last["lCE"] == {1: 0, 2: 0}
 
 
 def test_shrink_without_leader_leaves_only_the_dead_leader_in_the_isr() -> None:

@@ -19,8 +19,9 @@ def new_result(kernel: Kernel, config: CheckConfig, backend: str = "local") -> R
     """An empty result of a check of ``kernel``'s spec with ``config`` (every explorer's)."""
     spec, layout = kernel.spec, kernel.layout
     return Result(spec=spec.name, constants=dict(spec.constants), status=Status.OK,
-                  fingerprint="exact" if layout.exact else "hash64",
-                  state_bits=layout.bits, state_cells=len(layout.cells), backend=backend,
+                  fingerprint=kernel.key_kind,
+                  state_bits=layout.bits, state_words=layout.n_words,
+                  state_cells=len(layout.cells), backend=backend,
                   symmetry=list(kernel.symmetry.names) if kernel.symmetry else [],
                   view=list(kernel.view) if kernel.view else [],
                   checked={"invariants": [p.name for p in kernel.invariants],
@@ -39,7 +40,8 @@ def complete_result(res: Result, kernel: Kernel, *, violation: Violation | None,
     res.depth = depth
     res.seconds = seconds
     res.coverage = coverage_table(kernel.actions, fired, new_by_action)
-    res.collision_probability = collision_probability(distinct, kernel.layout.exact)
+    res.collision_probability = collision_probability(
+        distinct, kernel.key_kind == "exact")
 
 
 def coverage_table(actions: Sequence[ActionInstance], fired: np.ndarray,

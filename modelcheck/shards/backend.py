@@ -234,6 +234,7 @@ class ShardedRun:
                             symmetry=cfg.symmetry, view=cfg.view,
                             n_words=self.layout.n_words, chunk=cfg.batch_size,
                             library=None if self.library is library_lookup else self.library,
+                            key_width=self.kernel.key_width, exact=self.kernel.exact,
                             temporal=self.temporal)
 
     # ------------------------------------------------------------ the run
@@ -374,7 +375,7 @@ class ShardedLevels:
 
     def keep_initial(self) -> None:
         ex = self.ex
-        ex._call(0, ex.engine.start, self.fps, None if ex.layout.exact else self.words)
+        ex._call(0, ex.engine.start, self.fps, None if ex.kernel.exact else self.words)
         self.pending = ex._job(0, ex._can_expand(0))
 
     def expand(self, depth: int, expand: bool, pulse: Pulse) -> LevelFindings:

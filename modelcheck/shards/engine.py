@@ -177,9 +177,9 @@ class BucketEngine(JobCounters):
         self.root = rundir.path / SUBDIR
         self.buckets = buckets
         self.n_act = n_act
-        self.exact = worker.n_words == 1
-        self.n_words = worker.n_words
         self.cfg = ShardConfig(worker, str(self.root), buckets)
+        self.exact = self.cfg.exact
+        self.n_words = worker.n_words
         self.driver_threshold = max(0, int(driver_threshold))
         #: candidate transitions waiting for the next job (None: unknown, e.g. resumed)
         self._candidates: int | None = None
@@ -217,7 +217,7 @@ class BucketEngine(JobCounters):
         m = len(fps)
         self._candidates = m
         self._distinct = 0
-        write_candidates(self.root, INIT, 0, self.buckets, fps, np.zeros(m, np.uint64),
+        write_candidates(self.root, INIT, 0, self.buckets, fps, np.zeros_like(fps),
                          np.full(m, -1, np.int32), None if self.exact else words)
 
     def run_level(self, depth: int, expand: bool | None, again: bool = False
@@ -258,11 +258,11 @@ class BucketEngine(JobCounters):
 
     def parent(self, depth: int, fp: int) -> int | None:
         """The parent fingerprint of state ``fp`` of committed level ``depth``."""
-        return parent_of(self.root, depth, self.buckets, fp)
+        return parent_of(self.root, depth, self.cfg, fp)
 
     def level_states(self, depth: int) -> tuple[np.ndarray, np.ndarray]:
         """All states of committed level ``depth`` in fingerprint order: ``(fps, words)``."""
-        return read_level_sorted(self.root, depth, self.buckets, self.exact, self.n_words)
+        return read_level_sorted(self.root, depth, self.cfg)
 
     def tidy(self, depth: int) -> None:
         """Levels ``0..depth`` are committed: keep them, the visited shards and the

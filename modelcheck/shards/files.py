@@ -1,7 +1,11 @@
 """Executor side of the shard engine: per-bucket de-duplication and expansion in numpy.
 
 The state space is split into ``K`` *buckets* by fingerprint (:func:`bucket_of`, a
-SplitMix64 mix of the fingerprint: the same on every machine and every run). One
+SplitMix64 mix of the fingerprint's column 0: the same on every machine and every run).
+Fingerprints are the run's state keys (:mod:`modelcheck.store`): one ``uint64`` column
+(one-word states) or two (two-word states, exact; 128-bit hashes of wider ones), and
+every fingerprint file below (children, parents, visited runs) has the keys' shape,
+``(n,)`` or ``(n, 2)``, sorted as keys sort (column 0, then column 1). One
 level is one Spark job of ``K`` tasks; task ``k`` of level ``d``
 (:func:`run_bucket`) owns bucket ``k``:
 
@@ -26,11 +30,12 @@ outlived its job cannot replace what the job committed. The files live in the ru
 directory, which all executors and the driver must reach (a local disk on one host;
 shared storage on a multi-host cluster)::
 
-    shards/L00012/b0003.fp.npy     level 12, bucket 3: fingerprints (sorted, uint64)
-    shards/L00012/b0003.parent.npy  parent fingerprints (uint64)
+    shards/L00012/b0003.fp.npy     level 12, bucket 3: fingerprints (sorted keys, uint64)
+    shards/L00012/b0003.parent.npy  parent fingerprints (keys, uint64)
     shards/L00012/b0003.act.npy     action ids that reached them (-1: initial; int8,
                                     int16 or int32, the narrowest that holds them)
-    shards/L00012/b0003.w.npy       packed words (n, k) (multi-word layouts only)
+    shards/L00012/b0003.w.npy       packed words (n, k) (only where the keys are not
+                                    the states: wider than two words, or a view)
     shards/V00012/b0003.base.npy    visited fingerprints of bucket 3 (sorted), levels
                                     0..s-1, and the bucket's level files of levels s..12
     shards/V00012/b0003.since.npy   complete the shard (``since``: s; see below)
@@ -70,7 +75,7 @@ import errno
 import os
 import shutil
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -78,8 +83,20 @@ from typing import Any
 import numpy as np
 
 from ..engine import LevelExpansion, LevelFindings
+from ..layout import words_of_keys
 from ..memtune import steady_arrays
-from ..store import group_min_mask
+from ..store import (
+    empty_keys,
+    group_min_mask,
+    key_columns,
+    key_int,
+    key_ne,
+    key_order,
+    key_searchsorted,
+    key_starts,
+    keys_of,
+    take_rows,
+)
 from .worker import WorkerConfig, encode_error, get_kernel
 
 __all__ = ["ShardConfig", "bucket_of", "run_bucket", "level_dir", "visited_dir",
@@ -87,7 +104,7 @@ __all__ = ["ShardConfig", "bucket_of", "run_bucket", "level_dir", "visited_dir",
            "BucketSummary", "INIT", "Block",
            "commit_block", "expand_block", "split_by_bucket", "merge_sorted", "load_visited",
            "visited_runs", "REBASE", "rebase_due", "run_level_here", "producers_of", "retire",
-           "SPARE", "SPARE_DIRS", "graph_dir", "GraphPart", "write_graph_part"]
+           "SPARE", "SPARE_DIRS", "parent_in", "graph_dir", "GraphPart", "write_graph_part"]
 
 _U = np.uint64
 _M1 = _U(0xBF58476D1CE4E5B9)
@@ -100,15 +117,17 @@ REBASE = 0.5
 
 
 def bucket_of(fps: np.ndarray, k: int) -> np.ndarray:
-    """Bucket (``0..k-1``) of each fingerprint: SplitMix64's finaliser, then a range map.
+    """Bucket (``0..k-1``) of each fingerprint: SplitMix64's finaliser of its column 0,
+    then a range map.
 
     Exact fingerprints are packed states whose low bits vary little; mixing spreads
-    them evenly. Pure arithmetic on uint64: no process-dependent hashing. Computed in
-    slices of :data:`_MIX_ROWS` in two reused buffers, which stay in the cache (the
-    whole-array form made two temporaries of the input's size and went through memory
-    a dozen times: 2-5x slower on 4M fingerprints).
+    them evenly. (Column 0 of a two-column key mixes both words of a two-word state, and
+    is a 64-bit hash of a wider one.) Pure arithmetic on uint64: no process-dependent
+    hashing. Computed in slices of :data:`_MIX_ROWS` in two reused buffers, which stay
+    in the cache (the whole-array form made two temporaries of the input's size and went
+    through memory a dozen times: 2-5x slower on 4M fingerprints).
     """
-    fps = np.asarray(fps, dtype=_U)
+    fps = key_columns(np.asarray(fps, dtype=_U))[0]
     out = np.empty(len(fps), dtype=np.int64)
     n = min(len(fps), _MIX_ROWS)
     x = np.empty(n, dtype=_U)
@@ -364,7 +383,17 @@ class ShardConfig:
 
     @property
     def exact(self) -> bool:
-        return self.worker.n_words == 1
+        """The fingerprints are the packed states (no word files)."""
+        return self.worker.exact
+
+    @property
+    def key_width(self) -> int:
+        """The ``uint64`` columns of a fingerprint."""
+        return self.worker.key_width
+
+    def keys(self, n: int) -> np.ndarray:
+        """An uninitialised array of ``n`` fingerprints."""
+        return np.empty(n if self.key_width == 1 else (n, 2), dtype=_U)
 
 
 @dataclass
@@ -447,7 +476,7 @@ def _gather(cfg: ShardConfig, depth: int, bucket: int, producers: int | None = N
         if hi > lo:
             spans.append((j, lo, hi))
     n = sum(hi - lo for _, lo, hi in spans)
-    fps, parents = np.empty(n, _U), np.empty(n, _U)
+    fps, parents = cfg.keys(n), cfg.keys(n)
     acts = np.empty(n, np.int32)
     words = None if cfg.exact else np.empty((n, cfg.worker.n_words), _U)
     at = 0
@@ -458,7 +487,7 @@ def _gather(cfg: ShardConfig, depth: int, bucket: int, producers: int | None = N
         row_file = src / f"{name}.row.npy"
         if depth > 0 and row_file.exists():
             level = _load(level_dir(root, depth - 1) / f"b{j:04d}.fp.npy")
-            np.take(level, _read_rows(row_file, lo, hi), out=parents[part])
+            np.take(level, _read_rows(row_file, lo, hi), axis=0, out=parents[part])
         else:
             _read_rows(src / f"{name}.parent.npy", lo, hi, out=parents[part])
         acts[part] = _read_rows(src / f"{name}.act.npy", lo, hi)
@@ -481,19 +510,19 @@ def _dedupe(fps: np.ndarray, parents: np.ndarray, acts: np.ndarray,
     """
     if len(fps) == 0:
         return fps, parents, acts, words
-    order = np.argsort(fps, kind="stable")
-    sf = fps[order]
-    first = np.empty(len(sf), dtype=bool)
-    first[0] = True
-    np.not_equal(sf[1:], sf[:-1], out=first[1:])
-    sp = parents[order]
+    order = key_order(fps)
+    sf = take_rows(fps, order)
+    first = key_starts(sf)
+    sp = take_rows(parents, order)
     keep = group_min_mask(first, sp)
     rows = order[keep]
-    return sf[keep], sp[keep], acts[rows], None if words is None else words[rows]
+    return (take_rows(sf, keep), take_rows(sp, keep), acts[rows],
+            None if words is None else take_rows(words, rows))
 
 
 def _not_in(runs: Sequence[np.ndarray], fps: np.ndarray) -> np.ndarray:
-    """Mask of ``fps`` (sorted, distinct) in none of ``runs`` (sorted, disjoint uint64).
+    """Mask of ``fps`` (sorted, distinct) in none of ``runs`` (sorted, disjoint keys of
+    the same shape).
 
     Runs holding together at most :data:`MERGE_SEARCH` times as many fingerprints as
     ``fps`` are merged with them (sorted runs: a linear pass for two, then only the
@@ -506,13 +535,13 @@ def _not_in(runs: Sequence[np.ndarray], fps: np.ndarray) -> np.ndarray:
         return out
     if sum(len(r) for r in runs) > MERGE_SEARCH * len(fps):
         for r in runs:
-            pos = np.searchsorted(r, fps)
+            pos = key_searchsorted(r, fps)
             pos[pos == len(r)] = 0
-            out &= r[pos] != fps
+            out &= key_ne(take_rows(r, pos), fps)
         return out
     both = merge_sorted(*runs, fps)
-    twice = both[1:][both[1:] == both[:-1]]  # in a run and in fps
-    out[np.searchsorted(fps, twice)] = False
+    twice = take_rows(both, np.flatnonzero(~key_starts(both)))  # in a run and in fps
+    out[key_searchsorted(fps, twice)] = False
     return out
 
 
@@ -599,10 +628,12 @@ def rebase_due(root: Path, depth: int) -> bool:
 
 
 def merge_sorted(*runs: np.ndarray) -> np.ndarray:
-    """The union of sorted, disjoint ``uint64`` runs, sorted (a new array)."""
+    """The union of sorted runs of keys (of one shape), sorted (a new array)."""
     out = np.concatenate(runs, dtype=_U)
-    out.sort(kind="stable")  # sorted runs: merged (timsort)
-    return out
+    if out.ndim == 1:
+        out.sort(kind="stable")  # sorted runs: merged (timsort)
+        return out
+    return take_rows(out, key_order(out))  # a stable sort of column 0 merges the runs
 
 
 def link_or_copy(src: Path, dst: Path, spare: Path | None = None) -> None:
@@ -662,8 +693,9 @@ def commit_block(cands: Block, seen: Sequence[np.ndarray] | None) -> Block:
     # 16% of the de-duplicated successors in the last levels, 7% in the base), then
     # ``base`` for what they left.
     for runs in (seen[1:], seen[:1]):
-        rows = rows[_not_in(runs, fps[rows])]
-    return fps[rows], parents[rows], acts[rows], None if words is None else words[rows]
+        rows = rows[_not_in(runs, take_rows(fps, rows))]
+    return (take_rows(fps, rows), take_rows(parents, rows), acts[rows],
+            None if words is None else take_rows(words, rows))
 
 
 def expand_block(cfg: ShardConfig, bucket: int, level: Block, expand: bool | None,
@@ -676,6 +708,11 @@ def expand_block(cfg: ShardConfig, bucket: int, level: Block, expand: bool | Non
     properties in the worker's config, the block's part of the state graph is written
     there (:func:`write_graph_part`)."""
     kernel = get_kernel(cfg.worker)
+    if (kernel.key_width, kernel.exact) != (cfg.key_width, cfg.exact):
+        raise RuntimeError(
+            f"spec {cfg.worker.target} keys states by {kernel.key_width} column(s) "
+            f"({kernel.key_kind}) here but {cfg.key_width} where the run started: the "
+            "workers run different spec code.")
     n_act = len(kernel.actions)
     fps, parents, acts, words = level
     real = acts[acts >= 0]
@@ -684,7 +721,7 @@ def expand_block(cfg: ShardConfig, bucket: int, level: Block, expand: bool | Non
                         LevelFindings(n_act), 0)
     if expand is None:
         return out, None
-    w = fps.reshape(-1, 1) if words is None else words
+    w = words_of_keys(fps) if words is None else words
     part = GraphPart(fps, n_act, len(kernel.labels)) \
         if graph is not None and cfg.worker.temporal else None
     # Successors are de-duplicated per batch and per flush (a few million rows); the
@@ -706,7 +743,7 @@ def expand_block(cfg: ShardConfig, bucket: int, level: Block, expand: bool | Non
         kmin = np.concatenate([c[1] for c in chunks])
         cw = None if cfg.exact else np.concatenate([c[2] for c in chunks])  # type: ignore[misc]
     else:
-        u, kmin = np.zeros(0, _U), np.zeros(0, np.int64)
+        u, kmin = empty_keys(cfg.key_width), np.zeros(0, np.int64)
         cw = None if cfg.exact else np.zeros((0, cfg.worker.n_words), _U)
     cparents, cacts = lx.rows_and_actions(kmin) if rows else lx.parents(kmin)
     out.candidates = len(u)
@@ -751,7 +788,7 @@ class GraphPart:
 
 def _keys_differ(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """Per row: the state keys ``a`` and ``b`` differ."""
-    return np.asarray(a != b) if a.ndim == 1 else np.asarray((a != b).any(axis=1))
+    return key_ne(a, b)
 
 
 def write_graph_part(prefix: Path, part: GraphPart, spare: Path | None = None) -> None:
@@ -788,7 +825,8 @@ def split_by_bucket(block: Sequence[np.ndarray | None], buckets: int
         b = b.astype(np.uint16)
     order = np.argsort(b, kind="stable")  # by bucket (a radix sort), fp order kept inside
     off = np.searchsorted(b[order], np.arange(buckets + 1)).astype(np.int64)
-    return tuple(None if a is None else a[order] for a in block), off  # type: ignore[return-value]
+    return tuple(None if a is None else take_rows(a, order)  # type: ignore[return-value]
+                 for a in block), off
 
 
 def _run_bucket(cfg: ShardConfig, depth: int, bucket: int, expand: bool | None, again: bool,
@@ -817,10 +855,12 @@ def run_level_here(cfg: ShardConfig, depth: int, expand: bool | None, again: boo
         blocks = [_committed(cfg, depth, b) if again else _commit(cfg, depth, b, producers)
                   for b in range(cfg.buckets)]
         fps = np.concatenate([b[0] for b in blocks])
-        order = np.argsort(fps, kind="stable")  # sorted runs: merged
-        level: Block = (fps[order], np.concatenate([b[1] for b in blocks])[order],
+        order = key_order(fps)  # sorted runs: merged
+        level: Block = (take_rows(fps, order),
+                        take_rows(np.concatenate([b[1] for b in blocks]), order),
                         np.concatenate([b[2] for b in blocks])[order],
-                        None if cfg.exact else np.concatenate([b[3] for b in blocks])[order])
+                        None if cfg.exact else
+                        take_rows(np.concatenate([b[3] for b in blocks]), order))
         out, cands = expand_block(cfg, 0, level, expand,
                                   graph=graph_dir(Path(cfg.root), depth) / "all")
         if cands is not None:
@@ -840,9 +880,10 @@ def sum_reached(summaries: Sequence[BucketSummary], n_act: int) -> np.ndarray:
     return out
 
 
-def read_level_sorted(root: Path, depth: int, buckets: int, exact: bool, n_words: int
+def read_level_sorted(root: Path, depth: int, cfg: ShardConfig
                       ) -> tuple[np.ndarray, np.ndarray]:
     """All states of level ``depth`` in fingerprint order: ``(fps, words)`` (driver side)."""
+    buckets, exact, n_words = cfg.buckets, cfg.exact, cfg.worker.n_words
     fps: list[Any] = []
     words: list[Any] = []
     for b in range(buckets):
@@ -851,21 +892,33 @@ def read_level_sorted(root: Path, depth: int, buckets: int, exact: bool, n_words
         fps.append(f)
         if not exact:
             words.append(_load(level_dir(root, depth) / f"{name}.w.npy", mmap=False))
-    fp = np.concatenate(fps) if fps else np.zeros(0, _U)
-    order = np.argsort(fp, kind="stable")
-    fp = fp[order]
+    fp = np.concatenate(fps) if fps else empty_keys(cfg.key_width)
+    order = key_order(fp)
+    fp = take_rows(fp, order)
     if exact:
-        return fp, fp.reshape(-1, 1)
+        return fp, words_of_keys(fp)
     w = np.concatenate(words) if words else np.zeros((0, n_words), _U)
-    return fp, np.ascontiguousarray(w[order])
+    return fp, np.ascontiguousarray(take_rows(w, order))
 
 
-def parent_of(root: Path, depth: int, buckets: int, fp: int) -> int | None:
+def parent_of(root: Path, depth: int, cfg: ShardConfig, fp: int) -> int | None:
     """The parent fingerprint of state ``fp`` of level ``depth`` (driver side)."""
-    b = int(bucket_of(np.array([fp], dtype=_U), buckets)[0])
-    name = f"b{b:04d}"
-    fps = _load(level_dir(root, depth) / f"{name}.fp.npy")
-    i = int(np.searchsorted(fps, _U(fp)))
-    if i >= len(fps) or int(fps[i]) != fp:
+    return parent_in(fp, cfg.key_width, cfg.buckets, lambda b: (
+        _load(level_dir(root, depth) / f"b{b:04d}.fp.npy"),
+        _load(level_dir(root, depth) / f"b{b:04d}.parent.npy")))
+
+
+def parent_in(fp: int, width: int, buckets: int,
+              level: Callable[[int], tuple[np.ndarray, np.ndarray] | None]) -> int | None:
+    """The parent fingerprint of state ``fp`` (a key ``width`` columns wide, as an int) in
+    a level whose bucket ``b`` holds the fingerprints and parents ``level(b)`` (None: not
+    at hand), or None if it holds no ``fp``."""
+    q = keys_of([fp], width)
+    got = level(int(bucket_of(q, buckets)[0]))
+    if got is None:
         return None
-    return int(_load(level_dir(root, depth) / f"{name}.parent.npy")[i])
+    fps, parents = got
+    i = int(key_searchsorted(fps, q)[0])
+    if i >= len(fps) or key_int(fps, i) != fp:
+        return None
+    return key_int(parents, i)

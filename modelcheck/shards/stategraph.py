@@ -21,8 +21,8 @@ writes them to files and reads them back memory-mapped when ``spill_dir`` is giv
 level's transitions are in memory at a time, and per node its key, its place in the
 sorted copy and its predicate flags.
 
-State keys are handled by :func:`_key_order` and :func:`_key_find` alone (one
-``uint64`` a state here).
+State keys (one or two ``uint64`` columns, :mod:`modelcheck.store`) are handled by
+:func:`_key_order` and :func:`_key_find` alone.
 """
 
 from __future__ import annotations
@@ -34,6 +34,7 @@ import numpy as np
 
 from ..errors import ModelcheckError
 from ..graphstore import NODE_LIMIT, EdgeStore
+from ..store import key_ne, key_order, key_searchsorted, take_rows
 from .files import _rows, graph_dir, level_dir
 
 __all__ = ["GraphArrays", "read_state_graph"]
@@ -55,15 +56,15 @@ class GraphArrays:
 
 def _key_order(keys: np.ndarray) -> np.ndarray:
     """The stable permutation that sorts ``keys``."""
-    return np.argsort(keys, kind="stable")
+    return key_order(keys)
 
 
 def _key_find(sorted_keys: np.ndarray, q: np.ndarray) -> np.ndarray:
     """The place of each of ``q`` in ``sorted_keys`` (-1: not there)."""
     if not len(sorted_keys):
         return np.full(len(q), -1, dtype=np.int64)
-    pos = np.minimum(np.searchsorted(sorted_keys, q), len(sorted_keys) - 1)
-    return np.where(sorted_keys[pos] == q, pos, -1)
+    pos = np.minimum(key_searchsorted(sorted_keys, q), len(sorted_keys) - 1)
+    return np.where(~key_ne(take_rows(sorted_keys, pos), q), pos, -1)
 
 
 def _csr_places(rows: np.ndarray, acts: np.ndarray, n_rows: int, n_act: int
@@ -128,7 +129,7 @@ def read_state_graph(root: Path, buckets: int, n_act: int, n_labels: int, n_step
             order = _key_order(cat)
             rank = np.empty(len(cat), dtype=np.int64)
             rank[order] = np.arange(len(cat))
-            sorted_levels.append(cat[order])
+            sorted_levels.append(take_rows(cat, order))
             ranks.append((np.concatenate([[0], np.cumsum(sizes)]), rank))
             depth_of.append(d)
         d += 1

@@ -56,6 +56,11 @@ class WorkerConfig:
     #: looks up predicates the spec does not declare (a module-level function, so that
     #: it pickles by reference; default: the registered predicate libraries)
     library: Callable[[str], Any] | None = None
+    #: the ``uint64`` columns of the kernel's state keys (:mod:`modelcheck.store`), and
+    #: whether the keys are the packed states (``Kernel.exact``: the bucket files then
+    #: hold no words); a task checks them against the kernel it builds
+    key_width: int = 1
+    exact: bool = True
     #: the temporal properties checked after the run (names, as the spec or the library
     #: declares them): the kernel also evaluates their state and step formulas, and the
     #: tasks write the state graph (:func:`modelcheck.shards.files.write_graph_part`)

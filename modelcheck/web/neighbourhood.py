@@ -20,6 +20,7 @@ import networkx as nx
 
 from ..graph import state_graph
 from ..kernel import Kernel
+from ..store import key_ints
 
 __all__ = ["ReachableGraph", "Neighbourhood"]
 
@@ -46,7 +47,7 @@ class ReachableGraph:
                         advice="the graph view is for small models (--graph-limit, or "
                                "smaller constants with --const).")
         assert g.words is not None
-        fps = [int(f) for f in g.fps]
+        fps = key_ints(g.fps)
         self._row = {f: i for i, f in enumerate(fps)}
         self._words = g.words
         #: the fingerprints of the initial states
