@@ -221,23 +221,32 @@ class _Part:
     selections: tuple[tuple[int, ...], ...] = ()
 
 
-def _split_args(text: str) -> list[str]:
-    """``text`` split at its top-level commas (not inside brackets or quotes)."""
+def _split_top(text: str, sep: str, opens: str, closes: str) -> list[str]:
+    """``text`` split at its top-level ``sep`` (not inside the brackets ``opens`` ...
+    ``closes`` or quotes), the pieces as they are."""
     out, depth, cur, quote = [], 0, "", False
     for ch in text:
         if ch == '"':
             quote = not quote
-        elif not quote and ch in "([{<":
+        elif not quote and ch in opens:
             depth += 1
-        elif not quote and ch in ")]}>" and depth > 0:
+        elif not quote and ch in closes and depth > 0:
             depth -= 1
-        if ch == "," and depth == 0 and not quote:
-            out.append(cur.strip())
+        if ch == sep and depth == 0 and not quote:
+            out.append(cur)
             cur = ""
         else:
             cur += ch
-    if cur.strip():
-        out.append(cur.strip())
+    out.append(cur)
+    return out
+
+
+def _split_args(text: str) -> list[str]:
+    """``text`` split at its top-level commas (not inside brackets or quotes), each
+    argument stripped (no trailing empty one)."""
+    out = [x.strip() for x in _split_top(text, ",", "([{<", ")]}>")]
+    if not out[-1]:
+        out.pop()
     return out
 
 
@@ -450,21 +459,7 @@ def _conditions(spec: Spec, key: str, kind: str, decls: Mapping[str, Any],
 
 def _split_bar(key: str) -> list[str]:
     """``key`` split at its top-level ``|`` (not inside parentheses or quotes)."""
-    out, depth, cur, quote = [], 0, "", False
-    for ch in key:
-        if ch == '"':
-            quote = not quote
-        elif not quote and ch in "([{":
-            depth += 1
-        elif not quote and ch in ")]}" and depth > 0:
-            depth -= 1
-        if ch == "|" and depth == 0 and not quote:
-            out.append(cur)
-            cur = ""
-        else:
-            cur += ch
-    out.append(cur)
-    return out
+    return _split_top(key, "|", "([{", ")]}")
 
 
 def _group_unknown(spec: Spec, key: str, part: str) -> str:

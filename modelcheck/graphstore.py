@@ -167,9 +167,11 @@ def csr_order(rows: np.ndarray, acts: np.ndarray, n_rows: int, n_act: int
     in CSR order)``, the order by row, then action id.
 
     The kernel emits a batch's transitions action instance by action instance, rows
-    in order within each: a transition's place is then its row's start plus the
-    number of its row's transitions in the runs of smaller actions, counted run by
-    run. Other orders (or many short runs) are sorted instead."""
+    in order within each (and a sharded run's tasks write them so, batch after batch
+    and bucket after bucket: one action may have several runs): a transition's place
+    is then its row's start plus the number of its row's transitions in the runs of
+    smaller actions, the runs taken in action order (a counting sort). Many short
+    runs are sorted instead."""
     m = len(rows)
     deg = np.bincount(rows, minlength=n_rows)
     if m == 0:
@@ -177,7 +179,7 @@ def csr_order(rows: np.ndarray, acts: np.ndarray, n_rows: int, n_act: int
     brk = np.flatnonzero((acts[1:] != acts[:-1]) | (rows[1:] <= rows[:-1])) + 1
     bounds = np.concatenate(([0], brk, [m]))
     run_act = acts[bounds[:-1]]
-    if len(run_act) <= max(64, m >> 5) and len(np.unique(run_act)) == len(run_act):
+    if len(run_act) <= max(64, m >> 5):
         nxt = np.zeros(n_rows, dtype=np.intp)
         np.cumsum(deg[:-1], out=nxt[1:])
         dest = np.empty(m, dtype=np.intp)

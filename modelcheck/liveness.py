@@ -77,7 +77,7 @@ from __future__ import annotations
 
 import ctypes
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from functools import partial
@@ -1370,25 +1370,15 @@ def check_liveness(spec: Spec, config: CheckConfig | None = None, *,
         res = explorer.run()
         res.checked["temporal"] = [p.name for p in selected]
         if res.status != "ok":
-            res.liveness = {"properties": {p.name: "not checked" for p in selected},
-                            "reason": f"the exploration ended with status {res.status}",
-                            **checked_as}
+            res.liveness = _not_checked([p.name for p in selected], res.status, checked_as)
             return res
         t0 = time.perf_counter()
         del explorer
         _release_freed_memory()
         g = collector.graph()
         _release_freed_memory()
-        _decide(spec, res, g, per_prop)
-        res.seconds += time.perf_counter() - t0
-        res.liveness = {
-            "properties": res.liveness["properties"], "nodes": g.n, "edges": g.n_edges,
-            "seconds": round(time.perf_counter() - t0, 3),
-            "graph_bytes": g.nbytes, "edge_bytes": g.edge_bytes,
-            "bytes_per_edge": collector.edges.bytes_per_edge,
-            "pending_edge_bytes": collector.peak_pending_bytes,
-            "spilled": collector.edges.spilled, **checked_as,
-        }
+        _decide_into(spec, res, g, per_prop, t0, collector.edges, checked_as,
+                     pending_edge_bytes=collector.peak_pending_bytes)
         return res
     finally:
         collector.close()
@@ -1487,15 +1477,7 @@ class ShardedLiveness:
                            {n: np.ascontiguousarray(parts.steps[:, j])
                             for j, n in enumerate(step_names)},
                            levels=parts.levels)
-            _decide(self.spec, res, g, self.per_prop)
-            res.seconds += time.perf_counter() - t0
-            res.liveness = {
-                "properties": res.liveness["properties"], "nodes": g.n, "edges": g.n_edges,
-                "seconds": round(time.perf_counter() - t0, 3),
-                "graph_bytes": g.nbytes, "edge_bytes": g.edge_bytes,
-                "bytes_per_edge": parts.store.bytes_per_edge,
-                "spilled": parts.store.spilled, **self.checked_as,
-            }
+            _decide_into(self.spec, res, g, self.per_prop, t0, parts.store, self.checked_as)
         finally:
             parts.store.close()
 
@@ -1506,10 +1488,32 @@ class ShardedLiveness:
             return res
         res.checked["temporal"] = list(self.names)
         if not self.decided:
-            res.liveness = {"properties": {n: "not checked" for n in self.names},
-                            "reason": f"the exploration ended with status {res.status}",
-                            **self.checked_as}
+            res.liveness = _not_checked(self.names, res.status, self.checked_as)
         return res
+
+
+def _decide_into(spec: Spec, res: Result, g: StateGraph, per_prop: Any, t0: float,
+                 edges: EdgeStore, checked_as: dict[str, Any], **extra: Any) -> None:
+    """Decide the properties on ``g`` into ``res`` (:func:`_decide`), with the graph's
+    figures in ``res.liveness`` (``extra`` before ``spilled``); ``t0``: when the
+    graph's build began."""
+    _decide(spec, res, g, per_prop)
+    res.seconds += time.perf_counter() - t0
+    res.liveness = {
+        "properties": res.liveness["properties"], "nodes": g.n, "edges": g.n_edges,
+        "seconds": round(time.perf_counter() - t0, 3),
+        "graph_bytes": g.nbytes, "edge_bytes": g.edge_bytes,
+        "bytes_per_edge": edges.bytes_per_edge, **extra,
+        "spilled": edges.spilled, **checked_as,
+    }
+
+
+def _not_checked(names: Iterable[str], status: str, checked_as: dict[str, Any]
+                 ) -> dict[str, Any]:
+    """``res.liveness`` of a run that ended with ``status`` before the properties
+    ``names`` were decided."""
+    return {"properties": {n: "not checked" for n in names},
+            "reason": f"the exploration ended with status {status}", **checked_as}
 
 
 #: a sharded run's state graph is read into memory-mapped files (in its run directory)

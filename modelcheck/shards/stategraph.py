@@ -33,7 +33,7 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import ModelcheckError
-from ..graphstore import NODE_LIMIT, EdgeStore
+from ..graphstore import NODE_LIMIT, EdgeStore, csr_order
 from ..store import key_ne, key_order, key_searchsorted, take_rows
 from .files import _rows, graph_dir, level_dir
 
@@ -65,36 +65,6 @@ def _key_find(sorted_keys: np.ndarray, q: np.ndarray) -> np.ndarray:
         return np.full(len(q), -1, dtype=np.int64)
     pos = np.minimum(key_searchsorted(sorted_keys, q), len(sorted_keys) - 1)
     return np.where(~key_ne(take_rows(sorted_keys, pos), q), pos, -1)
-
-
-def _csr_places(rows: np.ndarray, acts: np.ndarray, n_rows: int, n_act: int
-                ) -> tuple[np.ndarray, np.ndarray]:
-    """``(out-degree per row, place of each transition in CSR order)`` (by row, then
-    action id) of transitions, at most one per (row, action). The tasks wrote them as
-    the kernel emits them: action by action, rows in order within each, batch after
-    batch and bucket after bucket; the runs of one action (in which a row appears
-    once) are taken in action order, each transition placed after its row's earlier
-    ones (a counting sort). Many short runs are sorted instead."""
-    m = len(rows)
-    deg = np.bincount(rows, minlength=n_rows)
-    if m == 0:
-        return deg, np.zeros(0, dtype=np.intp)
-    brk = np.flatnonzero((acts[1:] != acts[:-1]) | (rows[1:] <= rows[:-1])) + 1
-    bounds = np.concatenate(([0], brk, [m]))
-    if len(bounds) - 1 > max(64, m >> 5):
-        order = np.argsort(rows * n_act + acts, kind="stable")
-        dest = np.empty(m, dtype=np.intp)
-        dest[order] = np.arange(m, dtype=np.intp)
-        return deg, dest
-    nxt = np.zeros(n_rows, dtype=np.intp)
-    np.cumsum(deg[:-1], out=nxt[1:])
-    dest = np.empty(m, dtype=np.intp)
-    for j in np.argsort(acts[bounds[:-1]], kind="stable"):
-        a, b = int(bounds[j]), int(bounds[j + 1])
-        r = rows[a:b]
-        dest[a:b] = nxt[r]
-        nxt[r] += 1  # rows are distinct within a run
-    return deg, dest
 
 
 def _load(path: Path) -> np.ndarray:
@@ -197,7 +167,7 @@ def read_state_graph(root: Path, buckets: int, n_act: int, n_labels: int, n_step
             size = int(levels[lv + 1]) - off
             src = np.concatenate(srcs) - off
             act = np.concatenate(acts)
-            deg[off:off + size], dest = _csr_places(src, act, size, n_act)
+            deg[off:off + size], dest = csr_order(src, act, size, n_act)
             order = np.empty(len(dest), dtype=np.intp)
             order[dest] = np.arange(len(dest), dtype=np.intp)
             del src, dest
