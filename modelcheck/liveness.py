@@ -103,7 +103,7 @@ from .library import Library
 from .library import lookup as library_lookup
 from .result import Result, Status, TraceStep, Violation, ViolationKind
 from .spec import PredicateDecl, Spec
-from .store import empty_keys, key_int, key_ne, key_searchsorted, key_unique, take_rows
+from .store import empty_keys, key_find, key_int, key_ne, key_unique, take_rows
 from .temporal import FairnessCondition, TemporalDecl, fairness_conditions
 
 __all__ = ["check_liveness", "check_liveness_workers", "ShardedLiveness", "split_checks",
@@ -761,9 +761,8 @@ class GraphCollector:
         for level in reversed(self._fps):
             start = end - len(level)
             if len(rest) and len(level):
-                q = far[rest]
-                pos = np.minimum(key_searchsorted(level, q), len(level) - 1)
-                hit = ~key_ne(level[pos], q)
+                pos = key_find(level, far[rest])
+                hit = pos >= 0
                 out[rest[hit]] = pos[hit] + start
                 rest = rest[~hit]
             end = start

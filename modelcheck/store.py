@@ -43,7 +43,7 @@ from .fileio import spill_subdir
 __all__ = ["FingerprintSet", "LevelStore", "Level", "dedupe_min", "dedupe_min_inverse",
            "group_argmin", "take_rows", "group_min_mask", "key_order", "key_starts",
            "key_searchsorted", "key_less", "key_int", "key_ints", "keys_of", "empty_keys",
-           "key_columns", "key_min_row", "key_unique", "key_ne"]
+           "key_columns", "key_min_row", "key_unique", "key_ne", "key_find"]
 
 NO_PARENT = np.uint32(0xFFFFFFFF)
 _U64 = np.uint64
@@ -123,6 +123,15 @@ def key_searchsorted(sorted_keys: np.ndarray, q: np.ndarray) -> np.ndarray:
         return np.searchsorted(sorted_keys, q)
     return _search2(np.ascontiguousarray(sorted_keys[:, 0]),
                     np.ascontiguousarray(sorted_keys[:, 1]), q)
+
+
+def key_find(sorted_keys: np.ndarray, q: np.ndarray) -> np.ndarray:
+    """The row of each key of ``q`` in ``sorted_keys`` (distinct keys), -1 where it is
+    not there."""
+    if not len(sorted_keys):
+        return np.full(len(q), -1, dtype=np.int64)
+    pos = np.minimum(key_searchsorted(sorted_keys, q), len(sorted_keys) - 1)
+    return np.where(key_ne(take_rows(sorted_keys, pos), q), -1, pos)
 
 
 def _search2(a0: np.ndarray, a1: np.ndarray, q: np.ndarray) -> np.ndarray:

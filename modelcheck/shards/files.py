@@ -774,7 +774,7 @@ class GraphPart:
         if not len(ex.child_fps):
             return
         src = ex.parent_rows.astype(np.int64) + start
-        keep = _keys_differ(ex.child_fps, self.fps[src])  # stuttering is implicit
+        keep = key_ne(ex.child_fps, take_rows(self.fps, src))  # stuttering is implicit
         src, act = src[keep], ex.action_ids[keep].astype(np.int64)
         self.src.append(src.astype(np.uint32))
         self.act.append(act)
@@ -784,11 +784,6 @@ class GraphPart:
             self.steps.append(np.stack(
                 [~np.isin(key, (rows.astype(np.int64) + start) * self.n_act + ids)
                  for rows, ids, _ in ex.step_label_hits], axis=1))
-
-
-def _keys_differ(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """Per row: the state keys ``a`` and ``b`` differ."""
-    return key_ne(a, b)
 
 
 def write_graph_part(prefix: Path, part: GraphPart, spare: Path | None = None) -> None:

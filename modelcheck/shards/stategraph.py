@@ -21,8 +21,7 @@ writes them to files and reads them back memory-mapped when ``spill_dir`` is giv
 level's transitions are in memory at a time, and per node its key, its place in the
 sorted copy and its predicate flags.
 
-State keys (one or two ``uint64`` columns, :mod:`modelcheck.store`) are handled by
-:func:`_key_order` and :func:`_key_find` alone.
+State keys are one or two ``uint64`` columns, handled by :mod:`modelcheck.store`.
 """
 
 from __future__ import annotations
@@ -34,7 +33,7 @@ import numpy as np
 
 from ..errors import ModelcheckError
 from ..graphstore import NODE_LIMIT, EdgeStore, csr_order
-from ..store import key_ne, key_order, key_searchsorted, take_rows
+from ..store import key_find, key_order, take_rows
 from .files import _rows, graph_dir, level_dir
 
 __all__ = ["GraphArrays", "read_state_graph"]
@@ -52,19 +51,6 @@ class GraphArrays:
     indptr: np.ndarray  # CSR offsets
     steps: np.ndarray  # bool (edges, step formulas): the formula holds on the edge
     store: EdgeStore  # holds dst and act (close it to remove spilled files)
-
-
-def _key_order(keys: np.ndarray) -> np.ndarray:
-    """The stable permutation that sorts ``keys``."""
-    return key_order(keys)
-
-
-def _key_find(sorted_keys: np.ndarray, q: np.ndarray) -> np.ndarray:
-    """The place of each of ``q`` in ``sorted_keys`` (-1: not there)."""
-    if not len(sorted_keys):
-        return np.full(len(q), -1, dtype=np.int64)
-    pos = np.minimum(key_searchsorted(sorted_keys, q), len(sorted_keys) - 1)
-    return np.where(~key_ne(take_rows(sorted_keys, pos), q), pos, -1)
 
 
 def _load(path: Path) -> np.ndarray:
@@ -96,7 +82,7 @@ def read_state_graph(root: Path, buckets: int, n_act: int, n_labels: int, n_step
         sizes = np.array([len(p) for p in parts], dtype=np.int64)
         if sizes.sum():
             cat = np.concatenate(parts)
-            order = _key_order(cat)
+            order = key_order(cat)
             rank = np.empty(len(cat), dtype=np.int64)
             rank[order] = np.arange(len(cat))
             sorted_levels.append(take_rows(cat, order))
@@ -122,7 +108,7 @@ def read_state_graph(root: Path, buckets: int, n_act: int, n_labels: int, n_step
         for x in near + far:
             if not len(rest):
                 break
-            got = _key_find(sorted_levels[x], keys[rest])
+            got = key_find(sorted_levels[x], keys[rest])
             hit = got >= 0
             out[rest[hit]] = got[hit] + levels[x]
             rest = rest[~hit]
