@@ -104,7 +104,7 @@ from .library import lookup as library_lookup
 from .result import Result, Status, TraceStep, Violation, ViolationKind
 from .spec import PredicateDecl, Spec
 from .store import empty_keys, key_find, key_int, key_ne, key_unique, take_rows
-from .temporal import FairnessCondition, TemporalDecl, fairness_conditions
+from .temporal import FairnessCondition, TemporalDecl, fairness_conditions, graph_parts
 
 __all__ = ["check_liveness", "check_liveness_workers", "ShardedLiveness", "split_checks",
            "refuse_liveness", "StateGraph", "WalkLiveness", "lasso_violation",
@@ -328,14 +328,6 @@ def in_selection(cond: FairnessCondition, hit: np.ndarray, act: np.ndarray, src:
                 ok &= preds[name][src[at]]
             hit[at] = ok
     return hit
-
-
-def guard_parts(per_prop: Sequence[tuple[Any, Sequence[FairnessCondition]]]
-                ) -> list[PredicateDecl]:
-    """The state predicates of the selectors of the conditions of ``per_prop``, once each
-    (evaluated on every state beside the properties' parts)."""
-    return list({g.name: g.decl for _, conds in per_prop for c in conds
-                 for g in c.predicates}.values())
 
 
 def refuse_empty_selections(g: StateGraph, conds: Sequence[FairnessCondition], spec: Spec,
@@ -1359,7 +1351,7 @@ def check_liveness(spec: Spec, config: CheckConfig | None = None, *,
     per_prop = [(p, fairness_conditions(spec, p.fairness)) for p in selected]
     checked_as = {"formulas": {p.name: p.formula for p in selected},
                   "fairness": {p.name: [c.name for c in cs] for p, cs in per_prop}}
-    parts = [*(part for p in selected for part in p.parts()), *guard_parts(per_prop)]
+    parts = graph_parts(per_prop)
     collector = GraphCollector(spec, parts, cfg.batch_size, cfg.spill_dir, observer=True,
                                enabled=[c.action_ids for _, cs in per_prop for c in cs
                                         if not c.guards])
@@ -1604,7 +1596,7 @@ class WalkLiveness:
     def __init__(self, spec: Spec, props: Sequence[TemporalDecl]) -> None:
         self.spec = spec
         self.per_prop = [(p, fairness_conditions(spec, p.fairness)) for p in props]
-        parts = [*(part for p in props for part in p.parts()), *guard_parts(self.per_prop)]
+        parts = graph_parts(self.per_prop)
         self.kernel, self.names, self.step_names = temporal_kernel(spec, parts)
         self.plain = Kernel(spec, invariants=[], properties=[], check_deadlock=False,
                             symmetry=False, view=False)

@@ -86,7 +86,7 @@ from .values import Value
 
 __all__ = ["TemporalDecl", "FairnessCondition", "FORMS", "STEP_FORMS", "eventually",
            "always_eventually", "eventually_always", "leads_to", "angle", "changed",
-           "fairness_conditions", "label_of"]
+           "fairness_conditions", "label_of", "graph_parts"]
 
 #: the temporal forms, with their TLA+ text (``P``, ``Q`` the property's predicates)
 FORMS = {"eventually": "<>P", "always_eventually": "[]<>P", "eventually_always": "<>[]P",
@@ -258,3 +258,12 @@ def fairness_conditions(spec: Spec, select: Sequence[str] | None = None
     order; with ``select``, only those of the named action families, instance labels or
     groups (unknown names are an error)."""
     return select_fairness(spec, spec.fairness_conditions, select)
+
+
+def graph_parts(per_prop: Sequence[tuple[TemporalDecl, Sequence[FairnessCondition]]]
+                ) -> list[PredicateDecl]:
+    """What the kernel evaluates on the state graph of the properties ``per_prop`` (each
+    with its fairness conditions): the properties' parts, in order, then the state
+    predicates of the conditions' selectors (``Return(S=held(c))``), once each."""
+    guards = {g.name: g.decl for _, conds in per_prop for c in conds for g in c.predicates}
+    return [*(part for p, _ in per_prop for part in p.parts()), *guards.values()]

@@ -20,7 +20,9 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 from ladder_spec import Ladder
 
+from examples.tla.simple_allocator import SimpleAllocator, SimpleAllocator2
 from modelcheck import Result, Spec, check, check_liveness, eventually
+from modelcheck.errors import SpecDefinitionError
 from modelcheck.liveness import LivenessError, check_liveness_workers
 from modelcheck.shards.pool import ParallelExplorer
 from specs.kraft_lifecycle_live import (
@@ -34,8 +36,10 @@ from specs.zk_controller_live import (
     ZkControllerLiveBugNoStartupSync,
     ZkControllerLiveBugShrinkWithoutLeader,
 )
+from tests.fairspec import fair_spec
 from tests.lassocheck import check_lasso_generic
 from tests.livespec import check_lasso, live_spec, oracle_verdicts
+from tests.test_fairness import _bind
 from tests.test_liveness import _small_enough
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -92,6 +96,32 @@ def test_each_property_alone_and_by_the_front_door(cls: type[Spec], workers: int
         one = check(spec, invariants=(name,))
         many = check(spec, invariants=(name,), workers=workers)
         assert_same(one, many)
+
+
+# ---------------------------------------------------------------- fairness forms
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(fair_spec(), st.integers(2, 3))
+def test_random_fairness_declarations_as_in_one_process(cls: type[Spec], workers: int
+                                                        ) -> None:
+    """Every fairness form (groups, patterns, conditions whose action the state
+    selects): the tasks evaluate what the one process evaluates, the selectors' state
+    predicates among it (the fair-cycle oracle checks the one process in
+    tests/test_fairness.py)."""
+    try:
+        spec = _bind(cls, {})
+    except SpecDefinitionError:
+        return  # a declaration the checker refuses (tests/test_fairness.py)
+    assert_same(check_liveness(spec), check_liveness_workers(spec, workers=workers,
+                                                             buckets=3, driver_threshold=0))
+
+
+@pytest.mark.parametrize("cls", [SimpleAllocator, SimpleAllocator2],
+                         ids=["SimpleAllocator", "SimpleAllocator2"])
+def test_fairness_selected_by_the_state_gives_the_same_verdicts(cls: type[Spec]) -> None:
+    """``\\A c: WF_vars(Return(c, alloc[c]))``: a condition whose action the state selects."""
+    spec = cls()
+    assert_same(check(spec), check_liveness_workers(spec, workers=2, buckets=2,
+                                                    driver_threshold=0))
 
 
 # ---------------------------------------------------------------- the Kafka liveness specs

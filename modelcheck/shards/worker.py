@@ -106,13 +106,13 @@ def get_kernel(cfg: WorkerConfig) -> Any:
 def temporal_labels(spec: Any, names: tuple[str, ...], library: Callable[[str], Any] | None
                     ) -> tuple[tuple[Any, ...], tuple[Any, ...]]:
     """The state and the step formulas of the temporal properties ``names`` of ``spec``
-    (its own, else ``library``'s), in the order of their parts: what the kernel
-    evaluates for the state graph (as :class:`modelcheck.liveness.GraphCollector` asks
-    the one-process run's)."""
-    from modelcheck.temporal import TemporalDecl
+    (its own, else ``library``'s) and the state predicates of their fairness
+    conditions' selectors, in the order of :func:`modelcheck.temporal.graph_parts`:
+    what the kernel evaluates for the state graph (as the one-process run's)."""
+    from modelcheck.temporal import TemporalDecl, fairness_conditions, graph_parts
 
     own = {p.name: p for p in spec.temporal if isinstance(p, TemporalDecl)}
-    parts = []
+    props = []
     for n in names:
         p = own.get(n)
         if p is None and library is not None:
@@ -120,7 +120,8 @@ def temporal_labels(spec: Any, names: tuple[str, ...], library: Callable[[str], 
         if not isinstance(p, TemporalDecl):
             raise RuntimeError(f"temporal property {n} of {type(spec).__name__} is not "
                                "declared in this process: executors run different spec code.")
-        parts.extend(p.parts())
+        props.append(p)
+    parts = graph_parts([(p, fairness_conditions(spec, p.fairness)) for p in props])
     return (tuple(p for p in parts if p.kind != "action"),
             tuple(p for p in parts if p.kind == "action"))
 
