@@ -38,7 +38,7 @@ import itertools
 import sys
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextvars import ContextVar
-from typing import Any, Protocol, overload, runtime_checkable
+from typing import Any, Generic, Protocol, TypeVar, overload, runtime_checkable
 
 import numpy as np
 
@@ -589,43 +589,68 @@ def count(S: Any) -> Any:
 
 
 # ------------------------------------------------------------ initial states
-class Functions(Sequence[dict[Any, Any]]):
+_K = TypeVar("_K")
+
+
+class _LazyProduct(Sequence[dict[_K, Any]], Generic[_K]):
+    """A lazy sequence of the dicts of a product of axes (``(key, values)`` pairs,
+    :meth:`_axes`), in the order of ``itertools.product`` (the last axis varies
+    fastest): each dict is built when asked."""
+
+    #: how an index error names the sequence
+    _what = "product"
+
+    def _axes(self) -> list[tuple[_K, Sequence[Any]]]:
+        raise NotImplementedError
+
+    def __len__(self) -> int:
+        n = 1
+        for _, v in self._axes():
+            n *= len(v)
+        return n
+
+    def __iter__(self) -> Iterator[dict[_K, Any]]:
+        axes = self._axes()
+        keys = [k for k, _ in axes]
+        for combo in itertools.product(*(v for _, v in axes)):
+            yield dict(zip(keys, combo))
+
+    @overload
+    def __getitem__(self, i: int) -> dict[_K, Any]: ...
+
+    @overload
+    def __getitem__(self, i: slice) -> list[dict[_K, Any]]: ...
+
+    def __getitem__(self, i: int | slice) -> Any:
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(len(self)))]
+        n = len(self)
+        if not -n <= i < n:
+            raise IndexError(f"{self._what} index {i} out of range 0..{n - 1}")
+        i %= n
+        axes = self._axes()
+        out: dict[_K, Any] = {}
+        for k, v in reversed(axes):
+            i, r = divmod(i, len(v))
+            out[k] = v[r]
+        return {k: out[k] for k, _ in axes}
+
+
+class Functions(_LazyProduct[Any]):
     """Every function from ``domain`` to ``values`` (TLA+'s ``[D -> V]``), as dicts in
     the order of ``itertools.product(values, repeat=len(domain))`` (the first domain
     element varies slowest). Lazy: a sequence that builds each dict when asked, so
     that :class:`~modelcheck.expr.InitProduct` can enumerate it per element without
     building them."""
 
+    _what = "functions"
+
     def __init__(self, domain: Iterable[Any], values: Iterable[Any]) -> None:
         self.domain: list[Any] = list(domain)
         self.values: list[Any] = list(values)
 
-    def __len__(self) -> int:
-        return len(self.values) ** len(self.domain)
-
-    def __iter__(self) -> Iterator[dict[Any, Any]]:
-        dom = self.domain
-        for combo in itertools.product(self.values, repeat=len(dom)):
-            yield dict(zip(dom, combo))
-
-    @overload
-    def __getitem__(self, i: int) -> dict[Any, Any]: ...
-
-    @overload
-    def __getitem__(self, i: slice) -> list[dict[Any, Any]]: ...
-
-    def __getitem__(self, i: int | slice) -> Any:
-        if isinstance(i, slice):
-            return [self[j] for j in range(*i.indices(len(self)))]
-        n, m = len(self), len(self.values)
-        if not -n <= i < n:
-            raise IndexError(f"functions index {i} out of range 0..{n - 1}")
-        i %= n
-        out: dict[Any, Any] = {}
-        for d in reversed(self.domain):
-            i, r = divmod(i, m)
-            out[d] = self.values[r]
-        return {d: out[d] for d in self.domain}
+    def _axes(self) -> list[tuple[Any, Sequence[Any]]]:
+        return [(d, self.values) for d in self.domain]
 
     def __eq__(self, other: object) -> bool:
         if isinstance(other, Functions):
@@ -652,7 +677,7 @@ def subsets(elements: Iterable[Any]) -> list[frozenset[Any]]:
     return [frozenset(c) for r in range(len(xs) + 1) for c in itertools.combinations(xs, r)]
 
 
-class InitProduct(Sequence[dict[str, Any]]):
+class InitProduct(_LazyProduct[str]):
     """Initial states given per variable as a set of values, and optionally filtered:
     TLA+'s ``x \\in S /\\ y \\in T /\\ P(x, y)``. Made by
     :func:`~modelcheck.init_product`; see there.
@@ -682,35 +707,10 @@ class InitProduct(Sequence[dict[str, Any]]):
         first = self.pred
         return InitProduct(self.choices, _Both(first, pred))
 
-    def __len__(self) -> int:
-        n = 1
-        for v in self.choices.values():
-            n *= len(v)
-        return n
+    _what = "init_product"
 
-    def __iter__(self) -> Iterator[dict[str, Any]]:
-        names = list(self.choices)
-        for combo in itertools.product(*self.choices.values()):
-            yield dict(zip(names, combo))
-
-    @overload
-    def __getitem__(self, i: int) -> dict[str, Any]: ...
-
-    @overload
-    def __getitem__(self, i: slice) -> list[dict[str, Any]]: ...
-
-    def __getitem__(self, i: int | slice) -> Any:
-        if isinstance(i, slice):
-            return [self[j] for j in range(*i.indices(len(self)))]
-        n = len(self)
-        if not -n <= i < n:
-            raise IndexError(f"init_product index {i} out of range 0..{n - 1}")
-        i %= n
-        out: dict[str, Any] = {}
-        for k, v in reversed(self.choices.items()):
-            i, r = divmod(i, len(v))
-            out[k] = v[r]
-        return {k: out[k] for k in self.choices}
+    def _axes(self) -> list[tuple[str, Sequence[Any]]]:
+        return list(self.choices.items())
 
     def __eq__(self, other: object) -> bool:
         if isinstance(other, InitProduct):
