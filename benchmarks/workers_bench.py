@@ -16,9 +16,9 @@ busy they were, not how fast the run is.
 
 Models: the KRaft broker ladder (specs/kraft_broker.py) at L5 and L6, and the two-phase
 commit port of TwoPhase.tla (examples/tla/two_phase.py, ``N`` resource managers).
-``L5live`` is L5 with liveness: ``KRaftBrokerLive`` of benchmarks/liveness_bench.py
+``L5live`` is L5 with liveness: ``KRaftBrokerLive`` of benchmarks/kraft_broker_live.py
 (weak fairness on Replay, the temporal property ``ReplayCatchesUp``), checked by
-``modelcheck.check(spec, workers=N)`` in a fresh process (the spec class is made there);
+``modelcheck.check(spec, workers=N)`` in a fresh process;
 its verdict is checked equal too.
 """
 
@@ -39,16 +39,8 @@ LIVE = "live"
 LIVE_CHILD = r'''
 import json, sys
 sys.path.insert(0, ROOT)
-from modelcheck import check, leads_to
-from specs.kraft_broker import KRaftBroker, OFFLINE
-
-class KRaftBrokerLive(KRaftBroker):
-    fairness = {"Replay": "weak"}
-
-    @leads_to
-    def ReplayCatchesUp(self, s):
-        return ((s.offset[1] < s.logEnd) & (s.bstate[1] != OFFLINE),
-                (s.offset[1] == s.logEnd) | (s.bstate[1] == OFFLINE))
+from modelcheck import check
+from benchmarks.kraft_broker_live import KRaftBrokerLive
 
 r = check(KRaftBrokerLive(**CONSTS), workers=WORKERS)
 print(json.dumps({"distinct_states": r.distinct_states, "depth": r.depth,
