@@ -66,11 +66,8 @@ def check_initial(spec: Spec, config: CheckConfig, props: list[PredicateDecl],
     t0 = time.perf_counter()
     kernel = Kernel(spec, invariants=[*invariants, *props], properties=[],
                     check_deadlock=False, symmetry=False, view=False)
-    cells = kernel.initial_states()
-    words = spec.layout.pack_columns(
-        [np.array([c[i] for c in cells], dtype=np.int64) for i in range(len(spec.layout.cells))]
-    ) if cells else np.zeros((0, 1), dtype=np.uint64)
-    bad = kernel.expand(words, expand=False).invariant_rows if len(cells) else []
+    words = kernel.initial_packed()  # in the spec's order, as the run's
+    bad = kernel.expand(words, expand=False).invariant_rows if len(words) else []
     rows = {j: set(map(int, r)) for j, r in enumerate(bad[len(invariants):]) if len(r)}
     if not rows:
         return None
@@ -81,12 +78,12 @@ def check_initial(spec: Spec, config: CheckConfig, props: list[PredicateDecl],
     res = new_result(Kernel(spec, invariants=invariants, properties=[], symmetry=False,
                             view=False), config)
     res.checked["initially"] = [p.name for p in props]
-    state = spec.layout.values_from_cells(list(cells[first]))
+    state = spec.layout.values_from_cells(spec.layout.unpack(words[first]))
     res.violation = Violation(prop.name, ViolationKind.INVARIANT,
                               (TraceStep(None, {}, state),))
     res.status = Status.VIOLATION
-    res.distinct_states = len({tuple(c) for c in cells})
-    res.generated_states = len(cells)
+    res.distinct_states = len(np.unique(words, axis=0))
+    res.generated_states = len(words)
     res.seconds = time.perf_counter() - t0
     return res
 
