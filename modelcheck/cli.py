@@ -227,7 +227,8 @@ def check_options(f: Callable[..., Any]) -> Callable[..., Any]:
 
 def simulation_check_options(f: Callable[..., Any]) -> Callable[..., Any]:
     """The options of :func:`check_options` that a simulation takes (``simulate``):
-    every one but those of a run that keeps levels (:data:`LEVEL_OPTIONS`), with
+    every one but those of a run that keeps levels (:data:`LEVEL_OPTIONS`) and
+    ``--no-view`` (walks are of whole states: a view changes nothing), with
     ``--batch-size`` the walks advanced together (default 2048), ``--max-depth`` the
     steps of a walk (default 100) and ``--memory-limit`` the set of distinct states
     counted."""
@@ -245,8 +246,8 @@ def _check_options(f: Callable[..., Any], mode: str) -> Callable[..., Any]:
 
     @functools.wraps(f)
     def command(*args: Any, invariants: tuple[str, ...], no_deadlock: bool,
-                force_deadlock: bool, no_symmetry: bool, no_view: bool,
-                max_depth: int | None, batch_size: int,
+                force_deadlock: bool, no_symmetry: bool,
+                max_depth: int | None, batch_size: int, no_view: bool = False,
                 memory_limit: int | str | None, checkpoint_dir: str | None = None,
                 resume: bool = False, max_states: int | None = None,
                 **kwargs: Any) -> Any:
@@ -288,10 +289,10 @@ def _check_options(f: Callable[..., Any], mode: str) -> Callable[..., Any]:
                      help="Explore every state even if the spec declares symmetric ids."
                      if check else "Shrink the counterexample without the spec's "
                                    "symmetry (walks never use it)."),
-        click.option("--no-view", is_flag=True,
-                     help="Count and expand every state even if the spec declares a view "
-                          "(TLA+'s VIEW); needed to check temporal properties of such a "
-                          "spec."),
+        *([click.option("--no-view", is_flag=True,
+                        help="Count and expand every state even if the spec declares a "
+                             "view (TLA+'s VIEW); needed to check temporal properties of "
+                             "such a spec.")] if check else []),
         click.option("--max-depth", type=click.IntRange(min=0), default=None,
                      help="Stop after exploring this many steps from the initial states."
                      if check else "Steps per walk at most (default 100; TLC's -depth "
@@ -656,6 +657,8 @@ SIMULATE_NOT_TAKEN = {
     **{option_name(n): f"simulate does not take {option_name(n)}: a simulation keeps no "
                        "levels (bound it with --runs, --time and --max-depth)."
        for n in (*LEVEL_OPTIONS, "spill_dir")},
+    "--no-view": "simulate does not take --no-view: walks are of whole states, so a "
+                 "spec's view changes nothing in a simulation (as in TLC's -simulate).",
     **{option_name(n): f"simulate does not take {option_name(n)}: it says how to split a "
                        "state space; the walks are split by --tasks (--backend spark) or "
                        "--workers."
