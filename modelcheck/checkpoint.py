@@ -264,14 +264,16 @@ def refuse_other_engine(data: dict[str, Any], where: str, local: bool) -> None:
     if local and engine == "shards":
         raise CheckpointError(
             f"--resume: the checkpoint in {where} was written by a sharded run (engine "
-            "shards: `modelcheck check --workers N` or `modelcheck spark`); continue it "
+            "shards: `modelcheck check --workers N` or the Spark backend); continue it "
             "with `modelcheck check --workers N --resume` (N at least 2) or `modelcheck "
-            "spark --resume`, or choose another --checkpoint-dir for this run.")
+            "check --backend spark --resume` (alias `modelcheck spark --resume`), or "
+            "choose another --checkpoint-dir for this run.")
     if local and engine != LOCAL:
         raise CheckpointError(
             f"--resume: the checkpoint in {where} was written by the Spark backend "
-            f"(engine {engine}); continue it with `modelcheck spark --resume`, or choose "
-            "another --checkpoint-dir for this run.")
+            f"(engine {engine}); continue it with `modelcheck check --backend spark "
+            "--resume` (alias `modelcheck spark --resume`), or choose another "
+            "--checkpoint-dir for this run.")
     if not local and engine == LOCAL:
         raise CheckpointError(
             f"--resume: the checkpoint in {where} was written by the one-process explorer; "

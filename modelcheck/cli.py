@@ -17,7 +17,16 @@ from typing import TYPE_CHECKING, Any, NoReturn
 import click
 
 from .budget import SAFE_SHARE, format_size, parse_memory_limit
-from .cli_options import const_option
+from .cli_options import (
+    CHECK_SPARK_OPTIONS,
+    SIMULATE_SPARK_OPTIONS,
+    ModeCommand,
+    SparkOptions,
+    backend_option,
+    const_option,
+    given_params,
+    spark_options,
+)
 from .config import CheckConfig, parse_workers
 from .errors import ModelcheckError, UsageError
 from .fileio import file_uri_path, has_scheme, prepare_dir
@@ -213,13 +222,34 @@ def check_options(f: Callable[..., Any]) -> Callable[..., Any]:
     error reported in the command's ``--format``, and so is a ``--checkpoint-dir``
     that cannot be created or written in (probed before any work, and created only
     when the run starts)."""
+    return _check_options(f, "check")
+
+
+def simulation_check_options(f: Callable[..., Any]) -> Callable[..., Any]:
+    """The options of :func:`check_options` that a simulation takes (``simulate``):
+    every one but those of a run that keeps levels (:data:`LEVEL_OPTIONS`) and
+    ``--no-view`` (walks are of whole states: a view changes nothing), with
+    ``--batch-size`` the walks advanced together (default 2048), ``--max-depth`` the
+    steps of a walk (default 100) and ``--memory-limit`` the set of distinct states
+    counted."""
+    return _check_options(f, "simulate")
+
+
+#: The options of a run that keeps its levels (exhaustive exploration), which a
+#: simulation does not take, by parameter name.
+LEVEL_OPTIONS = ("checkpoint_dir", "resume", "max_states")
+
+
+def _check_options(f: Callable[..., Any], mode: str) -> Callable[..., Any]:
+    """:func:`check_options` for ``mode`` ``check`` (every option) or ``simulate``
+    (:func:`simulation_check_options`)."""
 
     @functools.wraps(f)
     def command(*args: Any, invariants: tuple[str, ...], no_deadlock: bool,
-                force_deadlock: bool, no_symmetry: bool, no_view: bool,
-                max_depth: int | None,
-                batch_size: int, checkpoint_dir: str | None, resume: bool,
-                max_states: int | None, memory_limit: int | str | None,
+                force_deadlock: bool, no_symmetry: bool,
+                max_depth: int | None, batch_size: int, no_view: bool = False,
+                memory_limit: int | str | None, checkpoint_dir: str | None = None,
+                resume: bool = False, max_states: int | None = None,
                 **kwargs: Any) -> Any:
         try:
             if no_deadlock and force_deadlock:
@@ -231,7 +261,7 @@ def check_options(f: Callable[..., Any]) -> Callable[..., Any]:
                 checkpoint_dir = file_uri_path(checkpoint_dir, "--checkpoint-dir")
             if checkpoint_dir is not None and not has_scheme(checkpoint_dir):
                 # a working directory: tried before any work (a URI such as hdfs://... is
-                # for `modelcheck spark`, which checks it through Hadoop)
+                # for the Spark backend, which checks it through Hadoop)
                 # probed, not created: a run refused later (another option, the spec)
                 # leaves nothing behind; the explorer creates it when it starts
                 prepare_dir(checkpoint_dir, "--checkpoint-dir", create=False)
@@ -245,6 +275,7 @@ def check_options(f: Callable[..., Any]) -> Callable[..., Any]:
             max_states=max_states, memory_limit=memory_limit)  # type: ignore[arg-type]
         return f(*args, config=config, **kwargs)
 
+    check = mode == "check"
     options = [
         click.option("--invariant", "invariants", multiple=True, metavar="NAME",
                      help="Check only these invariants/action properties/temporal "
@@ -255,31 +286,45 @@ def check_options(f: Callable[..., Any]) -> Callable[..., Any]:
         click.option("--deadlock", "force_deadlock", is_flag=True,
                      help="Report deadlocks even if the spec turns the check off."),
         click.option("--no-symmetry", is_flag=True,
-                     help="Explore every state even if the spec declares symmetric ids."),
-        click.option("--no-view", is_flag=True,
-                     help="Count and expand every state even if the spec declares a view "
-                          "(TLA+'s VIEW); needed to check temporal properties of such a "
-                          "spec."),
+                     help="Explore every state even if the spec declares symmetric ids."
+                     if check else "Shrink the counterexample without the spec's "
+                                   "symmetry (walks never use it)."),
+        *([click.option("--no-view", is_flag=True,
+                        help="Count and expand every state even if the spec declares a "
+                             "view (TLA+'s VIEW); needed to check temporal properties of "
+                             "such a spec.")] if check else []),
         click.option("--max-depth", type=click.IntRange(min=0), default=None,
-                     help="Stop after exploring this many steps from the initial states."),
-        click.option("--batch-size", type=click.IntRange(min=1), default=1 << 16,
-                     show_default=True,
+                     help="Stop after exploring this many steps from the initial states."
+                     if check else "Steps per walk at most (default 100; TLC's -depth "
+                                   "counts states, one more)."),
+        click.option("--batch-size", type=click.IntRange(min=1),
+                     default=1 << 16 if check else 2048, show_default=True,
                      help="States evaluated per batch (speed and memory only: never "
-                          "changes a result)."),
-        click.option("--checkpoint-dir", metavar="DIR", default=None,
-                     help="Commit every finished level here (atomically: a killed run "
-                          "leaves the last complete level), so that --resume can continue "
-                          "the run. For `spark`: storage every executor reaches at the "
-                          "same path."),
-        click.option("--resume", is_flag=True,
-                     help="Continue the run checkpointed in --checkpoint-dir (refused if "
-                          "the spec, constants or checks differ)."),
-        click.option("--max-states", type=click.IntRange(min=1), default=None, metavar="N",
-                     help="Stop at the last complete level rather than store more than N "
-                          "distinct states (exit code 3, reason max-states)."),
+                          "changes a result)." if check else
+                          "Walks advanced together, one state each per batch (speed and "
+                          "memory only: never changes a result)."),
+        *([click.option("--checkpoint-dir", metavar="DIR", default=None,
+                        help="Commit every finished level here (atomically: a killed run "
+                             "leaves the last complete level), so that --resume can "
+                             "continue the run. With the Spark backend: storage every "
+                             "executor reaches at the same path, or a URI (hdfs://...)."),
+           click.option("--resume", is_flag=True,
+                        help="Continue the run checkpointed in --checkpoint-dir (refused if "
+                             "the spec, constants or checks differ)."),
+           click.option("--max-states", type=click.IntRange(min=1), default=None,
+                        metavar="N",
+                        help="Stop at the last complete level rather than store more than N "
+                             "distinct states (exit code 3, reason max-states).")]
+          if check else []),
         click.option("--memory-limit", type=MemorySize(), default="auto", metavar="SIZE",
                      help="Memory the explorer's states may take, e.g. 8G; at the limit it "
                           "stops at the last complete level (exit code 3, reason memory). "
+                          f"Default: {SAFE_SHARE:.0%} of the memory available at start; "
+                          "'none' for no limit. The Spark backend refuses a size "
+                          "(bound it with --max-states and --conf "
+                          "spark.executor.memory=...)." if check else
+                          "Memory the set of distinct states counted may take, e.g. 1G; "
+                          "beyond it the walks go on and the count is a lower bound. "
                           f"Default: {SAFE_SHARE:.0%} of the memory available at start; "
                           "'none' for no limit."),
     ]
@@ -333,29 +378,94 @@ def finish(result: Result, fmt: str, recorder: RunRecorder | None, bound: Spec,
     sys.exit(result.exit_code)
 
 
-@cli.command(epilog=EXIT_HELP)
+#: Why the Spark backend does not take an option of the local one, by parameter name.
+LOCAL_ONLY = {
+    "workers": "--workers is the number of local worker processes: on Spark the run is "
+               "spread over the executors (--master, and --partitions or --tasks); leave "
+               "it out, or use --backend local.",
+    "spill_dir": "--spill-dir keeps the local explorer's levels in files: on Spark the "
+                 "levels live in the executors or the run directory (--checkpoint-dir); "
+                 "leave it out, or use --backend local.",
+}
+
+
+def check_backend(command: str, backend: str, spark: SparkOptions,
+                  local_only: tuple[str, ...]) -> None:
+    """Refuse, as a :class:`~modelcheck.errors.UsageError` naming them, the Spark
+    backend's options given without ``--backend spark``, and the local options
+    ``local_only`` (parameter names) given with it."""
+    if backend != "spark" and spark.given:
+        names = ", ".join(option_name(n) for n in spark.given)
+        one = len(spark.given) == 1
+        raise UsageError(f"{names}: {'an option' if one else 'options'} of the Spark "
+                         f"backend; add --backend spark to run `{command}` on Spark, or "
+                         f"leave {'it' if one else 'them'} out.")
+    if backend == "spark":
+        given = given_params(click.get_current_context(), local_only)
+        if given:
+            raise UsageError(LOCAL_ONLY[given[0]])
+
+
+def spark_backend(fmt: str) -> Any:
+    """The Spark backend's command-line module (``run_check``, ``run_simulate``): the
+    module of the ``spark`` command registered under the ``modelcheck.commands`` entry
+    point group (``spark_explore.cli``), imported now; its absence is a usage error."""
+    import importlib
+    from importlib.metadata import entry_points
+
+    for ep in entry_points(group="modelcheck.commands", name="spark"):
+        try:
+            return importlib.import_module(ep.module)
+        except ImportError as e:
+            print_error(UsageError(f"--backend spark: the Spark backend cannot be loaded "
+                                   f"({e}); install it with pip install "
+                                   "'modelcheck[spark]'."), fmt)
+    print_error(UsageError("--backend spark: no Spark backend is installed (the "
+                           "modelcheck.commands entry point `spark`); install it with pip "
+                           "install 'modelcheck[spark]'."), fmt)
+
+
+@cli.command(cls=ModeCommand, epilog=EXIT_HELP)
 @click.argument("spec")
 @const_option
+@backend_option
 @check_options
 @click.option("--spill-dir", metavar="DIR", default=None,
               help="Keep the BFS levels (parent pointers, used only to rebuild a "
-                   "counterexample) in files under DIR instead of memory.")
+                   "counterexample) in files under DIR instead of memory (local backend).")
 @click.option("--workers", metavar="N", default="1", show_default=True,
               help="Explore with N worker processes ('auto': one per core available). "
                    "Same result as one; the levels go to files (in --checkpoint-dir, else "
                    "a temporary directory). Invariants, action properties and deadlocks "
-                   "only; temporal properties need 1.")
+                   "only; temporal properties need 1. Local backend only.")
 @format_option
 @click.option("--quiet", "-q", is_flag=True, help="No progress lines on stderr.")
 @record_options
-def check(spec: str, consts: tuple[str, ...], config: CheckConfig, spill_dir: str | None,
-          workers: str, fmt: str, quiet: bool, out_dir: str | None = None,
-          trace_out: str | None = None) -> None:
+@spark_options(CHECK_SPARK_OPTIONS)
+def check(spec: str, consts: tuple[str, ...], backend: str, config: CheckConfig,
+          spill_dir: str | None, workers: str, fmt: str, quiet: bool, spark: SparkOptions,
+          out_dir: str | None = None, trace_out: str | None = None) -> None:
     """Explore every reachable state of SPEC breadth-first and check its properties.
 
     SPEC is a file (specs/kraft_broker.py) or module (specs.kraft_broker), optionally
     followed by :Name to pick one spec class from it.
+
+    --backend spark makes the run on Spark (as `modelcheck spark`, its alias), with the
+    Spark backend options; --workers and --spill-dir are the local backend's.
     """
+    try:
+        check_backend("check", backend, spark, ("workers", "spill_dir"))
+        cp = config.checkpoint_dir
+        if backend == "local" and cp is not None and has_scheme(cp):
+            raise UsageError(f"--checkpoint-dir {cp}: the local backend checkpoints to a "
+                             "local directory (or a file:// URI); URIs of Hadoop file "
+                             "systems are for --backend spark.")
+    except UsageError as e:
+        print_error(e, fmt)
+    if backend == "spark":
+        spark_backend(fmt).run_check(spec, consts, config, spark, fmt, quiet, out_dir,
+                                     trace_out)
+        return
     from .checker import check as run_check
     from .checker import resolve_names
     from .checkpoint import has_checkpoint
@@ -464,11 +574,11 @@ class SimOptions:
         simulation are a :class:`~modelcheck.errors.UsageError` naming them."""
         from .simulate import SimConfig
 
-        refused = sorted(self.given & {"checkpoint_dir", "resume", "max_states"})
+        refused = sorted(self.given & set(LEVEL_OPTIONS))
         if refused:
             names = ", ".join(option_name(n) for n in refused)
             raise UsageError(f"{command} does not take {names}: a simulation keeps no "
-                             "levels (bound it with --runs, --time and --depth).")
+                             "levels (bound it with --runs, --time and --max-depth).")
         depth = self.depth
         if depth is not None and "max_depth" in self.given and depth != config.max_depth:
             raise UsageError("--depth and --max-depth are the same bound; give one.")
@@ -492,15 +602,16 @@ class SimOptions:
 def option_name(param: str) -> str:
     """The command-line spelling of parameter ``param`` (``time_limit``: ``--time``)."""
     return {"time_limit": "--time", "invariants": "--invariant",
-            "consts": "--const"}.get(param, "--" + param.replace("_", "-"))
+            "consts": "--const", "confs": "--conf"}.get(param, "--" + param.replace("_", "-"))
 
 
 def simulate_options(f: Callable[..., Any]) -> Callable[..., Any]:
     """The options of a random simulation, shared by ``simulate`` and ``spark
-    --simulate``: ``--seed``, ``--runs``, ``--depth``, ``--time``, ``--weights``,
-    ``--no-shrink``, ``--shrink-states``. The command receives them as one
-    ``sim_options`` (:class:`SimOptions`), which it resolves against the check options
-    (:meth:`SimOptions.resolve`), so it must also take :func:`check_options`."""
+    --simulate``: ``--seed``, ``--runs``, ``--time``, ``--weights``, ``--no-shrink``,
+    ``--shrink-states`` (and ``--depth``, not offered: the same as ``--max-depth``). The
+    command receives them as one ``sim_options`` (:class:`SimOptions`), which it
+    resolves against the check options (:meth:`SimOptions.resolve`), so it must also
+    take :func:`simulation_check_options` or :func:`check_options`."""
 
     @functools.wraps(f)
     def command(*args: Any, seed: int, runs: int | None, depth: int | None,
@@ -521,9 +632,10 @@ def simulate_options(f: Callable[..., Any]) -> Callable[..., Any]:
                           "everywhere."),
         click.option("--runs", type=click.IntRange(min=1), default=None,
                      help="Walks to run (default: until --time)."),
-        click.option("--depth", type=click.IntRange(min=0), default=None,
-                     help="Steps per walk at most (default 100; TLC's -depth counts "
-                          "states, one more). Same as --max-depth."),
+        # --max-depth is the option's one name (as `check`'s); --depth, TLC's spelling,
+        # is still taken, not offered
+        click.option("--depth", type=click.IntRange(min=0), default=None, hidden=True,
+                     help="The same as --max-depth (kept for older scripts)."),
         click.option("--time", "time_limit", type=click.FloatRange(min=0, min_open=True),
                      default=None, help="Seconds to run at most (default 60 without --runs)."),
         click.option("--weights", "weights", type=Weight(), multiple=True,
@@ -539,30 +651,55 @@ def simulate_options(f: Callable[..., Any]) -> Callable[..., Any]:
     return command
 
 
-@cli.command(epilog=SIMULATE_EXIT_HELP)
+#: The options of ``check`` (and of the Spark backend's exhaustive run) that
+#: ``simulate`` does not take, by command-line spelling: the reason given when one is.
+SIMULATE_NOT_TAKEN = {
+    **{option_name(n): f"simulate does not take {option_name(n)}: a simulation keeps no "
+                       "levels (bound it with --runs, --time and --max-depth)."
+       for n in (*LEVEL_OPTIONS, "spill_dir")},
+    "--no-view": "simulate does not take --no-view: walks are of whole states, so a "
+                 "spec's view changes nothing in a simulation (as in TLC's -simulate).",
+    **{option_name(n): f"simulate does not take {option_name(n)}: it says how to split a "
+                       "state space; the walks are split by --tasks (--backend spark) or "
+                       "--workers."
+       for n in CHECK_SPARK_OPTIONS if n not in SIMULATE_SPARK_OPTIONS},
+}
+
+
+@cli.command(cls=ModeCommand, epilog=SIMULATE_EXIT_HELP, not_taken=SIMULATE_NOT_TAKEN)
 @click.argument("spec")
 @const_option
-@check_options
+@backend_option
+@simulation_check_options
 @simulate_options
 @click.option("--workers", metavar="N", default="1", show_default=True,
               help="Run the walks in N worker processes ('auto': one per core "
-                   "available): the same walks, counts and violation as one.")
+                   "available): the same walks, counts and violation as one. Local "
+                   "backend only.")
 @format_option
 @click.option("--quiet", "-q", is_flag=True, help="No progress lines on stderr.")
 @record_options
-def simulate(spec: str, consts: tuple[str, ...], config: CheckConfig,
+@spark_options(SIMULATE_SPARK_OPTIONS)
+def simulate(spec: str, consts: tuple[str, ...], backend: str, config: CheckConfig,
              sim_options: SimOptions, workers: str, fmt: str, quiet: bool,
-             out_dir: str | None = None, trace_out: str | None = None) -> None:
+             spark: SparkOptions, out_dir: str | None = None,
+             trace_out: str | None = None) -> None:
     """Random walks through SPEC from seeded random numbers, checking its properties at
     every step (TLC's -simulate); a counterexample is shrunk before it is shown.
     Temporal properties are checked on each walk's lassos (a fair loop of the walk,
     or stuttering in its last state), as TLC's simulation does.
 
-    Of the check options, --checkpoint-dir, --resume and --max-states do not apply;
-    --batch-size is the number of walks advanced together (default 2048);
-    --memory-limit bounds the set of distinct states counted; --no-symmetry applies
-    to the shrinker's BFS (walks never use symmetry).
+    --backend spark runs the walks in Spark tasks (as `modelcheck spark --simulate`):
+    the same walks for the same --seed, the same result and exit codes.
     """
+    try:
+        check_backend("simulate", backend, spark, ("workers",))
+    except UsageError as e:
+        print_error(e, fmt)
+    if backend == "spark":
+        spark_backend(fmt).run_simulate(spec, consts, config, sim_options, spark, fmt, quiet,
+                                        out_dir, trace_out)
+        return
     from .simrounds import ParallelSimulator
 
     with Interrupts(setup=True) as stop, SetupProgress(stop, not quiet) as setup:
@@ -773,8 +910,8 @@ LAZY_COMMANDS: dict[str, tuple[str, str]] = {
 #: The short help of plugin commands (entry point group ``modelcheck.commands``) known
 #: here, so that ``modelcheck --help`` lists them without importing them.
 PLUGIN_HELP: dict[str, str] = {
-    "spark": "Explore every reachable state of SPEC on Spark, with the same results as "
-             "`check`.",
+    "spark": "Explore every reachable state of SPEC on Spark: the alias of `check --backend "
+             "spark`.",
 }
 
 

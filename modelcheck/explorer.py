@@ -196,7 +196,7 @@ class Explorer:
 
             raise UsageError(f"--checkpoint-dir {cfg.checkpoint_dir}: the local explorer "
                              "checkpoints to a local directory; URIs of Hadoop file systems "
-                             "are for `modelcheck spark`.")
+                             "are for --backend spark.")
         return Checkpoint(cfg.checkpoint_dir, self.kernel, cfg)
 
     # ------------------------------------------------------------- helpers
@@ -383,7 +383,7 @@ class _LocalLevels:
                 tips.append("symmetry reduction (drop --no-symmetry)")
             else:
                 tips.append("symmetry reduction (declare interchangeable ids in the spec)")
-        tips.append("the Spark backend (modelcheck spark, which spreads the states over a "
+        tips.append("the Spark backend (--backend spark, which spreads the states over a "
                     "cluster)")
         tips.append("smaller constants (--const)")
         tips.append("a larger --memory-limit if the machine has memory to spare")

@@ -1,12 +1,16 @@
-"""``modelcheck spark``: the command line of the Spark backend.
+"""The command line of the Spark backend: :func:`run_check` and :func:`run_simulate`,
+the runs of ``modelcheck check --backend spark`` and ``modelcheck simulate --backend
+spark``, and ``modelcheck spark``, their alias.
 
-Registered as a ``modelcheck`` subcommand through the ``modelcheck.commands`` entry
-point; ``pyspark`` is imported only when this command runs. Same report, JSON
-contract and exit codes as ``modelcheck check`` (0 ok, 1 violation or deadlock,
-2 usage, spec or Spark error, 3 interrupted or bounded), plus Spark options:
-``--master``, ``--partitions``, ``--checkpoint-dir``/``--resume``, ``--conf K=V``.
-Progress goes to stderr, one line per level. With ``--simulate``: random walks
-as ``modelcheck simulate`` (its options, shared through
+This module is registered as the ``spark`` subcommand through the
+``modelcheck.commands`` entry point, through which ``modelcheck check`` and
+``simulate`` also find it (:func:`modelcheck.cli.spark_backend`); ``pyspark`` is
+imported only when a run starts. Same report, JSON contract and exit codes as the
+local backend (0 ok, 1 violation or deadlock, 2 usage, spec or Spark error, 3
+interrupted or bounded), with the Spark options of
+:data:`modelcheck.cli_options.SPARK_OPTIONS` (``--master``, ``--partitions``,
+``--conf K=V``...). Progress goes to stderr, one line per level. ``spark --simulate``:
+random walks as ``modelcheck simulate`` (its options, shared through
 :func:`modelcheck.cli.simulate_options`, and ``--tasks``), run by Spark tasks
 (:mod:`spark_explore.simulate`).
 """
@@ -35,6 +39,13 @@ from modelcheck.cli import (
     sim_progress_printer,
     simulate_options,
 )
+from modelcheck.cli_options import (
+    CHECK_SPARK_OPTIONS,
+    SIMULATE_SPARK_OPTIONS,
+    SPARK_OPTIONS,
+    SparkOptions,
+    spark_options,
+)
 from modelcheck.config import CheckConfig
 from modelcheck.errors import ModelcheckError, UsageError
 from modelcheck.initial import check_initial, select_initial_checks
@@ -43,7 +54,7 @@ from modelcheck.liveness import ShardedLiveness
 
 from .session import check_master_url
 
-__all__ = ["spark", "progress_printer", "parse_conf"]
+__all__ = ["spark", "run_check", "run_simulate", "progress_printer", "parse_conf"]
 
 
 def parse_conf(items: tuple[str, ...]) -> dict[str, str]:
@@ -72,51 +83,23 @@ def _under_spark_submit() -> bool:
                    "(same walks for the same --seed, same result and exit codes), spread "
                    "over Spark tasks; takes the simulation options below.")
 @simulate_options
-@click.option("--tasks", type=click.IntRange(min=1), default=None,
-              help="With --simulate: tasks per round of walks (default: the cores Spark "
-                   "offers). The counts of a run that finds a violation depend on it.")
-@click.option("--master", default=None, metavar="URL",
-              help="Spark master: local[*] (default), local[N], spark://HOST:PORT, yarn, "
-                   "k8s://... Under spark-submit the submitted master is used.")
-@click.option("--partitions", type=click.IntRange(min=1), default=None,
-              help="Buckets of the state set: tasks per level (default: the cores Spark "
-                   "offers).")
-@click.option("--driver-threshold", type=click.IntRange(min=0), default=None,
-              metavar="STATES",
-              help="Levels with at most this many candidate states are expanded in the "
-                   "driver process, without a Spark job (default 300000, or "
-                   "$MODELCHECK_SPARK_DRIVER_THRESHOLD; 0: every level on the executors).")
-@click.option("--engine", type=click.Choice(["auto", "shards", "rdd"]), default="auto",
-              show_default=True,
-              help="shards: levels as files in the run directory (one host, or storage "
-                   "every host mounts); rdd: levels in Spark, blocks through its shuffle "
-                   "(any cluster); auto: shards on a local master with a local "
-                   "--checkpoint-dir, else rdd.")
-@click.option("--conf", "confs", multiple=True, metavar="K=V",
-              help="A Spark setting, e.g. --conf spark.executor.memory=4g (repeatable).")
-@click.option("--connect-timeout", type=click.FloatRange(min=1), default=60.0,
-              show_default=True,
-              help="Seconds to wait for the master and the first executor.")
+@spark_options(tuple(SPARK_OPTIONS))
 @format_option
 @click.option("--quiet", "-q", is_flag=True, help="No progress lines on stderr.")
-@click.option("--verbose", is_flag=True,
-              help="Show Spark's own start-up messages and log (filtered out by default).")
 @record_options
 def spark(spec: str, consts: tuple[str, ...], config: CheckConfig, simulate: bool,
-          sim_options: SimOptions, tasks: int | None, master: str | None,
-          partitions: int | None, driver_threshold: int | None, engine: str,
-          confs: tuple[str, ...],
-          connect_timeout: float,
-          fmt: str, quiet: bool, verbose: bool, out_dir: str | None = None,
-          trace_out: str | None = None) -> None:
-    """Explore every reachable state of SPEC on Spark, with the same results as `check`.
+          sim_options: SimOptions, spark: SparkOptions, fmt: str, quiet: bool,
+          out_dir: str | None = None, trace_out: str | None = None) -> None:
+    """Explore every reachable state of SPEC on Spark: the alias of `check --backend spark`.
 
-    SPEC is a file (specs/kraft_broker.py) or module (specs.kraft_broker), optionally
-    followed by :Name. Spark's fixed cost (a session takes 10-20 s to start, each
-    level 0.2-1 s) makes this worthwhile only for big state spaces; small ones belong
-    to `modelcheck check`. --checkpoint-dir is the run directory: every finished level
-    is committed there (level files + manifest.json); a path, or a URI such as
-    file:///..., hdfs://... (written by the driver through Hadoop).
+    The same options, output and exit codes as `modelcheck check --backend spark` (with
+    --simulate, as `modelcheck simulate --backend spark`). SPEC is a file
+    (specs/kraft_broker.py) or module (specs.kraft_broker), optionally followed by
+    :Name. Spark's fixed cost (a session takes 10-20 s to start, each level 0.2-1 s)
+    makes this worthwhile only for big state spaces; small ones belong to the local
+    backend. --checkpoint-dir is the run directory: every finished level is committed
+    there (level files + manifest.json); a path, or a URI such as file:///...,
+    hdfs://... (written by the driver through Hadoop).
 
     With --simulate: random walks as `modelcheck simulate` (see its --help), run by
     --tasks Spark tasks in rounds; the violation of the smallest walk index is
@@ -124,45 +107,61 @@ def spark(spec: str, consts: tuple[str, ...], config: CheckConfig, simulate: boo
     --checkpoint-dir, --resume and --max-states do not apply.
     """
     if simulate:
-        _simulate(spec, consts, config, sim_options, tasks, master, confs, connect_timeout,
-                  fmt, quiet, verbose, out_dir, trace_out)
+        try:
+            not_taken = [n for n in spark.given if n not in SIMULATE_SPARK_OPTIONS]
+            if not_taken:
+                raise UsageError(f"spark --simulate does not take "
+                                 f"{', '.join(option_name(n) for n in not_taken)}: they say "
+                                 "how to split a state space; the walks are split by "
+                                 "--tasks.")
+        except UsageError as e:
+            print_error(e, fmt)
+        run_simulate(spec, consts, config, sim_options, spark, fmt, quiet, out_dir, trace_out,
+                     command="spark --simulate")
         return
     try:
-        needs = sorted(n for n in (*SimOptions.NAMES, "tasks") if n in sim_options.given)
+        needs = [option_name(n) for n in sorted(
+            {n for n in SimOptions.NAMES if n in sim_options.given}
+            | {n for n in spark.given if n not in CHECK_SPARK_OPTIONS})]
         if needs:
-            raise UsageError(f"{', '.join(option_name(n) for n in needs)}: "
+            raise UsageError(f"{', '.join(needs)}: "
                              f"{'options' if len(needs) > 1 else 'an option'} of "
                              "random simulation; add --simulate.")
+    except UsageError as e:
+        print_error(e, fmt)
+    run_check(spec, consts, config, spark, fmt, quiet, out_dir, trace_out)
+
+
+def run_check(spec: str, consts: tuple[str, ...], config: CheckConfig, spark: SparkOptions,
+              fmt: str, quiet: bool, out_dir: str | None, trace_out: str | None) -> None:
+    """Explore every reachable state of ``spec`` on Spark, print the report and exit
+    with its code (:func:`modelcheck.cli.finish`): ``modelcheck check --backend spark``
+    (and ``modelcheck spark``)."""
+    try:
         recorder = prepare_recorder(spec, out_dir, trace_out)
         bound = bind_spec(spec, consts)
         config, initial, invariants = select_initial_checks(bound, config, library_lookup)
         live = ShardedLiveness(bound, config)  # (refuses what `check` refuses)
         result = check_initial(bound, config, initial, invariants)
         if result is None:  # (else an initial state violates an initial-state property)
-            result = live.finish(_explore(bound, live, master, partitions, confs,
-                                          connect_timeout, quiet, verbose,
-                                          driver_threshold, engine))
+            result = live.finish(_explore(bound, live, spark, quiet))
     except BaseException as e:  # noqa: BLE001 - never show users a raw traceback
         _report_failure(e, fmt)
     finish(result, fmt, recorder, bound, quiet)
 
 
-def _explore(bound: Any, live: ShardedLiveness, master: str | None, partitions: Any,
-             confs: Any, connect_timeout: Any, quiet: bool, verbose: bool,
-             driver_threshold: Any, engine: Any) -> Any:
+def _explore(bound: Any, live: ShardedLiveness, spark: SparkOptions, quiet: bool) -> Any:
     """Explore ``bound`` on Spark (the ``spark`` command's run)."""
-    conf = parse_conf(confs)
-    if master is None and not _under_spark_submit():
-        master = "local[*]"
-    if master is not None:
-        check_master_url(master)
+    conf = parse_conf(spark.confs)
+    master = _master(spark)
     from .driver import SparkExplorer
 
     # The session is started by run() and stopped at its end if it started it.
     explorer = SparkExplorer(
-        bound, live.safety, master=master, partitions=partitions, spark_conf=conf,
-        progress=progress_printer(not quiet), connect_timeout=connect_timeout,
-        stop_session=True, verbose=verbose, driver_threshold=driver_threshold, engine=engine,
+        bound, live.safety, master=master, partitions=spark.partitions, spark_conf=conf,
+        progress=progress_printer(not quiet), connect_timeout=spark.connect_timeout,
+        stop_session=True, verbose=spark.verbose, driver_threshold=spark.driver_threshold,
+        engine=spark.engine,
         notice=lambda message: click.echo(message, err=True), temporal=live.names)
     live.attach(explorer)
     # Fail on the checkpoint dir and the spec before paying for a Spark session.
@@ -205,32 +204,36 @@ for _param in spark.params:
                        "(--conf spark.executor.memory=8g).")
 
 
-def _simulate(spec: str, consts: tuple[str, ...], config: CheckConfig, sim_options: SimOptions,
-              tasks: int | None, master: str | None, confs: tuple[str, ...],
-              connect_timeout: float, fmt: str, quiet: bool, verbose: bool,
-              out_dir: str | None, trace_out: str | None) -> None:
-    """``modelcheck spark --simulate``."""
+def _master(spark: SparkOptions) -> str | None:
+    """The master of the run: ``--master``, else ``local[*]`` unless under
+    ``spark-submit`` (whose master is used); a malformed URL is a usage error."""
+    master = spark.master
+    if master is None and not _under_spark_submit():
+        master = "local[*]"
+    if master is not None:
+        check_master_url(master)
+    return master
+
+
+def run_simulate(spec: str, consts: tuple[str, ...], config: CheckConfig,
+                 sim_options: SimOptions, spark: SparkOptions, fmt: str, quiet: bool,
+                 out_dir: str | None, trace_out: str | None,
+                 command: str = "simulate --backend spark") -> None:
+    """Random walks through ``spec`` in Spark tasks, print the report and exit with its
+    code: ``modelcheck simulate --backend spark`` (and ``modelcheck spark
+    --simulate``)."""
     try:
-        spark_only = sorted(n for n in ("partitions", "engine", "driver_threshold")
-                            if n in sim_options.given)
-        if spark_only:
-            raise UsageError(f"spark --simulate does not take "
-                             f"{', '.join(option_name(n) for n in spark_only)}: they say how "
-                             "to split a state space; the walks are split by --tasks.")
-        config, sim = sim_options.resolve(config, "spark --simulate")
+        config, sim = sim_options.resolve(config, command)
         recorder = prepare_recorder(spec, out_dir, trace_out)
         bound = bind_spec(spec, consts)
-        conf = parse_conf(confs)
-        if master is None and not _under_spark_submit():
-            master = "local[*]"
-        if master is not None:
-            check_master_url(master)
+        conf = parse_conf(spark.confs)
+        master = _master(spark)
         from .simulate import SparkSimulator
 
-        simulator = SparkSimulator(bound, config, sim, master=master, tasks=tasks,
+        simulator = SparkSimulator(bound, config, sim, master=master, tasks=spark.tasks,
                                    spark_conf=conf, progress=sim_progress_printer(not quiet),
-                                   connect_timeout=connect_timeout, stop_session=True,
-                                   verbose=verbose)
+                                   connect_timeout=spark.connect_timeout, stop_session=True,
+                                   verbose=spark.verbose)
         if not quiet:
             where = master or "the master given to spark-submit"
             click.echo(f"Simulating {bound!r} on Spark ({where}) from seed {sim.seed}: "

@@ -232,7 +232,7 @@ class ShardedRun:
         return WorkerConfig(target=target, constants=tuple(self.spec.constants.items()),
                             invariants=cfg.invariants, check_deadlock=cfg.check_deadlock,
                             symmetry=cfg.symmetry, view=cfg.view,
-                            n_words=self.layout.n_words, chunk=cfg.batch_size,
+                            n_words=self.layout.n_words, batch_size=cfg.batch_size,
                             library=None if self.library is library_lookup else self.library,
                             key_width=self.kernel.key_width, exact=self.kernel.exact,
                             temporal=self.temporal)

@@ -726,7 +726,7 @@ def expand_block(cfg: ShardConfig, bucket: int, level: Block, expand: bool | Non
         if graph is not None and cfg.worker.temporal else None
     # Successors are de-duplicated per batch and per flush (a few million rows); the
     # duplicates left across flushes and producers meet in the owning bucket's task.
-    lx = LevelExpansion(kernel, fps, w, expand=expand, batch_size=cfg.worker.chunk,
+    lx = LevelExpansion(kernel, fps, w, expand=expand, batch_size=cfg.worker.batch_size,
                         flush_rows=cfg.worker.flush_rows,
                         on_batch=None if part is None else part.on_batch)
     chunks = list(lx.candidates())

@@ -48,7 +48,7 @@ class WorkerConfig:
     n_words: int
     #: apply the spec's view (TLA+'s VIEW)
     view: bool = True
-    chunk: int = 1 << 16  # states per Kernel.expand call (the check's batch size)
+    batch_size: int = 1 << 16  # states per Kernel.expand call (the check's --batch-size)
     #: emit candidate transitions when this many are buffered: successors repeat across
     #: a task's batches (several parents per state), and de-duplicating them before they
     #: are split, written and read costs less than carrying them (measured on KRaft L6)
