@@ -507,10 +507,14 @@ class LevelExpansion:
         """Rows ``lo..hi-1`` of ``w`` expanded (None: they raise), after asking ``stop``."""
         if self.stop is not None and self.stop():
             raise _Stopped
+        k = self.kernel
+        rows, k.scalar_locate_rows = k.scalar_locate_rows, 0  # (its message is not used)
         try:
-            return self.kernel.expand(w[lo:hi], expand=mode, stop_on_violation=True)
+            return k.expand(w[lo:hi], expand=mode, stop_on_violation=True)
         except SpecEvaluationError:
             return None
+        finally:
+            k.scalar_locate_rows = rows
 
 
 class _Stopped(Exception):
