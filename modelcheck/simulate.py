@@ -437,7 +437,8 @@ class _Walker:
         self.deadline: float | None = None  # on ``clock``
         self.time_limit: float | None = None
         self.stop: Callable[[], bool] | None = None
-        self.per_walk: float | None = None  # seconds a walk's step took, lately
+        #: the latest chunks of a step: (walks, seconds), to fit their cost (``_chunk``)
+        self.timings: list[tuple[int, float]] = []
         self.chunk_max = 0  # the most walks evaluated at once so far
         self.init = _Starts(np.zeros((0, kernel.layout.n_words), dtype=np.uint64),
                             empty_keys(kernel.key_width), np.zeros(0, dtype=bool), {})
@@ -639,7 +640,7 @@ class _Walker:
             n = self._chunk(len(slots) - i)
             t = self.clock()
             got_s, got_r = self._step_chunk(slots[i:i + n], words[i:i + n])
-            self.per_walk = (self.clock() - t) / n
+            self.timings = [*self.timings[-7:], (n, self.clock() - t)]
             self.chunk_max = max(self.chunk_max, n)
             out_s += got_s
             out_r += got_r
@@ -648,14 +649,26 @@ class _Walker:
 
     def _chunk(self, rest: int) -> int:
         """Walks of the next kernel evaluation of a step (of ``rest`` left) under a time
-        limit: :data:`FIRST_CHUNK` at first, then as many as take about
-        :data:`STEP_SHARE` of the limit at the rate measured last, growing at most
-        fourfold over the largest so far."""
+        limit: :data:`FIRST_CHUNK` at first, then as many as add about
+        :data:`STEP_SHARE` of the limit (or, if more, twice the fixed cost of an
+        evaluation) to the fixed cost, at the cost ``a + b * walks`` fitted to the latest chunks
+        (with one size measured, all of it per walk); at most four times the largest
+        so far."""
         assert self.time_limit is not None
-        if self.per_walk is None:
+        if not self.timings:
             return min(rest, FIRST_CHUNK)
-        fit = self.time_limit * STEP_SHARE / max(self.per_walk, 1e-9)
-        return max(1, min(rest, int(fit), 4 * self.chunk_max))
+        n = np.array([c for c, _ in self.timings], dtype=np.float64)
+        t = np.array([s for _, s in self.timings], dtype=np.float64)
+        if np.ptp(n) > 0:
+            b, a = np.polyfit(n, t, 1)
+            a = max(float(a), 0.0)
+            b = max(float(b), 0.0)
+        else:
+            a, b = 0.0, float(t.mean() / n[0])
+        # (a chunk's walks cost at least twice its fixed cost: two thirds of the time
+        # go to walks, however short the limit)
+        fit = max(self.time_limit * STEP_SHARE, 2 * a) / max(b, 1e-12)
+        return max(1, min(rest, int(min(fit, 1 << 30)), 4 * self.chunk_max))
 
     def _step_chunk(self, slots: list[_Walk], words: np.ndarray
                     ) -> tuple[list[_Walk], list[np.ndarray]]:

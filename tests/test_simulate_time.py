@@ -151,3 +151,34 @@ def test_simulate_time_reports_cut_walks() -> None:
     sim = r.simulation
     assert sim["stopped_by"] == "time" and sum(sim["walk_ends"].values()) == sim["walks"]
     assert sim["walk_ends"]["cut"] >= 1 and sim["steps"] > 0
+
+
+class OverheadClock(FakeClock):
+    """An expansion costs ``fixed`` seconds plus ``cost`` a state (a spec with many
+    action instances: Kafka's 651 cost ~0.9 s a call and ~0.35 ms a walk's step)."""
+
+    def __init__(self, k: Kernel, cost: float, fixed: float) -> None:
+        super().__init__(k, cost)
+        inner = k.expand
+
+        def expand(words: np.ndarray, **kw: Any) -> Any:
+            if kw.get("expand", True):
+                self.now += fixed
+            return inner(words, **kw)
+
+        k.expand = expand  # type: ignore[method-assign]
+
+
+def test_chunks_do_not_shrink_below_the_fixed_cost_of_a_call() -> None:
+    """With a fixed cost per evaluation larger than a fiftieth of the limit, the chunks
+    grow to cost at least twice the fixed cost (a step of 2,048 walks then costs ~5 s)
+    instead of shrinking to one walk a call (0.9 s a walk's step: 22 steps in 20 s)."""
+    sim = Simulator(Walker(), sim=SimConfig(seed=3, time_limit=20.0))
+    k = sim.kernel
+    clock = OverheadClock(k, 0.00035, 0.9)
+    start = clock.now
+    tally = run_walks(k, WalkSet(3, 0, 1, None), weights=sim.weights, depth=100,
+                      walks_per_batch=2048, time_limit=20.0, clock=clock)
+    assert tally.stopped == "time"
+    assert clock.now - start <= 20.0 + 3 * 0.9
+    assert tally.steps >= 2 * 2048
