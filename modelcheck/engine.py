@@ -273,7 +273,9 @@ class LevelExpansion:
     raising state (:meth:`_locate`, a batch expansion at most): when it says True (a
     Ctrl-C), the search ends with the batch's error recorded as it is and
     :attr:`stopped` set, and so does the level once a spec error is recorded, so that
-    the spec error, not the stop, ends the run.
+    the spec error, not the stop, ends the run. ``on_error`` is told the error of a
+    batch that raised before that search (a worker process tells its coordinator,
+    which may be stopped meanwhile).
     """
 
     def __init__(self, kernel: Kernel, fps: np.ndarray, words: np.ndarray, *, expand: bool,
@@ -281,7 +283,8 @@ class LevelExpansion:
                  on_transitions: TransitionHook | None = None,
                  batch_rows: Callable[[int], int] | None = None,
                  on_batch: BatchHook | None = None, inverse: bool = False,
-                 stop: Callable[[], bool] | None = None) -> None:
+                 stop: Callable[[], bool] | None = None,
+                 on_error: Callable[[SpecEvaluationError], None] | None = None) -> None:
         self.kernel = kernel
         self.fps = fps
         self.words = words
@@ -300,6 +303,7 @@ class LevelExpansion:
         #: under a view, a child's rows hold different states: keep the smallest key's
         self.view = kernel.view is not None
         self.stop = stop
+        self.on_error = on_error
         #: the search for a raising state was stopped (see the class docstring)
         self.stopped = False
         self._located_from = 0  # the first row not known to be fine, while locating
@@ -359,6 +363,8 @@ class LevelExpansion:
             try:
                 ex = self.kernel.expand(w, expand=expand, stop_on_violation=True)
             except SpecEvaluationError as err:
+                if self.on_error is not None:
+                    self.on_error(err)
                 self._locate(w, start, expand, err)
                 if f.phase1_problem or self.stopped:
                     break

@@ -213,3 +213,24 @@ def test_ctrl_c_while_locating_reports_the_spec_error(monkeypatch, stop_at: int)
             explore(spec, batch_size=4000)
         guard.requested = False
     assert "action A" in str(e.value) and "A boom" in str(e.value)
+
+
+def test_ctrl_c_while_a_worker_locates_reports_the_spec_error(monkeypatch) -> None:
+    """``--workers N``: a worker tells the coordinator that a batch raised before it
+    locates the raising state; a Ctrl-C then (requested here as that notice arrives)
+    ends the run with that spec error, noted as not isolated, not ``interrupted``."""
+    from modelcheck.shards.pool import ParallelExplorer, WorkerPool
+
+    real = WorkerPool._notice
+
+    def notice(self: WorkerPool, payload: dict[str, Any]) -> None:
+        real(self, payload)
+        self.stop.request()
+
+    monkeypatch.setattr(WorkerPool, "_notice", notice)
+    _k, x = raising_at_row(3000, 2000)
+    spec = make_spec(3000, set(), set(), {x}, set(), set())
+    with pytest.raises(SpecEvaluationError) as e:
+        ParallelExplorer(spec, workers=2, driver_threshold=0).run()
+    assert "Interrupted while a worker located" in str(e.value)
+    assert "action A" in str(e.value) and "A boom" in str(e.value)
