@@ -593,8 +593,10 @@ class _Walker:
                 self._check_lassos()
                 if progress is not None and now - last >= progress_interval:
                     last = now
-                    progress(SimProgress(t.walks, t.steps, len(self.visited), now - t0,
-                                         t.fired.copy()))
+                    # (the steps of the walks still running count too)
+                    running = sum(len(w.actions) for w in slots)
+                    progress(SimProgress(t.walks, t.steps + running, len(self.visited),
+                                         now - t0, t.fired.copy()))
             for w in slots:  # stopped (time, Ctrl-C): the walks still running are cut
                 self._cut(w)
         except KeyboardInterrupt:  # a second Ctrl-C
