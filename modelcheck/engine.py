@@ -77,6 +77,12 @@ __all__ = [
     "initial_states", "report", "rebuild_trace", "error_payload", "error_from_payload",
 ]
 
+#: rows of the first piece a raising batch is expanded again in by
+#: :meth:`LevelExpansion._locate` (the pieces double up to :data:`LOCATE_MAX` rows: the
+#: longest wait for a stop request between two pieces)
+LOCATE_FIRST = 256
+LOCATE_MAX = 4096
+
 #: a transition ``(target fp, parent fp, action id)``; tuples order as the rule wants
 Hit = tuple[int, int, int]
 #: ``(parent rows, action ids, child fps)`` of a batch's transitions into stored states;
@@ -262,13 +268,23 @@ class LevelExpansion:
     With ``inverse``, :attr:`inverse` holds, after each yield, which of the yielded
     successors each transition of the batches flushed reaches (an index into the
     yielded fingerprints, per transition in the order ``on_batch`` saw them).
+
+    ``stop``, when given, is asked while a batch that raised is searched for its first
+    raising state (:meth:`_locate`, a batch expansion at most): when it says True (a
+    Ctrl-C), the search ends with the batch's error recorded as it is and
+    :attr:`stopped` set, and so does the level once a spec error is recorded, so that
+    the spec error, not the stop, ends the run. ``on_error`` is told the error of a
+    batch that raised before that search (a worker process tells its coordinator,
+    which may be stopped meanwhile).
     """
 
     def __init__(self, kernel: Kernel, fps: np.ndarray, words: np.ndarray, *, expand: bool,
                  batch_size: int, flush_rows: int = 1 << 22,
                  on_transitions: TransitionHook | None = None,
                  batch_rows: Callable[[int], int] | None = None,
-                 on_batch: BatchHook | None = None, inverse: bool = False) -> None:
+                 on_batch: BatchHook | None = None, inverse: bool = False,
+                 stop: Callable[[], bool] | None = None,
+                 on_error: Callable[[SpecEvaluationError], None] | None = None) -> None:
         self.kernel = kernel
         self.fps = fps
         self.words = words
@@ -286,6 +302,11 @@ class LevelExpansion:
         self.inverse: np.ndarray | None = None
         #: under a view, a child's rows hold different states: keep the smallest key's
         self.view = kernel.view is not None
+        self.stop = stop
+        self.on_error = on_error
+        #: the search for a raising state was stopped (see the class docstring)
+        self.stopped = False
+        self._located_from = 0  # the first row not known to be fine, while locating
 
     def rows_and_actions(self, keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """``(parent rows in the level, action ids)`` of candidate ``keys``."""
@@ -332,6 +353,8 @@ class LevelExpansion:
 
         end = 0
         while end < len(fps):
+            if f.exp_error is not None and self.stop is not None and self.stop():
+                break  # a spec error is recorded: it, not the stop, ends the run
             start = end
             size = self.batch_size if self.batch_rows is None else self.batch_rows(start)
             end = start + max(1, size)
@@ -340,8 +363,10 @@ class LevelExpansion:
             try:
                 ex = self.kernel.expand(w, expand=expand, stop_on_violation=True)
             except SpecEvaluationError as err:
+                if self.on_error is not None:
+                    self.on_error(err)
                 self._locate(w, start, expand, err)
-                if f.phase1_problem:
+                if f.phase1_problem or self.stopped:
                     break
                 continue
             if self._record(ex, start):
@@ -397,30 +422,41 @@ class LevelExpansion:
     def _locate(self, w: np.ndarray, start: int, expand: bool,
                 err: SpecEvaluationError) -> None:
         """A batch raised: find the first state (in fingerprint order) whose evaluation
-        raises, and record what the level rule says about the batch up to it."""
+        raises, and record what the level rule says about the batch up to it.
+
+        The batch is expanded again in order in pieces (:data:`LOCATE_FIRST` rows,
+        doubling up to :data:`LOCATE_MAX`), each piece that does not raise recorded, and
+        the first piece that raises is halved down to its first raising state: about one
+        expansion of the batch up to that state, in all. First with the invariants alone
+        (does a state's phase 1 raise?), then, if none raises, with the expansion.
+        Between two pieces a stop (``stop``, Ctrl-C) is honoured: the batch's error is
+        then recorded as it is, with a note that its state was not isolated, so that an
+        interrupted run still reports that the spec raised."""
         k, f = self.kernel, self.findings
-
-        def raises(rows: np.ndarray, mode: bool) -> bool:
-            try:
-                k.expand(rows, expand=mode, stop_on_violation=True)
-            except SpecEvaluationError:
-                return True
-            return False
-
-        phase1 = raises(w, False)  # do the invariants alone raise?
-        mode = expand and not phase1
-        # The smallest prefix that raises ends at the first raising row: errors are
-        # per state (a spec misusing `if` on a batch raises on every prefix).
-        lo, hi = 1, len(w)
-        while lo < hi:
-            mid = (lo + hi) // 2
-            if raises(w[:mid], mode):
-                hi = mid
+        phase1 = True
+        try:
+            r = self._first_raising(w, start, False)
+            if r is None and expand:
+                phase1 = False
+                r = self._first_raising(w, start, True)
+        except (_Stopped, KeyboardInterrupt):
+            self.stopped = True
+            at = key_int(self.fps, start + self._located_from)
+            note = (f"{str(err).rstrip('.')}. (Interrupted while locating the first state "
+                    f"of a batch of {len(w):,} states that raises, in fingerprint order: "
+                    "this is the error the batch raised, not isolated; an earlier state "
+                    "of the level may raise too.)")
+            e = ErrorAt(at, note, err.where, err.what, err.state)
+            if phase1:
+                f.inv_error = _min_err(f.inv_error, e)
             else:
-                lo = mid + 1
-        r = hi - 1
-        if r > 0 and self._record(k.expand(w[:r], expand=mode, stop_on_violation=True), start):
+                f.exp_error = _min_err(f.exp_error, e)
+            return
+        if r == -1:
             return  # an invariant violation before the raising state decides
+        if r is None:
+            # (raised as a batch, in no piece of it: reported at its last state)
+            phase1, r = False, len(w) - 1
         fp = key_int(self.fps, start + r)
         cells = k.layout.unpack(w[r])
         if phase1:
@@ -443,6 +479,52 @@ class LevelExpansion:
         except SpecEvaluationError as e:
             err = e
         f.exp_error = _min_err(f.exp_error, error_payload(fp, err))
+
+    def _first_raising(self, w: np.ndarray, start: int, mode: bool) -> int | None:
+        """The row of ``w`` of the first state whose evaluation (with ``expand=mode``)
+        raises, the rows before it recorded; None if no piece raises, -1 if a recorded
+        piece has a phase-1 problem (see :meth:`_locate`)."""
+        n = len(w)
+        lo, size = 0, LOCATE_FIRST
+        self._located_from = 0
+        while True:
+            if lo >= n:
+                return None
+            hi = min(n, lo + size)
+            ex = self._piece(w, lo, hi, mode)
+            if ex is None:
+                break
+            if self._record(ex, start + lo):
+                return -1
+            lo, size = hi, min(2 * size, LOCATE_MAX)
+            self._located_from = lo
+        while hi - lo > 1:  # rows lo..hi-1 hold the first raising state
+            mid = (lo + hi) // 2
+            ex = self._piece(w, lo, mid, mode)
+            if ex is None:
+                hi = mid
+                continue
+            if self._record(ex, start + lo):
+                return -1
+            lo = self._located_from = mid
+        return lo
+
+    def _piece(self, w: np.ndarray, lo: int, hi: int, mode: bool) -> Expansion | None:
+        """Rows ``lo..hi-1`` of ``w`` expanded (None: they raise), after asking ``stop``."""
+        if self.stop is not None and self.stop():
+            raise _Stopped
+        k = self.kernel
+        rows, k.scalar_locate_rows = k.scalar_locate_rows, 0  # (its message is not used)
+        try:
+            return k.expand(w[lo:hi], expand=mode, stop_on_violation=True)
+        except SpecEvaluationError:
+            return None
+        finally:
+            k.scalar_locate_rows = rows
+
+
+class _Stopped(Exception):
+    """The run asked :meth:`LevelExpansion._locate` to stop."""
 
 
 def initial_states(kernel: Kernel) -> tuple[np.ndarray, np.ndarray, LevelFindings]:

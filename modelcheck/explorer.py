@@ -303,7 +303,8 @@ class _LocalLevels:
                             on_transitions=ex.on_transitions,
                             batch_rows=self._pacer(n, level_fps),
                             on_batch=None if obs is None else obs.on_batch,
-                            inverse=obs is not None)
+                            inverse=obs is not None,
+                            stop=lambda: self.stop.requested)
         self.lx = lx
         for u, kmin, w in lx.candidates():
             fresh = ~self.visited.contains(u)

@@ -192,6 +192,10 @@ class Kernel:
         #: ``family_rows=0`` turns it off. Speed only: the results are the same.
         self.family_rows = family_rows
         self.family_min = family_min
+        #: when a batch raises, the states of it evaluated one at a time to name the
+        #: one that raises (at most; 0: the batch's error as it is, as the level
+        #: engine asks while it locates the first raising state itself)
+        self.scalar_locate_rows = 4096
         self._families = _families(self.actions)
         self._family_failed: set[int] = set()
         self._leaves: dict[tuple[str, tuple[int, ...]], Leaf | None] = {}
@@ -1046,7 +1050,7 @@ class Kernel:
     def _locate_action_error(self, inst: ActionInstance, words: np.ndarray,
                              e: BaseException) -> SpecEvaluationError:
         tb = sys.exc_info()[2]
-        for row in range(min(len(words), 4096)):
+        for row in range(min(len(words), self.scalar_locate_rows)):
             cells = self.layout.unpack(words[row])
             try:
                 self.step(cells, inst)
@@ -1059,7 +1063,7 @@ class Kernel:
         tb = sys.exc_info()[2]
         candidates = range(len(words)) if rows is None else (int(r) for r in rows)
         for k, row in enumerate(candidates):
-            if k >= 4096:
+            if k >= self.scalar_locate_rows:
                 break
             cells = self.layout.unpack(words[row])
             if p.kind in ("action", "action_constraint") and inst is not None:

@@ -69,7 +69,7 @@ def render_text(r: Result) -> str:
         "incomplete": f"Result: INCOMPLETE ({r.reason or 'stopped'}); counts are partial.",
     }.get(r.status, r.status)
     out.append(status_line)
-    if r.status == "incomplete" and r.message:
+    if r.message and (r.status == "incomplete" or (sim is not None and r.status == "ok")):
         out.append(r.message)
     if sim is not None:
         out += [f"WARNING: {w}" for w in sim.get("warnings", [])]

@@ -97,7 +97,8 @@ class SimConfig:
     runs: int | None = None
     #: steps per walk at most (TLC's ``-depth`` minus one)
     depth: int = 100
-    #: seconds to run at most (``None``: until ``runs``); walks started before it run on
+    #: seconds to run at most (``None``: until ``runs``); the walks still running then
+    #: are cut short (counted, with the steps they took)
     time_limit: float | None = 60.0
     #: per action name, the weight of each of its transitions (default 1)
     weights: tuple[tuple[str, float], ...] = ()
@@ -256,8 +257,18 @@ class VisitedStates:
 
 #: how a walk ends (``WalkTally.ends``): at the depth bound, at a state without enabled
 #: actions, at a state outside the constraints, at a state whose enabled actions all
-#: weigh 0 (``weight 0``: the walk was cut short by ``--weights``), or at a violation
-WALK_ENDS = ("depth", "terminal", "constraint", "weight 0", "violation")
+#: weigh 0 (``weight 0``: the walk was cut short by ``--weights``), at a violation, or
+#: where the run stopped (``cut``: by its time limit or a Ctrl-C; its steps count)
+WALK_ENDS = ("depth", "terminal", "constraint", "weight 0", "violation", "cut")
+
+#: walks of the first kernel evaluation of a step under a time limit; later ones are
+#: sized by the time a walk's step took, to :data:`STEP_SHARE` of the limit
+FIRST_CHUNK = 16
+STEP_SHARE = 1 / 50
+
+#: initial states whose invariants are checked at once before the walks (the clock is
+#: looked at between two such chunks)
+STARTS_CHUNK = 4096
 
 
 @dataclass
@@ -351,17 +362,29 @@ class _Starts:
     bad: dict[int, list[int]]  # state -> the invariants it violates
 
 
-def _starts(k: Kernel) -> _Starts:
+def _starts(k: Kernel, over: Callable[[], bool] | None = None) -> _Starts | None:
+    """The initial states, their invariants checked :data:`STARTS_CHUNK` at a time;
+    None when ``over()`` says the run must stop (asked between two chunks)."""
     words, fps = k.initial_words()
     order = key_order(fps)
     words, fps = words[order], fps[order]
     inside = (k.in_model_rows(words) if k.constraints
               else np.ones(len(order), dtype=bool))
     bad: dict[int, list[int]] = {}
-    for j, rows in enumerate(k.expand(words, expand=False).invariant_rows):
-        for r in rows:
-            bad.setdefault(int(r), []).append(j)
+    for lo in range(0, len(words), STARTS_CHUNK):
+        if over is not None and over():
+            return None
+        ex = k.expand(words[lo:lo + STARTS_CHUNK], expand=False)
+        for j, rows in enumerate(ex.invariant_rows):
+            for r in rows:
+                bad.setdefault(lo + int(r), []).append(j)
     return _Starts(words, fps, inside, bad)
+
+
+def _initial_words(k: Kernel) -> np.ndarray:
+    """The initial states in fingerprint order (what a walk's ``init`` indexes)."""
+    words, fps = k.initial_words()
+    return words[key_order(fps)]
 
 
 def run_walks(kernel: Kernel, walks: WalkSet, *, weights: np.ndarray, depth: int,
@@ -369,16 +392,23 @@ def run_walks(kernel: Kernel, walks: WalkSet, *, weights: np.ndarray, depth: int
               stop: Callable[[], bool] | None = None,
               progress: Callable[[SimProgress], None] | None = None,
               progress_interval: float = 3.0, seen_limit: int | None = None,
-              record_states: bool = False, live: WalkLiveness | None = None) -> WalkTally:
+              record_states: bool = False, live: WalkLiveness | None = None,
+              clock: Callable[[], float] = time.perf_counter) -> WalkTally:
     """Run the walks of ``walks`` through ``kernel`` (see the module docstring).
 
     ``weights`` holds one weight per action instance; walks take at most ``depth``
     steps; ``walks_per_batch`` of them advance together. Walks are started in index
-    order until the set is done, ``time_limit`` seconds have passed, ``stop()``
-    returns true (checked between steps) or a walk found a violation: walks of a
-    larger index than the violating one are then abandoned (not counted), those of a
-    smaller one run to their end. A second Ctrl-C (``KeyboardInterrupt``) stops at
-    once. ``seen_limit`` bounds the visited set (bytes); ``record_states`` keeps the
+    order until the set is done, ``time_limit`` seconds have passed (on ``clock``,
+    from this call on, the initial states' check included), ``stop()`` returns true or
+    a walk found a violation: walks of a larger index than the violating one are then
+    abandoned (not counted), those of a smaller one run to their end. The time and
+    ``stop()`` are looked at between two kernel evaluations: with a time limit, a step
+    of the walks is evaluated in chunks of walks, each sized to take about
+    :data:`STEP_SHARE` of the limit (the first :data:`FIRST_CHUNK` walks), so a slow
+    spec stops near the limit. The walks still running then end ``cut``: they are
+    counted as walks, with the steps they took. A second Ctrl-C
+    (``KeyboardInterrupt``) stops at once, counting the finished walks only.
+    ``seen_limit`` bounds the visited set (bytes); ``record_states`` keeps the
     visited states in the tally. With ``live``, every walk that ends without a safety
     violation (or at a state outside the constraints) is checked for a fair lasso
     violating a temporal property (:class:`~modelcheck.liveness.WalkLiveness`), a
@@ -388,20 +418,30 @@ def run_walks(kernel: Kernel, walks: WalkSet, *, weights: np.ndarray, depth: int
     ``walks`` and ``walks_per_batch`` only.
     """
     return _Walker(kernel, walks, weights, depth, walks_per_batch, seen_limit,
-                   record_states, live).run(time_limit, stop, progress, progress_interval)
+                   record_states, live, clock).run(time_limit, stop, progress,
+                                                   progress_interval)
 
 
 class _Walker:
     def __init__(self, kernel: Kernel, walks: WalkSet, weights: np.ndarray, depth: int,
                  walks_per_batch: int, seen_limit: int | None, record: bool,
-                 live: WalkLiveness | None = None) -> None:
+                 live: WalkLiveness | None = None,
+                 clock: Callable[[], float] = time.perf_counter) -> None:
         self.k = kernel
         self.live = live
         self.set = walks
         self.weights = np.asarray(weights, dtype=np.float64)
         self.depth = depth
         self.width = walks_per_batch
-        self.init = _starts(kernel)
+        self.clock = clock
+        self.deadline: float | None = None  # on ``clock``
+        self.time_limit: float | None = None
+        self.stop: Callable[[], bool] | None = None
+        #: the latest chunks of a step: (walks, seconds), to fit their cost (``_chunk``)
+        self.timings: list[tuple[int, float]] = []
+        self.chunk_max = 0  # the most walks evaluated at once so far
+        self.init = _Starts(np.zeros((0, kernel.layout.n_words), dtype=np.uint64),
+                            empty_keys(kernel.key_width), np.zeros(0, dtype=bool), {})
         n_act = len(kernel.actions)
         self.n_act = n_act
         #: per running walk (its ``row``), its transitions per action instance so far
@@ -523,18 +563,20 @@ class _Walker:
             progress: Callable[[SimProgress], None] | None,
             progress_interval: float) -> WalkTally:
         t = self.t
-        t0 = time.perf_counter()
+        t0 = self.clock()
         last = t0
+        self.stop, self.time_limit = stop, time_limit
+        self.deadline = None if time_limit is None else t0 + time_limit
         slots: list[_Walk] = []
         rows: list[np.ndarray] = []
         try:
-            while True:
-                now = time.perf_counter()
-                if stop is not None and stop():
-                    t.stopped = "interrupted"
+            init = _starts(self.k, self._over)
+            if init is not None:
+                self.init = init
+            while t.stopped is None:
+                now = self.clock()
+                if self._over():
                     break
-                if t.stopped is None and time_limit is not None and now - t0 >= time_limit:
-                    t.stopped = "time"
                 if self.found is not None:  # walks after the violating one are moot
                     keep = [j for j, w in enumerate(slots) if w.index < self.found.walk]
                     slots = [slots[j] for j in keep]
@@ -551,18 +593,88 @@ class _Walker:
                 self._check_lassos()
                 if progress is not None and now - last >= progress_interval:
                     last = now
-                    progress(SimProgress(t.walks, t.steps, len(self.visited), now - t0,
-                                         t.fired.copy()))
+                    # (the steps of the walks still running count too)
+                    running = sum(len(w.actions) for w in slots)
+                    progress(SimProgress(t.walks, t.steps + running, len(self.visited),
+                                         now - t0, t.fired.copy()))
+            for w in slots:  # stopped (time, Ctrl-C): the walks still running are cut
+                self._cut(w)
         except KeyboardInterrupt:  # a second Ctrl-C
             t.stopped = "interrupted"
-        self._commit(gaps=t.stopped == "interrupted")
+        self._commit(gaps=t.stopped is not None)
         t.count_states(self.visited)
         t.states, t.reached_by, t.reached_in = self.visited.recorded()
         return t
 
+    def _over(self) -> bool:
+        """Whether the run must stop now (``stop()``, or the time limit); sets
+        ``stopped``."""
+        t = self.t
+        if t.stopped is None:
+            if self.stop is not None and self.stop():
+                t.stopped = "interrupted"
+            elif self.deadline is not None and self.clock() >= self.deadline:
+                t.stopped = "time"
+        return t.stopped is not None
+
+    def _cut(self, w: _Walk) -> None:
+        """End a running walk where the run stopped (its steps count; no lasso check)."""
+        w.fired = self.fired[w.row].copy()
+        self.fired[w.row] = 0
+        self.free.append(w.row)
+        self._finish(w, "cut")
+
     def _step(self, slots: list[_Walk], words: np.ndarray
               ) -> tuple[list[_Walk], list[np.ndarray]]:
-        """Advance every walk of the batch by one step."""
+        """Advance every walk of the batch by one step; with a time limit, in chunks of
+        walks between which the clock and ``stop()`` are looked at (the walks after a
+        stop keep their state)."""
+        if self.deadline is None:
+            return self._step_chunk(slots, words)
+        out_s: list[_Walk] = []
+        out_r: list[np.ndarray] = []
+        i = 0
+        while i < len(slots):
+            if self._over():
+                out_s += slots[i:]
+                out_r += list(words[i:])
+                break
+            n = self._chunk(len(slots) - i)
+            t = self.clock()
+            got_s, got_r = self._step_chunk(slots[i:i + n], words[i:i + n])
+            self.timings = [*self.timings[-7:], (n, self.clock() - t)]
+            self.chunk_max = max(self.chunk_max, n)
+            out_s += got_s
+            out_r += got_r
+            i += n
+        return out_s, out_r
+
+    def _chunk(self, rest: int) -> int:
+        """Walks of the next kernel evaluation of a step (of ``rest`` left) under a time
+        limit: :data:`FIRST_CHUNK` at first, then as many as add about
+        :data:`STEP_SHARE` of the limit (or, if more, twice the fixed cost of an
+        evaluation) to the fixed cost, at the cost ``a + b * walks`` fitted to the latest chunks
+        (with one size measured, all of it per walk); at most four times the largest
+        so far."""
+        assert self.time_limit is not None
+        if not self.timings:
+            return min(rest, FIRST_CHUNK)
+        n = np.array([c for c, _ in self.timings], dtype=np.float64)
+        t = np.array([s for _, s in self.timings], dtype=np.float64)
+        if np.ptp(n) > 0:
+            b, a = np.polyfit(n, t, 1)
+            a = max(float(a), 0.0)
+            b = max(float(b), 0.0)
+        else:
+            a, b = 0.0, float(t.mean() / n[0])
+        # (a chunk's walks cost at least twice its fixed cost: two thirds of the time
+        # go to walks, however short the limit)
+        fit = max(self.time_limit * STEP_SHARE, 2 * a) / max(b, 1e-12)
+        return max(1, min(rest, int(min(fit, 1 << 30)), 4 * self.chunk_max))
+
+    def _step_chunk(self, slots: list[_Walk], words: np.ndarray
+                    ) -> tuple[list[_Walk], list[np.ndarray]]:
+        """Advance every walk of ``slots`` (their states ``words``) by one step."""
         k = self.k
         ex = k.expand(words, constrain=False)
         order = np.argsort(ex.parent_rows, kind="stable")  # by walk, then action
@@ -792,7 +904,7 @@ class Simulator:
         out["warnings"] = warnings
         if tally.found is not None:
             f = tally.found
-            init_cells = k.layout.unpack(_starts(k).words[f.init])
+            init_cells = k.layout.unpack(_initial_words(k)[f.init])
             found_len = len(f.actions) + 1
             rep: ShrinkReport | None = None
             steps: tuple[TraceStep, ...]
@@ -812,8 +924,19 @@ class Simulator:
                         "shrinking": None if rep is None else rep.to_json()})
         elif tally.stopped == "interrupted":
             res.status, res.reason = Status.INCOMPLETE, "interrupted"
-            res.message = (f"Interrupted after {tally.walks:,} walks ({tally.steps:,} "
-                           "steps); no violation in them.")
+            res.message = (f"Interrupted after {tally.walks:,} walks{_cut_note(tally)} "
+                           f"({tally.steps:,} steps); no violation in them.")
+        elif tally.stopped == "time":
+            limit = f"the time limit (--time {cfg.time_limit:g} s)" \
+                if cfg.time_limit is not None else "the time limit"
+            if tally.steps == 0:
+                res.status, res.reason = Status.INCOMPLETE, "time"
+                res.message = (f"Stopped at {limit} before any walk took a step: nothing "
+                               "past the initial states was checked; give more time.")
+            else:
+                res.message = (f"Stopped at {limit} after {tally.walks:,} walks"
+                               f"{_cut_note(tally)} ({tally.steps:,} steps); no violation "
+                               "in them.")
         elif tally.steps == 0 and cut:
             res.status, res.reason = Status.INCOMPLETE, "weights"
             res.message = (f"No walk took a step: in the initial states of the {cut:,} "
@@ -824,6 +947,14 @@ class Simulator:
                         fired=tally.fired, new_by_action=tally.new_by_action)
         res.simulation = out
         return res
+
+
+def _cut_note(tally: WalkTally) -> str:
+    """``, N of them cut short ...`` for the walks a stop cut (or nothing)."""
+    n = tally.ends.get("cut", 0)
+    if not n:
+        return ""
+    return f", {n:,} of them cut short by the stop (the steps they took are counted)"
 
 
 def _replace(sim: SimConfig, **changes: Any) -> SimConfig:

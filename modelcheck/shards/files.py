@@ -83,6 +83,7 @@ from typing import Any
 import numpy as np
 
 from ..engine import LevelExpansion, LevelFindings
+from ..errors import SpecEvaluationError
 from ..layout import words_of_keys
 from ..memtune import steady_arrays
 from ..store import (
@@ -698,6 +699,12 @@ def commit_block(cands: Block, seen: Sequence[np.ndarray] | None) -> Block:
             None if words is None else take_rows(words, rows))
 
 
+#: told the error of a batch that raised, before the level engine locates its first
+#: raising state (set in a worker process of ``--workers N``: it tells the coordinator,
+#: so that a Ctrl-C meanwhile still reports the spec error)
+SPEC_ERROR_NOTICE: Callable[[SpecEvaluationError], None] | None = None
+
+
 def expand_block(cfg: ShardConfig, bucket: int, level: Block, expand: bool | None,
                  rows: bool = False, graph: Path | None = None
                  ) -> tuple[BucketSummary, Block | None]:
@@ -728,7 +735,8 @@ def expand_block(cfg: ShardConfig, bucket: int, level: Block, expand: bool | Non
     # duplicates left across flushes and producers meet in the owning bucket's task.
     lx = LevelExpansion(kernel, fps, w, expand=expand, batch_size=cfg.worker.batch_size,
                         flush_rows=cfg.worker.flush_rows,
-                        on_batch=None if part is None else part.on_batch)
+                        on_batch=None if part is None else part.on_batch,
+                        on_error=SPEC_ERROR_NOTICE)
     chunks = list(lx.candidates())
     out.found = lx.findings
     if part is not None and graph is not None and not lx.findings.phase1_problem \

@@ -47,6 +47,7 @@ from ..library import lookup as library_lookup
 from ..result import Result
 from ..run.progress import Progress
 from ..spec import Spec
+from . import files
 from .backend import ShardedRun, spec_name
 from .engine import BucketEngine, Job
 from .files import BucketSummary, ShardConfig
@@ -62,6 +63,9 @@ __all__ = ["ParallelExplorer", "PoolEngine", "WorkerPool", "WorkerError",
 POOL_DRIVER_THRESHOLD = 20_000
 #: how often (seconds) a waiting coordinator looks at Ctrl-C
 _POLL = 0.1
+#: the first item of a worker's message that a batch of its task raised a spec error
+#: (the task goes on, locating the first raising state; see :meth:`WorkerPool.run`)
+_NOTICE = "spec-error"
 
 
 class WorkerError(ModelcheckError):
@@ -89,6 +93,12 @@ def _serve(conn: Any, cfg: ShardConfig, others: list[Any]) -> None:
     from ..memtune import keep_freed_memory
 
     keep_freed_memory()
+
+    def notice(e: SpecEvaluationError) -> None:
+        with contextlib.suppress(OSError, ValueError):
+            conn.send((_NOTICE, {"message": str(e), "where": e.where, "what": e.what}))
+
+    files.SPEC_ERROR_NOTICE = notice
     while True:
         try:
             msg = conn.recv()
@@ -103,6 +113,16 @@ def _serve(conn: Any, cfg: ShardConfig, others: list[Any]) -> None:
             conn.send((False, str(e)))
         else:
             conn.send((True, out))
+
+
+def _interrupted_error(payload: dict[str, Any]) -> SpecEvaluationError:
+    """The spec error a worker met, for a run stopped while it located its state."""
+    message = str(payload["message"]).rstrip(".")
+    return SpecEvaluationError(
+        f"{message}. (Interrupted while a worker located the first state of its batch "
+        "that raises, in fingerprint order: this is the error the batch raised, not "
+        "isolated; an earlier state of the level may raise too.)",
+        where=payload.get("where"), what=payload.get("what"))
 
 
 class WorkerPool:
@@ -137,6 +157,7 @@ class WorkerPool:
         (the workers are stopped), the encoded error of a failed task (a
         ``RuntimeError``), or :class:`WorkerError` when a worker died."""
         todo = list(range(buckets))
+        self.noticed: list[dict[str, Any]] = []  # spec errors the running tasks met
         idle = list(range(len(self.procs)))[::-1]
         busy: dict[int, int] = {}  # worker -> bucket
         out: dict[int, BucketSummary] = {}
@@ -155,6 +176,8 @@ class WorkerPool:
                                                                timeout=_POLL)
             if self.stop.requested:
                 self.close(kill=True)
+                if self.noticed:  # the spec error, not the stop, ends the run
+                    raise _interrupted_error(self.noticed[0])
                 raise StopRun("interrupted")
             for r in ready:
                 if r in waiting:
@@ -163,6 +186,9 @@ class WorkerPool:
                         ok, payload = self.conns[w].recv()
                     except (EOFError, OSError):
                         continue  # the worker died: its sentinel says how
+                    if ok == _NOTICE:
+                        self._notice(payload)
+                        continue
                     if not ok:
                         self.close(kill=True)
                         raise RuntimeError(payload)
@@ -174,6 +200,10 @@ class WorkerPool:
                 if w in busy and w not in idle:
                     raise self._died(w, job.depth, busy[w])
         return [out[b] for b in range(buckets)]
+
+    def _notice(self, payload: dict[str, Any]) -> None:
+        """A task met a spec error (and goes on to locate its first raising state)."""
+        self.noticed.append(payload)
 
     def _died(self, w: int, depth: int, bucket: int) -> WorkerError:
         """The error for worker ``w``, found dead during job ``depth``; the others are
