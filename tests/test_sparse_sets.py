@@ -443,3 +443,13 @@ def test_inspect_shows_slots_and_bits() -> None:
     # 3 slots of ceil(log2(8,192 + 1)) = 14 bits, whatever the element type's size
     assert rows["ledger"]["domain"].endswith("(max_size 3)")
     assert (rows["ledger"]["cells"], rows["ledger"]["bits"]) == (3, 3 * 14)
+
+
+@pytest.mark.parametrize("cap", [1, 2, 3])
+def test_the_ledger_example_against_brute_force(cap: int) -> None:
+    """``examples/ledger.py``: a set over 2,000,000 record values, at most ``cap`` held."""
+    from examples.ledger import Ledger as ExampleLedger
+
+    r = explore(ExampleLedger(Cap=cap))
+    assert r.status == "ok"
+    assert (r.distinct_states, r.depth) == brute_force(ExampleLedger(Cap=cap))
