@@ -85,6 +85,7 @@ __all__ = [
     "BoundArray",
     "BoundFunction",
     "as_leaf",
+    "refuse_sparse_sets",
     "Union",
     "BoundUnion",
     "MAX_ELEMENTS",
@@ -713,6 +714,21 @@ def as_leaf(bound: BoundType) -> BoundType:
     return bound
 
 
+def refuse_sparse_sets(bound: BoundType, what: str) -> None:
+    """Refuse a type that holds a ``SetOf(..., max_size=k)`` where the engine numbers
+    the type's values (a set or bag element, a union shape, an action parameter)."""
+    for _, t in bound.cells():
+        if isinstance(t, BoundSparseSlot):
+            raise SpecDefinitionError(
+                f"{what} holds {t.owner.describe()}, a SetOf(..., max_size=k): a set "
+                "stored as member codes has no position among the values of its type, "
+                "which the elements of a set or bag, the shapes of a union and the "
+                "values of an action parameter need (they are numbered). Declare that "
+                "set without max_size (a bit vector, at most "
+                f"{MAX_ELEMENTS} elements), or keep it in a state variable, a record "
+                "field or a Seq instead.")
+
+
 def _elem_text(elem: Any) -> str:
     return elem.name if isinstance(elem, Ids) else elem.describe()
 
@@ -746,6 +762,7 @@ class SetOf(Type):
 
     def bound(self, consts: Mapping[str, Any]) -> BoundType:
         elem = _element_type(self.elem, consts, f"SetOf({_elem_text(self.elem)})")
+        refuse_sparse_sets(elem, f"the element type of SetOf({_elem_text(self.elem)})")
         k = resolve(self.max_size, consts)
         t: BoundSet
         if k is not None:
@@ -866,6 +883,7 @@ class Bag(Type):
         if mx < 1:
             raise SpecDefinitionError(f"Bag(..., {self.max_count!r}): max_count must be >= 1.")
         elem = _element_type(self.elem, consts, f"Bag({_elem_text(self.elem)}, ...)")
+        refuse_sparse_sets(elem, f"the element type of Bag({_elem_text(self.elem)}, ...)")
         if elem.n_values > MAX_ELEMENTS:
             raise SpecDefinitionError(
                 f"Bag({_elem_text(self.elem)}, ...) has {elem.n_values} possible elements; "
@@ -2161,6 +2179,8 @@ class Union(Type):
         for n, s in self.shapes.items():
             b = None if s is None else s.bound(consts)
             assert b is None or isinstance(b, BoundRecord)
+            if b is not None:
+                refuse_sparse_sets(b, f"shape {n} of Union({self.tag!r}, ...)")
             shapes[n] = b
         return BoundUnion(self.tag, shapes, self.describe_with(shapes))
 

@@ -8,6 +8,7 @@ past ``max_size`` is a spec error naming the variable and ``k``."""
 
 from __future__ import annotations
 
+import enum
 from typing import Any
 
 import numpy as np
@@ -18,6 +19,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from modelcheck import (
+    Bag,
     Bool,
     Const,
     Ids,
@@ -27,6 +29,7 @@ from modelcheck import (
     Spec,
     SpecDefinitionError,
     SpecEvaluationError,
+    Union,
     action,
     any_of,
     choose,
@@ -41,6 +44,12 @@ from modelcheck.domains import MAX_ELEMENTS, BoundSparseSet, BoundType
 from modelcheck.itfvalues import Record as R
 from modelcheck.kernel import Kernel
 from modelcheck.values import SetValue, SparseSetValue
+
+
+class Shape(enum.IntEnum):
+    One = 0
+    Two = 1
+
 
 K = 5
 DENSE = SetOf(Int(0, 69)).bound({})
@@ -176,6 +185,22 @@ def test_refusals_at_load() -> None:
         SetOf(big, max_size=0).bound({})
     with pytest.raises(SpecDefinitionError, match="init"):
         SetOf(Int(0, 9), init=[1, 2, 3], max_size=2).bound({})
+    inner = SetOf(Int(0, 3), max_size=2)
+    for outer in (SetOf(inner), SetOf(Record(a=inner), max_size=3), Bag(inner, 2),
+                  Union("type", Shape, One=Record(s=inner), Two=None)):
+        with pytest.raises(SpecDefinitionError, match=r"max_size 2\), a SetOf\(\.\.\., "
+                                                      r"max_size=k\): a set stored as member"):
+            outer.bound({})
+
+    class Param(Spec):
+        x = Int(0, 1)
+
+        @action(S=inner)
+        def Pick(self, s, t, S):
+            return True
+
+    with pytest.raises(SpecDefinitionError, match=r"parameter S of action Pick holds"):
+        Param()
     t = SetOf(big, max_size=4).bound({})
     assert isinstance(t, BoundSparseSet) and t.elem.n_values > MAX_ELEMENTS
     # 4 slots of ceil(log2(10,001)) = 14 bits
@@ -453,3 +478,24 @@ def test_the_ledger_example_against_brute_force(cap: int) -> None:
     r = explore(ExampleLedger(Cap=cap))
     assert r.status == "ok"
     assert (r.distinct_states, r.depth) == brute_force(ExampleLedger(Cap=cap))
+
+
+@pytest.mark.parametrize("fmt", ["itf", "json"])
+def test_sparse_counterexamples_render_round_trip_and_replay(fmt: str) -> None:
+    """A counterexample through a sparse set: the same rendered trace as the bit-vector
+    form's, and it survives ITF / JSON and replays."""
+    from modelcheck.trace import Trace, loads_trace, trace_to_itf
+    from modelcheck.trace.itf import dumps_itf
+    from modelcheck.trace.model import dumps_trace_json
+    from modelcheck.trace.render import render_trace
+    from modelcheck.trace.replay import replay
+
+    sparse, dense = make_spec(True, 2, 1, 3, False, 1), make_spec(False, 2, 1, 3, False, 1)
+    rs, rd = explore(sparse), explore(dense)
+    assert rs.status == rd.status == "violation"
+    ts, td = Trace.from_result(rs), Trace.from_result(rd)
+    assert [s.state for s in ts.steps] == [s.state for s in td.steps]
+    assert render_trace(ts) == render_trace(td)
+    text = dumps_itf(trace_to_itf(ts)) if fmt == "itf" else dumps_trace_json(ts)
+    back = loads_trace(text, source_file="t.itf.json" if fmt == "itf" else "t.json")
+    assert replay(sparse, back).ok
