@@ -1489,6 +1489,31 @@ class BoundSparseSet(BoundSet):
     def _members(self, codes: Sequence[int]) -> list[int]:
         return [int(c) for c in codes if 0 <= int(c) < self.empty]
 
+    def literal(self, value: Iterable[Any]) -> SetValue:
+        """A set literal (elements, constants or not) as a value in as many slots as it
+        has elements (at least this type's): constant elements are placed at once,
+        sorted, others added one by one."""
+        items = list(value)
+        t = self.sized(len(items))
+        fixed: set[int] = set()
+        bad = False
+        rest = []
+        for m in items:
+            idx, outside = self.elem.index_of(m)
+            if isinstance(idx, int) and isinstance(outside, bool):
+                if outside:
+                    bad = True
+                else:
+                    fixed.add(idx)
+            else:
+                rest.append(m)
+        codes = sorted(fixed) + [self.empty] * (t.max_size - len(fixed))
+        out: SetValue = SparseSetValue(t, [np.int64(c) for c in codes], np.bool_(bad)
+                                       if bad else False)
+        for m in rest:
+            out = out.with_(m)
+        return out
+
     def _from_members(self, idxs: Iterable[int]) -> list[int]:
         out = sorted(set(idxs))
         if len(out) > self.max_size:
@@ -1513,6 +1538,12 @@ class BoundSparseSet(BoundSet):
 
     def view(self, cols: Sequence[Any]) -> Any:
         return SparseSetValue(self, list(cols))
+
+    def columns(self, value: Any) -> list[Any]:
+        if isinstance(value, (set, frozenset, list, tuple)):
+            lit = self.literal(value)
+            return lit._columns() if lit._type is self else self._converted(lit)
+        return super().columns(value)
 
     def _moved(self, fn: Callable[[list[np.ndarray]], list[np.ndarray]], mat: np.ndarray
                ) -> np.ndarray:

@@ -480,10 +480,7 @@ class SparseSetValue(SetValue):
                 return other
             return t.sized(len(other.members()))._convert_value(other)
         if isinstance(other, (set, frozenset, list, tuple)):
-            out: SetValue = t.sized(len(other)).empty_value()
-            for m in other:
-                out = out.with_(m)
-            return out
+            return t.literal(other)
         return t.view(t.columns(other))
 
     def _pair(self, other: Any) -> tuple[np.ndarray, np.ndarray, bool, SparseSetValue]:
@@ -508,17 +505,19 @@ class SparseSetValue(SetValue):
 
     __ror__ = __or__
 
+    # an element outside the element type in the operand of & or - is no member of
+    # S: it changes nothing (as in TLA+), so only the operand's overflow is passed on
     def __and__(self, other: Any) -> SparseSetValue:
         a, b, batch, o = self._pair(other)
         m = np.sort(np.where(self._in(a, b), a, self._type.empty), axis=1)
-        return self._from_mat(m, batch, bad=self.bad | o.bad, over=self.over | o.over)
+        return self._from_mat(m, batch, over=self.over | o.over)
 
     __rand__ = __and__
 
     def __sub__(self, other: Any) -> SparseSetValue:
         a, b, batch, o = self._pair(other)
         m = np.sort(np.where(self._in(a, b), self._type.empty, a), axis=1)
-        return self._from_mat(m, batch, bad=self.bad | o.bad, over=self.over | o.over)
+        return self._from_mat(m, batch, over=self.over | o.over)
 
     def __le__(self, other: Any) -> Any:
         """``S \\subseteq T``."""

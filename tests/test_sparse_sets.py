@@ -146,6 +146,30 @@ def test_sparse_set_dynamic_elements(values, xs) -> None:
         "out" if not 0 <= xs[i] <= 69 else overflow_or(values[i] | {xs[i]}, K)
         for i in range(n)]
     assert decoded(S.without(x), n) == [values[i] - {xs[i]} for i in range(n)]
+    # literals of a constant and a column element: operands (an element outside the
+    # type marks the result, as in the bit-vector form), and stored
+    lit = [{xs[i], 3} - {-1, 70} for i in range(n)]
+    # an element outside the type in an operand of & or - changes nothing (as in TLA+);
+    # in a union it is stored, an error
+    D = batch(DENSE, values)
+    for op, py, grows in ((lambda S: S & [x, 3], lambda a, b: a & b, False),
+                          (lambda S: S - [x, 3], lambda a, b: a - b, False),
+                          (lambda S: S | [x, 3], lambda a, b: a | b, True)):
+        got, dense = decoded(op(S), n), decoded(op(D), n)
+        for i in range(n):
+            inside = 0 <= xs[i] <= 69
+            want = py(values[i], lit[i])
+            if inside:
+                assert dense[i] == want
+            assert got[i] == ("out" if grows and not inside else
+                              overflow_or(want, K) if grows else want), i
+    sub, dsub = list(S <= [x, 3]), list(D <= [x, 3])
+    assert sub == [values[i] <= lit[i] for i in range(n)]
+    assert [d for d, v in zip(dsub, xs) if 0 <= v <= 69] == [
+        s for s, v in zip(sub, xs) if 0 <= v <= 69]
+    stored = SPARSE.view(SPARSE.columns([x, 3]))
+    assert decoded(stored, n) == ["out" if not 0 <= xs[i] <= 69 else lit[i]
+                                  for i in range(n)]
 
 
 rec_vals = st.builds(lambda a, b: R(a=a, b=b), st.integers(0, 2), st.booleans())
