@@ -19,6 +19,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from modelcheck import (
+    Array,
     Bag,
     Bool,
     Const,
@@ -299,7 +300,7 @@ specs = st.tuples(st.integers(1, 3), st.integers(0, 2), st.integers(1, 3), st.bo
                   st.integers(0, 3))
 
 
-@settings(max_examples=12, deadline=None)
+@settings(max_examples=25, deadline=None)
 @given(case=specs)
 def test_specs_over_either_form_agree(case) -> None:
     n, v, k, sym, bound = case
@@ -315,7 +316,7 @@ def test_specs_over_either_form_agree(case) -> None:
         assert (o.status, o.distinct, o.depth) == (rs.status, rs.distinct_states, rs.depth)
 
 
-@settings(max_examples=15, deadline=None)
+@settings(max_examples=25, deadline=None)
 @given(case=specs, walks=st.lists(st.lists(st.integers(0, 1000), max_size=8), min_size=1,
                                   max_size=5))
 def test_sparse_spec_evaluators_agree(case, walks) -> None:
@@ -523,3 +524,40 @@ def test_sparse_counterexamples_render_round_trip_and_replay(fmt: str) -> None:
     text = dumps_itf(trace_to_itf(ts)) if fmt == "itf" else dumps_trace_json(ts)
     back = loads_trace(text, source_file="t.itf.json" if fmt == "itf" else "t.json")
     assert replay(sparse, back).ok
+
+
+def make_inboxes(sparse: bool, sym: bool) -> Spec:
+    """An array of sets of records (ids of the symmetric set in the index and in the
+    elements): sends and receives."""
+    opt = {"max_size": 2} if sparse else {}
+
+    class Inboxes(Spec):
+        check_deadlock = False
+        P = Ids(1, 3)
+        symmetry = ("P",) if sym else ()
+        inbox = Array(P, SetOf(Record(src=P, n=Int(0, 1)), **opt))
+
+        @action(p=P, q=P, n=range(2))
+        def Send(self, s, t, p, q, n):
+            t.inbox[q] = s.inbox[q].with_({"src": p, "n": n})
+            return (p != q) & (s.inbox[q].size() < 2)
+
+        @action(q=P)
+        def Recv(self, s, t, q):
+            m = choose(s.inbox[q], lambda m: m.n == max_of(s.inbox[q], lambda x: x.n))
+            t.inbox[q] = s.inbox[q].without(m)
+            return ~s.inbox[q].is_empty()
+
+    return Inboxes()
+
+
+@pytest.mark.parametrize("sym", [False, True])
+def test_arrays_of_sparse_sets_under_symmetry(sym: bool) -> None:
+    d, s = explore(make_inboxes(False, sym)), explore(make_inboxes(True, sym))
+    assert (s.status, s.distinct_states, s.depth, s.generated_states) == (
+        d.status, d.distinct_states, d.depth, d.generated_states)
+    if not sym:
+        assert (s.distinct_states, s.depth) == brute_force(make_inboxes(True, False))
+    kern = Kernel(make_inboxes(True, sym))
+    assert_batch_matches_scalar(kern, [random_walk(kern, list(range(i, i + 7)))
+                                       for i in range(6)])
