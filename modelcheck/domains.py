@@ -749,7 +749,7 @@ class SetOf(Type):
 
     ``max_size=k`` stores the set instead as at most ``k`` member codes, sorted (one
     encoding per set value), each of ``ceil(log2(|T| + 1))`` bits: the form for an
-    element type of more than :data:`MAX_ELEMENTS` values (a set of records over a
+    element type of more than ``MAX_ELEMENTS`` (4,096) values (a set of records over a
     large product), or for one much larger than the sets a spec holds. Storing a
     ``k + 1``-th member is a spec error, as exceeding an ``Int`` bound is.
     """
@@ -1445,7 +1445,7 @@ class BoundSparseSet(BoundSet):
     (:meth:`BoundType.index_of`) sorted ascending, then the empty code ``|elem|`` in
     the slots left. A set value has one encoding, so equal packed states are equal
     sets. The cost is ``max_size * ceil(log2(|elem| + 1))`` bits whatever the element
-    type's size: the form for element types beyond :data:`MAX_ELEMENTS` values.
+    type's size: the form for element types beyond ``MAX_ELEMENTS`` (4,096) values.
     Python and trace values are ``frozenset``\\ s of element values, as for
     :class:`BoundSet`."""
 
