@@ -178,6 +178,13 @@ class SetValue(Value):
                     f"cannot combine a {self._type.describe()} with a {other._type.describe()}")
             if self._type._same_form(other._type):
                 return other
+        if isinstance(other, (set, frozenset, list, tuple)):
+            # element by element: an element outside the type stays a mark (``bad``),
+            # not a bit pattern in the chunks
+            out = self._type.empty_value()
+            for m in other:
+                out = out.with_(m)
+            return out
         return SetValue(self._type, self._type.columns(other))
 
     def _locate(self, x: Any) -> tuple[Any, Any, Any]:
@@ -237,17 +244,17 @@ class SetValue(Value):
 
     __ror__ = __or__
 
+    # an element outside the element type in the operand of & or - is no member of S:
+    # it changes nothing, as in TLA+
     def __and__(self, other: Any) -> SetValue:
         o = self._other(other)
-        return self._new([as_int(a) & as_int(b) for a, b in zip(self.chunks, o.chunks)],
-                         self.bad | o.bad)
+        return self._new([as_int(a) & as_int(b) for a, b in zip(self.chunks, o.chunks)])
 
     __rand__ = __and__
 
     def __sub__(self, other: Any) -> SetValue:
         o = self._other(other)
-        return self._new([as_int(a) & ~as_int(b) for a, b in zip(self.chunks, o.chunks)],
-                         self.bad | o.bad)
+        return self._new([as_int(a) & ~as_int(b) for a, b in zip(self.chunks, o.chunks)])
 
     def __rsub__(self, other: Any) -> SetValue:
         return self._other(other) - self
@@ -255,7 +262,9 @@ class SetValue(Value):
     def __le__(self, other: Any) -> Any:
         """``S \\subseteq T``."""
         o = self._other(other)
-        return all_rows([as_int(a) & ~as_int(b) == 0 for a, b in zip(self.chunks, o.chunks)])
+        # (a set holding an element outside the type is a subset of no set of the type)
+        return all_rows([as_int(a) & ~as_int(b) == 0 for a, b in zip(self.chunks, o.chunks)]
+                        ) & ~np.asarray(self.bad)
 
     def __ge__(self, other: Any) -> Any:
         return self._other(other) <= self
@@ -522,7 +531,8 @@ class SparseSetValue(SetValue):
     def __le__(self, other: Any) -> Any:
         """``S \\subseteq T``."""
         a, b, batch, _ = self._pair(other)
-        return self._rows(((a == self._type.empty) | self._in(a, b)).all(axis=1), batch)
+        sub = self._rows(((a == self._type.empty) | self._in(a, b)).all(axis=1), batch)
+        return sub & ~np.asarray(self.bad)
 
     def members(self) -> list[tuple[Any, Any]]:
         """As :meth:`SetValue.members`: the members present in some state (the distinct
