@@ -42,6 +42,7 @@ from .values import (
     RecordValue,
     SeqValue,
     SetValue,
+    SparseSetValue,
     UnionValue,
     Value,
     all_rows,
@@ -74,6 +75,8 @@ __all__ = [
     "BoundEnum",
     "BoundSet",
     "BoundSetChunk",
+    "BoundSparseSet",
+    "BoundSparseSlot",
     "BoundRecord",
     "BoundSeq",
     "BoundSeqLen",
@@ -82,6 +85,7 @@ __all__ = [
     "BoundArray",
     "BoundFunction",
     "as_leaf",
+    "refuse_sparse_sets",
     "Union",
     "BoundUnion",
     "MAX_ELEMENTS",
@@ -710,6 +714,21 @@ def as_leaf(bound: BoundType) -> BoundType:
     return bound
 
 
+def refuse_sparse_sets(bound: BoundType, what: str) -> None:
+    """Refuse a type that holds a ``SetOf(..., max_size=k)`` where the engine numbers
+    the type's values (a set or bag element, a union shape, an action parameter)."""
+    for _, t in bound.cells():
+        if isinstance(t, BoundSparseSlot):
+            raise SpecDefinitionError(
+                f"{what} holds {t.owner.describe()}, a SetOf(..., max_size=k): a set "
+                "stored as member codes has no position among the values of its type, "
+                "which the elements of a set or bag, the shapes of a union and the "
+                "values of an action parameter need (they are numbered). Declare that "
+                "set without max_size (a bit vector, at most "
+                f"{MAX_ELEMENTS} elements), or keep it in a state variable, a record "
+                "field or a Seq instead.")
+
+
 def _elem_text(elem: Any) -> str:
     return elem.name if isinstance(elem, Ids) else elem.describe()
 
@@ -727,19 +746,40 @@ class SetOf(Type):
     ``<=``, ``size()``, ``is_empty()``, ``min()``, ``max()``, ``choose()``; see
     :class:`~modelcheck.values.SetValue`), stored as one bit per element value.
     ``init`` lists the initial members.
+
+    ``max_size=k`` stores the set instead as at most ``k`` member codes, sorted (one
+    encoding per set value), each of ``ceil(log2(|T| + 1))`` bits: the form for an
+    element type of more than ``MAX_ELEMENTS`` (4,096) values (a set of records over a
+    large product), or for one much larger than the sets a spec holds. Storing a
+    ``k + 1``-th member is a spec error, as exceeding an ``Int`` bound is.
     """
 
-    def __init__(self, elem: Ids | Type, *, init: Iterable[Any] | Deferred = ()) -> None:
+    def __init__(self, elem: Ids | Type, *, init: Iterable[Any] | Deferred = (),
+                 max_size: int | Deferred | None = None) -> None:
         self.elem = elem
         self.init = init
+        self.max_size = max_size
 
     def bound(self, consts: Mapping[str, Any]) -> BoundType:
         elem = _element_type(self.elem, consts, f"SetOf({_elem_text(self.elem)})")
-        if elem.n_values > MAX_ELEMENTS:
+        refuse_sparse_sets(elem, f"the element type of SetOf({_elem_text(self.elem)})")
+        k = resolve(self.max_size, consts)
+        t: BoundSet
+        if k is not None:
+            if isinstance(k, bool) or not isinstance(k, int) or k < 1:
+                raise SpecDefinitionError(
+                    f"SetOf({_elem_text(self.elem)}, max_size={k!r}): max_size is the most "
+                    "members a value of the set may hold, a positive integer.")
+            t = BoundSparseSet(elem, f"SUBSET {elem.describe()}", k)
+        elif elem.n_values > MAX_ELEMENTS:
             raise SpecDefinitionError(
                 f"SetOf({_elem_text(self.elem)}) has {elem.n_values} possible elements; at "
-                f"most {MAX_ELEMENTS} are supported.")
-        t = BoundSet(elem, f"SUBSET {elem.describe()}")
+                f"most {MAX_ELEMENTS} are supported as a bit vector (one bit per possible "
+                "element). Give the most members a value may hold, "
+                f"SetOf({_elem_text(self.elem)}, max_size=k), to store each value as at "
+                f"most k sorted member codes of {max(1, elem.n_values.bit_length())} bits.")
+        else:
+            t = BoundSet(elem, f"SUBSET {elem.describe()}")
         try:
             t.init = frozenset(freeze(elem.value(elem.codes(v))) for v in
                                resolve(self.init, consts))
@@ -749,6 +789,8 @@ class SetOf(Type):
         return t
 
     def describe(self) -> str:
+        if self.max_size is not None:
+            return f"SUBSET {_elem_text(self.elem)} (max_size {self.max_size})"
         return f"SUBSET {_elem_text(self.elem)}"
 
     def parts(self) -> tuple[Type, ...]:
@@ -841,6 +883,7 @@ class Bag(Type):
         if mx < 1:
             raise SpecDefinitionError(f"Bag(..., {self.max_count!r}): max_count must be >= 1.")
         elem = _element_type(self.elem, consts, f"Bag({_elem_text(self.elem)}, ...)")
+        refuse_sparse_sets(elem, f"the element type of Bag({_elem_text(self.elem)}, ...)")
         if elem.n_values > MAX_ELEMENTS:
             raise SpecDefinitionError(
                 f"Bag({_elem_text(self.elem)}, ...) has {elem.n_values} possible elements; "
@@ -1178,9 +1221,11 @@ class BoundSet(BoundType):
             if value._type.width != self.width:
                 raise SpecEvaluationError(
                     f"a {value._type.describe()} value where a {self.text} value is expected")
+            if not self._same_form(value._type):
+                return self._converted(value)
             return value._columns()
         if isinstance(value, (set, frozenset, list, tuple)):
-            out = SetValue(self, [0] * len(self.chunk_widths))
+            out = self.empty_value()
             for m in value:
                 out = out.with_(m)
             return out._columns()
@@ -1191,6 +1236,29 @@ class BoundSet(BoundType):
             f"{value!r} where a {self.text} value is expected: use a set value (a SetOf "
             "variable, its operations) or a set literal of elements; since SetOf holds "
             "element values, bit masks are not sets")
+
+    def _same_form(self, other: BoundSet) -> bool:
+        """Whether values of ``other`` (a set type of as many elements) are stored as
+        this type's are, so that their columns serve as they are."""
+        return not isinstance(other, BoundSparseSet)
+
+    def empty_value(self) -> SetValue:
+        """The empty set, as a value of this type."""
+        return SetValue(self, [0] * len(self.chunk_widths))
+
+    def _convert_value(self, value: SetValue) -> SetValue:
+        """A set value of the same element type stored in another form (bit vector,
+        member codes, another max_size) as a value of this type, built member by
+        member: the cost scales with the members present."""
+        out = self.empty_value()
+        for x, inside in value.members():
+            grown = out._select(inside, out.with_(x), swap=True)
+            assert isinstance(grown, SetValue)
+            out = grown
+        return out._marked(value.bad)
+
+    def _converted(self, value: SetValue) -> list[Any]:
+        return self._convert_value(value)._columns()
 
     def cells_permutation(self, pis: Mapping[str, Mapping[int, int]]
                           ) -> Callable[[list[np.ndarray]], list[np.ndarray]] | None:
@@ -1328,6 +1396,200 @@ def _sparse_sets_permutation(to: np.ndarray, w: int, kc: int
         return out.reshape(n_perms, m, kc).transpose(0, 2, 1)
 
     return apply
+
+
+class BoundSparseSlot(ScalarType):
+    """One member slot of a set stored as member codes (``SetOf(T, max_size=k)``): the
+    position of a member among ``T``'s values, or ``|T|``, the code of an empty slot
+    (the largest, so that a value's slots sorted ascending hold its members first)."""
+
+    kind = "setslot"
+
+    def __init__(self, owner: BoundSparseSet, slot: int) -> None:
+        n = owner.elem.n_values
+        super().__init__(0, n + 1, n, f"slot {slot} of {owner.describe()}")
+        self.owner, self.slot = owner, slot
+        self.ref = owner.ref
+
+    def to_python(self, code: int) -> Any:
+        e = self.owner.elem
+        return None if code == self.owner.empty else freeze(e.value(_codes_at(e, code)))
+
+    def from_itf(self, value: Any) -> int:
+        raise ValueKindError("the whole set")
+
+    def display(self, code: int) -> str:
+        if code == self.owner.empty:
+            return "(empty)"
+        if not 0 <= code < self.owner.empty:
+            return f"<{code}: outside the slot's codes>"
+        e = self.owner.elem
+        return e.show(_codes_at(e, code))
+
+    def explain_out_of_domain(self, name: str, value: int) -> str | None:
+        var = name.rsplit(".slot", 1)[0]
+        k = self.owner.max_size
+        if value > self.hi:
+            return (f"adds to {var} a member beyond its max_size {k} ({var} is a "
+                    f"SetOf({self.owner.elem.describe()}, max_size={k}), which holds at "
+                    f"most {k} members)")
+        if value < 0:
+            return (f"adds to {var} an element outside its element type "
+                    f"{self.owner.elem.describe()}")
+        return None
+
+
+class BoundSparseSet(BoundSet):
+    """A subset of the values of ``elem`` holding at most ``max_size`` members, stored as
+    ``max_size`` cells (:class:`BoundSparseSlot`): the members' positions
+    (:meth:`BoundType.index_of`) sorted ascending, then the empty code ``|elem|`` in
+    the slots left. A set value has one encoding, so equal packed states are equal
+    sets. The cost is ``max_size * ceil(log2(|elem| + 1))`` bits whatever the element
+    type's size: the form for element types beyond ``MAX_ELEMENTS`` (4,096) values.
+    Python and trace values are ``frozenset``\\ s of element values, as for
+    :class:`BoundSet`."""
+
+    def __init__(self, elem: BoundType, text: str, max_size: int) -> None:
+        self.elem = elem
+        self.text = text
+        self.ref = _first_ref(elem)
+        self.init = frozenset()
+        self._member_values = {}
+        self.max_size = max_size
+        self.width = elem.n_values
+        #: the code of an empty slot
+        self.empty = elem.n_values
+        self._slots = [BoundSparseSlot(self, i) for i in range(max_size)]
+        self._sizes: dict[int, BoundSparseSet] = {}
+
+    def cells(self) -> list[tuple[tuple[int | str, ...], ScalarType]]:
+        return [((f"slot{i}",), c) for i, c in enumerate(self._slots)]
+
+    def describe(self) -> str:
+        return f"{self.text} (max_size {self.max_size})"
+
+    def _same_form(self, other: BoundSet) -> bool:
+        return isinstance(other, BoundSparseSet) and other.max_size == self.max_size
+
+    def sized(self, max_size: int) -> BoundSparseSet:
+        """This type with room for ``max_size`` members (at least this type's): the type
+        of an operand or an intermediate value that is never stored as it is."""
+        max_size = max(max_size, self.max_size)
+        if max_size == self.max_size:
+            return self
+        t = self._sizes.get(max_size)
+        if t is None:
+            t = self._sizes[max_size] = BoundSparseSet(self.elem, self.text, max_size)
+            t._member_values = self._member_values
+        return t
+
+    def empty_value(self) -> SetValue:
+        return SparseSetValue(self, [self.empty] * self.max_size)
+
+    def _members(self, codes: Sequence[int]) -> list[int]:
+        return [int(c) for c in codes if 0 <= int(c) < self.empty]
+
+    def literal(self, value: Iterable[Any]) -> SetValue:
+        """A set literal (elements, constants or not) as a value in as many slots as it
+        has elements (at least this type's): constant elements are placed at once,
+        sorted, others added one by one."""
+        items = list(value)
+        t = self.sized(len(items))
+        fixed: set[int] = set()
+        bad = False
+        rest = []
+        for m in items:
+            idx, outside = self.elem.index_of(m)
+            if isinstance(idx, int) and isinstance(outside, bool):
+                if outside:
+                    bad = True
+                else:
+                    fixed.add(idx)
+            else:
+                rest.append(m)
+        codes = sorted(fixed) + [self.empty] * (t.max_size - len(fixed))
+        out: SetValue = SparseSetValue(t, [np.int64(c) for c in codes], np.bool_(bad)
+                                       if bad else False)
+        for m in rest:
+            out = out.with_(m)
+        return out
+
+    def _from_members(self, idxs: Iterable[int]) -> list[int]:
+        out = sorted(set(idxs))
+        if len(out) > self.max_size:
+            raise ValueError(f"{len(out)} members, more than the max_size {self.max_size} "
+                             f"of {self.describe()}")
+        return out + [self.empty] * (self.max_size - len(out))
+
+    def codes(self, value: Any) -> list[int]:
+        if isinstance(value, (list, tuple, set, frozenset)):
+            return super().codes(value)
+        raise ValueError(f"{value!r} is not a value of {self.describe()}")
+
+    def codes_from_itf(self, value: Any) -> list[int]:
+        if isinstance(value, (frozenset, set, list, tuple)) and len(value) > self.max_size:
+            raise ValueDomainError(
+                f"= {codec.text(value)} has {len(value)} members, more than its max_size "
+                f"{self.max_size}")
+        return super().codes_from_itf(value)
+
+    def _universe_text(self) -> str:
+        return self.elem.describe()
+
+    def view(self, cols: Sequence[Any]) -> Any:
+        return SparseSetValue(self, list(cols))
+
+    def columns(self, value: Any) -> list[Any]:
+        if isinstance(value, (set, frozenset, list, tuple)):
+            lit = self.literal(value)
+            return lit._columns() if lit._type is self else self._converted(lit)
+        return super().columns(value)
+
+    def _moved(self, fn: Callable[[list[np.ndarray]], list[np.ndarray]], mat: np.ndarray
+               ) -> np.ndarray:
+        """Member codes ``mat`` (any shape) moved by ``fn`` (the element type's cells
+        permutation), then sorted along the last axis: only the distinct members
+        present are mapped."""
+        u, inv = np.unique(mat, return_inverse=True)
+        to = u.copy()
+        real = (u >= 0) & (u < self.empty)
+        if real.any():
+            e = self.elem
+            cols = e.columns(e.value_at(u[real]))
+            moved = fn([np.asarray(as_int(c), dtype=np.int64) for c in cols])
+            idx, _ = e.index_of(e.view(moved))
+            to[real] = np.asarray(idx, dtype=np.int64)
+        return np.sort(to[inv].reshape(mat.shape), axis=-1)
+
+    def cells_permutation(self, pis: Mapping[str, Mapping[int, int]]
+                          ) -> Callable[[list[np.ndarray]], list[np.ndarray]] | None:
+        fn = self.elem.cells_permutation(pis)
+        if fn is None:
+            return None
+
+        def apply(cols: list[np.ndarray]) -> list[np.ndarray]:
+            arrs = [np.asarray(c) for c in cols]
+            mat = np.stack([a.astype(np.int64) for a in arrs], axis=-1)
+            out = self._moved(fn, mat)
+            return [out[..., i].astype(a.dtype) for i, a in enumerate(arrs)]
+
+        return apply
+
+    def cells_permutations(self, many: Sequence[Mapping[str, Mapping[int, int]]]
+                           ) -> Callable[[np.ndarray], np.ndarray] | None:
+        fns = [self.elem.cells_permutation(pis) for pis in many]
+        if all(f is None for f in fns):
+            return None
+
+        def apply(block: np.ndarray) -> np.ndarray:
+            q, k, m = block.shape
+            out = np.empty((len(fns), k, m), dtype=np.int64)
+            for p, f in enumerate(fns):
+                part = np.asarray(block[min(p, q - 1)], dtype=np.int64)
+                out[p] = part if f is None else self._moved(f, part.T).T
+            return out
+
+        return apply
 
 
 def _gather_cells(src: np.ndarray) -> Callable[[np.ndarray], np.ndarray]:
@@ -1948,6 +2210,8 @@ class Union(Type):
         for n, s in self.shapes.items():
             b = None if s is None else s.bound(consts)
             assert b is None or isinstance(b, BoundRecord)
+            if b is not None:
+                refuse_sparse_sets(b, f"shape {n} of Union({self.tag!r}, ...)")
             shapes[n] = b
         return BoundUnion(self.tag, shapes, self.describe_with(shapes))
 

@@ -65,6 +65,7 @@ from .domains import (
     ScalarType,
     Type,
     as_leaf,
+    refuse_sparse_sets,
     resolve,
 )
 from .errors import ConstantError, SpecDefinitionError, source_location
@@ -591,6 +592,7 @@ class Spec(metaclass=_SpecMeta):
                       member: str | None) -> list[_Choice]:
         """The values of a bound type as parameter choices: ints for a one-cell type
         (an index, an int, an enum), frozen values and expression values otherwise."""
+        refuse_sparse_sets(btype, f"{decl.where}: parameter {pname} of action {decl.name}")
         if btype.n_values > MAX_PARAM_VALUES:
             raise SpecDefinitionError(
                 f"{decl.where}: parameter {pname} of action {decl.name} ranges over "

@@ -30,12 +30,14 @@ if TYPE_CHECKING:
         BoundRecord,
         BoundSeq,
         BoundSet,
+        BoundSparseSet,
         BoundType,
         BoundUnion,
     )
 
-__all__ = ["Value", "SetValue", "RecordValue", "FunctionValue", "UnionValue", "SeqValue",
-           "BagValue", "select", "as_int", "any_rows", "all_rows", "record_field_problem"]
+__all__ = ["Value", "SetValue", "SparseSetValue", "RecordValue", "FunctionValue",
+           "UnionValue", "SeqValue", "BagValue", "select", "as_int", "any_rows", "all_rows",
+           "record_field_problem"]
 
 
 def as_int(x: Any) -> Any:
@@ -164,12 +166,25 @@ class SetValue(Value):
     def _new(self, chunks: list[Any], bad: Any = None) -> SetValue:
         return SetValue(self._type, chunks, self.bad if bad is None else bad)
 
+    def _marked(self, bad: Any) -> SetValue:
+        """This value, with rows ``bad`` also marked as holding an element outside the
+        element type."""
+        return self if bad is False else self._new(list(self.chunks), self.bad | bad)
+
     def _other(self, other: Any) -> SetValue:
         if isinstance(other, SetValue):
             if other._type.width != self._type.width:
                 raise SpecEvaluationError(
                     f"cannot combine a {self._type.describe()} with a {other._type.describe()}")
-            return other
+            if self._type._same_form(other._type):
+                return other
+        if isinstance(other, (set, frozenset, list, tuple)):
+            # element by element: an element outside the type stays a mark (``bad``),
+            # not a bit pattern in the chunks
+            out = self._type.empty_value()
+            for m in other:
+                out = out.with_(m)
+            return out
         return SetValue(self._type, self._type.columns(other))
 
     def _locate(self, x: Any) -> tuple[Any, Any, Any]:
@@ -229,17 +244,17 @@ class SetValue(Value):
 
     __ror__ = __or__
 
+    # an element outside the element type in the operand of & or - is no member of S:
+    # it changes nothing, as in TLA+
     def __and__(self, other: Any) -> SetValue:
         o = self._other(other)
-        return self._new([as_int(a) & as_int(b) for a, b in zip(self.chunks, o.chunks)],
-                         self.bad | o.bad)
+        return self._new([as_int(a) & as_int(b) for a, b in zip(self.chunks, o.chunks)])
 
     __rand__ = __and__
 
     def __sub__(self, other: Any) -> SetValue:
         o = self._other(other)
-        return self._new([as_int(a) & ~as_int(b) for a, b in zip(self.chunks, o.chunks)],
-                         self.bad | o.bad)
+        return self._new([as_int(a) & ~as_int(b) for a, b in zip(self.chunks, o.chunks)])
 
     def __rsub__(self, other: Any) -> SetValue:
         return self._other(other) - self
@@ -247,7 +262,9 @@ class SetValue(Value):
     def __le__(self, other: Any) -> Any:
         """``S \\subseteq T``."""
         o = self._other(other)
-        return all_rows([as_int(a) & ~as_int(b) == 0 for a, b in zip(self.chunks, o.chunks)])
+        # (a set holding an element outside the type is a subset of no set of the type)
+        return all_rows([as_int(a) & ~as_int(b) == 0 for a, b in zip(self.chunks, o.chunks)]
+                        ) & ~np.asarray(self.bad)
 
     def __ge__(self, other: Any) -> Any:
         return self._other(other) <= self
@@ -338,6 +355,227 @@ class SetValue(Value):
     def choose(self) -> Any:
         """``CHOOSE x \\in S: TRUE``: a fixed member (the least one)."""
         return self._extreme(True)
+
+
+def _batch_len(xs: Sequence[Any]) -> int | None:
+    """The number of rows of the first column among ``xs`` (None: all scalars)."""
+    for x in xs:
+        if isinstance(x, np.ndarray) and x.ndim == 1:
+            return len(x)
+    return None
+
+
+class SparseSetValue(SetValue):
+    """A value of ``SetOf(T, max_size=k)``: ``k`` slots holding the positions of the
+    members among ``T``'s values, sorted ascending, the empty code ``|T|`` in the slots
+    left (:class:`~modelcheck.domains.BoundSparseSet`); ``bad`` as for
+    :class:`SetValue`, ``over``: rows where a member beyond ``k`` was added (stored as
+    an out-of-domain last slot, hence reported). Every operation keeps the slots
+    sorted and free of repeats, so equal sets have equal slots. Operations work on the
+    ``(rows, k)`` matrix of the slots (one row for one state)."""
+
+    _type: BoundSparseSet
+
+    def __init__(self, type_: BoundSparseSet, slots: list[Any], bad: Any = False,
+                 over: Any = False) -> None:
+        self._type = type_
+        self.chunks = slots
+        self.bad = bad
+        self.over = over
+
+    def _columns(self) -> list[Any]:
+        out = list(self.chunks)
+        if self.over is not False:
+            out[-1] = select(self.over, self._type.empty + 1, out[-1])
+        if self.bad is not False:
+            out[0] = select(self.bad, -1, out[0])
+        return out
+
+    def _new(self, chunks: list[Any], bad: Any = None, over: Any = None) -> SparseSetValue:
+        return SparseSetValue(self._type, chunks, self.bad if bad is None else bad,
+                              self.over if over is None else over)
+
+    def _marked(self, bad: Any) -> SparseSetValue:
+        return self if bad is False else self._new(list(self.chunks), self.bad | bad)
+
+    def _mat(self, *also: Any) -> tuple[np.ndarray, bool]:
+        """The slots as an int64 ``(rows, k)`` matrix (rows: the batch's, or 1 when the
+        slots and ``also`` are all scalars) and whether it is a batch."""
+        n = _batch_len([*self.chunks, *also])
+        rows = 1 if n is None else n
+        mat = np.empty((rows, len(self.chunks)), dtype=np.int64)
+        for i, c in enumerate(self.chunks):
+            mat[:, i] = as_int(c)
+        return mat, n is not None
+
+    def _from_mat(self, mat: np.ndarray, batch: bool, bad: Any = None,
+                  over: Any = None) -> SparseSetValue:
+        """A value of sorted slots ``mat`` (``(rows, >= k)``): slots past ``k`` that hold
+        a member mark the row as overflowing."""
+        k = self._type.max_size
+        more = None
+        if mat.shape[1] > k:
+            more = mat[:, k] != self._type.empty
+            mat = mat[:, :k]
+        if batch:
+            slots: list[Any] = [np.ascontiguousarray(mat[:, i]) for i in range(k)]
+        else:
+            slots = [np.int64(mat[0, i]) for i in range(k)]
+        ov = self.over if over is None else over
+        if more is not None:
+            ov = ov | (more if batch else np.bool_(more[0]))
+        return SparseSetValue(self._type, slots, self.bad if bad is None else bad, ov)
+
+    def _idx(self, x: Any) -> tuple[Any, Any]:
+        """(position, outside) of element ``x``; position ``|T|`` (no slot's member)
+        where outside."""
+        idx, outside = self._type.elem.index_of(x)
+        if isinstance(idx, int):
+            return (self._type.empty if outside else idx), outside
+        return np.where(outside, self._type.empty, idx), outside
+
+    def _rows(self, mask: Any, batch: bool) -> Any:
+        """A per-row boolean in the value's form (a column, or a numpy bool)."""
+        if batch:
+            return mask
+        return np.bool_(mask[0])
+
+    # -- TLA+ operators
+    def has(self, x: Any) -> Any:
+        """``x \\in S`` (FALSE for a value outside the element type)."""
+        idx, outside = self._idx(x)
+        if isinstance(idx, int) and outside:
+            return np.False_
+        acc: Any = np.False_
+        for c in self.chunks:
+            acc = acc | (as_int(c) == idx)
+        return acc & ~np.asarray(outside)
+
+    def with_(self, x: Any) -> SparseSetValue:
+        """``S \\cup {x}``; ``x`` outside the element type is a spec error when stored,
+        and so is a member beyond ``max_size``."""
+        idx, outside = self._idx(x)
+        if isinstance(idx, int) and outside:
+            return self._new(list(self.chunks), np.True_)
+        mat, batch = self._mat(idx)
+        col = np.broadcast_to(np.asarray(idx, dtype=np.int64), (len(mat),))
+        held = (mat == col[:, None]).any(axis=1)
+        col = np.where(held, self._type.empty, col)
+        out = np.sort(np.concatenate([mat, col[:, None]], axis=1), axis=1)
+        return self._from_mat(out, batch, bad=self.bad | outside)
+
+    def without(self, x: Any) -> SparseSetValue:
+        """``S \\ {x}``."""
+        idx, outside = self._idx(x)
+        if isinstance(idx, int) and outside:
+            return self
+        mat, batch = self._mat(idx)
+        col = np.broadcast_to(np.asarray(idx, dtype=np.int64), (len(mat),))
+        out = np.where(mat == col[:, None], self._type.empty, mat)
+        return self._from_mat(np.sort(out, axis=1), batch)
+
+    def _other(self, other: Any) -> SetValue:
+        """``other`` as member codes: a value of this form as it is (whatever its
+        max_size), a bit-vector value or a literal in as many slots as it has members
+        (an operand of ``&``, ``-``, ``<=`` may be larger than ``max_size``; a stored
+        result may not)."""
+        t = self._type
+        if isinstance(other, SparseSetValue) or isinstance(other, SetValue) \
+                and other._type.width == t.width:
+            if other._type.width != t.width:
+                raise SpecEvaluationError(
+                    f"cannot combine a {t.describe()} with a {other._type.describe()}")
+            if isinstance(other, SparseSetValue):
+                return other
+            return t.sized(len(other.members()))._convert_value(other)
+        if isinstance(other, (set, frozenset, list, tuple)):
+            return t.literal(other)
+        return t.view(t.columns(other))
+
+    def _pair(self, other: Any) -> tuple[np.ndarray, np.ndarray, bool, SparseSetValue]:
+        o = self._other(other)
+        assert isinstance(o, SparseSetValue)
+        n = _batch_len([*self.chunks, *o.chunks])
+        a, _ = self._mat(*o.chunks)
+        b, _ = o._mat(*self.chunks)
+        return a, b, n is not None, o
+
+    def _in(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        """Which slots of ``a`` hold a member of the set of slots ``b`` (row by row)."""
+        return (a[:, :, None] == b[:, None, :]).any(axis=2) & (a != self._type.empty)
+
+    def __or__(self, other: Any) -> SparseSetValue:
+        a, b, batch, o = self._pair(other)
+        m = np.sort(np.concatenate([a, b], axis=1), axis=1)
+        dup = np.zeros(m.shape, dtype=bool)
+        dup[:, 1:] = m[:, 1:] == m[:, :-1]
+        m = np.sort(np.where(dup, self._type.empty, m), axis=1)
+        return self._from_mat(m, batch, bad=self.bad | o.bad, over=self.over | o.over)
+
+    __ror__ = __or__
+
+    # an element outside the element type in the operand of & or - is no member of
+    # S: it changes nothing (as in TLA+), so only the operand's overflow is passed on
+    def __and__(self, other: Any) -> SparseSetValue:
+        a, b, batch, o = self._pair(other)
+        m = np.sort(np.where(self._in(a, b), a, self._type.empty), axis=1)
+        return self._from_mat(m, batch, over=self.over | o.over)
+
+    __rand__ = __and__
+
+    def __sub__(self, other: Any) -> SparseSetValue:
+        a, b, batch, o = self._pair(other)
+        m = np.sort(np.where(self._in(a, b), self._type.empty, a), axis=1)
+        return self._from_mat(m, batch, over=self.over | o.over)
+
+    def __le__(self, other: Any) -> Any:
+        """``S \\subseteq T``."""
+        a, b, batch, _ = self._pair(other)
+        sub = self._rows(((a == self._type.empty) | self._in(a, b)).all(axis=1), batch)
+        return sub & ~np.asarray(self.bad)
+
+    def members(self) -> list[tuple[Any, Any]]:
+        """As :meth:`SetValue.members`: the members present in some state (the distinct
+        codes of the slots), in the element type's order."""
+        empty = self._type.empty
+        cols = [as_int(c) for c in self.chunks]
+        held = np.unique(np.concatenate([np.atleast_1d(np.asarray(c)).reshape(-1)
+                                         for c in cols]))
+        held = held[(held >= 0) & (held < empty)]
+        values = self._type.member_value
+        if not len(held):
+            first = cols[0]
+            none = (np.zeros(np.shape(first), dtype=bool) if isinstance(first, np.ndarray)
+                    and np.ndim(first) else np.False_)
+            return [(values(0), none)]
+        out = []
+        for i in held.tolist():
+            inside: Any = np.False_
+            for c in cols:
+                inside = inside | (c == i)
+            out.append((values(i), inside))
+        return out
+
+    def size(self) -> Any:
+        """``Cardinality(S)``."""
+        acc: Any = np.int64(0)
+        for c in self.chunks:
+            acc = acc + (as_int(c) != self._type.empty).astype(np.int64)
+        return acc
+
+    def is_empty(self) -> Any:
+        """``S = {}``."""
+        return as_int(self.chunks[0]) == self._type.empty
+
+    def _extreme(self, lowest: bool) -> Any:
+        empty = self._type.empty
+        idx: Any = np.int64(0)
+        for c in (self.chunks[:1] if lowest else self.chunks):
+            c = as_int(c)
+            idx = select((c != empty) & (c >= 0), c, idx)
+        if isinstance(idx, np.ndarray) and idx.ndim == 0:
+            idx = np.int64(idx)
+        return self._type.elem.value_at(idx)
 
 
 class RecordValue(Value):
