@@ -67,7 +67,8 @@ from .spec import Spec
 from .store import take_rows
 
 __all__ = ["WalkBlock", "RoundPlan", "add_round", "run_rounds", "run_block",
-           "ParallelSimulator", "parse_workers", "available_cores", "process_target",
+           "WorkerSpec", "worker_simulator", "ParallelSimulator", "parse_workers",
+           "available_cores", "process_target",
            "MAX_ROUND_BATCHES", "ROUND_SECONDS"]
 
 #: batches of walks per task in a round, at most (a run with ``runs``)
@@ -238,8 +239,9 @@ def process_target(cls: type) -> str:
 
 
 @dataclass(frozen=True)
-class _WorkerSpec:
-    """What a worker process needs to rebuild the parent's :class:`Simulator`."""
+class WorkerSpec:
+    """What a worker process (or a Spark task, :mod:`spark_explore.simulate`) needs to
+    rebuild the parent's :class:`Simulator` (:func:`worker_simulator`)."""
 
     target: str
     constants: tuple[tuple[str, Any], ...]
@@ -249,6 +251,14 @@ class _WorkerSpec:
     library: Library | None
     n_actions: int
     n_words: int
+
+    @classmethod
+    def of(cls, simulator: Simulator, target: str) -> WorkerSpec:
+        """What rebuilds ``simulator`` (its spec loaded by ``target``) elsewhere."""
+        lib = simulator.library
+        return cls(target, tuple(simulator.spec.constants.items()), simulator.config,
+                   simulator.sim, None if lib is library_lookup else lib,
+                   len(simulator.kernel.actions), simulator.kernel.layout.n_words)
 
 
 #: in a worker process: the simulator it built, for the spec it was built for
@@ -262,7 +272,10 @@ def _init_worker(stop: Any) -> None:
     _WORKER["stop"] = stop
 
 
-def _worker_simulator(ws: _WorkerSpec) -> Simulator:
+def worker_simulator(ws: WorkerSpec) -> Simulator:
+    """The :class:`Simulator` of ``ws`` in this process (a worker's, or a Spark
+    executor's): built on first use and kept for the tasks that follow; its kernel checked
+    against the parent's (action instances, words)."""
     if _WORKER.get("spec") != ws:
         cls = load_spec_class(ws.target)
         sim = Simulator(cls(**dict(ws.constants)), ws.config, ws.sim,
@@ -279,7 +292,7 @@ def _worker_simulator(ws: _WorkerSpec) -> Simulator:
     return simulator
 
 
-def _worker_task(ws: _WorkerSpec, block: WalkBlock, task: int
+def _worker_task(ws: WorkerSpec, block: WalkBlock, task: int
                  ) -> tuple[int, WalkTally, float]:
     """Task ``task`` of round ``block``, in a worker process: its tally and the CPU
     seconds it took (the kernel's building included, in a worker's first task). An
@@ -288,7 +301,7 @@ def _worker_task(ws: _WorkerSpec, block: WalkBlock, task: int
     stop = _WORKER.get("stop")
     cpu = time.process_time()
     try:
-        tally = run_block(_worker_simulator(ws), block, task,
+        tally = run_block(worker_simulator(ws), block, task,
                           None if stop is None else stop.is_set)
     except ModelcheckError as e:
         try:
@@ -374,9 +387,7 @@ class ParallelSimulator:
         if found is not None:
             return found
         assert self.target is not None
-        ws = _WorkerSpec(self.target, tuple(self.spec.constants.items()), s.config, s.sim,
-                         None if self.library is library_lookup else self.library,
-                         len(s.kernel.actions), s.kernel.layout.n_words)
+        ws = WorkerSpec.of(s, self.target)
         t0 = time.perf_counter()
         ctx = _context()
         stop_flag = ctx.Event()

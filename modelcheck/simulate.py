@@ -802,7 +802,7 @@ class Simulator:
         self.library = library
         #: the initial-state properties (checked on the initial states before the walks)
         self.config, self.initial = split_initial(spec, self.config)
-        # temporal properties are not checked by walks: they are named in the result
+        # the safety checks go into the kernel; the temporal properties into the walk check
         safety, temporal = split_checks(spec, self.config, library)
         self.temporal: list[TemporalDecl] = temporal
         #: the checker of the temporal properties on walks (None: none, or refused)
@@ -858,13 +858,12 @@ class Simulator:
 
     # ------------------------------------------------------------ result
     def result(self, tally: WalkTally, seconds: float, *, backend: str = "simulate",
-               info: Mapping[str, Any] | None = None,
-               temporal_checked: bool = True) -> Result:
+               info: Mapping[str, Any] | None = None) -> Result:
         """The result of a run that counted ``tally`` in ``seconds`` (the rates' time):
         its violation, if any, shrunk (unless ``sim.shrink`` is off) and replayed into a
         trace (a temporal property's lasso as found); ``info`` adds to the
-        ``simulation`` object; ``temporal_checked``: the walks were checked with
-        :attr:`live` (a runner that does not check them reports them unchecked)."""
+        ``simulation`` object. The walks were checked with :attr:`live` (every runner
+        passes it to :func:`run_walks`)."""
         k, cfg = self.kernel, self.sim
         res = new_result(k, self.config, backend=backend)
         res.symmetry = []
@@ -876,12 +875,12 @@ class Simulator:
             "walk_ends": dict(tally.ends), "distinct_capped": tally.distinct_capped,
             "stopped_by": tally.stopped or ("violation" if tally.found else "runs"),
         }
-        live = self.live if temporal_checked else None
+        live = self.live
         unchecked = [] if live is not None else [p.name for p in self.temporal]
         out["not_checked"] = unchecked
         warnings: list[str] = []
         if unchecked:
-            why = self.live_refused or f"the {backend} backend does not check them"
+            why = self.live_refused or "not checked"
             warnings.append(f"temporal properties NOT checked: {', '.join(unchecked)} "
                             f"({why}; run `modelcheck check` for liveness).")
             res.liveness = {

@@ -6,7 +6,10 @@ its random numbers from ``SeedSequence([seed, i])`` whichever task runs it
 runs, never what it does. Each task runs its walks with the local engine's own
 function, :func:`modelcheck.simulate.run_walks`; the driver adds the tasks' tallies
 up and reports them with :meth:`modelcheck.simulate.Simulator.result` (shrinking
-included), so the result has the local command's shape and exit codes.
+included), so the result has the local command's shape and exit codes. A task rebuilds
+the driver's :class:`~modelcheck.simulate.Simulator` as a ``modelcheck simulate
+--workers`` worker process does (:func:`modelcheck.simrounds.worker_simulator`) and runs
+its walks with :func:`modelcheck.simrounds.run_block`, the workers' own function.
 
 **Rounds** and **the same result**: a run is the sequence of rounds of
 :func:`modelcheck.simrounds.run_rounds` (the schedule and merge ``modelcheck simulate
@@ -17,9 +20,11 @@ same seed, whatever the task count (a violating round counted again up to the
 violating walk is one more Spark job). A time-bounded run is not reproducible in its
 counts (nor, if a slower task had not yet reached it, in its violation), as locally.
 
-Tasks do not check temporal properties on their walks (``modelcheck simulate`` does):
-the result names them (``simulation.not_checked``, verdicts ``not checked``) and the
-text report warns.
+**Temporal properties** are checked on every walk as by ``modelcheck simulate``: the
+tasks check each walk's lassos with the simulator's
+:class:`~modelcheck.liveness.WalkLiveness` (in :func:`~modelcheck.simulate.run_walks`),
+and the violation reported is the one of the smallest walk index, as locally (same
+walk, same lasso, same ``liveness`` verdicts).
 """
 
 from __future__ import annotations
@@ -31,16 +36,15 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
-
 from modelcheck.config import CheckConfig
 from modelcheck.errors import ModelcheckError, UsageError
 from modelcheck.library import Library
 from modelcheck.library import lookup as library_lookup
+from modelcheck.memtune import keep_freed_memory
 from modelcheck.result import Result
-from modelcheck.shards.worker import WorkerConfig, encode_error, get_kernel
-from modelcheck.simrounds import WalkBlock, run_rounds
-from modelcheck.simulate import SimConfig, SimProgress, Simulator, WalkTally, run_walks
+from modelcheck.shards.worker import encode_error
+from modelcheck.simrounds import WalkBlock, WorkerSpec, run_block, run_rounds, worker_simulator
+from modelcheck.simulate import SimConfig, SimProgress, Simulator, WalkTally
 from modelcheck.spec import Spec
 
 from .driver import JobCanceller, translate_job_error
@@ -54,20 +58,23 @@ __all__ = ["SparkSimulator", "WalkJob", "run_walk_task"]
 class WalkJob:
     """One round (a Spark job): what each of its tasks needs (pickled into the tasks)."""
 
-    worker: WorkerConfig
-    weights: tuple[float, ...]
+    worker: WorkerSpec
     block: WalkBlock
 
 
+#: whether this executor's Python worker has tuned its ``malloc`` (its first task)
+_TUNED: list[bool] = []
+
+
 def run_walk_task(job: WalkJob, task: int) -> tuple[int, WalkTally]:
-    """Task ``task`` of a round (on an executor): its walks, with the local engine's
-    function. A failure is re-raised carrying its message for the driver."""
-    b = job.block
+    """Task ``task`` of a round (on an executor): its walks, with the driver's simulator
+    rebuilt here and the local workers' function (temporal properties included). A
+    failure is re-raised carrying its message for the driver."""
     try:
-        tally = run_walks(get_kernel(job.worker), b.walks(task),
-                          weights=np.asarray(job.weights, dtype=np.float64), depth=b.depth,
-                          walks_per_batch=b.walks_per_batch, time_limit=b.time_limit,
-                          record_states=b.record)
+        if not _TUNED:
+            keep_freed_memory()
+            _TUNED.append(True)
+        tally = run_block(worker_simulator(job.worker), job.block, task)
     except Exception as e:  # noqa: BLE001 - everything is reported to the driver
         raise encode_error(e) from None
     return task, tally
@@ -140,7 +147,7 @@ class SparkSimulator:
                     pass
                 self.spark = None
         res = self.simulator.result(tally, walking, backend="spark-simulate",
-                                    info={"tasks": tasks}, temporal_checked=False)
+                                    info={"tasks": tasks})
         res.seconds = time.perf_counter() - t0
         res.memory = {
             "driver_peak_rss_bytes": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
@@ -167,13 +174,7 @@ class SparkSimulator:
         """Run rounds until done (:func:`modelcheck.simrounds.run_rounds`, one Spark job
         each): the added-up tally, the rounds run, their seconds."""
         s = self.simulator
-        worker = WorkerConfig(target=target, constants=tuple(self.spec.constants.items()),
-                              invariants=s.safety_names,
-                              check_deadlock=s.config.check_deadlock, symmetry=False,
-                              view=False,
-                              n_words=s.kernel.layout.n_words,
-                              library=None if self.library is library_lookup else self.library)
-        weights = tuple(float(w) for w in s.weights)
+        worker = WorkerSpec.of(s, target)
         sc = spark.sparkContext
 
         def cancel() -> None:
@@ -183,6 +184,6 @@ class SparkSimulator:
             except Exception:  # noqa: BLE001 - the session may be going away
                 pass
 
-        return run_rounds(s, tasks, lambda block: self._job(sc, WalkJob(worker, weights, block)),
+        return run_rounds(s, tasks, lambda block: self._job(sc, WalkJob(worker, block)),
                           stop=lambda: self._sigint.requested, progress=self.progress,
                           on_interrupt=cancel)

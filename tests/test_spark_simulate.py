@@ -28,7 +28,9 @@ import pytest
 from bruteforce import assert_replays
 from click.testing import CliRunner
 
+from examples.flip import FlipStrongSet, FlipWeakSet
 from modelcheck.cli import cli
+from modelcheck.config import CheckConfig
 from modelcheck.kernel import Kernel
 from modelcheck.result import Result
 from modelcheck.simulate import SimConfig, Simulator, WalkSet, run_walks, simulate
@@ -38,6 +40,10 @@ from spark_explore.cli import spark as spark_command
 from spark_explore.simulate import SparkSimulator
 from specs.kraft_broker import KRaftBroker
 from specs.kraft_lifecycle import KRaftLifecycleBugNoOffsetCheck, KRaftLifecycleBugStaleEpoch
+from specs.kraft_lifecycle_live import (
+    KRaftLifecycleLive,
+    KRaftLifecycleLiveBugNoRegistrationTimeout,
+)
 
 HAVE_SPARK = importlib.util.find_spec("pyspark") is not None and (
     shutil.which("java") is not None or bool(os.environ.get("JAVA_HOME")))
@@ -58,9 +64,10 @@ def spark() -> Iterator[Any]:
         session.stop()
 
 
-def on_spark(spark: Any, spec: Spec, tasks: int, **sim: Any) -> Result:
+def on_spark(spark: Any, spec: Spec, tasks: int, config: CheckConfig | None = None,
+             **sim: Any) -> Result:
     sim.setdefault("time_limit", None)
-    return SparkSimulator(spec, sim=SimConfig(**sim), tasks=tasks, spark=spark).run()
+    return SparkSimulator(spec, config, sim=SimConfig(**sim), tasks=tasks, spark=spark).run()
 
 
 def stable(r: Result) -> dict[str, Any]:
@@ -176,6 +183,44 @@ def test_same_seed_same_json_and_the_local_violation(spark: Any) -> None:
     assert a.simulation["walks"] < 1500 and a.simulation["stopped_by"] == "violation"
 
 
+def as_local(r: Result) -> dict[str, Any]:
+    """:func:`stable` less what only names the backend (``backend``, ``tasks``)."""
+    d = stable(r)
+    d.pop("backend")
+    d["simulation"].pop("tasks", None)
+    return d
+
+
+@needs_spark
+@pytest.mark.parametrize("spec,invariants,tasks,runs", [
+    (FlipWeakSet(), None, 2, 40),                       # SetWeak and SetStrong violated
+    (FlipStrongSet(), None, 3, 40),                     # SetWeak violated, SetStrong not
+    (FlipStrongSet(), ("SetStrong",), 2, 40),           # holds on every walk
+    (KRaftLifecycleLiveBugNoRegistrationTimeout(), None, 3, 200),
+    (KRaftLifecycleLive(), None, 2, 60),                # holds on every walk
+], ids=["flip-weak", "flip-strong", "flip-strong-holds", "lifecycle-live-bug",
+        "lifecycle-live"])
+def test_temporal_properties_checked_as_local(spark: Any, spec: Spec,
+                                              invariants: tuple[str, ...] | None,
+                                              tasks: int, runs: int) -> None:
+    """The walks' temporal properties: the verdicts, the lasso, its walk and every count
+    of ``modelcheck simulate`` with the same seed (one process), the JSON equal but for
+    the backend's name."""
+    config = CheckConfig(invariants=invariants)
+    opts = {"seed": 3, "runs": runs, "walks_per_batch": 4}
+    local = Simulator(spec, config, SimConfig(time_limit=None, **opts)).run()
+    remote = on_spark(spark, spec, tasks, config, **opts)
+    assert local.liveness is not None and not local.simulation["not_checked"]
+    assert as_local(remote) == as_local(local)
+    assert remote.simulation["warnings"] == []
+    violated = {p for p, v in remote.liveness["properties"].items() if v == "violated"}
+    if remote.violation is None:
+        assert remote.status == "ok" and not violated
+    else:
+        assert remote.violation.kind == "liveness" and remote.violation.loop is not None
+        assert remote.violation.property in violated
+
+
 @needs_spark
 def test_time_bounded_run(spark: Any) -> None:
     r = on_spark(spark, KRaftBroker(), 2, seed=1, time_limit=1.0, walks_per_batch=16)
@@ -220,6 +265,25 @@ def test_lifecycle_bug_found_and_its_trace_replays(spark: Any, tmp_path: Path) -
            f"{v['property']}" in replay.output
     _assert_violates(KRaftLifecycleBugNoOffsetCheck(), load_trace(str(out)).steps,
                      v["property"], v["kind"])
+
+
+@needs_spark
+def test_flip_command_same_verdict_as_local(spark: Any) -> None:
+    """``simulate --backend spark`` on examples/flip.py: the local command's temporal
+    verdicts and lasso, and no warning that they were not checked."""
+    args = ["simulate", "examples/flip.py:FlipStrongSet", "--seed", "5", "--runs", "30",
+            "--format", "json", "-q"]
+    local = CliRunner().invoke(cli, args)
+    remote = CliRunner().invoke(cli, [*args, "--backend", "spark", "--master", "local[2]"])
+    assert local.exit_code == remote.exit_code == 1, remote.output
+    assert "NOT checked" not in remote.output
+    a, b = json.loads(local.stdout), json.loads(remote.stdout)
+    assert b["backend"] == "spark-simulate"
+    for key in ("status", "violation", "liveness", "checked", "distinct_states"):
+        assert b[key] == a[key], key
+    assert b["liveness"]["properties"]["SetWeak"] == "violated"
+    for key in ("violation_walk", "walks", "steps", "walk_ends", "not_checked", "warnings"):
+        assert b["simulation"][key] == a["simulation"][key], key
 
 
 @needs_spark
