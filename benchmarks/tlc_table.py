@@ -8,8 +8,11 @@
 ``DIR`` is a checkout of github.com/tlaplus/Examples (the TLA+ sources and cfgs the
 ports translate; default ``../shared/tlaplus-examples``); TLC is
 ``../shared/tlc/tla2tools.jar`` with its community modules (``--tlc`` to change it).
-Models that import ``TLAPS`` (their proofs; MCBakery, ...) need tlaplus/tlapm's
-``library/TLAPS.tla`` in a folder given with ``--library DIR`` (TLC only parses it).
+Models that import tlaplus/tlapm's proof modules need its ``library/`` folder (or a
+folder with ``TLAPS.tla`` and ``FiniteSetTheorems.tla``) given with ``--library DIR``:
+MCBakery extends ``TLAPS``; MCPaxos, MCVoting and MCPaxosTiny load ``Consensus.tla``,
+which extends ``FiniteSetTheorems`` (TLC only parses them). MCCRDT and MCReplicatedLog
+ASSUME TLC's action composition, turned on with ``-Dtlc2.tool.impl.Tool.cdot=true``.
 
 Each model runs twice in this one run, one process at a time: TLC
 (``java ... tlc2.TLC -workers 1``, with ``-deadlock`` when the port does not check
@@ -52,17 +55,23 @@ class Row:
     tla: str
     cfg: str
     deadlock: bool  # whether both sides check deadlocks
+    java: tuple[str, ...] = ()  # JVM options the model needs (its manifest's)
+
+
+#: TLC's action composition (``A \cdot B``), which MCCRDT and MCReplicatedLog ASSUME on
+CDOT = ("-Dtlc2.tool.impl.Tool.cdot=true",)
 
 
 def _row(port: str, folder: str, tla: str, cfg: str | None = None, *,
-         deadlock: bool = True) -> Row:
-    return Row(port, folder, tla, cfg or tla.replace(".tla", ".cfg"), deadlock)
+         deadlock: bool = True, java: tuple[str, ...] = ()) -> Row:
+    return Row(port, folder, tla, cfg or tla.replace(".tla", ".cfg"), deadlock, java)
 
 
 #: name: the port and its model (the tlaplus/Examples manifest's cfg)
 ROWS: dict[str, Row] = {
     "MCBakery": _row("bakery:Bakery", "Bakery-Boulangerie", "MCBakery.tla", deadlock=False),
-    "MCCRDT": _row("crdt:MCCRDT", "FiniteMonotonic", "MCCRDT.tla", deadlock=False),
+    "MCCRDT": _row("crdt:MCCRDT", "FiniteMonotonic", "MCCRDT.tla", deadlock=False,
+                   java=CDOT),
     "Disruptor_MPMC_liveliness": _row("disruptor_liveness:DisruptorLiveness", "Disruptor",
                                       "Disruptor_MPMC.tla", "Disruptor_MPMC_liveliness.cfg",
                                       deadlock=False),
@@ -85,7 +94,9 @@ ROWS: dict[str, Row] = {
     "MultiPaxos_MC_small": _row("multi_paxos:MultiPaxos", "MultiPaxos-SMR",
                                 "MultiPaxos_MC.tla", "MultiPaxos_MC_small.cfg"),
     "MCReplicatedLog": _row("replicated_log:MCReplicatedLog", "FiniteMonotonic",
-                            "MCReplicatedLog.tla", deadlock=False),
+                            "MCReplicatedLog.tla", deadlock=False, java=CDOT),
+    "SimpleAllocator": _row("simple_allocator:SimpleAllocator", "allocator",
+                            "SimpleAllocator.tla"),
     "SimpleRegular": _row("simple_regular:SimpleRegular", "TeachingConcurrency",
                           "SimpleRegular.tla", deadlock=False),
     "SimplifiedFastPaxos": _row("simplified_fast_paxos:SimplifiedPaxos",
@@ -123,7 +134,7 @@ def run_tlc(row: Row, examples: pathlib.Path, tlc: pathlib.Path, cap: float,
         work = pathlib.Path(tmp) / "model"
         shutil.copytree(src, work)
         modules = os.pathsep.join(str(p) for p in [tlc / "modules", *library])
-        cmd = ["java", "-XX:+UseParallelGC", "-Xmx8g", f"-DTLA-Library={modules}",
+        cmd = ["java", "-XX:+UseParallelGC", "-Xmx8g", *row.java, f"-DTLA-Library={modules}",
                "-cp", str(tlc / "tla2tools.jar"), "tlc2.TLC", "-workers", "1",
                *([] if row.deadlock else ["-deadlock"]),
                "-metadir", str(pathlib.Path(tmp) / "meta"), "-config", row.cfg, row.tla]
