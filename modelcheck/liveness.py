@@ -1195,7 +1195,8 @@ def _transpose(n: int, indptr: np.ndarray, dst: np.ndarray) -> tuple[np.ndarray,
         rev = csr_matrix((np.ones(len(dst), dtype=bool), dst, indptr), shape=(n, n)).tocsc()
         return rev.indptr, rev.indices
     targets = np.asarray(dst, dtype=np.int64)
-    src = np.repeat(np.arange(n, dtype=np.int64), np.diff(np.asarray(indptr, dtype=np.int64)))
+    ptr = np.asarray(indptr, dtype=np.int64)
+    src = np.repeat(np.arange(n, dtype=np.int64), ptr[1:] - ptr[:-1])
     rev_indptr = np.zeros(n + 1, dtype=np.int64)
     np.cumsum(np.bincount(targets, minlength=n), out=rev_indptr[1:])
     return rev_indptr, src[np.argsort(targets, kind="stable")]
