@@ -8,13 +8,18 @@
 ``DIR`` is a checkout of github.com/tlaplus/Examples (the TLA+ sources and cfgs the
 ports translate; default ``../shared/tlaplus-examples``); TLC is
 ``../shared/tlc/tla2tools.jar`` with its community modules (``--tlc`` to change it).
-Models that import ``TLAPS`` (their proofs; MCBakery, ...) need tlaplus/tlapm's
-``library/TLAPS.tla`` in a folder given with ``--library DIR`` (TLC only parses it).
+Models that import tlaplus/tlapm's proof modules need its ``library/`` folder (or a
+folder with ``TLAPS.tla`` and ``FiniteSetTheorems.tla``) given with ``--library DIR``:
+MCBakery extends ``TLAPS``; MCPaxos, MCVoting and MCPaxosTiny load ``Consensus.tla``,
+which extends ``FiniteSetTheorems`` (TLC only parses them). MCCRDT and MCReplicatedLog
+ASSUME TLC's action composition, turned on with ``-Dtlc2.tool.impl.Tool.cdot=true``.
 
 Each model runs twice in this one run, one process at a time: TLC
 (``java ... tlc2.TLC -workers 1``, with ``-deadlock`` when the port does not check
 deadlocks, on the model's cfg in a copy of its folder), then ``python -m modelcheck
-check`` on the port (one process, import included: start-up is part of every figure).
+check`` on the port (one process, import included: start-up is part of every figure;
+Python loads modelcheck's modules from bytecode compiled before the table, as an
+installed package has them, even where ``PYTHONDONTWRITEBYTECODE`` is set).
 CPU seconds are the child's user + system time (``getrusage(RUSAGE_CHILDREN)``; for
 TLC all the JVM's threads). Columns: distinct states of both (the row is flagged
 ``MISMATCH`` unless they are equal and TLC's depth is ours plus one), both CPU times,
@@ -52,17 +57,23 @@ class Row:
     tla: str
     cfg: str
     deadlock: bool  # whether both sides check deadlocks
+    java: tuple[str, ...] = ()  # JVM options the model needs (its manifest's)
+
+
+#: TLC's action composition (``A \cdot B``), which MCCRDT and MCReplicatedLog ASSUME on
+CDOT = ("-Dtlc2.tool.impl.Tool.cdot=true",)
 
 
 def _row(port: str, folder: str, tla: str, cfg: str | None = None, *,
-         deadlock: bool = True) -> Row:
-    return Row(port, folder, tla, cfg or tla.replace(".tla", ".cfg"), deadlock)
+         deadlock: bool = True, java: tuple[str, ...] = ()) -> Row:
+    return Row(port, folder, tla, cfg or tla.replace(".tla", ".cfg"), deadlock, java)
 
 
 #: name: the port and its model (the tlaplus/Examples manifest's cfg)
 ROWS: dict[str, Row] = {
     "MCBakery": _row("bakery:Bakery", "Bakery-Boulangerie", "MCBakery.tla", deadlock=False),
-    "MCCRDT": _row("crdt:MCCRDT", "FiniteMonotonic", "MCCRDT.tla", deadlock=False),
+    "MCCRDT": _row("crdt:MCCRDT", "FiniteMonotonic", "MCCRDT.tla", deadlock=False,
+                   java=CDOT),
     "Disruptor_MPMC_liveliness": _row("disruptor_liveness:DisruptorLiveness", "Disruptor",
                                       "Disruptor_MPMC.tla", "Disruptor_MPMC_liveliness.cfg",
                                       deadlock=False),
@@ -85,7 +96,9 @@ ROWS: dict[str, Row] = {
     "MultiPaxos_MC_small": _row("multi_paxos:MultiPaxos", "MultiPaxos-SMR",
                                 "MultiPaxos_MC.tla", "MultiPaxos_MC_small.cfg"),
     "MCReplicatedLog": _row("replicated_log:MCReplicatedLog", "FiniteMonotonic",
-                            "MCReplicatedLog.tla", deadlock=False),
+                            "MCReplicatedLog.tla", deadlock=False, java=CDOT),
+    "SimpleAllocator": _row("simple_allocator:SimpleAllocator", "allocator",
+                            "SimpleAllocator.tla"),
     "SimpleRegular": _row("simple_regular:SimpleRegular", "TeachingConcurrency",
                           "SimpleRegular.tla", deadlock=False),
     "SimplifiedFastPaxos": _row("simplified_fast_paxos:SimplifiedPaxos",
@@ -104,12 +117,31 @@ def _cpu_children() -> float:
     return r.ru_utime + r.ru_stime
 
 
-def _timed(cmd: list[str], cwd: pathlib.Path, cap: float) -> tuple[str | None, float]:
+#: the environment of the children: one OpenMP thread; for ours, see :func:`bytecode_env`
+ENV = {**os.environ, "OMP_NUM_THREADS": "1"}
+
+
+def bytecode_env() -> dict[str, str]:
+    """The environment for ``modelcheck`` runs with compiled bytecode, as an installed
+    package has it (pip compiles a package's modules when it installs them): Python may
+    write and read ``__pycache__`` (``PYTHONDONTWRITEBYTECODE`` removed). The modules
+    are compiled once before the table (:func:`compile_ours`), not in a timed run."""
+    return {k: v for k, v in ENV.items() if k != "PYTHONDONTWRITEBYTECODE"}
+
+
+def compile_ours(env: dict[str, str]) -> None:
+    """Compile modelcheck's and the ports' modules (into their ``__pycache__``)."""
+    subprocess.run([sys.executable, "-m", "compileall", "-q", "modelcheck", "examples"],
+                   cwd=ROOT, env=env, check=True, capture_output=True)
+
+
+def _timed(cmd: list[str], cwd: pathlib.Path, cap: float,
+           env: dict[str, str] | None = None) -> tuple[str | None, float]:
     """Run ``cmd``; its stdout (None if stopped at ``cap`` seconds) and CPU seconds."""
     c0 = _cpu_children()
     try:
         out = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, timeout=cap,
-                             env={**os.environ, "OMP_NUM_THREADS": "1"})
+                             env=ENV if env is None else env)
     except subprocess.TimeoutExpired:
         return None, _cpu_children() - c0
     return out.stdout + out.stderr, _cpu_children() - c0
@@ -123,7 +155,7 @@ def run_tlc(row: Row, examples: pathlib.Path, tlc: pathlib.Path, cap: float,
         work = pathlib.Path(tmp) / "model"
         shutil.copytree(src, work)
         modules = os.pathsep.join(str(p) for p in [tlc / "modules", *library])
-        cmd = ["java", "-XX:+UseParallelGC", "-Xmx8g", f"-DTLA-Library={modules}",
+        cmd = ["java", "-XX:+UseParallelGC", "-Xmx8g", *row.java, f"-DTLA-Library={modules}",
                "-cp", str(tlc / "tla2tools.jar"), "tlc2.TLC", "-workers", "1",
                *([] if row.deadlock else ["-deadlock"]),
                "-metadir", str(pathlib.Path(tmp) / "meta"), "-config", row.cfg, row.tla]
@@ -139,11 +171,11 @@ def run_tlc(row: Row, examples: pathlib.Path, tlc: pathlib.Path, cap: float,
             "error": bad.group(1) if bad else (None if g and d else out[-500:])}
 
 
-def run_ours(row: Row, cap: float) -> dict:
+def run_ours(row: Row, cap: float, env: dict[str, str]) -> dict:
     """``modelcheck check`` on the port, one process: distinct states, depth, CPU."""
     cmd = [sys.executable, "-m", "modelcheck", "check", f"examples.tla.{row.port}",
            "--format", "json", "-q"]
-    out, cpu = _timed(cmd, ROOT, cap)
+    out, cpu = _timed(cmd, ROOT, cap, env)
     if out is None:
         return {"cpu": cpu, "timeout": True}
     try:
@@ -179,12 +211,19 @@ def main() -> int:
         ap.error(f"TLC needs java and {args.tlc / 'tla2tools.jar'}; give --tlc DIR.")
     print(f"{'model':<26} {'TLC distinct':>12} {'ours':>12} {'TLC CPU s':>9} "
           f"{'ours CPU s':>10} {'ratio':>6}", flush=True)
+    env = bytecode_env()
+    compile_ours(env)
+    return _table(args, env)
+
+
+def _table(args: argparse.Namespace, env: dict[str, str]) -> int:
+    """Run the rows and print the table (ours in the environment ``env``)."""
     ratios: list[float] = []
     bad = 0
     for name in args.only or ROWS:
         row = ROWS[name]
         tlc = run_tlc(row, args.examples, args.tlc, args.cap, args.library)
-        ours = run_ours(row, args.cap)
+        ours = run_ours(row, args.cap, env)
         note = ""
         if tlc["timeout"] or ours["timeout"]:
             ratio = "-"

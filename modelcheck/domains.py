@@ -386,9 +386,19 @@ class BoundType(ABC):
         """``(index, outside)``: the position of value ``x`` among the type's values (mixed
         radix over the cells, the first most significant) and whether ``x`` lies outside
         the type; Python ints and bools when ``x`` is a constant, columns otherwise."""
+        cols = self.columns(x)
+        if all(isinstance(c, int) for c in cols):
+            # a constant (a message literal tested against a set of a batch): plain
+            # Python arithmetic over the cached radices, no numpy scalar per cell
+            pos, out = 0, False
+            for (size, lo, hi), c in zip(self._radices(), cols):
+                c = int(c)
+                pos = pos * size + (c - lo)
+                out = out or c < lo or c > hi
+            return pos, out
         idx: Any = 0
         outside: Any = False
-        for (_, t), c in zip(self.cells(), self.columns(x)):
+        for (_, t), c in zip(self.cells(), cols):
             c = as_int(c)
             idx = idx * t.size + (c - t.lo)
             outside = outside | (c < t.lo) | (c > t.hi)
@@ -397,6 +407,14 @@ class BoundType(ABC):
         if isinstance(idx, np.integer):
             idx = int(idx)
         return idx, outside
+
+    def _radices(self) -> list[tuple[int, int, int]]:
+        """``(size, lo, hi)`` of each cell, computed once (a bound type's cells are fixed)."""
+        radices: list[tuple[int, int, int]] | None = self.__dict__.get("_radix_cache")
+        if radices is None:
+            radices = [(t.size, t.lo, t.hi) for _, t in self.cells()]
+            self.__dict__["_radix_cache"] = radices
+        return radices
 
     def value_at(self, idx: Any) -> Any:
         """The expression value at position ``idx`` (the inverse of :meth:`index_of`)."""

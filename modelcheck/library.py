@@ -13,7 +13,6 @@ from __future__ import annotations
 import importlib
 from collections.abc import Callable
 from functools import lru_cache
-from importlib.metadata import entry_points
 from typing import Any
 
 from .spec import PredicateDecl
@@ -29,6 +28,10 @@ Library = Callable[[str], PredicateDecl | None]
 @lru_cache(maxsize=1)
 def registered() -> tuple[Any, ...]:
     """The registered library modules, by entry-point name."""
+    # imported here: importlib.metadata (with email.*, zipfile, csv) costs ~20 ms at
+    # start-up, and a check whose invariants are its spec's never looks the library up
+    from importlib.metadata import entry_points
+
     mods = []
     for ep in sorted(entry_points(group=GROUP), key=lambda e: e.name):
         try:

@@ -485,8 +485,9 @@ class GraphCollector:
                         if background else None)
         self._job: Future[None] | None = None
         self._job_bytes = 0  # held by the transitions the job works on
-        if self._worker is not None:  # while the first levels are explored
-            self._job = self._worker.submit(_import_scc_routine)
+        #: scipy's SCC routine is imported in the background (while the next levels
+        #: are explored) once the graph outgrows :data:`SMALL_GRAPH`
+        self._scc_imported = False
 
     def _wait(self) -> None:
         """Wait for the background job (and raise what it raised)."""
@@ -519,6 +520,9 @@ class GraphCollector:
         new_rows, self._new_rows = self._new_rows, None
         self._job_bytes, self._raw_bytes = self._raw_bytes, 0
         job = partial(self._level_job, depth, level, self._n, raw, new_rows)
+        if not self._scc_imported and self._n + len(fps) > SMALL_GRAPH:
+            self._scc_imported = True
+            job = partial(_then_import_scc_routine, job)
         if self._worker is None:
             job()
         else:
@@ -785,6 +789,12 @@ def _import_scc_routine() -> None:
         pass
 
 
+def _then_import_scc_routine(job: Callable[[], None]) -> None:
+    """Run ``job``, then import scipy's SCC routine (see :func:`_import_scc_routine`)."""
+    job()
+    _import_scc_routine()
+
+
 def _sorted_distinct(parts: list[np.ndarray]) -> np.ndarray:
     """The distinct keys of ``parts``, sorted: one in-place sort of their concatenation
     (``np.unique`` of tens of millions of keys takes many times longer: it hashes
@@ -803,12 +813,23 @@ def _sorted_distinct(parts: list[np.ndarray]) -> np.ndarray:
 
 
 # ------------------------------------------------------------------ fair SCCs
+#: graphs of at most this many nodes and edges get their SCCs (and reversed edges) in
+#: plain Python and numpy: importing scipy costs about 0.35 CPU seconds, more than
+#: Tarjan's algorithm takes on such a graph, and a small liveness check would pay it
+SMALL_GRAPH = 50_000
+
+
 def strong_components(n: int, indptr: np.ndarray, dst: np.ndarray) -> tuple[int, np.ndarray]:
     """``(count, label per node)`` of the strongly connected components of the CSR
-    graph, by scipy's compiled routine. The edge arrays are used as they are (``int32``,
-    memory-mapped or not): the matrix's values are one broadcast 1.0, as the routine
-    reads only the structure. No source may list a target twice: scipy's routine (1.17)
-    loops forever on a repeated entry (``restrict(..., simple=True)`` leaves them out)."""
+    graph: a graph of at most :data:`SMALL_GRAPH` nodes and edges by
+    :func:`small_strong_components`, a larger one by scipy's compiled routine. The edge
+    arrays are used as they are (``int32``, memory-mapped or not): the matrix's values
+    are one broadcast 1.0, as the routine reads only the structure. No source may list
+    a target twice: scipy's routine (1.17) loops forever on a repeated entry
+    (``restrict(..., simple=True)`` leaves them out). Labels are ``0..count - 1`` in no
+    particular order (callers only group nodes by them)."""
+    if n <= SMALL_GRAPH and len(dst) <= SMALL_GRAPH:
+        return small_strong_components(n, indptr, dst)
     # scipy is imported where it is used: importing it costs most of a second, which
     # every command would pay at start-up (modelcheck imports this module)
     from scipy.sparse import csr_matrix
@@ -818,6 +839,63 @@ def strong_components(n: int, indptr: np.ndarray, dst: np.ndarray) -> tuple[int,
     m = csr_matrix((data, dst, indptr), shape=(n, n), copy=False)
     ncomp, lab = connected_components(m, directed=True, connection="strong")
     return int(ncomp), lab
+
+
+def small_strong_components(n: int, indptr: np.ndarray, dst: np.ndarray
+                            ) -> tuple[int, np.ndarray]:
+    """``(count, label per node)`` of the strongly connected components of the CSR
+    graph by Tarjan's algorithm (iterative, on Python lists): for small graphs, where
+    it is faster than importing scipy."""
+    ptr: list[int] = np.asarray(indptr).tolist()
+    succ: list[int] = np.asarray(dst).tolist()
+    index = [-1] * n
+    low = [0] * n
+    on_stack = [False] * n
+    lab = [-1] * n
+    stack: list[int] = []
+    counter = ncomp = 0
+    for root in range(n):
+        if index[root] >= 0:
+            continue
+        index[root] = low[root] = counter
+        counter += 1
+        stack.append(root)
+        on_stack[root] = True
+        work = [(root, ptr[root])]
+        while work:
+            v, i = work[-1]
+            end = ptr[v + 1]
+            descended = False
+            while i < end:
+                w = succ[i]
+                i += 1
+                if index[w] < 0:  # a tree edge: visit w, then come back to v's i-th edge
+                    work[-1] = (v, i)
+                    index[w] = low[w] = counter
+                    counter += 1
+                    stack.append(w)
+                    on_stack[w] = True
+                    work.append((w, ptr[w]))
+                    descended = True
+                    break
+                if on_stack[w] and index[w] < low[v]:
+                    low[v] = index[w]
+            if descended:
+                continue
+            work.pop()
+            if work:
+                u = work[-1][0]
+                if low[v] < low[u]:
+                    low[u] = low[v]
+            if low[v] == index[v]:  # v is the root of a component: pop it
+                while True:
+                    w = stack.pop()
+                    on_stack[w] = False
+                    lab[w] = ncomp
+                    if w == v:
+                        break
+                ncomp += 1
+    return ncomp, np.array(lab, dtype=np.int32)
 
 
 def _may_cycle(levels: np.ndarray, indptr: np.ndarray, dst: np.ndarray, sub: np.ndarray,
@@ -1108,24 +1186,37 @@ def _bfs(g: StateGraph, sources: np.ndarray, allowed: np.ndarray, targets: np.nd
     return None
 
 
+def _transpose(n: int, indptr: np.ndarray, dst: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The reversed edges of the CSR graph, as CSR ``(indptr, sources)`` (each node's
+    sources ascending): by numpy's stable sort for a small graph (see
+    :data:`SMALL_GRAPH`), by scipy's counting sort for a larger one."""
+    if len(dst) > SMALL_GRAPH:
+        from scipy.sparse import csr_matrix
+        rev = csr_matrix((np.ones(len(dst), dtype=bool), dst, indptr), shape=(n, n)).tocsc()
+        return rev.indptr, rev.indices
+    targets = np.asarray(dst, dtype=np.int64)
+    ptr = np.asarray(indptr, dtype=np.int64)
+    src = np.repeat(np.arange(n, dtype=np.int64), ptr[1:] - ptr[:-1])
+    rev_indptr = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(np.bincount(targets, minlength=n), out=rev_indptr[1:])
+    return rev_indptr, src[np.argsort(targets, kind="stable")]
+
+
 def _reach_back(g: StateGraph, targets: np.ndarray, allowed: np.ndarray,
                 edges: np.ndarray | None = None) -> np.ndarray:
     """The nodes of ``allowed`` from which a path within ``allowed`` (and the edges of
     ``edges``) reaches ``targets``."""
-    from scipy.sparse import csr_matrix
-
     indptr, dst = restrict(g.indptr, g.dst, allowed, edges=edges)
-    # reversed edges: the transpose, by scipy's counting sort
-    rev = csr_matrix((np.ones(len(dst), dtype=bool), dst, indptr), shape=(g.n, g.n)).tocsc()
+    rev_indptr, rev_indices = _transpose(g.n, indptr, dst)
     del indptr, dst
     seen = targets & allowed
     stamp = np.zeros(g.n, dtype=np.int64)
     frontier = np.flatnonzero(seen)
     while len(frontier):
-        eidx, _ = _out_edges(rev.indptr, frontier)
+        eidx, _ = _out_edges(rev_indptr, frontier)
         if not len(eidx):
             break
-        nb = rev.indices[eidx]
+        nb = rev_indices[eidx]
         nb = nb[~seen[nb]]
         # one of each node: the one whose place was written last
         place = np.arange(len(nb))

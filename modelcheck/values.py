@@ -885,19 +885,40 @@ class SeqValue(Value):
                             for a, b in zip(nxt.elems, out.elems + [self._slot_zero()])])
         return out
 
+    def _hits(self, x: Any) -> list[Any]:
+        """Per slot k: ``k < Len(q) /\\ q[k + 1] = x`` (the type's ``equal``, with the
+        columns of ``x`` made once rather than once per slot). For a constant ``x`` the
+        answer is kept on the value: a state view holds one value per variable for the
+        whole batch, and every action that tests the same literal (``e \\in
+        Range(observed)`` in a guard shared by all actions) reuses it."""
+        et = self._type.elem
+        if not self.elems:
+            return []
+        cols = et.columns(x)
+        key = tuple(cols) if all(isinstance(c, int) for c in cols) else None
+        if key is not None:
+            memo: dict[tuple[Any, ...], list[Any]] = self.__dict__.setdefault("_hits_memo", {})
+            hit = memo.get(key)
+            if hit is not None:
+                return hit
+        xs = [as_int(c) for c in cols]
+        length = np.asarray(self.length)
+        out = [(k < length) & all_rows([as_int(c) == y for c, y in zip(et.columns(e), xs)])
+               for k, e in enumerate(self.elems)]
+        if key is not None:
+            memo[key] = out
+        return out
+
     def contains(self, x: Any) -> Any:
         """``\\E i \\in 1..Len(q): q[i] = x``."""
-        et = self._type.elem
-        return any_rows([(k < np.asarray(self.length)) & et.equal(e, x)
-                         for k, e in enumerate(self.elems)])
+        return any_rows(self._hits(x))
 
     def index_of(self, x: Any) -> Any:
         """The first ``i`` with ``q[i] = x``, 0 when there is none."""
-        et = self._type.elem
         out: Any = np.int64(0)
-        for k in range(len(self.elems) - 1, -1, -1):
-            hit = (k < np.asarray(self.length)) & et.equal(self.elems[k], x)
-            out = select(hit, k + 1, out)
+        hits = self._hits(x)
+        for k in range(len(hits) - 1, -1, -1):
+            out = select(hits[k], k + 1, out)
         return _scalar(out)
 
 

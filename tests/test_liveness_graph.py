@@ -497,3 +497,72 @@ def test_cli_spill_dir_gives_the_same_result_and_cleans_up(tmp_path):
                 d["liveness"].pop(k)
         assert plain == spilled
         assert list(tmp_path.iterdir()) == []
+
+
+# ------------------------------------------------------------------ small-graph SCCs
+@st.composite
+def _csr_graphs(draw: Any) -> tuple[int, np.ndarray, np.ndarray]:
+    """A directed graph of up to 12 nodes in CSR form, without repeated targets."""
+    n = draw(st.integers(0, 12))
+    succ = [sorted(draw(st.sets(st.integers(0, n - 1), max_size=4))) if n else []
+            for _ in range(n)]
+    indptr = np.cumsum([0, *map(len, succ)]).astype(np.int64)
+    dst = np.array([w for s in succ for w in s], dtype=np.int32)
+    return n, indptr, dst
+
+
+def _reaches(n: int, indptr: np.ndarray, dst: np.ndarray) -> np.ndarray:
+    """Reflexive-transitive closure by repeated squaring of the adjacency (the oracle)."""
+    r = np.eye(n, dtype=bool)
+    for v in range(n):
+        r[v, dst[indptr[v]:indptr[v + 1]]] = True
+    for _ in range(max(1, n).bit_length() + 1):
+        r = r | ((r.astype(np.int64) @ r.astype(np.int64)) > 0)
+    return r
+
+
+@settings(max_examples=200, deadline=None)
+@given(_csr_graphs())
+def test_small_strong_components_are_the_mutual_reachability_classes(g) -> None:
+    from modelcheck.liveness import small_strong_components
+
+    n, indptr, dst = g
+    ncomp, lab = small_strong_components(n, indptr, dst)
+    r = _reaches(n, indptr, dst)
+    assert sorted(set(lab.tolist())) == list(range(ncomp))
+    assert ((lab[:, None] == lab[None, :]) == (r & r.T)).all()
+    if n:  # the same partition as scipy's routine (the one larger graphs take)
+        from scipy.sparse import csr_matrix
+        from scipy.sparse.csgraph import connected_components
+        m = csr_matrix((np.ones(len(dst)), dst, indptr), shape=(n, n))
+        k, theirs = connected_components(m, directed=True, connection="strong")
+        assert k == ncomp
+        assert ((lab[:, None] == lab[None, :]) == (theirs[:, None] == theirs[None, :])).all()
+
+
+@settings(max_examples=100, deadline=None)
+@given(_csr_graphs())
+def test_small_transpose_is_the_reversed_edge_list(g) -> None:
+    from modelcheck.liveness import _transpose
+
+    n, indptr, dst = g
+    rp, src = _transpose(n, indptr, dst)
+    got = sorted((int(w), int(v)) for w in range(n) for v in src[rp[w]:rp[w + 1]])
+    want = sorted((int(w), v) for v in range(n) for w in dst[indptr[v]:indptr[v + 1]])
+    assert got == want
+    for w in range(n):  # each node's sources ascending, as scipy's transpose gives them
+        assert list(src[rp[w]:rp[w + 1]]) == sorted(src[rp[w]:rp[w + 1]])
+
+
+def test_a_small_liveness_check_does_not_import_scipy() -> None:
+    # importing scipy costs about 0.35 CPU seconds, more than a small graph's SCCs take
+    import subprocess
+    import sys
+    code = ("import sys\n"
+            "from modelcheck import check_liveness\n"
+            "from examples.tla.live_hour_clock import LiveHourClock\n"
+            "r = check_liveness(LiveHourClock())\n"
+            "print(r.status, 'scipy' in sys.modules)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True)
+    assert out.stdout.split() == ["ok", "False"]

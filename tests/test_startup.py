@@ -50,6 +50,26 @@ def test_check_imports_no_server_or_graph_library() -> None:
     assert not got & SERVER, sorted(got & SERVER)
 
 
+def test_small_liveness_check_imports_no_scipy() -> None:
+    # scipy (~0.35 CPU s) is for the SCCs of graphs past liveness.SMALL_GRAPH
+    got = imported("-m", "modelcheck", "check", "examples.tla.live_hour_clock:LiveHourClock",
+                   "-q")
+    assert "numpy" in got
+    assert "scipy" not in got
+
+
+def test_check_imports_no_package_metadata_or_secrets() -> None:
+    # importlib.metadata (the invariants library's entry points, looked up only for a
+    # name the spec lacks) and secrets (temporary names) cost ~20 ms at start-up
+    p = subprocess.run([sys.executable, "-X", "importtime", "-m", "modelcheck", "check",
+                        "examples/counter.py", "-q"], cwd=ROOT, capture_output=True,
+                       text=True, timeout=300)
+    names = {line.rsplit("|", 1)[1].strip() for line in p.stderr.splitlines()
+             if line.startswith("import time:") and "|" in line}
+    assert "numpy" in names, p.stderr[-2000:]
+    assert not names & {"importlib.metadata", "secrets"}, sorted(names)
+
+
 def test_import_modelcheck_for_a_spec_is_light() -> None:
     assert not imported("-c", "import modelcheck") & HEAVY
     got = imported("-c", "from modelcheck import Spec, Int, action, invariant, check")

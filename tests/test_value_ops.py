@@ -175,6 +175,21 @@ def test_sequences_of_records(values, x) -> None:
     check_both(t, values, lambda q: q.head().a, lambda v: v[0]["a"] if v else 0)
 
 
+@settings(max_examples=40, deadline=None)
+@given(values=st.lists(st.lists(rec_vals, max_size=2), min_size=1, max_size=5),
+       xs=st.lists(rec_vals, min_size=1, max_size=6))
+def test_repeated_membership_tests_on_one_sequence_value(values, xs) -> None:
+    # one value asked about several literals, some repeated, as the actions of a batch
+    # ask their shared state view (the answers for literals are kept on the value)
+    q = batch(RSEQ, values)
+    for x in xs:
+        got = q.contains(dict(x))
+        at = q.index_of(dict(x))
+        for i, v in enumerate(values):
+            assert _row(got, i, len(values)) == (x in v)
+            assert _row(at, i, len(values)) == (v.index(x) + 1 if x in v else 0)
+
+
 bags = st.dictionaries(st.integers(0, 3), st.integers(1, 3), max_size=4)
 
 

@@ -160,20 +160,33 @@ class SimplifiedPaxos(Spec):
     def value_ok(self, s, M, v):
         """``\\/ \\A m \\in M: m.maxValue = none \\/ v = ForcedValue(M)``."""
         all_none = all_of([m for m in M if m[2] != NONE], lambda m: not_(m[3]))
-        forced_v = any_of([m for m in M if m[2] == v], lambda m: m[3] & all_of(
-            [n for n in M if n[1] > m[1]], lambda n: not_(n[3])))
+        # ForcedValue(M) = v: some sent m of value v has no sent n with a higher
+        # maxVBallot; per maxVBallot c, whether any message (and one of value v) was
+        # sent, so that each is tested once rather than once per lower message
+        ballots = sorted({m[1] for m in M})
+        sent_at = {c: any_of([m for m in M if m[1] == c], lambda m: m[3]) for c in ballots}
+        forced_v = any_of(ballots, lambda c: any_of(
+            [m for m in M if m[1] == c and m[2] == v], lambda m: m[3]) & all_of(
+            [d for d in ballots if d > c], lambda d: not_(sent_at[d])))
         return all_none | forced_v
 
-    def accept_quorum(self, s, b, q, v):
-        M = self.promises(s, b, q)
+    def accept_quorum(self, s, b, q, v, promised=None):
+        """The quorum q's conjuncts of PaxosAccept; ``promised`` is :meth:`promises` of
+        ballot b over all the replicas when the caller made it already (M is its rows
+        of q's members: each membership test is made once, not once per quorum)."""
+        if promised is None:
+            M = self.promises(s, b, q)
+        else:
+            M = [m for m in promised if m[0] in q]
         every = all_of(q, lambda a: any_of([m for m in M if m[0] == a], lambda m: m[3]))
         return every & self.value_ok(s, M, v)
 
     @action(b=lambda self: self.Ballots, v=Values)
     def PaxosAccept(self, s, t, b, v):
         t.messages = s.messages.with_(self.p2a(b, v))
+        promised = self.promises(s, b, self.Replicas)
         return (all_of(self.Values, lambda w: not_(self.sent(s, self.p2a(b, w))))
-                & any_of(self.Quorums, lambda q: self.accept_quorum(s, b, q, v)))
+                & any_of(self.Quorums, lambda q: self.accept_quorum(s, b, q, v, promised)))
 
     @action(a=Replicas, b=lambda self: self.Ballots, v=Values)
     def PaxosAccepted(self, s, t, a, b, v):
