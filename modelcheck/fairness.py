@@ -398,7 +398,7 @@ def _selector_predicate(method: str, args: tuple[Any, ...], value: Any, memo: _M
                         name: str) -> PredicateDecl:
     """The guard ``method(s, *args) == value``, as a state predicate (``memo``: the
     selector's last value, shared by the guards of its values)."""
-    from .spec import PredicateDecl
+    from .spec import PredicateDecl, RoleKind
 
 
     def guard(self: Any, s: Any) -> Any:
@@ -408,7 +408,7 @@ def _selector_predicate(method: str, args: tuple[Any, ...], value: Any, memo: _M
         return memo.value == value
 
     guard.__name__ = method
-    decl = PredicateDecl(guard, "invariant", name=name,
+    decl = PredicateDecl(guard, RoleKind.INVARIANT, name=name,
                          doc=f"the state selects {name.split(':', 1)[1]}")
     return decl
 

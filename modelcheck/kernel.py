@@ -1062,7 +1062,7 @@ class Kernel:
             if k >= 4096:
                 break
             cells = self.layout.unpack(words[row])
-            if p.kind in ("action", "action_constraint") and inst is not None:
+            if p.kind in (RoleKind.ACTION, RoleKind.ACTION_CONSTRAINT) and inst is not None:
                 nxt = self.step(cells, inst)
                 if nxt is None:
                     continue
