@@ -68,7 +68,7 @@ class TraceStep:
 class Violation:
     """A violated invariant (``kind`` :attr:`ViolationKind.INVARIANT`), action property
     (``ACTION``), a deadlock (``DEADLOCK``), or a temporal property (``LIVENESS``).
-    Immutable: a changed violation is a new one (:func:`dataclasses.replace`).
+    Immutable: a changed violation is a new one (``dataclasses.replace``).
 
     A liveness counterexample is a lasso: ``loop`` is the index of the state where the
     loop starts; when the loop has steps, the last state equals state ``loop`` (the last
@@ -123,7 +123,7 @@ class Result:
 
     Immutable: a run builds its result once it ends, and a later stage (liveness,
     the initial-state properties, a runner's own figures) makes a new one with
-    :func:`dataclasses.replace`. A status given by its value (``"ok"``) becomes the
+    ``dataclasses.replace``. A status given by its value (``"ok"``) becomes the
     member; an unknown one is a ``ValueError``."""
 
     spec: str
