@@ -88,6 +88,7 @@ import numpy as np
 from .config import CheckConfig
 from .errors import SpecEvaluationError, UsageError
 from .explorer import Explorer, Progress
+from .fairness import Fairness
 from .graphstore import (
     NODE_LIMIT,
     EdgeStore,
@@ -1035,7 +1036,7 @@ def fair_components(g: StateGraph, mask: np.ndarray, conds: Sequence[FairnessCon
         for c, en_c, tk in zip(conds, en, taken):
             en_m = en_c[members]
             n_en = np.bincount(lab_m[en_m], minlength=ncomp)
-            if c.kind == "weak":
+            if c.kind is Fairness.WEAK:
                 ok &= tk | (n_en < size)
             else:
                 fail = ~tk & (n_en > 0)
@@ -1166,9 +1167,9 @@ def _cycle(g: StateGraph, comp: np.ndarray, start: int, conds: Sequence[Fairness
     eact = np.asarray(g.act[eidx])
     for c, en_c in zip(conds, en):
         steps = np.flatnonzero(g.in_cond(c, eact, esrc))
-        if c.kind == "weak" and not en_c[start]:
+        if c.kind is Fairness.WEAK and not en_c[start]:
             continue  # disabled at the start of the loop
-        if c.kind == "strong" and not (en_c & inside).any():
+        if c.kind is Fairness.STRONG and not (en_c & inside).any():
             continue  # disabled on the whole SCC
         if len(steps):
             e = int(steps[0])
@@ -1313,7 +1314,7 @@ def explain_fairness(kernel: Kernel, conds: Sequence[FairnessCondition],
                        f"{kernel.actions[acts[k]].label})")
             continue
         off = [i for i in loop_states if not enabled(i)]
-        if c.kind == "weak":
+        if c.kind is Fairness.WEAK:
             assert off, f"{c.name} is not satisfied by the loop"
             out.append(f"{c.name}: disabled at state {off[0] + 1} on the loop")
         else:

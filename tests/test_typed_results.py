@@ -20,6 +20,7 @@ import pytest
 from examples.counter import CounterBug
 from modelcheck import check
 from modelcheck.engine import Verdict, VerdictKind
+from modelcheck.fairness import Fairness, FairnessCondition
 from modelcheck.result import (
     EXIT_CODES,
     Result,
@@ -130,7 +131,7 @@ def test_results_and_violations_are_immutable() -> None:
 
 def test_every_kind_is_a_member_and_a_misspelled_one_fails() -> None:
     # a misspelled member is an AttributeError, not a comparison that is silently False
-    for enum_type in (Status, ViolationKind, RoleKind, VerdictKind):
+    for enum_type in (Status, ViolationKind, RoleKind, VerdictKind, Fairness):
         with pytest.raises(AttributeError):
             _ = enum_type.INVARIANTS  # type: ignore[attr-defined]
     step = TraceStep(None, {}, {})
@@ -145,3 +146,8 @@ def test_every_kind_is_a_member_and_a_misspelled_one_fails() -> None:
     with pytest.raises(ValueError):
         PredicateDecl(lambda self, s: True, "invariants", name="P")
     assert Violation("D", "deadlock", (step,)).kind is ViolationKind.DEADLOCK
+    wf = FairnessCondition("weak", "Tick", "Tick", (0,))
+    assert wf.kind is Fairness.WEAK and wf.name == "WF(Tick)"
+    assert FairnessCondition(Fairness.STRONG, "Tick", "Tick", (0,)).name == "SF(Tick)"
+    with pytest.raises(ValueError):
+        FairnessCondition("weakly", "Tick", "Tick", (0,))
