@@ -29,6 +29,7 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from modelcheck import explore  # noqa: E402
+from modelcheck.result import Status  # noqa: E402
 from specs.kafka_replication import (  # noqa: E402
     KafkaReplication,
     KafkaReplicationKip966,
@@ -150,7 +151,7 @@ def run_ours(model: str, cfg: pathlib.Path, view: bool = False) -> dict:
     t0 = time.time()
     r = explore(spec, invariants=invariants_from_cfg(cfg.read_text()))
     out: dict = {"seconds": round(time.time() - t0, 1)}
-    if r.status == "violation":
+    if r.status is Status.VIOLATION:
         out.update(violated=r.violation.property, trace_length=len(r.violation.trace))
     else:
         out.update(distinct=r.distinct_states, depth=r.depth + 1, violated=None)

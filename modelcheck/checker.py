@@ -12,6 +12,7 @@ cannot disagree on what a spec's result is.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 from .config import CheckConfig
@@ -60,7 +61,7 @@ def check(spec: Spec, config: CheckConfig | None = None, *,
         cfg, initial = split_initial(spec, cfg)
     res = _check(spec, cfg, library, progress, notice)
     if initial:
-        res.checked["initially"] = [p.name for p in initial]
+        res = replace(res, checked={**res.checked, "initially": [p.name for p in initial]})
     return res
 
 

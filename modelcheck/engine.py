@@ -51,16 +51,17 @@ and :meth:`modelcheck.kernel.Kernel.successors_checked` expands a single state
 
 from __future__ import annotations
 
+import enum
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
 
 from .errors import SpecEvaluationError
 from .kernel import Expansion, Kernel
 from .result import TraceStep, Violation, ViolationKind, json_value
-from .spec import PredicateDecl
+from .spec import PredicateDecl, RoleKind
 from .store import (
     dedupe_min,
     dedupe_min_inverse,
@@ -140,11 +141,24 @@ def _min_into(d: dict[int, Any], j: int, v: Any) -> None:
         d[j] = v
 
 
+class VerdictKind(enum.StrEnum):
+    """What a :class:`Verdict` found (a :class:`~enum.StrEnum`: a checkpoint records it
+    by its value)."""
+
+    INVARIANT = "invariant"
+    ERROR = "error"
+    DEADLOCK = "deadlock"
+    #: an invariant violated by a successor outside the state constraints
+    OUTSIDE = "outside"
+    #: an action property violated by a transition
+    PROPERTY = "property"
+
+
 @dataclass(frozen=True)
 class Verdict:
     """What ends the run at a level (see the module docstring for the order)."""
 
-    kind: Literal["invariant", "error", "deadlock", "outside", "property"]
+    kind: VerdictKind
     #: invariant: the fp; deadlock: the fp; outside/property: the transition
     at: Any = None
     #: predicate indexes: the winner first, then the others at the same place
@@ -152,6 +166,10 @@ class Verdict:
     error: ErrorAt | None = None
     #: decided in phase 1: the level's successors are not counted
     phase1: bool = False
+
+    def __post_init__(self) -> None:
+        # a kind given by its value (a checkpoint's "invariant") becomes the member
+        object.__setattr__(self, "kind", VerdictKind(self.kind))
 
 
 @dataclass
@@ -202,19 +220,20 @@ class LevelFindings:
             v = min(self.inv_min.values()) if self.inv_min else None
             e = self.inv_error
             if e is not None and (v is None or e.fp < v):
-                return Verdict("error", e.fp, (), e, phase1=True)
+                return Verdict(VerdictKind.ERROR, e.fp, (), e, phase1=True)
             assert v is not None
             js = tuple(sorted(j for j, f in self.inv_min.items() if f == v))
-            return Verdict("invariant", v, js, phase1=True)
+            return Verdict(VerdictKind.INVARIANT, v, js, phase1=True)
         if self.exp_error is not None:
-            return Verdict("error", self.exp_error.fp, (), self.exp_error)
+            return Verdict(VerdictKind.ERROR, self.exp_error.fp, (), self.exp_error)
         if self.dead_min is not None:
-            return Verdict("deadlock", self.dead_min)
-        for kind, hits in (("outside", self.outside_min), ("property", self.prop_min)):
+            return Verdict(VerdictKind.DEADLOCK, self.dead_min)
+        for kind, hits in ((VerdictKind.OUTSIDE, self.outside_min),
+                           (VerdictKind.PROPERTY, self.prop_min)):
             if hits:
                 best = min(hits.values())
                 js = tuple(sorted(j for j, h in hits.items() if h == best))
-                return Verdict(kind, best, js)  # type: ignore[arg-type]
+                return Verdict(kind, best, js)
         return None
 
     # ------------------------------------------------------------ JSON
@@ -633,7 +652,7 @@ def rebuild_trace(kernel: Kernel, fps: list[int] | tuple[int, ...],
             if kernel.fingerprint(nxt) != fp:
                 continue
             if prop is not None and prop not in (
-                    kernel.check_invariants(nxt) if prop.kind == "invariant"
+                    kernel.check_invariants(nxt) if prop.kind is RoleKind.INVARIANT
                     else kernel.check_properties(cur, nxt)):
                 continue
             if i < stored and kernel.view is not None and kernel.constraints and \
@@ -662,21 +681,21 @@ def report(kernel: Kernel, verdict: Verdict,
     ``path_to(fp)`` gives the fingerprints from an initial state to a stored state
     ``fp`` (for a phase-1 verdict at level 0 outside the constraints: ``[fp]``).
     """
-    if verdict.kind == "error":
+    if verdict.kind is VerdictKind.ERROR:
         assert verdict.error is not None
         raise verdict.error.exception()
-    if verdict.kind == "invariant":
+    if verdict.kind is VerdictKind.INVARIANT:
         names = [kernel.invariants[j].name for j in verdict.which]
         also = sorted(set(names[1:]) - {names[0]})
         return Violation(names[0], ViolationKind.INVARIANT,
                          rebuild_trace(kernel, path_to(verdict.at),
                                        final=kernel.invariants[verdict.which[0]]),
                          tuple(also))
-    if verdict.kind == "deadlock":
+    if verdict.kind is VerdictKind.DEADLOCK:
         return Violation("Deadlock", ViolationKind.DEADLOCK,
                          rebuild_trace(kernel, path_to(verdict.at)))
     child, parent, _ = verdict.at
-    if verdict.kind == "outside":
+    if verdict.kind is VerdictKind.OUTSIDE:
         names = [kernel.invariants[j].name for j in verdict.which]
         trace = rebuild_trace(kernel, path_to(parent),
                               last=(kernel.invariants[verdict.which[0]], child))

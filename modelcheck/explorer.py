@@ -43,7 +43,7 @@ from .run.loop import Begin, Pulse, RunLoop, Successors
 from .run.observers import Observer
 from .run.progress import Progress
 from .run.results import complete_result, coverage_table, new_result
-from .spec import PredicateDecl, Spec
+from .spec import PredicateDecl, RoleKind, Spec
 from .store import (
     NO_PARENT,
     FingerprintSet,
@@ -92,7 +92,7 @@ def select_checks(spec: Spec, names: Sequence[str] | None,
                 f"--invariant {name}: no invariant or action property of that name in spec "
                 f"{spec.name} (it declares: {known}){lib}."
             )
-        (invs if p.kind == "invariant" else props).append(p)
+        (invs if p.kind is RoleKind.INVARIANT else props).append(p)
     return invs, props
 
 

@@ -39,6 +39,7 @@ write the table as such a method.
 from __future__ import annotations
 
 import dataclasses
+import enum
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -50,10 +51,19 @@ from .errors import ModelcheckError, SpecDefinitionError, source_location
 if TYPE_CHECKING:
     from .spec import ActionInstance, PredicateDecl, Spec
 
-__all__ = ["FairnessCondition", "Guard", "label_of", "resolve_fairness", "select_fairness", "KINDS"]
+__all__ = ["FairnessCondition", "Fairness", "Guard", "label_of", "resolve_fairness",
+           "select_fairness", "KINDS"]
 
 #: the fairness kinds of ``fair=`` and of the table's values
 KINDS = ("weak", "strong", "weak-family", "strong-family")
+
+
+class Fairness(enum.StrEnum):
+    """The kind of a :class:`FairnessCondition`: ``WF`` or ``SF`` (a
+    :class:`~enum.StrEnum`: equal to its value)."""
+
+    WEAK = "weak"
+    STRONG = "strong"
 
 
 @dataclass(frozen=True)
@@ -72,7 +82,7 @@ class Guard:
 class FairnessCondition:
     """``WF``/``SF`` of a set of action instances taken as one action."""
 
-    kind: str  # "weak" | "strong"
+    kind: Fairness
     #: the action as TLA+ writes it: ``Tick``, ``Register(b=1)``, ``Register(*)`` (family)
     label: str
     #: the action family's name (what ``fairness=(...)`` of a property selects), or the
@@ -94,9 +104,13 @@ class FairnessCondition:
     #: selected at every state (the checker verifies it on the state graph)
     selections: tuple[tuple[int, ...], ...] = dataclasses.field(default=(), compare=False)
 
+    def __post_init__(self) -> None:
+        # a kind given by its value ("weak") becomes the member; an unknown one fails
+        object.__setattr__(self, "kind", Fairness(self.kind))
+
     @property
     def name(self) -> str:
-        return f"{'WF' if self.kind == 'weak' else 'SF'}({self.label})"
+        return f"{'WF' if self.kind is Fairness.WEAK else 'SF'}({self.label})"
 
 
 def label_of(inst: ActionInstance, branch: bool = True) -> str:
@@ -398,7 +412,7 @@ def _selector_predicate(method: str, args: tuple[Any, ...], value: Any, memo: _M
                         name: str) -> PredicateDecl:
     """The guard ``method(s, *args) == value``, as a state predicate (``memo``: the
     selector's last value, shared by the guards of its values)."""
-    from .spec import PredicateDecl
+    from .spec import PredicateDecl, RoleKind
 
 
     def guard(self: Any, s: Any) -> Any:
@@ -408,7 +422,7 @@ def _selector_predicate(method: str, args: tuple[Any, ...], value: Any, memo: _M
         return memo.value == value
 
     guard.__name__ = method
-    decl = PredicateDecl(guard, "invariant", name=name,
+    decl = PredicateDecl(guard, RoleKind.INVARIANT, name=name,
                          doc=f"the state selects {name.split(':', 1)[1]}")
     return decl
 
@@ -418,7 +432,7 @@ def _conditions(spec: Spec, key: str, kind: str, decls: Mapping[str, Any],
                 ) -> list[FairnessCondition]:
     """The conditions of one declaration ``key: kind``: one per binding of the free
     parameters (none free: one condition), of the instances of every part."""
-    base, family = kind.split("-")[0], kind.endswith("-family")
+    base, family = Fairness(kind.split("-")[0]), kind.endswith("-family")
     parts_text = [x.strip() for x in _split_bar(key)]
     if len(set(parts_text)) != len(parts_text):
         raise SpecDefinitionError(f"spec {spec!r}: fairness[{key!r}] names an action twice.")

@@ -90,7 +90,7 @@ def state_graph(spec: Spec, max_states: int, *, labels: bool = True,
     tell = None if progress is None else (lambda p, told=progress: told(p.distinct))
     try:
         res = Explorer(spec, config, observer=collector, progress=tell).run()
-        if res.status == Status.OK:
+        if res.status is Status.OK:
             return collector.graph()
         if res.reason == "interrupted":
             raise KeyboardInterrupt

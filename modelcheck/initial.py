@@ -12,7 +12,7 @@ initial state". ``@initially`` declares one::
 
 It is checked on every initial state (also those outside the state constraints, as
 TLC does), before the state space is explored, and reported like an invariant
-violation with a one-state trace (``Violation.kind == "invariant"``). As TLC checks
+violation with a one-state trace (``Violation.kind`` ``ViolationKind.INVARIANT``). As TLC checks
 each initial state's invariants, then its initial-state properties, an invariant
 violated by that initial state or an earlier one is reported instead (by the run).
 ``--invariant NAME`` selects initial-state properties like invariants. Every backend
@@ -24,6 +24,7 @@ checks them first: ``check`` (one process, ``--workers``, liveness), ``simulate`
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 
 import numpy as np
 
@@ -77,15 +78,12 @@ def check_initial(spec: Spec, config: CheckConfig, props: list[PredicateDecl],
     prop = props[min(j for j, r in rows.items() if first in r)]
     res = new_result(Kernel(spec, invariants=invariants, properties=[], symmetry=False,
                             view=False), config)
-    res.checked["initially"] = [p.name for p in props]
     state = spec.layout.values_from_cells(spec.layout.unpack(words[first]))
-    res.violation = Violation(prop.name, ViolationKind.INVARIANT,
-                              (TraceStep(None, {}, state),))
-    res.status = Status.VIOLATION
-    res.distinct_states = len(np.unique(words, axis=0))
-    res.generated_states = len(words)
-    res.seconds = time.perf_counter() - t0
-    return res
+    return replace(res, checked={**res.checked, "initially": [p.name for p in props]},
+                   violation=Violation(prop.name, ViolationKind.INVARIANT,
+                                       (TraceStep(None, {}, state),)),
+                   status=Status.VIOLATION, distinct_states=len(np.unique(words, axis=0)),
+                   generated_states=len(words), seconds=time.perf_counter() - t0)
 
 
 def select_initial_checks(spec: Spec, config: CheckConfig, library: Library | None

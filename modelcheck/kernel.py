@@ -1066,7 +1066,7 @@ class Kernel:
             if k >= self.scalar_locate_rows:
                 break
             cells = self.layout.unpack(words[row])
-            if p.kind in ("action", "action_constraint") and inst is not None:
+            if p.kind in (RoleKind.ACTION, RoleKind.ACTION_CONSTRAINT) and inst is not None:
                 nxt = self.step(cells, inst)
                 if nxt is None:
                     continue

@@ -79,7 +79,7 @@ import ctypes
 import time
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import partial
 from typing import Any
 
@@ -88,6 +88,7 @@ import numpy as np
 from .config import CheckConfig
 from .errors import SpecEvaluationError, UsageError
 from .explorer import Explorer, Progress
+from .fairness import Fairness
 from .graphstore import (
     NODE_LIMIT,
     EdgeStore,
@@ -102,7 +103,7 @@ from .kernel import Checks, Expansion, Kernel, format_state
 from .library import Library
 from .library import lookup as library_lookup
 from .result import Result, Status, TraceStep, Violation, ViolationKind
-from .spec import PredicateDecl, Spec
+from .spec import PredicateDecl, RoleKind, Spec
 from .store import empty_keys, key_find, key_int, key_ne, key_unique, take_rows
 from .temporal import FairnessCondition, TemporalDecl, fairness_conditions, graph_parts
 
@@ -369,8 +370,8 @@ def temporal_kernel(spec: Spec, parts: Sequence[Any]) -> tuple[Kernel, list[str]
     temporal properties) on every state and transition as its labels
     (:class:`~modelcheck.kernel.Checks`: nothing checked, no deadlock check) with no
     symmetry reduction, and the names of the state and of the step formulas in order."""
-    state_parts = tuple(p for p in parts if p.kind != "action")
-    step_parts = tuple(p for p in parts if p.kind == "action")
+    state_parts = tuple(p for p in parts if p.kind is not RoleKind.ACTION)
+    step_parts = tuple(p for p in parts if p.kind is RoleKind.ACTION)
     kernel = Kernel(spec, checks=Checks(check_deadlock=False, labels=state_parts,
                                         step_labels=step_parts), symmetry=False,
                     view=False)
@@ -380,7 +381,7 @@ def temporal_kernel(spec: Spec, parts: Sequence[Any]) -> tuple[Kernel, list[str]
 class GraphCollector:
     """Collects the state graph of a run with the values of the state predicates
     ``parts`` (invariant-like declarations) on every stored state and of the step
-    formulas among them (``kind == "action"``) on every transition; the transitions
+    formulas among them (``kind`` ``RoleKind.ACTION``) on every transition; the transitions
     where a step formula is false are kept as (source node, action) keys (an action
     instance has at most one successor), turned into one boolean per edge in CSR
     order by :meth:`graph` (kept in memory, also when the edges are spilled).
@@ -428,9 +429,9 @@ class GraphCollector:
         #: :meth:`on_batch` records them; else :meth:`on_level` evaluates them
         self.observer = observer
         self.labels: tuple[PredicateDecl, ...] = tuple(p for p in parts
-                                                       if p.kind != "action")
+                                                       if p.kind is not RoleKind.ACTION)
         self.step_labels: tuple[PredicateDecl, ...] = tuple(p for p in parts
-                                                            if p.kind == "action")
+                                                            if p.kind is RoleKind.ACTION)
         self.kernel: Kernel | None = None
         if observer:
             self.names = [p.name for p in self.labels]
@@ -1113,7 +1114,7 @@ def fair_components(g: StateGraph, mask: np.ndarray, conds: Sequence[FairnessCon
         for c, en_c, tk in zip(conds, en, taken):
             en_m = en_c[members]
             n_en = np.bincount(lab_m[en_m], minlength=ncomp)
-            if c.kind == "weak":
+            if c.kind is Fairness.WEAK:
                 ok &= tk | (n_en < size)
             else:
                 fail = ~tk & (n_en > 0)
@@ -1257,9 +1258,9 @@ def _cycle(g: StateGraph, comp: np.ndarray, start: int, conds: Sequence[Fairness
     eact = np.asarray(g.act[eidx])
     for c, en_c in zip(conds, en):
         steps = np.flatnonzero(g.in_cond(c, eact, esrc))
-        if c.kind == "weak" and not en_c[start]:
+        if c.kind is Fairness.WEAK and not en_c[start]:
             continue  # disabled at the start of the loop
-        if c.kind == "strong" and not (en_c & inside).any():
+        if c.kind is Fairness.STRONG and not (en_c & inside).any():
             continue  # disabled on the whole SCC
         if len(steps):
             e = int(steps[0])
@@ -1404,7 +1405,7 @@ def explain_fairness(kernel: Kernel, conds: Sequence[FairnessCondition],
                        f"{kernel.actions[acts[k]].label})")
             continue
         off = [i for i in loop_states if not enabled(i)]
-        if c.kind == "weak":
+        if c.kind is Fairness.WEAK:
             assert off, f"{c.name} is not satisfied by the loop"
             out.append(f"{c.name}: disabled at state {off[0] + 1} on the loop")
         else:
@@ -1424,7 +1425,7 @@ def check_liveness(spec: Spec, config: CheckConfig | None = None, *,
     properties and deadlocks) and then its temporal properties (``temporal``, default:
     those ``config`` selects, see :func:`~modelcheck.liveness.split_checks`). A safety
     violation is reported first; otherwise the first violated temporal property in
-    declaration order, with a lasso (``Violation.kind == "liveness"``; the other
+    declaration order, with a lasso (``Violation.kind`` ``ViolationKind.LIVENESS``; the other
     violated ones are listed in its ``also_violated``, and every verdict in
     ``Result.liveness["properties"]``). Without temporal properties, the explorer
     alone. :func:`modelcheck.check` (the
@@ -1450,18 +1451,17 @@ def check_liveness(spec: Spec, config: CheckConfig | None = None, *,
         explorer = Explorer(spec, safety, library=library, progress=progress, notice=notice,
                             observer=collector)
         res = explorer.run()
-        res.checked["temporal"] = [p.name for p in selected]
-        if res.status != "ok":
-            res.liveness = _not_checked([p.name for p in selected], res.status, checked_as)
-            return res
+        res = replace(res, checked={**res.checked, "temporal": [p.name for p in selected]})
+        if res.status is not Status.OK:
+            return replace(res, liveness=_not_checked([p.name for p in selected], res.status,
+                                                      checked_as))
         t0 = time.perf_counter()
         del explorer
         _release_freed_memory()
         g = collector.graph()
         _release_freed_memory()
-        _decide_into(spec, res, g, per_prop, t0, collector.edges, checked_as,
-                     pending_edge_bytes=collector.peak_pending_bytes)
-        return res
+        return _decide_into(spec, res, g, per_prop, t0, collector.edges, checked_as,
+                            pending_edge_bytes=collector.peak_pending_bytes)
     finally:
         collector.close()
 
@@ -1532,9 +1532,9 @@ class ShardedLiveness:
             self.run = run
             run.after = self.decide
 
-    def decide(self, res: Result) -> None:
-        """Decide the properties on the state graph of the complete run ``res`` came
-        from (its ``after`` hook), into ``res``."""
+    def decide(self, res: Result) -> Result:
+        """``res`` with the properties decided on the state graph of the complete run it
+        came from (the run's ``after`` hook)."""
         from .shards.engine import BucketEngine
         from .shards.stategraph import read_state_graph
 
@@ -1559,7 +1559,8 @@ class ShardedLiveness:
                            {n: np.ascontiguousarray(parts.steps[:, j])
                             for j, n in enumerate(step_names)},
                            levels=parts.levels)
-            _decide_into(self.spec, res, g, self.per_prop, t0, parts.store, self.checked_as)
+            return _decide_into(self.spec, res, g, self.per_prop, t0, parts.store,
+                                self.checked_as)
         finally:
             parts.store.close()
 
@@ -1568,29 +1569,32 @@ class ShardedLiveness:
         complete."""
         if not self.selected:
             return res
-        res.checked["temporal"] = list(self.names)
+        res = replace(res, checked={**res.checked, "temporal": list(self.names)})
         if not self.decided:
-            res.liveness = _not_checked(self.names, res.status, self.checked_as)
+            res = replace(res, liveness=_not_checked(self.names, res.status, self.checked_as))
         return res
 
 
 def _decide_into(spec: Spec, res: Result, g: StateGraph, per_prop: Any, t0: float,
-                 edges: EdgeStore, checked_as: dict[str, Any], **extra: Any) -> None:
-    """Decide the properties on ``g`` into ``res`` (:func:`_decide`), with the graph's
-    figures in ``res.liveness`` (``extra`` before ``spilled``); ``t0``: when the
-    graph's build began."""
-    _decide(spec, res, g, per_prop)
-    res.seconds += time.perf_counter() - t0
-    res.liveness = {
-        "properties": res.liveness["properties"], "nodes": g.n, "edges": g.n_edges,
-        "seconds": round(time.perf_counter() - t0, 3),
-        "graph_bytes": g.nbytes, "edge_bytes": g.edge_bytes,
-        "bytes_per_edge": edges.bytes_per_edge, **extra,
-        "spilled": edges.spilled, **checked_as,
-    }
+                 edges: EdgeStore, checked_as: dict[str, Any], **extra: Any) -> Result:
+    """``res`` with the properties decided on ``g`` (:func:`_decide`) and the graph's
+    figures in ``liveness`` (``extra`` before ``spilled``); ``t0``: when the graph's
+    build began."""
+    verdicts, violation = _decide(spec, res.violation, g, per_prop)
+    now = time.perf_counter()
+    return replace(
+        res, violation=violation, seconds=res.seconds + now - t0,
+        status=Status.VIOLATION if violation is not None else res.status,
+        liveness={
+            "properties": verdicts, "nodes": g.n, "edges": g.n_edges,
+            "seconds": round(now - t0, 3),
+            "graph_bytes": g.nbytes, "edge_bytes": g.edge_bytes,
+            "bytes_per_edge": edges.bytes_per_edge, **extra,
+            "spilled": edges.spilled, **checked_as,
+        })
 
 
-def _not_checked(names: Iterable[str], status: str, checked_as: dict[str, Any]
+def _not_checked(names: Iterable[str], status: Status, checked_as: dict[str, Any]
                  ) -> dict[str, Any]:
     """``res.liveness`` of a run that ended with ``status`` before the properties
     ``names`` were decided."""
@@ -1614,10 +1618,13 @@ def _release_freed_memory() -> None:
     trim(0)
 
 
-def _decide(spec: Spec, res: Result, g: StateGraph,
-            per_prop: Sequence[tuple[TemporalDecl, list[FairnessCondition]]]) -> None:
-    """Decide each property on ``g`` into ``res``: its verdict, and the first violated
-    one's lasso (states replayed, fairness explained)."""
+def _decide(spec: Spec, violation: Violation | None, g: StateGraph,
+            per_prop: Sequence[tuple[TemporalDecl, list[FairnessCondition]]]
+            ) -> tuple[dict[str, str], Violation | None]:
+    """Decide each property on ``g``: the verdicts, and the violation of the run
+    (``violation``, the safety run's) or else the first violated property's lasso
+    (states replayed, fairness explained), with the later violated ones as
+    ``also_violated``."""
     kernel = Kernel(spec, invariants=[], properties=[], check_deadlock=False, symmetry=False,
                     view=False)
     _refuse_next_state_reads(g, [p for p, _ in per_prop], spec, kernel)
@@ -1634,14 +1641,11 @@ def _decide(spec: Spec, res: Result, g: StateGraph,
             verdicts[p.name] = "holds"
             continue
         verdicts[p.name] = "violated"
-        if res.violation is not None:
-            v = res.violation
-            res.violation = Violation(v.property, v.kind, v.trace, (*v.also_violated, p.name),
-                                      v.loop, v.fairness, v.formula)
+        if violation is not None:
+            violation = replace(violation, also_violated=(*violation.also_violated, p.name))
             continue
-        res.violation = lasso_violation(spec, kernel, g, p, conds, lasso)
-        res.status = Status.VIOLATION
-    res.liveness = {"properties": verdicts}
+        violation = lasso_violation(spec, kernel, g, p, conds, lasso)
+    return verdicts, violation
 
 
 def _ckey(c: FairnessCondition) -> tuple[Any, ...]:

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
-from .result import Result
+from .result import Result, Status, ViolationKind
 from .trace.model import Trace
 from .trace.render import render_states
 
@@ -25,15 +25,15 @@ def render_text(r: Result) -> str:
     out: list[str] = []
     consts = ", ".join(f"{k}={getattr(v, 'name', v)}" for k, v in r.constants.items())
     out.append(f"Spec {r.spec} ({consts})" if consts else f"Spec {r.spec}")
-    if r.status == "error":
+    if r.status is Status.ERROR:
         out.append(f"Error: {r.error}")
         return "\n".join(out)
     if r.violation is not None:
         v = r.violation
-        if v.kind == "deadlock":
+        if v.kind is ViolationKind.DEADLOCK:
             out.append(f"Deadlock reached: a state with no enabled action "
                        f"(trace of {len(v.trace)} state{'s' if len(v.trace) != 1 else ''}).")
-        elif v.kind == "liveness":
+        elif v.kind is ViolationKind.LIVENESS:
             also = f" (also violated: {', '.join(v.also_violated)})" if v.also_violated else ""
             shape = ("stutters forever in its last state" if v.loop == len(v.trace) - 1
                      else f"loops back to state {(v.loop or 0) + 1}")
@@ -44,7 +44,7 @@ def render_text(r: Result) -> str:
                        f"{found} Counterexample, a fair behaviour ({len(v.trace)} states) "
                        f"that {shape}:")
         else:
-            what = "Invariant" if v.kind == "invariant" else "Action property"
+            what = "Invariant" if v.kind is ViolationKind.INVARIANT else "Action property"
             if v.property in r.checked.get("initially", ()):
                 what = "Initial-state property"
             also = f" (the same level also violates: {', '.join(v.also_violated)})" \
@@ -61,15 +61,16 @@ def render_text(r: Result) -> str:
             out += render_states(trace, compact=True)
     sim = r.simulation
     status_line = {
-        "ok": "No error found: every reachable state explored." if sim is None else
+        Status.OK: "No error found: every reachable state explored." if sim is None else
               f"No error found in {sim['walks']:,} random walks (seed {sim['seed']}, "
               f"depth at most {sim['depth']}).",
-        "violation": "Result: VIOLATION",
-        "deadlock": "Result: DEADLOCK",
-        "incomplete": f"Result: INCOMPLETE ({r.reason or 'stopped'}); counts are partial.",
+        Status.VIOLATION: "Result: VIOLATION",
+        Status.DEADLOCK: "Result: DEADLOCK",
+        Status.INCOMPLETE: f"Result: INCOMPLETE ({r.reason or 'stopped'}); counts are partial.",
     }.get(r.status, r.status)
     out.append(status_line)
-    if r.message and (r.status == "incomplete" or (sim is not None and r.status == "ok")):
+    if r.message and (r.status is Status.INCOMPLETE
+                      or (sim is not None and r.status is Status.OK)):
         out.append(r.message)
     if sim is not None:
         out += [f"WARNING: {w}" for w in sim.get("warnings", [])]
@@ -160,7 +161,7 @@ def _coverage(r: Result, out: list[str]) -> str:
         # "never enabled" only when every reachable state was explored: a run that
         # stopped early (a violation, Ctrl-C, a bound, the memory limit) did not try
         # every action on every state
-        complete = r.status == "ok"
+        complete = r.status is Status.OK
         for c in r.coverage:
             flag = "   (never enabled)" if c.fired == 0 and complete else ""
             out.append(f"  {c.name + c.params:<{w}} {c.fired:>12,} {c.new_states:>12,}{flag}")

@@ -50,7 +50,7 @@ def constants_out(constants: Mapping[str, Any]) -> dict[str, Any]:
     return {k: v.name if isinstance(v, enum.Enum) else v for k, v in constants.items()}
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class TraceStep:
     """One state of a trace and the action that led to it (None for the initial state)."""
 
@@ -64,10 +64,11 @@ class TraceStep:
                 "state": json_value(self.state)}
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Violation:
-    """A violated invariant (``kind='invariant'``), action property (``'action'``), a
-    deadlock, or a temporal property (``'liveness'``).
+    """A violated invariant (``kind`` :attr:`ViolationKind.INVARIANT`), action property
+    (``ACTION``), a deadlock (``DEADLOCK``), or a temporal property (``LIVENESS``).
+    Immutable: a changed violation is a new one (``dataclasses.replace``).
 
     A liveness counterexample is a lasso: ``loop`` is the index of the state where the
     loop starts; when the loop has steps, the last state equals state ``loop`` (the last
@@ -115,9 +116,15 @@ class LevelStats:
     seconds: float
 
 
-@dataclass
+@dataclass(frozen=True, slots=True)
 class Result:
-    """Everything a run found; ``status`` is ok, violation, deadlock, incomplete or error."""
+    """Everything a run found; ``status`` (a :class:`Status`) is ok, violation, deadlock,
+    incomplete or error.
+
+    Immutable: a run builds its result once it ends, and a later stage (liveness,
+    the initial-state properties, a runner's own figures) makes a new one with
+    ``dataclasses.replace``. A status given by its value (``"ok"``) becomes the
+    member; an unknown one is a ``ValueError``."""
 
     spec: str
     constants: dict[str, Any]
@@ -156,11 +163,8 @@ class Result:
     #: how walks ended, found and shrunk trace lengths; ``None`` for a check
     simulation: dict[str, Any] | None = None
 
-    def __setattr__(self, name: str, value: Any) -> None:
-        # the run sets the status as it goes; it is always a Status member
-        if name == "status":
-            value = Status(value)
-        super().__setattr__(name, value)
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "status", Status(self.status))
 
     @property
     def states_per_second(self) -> float:

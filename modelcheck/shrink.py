@@ -37,7 +37,7 @@ from .explorer import Explorer
 from .kernel import Kernel
 from .library import Library
 from .library import lookup as library_lookup
-from .result import TraceStep
+from .result import Status, TraceStep, ViolationKind
 from .spec import Spec
 
 __all__ = ["Target", "ShrinkReport", "shrink", "replay_until"]
@@ -45,10 +45,14 @@ __all__ = ["Target", "ShrinkReport", "shrink", "replay_until"]
 
 @dataclass(frozen=True)
 class Target:
-    """The property a counterexample violates: ``kind`` is invariant, action or deadlock."""
+    """The property a counterexample violates: ``kind`` is invariant, action, deadlock
+    (or liveness: a lasso, shown as found)."""
 
     name: str
-    kind: str
+    kind: ViolationKind
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "kind", ViolationKind(self.kind))
 
 
 @dataclass(frozen=True)
@@ -82,7 +86,7 @@ def replay_until(k: Kernel, target: Target, init: Sequence[int], actions: Sequen
     prop = by_name.get(target.name)
 
     def inv_bad(cells: Sequence[int]) -> bool:
-        return prop is not None and target.kind == "invariant" and prop in \
+        return prop is not None and target.kind is ViolationKind.INVARIANT and prop in \
             k.check_invariants(cells)
 
     if inv_bad(cur):
@@ -95,14 +99,15 @@ def replay_until(k: Kernel, target: Target, init: Sequence[int], actions: Sequen
             continue
         applied.append(a)
         states.append(nxt)
-        if target.kind == "action" and prop is not None and prop in k.check_properties(cur, nxt):
+        if target.kind is ViolationKind.ACTION and prop is not None \
+                and prop in k.check_properties(cur, nxt):
             return applied, states
         if inv_bad(nxt):
             return applied, states
         if not (k.satisfies_constraints(nxt) and k.satisfies_action_constraints(cur, nxt)):
             return None  # the walk would stop here (outside the model)
         cur = nxt
-    if target.kind == "deadlock" and not k.successors(cur):
+    if target.kind is ViolationKind.DEADLOCK and not k.successors(cur):
         return applied, states
     return None
 
@@ -227,7 +232,7 @@ def _steps(k: Kernel, init: Sequence[int], actions: Sequence[int]) -> tuple[Trac
 def _bfs(spec: Spec, target: Target, steps: int, config: CheckConfig,
          library: Library | None, budget: int) -> tuple[str, tuple[TraceStep, ...] | None]:
     """Look for ``target`` within fewer than ``steps`` steps with the checker."""
-    if target.kind == "deadlock":
+    if target.kind is ViolationKind.DEADLOCK:
         cfg = config.replace(invariants=(), check_deadlock=True, max_depth=steps)
     else:
         cfg = config.replace(invariants=(target.name,), check_deadlock=False,
@@ -240,7 +245,7 @@ def _bfs(spec: Spec, target: Target, steps: int, config: CheckConfig,
     v = res.violation
     if v is not None and v.property == target.name and len(v.trace) <= steps:
         return "shorter", v.trace
-    if res.status == "ok" or (res.status == "incomplete"
+    if res.status is Status.OK or (res.status is Status.INCOMPLETE
                               and (res.reason or "").startswith("--max-depth")):
         return "minimal", None
     return "unknown", None

@@ -432,6 +432,4 @@ class ParallelSimulator:
         seconds = time.perf_counter() - t0
         res = s.result(tally, seconds, info={"workers": self.workers,
                                              "workers_cpu_seconds": round(cpu[0], 2)})
-        res.seconds = seconds
-        res.memory = {**res.memory, "rounds": rounds}
-        return res
+        return replace(res, seconds=seconds, memory={**res.memory, "rounds": rounds})

@@ -469,7 +469,7 @@ class _Walker:
             if lasso is None:
                 self._finish(w, why)
             else:
-                self._violation(w, Found(w.index, Target(lasso.property, "liveness"),
+                self._violation(w, Found(w.index, Target(lasso.property, ViolationKind.LIVENESS),
                                          w.init, list(w.actions), lasso.also_violated,
                                          lasso))
 
@@ -496,7 +496,7 @@ class _Walker:
         bad = self.init.bad.get(init)
         if bad:
             names = [self.k.invariants[j].name for j in bad]
-            self._violation(w, Found(i, Target(names[0], "invariant"), init, [],
+            self._violation(w, Found(i, Target(names[0], ViolationKind.INVARIANT), init, [],
                                      tuple(names[1:])))
             return None
         if not self.init.inside[init] or self.depth == 0:
@@ -706,7 +706,8 @@ class _Walker:
             w.generated += int(counts[r])
             if r in bad:
                 c, props = bad[r]
-                kind = "invariant" if props[0] in inv_names else "action"
+                kind = (ViolationKind.INVARIANT if props[0] in inv_names
+                        else ViolationKind.ACTION)
                 also = tuple(dict.fromkeys(props[1:]))
                 w.actions.append(int(ca[c]))
                 w.seen.append(key_int(cf, c))
@@ -715,8 +716,8 @@ class _Walker:
                                          list(w.actions), also))
                 continue
             if r in dead:
-                self._violation(w, Found(w.index, Target("Deadlock", "deadlock"), w.init,
-                                         list(w.actions)))
+                self._violation(w, Found(w.index, Target("Deadlock", ViolationKind.DEADLOCK),
+                                         w.init, list(w.actions)))
                 continue
             c = pick[r]
             if c < 0:
@@ -866,8 +867,9 @@ class Simulator:
         passes it to :func:`run_walks`)."""
         k, cfg = self.kernel, self.sim
         res = new_result(k, self.config, backend=backend)
-        res.symmetry = []
         violation: Violation | None = None
+        status, reason, message = Status.OK, None, None
+        checked, liveness = dict(res.checked), dict(res.liveness)
         out: dict[str, Any] = {
             **cfg.to_json(), **(info or {}), "walks": tally.walks, "steps": tally.steps,
             "walks_per_second": round(tally.walks / seconds, 1) if seconds > 0 else 0.0,
@@ -883,15 +885,15 @@ class Simulator:
             why = self.live_refused or "not checked"
             warnings.append(f"temporal properties NOT checked: {', '.join(unchecked)} "
                             f"({why}; run `modelcheck check` for liveness).")
-            res.liveness = {
+            liveness = {
                 "properties": {n: "not checked" for n in unchecked},
                 "formulas": {p.name: p.formula for p in self.temporal},
                 "reason": why}
         elif live is not None:
-            res.checked["temporal"] = [p.name for p in self.temporal]
+            checked["temporal"] = [p.name for p in self.temporal]
             bad = set() if tally.found is None or tally.found.lasso is None else \
                 {tally.found.target.name, *tally.found.also}
-            res.liveness = {
+            liveness = {
                 "properties": {p.name: "violated" if p.name in bad else
                                "no counterexample in the walks" for p in self.temporal},
                 **live.checked_as}
@@ -915,37 +917,39 @@ class Simulator:
                                     bfs_states=cfg.shrink_states)
             else:
                 steps = _trace(k, init_cells, f.actions)
-            violation = f.lasso or Violation(f.target.name, ViolationKind(f.target.kind), steps,
+            violation = f.lasso or Violation(f.target.name, f.target.kind, steps,
                                              _also(k, f, steps))
-            res.status = Status.DEADLOCK if f.target.kind == "deadlock" else Status.VIOLATION
+            status = (Status.DEADLOCK if f.target.kind is ViolationKind.DEADLOCK
+                      else Status.VIOLATION)
             out.update({"violation_walk": f.walk, "found_length": found_len,
                         "shrunk_length": len(steps),
                         "shrinking": None if rep is None else rep.to_json()})
         elif tally.stopped == "interrupted":
-            res.status, res.reason = Status.INCOMPLETE, "interrupted"
-            res.message = (f"Interrupted after {tally.walks:,} walks{_cut_note(tally)} "
-                           f"({tally.steps:,} steps); no violation in them.")
+            status, reason = Status.INCOMPLETE, "interrupted"
+            message = (f"Interrupted after {tally.walks:,} walks{_cut_note(tally)} "
+                       f"({tally.steps:,} steps); no violation in them.")
         elif tally.stopped == "time":
             limit = f"the time limit (--time {cfg.time_limit:g} s)" \
                 if cfg.time_limit is not None else "the time limit"
             if tally.steps == 0:
-                res.status, res.reason = Status.INCOMPLETE, "time"
-                res.message = (f"Stopped at {limit} before any walk took a step: nothing "
-                               "past the initial states was checked; give more time.")
+                status, reason = Status.INCOMPLETE, "time"
+                message = (f"Stopped at {limit} before any walk took a step: nothing "
+                           "past the initial states was checked; give more time.")
             else:
-                res.message = (f"Stopped at {limit} after {tally.walks:,} walks"
-                               f"{_cut_note(tally)} ({tally.steps:,} steps); no violation "
-                               "in them.")
+                message = (f"Stopped at {limit} after {tally.walks:,} walks"
+                           f"{_cut_note(tally)} ({tally.steps:,} steps); no violation "
+                           "in them.")
         elif tally.steps == 0 and cut:
-            res.status, res.reason = Status.INCOMPLETE, "weights"
-            res.message = (f"No walk took a step: in the initial states of the {cut:,} "
-                           "walks, every enabled action weighs 0 (--weights); nothing "
-                           "past them was checked.")
-        complete_result(res, k, violation=violation, distinct=tally.distinct,
-                        generated=tally.generated, depth=tally.longest, seconds=seconds,
-                        fired=tally.fired, new_by_action=tally.new_by_action)
-        res.simulation = out
-        return res
+            status, reason = Status.INCOMPLETE, "weights"
+            message = (f"No walk took a step: in the initial states of the {cut:,} "
+                       "walks, every enabled action weighs 0 (--weights); nothing "
+                       "past them was checked.")
+        return complete_result(res, k, violation=violation, distinct=tally.distinct,
+                               generated=tally.generated, depth=tally.longest,
+                               seconds=seconds, fired=tally.fired,
+                               new_by_action=tally.new_by_action, status=status,
+                               reason=reason, message=message, symmetry=[],
+                               checked=checked, liveness=liveness, simulation=out)
 
 
 def _cut_note(tally: WalkTally) -> str:

@@ -204,10 +204,10 @@ class RoleKind(enum.StrEnum):
 
 
 class PredicateDecl:
-    """An invariant (``kind='invariant'``), action property (``'action'``), state
-    constraint (``'constraint'``), action constraint (``'action_constraint'``) or
-    temporal property (``'temporal'``); its ``kind`` is a
-    :class:`~modelcheck.spec.RoleKind`."""
+    """An invariant, action property, state constraint, action constraint, temporal
+    property or initial-state property: its ``kind`` is a
+    :class:`~modelcheck.spec.RoleKind` (given by its value, ``"invariant"``, it becomes
+    the member; an unknown one is a ``ValueError``)."""
 
     def __init__(self, fn: Callable[..., Any], kind: RoleKind | str, name: str | None = None,
                  doc: str | None = None) -> None:
@@ -217,8 +217,8 @@ class PredicateDecl:
         self.where = source_location(fn)
         self.doc = (doc or inspect.getdoc(fn) or "").split("\n\n")[0]
         # a temporal property is about states (self, s) or about steps (self, s, t)
-        n_args = ({3} if kind in ("action", "action_constraint")
-                  else {2, 3} if kind == "temporal" else {2})
+        n_args = ({3} if kind in (RoleKind.ACTION, RoleKind.ACTION_CONSTRAINT)
+                  else {2, 3} if kind is RoleKind.TEMPORAL else {2})
         sig = list(inspect.signature(fn).parameters)
         if len(sig) not in n_args:
             want = " or ".join("(self, s)" if n == 2 else "(self, s, t)" for n in sorted(n_args))
@@ -542,16 +542,18 @@ class Spec(metaclass=_SpecMeta):
         self.actions: tuple[ActionInstance, ...] = tuple(self._instances())
         if not self.actions:
             raise SpecDefinitionError(f"spec {cls.__name__} declares no actions.")
-        self.invariants = tuple(p for p in cls._predicates.values() if p.kind == "invariant")
-        self.properties = tuple(p for p in cls._predicates.values() if p.kind == "action")
-        self.constraints = tuple(p for p in cls._predicates.values() if p.kind == "constraint")
+        self.invariants = tuple(p for p in cls._predicates.values()
+                                if p.kind is RoleKind.INVARIANT)
+        self.properties = tuple(p for p in cls._predicates.values() if p.kind is RoleKind.ACTION)
+        self.constraints = tuple(p for p in cls._predicates.values()
+                                 if p.kind is RoleKind.CONSTRAINT)
         self.action_constraints = tuple(p for p in cls._predicates.values()
-                                        if p.kind == "action_constraint")
+                                        if p.kind is RoleKind.ACTION_CONSTRAINT)
         #: temporal properties (:mod:`modelcheck.temporal`), checked by the liveness checker
-        self.temporal = tuple(p for p in cls._predicates.values() if p.kind == RoleKind.TEMPORAL)
+        self.temporal = tuple(p for p in cls._predicates.values() if p.kind is RoleKind.TEMPORAL)
         #: properties of the initial states (``@initially``, :mod:`modelcheck.initial`)
         self.initial_properties = tuple(p for p in cls._predicates.values()
-                                        if p.kind == RoleKind.INITIAL)
+                                        if p.kind is RoleKind.INITIAL)
         #: every fairness condition (``fair=`` and the ``fairness`` table, conjoined),
         #: resolved against the instances of these constants (:mod:`modelcheck.fairness`)
         self.fairness_conditions: tuple[FairnessCondition, ...] = resolve_fairness(self)

@@ -81,7 +81,7 @@ import numpy as np
 from .errors import SpecDefinitionError, SpecEvaluationError
 from .expr import _bool
 from .fairness import FairnessCondition, label_of, select_fairness
-from .spec import PredicateDecl, Spec
+from .spec import PredicateDecl, RoleKind, Spec
 from .values import Value
 
 __all__ = ["TemporalDecl", "FairnessCondition", "FORMS", "STEP_FORMS", "eventually",
@@ -181,7 +181,7 @@ class TemporalDecl(PredicateDecl):
 
     def __init__(self, fn: Callable[..., Any], form: str,
                  fairness: Sequence[str] | None = None) -> None:
-        super().__init__(fn, "temporal")
+        super().__init__(fn, RoleKind.TEMPORAL)
         if isinstance(fairness, str):
             raise SpecDefinitionError(
                 f"{self.where}: temporal property {self.name}: fairness must be a tuple of "
@@ -207,7 +207,7 @@ class TemporalDecl(PredicateDecl):
     def parts(self) -> list[PredicateDecl]:
         """The property's predicates, evaluated by the kernel: as invariant-like
         declarations, the state predicates (``Name`` for ``P``, or ``Name.P``,
-        ``Name.Q`` for ``~>``); over steps, ``Name.A`` (kind ``"action"``, the step
+        ``Name.Q`` for ``~>``); over steps, ``Name.A`` (kind ``RoleKind.ACTION``, the step
         formula on every transition) and ``Name.A@stutter`` (on the stuttering step of
         each state), and for ``~>`` also ``Name.P`` and ``Name.P@step`` (``P`` on every
         transition: it must be its value on the state alone)."""
@@ -215,20 +215,21 @@ class TemporalDecl(PredicateDecl):
         pair = self.form == "leads_to"
         if not self.steps:
             if not pair:
-                return [PredicateDecl(fn, "invariant", name=name, doc=doc)]
-            return [PredicateDecl(_pick(fn, 0, name, where), "invariant", name=f"{name}.P",
-                                  doc=doc),
-                    PredicateDecl(_pick(fn, 1, name, where), "invariant", name=f"{name}.Q",
-                                  doc=doc)]
+                return [PredicateDecl(fn, RoleKind.INVARIANT, name=name, doc=doc)]
+            return [PredicateDecl(_pick(fn, 0, name, where), RoleKind.INVARIANT,
+                                  name=f"{name}.P", doc=doc),
+                    PredicateDecl(_pick(fn, 1, name, where), RoleKind.INVARIANT,
+                                  name=f"{name}.Q", doc=doc)]
         a = 1 if pair else None
-        out = [PredicateDecl(_pick(fn, a, name, where), "action", name=f"{name}.A", doc=doc),
-               PredicateDecl(_pick(fn, a, name, where, stutter=True), "invariant",
+        out = [PredicateDecl(_pick(fn, a, name, where), RoleKind.ACTION, name=f"{name}.A",
+                             doc=doc),
+               PredicateDecl(_pick(fn, a, name, where, stutter=True), RoleKind.INVARIANT,
                              name=f"{name}.A@stutter", doc=doc)]
         if pair:
-            out += [PredicateDecl(_pick(fn, 0, name, where, stutter=True), "invariant",
+            out += [PredicateDecl(_pick(fn, 0, name, where, stutter=True), RoleKind.INVARIANT,
                                   name=f"{name}.P", doc=doc),
-                    PredicateDecl(_pick(fn, 0, name, where), "action", name=f"{name}.P@step",
-                                  doc=doc)]
+                    PredicateDecl(_pick(fn, 0, name, where), RoleKind.ACTION,
+                                  name=f"{name}.P@step", doc=doc)]
         return out
 
 

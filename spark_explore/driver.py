@@ -35,7 +35,7 @@ from modelcheck.interrupt import Interrupts
 from modelcheck.library import Library
 from modelcheck.library import lookup as library_lookup
 from modelcheck.liveness import LivenessError
-from modelcheck.result import Result
+from modelcheck.result import Result, Status
 from modelcheck.run.progress import Progress
 from modelcheck.shards.backend import (
     DRIVER_THRESHOLD,
@@ -251,8 +251,8 @@ class SparkExplorer(ShardedRun):
                                           kernel=self.kernel)
             with self._sigint.installed(spark):
                 res = self._explore(t0, ident, manifest)
-            if self.after is not None and res.status == "ok":
-                self.after(res)  # (while the run directory holds the state graph)
+            if self.after is not None and res.status is Status.OK:
+                res = self.after(res)  # (while the run directory holds the state graph)
         finally:
             rundir.cleanup()
             if created and self.stop_session and spark is not None:

@@ -33,7 +33,7 @@ import functools
 import resource
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from modelcheck.config import CheckConfig
@@ -148,13 +148,11 @@ class SparkSimulator:
                 self.spark = None
         res = self.simulator.result(tally, walking, backend="spark-simulate",
                                     info={"tasks": tasks})
-        res.seconds = time.perf_counter() - t0
-        res.memory = {
+        return replace(res, seconds=time.perf_counter() - t0, memory={
             "driver_peak_rss_bytes": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
             "spark_jobs": rounds,
             "walking_ms": round(walking * 1000),
-        }
-        return res
+        })
 
     def _job(self, sc: Any, job: WalkJob) -> list[tuple[int, WalkTally]]:
         """Run round ``job``: its tasks' ``(task, tally)``; Spark's exceptions translated

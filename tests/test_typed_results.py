@@ -10,6 +10,7 @@ of ``specs/`` and ``examples/`` (the classes ``tests/test_front_door.py`` checks
 
 from __future__ import annotations
 
+import dataclasses
 import enum
 import json
 from typing import Any
@@ -18,8 +19,19 @@ import pytest
 
 from examples.counter import CounterBug
 from modelcheck import check
-from modelcheck.result import EXIT_CODES, Result, Status, Violation, ViolationKind, exit_code
-from modelcheck.spec import RoleKind
+from modelcheck.engine import Verdict, VerdictKind
+from modelcheck.fairness import Fairness, FairnessCondition
+from modelcheck.result import (
+    EXIT_CODES,
+    Result,
+    Status,
+    TraceStep,
+    Violation,
+    ViolationKind,
+    exit_code,
+)
+from modelcheck.shrink import Target
+from modelcheck.spec import PredicateDecl, RoleKind
 from tests.test_front_door import SLOW, SMALL, TARGETS, spec_class
 
 
@@ -77,10 +89,12 @@ def test_members_are_their_values_in_text_and_json() -> None:
 def test_status_and_kinds_are_coerced_and_checked() -> None:
     r = Result(spec="S", constants={}, status="ok")
     assert r.status is Status.OK
-    r.status = "violation"
+    r = dataclasses.replace(r, status="violation")
     assert r.status is Status.VIOLATION
     with pytest.raises(ValueError):
-        r.status = "fine"
+        dataclasses.replace(r, status="fine")
+    with pytest.raises(ValueError):
+        Result(spec="S", constants={}, status="fine")
     v = Violation("Inv", "invariant", ())
     assert v.kind is ViolationKind.INVARIANT
     with pytest.raises(ValueError):
@@ -92,3 +106,48 @@ def test_a_violation_run_has_typed_fields() -> None:
     assert res.status is Status.VIOLATION and res.exit_code == 1
     assert res.violation is not None and res.violation.kind is ViolationKind.INVARIANT
     assert res.to_json()["status"] == "violation"
+
+
+def test_results_and_violations_are_immutable() -> None:
+    # every field of a run's result and of its violation refuses assignment, and no
+    # attribute can be added (slots): a later stage makes a new one with replace()
+    res = check(CounterBug())
+    v = res.violation
+    assert v is not None
+    for obj in (res, v, v.trace[0]):
+        for f in dataclasses.fields(obj):
+            with pytest.raises(dataclasses.FrozenInstanceError):
+                setattr(obj, f.name, getattr(obj, f.name))
+        with pytest.raises((dataclasses.FrozenInstanceError, AttributeError, TypeError)):
+            obj.extra = 1  # type: ignore[union-attr]
+        assert not hasattr(obj, "__dict__")
+    before = json.dumps(res.to_json(), sort_keys=True)
+    later = dataclasses.replace(res, status=Status.INCOMPLETE, reason="interrupted")
+    assert later.status is Status.INCOMPLETE and res.status is Status.VIOLATION
+    assert json.dumps(res.to_json(), sort_keys=True) == before
+    w = dataclasses.replace(v, also_violated=("Other",))
+    assert w.also_violated == ("Other",) and v.also_violated == ()
+
+
+def test_every_kind_is_a_member_and_a_misspelled_one_fails() -> None:
+    # a misspelled member is an AttributeError, not a comparison that is silently False
+    for enum_type in (Status, ViolationKind, RoleKind, VerdictKind, Fairness):
+        with pytest.raises(AttributeError):
+            _ = enum_type.INVARIANTS  # type: ignore[attr-defined]
+    step = TraceStep(None, {}, {})
+    assert Target("Inv", "invariant").kind is ViolationKind.INVARIANT
+    assert Verdict("deadlock", 1).kind is VerdictKind.DEADLOCK
+    with pytest.raises(ValueError):
+        Target("Inv", "invariants")
+    with pytest.raises(ValueError):
+        Verdict("deadlocks", 1)
+    decl = PredicateDecl(lambda self, s: True, "invariant", name="P")
+    assert decl.kind is RoleKind.INVARIANT
+    with pytest.raises(ValueError):
+        PredicateDecl(lambda self, s: True, "invariants", name="P")
+    assert Violation("D", "deadlock", (step,)).kind is ViolationKind.DEADLOCK
+    wf = FairnessCondition("weak", "Tick", "Tick", (0,))
+    assert wf.kind is Fairness.WEAK and wf.name == "WF(Tick)"
+    assert FairnessCondition(Fairness.STRONG, "Tick", "Tick", (0,)).name == "SF(Tick)"
+    with pytest.raises(ValueError):
+        FairnessCondition("weakly", "Tick", "Tick", (0,))

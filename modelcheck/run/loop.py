@@ -37,7 +37,7 @@ import numpy as np
 from ..budget import StopRun
 from ..checkpoint import CheckpointError, Final, Snapshot
 from ..config import CheckConfig
-from ..engine import LevelFindings, Verdict
+from ..engine import LevelFindings, Verdict, VerdictKind
 from ..interrupt import Interrupts
 from ..kernel import Kernel
 from ..result import LevelStats, Result, Status, Violation
@@ -143,7 +143,8 @@ class Backend(Protocol):
 
 class RunLoop:
     """One breadth-first run of ``kernel``'s spec under ``config`` over ``backend``;
-    ``res`` (:func:`~modelcheck.run.results.new_result`) is filled in."""
+    :meth:`run` returns ``res`` (:func:`~modelcheck.run.results.new_result`, not changed)
+    completed with the run's totals (:func:`~modelcheck.run.results.complete_result`)."""
 
     def __init__(self, backend: Backend, kernel: Kernel, config: CheckConfig, res: Result,
                  stop: Interrupts, *, progress: Callable[[Progress], None] | None = None,
@@ -161,12 +162,15 @@ class RunLoop:
         self.sizes: list[int] = []  # states of levels 0..depth (and a counted last one)
         self.committed = -1  # the level whose start the checkpoint holds
         self.last_report = time.perf_counter()
+        self.levels: list[LevelStats] = []  # the result's per-level stats so far
 
     # ------------------------------------------------------------ the loop
     def run(self) -> Result:
-        b, res, cfg = self.b, self.res, self.config
+        """Run the levels and return the result, built once at the end."""
+        b, cfg = self.b, self.config
         cap, max_depth = cfg.max_states, cfg.max_depth
         violation: Violation | None = None
+        status, reason, message = Status.OK, None, None
         verdict: Verdict | None = None
         orderly = False  # stopped by a budget, Ctrl-C or MemoryError where it can resume
         try:
@@ -191,10 +195,10 @@ class RunLoop:
                 expand = can_expand(depth, max_depth)
                 found = b.expand(depth, expand, self._pulse)
                 verdict = found.verdict()
-                if verdict is not None and (verdict.phase1 or verdict.kind == "error"):
+                if verdict is not None and (verdict.phase1 or verdict.kind is VerdictKind.ERROR):
                     # The level's successors are not counted; a spec error raises.
                     violation = b.report(depth, verdict)
-                    res.status = Status.VIOLATION
+                    status = Status.VIOLATION
                     break
                 have = sum(self.sizes)
                 room = None if cap is None or verdict is not None else cap - have
@@ -208,55 +212,57 @@ class RunLoop:
                 self.generated += level_fired
                 self.fired += found.fired
                 self.new_by_action += nxt.reached
-                res.levels.append(LevelStats(depth, n, nxt.new, level_fired, nxt.seconds))
+                self.levels.append(LevelStats(depth, n, nxt.new, level_fired, nxt.seconds))
                 if nxt.new:
                     self.sizes.append(nxt.new)
                 if verdict is not None:  # the next level is counted, not stored
                     violation = b.report(depth, verdict)
-                    res.status = verdict_status(verdict)
+                    status = verdict_status(verdict)
                     break
                 if nxt.new:
                     b.keep(depth + 1)
                 self._report(Progress(depth + 1, sum(self.sizes), 0, nxt.new,
-                                      self.generated, self._elapsed(), res.levels[-1]))
+                                      self.generated, self._elapsed(), self.levels[-1]))
                 if not expand:
-                    res.status = Status.INCOMPLETE
-                    res.reason = max_depth_reason(max_depth)
+                    status, reason = Status.INCOMPLETE, max_depth_reason(max_depth)
                     break
                 if nxt.new == 0:
                     break
                 self.depth = depth + 1
                 self._commit()
         except StopRun as s:
-            res.status, res.reason, res.message = Status.INCOMPLETE, s.reason, s.message
+            status, reason, message = Status.INCOMPLETE, s.reason, s.message
             orderly = True
         except KeyboardInterrupt:  # a second Ctrl-C, or raised by a progress callback
-            res.status, res.reason = Status.INCOMPLETE, "interrupted"
+            status, reason = Status.INCOMPLETE, "interrupted"
             b.interrupted()
         except MemoryError as e:
-            res.status, res.reason = Status.INCOMPLETE, "memory"
-            res.message = str(e)  # nothing else of the failed allocation is kept
+            status, reason = Status.INCOMPLETE, "memory"
+            message = str(e)  # nothing else of the failed allocation is kept
             orderly = True
-        if res.reason == "memory" and res.status == "incomplete":
+        if reason == "memory" and status is Status.INCOMPLETE:
             b.release()
             gc.collect()
-            if not (res.message or "").startswith("Stopped"):
-                res.message = b.out_of_memory(res.message or "")
-        complete_result(res, self.kernel, violation=violation, distinct=sum(self.sizes),
-                        generated=self.generated, depth=max(0, len(self.sizes) - 1),
-                        seconds=self._elapsed(), fired=self.fired,
-                        new_by_action=self.new_by_action)
-        res.memory = b.memory()
+            if not (message or "").startswith("Stopped"):
+                message = b.out_of_memory(message or "")
+        seconds = self._elapsed()
+        memory = b.memory()
         where = b.checkpoint
         if where is not None and orderly:
             # stopped at the start of level `depth`: make that the checkpoint's state
             if self.committed != self.depth and self.sizes:
                 with contextlib.suppress(MemoryError, CheckpointError):
                     self._commit()
-            if self.committed == self.depth and res.message is not None:
-                larger = "--max-states" if res.reason == "max-states" else "budget"
-                res.message += checkpoint_note(where, self.depth, larger)
-        elif res.reason != "interrupted":
+            if self.committed == self.depth and message is not None:
+                larger = "--max-states" if reason == "max-states" else "budget"
+                message += checkpoint_note(where, self.depth, larger)
+        res = complete_result(self.res, self.kernel, violation=violation,
+                              distinct=sum(self.sizes), generated=self.generated,
+                              depth=max(0, len(self.sizes) - 1), seconds=seconds,
+                              fired=self.fired, new_by_action=self.new_by_action,
+                              status=status, reason=reason, message=message,
+                              levels=list(self.levels), memory=memory)
+        if not (where is not None and orderly) and reason != "interrupted":
             b.finish(Final(self._snapshot(res.seconds), res.status, res.reason, max_depth,
                            res.distinct_states, res.depth, res.memory, verdict))
         return res
@@ -273,13 +279,13 @@ class RunLoop:
         self.committed = snap.depth
         self.fired += snap.fired
         self.new_by_action += snap.new_by_action
-        self.res.levels = list(snap.stats)
+        self.levels = list(snap.stats)
         self.t0 -= snap.seconds
         self.sizes = list(sizes)
 
     def _snapshot(self, seconds: float) -> Snapshot:
         return Snapshot(self.depth, self.generated, self.fired, self.new_by_action,
-                        self.res.levels, seconds)
+                        self.levels, seconds)
 
     def _commit(self) -> None:
         self.b.commit(self._snapshot(self._elapsed()), self.sizes)
@@ -302,14 +308,13 @@ class RunLoop:
 
     def _ended(self, final: Final) -> Result:
         """The result of a run whose checkpoint records its end (no exploration)."""
-        res, c = self.res, final.counters
-        res.status, res.reason = Status(final.status), final.reason
+        c = final.counters
         violation = None
         if final.verdict is not None:
             violation = self.b.report(c.depth, final.verdict)
-        res.levels = list(c.stats)
-        complete_result(res, self.kernel, violation=violation, distinct=final.distinct,
-                        generated=c.generated, depth=final.result_depth, seconds=c.seconds,
-                        fired=c.fired, new_by_action=c.new_by_action)
-        res.memory = dict(final.memory)
-        return res
+        return complete_result(self.res, self.kernel, violation=violation,
+                               distinct=final.distinct, generated=c.generated,
+                               depth=final.result_depth, seconds=c.seconds, fired=c.fired,
+                               new_by_action=c.new_by_action, status=Status(final.status),
+                               reason=final.reason, levels=list(c.stats),
+                               memory=dict(final.memory))

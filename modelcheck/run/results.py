@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
@@ -32,16 +34,15 @@ def new_result(kernel: Kernel, config: CheckConfig, backend: str = "local") -> R
 
 def complete_result(res: Result, kernel: Kernel, *, violation: Violation | None,
                     distinct: int, generated: int, depth: int, seconds: float,
-                    fired: np.ndarray, new_by_action: np.ndarray) -> None:
-    """Fill in the totals of a finished (or stopped) run (every explorer's)."""
-    res.violation = violation
-    res.distinct_states = distinct
-    res.generated_states = generated
-    res.depth = depth
-    res.seconds = seconds
-    res.coverage = coverage_table(kernel.actions, fired, new_by_action)
-    res.collision_probability = collision_probability(
-        distinct, kernel.key_kind == "exact")
+                    fired: np.ndarray, new_by_action: np.ndarray, **changes: Any) -> Result:
+    """``res`` (from :func:`new_result`) with the totals of a finished (or stopped) run
+    and the other fields of ``changes`` (status, reason, levels...), every explorer's."""
+    return dataclasses.replace(
+        res, violation=violation, distinct_states=distinct, generated_states=generated,
+        depth=depth, seconds=seconds,
+        coverage=coverage_table(kernel.actions, fired, new_by_action),
+        collision_probability=collision_probability(distinct, kernel.key_kind == "exact"),
+        **changes)
 
 
 def coverage_table(actions: Sequence[ActionInstance], fired: np.ndarray,

@@ -9,7 +9,7 @@ resume says where its checkpoint is (:func:`checkpoint_note`).
 
 from __future__ import annotations
 
-from ..engine import Verdict
+from ..engine import Verdict, VerdictKind
 from ..result import Status
 
 __all__ = ["can_expand", "over_max_states", "verdict_status", "max_depth_reason",
@@ -28,7 +28,7 @@ def over_max_states(cap: int | None, have: int, new: int) -> bool:
 
 def verdict_status(verdict: Verdict) -> Status:
     """The status of a run that the level rule's ``verdict`` ended."""
-    return Status.DEADLOCK if verdict.kind == "deadlock" else Status.VIOLATION
+    return Status.DEADLOCK if verdict.kind is VerdictKind.DEADLOCK else Status.VIOLATION
 
 
 def max_depth_reason(max_depth: int | None) -> str:

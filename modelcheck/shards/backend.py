@@ -47,7 +47,7 @@ import numpy as np
 from ..checkpoint import Final, Snapshot
 from ..checkpoint import manifest as new_manifest
 from ..config import CheckConfig
-from ..engine import LevelFindings, Verdict, initial_states, report
+from ..engine import LevelFindings, Verdict, VerdictKind, initial_states, report
 from ..errors import ModelcheckError, SpecEvaluationError, UsageError
 from ..explorer import build_kernel
 from ..interrupt import Interrupts
@@ -175,8 +175,9 @@ class ShardedRun:
         self.kernel = build_kernel(spec, cfg, library,
                                    labels=temporal_labels(spec, temporal, library))
         #: called with the result of a complete run (status ``ok``) while the run
-        #: directory still holds its files (the state graph, for temporal properties)
-        self.after: Callable[[Result], None] | None = None
+        #: directory still holds its files (the state graph, for temporal properties);
+        #: returns the run's result (with the temporal properties decided)
+        self.after: Callable[[Result], Result] | None = None
         self.layout = spec.layout
         self.progress = progress
         self.driver_threshold = driver_threshold
@@ -260,7 +261,7 @@ class ShardedRun:
     def _report(self, depth: int, verdict: Verdict) -> Violation:
         """The violation ``verdict`` reports (a spec error raises, as locally, naming the
         spec's file as this process knows it)."""
-        if verdict.kind == "error" and verdict.error is not None:
+        if verdict.kind is VerdictKind.ERROR and verdict.error is not None:
             e = verdict.error
             raise SpecEvaluationError(self._local_paths(e.message),
                                       where=e.where and self._local_paths(e.where),

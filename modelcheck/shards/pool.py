@@ -44,7 +44,7 @@ from ..errors import ModelcheckError, SpecEvaluationError, UsageError
 from ..interrupt import Interrupts
 from ..library import Library
 from ..library import lookup as library_lookup
-from ..result import Result
+from ..result import Result, Status
 from ..run.progress import Progress
 from ..spec import Spec
 from . import files
@@ -333,8 +333,8 @@ class ParallelExplorer(ShardedRun):
                 self.engine = engine
                 res = self._explore(t0, ident, manifest)
             engine.close()  # the workers' memory back before the run's files are read
-            if self.after is not None and res.status == "ok":
-                self.after(res)
+            if self.after is not None and res.status is Status.OK:
+                res = self.after(res)
             return res
         finally:
             if engine is not None:

@@ -109,6 +109,7 @@ def temporal_labels(spec: Any, names: tuple[str, ...], library: Callable[[str], 
     (its own, else ``library``'s) and the state predicates of their fairness
     conditions' selectors, in the order of :func:`modelcheck.temporal.graph_parts`:
     what the kernel evaluates for the state graph (as the one-process run's)."""
+    from modelcheck.spec import RoleKind
     from modelcheck.temporal import TemporalDecl, fairness_conditions, graph_parts
 
     own = {p.name: p for p in spec.temporal if isinstance(p, TemporalDecl)}
@@ -122,8 +123,8 @@ def temporal_labels(spec: Any, names: tuple[str, ...], library: Callable[[str], 
                                "declared in this process: executors run different spec code.")
         props.append(p)
     parts = graph_parts([(p, fairness_conditions(spec, p.fairness)) for p in props])
-    return (tuple(p for p in parts if p.kind != "action"),
-            tuple(p for p in parts if p.kind == "action"))
+    return (tuple(p for p in parts if p.kind is not RoleKind.ACTION),
+            tuple(p for p in parts if p.kind is RoleKind.ACTION))
 
 
 def seed_kernel(cfg: WorkerConfig, kernel: Any) -> None:

@@ -37,7 +37,7 @@ from typing import Any, NoReturn
 
 from .. import codec
 from ..errors import ModelcheckError
-from ..result import Result, TraceStep, Violation, constants_out
+from ..result import Result, TraceStep, Violation, ViolationKind, constants_out
 from ..spec import Spec
 from .itf import (
     ItfError,
@@ -104,6 +104,8 @@ class Trace:
     source: str | None = None
     constants: dict[str, Any] = field(default_factory=dict)
     property: str | None = None
+    #: the violation's kind as recorded: a :class:`~modelcheck.result.ViolationKind`'s
+    #: value (a trace file may carry another text, shown as it is)
     kind: str | None = None
     also_violated: tuple[str, ...] = ()
     file_format: str = "json"
@@ -163,16 +165,18 @@ class Trace:
         """What the trace is a counterexample to, if recorded."""
         if not self.kind:
             return None
-        if self.kind == "deadlock":
+        if self.kind == ViolationKind.DEADLOCK:
             return "Deadlock: the last state has no enabled action."
-        if self.kind == "liveness" or self.loop is not None:
+        if self.kind == ViolationKind.LIVENESS or self.loop is not None:
             formula = f" ({self.formula})" if self.formula else ""
             also = f" (also violated: {', '.join(self.also_violated)})" \
                 if self.also_violated else ""
             return (f"Counterexample: this infinite behaviour violates temporal property "
                     f"{self.property}{formula}{also}.")
-        what = {"invariant": "invariant", "action": "action property"}.get(self.kind, self.kind)
-        where = "the last step" if self.kind == "action" else "the last state"
+        names: dict[str, str] = {ViolationKind.INVARIANT: "invariant",
+                                 ViolationKind.ACTION: "action property"}
+        what = names.get(self.kind, self.kind)
+        where = "the last step" if self.kind == ViolationKind.ACTION else "the last state"
         also = f" (also violated: {', '.join(self.also_violated)})" if self.also_violated else ""
         return f"Counterexample: {where} violates {what} {self.property}{also}."
 
