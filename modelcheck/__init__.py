@@ -33,7 +33,6 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from .checker import check
     from .config import CheckConfig
-    from .domains import Array, Bag, Bool, Const, Enum, Ids, Int, Record, Ref, Seq, SetOf, Union
     from .errors import (
         ConstantError,
         ModelcheckError,
@@ -96,6 +95,7 @@ if TYPE_CHECKING:
         trace_to_itf,
         trace_to_json,
     )
+    from .types import Array, Bag, Bool, Const, Enum, Ids, Int, Record, Ref, Seq, SetOf, Union
 
 #: Where each public name is defined. The names are imported on first use (PEP 562), so
 #: that ``import modelcheck`` and the command line's ``--help`` load no numpy: a spec's
@@ -103,18 +103,18 @@ if TYPE_CHECKING:
 _SOURCES: dict[str, str] = {
     "check": ".checker",
     "CheckConfig": ".config",
-    "Array": ".domains",
-    "Bag": ".domains",
-    "Bool": ".domains",
-    "Const": ".domains",
-    "Enum": ".domains",
-    "Ids": ".domains",
-    "Int": ".domains",
-    "Record": ".domains",
-    "Ref": ".domains",
-    "Seq": ".domains",
-    "SetOf": ".domains",
-    "Union": ".domains",
+    "Array": ".types",
+    "Bag": ".types",
+    "Bool": ".types",
+    "Const": ".types",
+    "Enum": ".types",
+    "Ids": ".types",
+    "Int": ".types",
+    "Record": ".types",
+    "Ref": ".types",
+    "Seq": ".types",
+    "SetOf": ".types",
+    "Union": ".types",
     "ConstantError": ".errors",
     "ModelcheckError": ".errors",
     "SpecDefinitionError": ".errors",

@@ -865,8 +865,8 @@ def _dom_text(bound: Spec, decl: Any, pname: str, dom: Any) -> str:
     import enum
     import inspect as pyinspect
 
-    from .domains import Deferred, Type
     from .spec import MemberOf
+    from .types import Deferred, Type
 
     if isinstance(dom, MemberOf):
         return dom.var  # ``m \in msgs``

@@ -1,7 +1,7 @@
 """The one value codec: every form a decoded state value is shown or written in.
 
 A *decoded value* is what a state variable's bound type gives back
-(:meth:`~modelcheck.domains.ScalarType.to_python`, the layout's ``values_from_cells``)
+(:meth:`~modelcheck.types.base.ScalarType.to_python`, the layout's ``values_from_cells``)
 and what trace files decode to: ``bool``, ``int`` (numpy scalars too), ``str`` (enum
 members by name), ``frozenset``/``set`` (a set), ``tuple`` (a TLA+ tuple), ``list`` or
 :class:`~modelcheck.itfvalues.FrozenSeq` (a sequence), ``dict`` or

@@ -15,7 +15,7 @@ Domains: the quantifiers (:func:`any_of`, :func:`all_of`), :func:`choose` and th
 folds (:func:`sum_of`, :func:`max_of`, :func:`min_of`, :func:`count_of`) range over
 a finite domain, which is either an iterable of values (``self.Procs``, a
 ``range``, a list) or a *set-valued expression*: a ``SetOf`` value such as
-``s.msgs`` or ``s.S | s.T`` (:class:`~modelcheck.values.SetValue`), whose members
+``s.msgs`` or ``s.S | s.T`` (:class:`~modelcheck.types.sets.SetValue`), whose members
 are element values of its element type (ids, ints, enum members, records...).
 A set-valued expression implements one method, ``members()``, returning
 ``(element, in_set)`` pairs, ``in_set`` being a boolean (a numpy bool for one state,
@@ -43,7 +43,7 @@ from typing import Any, Generic, Protocol, TypeVar, overload, runtime_checkable
 import numpy as np
 
 from .errors import SpecEvaluationError, _short
-from .values import SetValue, Value
+from .types import SetValue, Value
 
 __all__ = [
     "BOOLEAN", "SetLike",

@@ -4,7 +4,7 @@ ITF values that Python has no type for: :class:`Record` (an ITF record),
 :class:`FrozenSeq` and :class:`FrozenMap` (a sequence and a map in a hashable
 position: a set element, a map key, a record field), :class:`Unserializable`, and
 :func:`freeze`. They live here, below both the variable types
-(:mod:`modelcheck.domains`, whose record values are records) and the codec
+(:mod:`modelcheck.types`, whose record values are records) and the codec
 (:mod:`modelcheck.trace.itf`, which re-exports them).
 """
 

@@ -1,7 +1,7 @@
 """The state layout: cells, their exact packing into 64-bit words, and fingerprints.
 
 The layout keeps each variable's bound type (:class:`VarInfo`) and each cell's
-:class:`~modelcheck.domains.ScalarType` (:attr:`Layout.types`), to which it delegates
+:class:`~modelcheck.types.base.ScalarType` (:attr:`Layout.types`), to which it delegates
 value conversion and display; it never looks at what kind of type a cell has.
 
 Every state is a vector of small integers, one per *cell* (a scalar variable or
@@ -45,7 +45,7 @@ from typing import Any
 
 import numpy as np
 
-from .domains import BoundArray, BoundType, Cell, ScalarType
+from .types import BoundArray, BoundType, Cell, ScalarType
 
 __all__ = ["Layout", "VarInfo", "fingerprint64", "fingerprint128", "collision_probability",
            "words_of_keys"]

@@ -1,7 +1,7 @@
 """The spec contract: a declarative class of constants, variables, actions and properties.
 
 A spec is a subclass of :class:`Spec`. Its class body declares constants
-(:class:`~modelcheck.domains.Const`), index sets (``Ids``), state variables (finite
+(:class:`~modelcheck.types.base.Const`), index sets (``Ids``), state variables (finite
 types), and decorated methods:
 
 * ``@action(b=Brokers)`` — ``def Name(self, s, t, b)``: a guarded transition,
@@ -55,7 +55,11 @@ from typing import Any, ClassVar
 import numpy as np
 
 from .codec import tla_text as param_text
-from .domains import (
+from .errors import ConstantError, SpecDefinitionError, source_location
+from .fairness import KINDS, FairnessCondition, resolve_fairness, select_fairness
+from .itfvalues import freeze
+from .layout import Layout
+from .types import (
     BoundBag,
     BoundSet,
     Const,
@@ -64,15 +68,12 @@ from .domains import (
     Record,
     ScalarType,
     Type,
+    Value,
     as_leaf,
+    record_field_problem,
     refuse_sparse_sets,
     resolve,
 )
-from .errors import ConstantError, SpecDefinitionError, source_location
-from .fairness import KINDS, FairnessCondition, resolve_fairness, select_fairness
-from .itfvalues import freeze
-from .layout import Layout
-from .values import Value, record_field_problem
 
 __all__ = [
     "Spec",
@@ -863,7 +864,7 @@ def _check_variable(cls: type, name: str, value: Type, where: str) -> None:
 def _check_record_fields(cls: type, name: str, typ: Type, where: str) -> None:
     """Refuse a record field of variable ``name`` that is no TLA+ field name or starts
     with an underscore (the record value's own namespace, see
-    :func:`~modelcheck.values.record_field_problem`)."""
+    :func:`~modelcheck.types.records.record_field_problem`)."""
     todo = [typ]
     while todo:
         t = todo.pop()

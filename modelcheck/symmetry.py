@@ -3,7 +3,7 @@
 A spec declares interchangeable identities with ``symmetry = ("Brokers",)``. A
 permutation ``pi`` of such an index set acts on a state by moving array elements
 indexed by the set (``a[i]`` becomes ``a[pi(i)]``) and mapping the values of cells
-whose type depends on the set (:meth:`~modelcheck.domains.BoundType.cells_permutation`:
+whose type depends on the set (:meth:`~modelcheck.types.base.BoundType.cells_permutation`:
 ``Ref(set)`` values ``v`` become ``pi(v)``, wherever they are: in records, sequence
 slots, set elements (bits move) and bag elements (counts move)).
 
@@ -33,7 +33,7 @@ __all__ = ["Symmetry"]
 class _Perm:
     """One permutation, compiled to a source cell per target cell and, per array
     element (or variable) whose type maps values
-    (:meth:`~modelcheck.domains.BoundType.cells_permutation`), a function of its cells:
+    (:meth:`~modelcheck.types.base.BoundType.cells_permutation`), a function of its cells:
     the reference that :class:`Symmetry`'s one pass over all permutations is tested
     against."""
 
@@ -83,7 +83,7 @@ class Symmetry:
     Every permutation is applied to a batch in one pass: the cells of the batch
     ``(cells, n)`` are gathered into ``(cells, permutations, n)`` (array elements
     moved), each variable whose values a permutation maps is mapped for all
-    permutations at once (:meth:`~modelcheck.domains.BoundType.cells_permutations`:
+    permutations at once (:meth:`~modelcheck.types.base.BoundType.cells_permutations`:
     a lookup table for ids, only the members present for sets), and the permuted
     states are packed and fingerprinted together. The Python work per batch is then
     per variable, not per permutation and cell."""

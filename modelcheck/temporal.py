@@ -82,7 +82,7 @@ from .errors import SpecDefinitionError, SpecEvaluationError
 from .expr import _bool
 from .fairness import FairnessCondition, label_of, select_fairness
 from .spec import PredicateDecl, RoleKind, Spec
-from .values import Value
+from .types import Value
 
 __all__ = ["TemporalDecl", "FairnessCondition", "FORMS", "STEP_FORMS", "eventually",
            "always_eventually", "eventually_always", "leads_to", "angle", "changed",

@@ -6,9 +6,9 @@ where ``i`` is a constant index or, for dynamic indexing, a state value.
 ``t.x = v`` / ``t.a[i] = v`` assign; unassigned cells keep their value.
 
 A variable (or array element) of a compound type spans several cells; the view
-hands its type's expression value (:meth:`~modelcheck.domains.BoundType.view`:
+hands its type's expression value (:meth:`~modelcheck.types.base.BoundType.view`:
 a set, record, sequence or bag value) and an assignment splits the assigned value
-into the cells again (:meth:`~modelcheck.domains.BoundType.columns`).
+into the cells again (:meth:`~modelcheck.types.base.BoundType.columns`).
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ import numpy as np
 from .errors import SpecEvaluationError
 from .expr import pin_undefined, undefined_mark
 from .layout import Layout
-from .values import Value
+from .types import Value
 
 __all__ = ["StateView", "NextView", "ArrayView", "Branch"]
 

@@ -219,7 +219,7 @@ from modelcheck import (
     where,
 )
 from modelcheck.fairness import label_of
-from modelcheck.values import SeqValue
+from modelcheck.types import SeqValue
 
 __all__ = ["BStatus", "CStatus", "PStatus", "APErr", "FErr", "KafkaReplication",
            "KafkaReplicationKip966", "KafkaReplicationLive", "KafkaReplicationKip966Live",

@@ -263,7 +263,7 @@ class Ring(Spec):
 def _permute(btype, v, pi):
     """A Python value of a bound type with the ids of ``Q`` permuted, by walking the type
     (an implementation independent of the types' cell permutations)."""
-    from modelcheck.domains import BoundFunction, BoundRecord, BoundRef, BoundSet
+    from modelcheck.types import BoundFunction, BoundRecord, BoundRef, BoundSet
 
     if isinstance(btype, BoundFunction):
         moved = btype.index_name == "Q"

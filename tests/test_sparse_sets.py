@@ -41,10 +41,9 @@ from modelcheck import (
     sum_of,
     where,
 )
-from modelcheck.domains import MAX_ELEMENTS, BoundSparseSet, BoundType
 from modelcheck.itfvalues import Record as R
 from modelcheck.kernel import Kernel
-from modelcheck.values import SetValue, SparseSetValue
+from modelcheck.types import MAX_ELEMENTS, BoundSparseSet, BoundType, SetValue, SparseSetValue
 
 
 class Shape(enum.IntEnum):

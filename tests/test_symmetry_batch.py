@@ -15,7 +15,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from modelcheck import Array, Bag, Ids, Int, Record, Ref, Seq, SetOf, Spec, Union, action
-from modelcheck.domains import (
+from modelcheck.itfvalues import Record as RecordData
+from modelcheck.store import key_int, key_ints
+from modelcheck.symmetry import Symmetry, _Perm
+from modelcheck.types import (
     BoundArray,
     BoundBag,
     BoundFunction,
@@ -26,9 +29,6 @@ from modelcheck.domains import (
     BoundType,
     BoundUnion,
 )
-from modelcheck.itfvalues import Record as RecordData
-from modelcheck.store import key_int, key_ints
-from modelcheck.symmetry import Symmetry, _Perm
 
 
 class Kind(IntEnum):

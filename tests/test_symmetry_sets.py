@@ -7,7 +7,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from modelcheck.domains import _dense_set_permutation, _sparse_set_permutation
+from modelcheck.types.sets import _dense_set_permutation, _sparse_set_permutation
 
 W = 62
 

@@ -16,14 +16,6 @@ from typing import Any
 import pytest
 
 from modelcheck import Ids, Int, SetOf, Spec, action, explore, has, invariant, with_
-from modelcheck.domains import (
-    BoundType,
-    ScalarType,
-    Type,
-    ValueDomainError,
-    ValueKindError,
-    resolve,
-)
 from modelcheck.graph import build_graph
 from modelcheck.report import render_text
 from modelcheck.trace import (
@@ -36,6 +28,14 @@ from modelcheck.trace import (
 from modelcheck.trace.itf import dumps_itf
 from modelcheck.trace.render import render_trace
 from modelcheck.trace.replay import replay
+from modelcheck.types import (
+    BoundType,
+    ScalarType,
+    Type,
+    ValueDomainError,
+    ValueKindError,
+    resolve,
+)
 
 # --------------------------------------------------------------------------- a new type
 

@@ -17,9 +17,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from modelcheck import Bag, Bool, Int, Record, Seq, SetOf
-from modelcheck.domains import BoundType
 from modelcheck.errors import SpecEvaluationError
 from modelcheck.itfvalues import Record as R
+from modelcheck.types import BoundType
 
 WIDE = SetOf(Int(0, 69)).bound({})
 RECS = SetOf(Record(a=Int(0, 2), b=Bool())).bound({})
@@ -66,7 +66,7 @@ def check_both(t: BoundType, values: list[Any], op, want) -> None:
 
 
 def _row(x: Any, i: int, n: int) -> Any:
-    from modelcheck.values import Value
+    from modelcheck.types import Value
     if isinstance(x, Value):
         return rows(x.type, x, n)[i]
     arr = np.broadcast_to(np.asarray(x), (n,))

@@ -18,11 +18,11 @@ import numpy as np
 import pytest
 
 from modelcheck import Int, Spec, action, check_liveness, explore, invariant, where
-from modelcheck.domains import Bool
 from modelcheck.errors import SpecDefinitionError
 from modelcheck.kernel import Kernel
 from modelcheck.liveness import LivenessError
 from modelcheck.temporal import eventually
+from modelcheck.types import Bool
 from tests.bruteforce import assert_replays, brute_force_view
 
 

@@ -21,7 +21,7 @@ Trace values are plain Python data: ``int``, ``bool``, ``str`` (enum members by
 name), ``dict`` (arrays, keyed by index), ``frozenset`` (sets), ``tuple``, and
 ``list`` (sequences: a list stays a list through every reader and writer; it is
 never taken for a set). A spec variable's type decides how a value becomes a
-state (:meth:`~modelcheck.domains.ScalarType.from_itf`; a ``SetOf`` variable
+state (:meth:`~modelcheck.types.base.ScalarType.from_itf`; a ``SetOf`` variable
 accepts a set or a list of distinct ids). Files are plain JSON; nothing here ever
 unpickles or imports anything from a trace.
 """

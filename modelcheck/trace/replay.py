@@ -15,11 +15,11 @@ from dataclasses import dataclass, field
 from typing import Any, NoReturn
 
 from .. import codec
-from ..domains import ValueDomainError, ValueKindError
 from ..errors import SpecEvaluationError, source_location
 from ..kernel import Kernel
 from ..layout import Layout
 from ..spec import ActionInstance, Spec
+from ..types import ValueDomainError, ValueKindError
 from .conjuncts import conjunct_lines, guard_conjuncts
 from .model import Trace, TraceMismatchError, index_key
 from .render import action_label, format_value
