@@ -2,7 +2,7 @@
 
 Each configuration runs in a fresh process (one core, one thread): the KRaft ladder's L5
 (``specs/kraft_broker.py``, one-word states), TwoPhase RM=8 (``examples/tla/two_phase.py``,
-one word) and TwoPhase RM=8 with 40 bits of constant padding (two-word states, the same
+one word; RM=9 too) and TwoPhase RM=8 with 40 bits of constant padding (two-word states, the same
 state graph; see ``benchmarks/wide_states.py``). Columns: distinct states, peak RSS less
 the RSS after the imports, that over the distinct states, the visited set's bytes a
 state, the levels' (fingerprints and parent indexes) and both together (the explorer's
@@ -30,6 +30,7 @@ CONFIGS: dict[str, str] = {
     "KRaft L5": "from specs.kraft_broker import KRaftBroker\n"
                 "spec = KRaftBroker(N=2, P=1, MaxLog=8, MaxRestarts=2)",
     "TwoPhase RM=8": "from examples.tla.two_phase import TwoPhase\nspec = TwoPhase(N=8)",
+    "TwoPhase RM=9": "from examples.tla.two_phase import TwoPhase\nspec = TwoPhase(N=9)",
     "TwoPhase RM=8, 2 words": "from benchmarks.wide_states import padded\n"
                               "spec = padded(40, False)(N=8)",
 }
