@@ -394,22 +394,30 @@ class LevelExpansion:
                 self.on_batch(start, ex)
             if not expand:
                 continue
-            if len(ex.child_fps):
-                keys = (ex.parent_rows.astype(np.int64) + start) * n_act + ex.action_ids
+            # the batch's expansion (its successors' words, fingerprints, parents and
+            # actions) is let go before the consumer runs and before the next batch is
+            # expanded: two batches' expansions are never held at once
+            child_fps, parent_rows, action_ids = ex.child_fps, ex.parent_rows, ex.action_ids
+            child_words = None if self.exact else ex.child_words
+            del ex
+            if len(child_fps):
+                keys = (parent_rows.astype(np.int64) + start) * n_act + action_ids
                 if self.on_transitions is not None:
-                    self.on_transitions(start + ex.parent_rows, ex.action_ids,
-                                        ex.child_fps)
+                    self.on_transitions(start + parent_rows, action_ids, child_fps)
+                del parent_rows, action_ids
                 if self.want_inverse:
-                    u, kmin, rows, inv = dedupe_min_inverse(ex.child_fps, keys,
+                    u, kmin, rows, inv = dedupe_min_inverse(child_fps, keys,
                                                             min_rows=self.view)
                     cand_inv.append(inv)
                 else:
-                    u, kmin, rows = dedupe_min(ex.child_fps, keys, min_rows=self.view)
+                    u, kmin, rows = dedupe_min(child_fps, keys, min_rows=self.view)
+                del child_fps, keys
                 cand_fps.append(u)
                 cand_keys.append(kmin)
-                if not self.exact:
-                    cand_words.append(take_rows(ex.child_words, rows))
+                if child_words is not None:
+                    cand_words.append(take_rows(child_words, rows))
                 buffered += len(u)
+                del child_words, rows, u, kmin
                 if buffered >= self.flush_rows:
                     yield flush()
         if cand_fps and not f.phase1_problem:

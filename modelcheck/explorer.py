@@ -212,10 +212,14 @@ class Explorer:
                     np.zeros((0, self.layout.n_words), dtype=np.uint64),
                     np.zeros(0, dtype=np.uint32), np.zeros(n_act, dtype=np.int64),
                     np.zeros(0, dtype=np.int32) if observed else None)
+        # each list is emptied once concatenated: its batches are not held twice
         fps = np.concatenate(cand_fps)
+        n_lists = len(cand_fps)
+        cand_fps.clear()
         keys = np.concatenate(cand_keys)
+        cand_keys.clear()
         inv: np.ndarray | None = None
-        if len(cand_fps) == 1:
+        if n_lists == 1:
             u, kmin, rows = fps, keys, np.arange(len(fps))
             if observed:
                 inv = np.arange(len(fps), dtype=np.int32)
@@ -228,7 +232,9 @@ class Explorer:
         if self.kernel.exact:
             words = self.layout.words_of_keys(u)
         else:
-            words = take_rows(np.concatenate(cand_words), rows)
+            words = np.concatenate(cand_words)
+            cand_words.clear()
+            words = take_rows(words, rows)
         return u, words, parents, by_action, inv
 
 
@@ -314,8 +320,11 @@ class _LocalLevels:
             self._add_candidates(take_rows(u, fresh), kmin[fresh],
                                  None if w is None else take_rows(w, fresh))
 
-            def counts(kmin: np.ndarray = kmin) -> tuple[int, int, int]:
-                done = int(kmin.max()) // self.n_act + 1 if len(kmin) else 0
+            done = int(kmin.max()) // self.n_act + 1 if len(kmin) else 0
+            # the batch's successors are let go before the next batch is expanded
+            del u, kmin, w, fresh
+
+            def counts(done: int = done) -> tuple[int, int, int]:
                 return max(0, n - done), self.cand_rows, int(lx.findings.fired.sum())
 
             pulse(depth, counts)
@@ -328,9 +337,15 @@ class _LocalLevels:
 
     def successors(self, depth: int, verdict: Verdict | None, expand_next: bool,
                    room: int | None) -> Successors:
-        new_fps, new_words, new_parents, by_action, rows = self.ex._merge(
-            self.cand_fps, self.cand_keys, self.cand_words, self.n_act)
+        # The merge takes the candidate lists (and frees each as it concatenates it);
+        # the level's frontier words, once expanded, are rebuilt from its keys when the
+        # keys are the packed states, so they go before the merge's peak.
+        cands = (self.cand_fps, self.cand_keys, self.cand_words)
         self._clear_candidates()
+        if self.k.exact:
+            self.frontier_words = self.frontier_words[:0]
+        new_fps, new_words, new_parents, by_action, rows = self.ex._merge(*cands, self.n_act)
+        del cands
         if self.ex.observer is not None:
             assert rows is not None
             self.ex.observer.on_new_states(depth, rows)

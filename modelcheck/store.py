@@ -39,6 +39,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .fileio import spill_subdir
+from .memtune import MMAP_THRESHOLD
 
 __all__ = ["FingerprintSet", "LevelStore", "Level", "dedupe_min", "dedupe_min_inverse",
            "group_argmin", "take_rows", "group_min_mask", "key_order", "key_starts",
@@ -392,6 +393,15 @@ class FingerprintSet:
         np.minimum(idx, n - 1, out=idx)
         return (a0[idx] == fps[:, 0]) & (a1[idx] == fps[:, 1])
 
+    def _capacity(self, rows: int) -> int:
+        """The rows to grow the columns to for ``rows`` keys: exactly ``rows`` once a
+        column is mapped memory (``memtune.MMAP_THRESHOLD``: ``realloc`` remaps its pages,
+        copying nothing), else a quarter more (the heap copies on growth)."""
+        cap = len(self._cols[0])
+        if 8 * rows >= MMAP_THRESHOLD:
+            return rows
+        return max(rows, cap + cap // 4, 1024)
+
     def growth(self, m: int) -> int:
         """Extra bytes that adding ``m`` fingerprints takes at its peak (the buffer's
         growth and the merge's temporary buffer)."""
@@ -399,7 +409,7 @@ class FingerprintSet:
         cap = len(self._cols[0])
         grow = 0
         if n + m > cap:
-            grow = 8 * self.width * (max(n + m, cap + cap // 4, 1024) - cap)
+            grow = 8 * self.width * (self._capacity(n + m) - cap)
         if self.width == 1:
             return grow + 8 * min(n, m)
         return grow + 8 * m + 8 * (2 + self.width) * min(n, self._BLOCK)
@@ -411,7 +421,7 @@ class FingerprintSet:
             return
         n = self._n
         if n + m > len(self._cols[0]):
-            cap = max(n + m, len(self._cols[0]) + len(self._cols[0]) // 4, 1024)
+            cap = self._capacity(n + m)
             for c in self._cols:
                 c.resize(cap, refcheck=False)
         if self.width == 1:

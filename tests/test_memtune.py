@@ -16,8 +16,8 @@ ROOT = Path(__file__).resolve().parent.parent
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"),
                                 reason="glibc malloc settings")
 
-# Allocates, touches and frees the blocks of ``warm`` (MiB) in turn, then prints the
-# page faults of allocating, touching and freeing ``measured`` MiB.
+# Allocates, touches and frees the blocks of ``warm`` (KiB) in turn, then prints the
+# page faults of allocating, touching and freeing ``measured`` KiB.
 _CHILD = textwrap.dedent("""
     import ctypes, resource, sys
     sys.path.insert(0, sys.argv[1])
@@ -28,12 +28,12 @@ _CHILD = textwrap.dedent("""
     libc.malloc.restype = ctypes.c_void_p
     libc.malloc.argtypes = [ctypes.c_size_t]
     libc.free.argtypes = [ctypes.c_void_p]
-    def cycle(mib):
-        p = libc.malloc(mib << 20)
-        ctypes.memset(p, 1, mib << 20)
+    def cycle(kib):
+        p = libc.malloc(kib << 10)
+        ctypes.memset(p, 1, kib << 10)
         libc.free(p)
-    for mib in map(int, sys.argv[3].split(",")):
-        cycle(mib)
+    for kib in map(int, sys.argv[3].split(",")):
+        cycle(kib)
     before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
     cycle(int(sys.argv[4]))
     print(resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before)
@@ -50,22 +50,23 @@ def test_keep_freed_memory_reuses_a_large_block() -> None:
     """A 64 MiB block freed and allocated again: the default maps it afresh (16,384
     pages of 4 KiB), the workers' setting reuses it. (A trim threshold that did not fit
     mallopt's C int became 0 and returned every freed block to the system.)"""
-    assert faults("default", "64", 64) > 8_000
-    assert faults("keep_freed_memory", "64", 64) < 1_000
+    assert faults("default", "65536", 65536) > 8_000
+    assert faults("keep_freed_memory", "65536", 65536) < 1_000
 
 
 def test_steady_arrays_reuses_batch_sized_blocks() -> None:
-    """Blocks of 8 and 16 MiB, then one of 12 MiB: under the dynamic thresholds the
-    last one is new heap, faulted page by page; with fixed thresholds it reuses the
-    memory the earlier ones left."""
-    assert faults("default", "8,16", 12) > 1_500
-    assert faults("steady_arrays", "8,16", 12) < 500
+    """Blocks of 2 and 3 MiB, then one of 2.5 MiB (batch-sized, under the 4 MiB
+    threshold): under the dynamic thresholds the last one is new heap, faulted page by
+    page; with fixed thresholds it reuses the memory the earlier ones left."""
+    assert faults("default", "2048,3072", 2560) > 400
+    assert faults("steady_arrays", "2048,3072", 2560) < 100
 
 
 def test_steady_arrays_still_maps_huge_blocks() -> None:
-    """Blocks from 32 MiB up are still mapped (the visited set grows by remapping) and
-    go back to the system when freed."""
-    assert faults("steady_arrays", "64", 64) > 8_000
+    """Blocks from 4 MiB up are mapped (the visited set grows by remapping; a level's
+    arrays pin no heap) and go back to the system when freed."""
+    assert faults("steady_arrays", "65536", 65536) > 8_000
+    assert faults("steady_arrays", "8192", 8192) > 1_500
 
 
 _PAGES = textwrap.dedent("""

@@ -1,0 +1,54 @@
+"""The sizes of the explorer's stored data, deterministic (not RSS): the visited set of
+n keys holds 8 bytes a key and column plus a bounded slack, and the levels 8 bytes a
+key and column plus a 4-byte parent index a state. The oracle is the count of distinct
+states the run reports."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from examples.tla.two_phase import TwoPhase
+from modelcheck import Explorer
+from modelcheck.memtune import MMAP_THRESHOLD
+from modelcheck.store import FingerprintSet
+
+#: rows of spare capacity a column may keep: what the heap's quarter-more growth can
+#: leave below the mapped sizes
+SLACK_ROWS = MMAP_THRESHOLD // 8 // 4 + 1024
+
+
+@pytest.mark.parametrize("width", [1, 2])
+def test_visited_set_holds_eight_bytes_a_key_and_column(width: int) -> None:
+    """Below the mapped sizes a column keeps at most a quarter more rows; from them on
+    (growth by remapping) exactly the keys it holds."""
+    rng = np.random.default_rng(7)
+    s = FingerprintSet(width)
+    seen = np.zeros((0, width), dtype=np.uint64)
+    for m in [1000, 50_000, 300_000, 400_000, 150_000]:
+        keys = rng.integers(0, 2**63, size=(m, width), dtype=np.int64).astype(np.uint64)
+        keys[: m // 10] = keys[m // 10: 2 * (m // 10)]  # some repeats
+        union = np.unique(np.concatenate([seen, keys]), axis=0)
+        v = f"V{8 * width}"
+        new = union[~np.isin(union.view(v).ravel(), seen.view(v).ravel())]
+        new = new.reshape(-1, width)
+        seen = union
+        s.add_sorted(new[:, 0] if width == 1 else new)
+        assert len(s) == len(seen)
+        assert s.nbytes <= 8 * width * (len(seen) + SLACK_ROWS)
+        if 8 * len(seen) >= MMAP_THRESHOLD:
+            assert s.nbytes == 8 * width * len(seen)
+    assert 8 * len(seen) >= MMAP_THRESHOLD  # the last sizes were mapped ones
+
+
+@pytest.mark.parametrize("pad", [0, 40])
+def test_explorer_stores_key_bytes_and_four_byte_parents(pad: int) -> None:
+    from benchmarks.wide_states import padded
+
+    spec = TwoPhase(N=6) if pad == 0 else padded(pad, False)(N=6)
+    r = Explorer(spec).run()
+    width = 1 if pad == 0 else 2
+    n = r.distinct_states
+    assert r.state_bits > 64 * (width - 1)
+    assert r.memory["levels_bytes"] == n * (8 * width + 4)
+    assert r.memory["visited_bytes"] <= 8 * width * (n + SLACK_ROWS)
