@@ -24,8 +24,19 @@ def explore(spec, **options):
     kept = []
     r = Explorer(spec, on_level=lambda d, fps, words: kept.append(
         frozenset(tuple(spec.layout.unpack(w)) for w in words)), **options).run()
-    r.kept_levels = tuple(kept)
-    return r
+    return _KeptRun(r, tuple(kept))
+
+
+class _KeptRun:
+    """A (frozen) result and the states kept at each level: the result's fields
+    read through, ``kept_levels`` beside them."""
+
+    def __init__(self, result, kept_levels) -> None:
+        self.result = result
+        self.kept_levels = kept_levels
+
+    def __getattr__(self, name: str):
+        return getattr(self.result, name)
 
 
 def _agrees(spec, r, o) -> None:
