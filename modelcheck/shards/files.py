@@ -830,23 +830,40 @@ def graph_part_names(root: Path, depth: int, buckets: int) -> list[str]:
 def resolve_targets(root: Path, depth: int, bucket: int, buckets: int,
                     fps: np.ndarray) -> None:
     """Look up the targets of level ``depth``'s state-graph parts that are states of
-    level ``depth + 1`` in ``bucket`` (its sorted keys ``fps``, just committed), where
-    nearly all targets lie: written as ``t<bucket>.pos.npy`` (``int64`` positions in
-    the parts' ``.dst`` files concatenated in :func:`graph_part_names` order) and
-    ``t<bucket>.row.npy`` (``int64`` rows in ``fps``), so that the coordinating process
-    numbers them with one gather instead of a search. Nothing is written when a part
-    is missing (the coordinator then searches, as for the others)."""
+    ``bucket`` in level ``depth + 1`` (its sorted keys ``fps``, just committed), where
+    nearly all targets lie, or in level ``depth`` or ``depth - 1`` (the bucket's level
+    files): written as ``t<bucket>.pos.npy`` (``int64`` positions in the parts'
+    ``.dst`` files concatenated in :func:`graph_part_names` order), ``t<bucket>.row.npy``
+    (``int64`` rows in the level's file of the bucket) and ``t<bucket>.lvl.npy``
+    (``int8``: 0 for level ``depth + 1``, 1 for ``depth``, 2 for ``depth - 1``), so that
+    the coordinating process numbers them with one gather instead of a search. Nothing
+    is written when a part is missing (the coordinator then searches, as for the
+    targets in other levels)."""
     gd = graph_dir(root, depth)
     names = graph_part_names(root, depth, buckets)
     if not all((gd / f"{n}.src.npy").exists() for n in names):
         return
     dst = np.concatenate([np.load(gd / f"{n}.dst.npy", allow_pickle=False) for n in names])
-    pos = np.flatnonzero(bucket_of(dst, buckets) == bucket) if buckets > 1 \
+    rest = np.flatnonzero(bucket_of(dst, buckets) == bucket) if buckets > 1 \
         else np.arange(len(dst), dtype=np.int64)
-    rows = key_find(fps, take_rows(dst, pos)) if len(pos) else np.zeros(0, np.int64)
-    hit = rows >= 0
-    write_array(gd / f"t{bucket:04d}.pos.npy", pos[hit].astype(np.int64))
-    write_array(gd / f"t{bucket:04d}.row.npy", rows[hit].astype(np.int64))
+    poss = [np.zeros(0, np.int64)]
+    rows = [np.zeros(0, np.int64)]
+    lvls = [np.zeros(0, np.int8)]
+    for rel in range(3):
+        d = depth + 1 - rel
+        if d < 0 or not len(rest):
+            break
+        keys = fps if rel == 0 else _load(level_dir(root, d) / f"b{bucket:04d}.fp.npy",
+                                          mmap=False)
+        got = key_find(keys, take_rows(dst, rest))
+        hit = got >= 0
+        poss.append(rest[hit])
+        rows.append(got[hit])
+        lvls.append(np.full(int(hit.sum()), rel, dtype=np.int8))
+        rest = rest[~hit]
+    write_array(gd / f"t{bucket:04d}.pos.npy", np.concatenate(poss).astype(np.int64))
+    write_array(gd / f"t{bucket:04d}.lvl.npy", np.concatenate(lvls))
+    write_array(gd / f"t{bucket:04d}.row.npy", np.concatenate(rows).astype(np.int64))
 
 
 def split_by_bucket(block: Sequence[np.ndarray | None], buckets: int

@@ -70,7 +70,8 @@ def _resolved(gd: Path, parts: list[str], lv: int, depth_of: list[int],
               buckets: int) -> np.ndarray | None:
     """The node of each target of level ``depth_of[lv]``'s transitions (in the order of
     its parts ``parts``' ``.dst`` files) that the next level's bucket tasks found among their
-    states (:func:`modelcheck.shards.files.resolve_targets`), -1 for the others; None
+    states of that level, this one or the one before
+    (:func:`modelcheck.shards.files.resolve_targets`), -1 for the others; None
     when a task wrote none (the next level is empty or was committed in the driver)."""
     if lv + 1 >= len(depth_of) or depth_of[lv + 1] != depth_of[lv] + 1:
         return None
@@ -79,12 +80,18 @@ def _resolved(gd: Path, parts: list[str], lv: int, depth_of: list[int],
         return None
     total = sum(_rows(gd / f"{p}.dst.npy") for p in parts)
     node = np.full(total, -1, dtype=np.int32)
-    boff, rank = ranks[lv + 1]
-    base = int(levels[lv + 1])
     for b in range(buckets):
         pos = _load(gd / f"t{b:04d}.pos.npy")
         row = _load(gd / f"t{b:04d}.row.npy")
-        node[pos] = rank[row + boff[b]] + base
+        rel = _load(gd / f"t{b:04d}.lvl.npy")
+        for r in range(3):
+            x = lv + 1 - r  # the kept level: depth_of[x] == depth_of[lv] + 1 - r
+            if x < 0 or depth_of[x] != depth_of[lv] + 1 - r:
+                continue
+            at = np.flatnonzero(rel == r)
+            if len(at):
+                boff, rank = ranks[x]
+                node[pos[at]] = rank[row[at] + boff[b]] + int(levels[x])
     return node
 
 
@@ -154,7 +161,7 @@ def read_state_graph(root: Path, buckets: int, n_act: int, n_labels: int, n_step
                 names = [("all", None)]
             else:
                 names = [(f"b{b:04d}", rank[boff[b]:boff[b + 1]]) for b in range(buckets)]
-            # the targets the tasks of the next level looked up (t*.pos/row files):
+            # the targets the tasks of the next level looked up (t*.pos/lvl/row files):
             # numbered by a gather; the rest are searched (nodes_of)
             node = _resolved(gd, [n for n, _ in names], lv, depth_of, ranks, levels, buckets)
             srcs, acts, dsts, sts = [], [], [], []
