@@ -20,6 +20,14 @@ commit port of TwoPhase.tla (examples/tla/two_phase.py, ``N`` resource managers)
 (weak fairness on Replay, the temporal property ``ReplayCatchesUp``), checked by
 ``modelcheck.check(spec, workers=N)`` in a fresh process;
 its verdict is checked equal too.
+
+``--profile`` runs the liveness models' check under ``cProfile`` with a CPU-time timer
+and adds two columns: the coordinating process's CPU seconds reading the state graph
+back from the bucket tasks' files (``graph s``: ``read_state_graph``, 0 in one process,
+which builds it as it explores) and deciding the properties once the run is over
+(``decide s``: with workers the graph read and the SCC and fairness analysis, in one
+process the analysis alone). CPU seconds of one process say less about
+the load on the machine than wall seconds; the profiler slows the run a little.
 """
 
 from __future__ import annotations
@@ -42,9 +50,26 @@ sys.path.insert(0, ROOT)
 from modelcheck import check
 from benchmarks.kraft_broker_live import KRaftBrokerLive
 
-r = check(KRaftBrokerLive(**CONSTS), workers=WORKERS)
+spec = KRaftBrokerLive(**CONSTS)
+prof = None
+if PROFILE:
+    import cProfile, pstats, time
+    prof = cProfile.Profile(time.process_time)
+    prof.enable()
+r = check(spec, workers=WORKERS)
+cpu = {}
+if prof is not None:
+    prof.disable()
+    stats = pstats.Stats(prof).stats
+    for (path, _, fn), (_, _, _, cum, _) in stats.items():
+        if (fn, path.replace("\\", "/").rsplit("/", 1)[-1]) in (
+                ("read_state_graph", "stategraph.py"), ("decide", "liveness.py"),
+                ("_decide", "liveness.py")):
+            cpu[fn] = cpu.get(fn, 0.0) + cum
 print(json.dumps({"distinct_states": r.distinct_states, "depth": r.depth,
-                  "verdicts": r.liveness["properties"]}))
+                  "verdicts": r.liveness["properties"],
+                  "graph": cpu.get("read_state_graph", 0.0),
+                  "decide": cpu.get("decide", cpu.get("_decide", 0.0))}))
 '''
 
 MODELS: dict[str, tuple[str, dict[str, int]]] = {
@@ -57,14 +82,16 @@ MODELS: dict[str, tuple[str, dict[str, int]]] = {
 LARGE = ("L6", "TwoPhase9", "L5live")
 
 
-def run(spec: str, consts: dict[str, int], workers: int) -> dict[str, float | int]:
+def run(spec: str, consts: dict[str, int], workers: int, profile: bool = False
+        ) -> dict[str, float | int | str]:
     cmd = [sys.executable, "-m", "modelcheck", "check", spec, "--format", "json", "-q",
            "--workers", str(workers)]
     for k, v in consts.items():
         cmd += ["--const", f"{k}={v}"]
     if spec == LIVE:
         cmd = [sys.executable, "-c", LIVE_CHILD.replace("ROOT", repr(ROOT))
-               .replace("CONSTS", repr(consts)).replace("WORKERS", repr(workers))]
+               .replace("CONSTS", repr(consts)).replace("WORKERS", repr(workers))
+               .replace("PROFILE", repr(profile))]
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t = time.perf_counter()
     p = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True,
@@ -76,7 +103,8 @@ def run(spec: str, consts: dict[str, int], workers: int) -> dict[str, float | in
     r = json.loads(p.stdout)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     return {"wall": wall, "cpu": cpu, "distinct": r["distinct_states"], "depth": r["depth"],
-            "verdicts": json.dumps(r.get("verdicts"))}
+            "verdicts": json.dumps(r.get("verdicts")),
+            "graph": r.get("graph", "-"), "decide": r.get("decide", "-")}
 
 
 def main() -> None:
@@ -87,27 +115,34 @@ def main() -> None:
     ap.add_argument("--workers", nargs="*", type=int, default=[2],
                     help="worker counts beside one process (default: 2)")
     ap.add_argument("--repeat", type=int, default=1, help="rounds (the minimum is shown)")
+    ap.add_argument("--profile", action="store_true",
+                    help="liveness models: the coordinator's CPU seconds reading the "
+                         "state graph and deciding the properties (cProfile)")
     args = ap.parse_args()
     names = args.only or [n for n in MODELS if n not in LARGE or args.large]
     counts = [1, *[w for w in args.workers if w != 1]]
     print(f"{'model':<10} {'workers':>7} {'distinct':>12} {'depth':>5} {'wall s':>8} "
-          f"{'CPU s':>8} {'speed-up':>8}")
+          f"{'CPU s':>8} {'speed-up':>8}" + (f" {'graph s':>8} {'decide s':>8}"
+                                              if args.profile else ""))
     for name in names:
         spec, consts = MODELS[name]
-        best: dict[int, dict[str, float | int]] = {}
+        best: dict[int, dict[str, float | int | str]] = {}
         for _ in range(args.repeat):
             for w in counts:
-                r = run(spec, consts, w)
+                r = run(spec, consts, w, args.profile)
                 b = best.get(w)
-                if b is None or r["wall"] < b["wall"]:
+                if b is None or float(r["wall"]) < float(b["wall"]):
                     best[w] = r
         one = best[1]
         for w in counts:
             r = best[w]
             assert (r["distinct"], r["depth"], r["verdicts"]) == \
                 (one["distinct"], one["depth"], one["verdicts"]), (name, w)
+            extra = "".join(f" {x:>8.2f}" if isinstance(x, float) else f" {x:>8}"
+                            for x in (r["graph"], r["decide"])) if args.profile else ""
             print(f"{name:<10} {w:>7} {r['distinct']:>12,} {r['depth']:>5} {r['wall']:>8.2f} "
-                  f"{r['cpu']:>8.2f} {one['wall'] / r['wall']:>7.2f}x", flush=True)
+                  f"{r['cpu']:>8.2f} {float(one['wall']) / float(r['wall']):>7.2f}x{extra}",
+                  flush=True)
 
 
 if __name__ == "__main__":

@@ -90,6 +90,7 @@ from ..store import (
     empty_keys,
     group_min_mask,
     key_columns,
+    key_find,
     key_int,
     key_ne,
     key_order,
@@ -105,7 +106,8 @@ __all__ = ["ShardConfig", "bucket_of", "run_bucket", "level_dir", "visited_dir",
            "BucketSummary", "INIT", "Block",
            "commit_block", "expand_block", "split_by_bucket", "merge_sorted", "load_visited",
            "visited_runs", "REBASE", "rebase_due", "run_level_here", "producers_of", "retire",
-           "SPARE", "SPARE_DIRS", "parent_in", "graph_dir", "GraphPart", "write_graph_part"]
+           "SPARE", "SPARE_DIRS", "parent_in", "graph_dir", "GraphPart", "write_graph_part",
+           "graph_part_names", "resolve_targets"]
 
 _U = np.uint64
 _M1 = _U(0xBF58476D1CE4E5B9)
@@ -816,6 +818,54 @@ def write_graph_part(prefix: Path, part: GraphPart, spare: Path | None = None) -
         write_array(prefix.with_name(f"{base}.{ext}.npy"), a, spare)
 
 
+def graph_part_names(root: Path, depth: int, buckets: int) -> list[str]:
+    """The names of level ``depth``'s state-graph parts (:func:`write_graph_part`), in
+    the order :func:`~modelcheck.shards.stategraph.read_state_graph` reads them: one
+    ``all`` when the driver expanded the level, else one per bucket."""
+    if (graph_dir(root, depth) / "all.src.npy").exists():
+        return ["all"]
+    return [f"b{b:04d}" for b in range(buckets)]
+
+
+def resolve_targets(root: Path, depth: int, bucket: int, buckets: int,
+                    fps: np.ndarray) -> None:
+    """Look up the targets of level ``depth``'s state-graph parts that are states of
+    ``bucket`` in level ``depth + 1`` (its sorted keys ``fps``, just committed), where
+    nearly all targets lie, or in level ``depth`` or ``depth - 1`` (the bucket's level
+    files): written as ``t<bucket>.pos.npy`` (``int64`` positions in the parts'
+    ``.dst`` files concatenated in :func:`graph_part_names` order), ``t<bucket>.row.npy``
+    (``int64`` rows in the level's file of the bucket) and ``t<bucket>.lvl.npy``
+    (``int8``: 0 for level ``depth + 1``, 1 for ``depth``, 2 for ``depth - 1``), so that
+    the coordinating process numbers them with one gather instead of a search. Nothing
+    is written when a part is missing (the coordinator then searches, as for the
+    targets in other levels)."""
+    gd = graph_dir(root, depth)
+    names = graph_part_names(root, depth, buckets)
+    if not all((gd / f"{n}.src.npy").exists() for n in names):
+        return
+    dst = np.concatenate([np.load(gd / f"{n}.dst.npy", allow_pickle=False) for n in names])
+    rest = np.flatnonzero(bucket_of(dst, buckets) == bucket) if buckets > 1 \
+        else np.arange(len(dst), dtype=np.int64)
+    poss = [np.zeros(0, np.int64)]
+    rows = [np.zeros(0, np.int64)]
+    lvls = [np.zeros(0, np.int8)]
+    for rel in range(3):
+        d = depth + 1 - rel
+        if d < 0 or not len(rest):
+            break
+        keys = fps if rel == 0 else _load(level_dir(root, d) / f"b{bucket:04d}.fp.npy",
+                                          mmap=False)
+        got = key_find(keys, take_rows(dst, rest))
+        hit = got >= 0
+        poss.append(rest[hit])
+        rows.append(got[hit])
+        lvls.append(np.full(int(hit.sum()), rel, dtype=np.int8))
+        rest = rest[~hit]
+    write_array(gd / f"t{bucket:04d}.pos.npy", np.concatenate(poss).astype(np.int64))
+    write_array(gd / f"t{bucket:04d}.lvl.npy", np.concatenate(lvls))
+    write_array(gd / f"t{bucket:04d}.row.npy", np.concatenate(rows).astype(np.int64))
+
+
 def split_by_bucket(block: Sequence[np.ndarray | None], buckets: int
                     ) -> tuple[Block, np.ndarray]:
     """``block`` (arrays of one row per transition, the first the fingerprints; None
@@ -838,6 +888,8 @@ def _run_bucket(cfg: ShardConfig, depth: int, bucket: int, expand: bool | None, 
         level = _committed(cfg, depth, bucket)
     else:
         level = _commit(cfg, depth, bucket, producers)
+    if cfg.worker.temporal and depth > 0:
+        resolve_targets(Path(cfg.root), depth - 1, bucket, cfg.buckets, level[0])
     out, cands = expand_block(cfg, bucket, level, expand, rows=True,
                               graph=graph_dir(Path(cfg.root), depth) / f"b{bucket:04d}")
     if cands is not None:

@@ -65,6 +65,36 @@ def _level_parts(root: Path, depth: int, buckets: int) -> list[np.ndarray] | Non
     return [_load(d / f"b{b:04d}.fp.npy") for b in range(buckets)]
 
 
+def _resolved(gd: Path, parts: list[str], lv: int, depth_of: list[int],
+              ranks: list[tuple[np.ndarray, np.ndarray]], levels: np.ndarray,
+              buckets: int) -> np.ndarray | None:
+    """The node of each target of level ``depth_of[lv]``'s transitions (in the order of
+    its parts ``parts``' ``.dst`` files) that the next level's bucket tasks found among their
+    states of that level, this one or the one before
+    (:func:`modelcheck.shards.files.resolve_targets`), -1 for the others; None
+    when a task wrote none (the next level is empty or was committed in the driver)."""
+    if lv + 1 >= len(depth_of) or depth_of[lv + 1] != depth_of[lv] + 1:
+        return None
+    if not all((gd / f"t{b:04d}.row.npy").exists() for b in range(buckets)) or \
+            not all((gd / f"{p}.src.npy").exists() for p in parts):
+        return None
+    total = sum(_rows(gd / f"{p}.dst.npy") for p in parts)
+    node = np.full(total, -1, dtype=np.int32)
+    for b in range(buckets):
+        pos = _load(gd / f"t{b:04d}.pos.npy")
+        row = _load(gd / f"t{b:04d}.row.npy")
+        rel = _load(gd / f"t{b:04d}.lvl.npy")
+        for r in range(3):
+            x = lv + 1 - r  # the kept level: depth_of[x] == depth_of[lv] + 1 - r
+            if x < 0 or depth_of[x] != depth_of[lv] + 1 - r:
+                continue
+            at = np.flatnonzero(rel == r)
+            if len(at):
+                boff, rank = ranks[x]
+                node[pos[at]] = rank[row[at] + boff[b]] + int(levels[x])
+    return node
+
+
 def read_state_graph(root: Path, buckets: int, n_act: int, n_labels: int, n_steps: int,
                      spill_dir: str | None = None, spill_edges: int = 0) -> GraphArrays:
     """The state graph of the finished run whose shards directory is ``root`` (see the
@@ -131,6 +161,9 @@ def read_state_graph(root: Path, buckets: int, n_act: int, n_labels: int, n_step
                 names = [("all", None)]
             else:
                 names = [(f"b{b:04d}", rank[boff[b]:boff[b + 1]]) for b in range(buckets)]
+            # the targets the tasks of the next level looked up (t*.pos/lvl/row files):
+            # numbered by a gather; the rest are searched (nodes_of)
+            node = _resolved(gd, [n for n, _ in names], lv, depth_of, ranks, levels, buckets)
             srcs, acts, dsts, sts = [], [], [], []
             for name, row_rank in names:
                 if not (gd / f"{name}.src.npy").exists():
@@ -157,7 +190,13 @@ def read_state_graph(root: Path, buckets: int, n_act: int, n_labels: int, n_step
             order = np.empty(len(dest), dtype=np.intp)
             order[dest] = np.arange(len(dest), dtype=np.intp)
             del src, dest
-            store.append(nodes_of(lv, np.concatenate(dsts)[order]), act[order])
+            if node is None:
+                store.append(nodes_of(lv, np.concatenate(dsts)[order]), act[order])
+            else:
+                rest = np.flatnonzero(node < 0)
+                if len(rest):
+                    node[rest] = nodes_of(lv, take_rows(np.concatenate(dsts), rest))
+                store.append(node[order], act[order])
             if n_steps:
                 steps.append(np.concatenate(sts)[order])
         indptr = np.zeros(n + 1, dtype=np.int32 if store.n <= NODE_LIMIT else np.int64)
