@@ -199,6 +199,8 @@ def run_one(backend: str, config: str, partitions: int | None, engine: str = "au
             out["partitions"] = r.memory.get("partitions")
             out["task_cpu"] = r.memory.get("spark_task_cpu_ms", 0) / 1000
             out["driver_level_cpu"] = r.memory.get("driver_level_cpu_ms", 0) / 1000
+            out["job_wall"] = r.memory.get("spark_job_wall_ms", 0) / 1000
+            out["driver_wall"] = r.memory.get("driver_level_wall_ms", 0) / 1000
             spark.stop()
     out.update(distinct=r.distinct_states, depth=r.depth, generated=r.generated_states,
                seconds=r.seconds, status=r.status,
@@ -311,7 +313,10 @@ def main(argv: list[str] | None = None) -> None:
                              f"{r['task_cpu']:.1f} s on executors, "
                              f"{r['driver_level_cpu']:.1f} s in the driver "
                              f"({r['spark_jobs']} Spark jobs, {r['driver_levels']} levels "
-                             "in the driver)")
+                             "in the driver)"
+                             + (f"; levels' wall {r['job_wall']:.1f} s waiting for Spark jobs, "
+                                f"{r['driver_wall']:.1f} s in the driver around them"
+                                if r.get("job_wall") else ""))
             print(f"{config:<6} {backend:<9} {r['distinct']:>11,} {r['depth']:>5} "
                   f"{r['seconds']:>8.1f} {r['cpu']:>7.1f} "
                   f"{r['driver']:>5.1f}/{r['jvm']:>4.1f}/{r['workers']:>5.1f} "

@@ -280,6 +280,8 @@ class SparkExplorer(ShardedRun):
             "driver_levels": engine.jobs["driver"],
             "spark_task_cpu_ms": round(1000 * engine.task_cpu["spark"]),
             "driver_level_cpu_ms": round(1000 * engine.task_cpu["driver"]),
+            "spark_job_wall_ms": round(1000 * engine.level_wall["jobs"]),
+            "driver_level_wall_ms": round(1000 * engine.level_wall["driver"]),
         }
 
     def _error_text(self, e: BaseException) -> str:

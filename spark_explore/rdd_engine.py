@@ -305,6 +305,7 @@ class RddEngine(JobCounters):
         """Job ``depth``: commit level ``depth`` and expand it as asked (``again``:
         expand the committed level ``depth`` once more)."""
         cfg = self.cfg
+        started = time.perf_counter()
         if not again:
             if depth == 0:
                 src = self._init
@@ -334,6 +335,7 @@ class RddEngine(JobCounters):
         shuffled = self._partitioned(levels.mapPartitionsWithIndex(exp_fn))
         self.sc.setJobDescription(f"modelcheck level {depth}")
         try:
+            job_start = time.perf_counter()
             self._run_map_stage(shuffled)
             # An empty job makes Spark cut the lineage of the level and the visited
             # shards just computed (their local checkpoints; "all marked ancestors":
@@ -343,6 +345,7 @@ class RddEngine(JobCounters):
                 self.sc.runJob(levels, _nothing, [])
             finally:
                 self.sc.setLocalProperty(_ALL_MARKED, None)
+            job_wall = time.perf_counter() - job_start
         finally:
             self.sc.setJobDescription(None)
         self._cands[depth + 1] = shuffled
@@ -353,6 +356,7 @@ class RddEngine(JobCounters):
             raise RuntimeError(f"level {depth}: {len(parts)} of {self.buckets} summaries")
         out = LevelSummary.combine(depth, parts, self.n_act)
         self.count_job("spark", out.cpu)
+        self.count_wall(job_wall, time.perf_counter() - started - job_wall)
         return out
 
     def _run_map_stage(self, shuffled: Any) -> None:

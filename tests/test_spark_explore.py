@@ -902,6 +902,9 @@ def test_rdd_engine_kraft(spark: Any, buckets: int) -> None:
     kw = {"engine": "rdd", "partitions": buckets}
     r = compare(spark, kraft(**L1), kw)
     assert (r.distinct_states, r.depth, r.memory["spark_jobs"]) == (5353, 18, 20)
+    # the levels' wall time, split into waiting for Spark's jobs and the driver's own work
+    jobs, driver = r.memory["spark_job_wall_ms"], r.memory["driver_level_wall_ms"]
+    assert jobs > 0 and driver >= 0 and (jobs + driver) / 1000 <= r.seconds
     compare(spark, kraft(**L1), kw, max_depth=7)
     r = compare(spark, kraft("KRaftBrokerBugGrantWithLeaders", **{**L1, "MaxLog": 5}), kw)
     assert r.violation is not None and len(r.violation.trace) == 10

@@ -136,6 +136,10 @@ class LevelEngine(Protocol):
     def jobs(self) -> dict[str, int]:
         """Levels run on the workers and in this process (``driver``)."""
 
+    #: wall seconds of the levels waiting for the workers' jobs (``jobs``) and in this
+    #: process around them (``driver``); engines that do not time them keep zeros
+    level_wall: dict[str, float]
+
 
 class ShardedRun:
     """The coordinating side of a sharded breadth-first run of a bound spec (see the

@@ -141,6 +141,14 @@ class JobCounters:
     def __init__(self, where: str) -> None:
         self._jobs = {where: 0, "driver": 0}
         self._cpu = {where: 0.0, "driver": 0.0}
+        #: wall seconds of the levels: waiting for the workers' jobs (``jobs``) and
+        #: the coordinating process's own per-level work around them (``driver``)
+        self.level_wall = {"jobs": 0.0, "driver": 0.0}
+
+    def count_wall(self, jobs: float, driver: float) -> None:
+        """Add one level's wall seconds: in the workers' jobs, and in this process."""
+        self.level_wall["jobs"] += jobs
+        self.level_wall["driver"] += driver
 
     def count_job(self, where: str, cpu: float) -> None:
         self._jobs[where] += 1
