@@ -8,7 +8,9 @@ became a frozen dataclass) by :mod:`tests.golden_json` and re-recorded when that
 was merged with two meant changes (the simulation's ``walk_ends`` gained ``cut``, the
 walks a time limit or Ctrl-C cuts; ``examples/ledger.py`` added; nothing else
 differed), which runs each class small (see its docstring) and drops what varies
-between two runs (durations, rates, measured memory). It is the same under any ``PYTHONHASHSEED`` (recorded under 1 and 2: equal).
+between two runs (durations, rates, measured memory). It is the same under any
+``PYTHONHASHSEED`` (recorded under 1 and 2: equal).
+
 Regenerate it, only when a change of the JSON contract is meant, with::
 
     python -m tests.golden_json > tests/data/results_golden.json
