@@ -190,15 +190,18 @@ def test_sphinx_build_with_every_reference_resolved(tmp_path: Path) -> None:
 
 
 def test_readme_headline_figures_are_in_the_benchmarks_page() -> None:
-    """Each row of the README's "Measured" table (model, distinct states, depth, the
-    local explorer's seconds and Spark local[2]'s) is a row of the benchmarks page."""
+    """Each KRaft row of the README's "Measured" table (model, distinct states, depth, the
+    one-process, ``--workers 2`` and Spark ``local[2]`` seconds) is in the benchmarks
+    page's logs: the workers table's rows for one and two workers, the Spark table's
+    shards row."""
     readme = (ROOT / "README.md").read_text()
     section = readme[readme.index("## Measured"):]
-    rows = re.findall(r"^\| KRaft (L\d) \| ([\d,]+) \| (\d+) \| ([\d.]+) s [^|]*\| ([\d.]+) s \|",
-                      section, re.M)
+    rows = re.findall(r"^\| KRaft (L\d) \| ([\d,]+) \| (\d+) \| ([\d.]+) s [^|]*\| "
+                      r"([\d.]+) s[^|]*\| ([\d.]+) s \|", section, re.M)
     assert len(rows) >= 2, section[:500]
     bench = (DOCS / "benchmarks.md").read_text()
-    for config, states, depth, local, spark in rows:
-        for backend, seconds in (("local", local), (r"local\[2\]", spark)):
-            row = rf"^{config}\s+{backend}\s+{states}\s+{depth}\s+{re.escape(seconds)}\s"
-            assert re.search(row, bench, re.M), (config, backend, states, depth, seconds)
+    for config, states, depth, local, workers, spark in rows:
+        for label, seconds in (("1", local), ("2", workers), ("shards", spark)):
+            row = (rf"^\| {config} \| {label} \| {states} \| {depth} \| "
+                   rf"{re.escape(seconds)} \|")
+            assert re.search(row, bench, re.M), (config, label, states, depth, seconds)
