@@ -3,7 +3,7 @@
 This module owns ``modelcheck graph`` and the graph of the web explorer.
 :func:`state_graph` runs the explorer (:class:`~modelcheck.explorer.Explorer`, the
 one run loop of ``modelcheck check``) with the state-graph store
-(:class:`~modelcheck.liveness.GraphCollector`, liveness's) as an observer of the run,
+(:class:`~modelcheck.stategraph.GraphCollector`, liveness's too) as an observer of the run,
 so the graph's states are the states that ``modelcheck check --no-symmetry --no-view``
 stores: the state constraints, the action constraints and ``--max-states`` mean what
 they mean there (a state outside the constraints, or reached only by transitions that
@@ -41,9 +41,9 @@ from .config import CheckConfig
 from .errors import ModelcheckError
 from .explorer import Explorer
 from .layout import Layout
-from .liveness import GraphCollector, StateGraph
 from .result import Status, constants_out, json_value
 from .spec import Spec
+from .stategraph import GraphCollector, StateGraph
 from .store import key_ints
 from .trace.render import action_label
 
@@ -76,7 +76,7 @@ def state_graph(spec: Spec, max_states: int, *, labels: bool = True,
                 progress: Callable[[int], None] | None = None) -> StateGraph:
     """The reachable state graph of ``spec`` from one run of the explorer (see the
     module docstring): nodes in BFS order with their packed states
-    (:attr:`~modelcheck.liveness.StateGraph.words`), every transition between them an
+    (:attr:`~modelcheck.stategraph.StateGraph.words`), every transition between them an
     edge (those that do not change the state too), and with ``labels`` which
     invariants hold in each state (``preds``, by name) and which action properties on
     each transition (``steps``). Raises :class:`GraphTooLarge` (its message ending

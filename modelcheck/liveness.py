@@ -3,7 +3,7 @@
 This module owns checking the temporal properties of :mod:`modelcheck.temporal`.
 :func:`check_liveness` runs the local explorer (so the invariants, action properties
 and deadlocks are checked as usual, and decide first) with the state graph's collector
-(:class:`GraphCollector`) as an observer of that one run
+(:class:`~modelcheck.stategraph.GraphCollector`) as an observer of that one run
 (:class:`~modelcheck.run.observers.Observer`): the run's kernel evaluates the
 properties' state predicates on every state and their step formulas on every
 transition it generates, alongside the invariants (its
@@ -78,43 +78,40 @@ from __future__ import annotations
 import ctypes
 import time
 from collections.abc import Callable, Iterable, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass, field, replace
-from functools import partial
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
 
 from .config import CheckConfig
-from .errors import SpecEvaluationError, UsageError
+from .errors import SpecEvaluationError
 from .explorer import Explorer, Progress
 from .fairness import Fairness
 from .graphstore import (
     NODE_LIMIT,
     EdgeStore,
-    FpIndex,
-    any_per_node,
-    csr_order,
-    edge_chunks,
     parallel_in_rows,
     restrict,
 )
-from .kernel import Checks, Expansion, Kernel, format_state
+from .kernel import Kernel, format_state
 from .library import Library
 from .library import lookup as library_lookup
 from .result import Result, Status, TraceStep, Violation, ViolationKind
-from .spec import PredicateDecl, RoleKind, Spec
-from .store import empty_keys, key_find, key_int, key_ne, key_unique, take_rows
+from .spec import PredicateDecl, Spec
+from .stategraph import (
+    SMALL_GRAPH,
+    GraphCollector,
+    LivenessError,
+    StateGraph,
+    in_selection,
+    temporal_kernel,
+)
+from .store import key_int, key_ne, key_unique
 from .temporal import FairnessCondition, TemporalDecl, fairness_conditions, graph_parts
 
 __all__ = ["check_liveness", "check_liveness_workers", "ShardedLiveness", "split_checks",
-           "refuse_liveness", "StateGraph", "WalkLiveness", "lasso_violation",
-           "GraphCollector", "fair_components", "LivenessError", "Lasso", "find_lasso",
-           "explain_fairness"]
-
-
-class LivenessError(UsageError):
-    """Liveness cannot be checked as asked (constraints, symmetry, max depth, ...)."""
+           "refuse_liveness", "WalkLiveness", "lasso_violation", "nodes_on_cycles",
+           "fair_components", "LivenessError", "Lasso", "find_lasso", "explain_fairness"]
 
 
 # ------------------------------------------------------------------ selection
@@ -188,149 +185,6 @@ def _refusals(spec: Spec, config: CheckConfig, temporal: Sequence[TemporalDecl])
 
 
 # ------------------------------------------------------------------ the graph
-@dataclass
-class StateGraph:
-    """The reachable state graph: nodes are states in BFS order (level by level, each
-    level sorted by fingerprint), edges the transitions that change the state
-    (self-loops are implicit: every state stutters; a collector with ``stutter`` keeps
-    the transitions that do not change the state as edges too), in CSR order: by
-    source, then action id. ``dst`` and ``act`` may be memory-mapped files
-    (``--spill-dir``)."""
-
-    fps: np.ndarray        # uint64 keys, per node (:mod:`modelcheck.store`)
-    initial: np.ndarray    # bool per node
-    dst: np.ndarray        # int32 per edge
-    act: np.ndarray        # uint16 (int32 past 65,536 instances) action instance id
-    indptr: np.ndarray     # CSR: edges of node i are indptr[i]:indptr[i + 1] (int32;
-    #                        int64 past 2**31 - 1 edges)
-    preds: dict[str, np.ndarray]  # state predicate values per node
-    #: step formula values per edge, in CSR order (temporal properties over steps), by
-    #: part name
-    steps: dict[str, np.ndarray] = field(default_factory=dict)
-    #: per set of action ids: the nodes where one of them has a step (computed while
-    #: the graph was collected; :meth:`enabled_all` computes the others)
-    enabled_sets: dict[tuple[int, ...], np.ndarray] = field(default_factory=dict)
-    #: the first node of each breadth-first level, then the number of nodes (None: the
-    #: nodes are not in BFS order); an edge goes at most one level up
-    levels: np.ndarray | None = None
-    #: per node its packed state (``uint64`` words, a row a node), when collected
-    #: (``GraphCollector(words=True)``; the graph export's and the web explorer's)
-    words: np.ndarray | None = None
-    _cyclic: np.ndarray | None = field(default=None, repr=False)
-
-    @property
-    def n(self) -> int:
-        return len(self.fps)
-
-    @property
-    def n_edges(self) -> int:
-        return len(self.dst)
-
-    @property
-    def src(self) -> np.ndarray:
-        """The source of every edge (computed: ``int32``, 4 bytes an edge)."""
-        return np.repeat(np.arange(self.n, dtype=np.int32), np.diff(self.indptr))
-
-    @property
-    def edge_bytes(self) -> int:
-        """Bytes of the edge arrays (on disk when spilled)."""
-        return int(self.dst.nbytes + self.act.nbytes)
-
-    @property
-    def nbytes(self) -> int:
-        """Bytes held in memory (memory-mapped edge arrays count as none)."""
-        edges = 0 if isinstance(self.dst, np.memmap) else self.edge_bytes
-        return int(self.fps.nbytes + self.initial.nbytes + edges + self.indptr.nbytes
-                   + sum(p.nbytes for p in self.preds.values())
-                   + sum(p.nbytes for p in self.steps.values()))
-
-    def enabled(self, cond: FairnessCondition) -> np.ndarray:
-        """Per node: the condition's action has a step (an edge to another node)."""
-        if not cond.guards and cond.action_ids in self.enabled_sets:
-            return self.enabled_sets[cond.action_ids]
-        out = np.zeros(self.n, dtype=bool)
-        for u, v, e0, e1 in edge_chunks(self.indptr):
-            if e1 > e0:
-                src = None
-                if cond.guards:
-                    src = np.repeat(np.arange(u, v, dtype=np.int64),
-                                    np.diff(self.indptr[u:v + 1]))
-                out[u:v] = any_per_node(self.indptr[u:v + 1] - e0,
-                                        self.in_cond(cond, self.act[e0:e1], src))
-        return out
-
-    def enabled_all(self, conds: Sequence[FairnessCondition]) -> list[np.ndarray]:
-        """:meth:`enabled` of each of ``conds``, 64 at a time in one pass over the
-        edges (a bit per condition in a per-action table), unless collected."""
-        if any(c.guards for c in conds):  # selected by the state: one at a time
-            plain = [c for c in conds if not c.guards]
-            done = dict(zip(map(id, plain), self.enabled_all(plain)))
-            return [done[id(c)] if id(c) in done else self.enabled(c) for c in conds]
-        if all(c.action_ids in self.enabled_sets for c in conds):
-            return [self.enabled_sets[c.action_ids] for c in conds]
-        out: list[np.ndarray] = []
-        for i in range(0, len(conds), 64):
-            part = conds[i:i + 64]
-            top = max(max(c.action_ids) for c in part) + 1  # larger ids: no condition
-            word: Any = next(t for t in (np.uint8, np.uint16, np.uint32, np.uint64)
-                             if np.iinfo(t).bits >= len(part))
-            lut: np.ndarray = np.zeros(top + 1, dtype=word)
-            for j, c in enumerate(part):
-                lut[list(c.action_ids)] |= word(1 << j)
-            bits: np.ndarray = np.zeros(self.n, dtype=word)
-            for u, v, e0, e1 in edge_chunks(self.indptr):
-                if e1 == e0:
-                    continue
-                a = self.act[e0:e1]
-                if top <= np.iinfo(a.dtype).max:
-                    a = np.minimum(a, a.dtype.type(top))
-                per_edge = lut[a]
-                nz = np.flatnonzero(self.indptr[u + 1:v + 1] > self.indptr[u:v])
-                bits[u + nz] = np.bitwise_or.reduceat(per_edge, self.indptr[u + nz] - e0)
-            out.extend(((bits >> word(j)) & word(1)).astype(bool) for j in range(len(part)))
-        return out
-
-    def cyclic(self) -> np.ndarray:
-        """Per node: it lies on a cycle (in a strongly connected component of more than
-        one node). Computed once, by one SCC pass over the whole graph; the analysis of
-        each property may then leave the other nodes out (a cycle within a subgraph
-        lies within one component of the whole graph)."""
-        if self._cyclic is None:
-            everything = np.ones(self.n, dtype=bool)
-            self._cyclic = _on_cycles(self, everything, everything)
-        return self._cyclic
-
-    def in_cond(self, cond: FairnessCondition, act: np.ndarray | None = None,
-                src: np.ndarray | None = None) -> np.ndarray:
-        """Per edge (of ``act``, default: all; ``src`` their sources, needed for a
-        condition whose action the state selects): its action is one of the
-        condition's (selected at its source)."""
-        a = self.act if act is None else act
-        if len(cond.action_ids) == 1:
-            out = np.asarray(a == cond.action_ids[0])
-        else:
-            out = np.isin(a, np.asarray(cond.action_ids, dtype=a.dtype))
-        if cond.guards:
-            sources = self.src if src is None else src
-            out = in_selection(cond, out, a, sources, self.preds)
-        return out
-
-
-def in_selection(cond: FairnessCondition, hit: np.ndarray, act: np.ndarray, src: np.ndarray,
-                 preds: dict[str, np.ndarray]) -> np.ndarray:
-    """``hit`` (per edge: its action is one of ``cond``'s) where, for the actions the
-    state selects, the guards hold at the edge's source (``preds``: per guard, per node)."""
-    hit = hit.copy()
-    for a, names in cond.guards:
-        at = np.flatnonzero(act == a)
-        if len(at):
-            ok = np.ones(len(at), dtype=bool)
-            for name in names:
-                ok &= preds[name][src[at]]
-            hit[at] = ok
-    return hit
-
-
 def refuse_empty_selections(g: StateGraph, conds: Sequence[FairnessCondition], spec: Spec,
                             kernel: Kernel) -> None:
     """Raise :class:`SpecEvaluationError` at the first state where a selector of one of
@@ -365,459 +219,7 @@ def refuse_empty_selections(g: StateGraph, conds: Sequence[FairnessCondition], s
                 "widen the parameter's domain to every value the selector can give.")
 
 
-def temporal_kernel(spec: Spec, parts: Sequence[Any]) -> tuple[Kernel, list[str], list[str]]:
-    """A kernel evaluating the state and step formulas among ``parts`` (the parts of
-    temporal properties) on every state and transition as its labels
-    (:class:`~modelcheck.kernel.Checks`: nothing checked, no deadlock check) with no
-    symmetry reduction, and the names of the state and of the step formulas in order."""
-    state_parts = tuple(p for p in parts if p.kind is not RoleKind.ACTION)
-    step_parts = tuple(p for p in parts if p.kind is RoleKind.ACTION)
-    kernel = Kernel(spec, checks=Checks(check_deadlock=False, labels=state_parts,
-                                        step_labels=step_parts), symmetry=False,
-                    view=False)
-    return kernel, [p.name for p in state_parts], [p.name for p in step_parts]
-
-
-class GraphCollector:
-    """Collects the state graph of a run with the values of the state predicates
-    ``parts`` (invariant-like declarations) on every stored state and of the step
-    formulas among them (``kind`` ``RoleKind.ACTION``) on every transition; the transitions
-    where a step formula is false are kept as (source node, action) keys (an action
-    instance has at most one successor), turned into one boolean per edge in CSR
-    order by :meth:`graph` (kept in memory, also when the edges are spilled).
-
-    With ``observer`` it is an observer of the run
-    (:class:`~modelcheck.run.observers.Observer`, given to the
-    :class:`~modelcheck.explorer.Explorer`): the run's kernel evaluates the parts (its
-    ``labels`` and ``step_labels``), :meth:`on_batch` takes them with the batch's
-    transitions and :meth:`on_edges` their targets' node indices, as the run found
-    them (a new state's row in the next level comes with :meth:`on_new_states`).
-    Without, it takes the explorer's ``on_level`` and ``on_transitions`` hooks,
-    evaluates the parts itself (each level once more, expanded again when there are
-    step formulas) and looks the targets' fingerprints up (the tests' oracle).
-
-    Nodes are numbered in BFS order (level by level, each level sorted by
-    fingerprint). The transitions of a level (sources in it) are held as the engine
-    reports them until the next level is known. Then they are put in CSR order
-    (:func:`~modelcheck.graphstore.csr_order`: by source, then action); the hooks'
-    targets, which lie in the next level or an earlier one, are looked up in the
-    indexes of the last three levels (cache-sized
-    :class:`~modelcheck.graphstore.FpIndex`), a target further back at the end. The
-    resolved edges go to the :class:`~modelcheck.graphstore.EdgeStore` (6 bytes an
-    edge: ``int32`` target, ``uint16`` action; in files under ``spill_dir``). The
-    source of an edge is its place: the CSR offsets (4 bytes a node).
-
-    With ``enabled`` (the action-id sets of fairness conditions, 64 at most) the
-    nodes where one of a set's actions has a step are marked level by level, a bit per
-    set (:attr:`StateGraph.enabled_sets`).
-
-    With ``background`` this work on a level runs in a worker thread while the
-    explorer expands the next level (numpy releases the GIL in it), one level at a
-    time and in level order: the graph is the same.
-
-    With ``words`` every node's packed state is kept (:attr:`StateGraph.words`), and
-    with ``stutter`` the transitions that do not change the state are edges too: the
-    whole graph of the run, as ``modelcheck graph`` writes it and the web explorer
-    shows it (:mod:`modelcheck.graph`)."""
-
-    def __init__(self, spec: Spec, parts: Sequence[Any], batch_size: int,
-                 spill_dir: str | None = None, background: bool = True,
-                 observer: bool = False, enabled: Sequence[tuple[int, ...]] = (),
-                 words: bool = False, stutter: bool = False) -> None:
-        #: an observer of the run (:class:`~modelcheck.run.observers.Observer`): the
-        #: run's kernel evaluates the parts (``labels``, ``step_labels``) and
-        #: :meth:`on_batch` records them; else :meth:`on_level` evaluates them
-        self.observer = observer
-        self.labels: tuple[PredicateDecl, ...] = tuple(p for p in parts
-                                                       if p.kind is not RoleKind.ACTION)
-        self.step_labels: tuple[PredicateDecl, ...] = tuple(p for p in parts
-                                                            if p.kind is RoleKind.ACTION)
-        self.kernel: Kernel | None = None
-        if observer:
-            self.names = [p.name for p in self.labels]
-            self.step_names = [p.name for p in self.step_labels]
-        else:
-            self.kernel, self.names, self.step_names = temporal_kernel(spec, parts)
-        self._level_bits: np.ndarray | None = None  # the labels of the level expanded
-        self._level_base = 0  # its first node
-        self._step_false_bytes = 0
-        #: per step formula: the (source node * actions + action) keys of the
-        #: transitions where it is false
-        self._step_false: list[list[np.ndarray]] = [[] for _ in self.step_names]
-        self.batch_size = max(2, batch_size)
-        self.n_act = len(spec.actions)
-        act_type = np.uint16 if self.n_act <= 1 << 16 else np.int32
-        self.edges = EdgeStore(act_type, spill_dir)
-        self._fps: list[np.ndarray] = []  # per level (the explorer's arrays)
-        self.key_width = spec.layout.key_width
-        #: per level its packed states (with ``words``), else None
-        self._words: list[np.ndarray] | None = [] if words else None
-        self._n_words = spec.layout.n_words
-        self.stutter = stutter
-        self._bits: list[np.ndarray] = []
-        self._deg: list[np.ndarray] = []  # per level: the out-degree of every node
-        #: the action-id sets whose enabled nodes are collected (64 at most, a bit each
-        #: in a per-action table), and per level a word per node
-        self._en_sets = list(dict.fromkeys(tuple(ids) for ids in enabled))
-        self._en_lut: np.ndarray | None = None
-        if 0 < len(self._en_sets) <= 64:
-            word: Any = next(t for t in (np.uint8, np.uint16, np.uint32, np.uint64)
-                             if np.iinfo(t).bits >= len(self._en_sets))
-            self._en_lut = np.zeros(max(1, self.n_act), dtype=word)
-            for j, ids in enumerate(self._en_sets):
-                self._en_lut[list(ids)] |= word(1 << j)
-        self._en: list[np.ndarray] = []
-        self._index: dict[int, FpIndex] = {}
-        self._n_init = 0
-        self._n = 0
-        #: the transitions of the level being expanded, as the engine reports them
-        #: (children's fingerprints) or, for an observer, as the run numbered their
-        #: targets (node indices, or -1 - j for the level's new candidate j)
-        self._raw: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
-        self._raw_bytes = 0
-        self._batch: tuple[np.ndarray, np.ndarray] | None = None  # awaiting on_edges
-        self._offsets: list[int] = []  # per level: its first node
-        #: per level expanded (an observer's): the row in the next level of each new
-        #: candidate
-        self._new_rows: np.ndarray | None = None
-        self._far: list[np.ndarray] = []  # target fps not in the last three levels
-        self.peak_pending_bytes = 0
-        self._worker = (ThreadPoolExecutor(1, thread_name_prefix="liveness-graph")
-                        if background else None)
-        self._job: Future[None] | None = None
-        self._job_bytes = 0  # held by the transitions the job works on
-        #: scipy's SCC routine is imported in the background (while the next levels
-        #: are explored) once the graph outgrows :data:`SMALL_GRAPH`
-        self._scc_imported = False
-
-    def _wait(self) -> None:
-        """Wait for the background job (and raise what it raised)."""
-        job, self._job = self._job, None
-        if job is not None:
-            job.result()
-        self._job_bytes = 0
-
-    def on_level(self, depth: int, fps: np.ndarray, words: np.ndarray) -> None:
-        """Level ``depth``'s states (before it is expanded): they become the next
-        nodes, and the transitions of the level before are stored (in the
-        background). Unless an observer of the run, the state predicates (and the
-        step formulas, by expanding the level) are evaluated on them here."""
-        if depth == 0:
-            self._n_init = len(fps)
-        bits = np.ones((len(fps), len(self.names)), dtype=bool)
-        self._level_bits, self._level_base = bits, self._n
-        if self.kernel is not None:
-            for start in range(0, len(fps), self.batch_size):
-                ex = self.kernel.expand(words[start:start + self.batch_size],
-                                        expand=bool(self.step_names))
-                self._labels(bits, start, ex.label_rows, ex.step_label_hits)
-        if self._n + len(fps) > NODE_LIMIT:
-            raise LivenessError(f"temporal properties are checked on at most {NODE_LIMIT:,} "
-                                f"states; this spec has more.")
-        self._wait()
-        self._offsets.append(self._n)  # (before the job, which reads it)
-        level = np.asarray(fps, dtype=np.uint64)
-        raw, self._raw = self._raw, []
-        new_rows, self._new_rows = self._new_rows, None
-        self._job_bytes, self._raw_bytes = self._raw_bytes, 0
-        job = partial(self._level_job, depth, level, self._n, raw, new_rows)
-        if not self._scc_imported and self._n + len(fps) > SMALL_GRAPH:
-            self._scc_imported = True
-            job = partial(_then_import_scc_routine, job)
-        if self._worker is None:
-            job()
-        else:
-            self._job = self._worker.submit(job)
-        self._n += len(fps)
-        self._fps.append(level)
-        self._bits.append(bits)
-        if self._words is not None:
-            self._words.append(np.array(words, dtype=np.uint64).reshape(len(fps),
-                                                                        self._n_words))
-
-    def _labels(self, bits: np.ndarray, start: int, label_rows: Sequence[np.ndarray],
-                step_hits: Sequence[tuple[np.ndarray, np.ndarray, np.ndarray]]) -> None:
-        """Record a batch's labels (rows ``start..`` of the level whose node flags are
-        ``bits``): the rows where each state predicate is false, and the transitions
-        where each step formula is false as (source node, action) keys."""
-        for j, rows in enumerate(label_rows):
-            bits[start + rows, j] = False
-        for j, (rows, ids, _fps) in enumerate(step_hits):
-            if len(rows):
-                node = (rows + start + self._level_base).astype(np.int64)
-                keys = node * self.n_act + ids
-                self._step_false[j].append(keys)
-                self._step_false_bytes += keys.nbytes
-
-    def on_batch(self, start: int, ex: Expansion) -> None:
-        """A batch of the level's expansion by the run (the observer's hook): its
-        labels, and its transitions into stored states."""
-        assert self._level_bits is not None, "on_level comes first"
-        self._labels(self._level_bits, start, ex.label_rows, ex.step_label_hits)
-        if len(ex.child_fps):
-            self._batch = ((start + ex.parent_rows).astype(np.int32),
-                           ex.action_ids.astype(self.edges.act_type))
-
-    def on_edges(self, targets: np.ndarray) -> None:
-        """The node indices of the targets of the batch :meth:`on_batch` took last (the
-        observer's hook: see :meth:`~modelcheck.run.observers.Observer.on_edges`)."""
-        assert self._batch is not None and len(self._batch[0]) == len(targets)
-        rows, acts = self._batch
-        self._batch = None
-        self._pending(rows, acts, targets.astype(np.int32, copy=False))
-
-    def on_new_states(self, depth: int, rows: np.ndarray) -> None:
-        """The rows of level ``depth``'s new candidates in the next level (the observer's
-        hook)."""
-        self._new_rows = rows.astype(np.int32, copy=False)
-        self._raw_bytes += self._new_rows.nbytes
-
-    def nbytes(self) -> int:
-        """Bytes held in memory: the nodes' fingerprints, flags and degrees, the edges
-        (unless spilled), the transitions waiting for their level, the step formulas'
-        false keys and the indexes of the last levels (the memory budget counts them)."""
-        nodes = sum(f.nbytes for f in self._fps) + sum(b.nbytes for b in self._bits) + \
-            sum(d.nbytes for d in self._deg) + sum(f.nbytes for f in self._far) + \
-            sum(e.nbytes for e in self._en) + sum(w.nbytes for w in self._words or ())
-        index = sum(ix.nbytes for ix in list(self._index.values()))
-        return int(nodes + index + self.edges.nbytes + self._raw_bytes + self._job_bytes
-                   + self._step_false_bytes)
-
-    def on_transitions(self, rows: np.ndarray, acts: np.ndarray, children: np.ndarray
-                       ) -> None:
-        """A batch's transitions into stored states, the children by fingerprint (the
-        explorer's ``on_transitions`` hook; not for an observer)."""
-        self._pending(rows.astype(np.int32), acts.astype(self.edges.act_type), children)
-
-    def _pending(self, rows: np.ndarray, acts: np.ndarray, targets: np.ndarray) -> None:
-        self._raw.append((rows, acts, targets))
-        self._raw_bytes += rows.nbytes + acts.nbytes + targets.nbytes
-        self.peak_pending_bytes = max(self.peak_pending_bytes,
-                                      self._raw_bytes + self._job_bytes)
-
-    def _level_job(self, depth: int, fps: np.ndarray, offset: int,
-                   raw: list[tuple[np.ndarray, np.ndarray, np.ndarray]],
-                   new_rows: np.ndarray | None) -> None:
-        """Index level ``depth`` (nodes from ``offset`` on; an observer's targets need no
-        index) and store the transitions ``raw`` of the level before (the background
-        job)."""
-        if not self.observer:
-            self._index[depth] = FpIndex(fps, offset)
-        if depth > 0:
-            self._store(depth - 1, raw, new_rows)
-        self._index.pop(depth - 3, None)
-
-    def _nodes(self, depth: int, targets: np.ndarray, new_rows: np.ndarray | None
-               ) -> tuple[np.ndarray, np.ndarray]:
-        """``(nodes, far)`` of a batch's transitions from level ``depth``: their targets'
-        node indices, and the positions whose targets are further back than the
-        indexed levels (-1 in ``nodes``, looked up at the end). An observer's targets
-        are the run's node indices, or -1 - j for the level's new candidate j, whose
-        node is the next level's first plus ``new_rows[j]``."""
-        if self.observer:
-            nodes = targets.copy()
-            new = np.flatnonzero(nodes < 0)
-            if len(new):
-                assert new_rows is not None, "the new candidates' rows come first"
-                nodes[new] = new_rows[-1 - nodes[new]] + self._offsets[depth + 1]
-            return nodes, new[:0]
-        window = [self._index[d] for d in (depth + 1, depth, depth - 1) if d in self._index]
-        found = window[0].find(targets)
-        miss = np.flatnonzero(found < 0)
-        for ix in window[1:]:
-            if not len(miss):
-                break
-            got = ix.find(targets[miss])
-            found[miss] = got
-            miss = miss[got < 0]
-        return found, miss
-
-    def _store(self, depth: int, raw: list[tuple[np.ndarray, np.ndarray, np.ndarray]],
-               new_rows: np.ndarray | None = None) -> None:
-        """The transitions ``raw`` of level ``depth``, batch by batch, in CSR order with
-        their targets' node indices, to the edge store (and the sources' degrees)."""
-        level = self._fps[depth]
-        base = self._offsets[depth]
-        deg = np.zeros(len(level), dtype=np.int32)
-        lut = self._en_lut
-        en = None if lut is None else np.zeros(len(level), dtype=lut.dtype)
-        row = 0  # the first row of the level that later batches may hold
-        for rows, acts, children in raw:
-            found, miss = self._nodes(depth, children, new_rows)
-            # a step that changes the state (or, with stutter, any step)
-            keep = (found != rows + base) if self.observer else \
-                key_ne(take_rows(level, rows), children)
-            if not self.stutter and not keep.all():
-                rows, acts, found = rows[keep], acts[keep], found[keep]
-                children = take_rows(children, keep)
-                miss = np.flatnonzero(found < 0)
-            if not len(rows):
-                continue
-            lo, hi = int(rows.min()), int(rows.max()) + 1
-            assert lo >= row, "batches come in level order"
-            row = hi
-            d, dest = csr_order(rows - lo, acts, hi - lo, self.n_act)
-            deg[lo:hi] += d
-            dst = np.empty(len(found), dtype=np.int32)
-            dst[dest] = found
-            act = np.empty(len(acts), dtype=self.edges.act_type)
-            act[dest] = acts
-            if en is not None and lut is not None:  # per source: its actions' sets
-                nz = np.flatnonzero(d)
-                first = np.cumsum(d) - d
-                en[lo + nz] = np.bitwise_or.reduceat(lut[act], first[nz])
-            if len(miss):  # in CSR order, the order in which they are patched at the end
-                self._far.append(children[miss[np.argsort(dest[miss])]])
-            self.edges.append(dst, act)
-        self._deg.append(deg)
-        if en is not None:
-            self._en.append(en)
-
-    def graph(self) -> StateGraph:
-        """The collected graph, with node indices (frees the collected arrays)."""
-        self._wait()
-        self._shutdown()
-        raw, self._raw = self._raw, []
-        if self._fps:
-            self._store(len(self._fps) - 1, raw, self._new_rows)
-        self._new_rows = None
-        del raw
-        self._index = {}
-        fps = np.concatenate(self._fps) if self._fps else empty_keys(self.key_width)
-        bits = np.concatenate(self._bits) if self._bits else np.zeros((0, len(self.names)), bool)
-        self._bits = []
-        initial = np.zeros(len(fps), dtype=bool)
-        initial[:self._n_init] = True
-        far = np.concatenate(self._far) if self._far else empty_keys(self.key_width)
-        self._far = []
-        indptr = np.zeros(len(fps) + 1, dtype=np.int32 if self.edges.n <= NODE_LIMIT
-                          else np.int64)
-        if self._deg:
-            np.concatenate(self._deg, out=indptr[1:], casting="same_kind")
-            np.cumsum(indptr, out=indptr, dtype=indptr.dtype)  # in place
-        self._deg = []
-        enabled_sets: dict[tuple[int, ...], np.ndarray] = {}
-        if self._en_lut is not None:
-            word = self._en_lut.dtype.type
-            en = np.concatenate(self._en) if self._en else np.zeros(0, self._en_lut.dtype)
-            self._en = []
-            if len(en) == len(fps):
-                enabled_sets = {ids: ((en >> word(j)) & word(1)).astype(bool)
-                                for j, ids in enumerate(self._en_sets)}
-            del en
-        if len(far):  # targets further back than the level before
-            got = self._find_far(far, fps)
-            assert (got >= 0).all(), "every target is a state"
-            where = self.edges.patch_unknown(lambda where: got)
-            assert len(where) == len(far)
-        dst, act = self.edges.finish()
-        self._fps = []
-        preds = {name: np.ascontiguousarray(bits[:, j]) for j, name in enumerate(self.names)}
-        steps = {name: self._step_values(false, indptr, act)
-                 for name, false in zip(self.step_names, self._step_false)}
-        self._step_false = []
-        levels = np.array([*self._offsets, len(fps)], dtype=np.int64)
-        self._offsets = []
-        words = None
-        if self._words is not None:
-            words = (np.concatenate(self._words) if self._words
-                     else np.zeros((0, self._n_words), dtype=np.uint64))
-            self._words = []
-        return StateGraph(fps, initial, dst, act, indptr, preds, steps, enabled_sets, levels,
-                          words)
-
-    def _step_values(self, false: list[np.ndarray], indptr: np.ndarray, act: np.ndarray
-                     ) -> np.ndarray:
-        """Per edge (CSR order): the step formula holds, i.e. its (source node,
-        action) key is not among ``false``. The keys are computed from the CSR
-        positions, a chunk of edges at a time."""
-        bad = _sorted_distinct(false)
-        out = np.ones(len(act), dtype=bool)
-        if not len(bad):
-            return out
-        for u, v, e0, e1 in edge_chunks(indptr):
-            if e1 == e0:
-                continue
-            keys = np.repeat(np.arange(u, v, dtype=np.int64), np.diff(indptr[u:v + 1]))
-            keys *= self.n_act
-            keys += act[e0:e1]
-            pos = np.minimum(np.searchsorted(bad, keys), len(bad) - 1)
-            out[e0:e1] = bad[pos] != keys
-        return out
-
-    def _find_far(self, far: np.ndarray, fps: np.ndarray) -> np.ndarray:
-        """Nodes of the fingerprints ``far`` (few, usually): each level's sorted
-        fingerprints are searched, the most recent first; past a few searches per
-        state, one index of all states is built instead."""
-        sizes = [len(f) for f in self._fps]
-        if len(far) * len(sizes) > len(fps):
-            return FpIndex(fps).find(far)
-        out = np.full(len(far), -1, dtype=np.int32)
-        rest = np.arange(len(far))
-        end = len(fps)
-        for level in reversed(self._fps):
-            start = end - len(level)
-            if len(rest) and len(level):
-                pos = key_find(level, far[rest])
-                hit = pos >= 0
-                out[rest[hit]] = pos[hit] + start
-                rest = rest[~hit]
-            end = start
-        return out
-
-    def _shutdown(self) -> None:
-        if self._worker is not None:
-            self._worker.shutdown(wait=True)
-            self._worker = None
-
-    def close(self) -> None:
-        """Drop what is held (and the spilled edge files). A failure of the background
-        job is not raised here: the run ended already."""
-        self._job = None
-        self._shutdown()  # (waits for the job)
-        self._raw, self._far, self._index = [], [], {}
-        if self._words is not None:
-            self._words = []
-        self.edges.close()
-
-
-def _import_scc_routine() -> None:
-    """Import scipy's SCC routine (most of a second; in the collector's worker thread,
-    beside the exploration, rather than when the properties are decided)."""
-    try:
-        import scipy.sparse.csgraph  # noqa: F401
-    except ImportError:  # pragma: no cover - reported where it is used
-        pass
-
-
-def _then_import_scc_routine(job: Callable[[], None]) -> None:
-    """Run ``job``, then import scipy's SCC routine (see :func:`_import_scc_routine`)."""
-    job()
-    _import_scc_routine()
-
-
-def _sorted_distinct(parts: list[np.ndarray]) -> np.ndarray:
-    """The distinct keys of ``parts``, sorted: one in-place sort of their concatenation
-    (``np.unique`` of tens of millions of keys takes many times longer: it hashes
-    them first, then sorts)."""
-    if not parts:
-        return np.zeros(0, dtype=np.int64)
-    keys = np.concatenate(parts)
-    keys.sort()
-    if len(keys) > 1:
-        new = np.empty(len(keys), dtype=bool)
-        new[0] = True
-        np.not_equal(keys[1:], keys[:-1], out=new[1:])
-        if not new.all():
-            keys = keys[new]
-    return keys
-
-
 # ------------------------------------------------------------------ fair SCCs
-#: graphs of at most this many nodes and edges get their SCCs (and reversed edges) in
-#: plain Python and numpy: importing scipy costs about 0.35 CPU seconds, more than
-#: Tarjan's algorithm takes on such a graph, and a small liveness check would pay it
-SMALL_GRAPH = 50_000
 
 
 def strong_components(n: int, indptr: np.ndarray, dst: np.ndarray) -> tuple[int, np.ndarray]:
@@ -1019,6 +421,18 @@ def _on_cycles(g: StateGraph, mask: np.ndarray, sub: np.ndarray) -> np.ndarray:
     return out
 
 
+def nodes_on_cycles(g: StateGraph) -> np.ndarray:
+    """Per node of ``g``: it lies on a cycle (in a strongly connected component of more
+    than one node). Computed once (kept in :attr:`StateGraph.cyclic_nodes`), by one SCC
+    pass over the whole graph; the analysis of each property may then leave the other
+    nodes out (a cycle within a subgraph lies within one component of the whole
+    graph)."""
+    if g.cyclic_nodes is None:
+        everything = np.ones(g.n, dtype=bool)
+        g.cyclic_nodes = _on_cycles(g, everything, everything)
+    return g.cyclic_nodes
+
+
 def _taken_inside(g: StateGraph, members: np.ndarray, lab_m: np.ndarray, ncomp: int,
                   conds: Sequence[FairnessCondition], edges: np.ndarray | None = None
                   ) -> list[np.ndarray]:
@@ -1059,7 +473,7 @@ def fair_components(g: StateGraph, mask: np.ndarray, conds: Sequence[FairnessCon
     edge kept) among the nodes that may lie on a cycle by ``g``'s BFS levels
     (:func:`_may_cycle`), and each refinement round for strong fairness compacts the
     previous round's. A node is on a cycle iff its component has several nodes (the
-    graph has no self-loops). With ``cyclic`` (:meth:`StateGraph.cyclic`: the nodes on
+    graph has no self-loops). With ``cyclic`` (:func:`nodes_on_cycles`: the nodes on
     cycles of the whole graph, found with that filter) only on the edges among those
     nodes, without the filter. A node alone in its component
     is fair iff no condition's action is enabled there (no step of it can be taken
@@ -1632,7 +1046,7 @@ def _decide(spec: Spec, violation: Violation | None, g: StateGraph,
     refuse_empty_selections(g, distinct, spec, kernel)
     verdicts: dict[str, str] = {}
     # one SCC pass over the whole graph, when it saves more than it costs
-    cyclic = g.cyclic() if len(per_prop) > 1 else None
+    cyclic = nodes_on_cycles(g) if len(per_prop) > 1 else None
     enabled_cache = dict(zip((_ckey(c) for c in distinct), g.enabled_all(distinct)))
     for p, conds in per_prop:
         en = [enabled_cache[_ckey(c)] for c in conds]

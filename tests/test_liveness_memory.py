@@ -1,6 +1,6 @@
 """``--memory-limit`` counts the state graph of a liveness check.
 
-The graph is an observer of the one run (:class:`modelcheck.liveness.GraphCollector`,
+The graph is an observer of the one run (:class:`modelcheck.stategraph.GraphCollector`,
 :mod:`modelcheck.run.observers`): its bytes count towards the run's memory budget, so
 a check whose graph does not fit stops cleanly at the last complete level (status
 ``incomplete``, reason ``memory``, a message that names the graph's share, the

@@ -1,6 +1,6 @@
 """Liveness is an observer of the one run: each level is evaluated and expanded once.
 
-The state graph's collector (:class:`modelcheck.liveness.GraphCollector`) given to the
+The state graph's collector (:class:`modelcheck.stategraph.GraphCollector`) given to the
 explorer as an observer (:mod:`modelcheck.run.observers`) takes the temporal
 properties' state and step formulas as the run's kernel evaluated them on the states
 and transitions the run generated. The oracle is the collector fed through the
@@ -27,7 +27,8 @@ from modelcheck import check
 from modelcheck.config import CheckConfig
 from modelcheck.explorer import Explorer
 from modelcheck.kernel import Kernel
-from modelcheck.liveness import GraphCollector, StateGraph, split_checks
+from modelcheck.liveness import split_checks
+from modelcheck.stategraph import GraphCollector, StateGraph
 from modelcheck.temporal import fairness_conditions
 from tests.livespec import live_spec
 

@@ -51,7 +51,7 @@ def test_check_imports_no_server_or_graph_library() -> None:
 
 
 def test_small_liveness_check_imports_no_scipy() -> None:
-    # scipy (~0.35 CPU s) is for the SCCs of graphs past liveness.SMALL_GRAPH
+    # scipy (~0.35 CPU s) is for the SCCs of graphs past stategraph.SMALL_GRAPH
     got = imported("-m", "modelcheck", "check", "examples.tla.live_hour_clock:LiveHourClock",
                    "-q")
     assert "numpy" in got

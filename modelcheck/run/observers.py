@@ -12,7 +12,7 @@ order: the states of the levels before, then its row in its level). A target tha
 a new state is numbered among the level's new candidates until the level's end, when
 :meth:`Observer.on_new_states` tells each one's row in the next level. So an observer
 never evaluates or expands a level again, nor looks a state up. The state-graph store
-(:class:`~modelcheck.liveness.GraphCollector`) is one: liveness's graph for the SCCs,
+(:class:`~modelcheck.stategraph.GraphCollector`) is one: liveness's graph for the SCCs,
 and the graph of ``modelcheck graph`` and of the web explorer
 (:func:`~modelcheck.graph.state_graph`).
 The memory it holds (:meth:`Observer.nbytes`) counts towards the run's memory budget

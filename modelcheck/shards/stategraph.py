@@ -6,7 +6,7 @@ writes that part of the state graph beside the level files
 that change the state (source row, action id, target key), the values of the step
 formulas on them and of the state predicates on the bucket's states. Once the run is
 over, :func:`read_state_graph` turns them, in the coordinating process, into the arrays
-of the one-process state graph (:class:`modelcheck.liveness.StateGraph`): nodes in
+of the one-process state graph (:class:`modelcheck.stategraph.StateGraph`): nodes in
 breadth-first order, each level sorted by key (the order of the one-process explorer's
 levels: the same node indices), edges in CSR order (by source, then action id). So the
 SCC, fairness and lasso analysis that follows sees the graph the one-process check
@@ -41,7 +41,7 @@ __all__ = ["GraphArrays", "read_state_graph"]
 
 @dataclass
 class GraphArrays:
-    """The parts of a state graph (see :class:`modelcheck.liveness.StateGraph`)."""
+    """The parts of a state graph (see :class:`modelcheck.stategraph.StateGraph`)."""
 
     fps: np.ndarray  # keys per node, breadth-first, each level sorted
     levels: np.ndarray  # the first node of each level, then the number of nodes
