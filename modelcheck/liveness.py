@@ -110,7 +110,7 @@ from .store import key_int, key_ne, key_unique
 from .temporal import FairnessCondition, TemporalDecl, fairness_conditions, graph_parts
 
 __all__ = ["check_liveness", "check_liveness_workers", "ShardedLiveness", "split_checks",
-           "refuse_liveness", "WalkLiveness", "lasso_violation", "nodes_on_cycles",
+           "WalkLiveness", "lasso_violation", "nodes_on_cycles",
            "fair_components", "LivenessError", "Lasso", "find_lasso", "explain_fairness"]
 
 
@@ -137,19 +137,6 @@ def split_checks(spec: Spec, config: CheckConfig, library: Library | None = libr
         else:
             rest.append(n)
     return config.replace(invariants=tuple(rest)), chosen
-
-
-def refuse_liveness(spec: Spec, config: CheckConfig, backend: str) -> None:
-    """Raise :class:`LivenessError` if ``config`` selects temporal properties of
-    ``spec`` (for a backend that cannot check them)."""
-    _, temporal = split_checks(spec, config)
-    if temporal:
-        names = ", ".join(p.name for p in temporal)
-        raise LivenessError(
-            f"the {backend} backend does not check temporal properties ({names}); run "
-            f"`modelcheck check` locally for liveness, or select only invariants with "
-            f"--invariant NAME."
-        )
 
 
 def _refusals(spec: Spec, config: CheckConfig, temporal: Sequence[TemporalDecl]) -> None:

@@ -609,12 +609,3 @@ def test_inspect_lists_temporal_properties_and_fairness():
     r = CliRunner().invoke(cli, ["inspect", f"{LIVE}:TogglerFair"])
     assert "  Toggles ([]<>A; A a formula of steps (s, t))\n" in r.output
     assert "  NotYThenSet (P ~> A; A a formula of steps (s, t))" in r.output
-
-
-def test_the_spark_backend_refuses_temporal_properties():
-    from modelcheck.config import CheckConfig
-    from modelcheck.liveness import refuse_liveness
-
-    with pytest.raises(LivenessError, match="run `modelcheck check` locally"):
-        refuse_liveness(FlipWeakSet(), CheckConfig(), "Spark")
-    refuse_liveness(FlipWeakSet(), CheckConfig(invariants=()), "Spark")
