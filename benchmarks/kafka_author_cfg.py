@@ -42,7 +42,9 @@ sys.path.insert(0, str(ROOT))
 
 from specs.kafka_replication import constants_from_cfg, invariants_from_cfg  # noqa: E402
 
-SHARED = ROOT.parent.parent / "shared"
+#: ../shared beside the checkout (found upwards, so that a worktree nested deeper finds it too)
+SHARED = next((p / "shared" for p in ROOT.parents if (p / "shared").is_dir()),
+              ROOT.parent / "shared")
 MODELS = {
     "v3.5": ("v3.5", "kafka_replication_v3_5", "KafkaReplicationView"),
     "kip-966": ("kip-966", "kafka_replication_kip_966", "KafkaReplicationKip966View"),

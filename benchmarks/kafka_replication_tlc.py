@@ -42,7 +42,9 @@ from specs.kafka_replication import (  # noqa: E402
 )
 
 HERE = ROOT / "tests" / "kafka_replication"
-SHARED = ROOT.parent.parent / "shared"
+#: ../shared beside the checkout (found upwards, so that a worktree nested deeper finds it too)
+SHARED = next((p / "shared" for p in ROOT.parents if (p / "shared").is_dir()),
+              ROOT.parent / "shared")
 MODELS = {"v3.5": ("v3.5", "kafka_replication_v3_5.tla", KafkaReplication),
           "kip-966": ("kip-966", "kafka_replication_kip_966.tla", KafkaReplicationKip966)}
 

@@ -44,7 +44,9 @@ import tempfile
 from dataclasses import dataclass
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
-SHARED = ROOT.parent.parent / "shared"
+#: ../shared beside the checkout (found upwards, so that a worktree nested deeper finds it too)
+SHARED = next((p / "shared" for p in ROOT.parents if (p / "shared").is_dir()),
+              ROOT.parent / "shared")
 
 
 @dataclass(frozen=True)
