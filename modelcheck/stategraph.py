@@ -23,7 +23,7 @@ Its consumers sit above it and beside each other: liveness
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from functools import partial
@@ -58,8 +58,9 @@ class LivenessError(UsageError):
 
 
 #: graphs of at most this many nodes and edges get their SCCs (and reversed edges) in
-#: plain Python and numpy: importing scipy costs about 0.35 CPU seconds, more than
+#: plain Python and numpy: importing scipy costs about 0.25 CPU seconds, more than
 #: Tarjan's algorithm takes on such a graph, and a small liveness check would pay it
+#: (scipy is imported only when a larger SCC analysis needs it)
 SMALL_GRAPH = 50_000
 
 
@@ -321,9 +322,6 @@ class GraphCollector:
                         if background else None)
         self._job: Future[None] | None = None
         self._job_bytes = 0  # held by the transitions the job works on
-        #: scipy's SCC routine is imported in the background (while the next levels
-        #: are explored) once the graph outgrows :data:`SMALL_GRAPH`
-        self._scc_imported = False
 
     def _wait(self) -> None:
         """Wait for the background job (and raise what it raised)."""
@@ -356,9 +354,6 @@ class GraphCollector:
         new_rows, self._new_rows = self._new_rows, None
         self._job_bytes, self._raw_bytes = self._raw_bytes, 0
         job = partial(self._level_job, depth, level, self._n, raw, new_rows)
-        if not self._scc_imported and self._n + len(fps) > SMALL_GRAPH:
-            self._scc_imported = True
-            job = partial(_then_import_scc_routine, job)
         if self._worker is None:
             job()
         else:
@@ -614,21 +609,6 @@ class GraphCollector:
         if self._words is not None:
             self._words = []
         self.edges.close()
-
-
-def _import_scc_routine() -> None:
-    """Import scipy's SCC routine (most of a second; in the collector's worker thread,
-    beside the exploration, rather than when the properties are decided)."""
-    try:
-        import scipy.sparse.csgraph  # noqa: F401
-    except ImportError:  # pragma: no cover - reported where it is used
-        pass
-
-
-def _then_import_scc_routine(job: Callable[[], None]) -> None:
-    """Run ``job``, then import scipy's SCC routine (see :func:`_import_scc_routine`)."""
-    job()
-    _import_scc_routine()
 
 
 def _sorted_distinct(parts: list[np.ndarray]) -> np.ndarray:
