@@ -445,7 +445,7 @@ class GraphCollector:
         are the run's node indices, or -1 - j for the level's new candidate j, whose
         node is the next level's first plus ``new_rows[j]``."""
         if self.observer:
-            nodes = targets.copy()
+            nodes = targets  # (the run's array, held for this level alone: numbered in place)
             new = np.flatnonzero(nodes < 0)
             if len(new):
                 assert new_rows is not None, "the new candidates' rows come first"
@@ -488,17 +488,16 @@ class GraphCollector:
             row = hi
             d, dest = csr_order(rows - lo, acts, hi - lo, self.n_act)
             deg[lo:hi] += d
-            dst = np.empty(len(found), dtype=np.int32)
-            dst[dest] = found
-            act = np.empty(len(acts), dtype=self.edges.act_type)
-            act[dest] = acts
             if en is not None and lut is not None:  # per source: its actions' sets
                 nz = np.flatnonzero(d)
                 first = np.cumsum(d) - d
-                en[lo + nz] = np.bitwise_or.reduceat(lut[act], first[nz])
+                sets = np.empty(len(acts), dtype=lut.dtype)
+                sets[dest] = lut[acts]
+                en[lo + nz] = np.bitwise_or.reduceat(sets, first[nz])
+                del sets
             if len(miss):  # in CSR order, the order in which they are patched at the end
                 self._far.append(children[miss[np.argsort(dest[miss])]])
-            self.edges.append(dst, act)
+            self.edges.append_at(dest, found, acts)
         self._deg.append(deg)
         if en is not None:
             self._en.append(en)

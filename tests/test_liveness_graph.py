@@ -618,3 +618,34 @@ def test_a_large_liveness_check_without_cycles_does_not_import_scipy() -> None:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True)
     assert out.stdout.split() == ["ok", "True", "{'ReplayCatchesUp':", "'holds'}", "False"]
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.permutations(range(7)) | st.just([]), max_size=4), st.booleans())
+def test_edge_store_append_at_places_each_edge_at_its_place(perms, spill) -> None:
+    """``EdgeStore.append_at`` (in memory, or in files) stores what ``append`` of the
+    edges put in place first stores (the oracle: a Python list per array)."""
+    import tempfile
+
+    from modelcheck.graphstore import EdgeStore
+
+    with tempfile.TemporaryDirectory() as tmp:
+        store = EdgeStore(np.uint16, tmp if spill else None)
+        want_dst: list[int] = []
+        want_act: list[int] = []
+        for k, perm in enumerate(perms):
+            dest = np.array(perm, dtype=np.int32)
+            dst = np.arange(len(dest), dtype=np.int32) + 10 * k
+            act = (np.arange(len(dest)) * 3 + k).astype(np.uint16)
+            placed_dst = [0] * len(dest)
+            placed_act = [0] * len(dest)
+            for i, d in enumerate(perm):
+                placed_dst[d], placed_act[d] = int(dst[i]), int(act[i])
+            want_dst += placed_dst
+            want_act += placed_act
+            store.append_at(dest, dst, act)
+        got_dst, got_act = store.finish()
+        assert np.asarray(got_dst).tolist() == want_dst
+        assert np.asarray(got_act).tolist() == want_act
+        del got_dst, got_act
+        store.close()
