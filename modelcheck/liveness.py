@@ -389,13 +389,53 @@ def _cycle_subgraph(g: StateGraph, sub: np.ndarray, edges: np.ndarray | None = N
                     levels: bool = True) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The nodes of ``sub`` that may lie on a cycle within it (and the edges of
     ``edges``; by :func:`_may_cycle` when ``g``'s nodes are in BFS order and
-    ``levels``, else all of them) and the CSR copy of the edges among them, numbered
-    ``0..k - 1``, without repeated targets: ``(nodes, indptr, dst)``."""
+    ``levels``, else all of them; then trimmed by :func:`_trim`) and the CSR copy of
+    the edges among them, numbered ``0..k - 1``, without repeated targets:
+    ``(nodes, indptr, dst)``. A graph without cycles leaves none, so its check needs
+    no SCC routine (nor scipy)."""
     if g.levels is not None and levels:
         sub = _may_cycle(g.levels, g.indptr, g.dst, sub, edges)
     nodes = np.flatnonzero(sub)
     indptr, dst = _induced(nodes, g.indptr, g.dst, edges, simple=True)
+    keep = _trim(indptr, dst)
+    if len(keep) < len(nodes):
+        indptr, dst = _induced(keep, indptr, dst)
+        nodes = nodes[keep]
     return nodes, indptr, dst
+
+
+def _trim(indptr: np.ndarray, dst: np.ndarray) -> np.ndarray:
+    """The nodes (sorted) of the CSR graph left when the nodes without an edge in or
+    without an edge out among those left are removed, round by round: a node on a
+    cycle keeps its edges along the cycle, so they hold every cycle, and the removed
+    nodes are components of one node each. Each round reads the edges left once (a
+    graph without cycles is removed in full, in as many rounds as its longest path
+    has nodes; the rounds stop early when they remove few nodes, the rest left to
+    the SCC routine)."""
+    n = len(indptr) - 1
+    alive = np.ones(n, dtype=bool)
+    src = np.repeat(np.arange(n, dtype=np.int32), np.diff(indptr))
+    d = np.asarray(dst)
+    left = n
+    while len(d):
+        has_in = np.zeros(n, dtype=bool)
+        has_in[d] = True
+        has_out = np.zeros(n, dtype=bool)
+        has_out[src] = True
+        alive &= has_in
+        alive &= has_out
+        now = int(np.count_nonzero(alive))
+        if now == left:
+            break
+        ok = alive[src]
+        ok &= alive[d]
+        src, d = src[ok], d[ok]
+        shrunk, left = left - now, now
+        if shrunk * 64 < now:  # few removed: not worth another pass over the edges
+            break
+    if not len(d):
+        return np.zeros(0, dtype=np.int64)
+    return np.flatnonzero(alive)
 
 
 def _on_cycles(g: StateGraph, mask: np.ndarray, sub: np.ndarray) -> np.ndarray:

@@ -23,7 +23,7 @@ Its consumers sit above it and beside each other: liveness
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from functools import partial
@@ -58,8 +58,9 @@ class LivenessError(UsageError):
 
 
 #: graphs of at most this many nodes and edges get their SCCs (and reversed edges) in
-#: plain Python and numpy: importing scipy costs about 0.35 CPU seconds, more than
+#: plain Python and numpy: importing scipy costs about 0.25 CPU seconds, more than
 #: Tarjan's algorithm takes on such a graph, and a small liveness check would pay it
+#: (scipy is imported only when a larger SCC analysis needs it)
 SMALL_GRAPH = 50_000
 
 
@@ -321,9 +322,6 @@ class GraphCollector:
                         if background else None)
         self._job: Future[None] | None = None
         self._job_bytes = 0  # held by the transitions the job works on
-        #: scipy's SCC routine is imported in the background (while the next levels
-        #: are explored) once the graph outgrows :data:`SMALL_GRAPH`
-        self._scc_imported = False
 
     def _wait(self) -> None:
         """Wait for the background job (and raise what it raised)."""
@@ -356,9 +354,6 @@ class GraphCollector:
         new_rows, self._new_rows = self._new_rows, None
         self._job_bytes, self._raw_bytes = self._raw_bytes, 0
         job = partial(self._level_job, depth, level, self._n, raw, new_rows)
-        if not self._scc_imported and self._n + len(fps) > SMALL_GRAPH:
-            self._scc_imported = True
-            job = partial(_then_import_scc_routine, job)
         if self._worker is None:
             job()
         else:
@@ -450,7 +445,7 @@ class GraphCollector:
         are the run's node indices, or -1 - j for the level's new candidate j, whose
         node is the next level's first plus ``new_rows[j]``."""
         if self.observer:
-            nodes = targets.copy()
+            nodes = targets  # (the run's array, held for this level alone: numbered in place)
             new = np.flatnonzero(nodes < 0)
             if len(new):
                 assert new_rows is not None, "the new candidates' rows come first"
@@ -493,17 +488,16 @@ class GraphCollector:
             row = hi
             d, dest = csr_order(rows - lo, acts, hi - lo, self.n_act)
             deg[lo:hi] += d
-            dst = np.empty(len(found), dtype=np.int32)
-            dst[dest] = found
-            act = np.empty(len(acts), dtype=self.edges.act_type)
-            act[dest] = acts
             if en is not None and lut is not None:  # per source: its actions' sets
                 nz = np.flatnonzero(d)
                 first = np.cumsum(d) - d
-                en[lo + nz] = np.bitwise_or.reduceat(lut[act], first[nz])
+                sets = np.empty(len(acts), dtype=lut.dtype)
+                sets[dest] = lut[acts]
+                en[lo + nz] = np.bitwise_or.reduceat(sets, first[nz])
+                del sets
             if len(miss):  # in CSR order, the order in which they are patched at the end
                 self._far.append(children[miss[np.argsort(dest[miss])]])
-            self.edges.append(dst, act)
+            self.edges.append_at(dest, found, acts)
         self._deg.append(deg)
         if en is not None:
             self._en.append(en)
@@ -614,21 +608,6 @@ class GraphCollector:
         if self._words is not None:
             self._words = []
         self.edges.close()
-
-
-def _import_scc_routine() -> None:
-    """Import scipy's SCC routine (most of a second; in the collector's worker thread,
-    beside the exploration, rather than when the properties are decided)."""
-    try:
-        import scipy.sparse.csgraph  # noqa: F401
-    except ImportError:  # pragma: no cover - reported where it is used
-        pass
-
-
-def _then_import_scc_routine(job: Callable[[], None]) -> None:
-    """Run ``job``, then import scipy's SCC routine (see :func:`_import_scc_routine`)."""
-    job()
-    _import_scc_routine()
 
 
 def _sorted_distinct(parts: list[np.ndarray]) -> np.ndarray:

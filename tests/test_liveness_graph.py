@@ -567,3 +567,85 @@ def test_a_small_liveness_check_does_not_import_scipy() -> None:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True)
     assert out.stdout.split() == ["ok", "False"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(_csr_graphs())
+def test_trim_keeps_every_node_on_a_cycle(g) -> None:
+    """The nodes left by trimming hold every node on a cycle (the oracle: a node
+    whose mutual-reachability class has several nodes; no self-loops), and the SCCs
+    of the trimmed graph are those of the whole graph on the nodes left."""
+    from modelcheck.liveness import _induced, _trim, small_strong_components
+
+    n, indptr, dst = g
+    r = _reaches(n, indptr, dst)
+    on_cycle = (r & r.T).sum(axis=1) > 1
+    keep = _trim(indptr, dst)
+    assert list(keep) == sorted(set(keep.tolist()))
+    kept = np.zeros(n, dtype=bool)
+    kept[keep] = True
+    assert not (on_cycle & ~kept).any()
+    sub_indptr, sub_dst = _induced(keep, indptr, dst)
+    lab = small_strong_components(len(keep), sub_indptr, sub_dst)[1]
+    rk = r[np.ix_(keep, keep)]
+    assert ((lab[:, None] == lab[None, :]) == (rk & rk.T)).all()
+
+
+def test_trim_removes_a_wide_graph_without_cycles_in_full() -> None:
+    from modelcheck.liveness import _trim
+
+    w, k = 50, 20  # k layers of w nodes, each node to two of the next layer
+    succ = [[(i + 1) * w + j, (i + 1) * w + (j + 1) % w] if i + 1 < k else []
+            for i in range(k) for j in range(w)]
+    n = w * k
+    succ += [[n + 1], [n + 2], [n]]  # and a triangle beside it
+    indptr = np.cumsum([0, *map(len, succ)]).astype(np.int64)
+    dst = np.array([v for s in succ for v in s], dtype=np.int32)
+    assert _trim(indptr, dst).tolist() == [n, n + 1, n + 2]
+
+
+def test_a_large_liveness_check_without_cycles_does_not_import_scipy() -> None:
+    # KRaftBrokerLive's graph (172k states) has no cycle: trimming leaves no node to
+    # the SCC routine, and scipy (about 0.23 CPU seconds to import) is not imported
+    import subprocess
+    import sys
+    code = ("import sys\n"
+            "from modelcheck import check_liveness\n"
+            "from benchmarks.kraft_broker_live import KRaftBrokerLive\n"
+            "r = check_liveness(KRaftBrokerLive(N=2, P=1, MaxLog=5, MaxRestarts=2))\n"
+            "print(r.status, r.distinct_states > 50_000, r.liveness['properties'], "
+            "'scipy' in sys.modules)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True)
+    assert out.stdout.split() == ["ok", "True", "{'ReplayCatchesUp':", "'holds'}", "False"]
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.permutations(range(7)) | st.just([]), max_size=4), st.booleans())
+def test_edge_store_append_at_places_each_edge_at_its_place(perms, spill) -> None:
+    """``EdgeStore.append_at`` (in memory, or in files) stores what ``append`` of the
+    edges put in place first stores (the oracle: a Python list per array)."""
+    import tempfile
+
+    from modelcheck.graphstore import EdgeStore
+
+    with tempfile.TemporaryDirectory() as tmp:
+        store = EdgeStore(np.uint16, tmp if spill else None)
+        want_dst: list[int] = []
+        want_act: list[int] = []
+        for k, perm in enumerate(perms):
+            dest = np.array(perm, dtype=np.int32)
+            dst = np.arange(len(dest), dtype=np.int32) + 10 * k
+            act = (np.arange(len(dest)) * 3 + k).astype(np.uint16)
+            placed_dst = [0] * len(dest)
+            placed_act = [0] * len(dest)
+            for i, d in enumerate(perm):
+                placed_dst[d], placed_act[d] = int(dst[i]), int(act[i])
+            want_dst += placed_dst
+            want_act += placed_act
+            store.append_at(dest, dst, act)
+        got_dst, got_act = store.finish()
+        assert np.asarray(got_dst).tolist() == want_dst
+        assert np.asarray(got_act).tolist() == want_act
+        del got_dst, got_act
+        store.close()
