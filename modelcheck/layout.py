@@ -438,6 +438,16 @@ class Layout:
             cells = [i for n in names for i in range(self.vars[n].first_cell,
                                                      self.vars[n].first_cell
                                                      + self.vars[n].n_cells)]
+            used = sorted({int(self.word_of[i]) for i in cells})
+            if len(used) == 1:
+                # the view's cells lie in one word of the state: that word, projected,
+                # is the key (no cell decoded)
+                w = used[0]
+
+                def word(words: np.ndarray) -> np.ndarray:
+                    return np.ascontiguousarray(project(words)[:, w])
+
+                return "exact", 1, word
 
             def keys(words: np.ndarray) -> np.ndarray:
                 return own.fingerprints(own.pack_columns(
