@@ -158,6 +158,9 @@ class MemoryBudget:
     exact: bool
     #: the kernel's extra copies of each successor's words (symmetry, constraints)
     copies: int = 3
+    #: the keys' ``uint64`` columns (``Kernel.key_width``: under a view, the view's);
+    #: 0: as the state's words
+    key_width: int = 0
 
     @property
     def per_state(self) -> int:
@@ -178,6 +181,8 @@ class MemoryBudget:
     @property
     def key_bytes(self) -> int:
         """Bytes of a fingerprint: one word, or two (two-word states, 128-bit hashes)."""
+        if self.key_width:
+            return 8 * self.key_width
         return 8 if self.words == 1 else 16
 
     @property

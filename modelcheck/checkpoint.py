@@ -63,8 +63,9 @@ from .result import LevelStats
 from .store import FingerprintSet, LevelStore
 
 __all__ = ["CheckpointError", "Checkpoint", "Snapshot", "Final", "has_checkpoint",
-           "layout_digest", "identity", "manifest", "parse_manifest", "damaged",
-           "refuse_other_engine", "write_manifest", "MANIFEST", "FORMAT", "VERSION", "LOCAL"]
+           "layout_digest", "identity", "key_width_diff", "manifest", "parse_manifest",
+           "damaged", "refuse_other_engine", "write_manifest", "MANIFEST", "FORMAT", "VERSION",
+           "LOCAL"]
 
 MANIFEST = "manifest.json"
 FORMAT = "modelcheck-checkpoint"
@@ -97,6 +98,18 @@ def layout_digest(kernel: Kernel) -> str:
     return hashlib.sha256(json.dumps(desc, sort_keys=True).encode()).hexdigest()
 
 
+def key_width_diff(have: dict[str, Any], ident: dict[str, Any]) -> str | None:
+    """Why a checkpoint's keys (spec identity ``have``) are not this run's (``ident``),
+    or None. A checkpoint written before the identity held the width keyed a view's
+    states by two columns, and other states as today."""
+    had = have.get("key_width", 2 if have.get("view") else ident["key_width"])
+    if had == ident["key_width"]:
+        return None
+    return (f"its states are keyed by {had} uint64 column(s) and this run's by "
+            f"{ident['key_width']} (keys under a view are sized by the view's own "
+            "variables since; the checkpoint's keys cannot be read as this run's)")
+
+
 def _source(cls: type) -> tuple[str | None, str | None]:
     try:
         path = inspect.getsourcefile(cls)
@@ -123,6 +136,8 @@ def identity(kernel: Kernel) -> dict[str, Any]:
         "deadlock": bool(kernel.check_deadlock),
         "symmetry": list(kernel.symmetry.names) if kernel.symmetry else [],
         "view": list(kernel.view) if kernel.view else [],
+        #: the keys' ``uint64`` columns (under a view, the view's packing's)
+        "key_width": kernel.key_width,
     }
 
 
@@ -436,6 +451,8 @@ class Checkpoint:
                 diffs.append(f"checked {key} {have.get(key)} vs {ident[key]} ({opt})")
         if not diffs and have.get("layout") != ident["layout"]:
             diffs.append("the state layout or the action list differs (the spec changed)")
+        if not diffs and (why := key_width_diff(have, ident)) is not None:
+            diffs.append(why)
         if not diffs and have.get("source_sha256") != ident["source_sha256"]:
             diffs.append(f"the spec's source file {ident['source']} changed since")
         if diffs:

@@ -170,7 +170,8 @@ class Explorer:
                               len(self.kernel.actions), self.kernel.exact,
                               3 + (self.kernel.symmetry is not None)
                               + bool(self.kernel.constraints
-                                     or self.kernel.action_constraints))
+                                     or self.kernel.action_constraints),
+                              self.kernel.key_width)
         levels = LevelStore(self.config.spill_dir)
         ckpt = self._checkpoint()
         try:

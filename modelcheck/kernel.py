@@ -174,12 +174,17 @@ class Kernel:
         #: fingerprint is then its view's, and of several states with one view the
         #: explorers keep the first reached (the smallest parent, then action)
         self.view: tuple[str, ...] | None = spec.view if view and spec.view else None
-        self._project = None if self.view is None else self.layout.projection(self.view)
         #: how states are keyed (:mod:`modelcheck.store`): ``exact`` (the packed state,
-        #: or its view's, one or two words) or ``hash128`` (wider states)
+        #: or its view's, one or two words) or ``hash128`` (wider states, or views);
+        #: under a view sized by the view's own packing, not the state's
         self.key_kind = self.layout.fingerprint_kind
         #: the keys' ``uint64`` columns
         self.key_width = self.layout.key_width
+        #: under a view, the keys of packed states (their views')
+        self._view_keys: Callable[[np.ndarray], np.ndarray] | None = None
+        if self.view is not None:
+            self.key_kind, self.key_width, self._view_keys = \
+                self.layout.view_keys(self.view)
         self.fingerprints: Callable[[np.ndarray], np.ndarray] = self.layout.fingerprints
         #: the keys are the packed states (the frontier needs no words of its own); not
         #: under a view, whose keys are those of the states' views
@@ -205,8 +210,8 @@ class Kernel:
     def canonical(self, words: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Packed states and fingerprints, canonicalised when symmetry reduction is on;
         under a view, the states as they are and the fingerprints of their views."""
-        if self._project is not None:
-            return words, self.fingerprints(self._project(words))
+        if self._view_keys is not None:
+            return words, self._view_keys(words)
         if self.symmetry is None:
             return words, self.fingerprints(words)
         return self.symmetry.canonical(words)

@@ -418,6 +418,48 @@ class Layout:
 
         return project
 
+    def view_keys(self, keep: Collection[str]
+                  ) -> tuple[str, int, Callable[[np.ndarray], np.ndarray]]:
+        """How the states of a view over the variables ``keep`` are keyed, sized by the
+        view rather than the state: ``(kind, width, keys)`` with ``kind`` ``exact`` or
+        ``hash128`` (as :attr:`fingerprint_kind`), ``width`` the keys' ``uint64``
+        columns (as :attr:`key_width`) and ``keys`` a function of packed states
+        ``(n, k)`` to their views' keys. Two states get one key exactly when they agree
+        on ``keep`` (with ``hash128``, up to a 128-bit hash collision).
+
+        The view's variables are packed on their own (a :class:`Layout` of them alone):
+        when that takes fewer words than the state's keys (one word, or two where the
+        state is hashed), the keys are that packing's, exact; else the projected
+        state's (:meth:`projection`), which costs no decoding."""
+        names = [n for n in self.vars if n in keep]
+        own = Layout([(n, self.vars[n].btype, self.vars[n].decl) for n in names])
+        project = self.projection(names)
+        if own.n_words == 1 or (own.n_words == 2 and not self.exact):
+            cells = [i for n in names for i in range(self.vars[n].first_cell,
+                                                     self.vars[n].first_cell
+                                                     + self.vars[n].n_cells)]
+            used = sorted({int(self.word_of[i]) for i in cells})
+            if len(used) == 1:
+                # the view's cells lie in one word of the state: that word, projected,
+                # is the key (no cell decoded)
+                w = used[0]
+
+                def word(words: np.ndarray) -> np.ndarray:
+                    return np.ascontiguousarray(project(words)[:, w])
+
+                return "exact", 1, word
+
+            def keys(words: np.ndarray) -> np.ndarray:
+                return own.fingerprints(own.pack_columns(
+                    [self.decode_cell(words, i) for i in cells]))
+
+            return "exact", own.key_width, keys
+
+        def projected(words: np.ndarray) -> np.ndarray:
+            return self.fingerprints(project(words))
+
+        return self.fingerprint_kind, self.key_width, projected
+
     def decode_cell(self, words: np.ndarray, i: int) -> np.ndarray:
         """Column of cell ``i`` (int64, actual values) from packed words ``(n, k)``."""
         w = words[:, self.word_of[i]]

@@ -88,7 +88,10 @@ def render_text(r: Result) -> str:
         f"{r.distinct_states:,} distinct states, {r.generated_states:,} generated, "
         f"depth {r.depth}, {r.seconds:.2f} s ({r.states_per_second:,.0f} distinct states/s)."
     )
-    if r.fingerprint == "exact":
+    if r.fingerprint == "exact" and r.view:
+        out.append("Fingerprints: exact (each state keyed by its view's values, packed on "
+                   "their own into one or two 64-bit words).")
+    elif r.fingerprint == "exact":
         words = "a 64-bit word" if r.state_words == 1 else "two 64-bit words"
         out.append(f"Fingerprints: exact (the state's {r.state_cells} values packed as one "
                    f"mixed-radix code in {words}).")

@@ -285,6 +285,8 @@ class GraphCollector:
         act_type = np.uint16 if self.n_act <= 1 << 16 else np.int32
         self.edges = EdgeStore(act_type, spill_dir)
         self._fps: list[np.ndarray] = []  # per level (the explorer's arrays)
+        #: the keys' ``uint64`` columns: the run's kernel's (under a view, sized by the
+        #: view), taken from the first level's keys; the state's until then
         self.key_width = spec.layout.key_width
         #: per level its packed states (with ``words``), else None
         self._words: list[np.ndarray] | None = [] if words else None
@@ -337,6 +339,7 @@ class GraphCollector:
         step formulas, by expanding the level) are evaluated on them here."""
         if depth == 0:
             self._n_init = len(fps)
+            self.key_width = 1 if np.ndim(fps) == 1 else 2
         bits = np.ones((len(fps), len(self.names)), dtype=bool)
         self._level_bits, self._level_base = bits, self._n
         if self.kernel is not None:

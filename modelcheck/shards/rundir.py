@@ -34,6 +34,7 @@ from ..checkpoint import (
     VERSION,
     CheckpointError,
     identity,
+    key_width_diff,
     parse_manifest,
     refuse_other_engine,
     write_manifest,
@@ -177,6 +178,8 @@ class RunDir:
                 diffs.append(f"constant {k} = {hc.get(k)} vs {ic.get(k)}")
         if not diffs and have.get("layout") != ident["layout"]:
             diffs.append("the state layout or action list differs (the spec code changed)")
+        if not diffs and (why := key_width_diff(have, ident)) is not None:
+            diffs.append(why)
         for key in ("invariants", "properties", "deadlock", "symmetry", "view"):
             if have.get(key, [] if key == "view" else None) != ident[key]:
                 diffs.append(f"checked {key} {have.get(key)} vs {ident[key]}")
