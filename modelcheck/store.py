@@ -117,7 +117,8 @@ def _argsort1(a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         packed = a << _U64(rb)
         packed |= np.arange(n, dtype=_U64)
         packed.sort(kind="stable")  # timsort: successors come in sorted runs
-        order = (packed & _U64((1 << rb) - 1)).astype(np.int64)
+        # rows < 2**63: the masked words are the int64 rows as they are
+        order = np.bitwise_and(packed, _U64((1 << rb) - 1)).view(np.int64)
         packed >>= _U64(rb)
         return order, packed
     order = np.argsort(a, kind="stable")
