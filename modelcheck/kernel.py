@@ -49,6 +49,7 @@ from .layout import Layout
 from .spec import ActionDecl, ActionInstance, PredicateDecl, RoleKind, Spec
 from .store import empty_keys, key_int, take_rows
 from .symmetry import Symmetry
+from .types.sets import SetValue
 from .views import Branch, NextView, StateView
 
 __all__ = ["Kernel", "Checks", "Expansion", "format_state"]
@@ -203,6 +204,10 @@ class Kernel:
         self.scalar_locate_rows = 4096
         self._families = _families(self.actions)
         self._family_failed: set[int] = set()
+        #: per action instance with ``MemberOf`` parameters: the (variable, chunk, bit)
+        #: of each parameter's element in its set variable, or None where that is not a
+        #: set of one-bit members (a bag, a value outside the element type)
+        self._member_plans: dict[int, list[tuple[str, int, int]] | None] = {}
         self._leaves: dict[tuple[str, tuple[int, ...]], Leaf | None] = {}
         self._hi = self.layout.lo + self.layout.size - 1
         self._decoder = Decoder(self.layout)
@@ -640,6 +645,55 @@ class Kernel:
                          outside_hits, outside, None if constrain else ok,
                          label_rows, step_label_hits)
 
+    def _member_plan(self, inst: ActionInstance, s: StateView
+                     ) -> list[tuple[str, int, int]] | None:
+        """Where each ``MemberOf`` parameter of ``inst`` sits in its set variable:
+        ``(variable, chunk, bit)``; None unless every one is an element of a set
+        variable's element type (then :meth:`ActionInstance.member_mask` decides)."""
+        if inst.id in self._member_plans:
+            return self._member_plans[inst.id]
+        plan: list[tuple[str, int, int]] | None = []
+        args = inst.arguments
+        for var, k in inst.members:
+            v = getattr(s, var)
+            if type(v) is not SetValue or plan is None:  # not a subclass (sparse sets)
+                plan = None
+                break
+            idx, outside = v._type.elem.index_of(args[k])
+            if not isinstance(idx, int) or not isinstance(outside, (bool, np.bool_)) \
+                    or outside:
+                plan = None
+                break
+            w = v._type.chunk_bits
+            plan.append((var, idx // w, idx % w))
+        self._member_plans[inst.id] = plan
+        return plan
+
+    def _member_rows(self, inst: ActionInstance, s: StateView, n: int,
+                     bits: dict[tuple[str, int], np.ndarray]) -> np.ndarray | None:
+        """:meth:`ActionInstance.member_mask` of ``inst`` on the batch as ``n`` booleans
+        (None when it has no ``MemberOf`` parameter). A set variable's chunk is split
+        into bit planes once a batch (``bits``, by variable and chunk), so that each
+        instance's mask is a row of them rather than a shift and a mask of the chunk."""
+        if not inst.members:
+            return None
+        plan = self._member_plan(inst, s)
+        if plan is None:
+            member = inst.member_mask(s)
+            return np.broadcast_to(np.asarray(member, dtype=bool), (n,))
+        acc: np.ndarray | None = None
+        for var, c, bit in plan:
+            planes = bits.get((var, c))
+            if planes is None:
+                ch = np.asarray(getattr(s, var).chunks[c])
+                ch = np.ascontiguousarray(np.broadcast_to(ch, (n,)), dtype="<i8")
+                planes = np.unpackbits(ch.view(np.uint8).reshape(n, 8), axis=1,
+                                       bitorder="little").T.astype(bool, order="C")
+                bits[(var, c)] = planes
+            acc = planes[bit] if acc is None else acc & planes[bit]
+        assert acc is not None
+        return acc
+
     def _family_chunk(self, fi: int, fam: _Family, n: int) -> int:
         """Instances of family ``fam`` per family call on ``n`` states (< 2: none)."""
         if fam.count < 2 or fi in self._family_failed or not fam.values.shape[1]:
@@ -654,9 +708,8 @@ class Kernel:
         per-instance evaluator): the body runs once, and each of ``insts`` (one per
         branch, or the action itself) takes what it does."""
         layout, n = self.layout, acc.n
-        member = insts[0].member_mask(s)
+        member = self._member_rows(insts[0], s, n, acc.member_bits)
         if member is not None:
-            member = np.broadcast_to(np.asarray(member, dtype=bool), (n,))
             if not member.any():
                 return  # a MemberOf parameter that is a member in no state of the batch
         t = NextView(s)
@@ -1177,6 +1230,8 @@ class _Accumulator:
             [] for _ in range(n_props)]
         #: per added successor, whether its transition satisfies the action constraints
         self.action_ok: list[np.ndarray] | None = [] if action_constraints else None
+        #: the bit planes of the batch's set variables (``Kernel._member_rows``)
+        self.member_bits: dict[tuple[str, int], np.ndarray] = {}
 
     def add(self, words: np.ndarray, fps: np.ndarray, parents: np.ndarray,
             action_ids: np.ndarray, ok: np.ndarray | None = None) -> None:

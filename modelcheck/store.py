@@ -104,6 +104,27 @@ def _sort2(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return order, s0, s1
 
 
+def _argsort1(a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(np.argsort(a, kind="stable"), a sorted)`` of one-column keys. When the keys'
+    bits and a row number's fit in one word, each key is shifted up and its row put in
+    the low bits, and those words sorted: the words are distinct and order as (key,
+    row), so sorting them is the stable argsort, without its indirection and without
+    gathering the keys afterwards (timsort: a batch's successors come in sorted runs,
+    one per action instance)."""
+    n = len(a)
+    rb = max(1, (n - 1).bit_length())
+    if n >= 4096 and a.dtype == _U64 and int(a.max()).bit_length() + rb <= 64:
+        packed = a << _U64(rb)
+        packed |= np.arange(n, dtype=_U64)
+        packed.sort(kind="stable")  # timsort: successors come in sorted runs
+        # rows < 2**63: the masked words are the int64 rows as they are
+        order = np.bitwise_and(packed, _U64((1 << rb) - 1)).view(np.int64)
+        packed >>= _U64(rb)
+        return order, packed
+    order = np.argsort(a, kind="stable")
+    return order, a[order]
+
+
 def key_starts(sorted_keys: np.ndarray) -> np.ndarray:
     """Boolean mask of the first row of each run of equal keys in sorted keys."""
     n = len(sorted_keys)
@@ -313,9 +334,9 @@ def _dedupe(fps: np.ndarray, keys: np.ndarray, ordered_runs: bool, inverse: bool
     if fps.ndim == 1:
         if min_rows and not ordered_runs:
             order = np.lexsort((keys, fps))  # by fingerprint, then key
+            sf = fps[order]
         else:
-            order = np.argsort(fps, kind="stable")
-        sf = fps[order]
+            order, sf = _argsort1(fps)
         new = np.empty(len(sf), dtype=bool)
         new[0] = True
         np.not_equal(sf[1:], sf[:-1], out=new[1:])

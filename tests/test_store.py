@@ -540,3 +540,34 @@ def test_a_written_file_is_never_replaced(tmp_path: Path) -> None:
     shards.write_array(dst, np.arange(3, dtype=np.uint64))
     shards.link_or_copy(path, dst)
     assert np.load(dst).tolist() == [0, 1, 2]
+
+
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), bits=st.sampled_from([1, 12, 40, 51, 52, 64]),
+       runs=st.integers(1, 40), n=st.integers(4096, 9000))
+def test_packed_argsort_of_large_batches_against_a_stable_sort(seed: int, bits: int,
+                                                              runs: int, n: int) -> None:
+    """Batches of 4,096 rows or more whose keys and row numbers fit in one word are
+    sorted as packed (key, row) words: the order is the stable argsort's (equal keys in
+    row order) and :func:`dedupe_min` keeps, per fingerprint, its first row and smallest
+    key, as a dict over the rows does; wider keys take the argsort, with the same
+    result. Keys come as sorted runs with repeats, as a batch's successors do."""
+    from modelcheck.store import _argsort1
+
+    rng = np.random.default_rng(seed)
+    top = (1 << bits) - 1
+    pool = rng.integers(0, top, size=max(1, n // 3), dtype=np.uint64, endpoint=True)
+    parts = np.array_split(rng.choice(pool, size=n), runs)
+    fps = np.concatenate([np.sort(p) for p in parts])
+    order, sf = _argsort1(fps)
+    want = np.argsort(fps, kind="stable")
+    assert np.array_equal(order, want)
+    assert np.array_equal(sf, fps[want])
+    keys = rng.integers(0, 1 << 40, size=n)
+    oracle: dict[int, tuple[int, int]] = {}
+    for row, (f, k) in enumerate(zip(fps.tolist(), keys.tolist())):
+        first, kmin = oracle.get(f, (row, k))
+        oracle[f] = (first, min(kmin, k))
+    u, kmin, rows = dedupe_min(fps, keys)
+    assert u.tolist() == sorted(oracle)
+    assert [(int(r), int(k)) for r, k in zip(rows, kmin)] == [oracle[f] for f in sorted(oracle)]
