@@ -826,7 +826,7 @@ def inspect(spec: str, consts: tuple[str, ...], fmt: str) -> None:
                f"fingerprints {info['fingerprint']}):")
     for v in info["variables"]:
         out.append(f"  {v['name']:<16} {v['domain']:<36} cells {v['cells']:>3}  "
-                   f"bits {v['bits']:>3}")
+                   f"bits {v['bits']:>3}" + _set_forms_text(v["sets"]))
     out.append("Actions:")
     for a in info["actions"]:
         params = ", ".join(f"{k} \\in {v}" for k, v in a["params"].items())
@@ -856,6 +856,16 @@ def inspect(spec: str, consts: tuple[str, ...], fmt: str) -> None:
         out.append("Action constraints: " + ", ".join(info["action_constraints"]))
     out.append(f"Deadlock check: {'on' if info['check_deadlock'] else 'off'}")
     click.echo("\n".join(out))
+
+
+def _set_forms_text(forms: list[str]) -> str:
+    """The sets of a variable as ``inspect`` lists them after its bits: the form of
+    one set, or the forms counted when the variable holds several."""
+    if not forms:
+        return ""
+    if len(set(forms)) == 1:
+        return f"  ({forms[0]})" if len(forms) == 1 else f"  ({len(forms)} sets: {forms[0]} each)"
+    return f"  ({len(forms)} sets: {', '.join(forms)})"
 
 
 def _dom_text(bound: Spec, decl: Any, pname: str, dom: Any) -> str:

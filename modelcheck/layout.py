@@ -45,7 +45,7 @@ from typing import Any
 
 import numpy as np
 
-from .types import BoundArray, BoundType, Cell, ScalarType
+from .types import BoundArray, BoundSetChunk, BoundSparseSlot, BoundType, Cell, ScalarType
 
 __all__ = ["Layout", "VarInfo", "fingerprint64", "fingerprint128", "collision_probability",
            "words_of_keys"]
@@ -491,9 +491,24 @@ class Layout:
                 "domain": info.btype.describe(),
                 "cells": info.n_cells,
                 "bits": sum(max(1, (c.size - 1).bit_length()) for c in cells),
+                "sets": _set_forms(cells),
                 "declared": info.decl,
             })
         return rows
+
+
+def _set_forms(cells: Sequence[Cell]) -> list[str]:
+    """How each set a variable holds is stored, for ``inspect``: ``bit vector`` (one
+    bit per possible element) or ``member codes`` (``max_size`` sorted codes), with its
+    bits; one entry per set (a function of sets lists each)."""
+    forms: dict[int, list[Any]] = {}
+    for c in cells:
+        t = c.type
+        if isinstance(t, (BoundSetChunk, BoundSparseSlot)):
+            kind = "member codes" if isinstance(t, BoundSparseSlot) else "bit vector"
+            entry = forms.setdefault(id(t.owner), [kind, 0])
+            entry[1] += max(1, (c.size - 1).bit_length())
+    return [f"{kind} {bits} bits" for kind, bits in forms.values()]
 
 
 def words_of_keys(keys: np.ndarray) -> np.ndarray:

@@ -558,3 +558,34 @@ def test_arrays_of_sparse_sets_under_symmetry(sym: bool) -> None:
     kern = Kernel(make_inboxes(True, sym))
     assert_batch_matches_scalar(kern, [random_walk(kern, list(range(i, i + 7)))
                                        for i in range(6)])
+
+
+def test_inspect_shows_each_set_variables_form_and_bits() -> None:
+    """``inspect --format json`` lists, per variable, each set's form (bit vector or
+    member codes) and its bits; the text form shows it after the variable's bits.
+    The bits are computed from the type (one per element; k codes of
+    ceil(log2(|T| + 1)) bits), not written down."""
+    import json
+    import subprocess
+    import sys
+
+    from examples.ledger import Ledger as LedgerExample
+    from examples.two_phase_commit import TwoPhaseCommit
+
+    def run(spec: str, *args: str) -> str:
+        out = subprocess.run([sys.executable, "-m", "modelcheck", "inspect", spec, *args],
+                             capture_output=True, text=True, check=True)
+        return out.stdout
+
+    rows = {v["name"]: v for v in json.loads(run("examples/ledger.py", "--format", "json"))
+            ["variables"]}
+    ledger_t = LedgerExample().layout.vars["ledger"].btype
+    assert isinstance(ledger_t, BoundSparseSet)
+    code_bits = ledger_t.max_size * ledger_t.elem.n_values.bit_length()
+    assert rows["ledger"]["sets"] == [f"member codes {code_bits} bits"]
+    assert rows["settled"]["sets"] == []
+    rows = {v["name"]: v for v in json.loads(
+        run("examples/two_phase_commit.py", "--format", "json"))["variables"]}
+    n = TwoPhaseCommit().layout.vars["msgPrepared"].btype.elem.n_values
+    assert rows["msgPrepared"]["sets"] == [f"bit vector {n} bits"]
+    assert f"(member codes {code_bits} bits)" in run("examples/ledger.py")
