@@ -378,3 +378,40 @@ def test_inspect_shows_the_domains_as_tla_does(runner) -> None:
     assert r.exit_code == 0, r.output
     assert "RMRcvCommitMsg(rm \\in RM, m \\in msgs)  [15 instances]" in r.output
     assert "TMRcvPrepared(m \\in msgs)  [5 instances]" in r.output
+
+
+class WideMembers(Spec):
+    """``MemberOf`` a set over 130 ids: its members sit in three chunks of the packed set,
+    so the batch evaluator's bit planes are taken from every chunk, at every bit."""
+
+    check_deadlock = False
+    held = SetOf(Int(0, 129))
+    budget = Int(0, 3)
+
+    @action(x=range(0, 130, 7))
+    def Take(self, s, t, x):
+        t.held = s.held.with_(x)
+        t.budget = s.budget + 1
+        return (s.budget < 3) & ~s.held.has(x)
+
+    @action(p=MemberOf("held"))
+    def Give(self, s, t, p):
+        t.held = s.held.without(p)
+        return s.held.size() > 1
+
+
+def test_member_of_a_set_of_many_chunks_matches_the_brute_force_oracle() -> None:
+    spec = WideMembers()
+    assert len(spec.layout.cells) > 2  # the set takes several chunks
+    r = explore(spec)
+    assert (r.distinct_states, r.depth) == brute_force(spec)
+
+
+@settings(max_examples=40, deadline=None)
+@given(members=st.lists(st.sets(st.integers(0, 129), max_size=6), min_size=2, max_size=8))
+def test_member_of_a_set_of_many_chunks_batch_matches_scalar(members) -> None:
+    spec = WideMembers()
+    k = Kernel(spec, symmetry=False)
+    states = [k.layout.cells_from_values({"held": frozenset(ms), "budget": len(ms) % 4})
+              for ms in members]
+    assert_batch_matches_scalar(k, states)
