@@ -149,11 +149,14 @@ def test_kraft_l3(spark: Any) -> None:
         "ok", 552953, 1812322, 30)
 
 
+@pytest.mark.parametrize("engine", ["shards", "rdd"])
 @pytest.mark.parametrize("threshold", [0, 2_000, 10**9])
-def test_small_levels_on_the_driver(spark: Any, threshold: int) -> None:
+def test_small_levels_on_the_driver(spark: Any, threshold: int, engine: str) -> None:
     """Levels of at most ``threshold`` candidates run in the driver process: the same
-    result field by field whether none, some or all levels do."""
-    r = compare(spark, kraft(**L3), {"driver_threshold": threshold, "partitions": 3})
+    result field by field whether none, some or all levels do (on the rdd engine, the
+    first levels up to the first level too large, which hands the visited set to Spark)."""
+    r = compare(spark, kraft(**L3), {"driver_threshold": threshold, "partitions": 3,
+                                     "engine": engine})
     jobs, on_driver = r.memory["spark_jobs"], r.memory["driver_levels"]
     assert jobs + on_driver in (r.depth + 1, r.depth + 2)  # + the job finding no new state
     cpu = r.memory["spark_task_cpu_ms"], r.memory["driver_level_cpu_ms"]
@@ -165,10 +168,11 @@ def test_small_levels_on_the_driver(spark: Any, threshold: int) -> None:
         assert jobs == 0 and cpu[0] == 0 and cpu[1] > 0
 
 
-def test_driver_levels_find_the_same_violation(spark: Any) -> None:
+@pytest.mark.parametrize("engine", ["shards", "rdd"])
+def test_driver_levels_find_the_same_violation(spark: Any, engine: str) -> None:
     spec = kraft("KRaftBrokerBugGrantWithLeaders", **{**L1, "MaxLog": 5})
-    ex = compare(spark, spec, {"driver_threshold": 0})
-    dr = compare(spark, spec, {"driver_threshold": 10**9})
+    ex = compare(spark, spec, {"driver_threshold": 0, "engine": engine})
+    dr = compare(spark, spec, {"driver_threshold": 10**9, "engine": engine})
     assert ex.violation is not None and dr.memory["spark_jobs"] == 0
     assert dr.violation == ex.violation
 
