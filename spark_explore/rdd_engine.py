@@ -244,10 +244,20 @@ def _same(block: tuple[np.ndarray, np.ndarray], bucket: int) -> tuple[np.ndarray
 class _DriverLevels:
     """The part of a run the driver holds while its levels run there."""
 
-    seen: list[np.ndarray] | None  # per bucket, the visited fingerprints (None: level 0)
+    #: per bucket, the visited fingerprints as two sorted runs (``base``, ``recent``:
+    #: a level is merged into the small one, which is merged into ``base`` when it has
+    #: grown to an eighth of it); None before level 0
+    seen: list[list[np.ndarray]] | None
     cands: list[Block]  # per bucket, the candidates of the next level
-    candidates: int  # the next level's input: candidates, or a level to expand again
-    distinct: int  # states committed so far
+
+    def add(self, bucket: int, fps: np.ndarray) -> None:
+        """Add a bucket's new level (sorted fingerprints) to its visited runs."""
+        assert self.seen is not None
+        base, recent = self.seen[bucket]
+        recent = merge_sorted(recent, fps)
+        if 8 * len(recent) > len(base):
+            base, recent = merge_sorted(base, recent), recent[:0]
+        self.seen[bucket] = [base, recent]
 
 
 class RddEngine(JobCounters):
@@ -292,6 +302,10 @@ class RddEngine(JobCounters):
         #: visited fingerprints (None before level 0) and the candidates of the next
         #: level; None once the levels run in Spark
         self._here: _DriverLevels | None = None
+        #: the next level's input (candidates, or a level to expand again) and the
+        #: states committed so far; None when unknown (after a resume)
+        self._candidates: int | None = None
+        self._distinct: int | None = None
         #: the committed levels the driver ran, per bucket (kept for traces)
         self._dlevels: dict[int, list[Block]] = {}
         #: the checkpoint directory (a HadoopDir) the levels are written to, or None
@@ -317,7 +331,8 @@ class RddEngine(JobCounters):
         m = len(fps)
         block: Block = (np.asarray(fps, _U), np.zeros_like(fps), np.full(m, -1, np.int32),
                         None if self.exact else words)
-        self._here = _DriverLevels(None, self._split(block), m, 0)
+        self._here = _DriverLevels(None, self._split(block))
+        self._candidates, self._distinct = m, 0
 
     def _split(self, block: Block) -> list[Block]:
         """``block`` split by bucket: one (maybe empty) block per bucket."""
@@ -326,30 +341,38 @@ class RddEngine(JobCounters):
                 for lo, hi in zip(off[:-1], off[1:])]
 
     def on_driver(self) -> bool:
-        """Whether the next level runs in the driver: while every level so far did, and
-        it has at most ``driver_threshold`` candidates, and the states seen so far are
-        at most :data:`~modelcheck.shards.engine.DRIVER_VISITED_FACTOR` times that (the
-        driver hands them to Spark at the first level that does not). Once in Spark,
-        the levels stay there: the visited set lives in the executors."""
-        t, here = self.driver_threshold, self._here
-        return (t > 0 and here is not None and here.candidates <= t
-                and here.distinct <= DRIVER_VISITED_FACTOR * t)
+        """Whether the next level runs in the driver: it has at most
+        ``driver_threshold`` candidates and the states seen so far are at most
+        :data:`~modelcheck.shards.engine.DRIVER_VISITED_FACTOR` times that (the bound of
+        the shards engine's driver levels, whose driver also reads every visited shard).
+        The visited set and the candidates move between the driver and Spark where the
+        levels do (:meth:`_to_spark`, :meth:`_to_driver`). Unknown after a resume: no."""
+        t, c, n = self.driver_threshold, self._candidates, self._distinct
+        return (t > 0 and c is not None and n is not None and c <= t
+                and n <= DRIVER_VISITED_FACTOR * t)
 
     def run_level(self, depth: int, expand: bool | None, again: bool = False
                   ) -> LevelSummary:
         """Job ``depth``: commit level ``depth`` and expand it as asked (``again``:
         expand the committed level ``depth`` once more)."""
         if self.on_driver():
-            return self._run_level_here(depth, expand, again)
+            if self._here is None:
+                self._to_driver(depth, again)
+            out = self._run_level_here(depth, expand, again)
+        else:
+            out = self._run_level_spark(depth, expand, again)
+        if self._distinct is not None and not again:
+            self._distinct += out.new
+        self._candidates = out.candidates if expand is not None else out.new
+        return out
+
+    def _run_level_spark(self, depth: int, expand: bool | None, again: bool) -> LevelSummary:
         cfg = self.cfg
         started = time.perf_counter()
-        if self._here is not None:
-            self._to_spark(depth, again)
+        handed = self._to_spark(depth, again) if self._here is not None else None
         if not again:
-            if depth in self._cands and depth - 1 not in self._state:  # from the driver
-                src = self._cands.pop(depth)
-            elif depth == 0:  # pragma: no cover - start() leaves level 0 to the driver
-                raise RuntimeError("level 0 without its candidates")
+            if handed is not None:  # the visited blocks and candidates from the driver
+                src = handed
             else:
                 cands = self._reduce_side(self._cands.pop(depth))
                 src = self._state[depth - 1].filter(_is(V)).union(cands)
@@ -412,15 +435,15 @@ class RddEngine(JobCounters):
             cpu = time.process_time()
             if not again:
                 blocks = []
-                seen = here.seen
-                merged = []
                 for b in range(self.buckets):
-                    level = commit_block(here.cands[b], None if seen is None else (seen[b],))
-                    blocks.append(level)
-                    merged.append(level[0] if seen is None else merge_sorted(seen[b], level[0]))
-                here.seen = merged
+                    blocks.append(commit_block(here.cands[b],
+                                               None if here.seen is None else here.seen[b]))
+                if here.seen is None:
+                    here.seen = [[blk[0], blk[0][:0]] for blk in blocks]
+                else:
+                    for b, blk in enumerate(blocks):
+                        here.add(b, blk[0])
                 here.cands = [_empty_block(self.cfg)] * self.buckets
-                here.distinct += sum(len(b[0]) for b in blocks)
                 self._dlevels[depth] = blocks
             blocks = self._dlevels[depth]
             level = _concat(blocks, self.cfg)
@@ -434,32 +457,31 @@ class RddEngine(JobCounters):
         except Exception as e:  # noqa: BLE001 - reported as a task's would be
             raise encode_error(e) from None
         out = LevelSummary.combine(depth, [summary], self.n_act)
-        here.candidates = out.candidates if expand is not None else out.new
         self.count_job("driver", out.cpu)
         self.count_wall(0.0, time.perf_counter() - started)
         if self.store is not None and not again:
             self._save_level(depth, None)
         return out
 
-    def _to_spark(self, depth: int, again: bool) -> None:
+    def _to_spark(self, depth: int, again: bool) -> Any:
         """Hand the driver's part of the run to Spark before level ``depth`` runs there:
         the visited blocks and the candidates of level ``depth`` become the partitioned
         records its commit reads (with ``again``: the visited blocks and the committed
-        level ``depth``, as :meth:`resume` leaves them)."""
+        level ``depth``, as :meth:`resume` leaves them). The records to commit, or None
+        with ``again``."""
         here = self._here
         assert here is not None
         self._here = None
         recs: list[tuple[int, tuple[Any, ...]]] = []
         if here.seen is not None:
-            recs += [(b, (V, s)) for b, s in enumerate(here.seen)]
+            recs += [(b, (V, merge_sorted(*runs))) for b, runs in enumerate(here.seen)]
         if again:
             recs += [(b, (L, blk)) for b, blk in enumerate(self._dlevels[depth])]
         else:
             recs += [(b, (C, blk)) for b, blk in enumerate(here.cands) if len(blk[0])]
         src = self._partitioned(self.sc.parallelize(recs, max(1, len(recs))))
         if not again:
-            self._cands[depth] = src
-            return
+            return src
         src.persist(self.kept)
         src.localCheckpoint()
         levels = src.filter(_is(L))
@@ -467,6 +489,41 @@ class RddEngine(JobCounters):
         levels.localCheckpoint()
         self._state[depth] = src
         self._levels[depth] = levels
+        return None
+
+    def _to_driver(self, depth: int, again: bool) -> None:
+        """Bring the visited set and level ``depth``'s input from Spark to the driver
+        (one job), before level ``depth`` runs there: the candidates of level ``depth``
+        (with ``again``: the committed level ``depth``, to expand again)."""
+        if again:
+            src = self._state[depth]
+        else:
+            src = self._state[depth - 1].filter(_is(V)).union(
+                self._reduce_side(self._cands.pop(depth)))
+        self.sc.setJobDescription(f"modelcheck level {depth}: to the driver")
+        started = time.perf_counter()
+        try:
+            recs = src.collect()
+        finally:
+            self.sc.setJobDescription(None)
+        self.count_wall(time.perf_counter() - started, 0.0)
+        seen: list[list[np.ndarray]] = [[self.cfg.keys(0), self.cfg.keys(0)]
+                                        for _ in range(self.buckets)]
+        cands: list[list[Block]] = [[] for _ in range(self.buckets)]
+        level: list[Block] = [_empty_block(self.cfg)] * self.buckets
+        for b, rec in recs:
+            if rec[0] == V:
+                seen[b] = [rec[1], rec[1][:0]]
+            elif rec[0] == C:
+                cands[b].append(rec[1])
+            else:
+                level[b] = rec[1]
+        del recs
+        self._here = _DriverLevels(seen, [_concat(c, self.cfg) for c in cands])
+        if again:
+            self._dlevels[depth] = level
+        else:
+            self._drop(depth - 1)  # its visited blocks (its level stays, for traces)
 
     def _run_map_stage(self, shuffled: Any) -> None:
         """Run the map stage of ``shuffled`` (an RDD made by ``partitionBy``)."""
@@ -520,6 +577,7 @@ class RddEngine(JobCounters):
         else (a driver-local directory on a cluster) the driver streams them, one bucket
         at a time, so that it never holds more than one bucket's visited set."""
         self._here = None
+        self._candidates = self._distinct = None
         if self._executors_reach_store():
             state = self._resume_on_executors(depth)
         else:

@@ -1067,3 +1067,36 @@ def test_rdd_resume_reads_the_levels_where_they_are(spark: Any, tmp_path: Path,
         assert sorted(set(read)) == [(d, b) for d in range(6) for b in range(3)]
     else:  # only the violating path's buckets, one per level, for its parents
         assert len(levels) <= 5 and len(set(levels)) == len(levels)
+
+
+def test_rdd_levels_move_between_the_driver_and_spark(spark: Any, tmp_path: Path,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """With a driver threshold the rdd engine runs the small first levels in the driver,
+    hands the visited set to Spark at the first large level and takes it back when the
+    levels are small again: the same answer, also checkpointed and resumed."""
+    from spark_explore import rdd_engine
+
+    moves: list[tuple[str, int]] = []
+
+    def counted(name: str) -> Any:
+        move = getattr(rdd_engine.RddEngine, name)
+
+        def moved(self: Any, depth: int, again: bool) -> Any:
+            moves.append((name, depth))
+            return move(self, depth, again)
+
+        return moved
+
+    for name in ("_to_spark", "_to_driver"):
+        monkeypatch.setattr(rdd_engine.RddEngine, name, counted(name))
+    kw = {"engine": "rdd", "partitions": 3, "driver_threshold": 20_000}
+    r = compare(spark, kraft(**L3), kw)
+    assert [m for m, _ in moves] == ["_to_spark", "_to_driver"], moves
+    assert r.memory["spark_jobs"] > 0 and r.memory["driver_levels"] > 0
+    # a checkpoint whose levels were written by the driver and by Spark, resumed
+    ck = (tmp_path / "ck").as_uri()
+    back = moves[1][1]
+    assert run_spark(spark, kraft(**L3), max_depth=back + 2, checkpoint_dir=ck,
+                     **kw).status == "incomplete"
+    assert_same(Explorer(kraft(**L3)).run(),
+                run_spark(spark, kraft(**L3), resume=True, checkpoint_dir=ck, **kw))
