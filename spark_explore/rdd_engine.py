@@ -29,6 +29,16 @@ child the smallest (parent, action), whatever order the shuffle delivers blocks 
 so a recomputed task gives the same blocks.
 
 Blocks are tuples of numpy arrays (pickled by PySpark: a copy of their bytes).
+
+**Small levels in the driver.** As on the shards engine, a level of at most
+``driver_threshold`` candidates runs in the driver while the states seen so far are
+at most :data:`~modelcheck.shards.engine.DRIVER_VISITED_FACTOR` times that: every
+bucket committed as its task would, the level expanded as one. The driver then holds
+the visited set (per bucket, two sorted runs) and the next level's candidates; it
+hands them to Spark as records at the first level too large (:meth:`RddEngine._to_spark`,
+one ``parallelize``) and takes them back in one job when the levels are small again
+(:meth:`RddEngine._to_driver`, the small last levels of most runs). The parent rule
+picks the same parents whatever the producers, so the results are the same.
 """
 
 from __future__ import annotations
