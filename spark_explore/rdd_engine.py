@@ -567,7 +567,7 @@ class RddEngine(JobCounters):
         for b, block in got:
             fps, parents, acts, words = block
             buf = io.BytesIO()
-            arrays = {"fp": fps, "parent": parents, "act": acts}
+            arrays: dict[str, Any] = {"fp": fps, "parent": parents, "act": acts}
             if words is not None:
                 arrays["w"] = words
             np.savez(buf, **arrays)
