@@ -243,7 +243,7 @@ class SparkExplorer(ShardedRun):
 
                 self.engine = RddEngine(spark, buckets, self.worker_config(target),
                                         len(self.kernel.actions), kernel=self.kernel,
-                                        store=store)
+                                        store=store, driver_threshold=self.driver_threshold)
             else:
                 self.engine = ShardEngine(spark, rundir, buckets, self.worker_config(target),
                                           len(self.kernel.actions),

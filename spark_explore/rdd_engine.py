@@ -29,6 +29,16 @@ child the smallest (parent, action), whatever order the shuffle delivers blocks 
 so a recomputed task gives the same blocks.
 
 Blocks are tuples of numpy arrays (pickled by PySpark: a copy of their bytes).
+
+**Small levels in the driver.** As on the shards engine, a level of at most
+``driver_threshold`` candidates runs in the driver while the states seen so far are
+at most :data:`~modelcheck.shards.engine.DRIVER_VISITED_FACTOR` times that: every
+bucket committed as its task would, the level expanded as one. The driver then holds
+the visited set (per bucket, two sorted runs) and the next level's candidates; it
+hands them to Spark as records at the first level too large (:meth:`RddEngine._to_spark`,
+one ``parallelize``) and takes them back in one job when the levels are small again
+(:meth:`RddEngine._to_driver`, the small last levels of most runs). The parent rule
+picks the same parents whatever the producers, so the results are the same.
 """
 
 from __future__ import annotations
@@ -37,12 +47,14 @@ import functools
 import io
 import time
 from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from modelcheck.layout import words_of_keys
-from modelcheck.shards.engine import JobCounters, LevelSummary
+from modelcheck.memtune import steady_arrays
+from modelcheck.shards.engine import DRIVER_VISITED_FACTOR, JobCounters, LevelSummary
 from modelcheck.shards.files import (
     Block,
     BucketSummary,
@@ -238,6 +250,26 @@ def _same(block: tuple[np.ndarray, np.ndarray], bucket: int) -> tuple[np.ndarray
     return block
 
 
+@dataclass
+class _DriverLevels:
+    """The part of a run the driver holds while its levels run there."""
+
+    #: per bucket, the visited fingerprints as two sorted runs (``base``, ``recent``:
+    #: a level is merged into the small one, which is merged into ``base`` when it has
+    #: grown to an eighth of it); None before level 0
+    seen: list[list[np.ndarray]] | None
+    cands: list[Block]  # per bucket, the candidates of the next level
+
+    def add(self, bucket: int, fps: np.ndarray) -> None:
+        """Add a bucket's new level (sorted fingerprints) to its visited runs."""
+        assert self.seen is not None
+        base, recent = self.seen[bucket]
+        recent = merge_sorted(recent, fps)
+        if 8 * len(recent) > len(base):
+            base, recent = merge_sorted(base, recent), recent[:0]
+        self.seen[bucket] = [base, recent]
+
+
 class RddEngine(JobCounters):
     """Levels as persisted pair RDDs partitioned by bucket (see the module docstring).
 
@@ -253,8 +285,8 @@ class RddEngine(JobCounters):
     name = NAME
 
     def __init__(self, spark: Any, buckets: int, worker: WorkerConfig, n_act: int, *,
-                 kernel: Any = None, replicate: bool | None = None, store: Any = None
-                 ) -> None:
+                 kernel: Any = None, replicate: bool | None = None, store: Any = None,
+                 driver_threshold: int = 0) -> None:
         from pyspark import StorageLevel
 
         from .session import is_local_master
@@ -272,8 +304,20 @@ class RddEngine(JobCounters):
         self._state: dict[int, Any] = {}
         self._levels: dict[int, Any] = {}
         self._cands: dict[int, Any] = {}
-        self._init: Any = None
         JobCounters.__init__(self, "spark")
+        #: levels of at most this many candidates run in the driver, until the first
+        #: level that does not (see :meth:`on_driver`)
+        self.driver_threshold = max(0, int(driver_threshold))
+        #: the driver's part of the run while its levels run there: per bucket, the
+        #: visited fingerprints (None before level 0) and the candidates of the next
+        #: level; None once the levels run in Spark
+        self._here: _DriverLevels | None = None
+        #: the next level's input (candidates, or a level to expand again) and the
+        #: states committed so far; None when unknown (after a resume)
+        self._candidates: int | None = None
+        self._distinct: int | None = None
+        #: the committed levels the driver ran, per bucket (kept for traces)
+        self._dlevels: dict[int, list[Block]] = {}
         #: the checkpoint directory (a HadoopDir) the levels are written to, or None
         self.store = store
         self._parts: list[Any] = []  # per-bucket RDDs of a resume through the driver
@@ -289,26 +333,56 @@ class RddEngine(JobCounters):
         return rdd.partitionBy(self.buckets, bucket_key)
 
     def start(self, fps: np.ndarray, words: np.ndarray | None) -> None:
-        """A fresh run: the initial states become the candidates of level 0."""
+        """A fresh run: the initial states become the candidates of level 0 (held by the
+        driver until a level runs in Spark)."""
         for d in list(self._levels):
             self._drop(d, levels=True)
+        self._dlevels.clear()
         m = len(fps)
         block: Block = (np.asarray(fps, _U), np.zeros_like(fps), np.full(m, -1, np.int32),
                         None if self.exact else words)
+        self._here = _DriverLevels(None, self._split(block))
+        self._candidates, self._distinct = m, 0
+
+    def _split(self, block: Block) -> list[Block]:
+        """``block`` split by bucket: one (maybe empty) block per bucket."""
         (f, p, a, w), off = split_by_bucket(block, self.buckets)
-        recs = [(t, (C, (f[lo:hi], p[lo:hi], a[lo:hi], None if w is None else w[lo:hi])))
-                for t, lo, hi in zip(range(self.buckets), off[:-1], off[1:]) if hi > lo]
-        self._init = self._partitioned(self.sc.parallelize(recs, max(1, len(recs))))
+        return [(f[lo:hi], p[lo:hi], a[lo:hi], None if w is None else w[lo:hi])
+                for lo, hi in zip(off[:-1], off[1:])]
+
+    def on_driver(self) -> bool:
+        """Whether the next level runs in the driver: it has at most
+        ``driver_threshold`` candidates and the states seen so far are at most
+        :data:`~modelcheck.shards.engine.DRIVER_VISITED_FACTOR` times that (the bound of
+        the shards engine's driver levels, whose driver also reads every visited shard).
+        The visited set and the candidates move between the driver and Spark where the
+        levels do (:meth:`_to_spark`, :meth:`_to_driver`). Unknown after a resume: no."""
+        t, c, n = self.driver_threshold, self._candidates, self._distinct
+        return (t > 0 and c is not None and n is not None and c <= t
+                and n <= DRIVER_VISITED_FACTOR * t)
 
     def run_level(self, depth: int, expand: bool | None, again: bool = False
                   ) -> LevelSummary:
         """Job ``depth``: commit level ``depth`` and expand it as asked (``again``:
         expand the committed level ``depth`` once more)."""
+        if self.on_driver():
+            if self._here is None:
+                self._to_driver(depth, again)
+            out = self._run_level_here(depth, expand, again)
+        else:
+            out = self._run_level_spark(depth, expand, again)
+        if self._distinct is not None and not again:
+            self._distinct += out.new
+        self._candidates = out.candidates if expand is not None else out.new
+        return out
+
+    def _run_level_spark(self, depth: int, expand: bool | None, again: bool) -> LevelSummary:
         cfg = self.cfg
         started = time.perf_counter()
+        handed = self._to_spark(depth, again) if self._here is not None else None
         if not again:
-            if depth == 0:
-                src = self._init
+            if handed is not None:  # the visited blocks and candidates from the driver
+                src = handed
             else:
                 cands = self._reduce_side(self._cands.pop(depth))
                 src = self._state[depth - 1].filter(_is(V)).union(cands)
@@ -359,6 +433,108 @@ class RddEngine(JobCounters):
         self.count_wall(job_wall, time.perf_counter() - started - job_wall)
         return out
 
+    def _run_level_here(self, depth: int, expand: bool | None, again: bool) -> LevelSummary:
+        """Level ``depth`` in the driver: every bucket committed as its task would, then
+        the level expanded as one (as the shards engine's driver levels are; the parent
+        rule picks the same parents whatever the producers)."""
+        here = self._here
+        assert here is not None
+        started = time.perf_counter()
+        try:
+            steady_arrays()
+            cpu = time.process_time()
+            if not again:
+                blocks = []
+                for b in range(self.buckets):
+                    blocks.append(commit_block(here.cands[b],
+                                               None if here.seen is None else here.seen[b]))
+                if here.seen is None:
+                    here.seen = [[blk[0], blk[0][:0]] for blk in blocks]
+                else:
+                    for b, blk in enumerate(blocks):
+                        here.add(b, blk[0])
+                here.cands = [_empty_block(self.cfg)] * self.buckets
+                self._dlevels[depth] = blocks
+            blocks = self._dlevels[depth]
+            level = _concat(blocks, self.cfg)
+            order = key_order(level[0])
+            level = (take_rows(level[0], order), take_rows(level[1], order), level[2][order],
+                     None if level[3] is None else take_rows(level[3], order))
+            summary, cands = expand_block(self.cfg, 0, level, expand)
+            if cands is not None:
+                here.cands = self._split(cands)
+            summary.cpu = time.process_time() - cpu
+        except Exception as e:  # noqa: BLE001 - reported as a task's would be
+            raise encode_error(e) from None
+        out = LevelSummary.combine(depth, [summary], self.n_act)
+        self.count_job("driver", out.cpu)
+        self.count_wall(0.0, time.perf_counter() - started)
+        if self.store is not None and not again:
+            self._save_level(depth, None)
+        return out
+
+    def _to_spark(self, depth: int, again: bool) -> Any:
+        """Hand the driver's part of the run to Spark before level ``depth`` runs there:
+        the visited blocks and the candidates of level ``depth`` become the partitioned
+        records its commit reads (with ``again``: the visited blocks and the committed
+        level ``depth``, as :meth:`resume` leaves them). The records to commit, or None
+        with ``again``."""
+        here = self._here
+        assert here is not None
+        self._here = None
+        recs: list[tuple[int, tuple[Any, ...]]] = []
+        if here.seen is not None:
+            recs += [(b, (V, merge_sorted(*runs))) for b, runs in enumerate(here.seen)]
+        if again:
+            recs += [(b, (L, blk)) for b, blk in enumerate(self._dlevels[depth])]
+        else:
+            recs += [(b, (C, blk)) for b, blk in enumerate(here.cands) if len(blk[0])]
+        src = self._partitioned(self.sc.parallelize(recs, max(1, len(recs))))
+        if not again:
+            return src
+        src.persist(self.kept)
+        src.localCheckpoint()
+        levels = src.filter(_is(L))
+        levels.persist(self.kept)
+        levels.localCheckpoint()
+        self._state[depth] = src
+        self._levels[depth] = levels
+        return None
+
+    def _to_driver(self, depth: int, again: bool) -> None:
+        """Bring the visited set and level ``depth``'s input from Spark to the driver
+        (one job), before level ``depth`` runs there: the candidates of level ``depth``
+        (with ``again``: the committed level ``depth``, to expand again)."""
+        if again:
+            src = self._state[depth]
+        else:
+            src = self._state[depth - 1].filter(_is(V)).union(
+                self._reduce_side(self._cands.pop(depth)))
+        self.sc.setJobDescription(f"modelcheck level {depth}: to the driver")
+        started = time.perf_counter()
+        try:
+            recs = src.collect()
+        finally:
+            self.sc.setJobDescription(None)
+        self.count_wall(time.perf_counter() - started, 0.0)
+        seen: list[list[np.ndarray]] = [[self.cfg.keys(0), self.cfg.keys(0)]
+                                        for _ in range(self.buckets)]
+        cands: list[list[Block]] = [[] for _ in range(self.buckets)]
+        level: list[Block] = [_empty_block(self.cfg)] * self.buckets
+        for b, rec in recs:
+            if rec[0] == V:
+                seen[b] = [rec[1], rec[1][:0]]
+            elif rec[0] == C:
+                cands[b].append(rec[1])
+            else:
+                level[b] = rec[1]
+        del recs
+        self._here = _DriverLevels(seen, [_concat(c, self.cfg) for c in cands])
+        if again:
+            self._dlevels[depth] = level
+        else:
+            self._drop(depth - 1)  # its visited blocks (its level stays, for traces)
+
     def _run_map_stage(self, shuffled: Any) -> None:
         """Run the map stage of ``shuffled`` (an RDD made by ``partitionBy``)."""
         dep = self._shuffle_dependency(shuffled)
@@ -384,11 +560,14 @@ class RddEngine(JobCounters):
         return f"levels/L{depth:05d}/b{bucket:04d}.npz"
 
     def _save_level(self, depth: int, levels: Any) -> None:
-        """Write level ``depth`` to the checkpoint directory, bucket by bucket."""
-        for b, (_, block) in levels.collect():
+        """Write level ``depth`` to the checkpoint directory, bucket by bucket (``levels``
+        its RDD, or None for a level the driver ran)."""
+        got = (enumerate(self._dlevels[depth]) if levels is None
+               else ((b, rec[1]) for b, rec in levels.collect()))
+        for b, block in got:
             fps, parents, acts, words = block
             buf = io.BytesIO()
-            arrays = {"fp": fps, "parent": parents, "act": acts}
+            arrays: dict[str, Any] = {"fp": fps, "parent": parents, "act": acts}
             if words is not None:
                 arrays["w"] = words
             np.savez(buf, **arrays)
@@ -407,6 +586,8 @@ class RddEngine(JobCounters):
         themselves (``SparkContext.binaryFiles``) and merge each bucket's visited set;
         else (a driver-local directory on a cluster) the driver streams them, one bucket
         at a time, so that it never holds more than one bucket's visited set."""
+        self._here = None
+        self._candidates = self._distinct = None
         if self._executors_reach_store():
             state = self._resume_on_executors(depth)
         else:
@@ -463,6 +644,8 @@ class RddEngine(JobCounters):
     def parent(self, depth: int, fp: int) -> int | None:
         width = self.cfg.key_width
         b = int(bucket_of(keys_of([fp], width), self.buckets)[0])
+        if depth in self._dlevels:
+            return _parent_in(fp, width, [(b, (L, self._dlevels[depth][b]))])[0]
         if depth not in self._levels and self.store is not None:  # before a resume
             got = _parent_in(fp, width, [(b, (L, self._load_level(depth, b)))])
             return got[0]
@@ -470,7 +653,8 @@ class RddEngine(JobCounters):
         return got[0] if got else None
 
     def level_states(self, depth: int) -> tuple[np.ndarray, np.ndarray]:
-        blocks = self._levels[depth].map(_value).collect()
+        blocks = (self._dlevels[depth] if depth in self._dlevels
+                  else self._levels[depth].map(_value).collect())
         fp = np.concatenate([b[0] for b in blocks]) if blocks else self.cfg.keys(0)
         order = key_order(fp)
         fp = take_rows(fp, order)
@@ -488,6 +672,8 @@ class RddEngine(JobCounters):
 
     def _drop(self, d: int, levels: bool = False) -> None:
         self._cands.pop(d, None)
+        if levels:
+            self._dlevels.pop(d, None)
         for store in (self._state,) + ((self._levels,) if levels else ()):
             rdd = store.pop(d, None)
             if rdd is not None:

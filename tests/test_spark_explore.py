@@ -149,11 +149,14 @@ def test_kraft_l3(spark: Any) -> None:
         "ok", 552953, 1812322, 30)
 
 
+@pytest.mark.parametrize("engine", ["shards", "rdd"])
 @pytest.mark.parametrize("threshold", [0, 2_000, 10**9])
-def test_small_levels_on_the_driver(spark: Any, threshold: int) -> None:
+def test_small_levels_on_the_driver(spark: Any, threshold: int, engine: str) -> None:
     """Levels of at most ``threshold`` candidates run in the driver process: the same
-    result field by field whether none, some or all levels do."""
-    r = compare(spark, kraft(**L3), {"driver_threshold": threshold, "partitions": 3})
+    result field by field whether none, some or all levels do (on the rdd engine, the
+    first levels up to the first level too large, which hands the visited set to Spark)."""
+    r = compare(spark, kraft(**L3), {"driver_threshold": threshold, "partitions": 3,
+                                     "engine": engine})
     jobs, on_driver = r.memory["spark_jobs"], r.memory["driver_levels"]
     assert jobs + on_driver in (r.depth + 1, r.depth + 2)  # + the job finding no new state
     cpu = r.memory["spark_task_cpu_ms"], r.memory["driver_level_cpu_ms"]
@@ -165,10 +168,11 @@ def test_small_levels_on_the_driver(spark: Any, threshold: int) -> None:
         assert jobs == 0 and cpu[0] == 0 and cpu[1] > 0
 
 
-def test_driver_levels_find_the_same_violation(spark: Any) -> None:
+@pytest.mark.parametrize("engine", ["shards", "rdd"])
+def test_driver_levels_find_the_same_violation(spark: Any, engine: str) -> None:
     spec = kraft("KRaftBrokerBugGrantWithLeaders", **{**L1, "MaxLog": 5})
-    ex = compare(spark, spec, {"driver_threshold": 0})
-    dr = compare(spark, spec, {"driver_threshold": 10**9})
+    ex = compare(spark, spec, {"driver_threshold": 0, "engine": engine})
+    dr = compare(spark, spec, {"driver_threshold": 10**9, "engine": engine})
     assert ex.violation is not None and dr.memory["spark_jobs"] == 0
     assert dr.violation == ex.violation
 
@@ -1063,3 +1067,36 @@ def test_rdd_resume_reads_the_levels_where_they_are(spark: Any, tmp_path: Path,
         assert sorted(set(read)) == [(d, b) for d in range(6) for b in range(3)]
     else:  # only the violating path's buckets, one per level, for its parents
         assert len(levels) <= 5 and len(set(levels)) == len(levels)
+
+
+def test_rdd_levels_move_between_the_driver_and_spark(spark: Any, tmp_path: Path,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """With a driver threshold the rdd engine runs the small first levels in the driver,
+    hands the visited set to Spark at the first large level and takes it back when the
+    levels are small again: the same answer, also checkpointed and resumed."""
+    from spark_explore import rdd_engine
+
+    moves: list[tuple[str, int]] = []
+
+    def counted(name: str) -> Any:
+        move = getattr(rdd_engine.RddEngine, name)
+
+        def moved(self: Any, depth: int, again: bool) -> Any:
+            moves.append((name, depth))
+            return move(self, depth, again)
+
+        return moved
+
+    for name in ("_to_spark", "_to_driver"):
+        monkeypatch.setattr(rdd_engine.RddEngine, name, counted(name))
+    kw = {"engine": "rdd", "partitions": 3, "driver_threshold": 20_000}
+    r = compare(spark, kraft(**L3), kw)
+    assert [m for m, _ in moves] == ["_to_spark", "_to_driver"], moves
+    assert r.memory["spark_jobs"] > 0 and r.memory["driver_levels"] > 0
+    # a checkpoint whose levels were written by the driver and by Spark, resumed
+    ck = (tmp_path / "ck").as_uri()
+    back = moves[1][1]
+    assert run_spark(spark, kraft(**L3), max_depth=back + 2, checkpoint_dir=ck,
+                     **kw).status == "incomplete"
+    assert_same(Explorer(kraft(**L3)).run(),
+                run_spark(spark, kraft(**L3), resume=True, checkpoint_dir=ck, **kw))
