@@ -391,11 +391,7 @@ class RddEngine(JobCounters):
                 return _commit_part(cfg, _d, b, it)
 
             state = src.mapPartitionsWithIndex(commit, preservesPartitioning=True)
-            state.persist(self.kept)
-            state.localCheckpoint()
-            levels = state.filter(_is(L))
-            levels.persist(self.kept)
-            levels.localCheckpoint()
+            levels = self._kept(state)
             self._state[depth] = state
             self._levels[depth] = levels
         levels = self._levels[depth]
@@ -492,14 +488,21 @@ class RddEngine(JobCounters):
         src = self._partitioned(self.sc.parallelize(recs, max(1, len(recs))))
         if not again:
             return src
-        src.persist(self.kept)
-        src.localCheckpoint()
-        levels = src.filter(_is(L))
-        levels.persist(self.kept)
-        levels.localCheckpoint()
+        levels = self._kept(src)
         self._state[depth] = src
         self._levels[depth] = levels
         return None
+
+    def _kept(self, state: Any) -> Any:
+        """Persist a level's records ``state`` (visited set, level, candidates) and the
+        level's own records filtered from it, both with their lineage cut at the next
+        job; returns the level's records."""
+        state.persist(self.kept)
+        state.localCheckpoint()
+        levels = state.filter(_is(L))
+        levels.persist(self.kept)
+        levels.localCheckpoint()
+        return levels
 
     def _to_driver(self, depth: int, again: bool) -> None:
         """Bring the visited set and level ``depth``'s input from Spark to the driver
@@ -592,11 +595,7 @@ class RddEngine(JobCounters):
             state = self._resume_on_executors(depth)
         else:
             state = self._resume_through_driver(depth)
-        state.persist(self.kept)
-        state.localCheckpoint()
-        levels = state.filter(_is(L))
-        levels.persist(self.kept)
-        levels.localCheckpoint()
+        levels = self._kept(state)
         self.sc.setLocalProperty(_ALL_MARKED, "true")
         try:
             self.sc.runJob(levels, _drain)  # computes both and cuts their lineage
