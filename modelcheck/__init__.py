@@ -9,7 +9,7 @@ under the spec's fairness (what ``modelcheck check`` reports). Traces (:class:`T
 :func:`load_trace` (ITF, JSON or a run folder).
 
 This module is the public API: what spec authors and tool builders use. The engine
-itself (:mod:`modelcheck.kernel`, :mod:`modelcheck.engine`, :mod:`modelcheck.layout`)
+itself (:mod:`modelcheck.kernel`, :mod:`modelcheck.level`, :mod:`modelcheck.layout`)
 is importable for tools that extend it, but is not promised to stay the same.
 
 For example::

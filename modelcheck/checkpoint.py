@@ -56,9 +56,9 @@ from typing import Any
 import numpy as np
 
 from .config import CheckConfig
-from .engine import Verdict
 from .errors import ModelcheckError
 from .kernel import Kernel
+from .level import Verdict
 from .result import LevelStats
 from .store import FingerprintSet, LevelStore
 

@@ -1,8 +1,8 @@
 """Level-synchronous breadth-first exploration with exact, deterministic results.
 
-Per level the frontier (sorted by fingerprint) is expanded by the level engine
-(:class:`~modelcheck.engine.LevelExpansion`), which applies the one level rule of
-:mod:`modelcheck.engine` (invariants first, then expansion; the first problem in
+Per level the frontier (sorted by fingerprint) is expanded by the level rule
+(:class:`~modelcheck.level.LevelExpansion`), which applies the one level rule of
+:mod:`modelcheck.level` (invariants first, then expansion; the first problem in
 fingerprint order decides; spec errors are reported by the same rule). Successors
 are de-duplicated per flush and against the visited set; at the end of the level
 the candidates are merged, keeping for each new state the parent with the
@@ -30,10 +30,10 @@ import numpy as np
 from .budget import MemoryBudget, StopRun, default_memory_limit, format_size
 from .checkpoint import Checkpoint, CheckpointError, Final, Snapshot
 from .config import CheckConfig
-from .engine import LevelExpansion, LevelFindings, TransitionHook, Verdict, initial_states, report
-from .engine import rebuild_trace as rebuild_trace
 from .interrupt import Interrupts
 from .kernel import Checks, Kernel
+from .level import LevelExpansion, LevelFindings, TransitionHook, Verdict, initial_states, report
+from .level import rebuild_trace as rebuild_trace
 from .library import Library
 from .library import catalog as library_catalog
 from .library import lookup as library_lookup
@@ -120,7 +120,7 @@ class Explorer:
     ``library`` looks up predicates named in ``config.invariants`` that the spec does
     not declare (default: the registered predicate libraries). ``on_transitions``
     receives every batch of transitions into stored states (see
-    :class:`~modelcheck.engine.LevelExpansion`); ``on_level(depth, fps, words)`` every
+    :class:`~modelcheck.level.LevelExpansion`); ``on_level(depth, fps, words)`` every
     level's stored states (sorted fingerprints and packed words) before it is expanded.
     ``notice(line)`` is told where a ``--resume`` run continues its checkpoint
     (``resuming at level D (N states)``, as ``modelcheck spark`` says).
@@ -476,7 +476,7 @@ class _LocalLevels:
 
     # ------------------------------------------------------------ pacing
     def _pacer(self, n: int, level_fps: np.ndarray) -> Callable[[int], int]:
-        """``batch_rows`` for the level engine: Ctrl-C and the memory budget, checked
+        """``batch_rows`` for the level rule: Ctrl-C and the memory budget, checked
         before every batch; the batch shrinks to what the budget leaves."""
         budget, batch_size = self.budget, self.ex.config.batch_size
         last = [0, 0]  # start row and fired count at the previous batch
@@ -539,7 +539,7 @@ class _LocalLevels:
 
 def _path_finder(levels: LevelStore, visited: FingerprintSet,
                  depth: int) -> Callable[[int], list[int]]:
-    """``path_to(fp)`` for a state of level ``depth`` (see :func:`~modelcheck.engine.report`)."""
+    """``path_to(fp)`` for a state of level ``depth`` (see :func:`~modelcheck.level.report`)."""
 
     def path_to(fp: int) -> list[int]:
         if depth == 0 and not visited.contains(keys_of([fp], visited.width))[0]:

@@ -1,7 +1,7 @@
 """The successor kernel: one spec, two evaluators (one state, or a batch of states).
 
 :class:`Kernel` is the only code that runs a spec's actions and predicates. The
-level engine (:mod:`modelcheck.engine`, which the local explorer and the Spark
+level rule (:mod:`modelcheck.level`, which the local explorer and the Spark
 backend drive), trace replay and the state-graph export all call it.
 
 * :meth:`Kernel.successors` evaluates one state with numpy scalars: used to
@@ -550,7 +550,7 @@ class Kernel:
 
         ``words`` has shape ``(n, k)``. Parent rows in the result index ``words``.
         With ``stop_on_violation``, nothing is expanded when a state of the batch
-        violates an invariant (the level engine's rule: the level ends with that
+        violates an invariant (the level rule: the level ends with that
         violation, whatever the successors are).
 
         Successors outside the state constraints (TLC's ``CONSTRAINT``), and those of

@@ -1,7 +1,7 @@
 """The driver of a Spark exploration: what ``modelcheck spark`` calls.
 
 :class:`SparkExplorer` is a sharded run (:class:`modelcheck.shards.backend.ShardedRun`:
-the one run loop over the levels of a level engine, the run directory and its
+the one run loop over the levels of the level rule, the run directory and its
 manifest, the trace rebuild) whose engine's tasks run on Spark: the shard engine
 (:class:`spark_explore.shard_engine.ShardEngine`, the bucket files in the run
 directory) or the RDD engine (:class:`spark_explore.rdd_engine.RddEngine`, levels in
@@ -61,7 +61,7 @@ from .shard_engine import ShardEngine
 __all__ = ["SparkExplorer", "LevelEngine", "DRIVER_THRESHOLD",
            "resolve_driver_threshold", "JobCanceller", "translate_job_error"]
 
-#: the level engines by name (``--engine``; recorded in a checkpoint's manifest)
+#: the Spark engines by name (``--engine``; recorded in a checkpoint's manifest)
 ENGINES = ("shards", "rdd")
 
 

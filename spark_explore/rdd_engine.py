@@ -15,7 +15,7 @@ Per level ``d`` (job ``d``: one Spark stage of ``K`` tasks)::
                    .partitionBy(K)                         the shuffle: successors by target
     job d     = the map stage of that shuffle (SparkContext.submitMapStage)
 
-The buckets' summaries (counts, coverage, the level engine's findings) come back in
+The buckets' summaries (counts, coverage, the level rule's findings) come back in
 an accumulator; its merge replaces per bucket, so a re-run task changes nothing.
 ``state`` and ``levels`` are persisted (memory and disk) and *locally checkpointed*
 (an empty job after each level makes Spark cut their lineage, so it never grows);

@@ -2,7 +2,7 @@
 
 Python tuples, the scalar evaluator only, a Python set, and an orbit
 canonicaliser that permutes *values* (dicts), not packed words: it shares no code
-with the batch explorer, the level engine, the fingerprints or the symmetry module.
+with the batch explorer, the level rule, the fingerprints or the symmetry module.
 
 :func:`brute_force_check` is the oracle for whole runs. It implements, one state
 at a time, TLC's ``CONSTRAINT`` and ``ACTION_CONSTRAINT`` semantics (TLC's
@@ -10,7 +10,7 @@ at a time, TLC's ``CONSTRAINT`` and ``ACTION_CONSTRAINT`` semantics (TLC's
 isInActions(s, s')``; one outside the model is checked against the invariants, its
 transition against the action properties, and it is never enqueued; deadlock is
 "no successor generated", whatever the constraints) and the order in which the
-level rule (documented in :mod:`modelcheck.engine`) reports what a BFS level finds:
+level rule (documented in :mod:`modelcheck.level`) reports what a BFS level finds:
 
 * initial states outside the state constraints are checked against the
   invariants, then dropped (never counted);

@@ -45,8 +45,8 @@ _MODULE = re.compile(r"\b((?:modelcheck|spark_explore)(?:[./]\w+)+)(?:\.py)?\b")
 
 
 def module_paths(text: str) -> set[str]:
-    """The dotted module names a page mentions (``modelcheck/engine.py``,
-    ``modelcheck.run.observers``; an attribute may follow, ``modelcheck.engine.report``),
+    """The dotted module names a page mentions (``modelcheck/level.py``,
+    ``modelcheck.run.observers``; an attribute may follow, ``modelcheck.level.report``),
     entry point groups (``entry point group `modelcheck.predicates```) left out."""
     return {m.group(1).replace("/", ".").removesuffix(".py") for m in _MODULE.finditer(text)
             if not text[:m.start()].endswith("group `")}
@@ -165,8 +165,8 @@ def test_architecture_diagram_follows_the_layers_contract() -> None:
 def test_module_name_parsing() -> None:
     text = "```\n  checker (check(): prose)\n  trace (model, itf)  : store\n```\n"
     assert diagram_names(text) == {"checker", "trace", "model", "itf", "store"}
-    assert module_paths("see `modelcheck/engine.py` and modelcheck.run.observers") == {
-        "modelcheck.engine", "modelcheck.run.observers"}
+    assert module_paths("see `modelcheck/level.py` and modelcheck.run.observers") == {
+        "modelcheck.level", "modelcheck.run.observers"}
     assert exists("modelcheck.cli") and not exists("modelcheck.no_such_module")
 
 

@@ -18,11 +18,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from modelcheck import Int, Spec, action, action_property, engine, explore, invariant
-from modelcheck.engine import LevelExpansion, initial_states
+from modelcheck import Int, Spec, action, action_property, explore, invariant, level
 from modelcheck.errors import SpecEvaluationError
 from modelcheck.interrupt import Interrupts
 from modelcheck.kernel import Kernel
+from modelcheck.level import LevelExpansion, initial_states
 
 
 def make_spec(n: int, inv_raise: set[int], inv_bad: set[int], a_raise: set[int],
@@ -117,12 +117,12 @@ def test_located_state_is_the_brute_force_one(case, pieces) -> None:
     n, batch, sets = case
     k = Kernel(make_spec(n, *sets))
     want = brute_force(k)
-    old = getattr(engine, "LOCATE_FIRST", 0), getattr(engine, "LOCATE_MAX", 0)
-    engine.LOCATE_FIRST, engine.LOCATE_MAX = pieces  # type: ignore[misc]
+    old = getattr(level, "LOCATE_FIRST", 0), getattr(level, "LOCATE_MAX", 0)
+    level.LOCATE_FIRST, level.LOCATE_MAX = pieces  # type: ignore[misc]
     try:
         got = level_verdict(k, batch)
     finally:
-        engine.LOCATE_FIRST, engine.LOCATE_MAX = old  # type: ignore[misc]
+        level.LOCATE_FIRST, level.LOCATE_MAX = old  # type: ignore[misc]
     assert got == want
 
 
@@ -165,7 +165,7 @@ def test_large_batch_locates_in_about_one_expansion() -> None:
     assert v.error.state["x"] == x and v.error.fp == int(fps[row]) and "A boom" in v.error.message
     # the batch itself, the invariants of the batch again (pass 1), then the expansion
     # up to the raising row in pieces (doubling to LOCATE_MAX), then halving one piece
-    limit = engine.LOCATE_MAX
+    limit = level.LOCATE_MAX
     assert count.expand_rows <= n + row + 2 * limit
     assert count.rows <= 2 * n + row + 2 * limit
     pieces = -(-n // limit) + 5 + limit.bit_length()

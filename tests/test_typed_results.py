@@ -19,8 +19,8 @@ import pytest
 
 from examples.counter import CounterBug
 from modelcheck import check
-from modelcheck.engine import Verdict, VerdictKind
 from modelcheck.fairness import Fairness, FairnessCondition
+from modelcheck.level import Verdict, VerdictKind
 from modelcheck.result import (
     EXIT_CODES,
     Result,

@@ -1,7 +1,7 @@
 """The level loop of a breadth-first run, written once over a :class:`Backend`.
 
 Per level ``depth`` the loop asks the backend to expand it (:meth:`Backend.expand`:
-the level rule's findings, :class:`~modelcheck.engine.LevelFindings`) and applies
+the level rule's findings, :class:`~modelcheck.level.LevelFindings`) and applies
 the rule's verdict: a phase-1 verdict (an invariant violated, or a spec error) ends
 the run before the level's successors are counted; otherwise the backend counts the
 next level's new states (:meth:`Backend.successors`) and the loop decides: another
@@ -37,9 +37,9 @@ import numpy as np
 from ..budget import StopRun
 from ..checkpoint import CheckpointError, Final, Snapshot
 from ..config import CheckConfig
-from ..engine import LevelFindings, Verdict, VerdictKind
 from ..interrupt import Interrupts
 from ..kernel import Kernel
+from ..level import LevelFindings, Verdict, VerdictKind
 from ..result import LevelStats, Result, Status, Violation
 from .progress import Progress
 from .results import complete_result

@@ -9,7 +9,7 @@ resume says where its checkpoint is (:func:`checkpoint_note`).
 
 from __future__ import annotations
 
-from ..engine import Verdict, VerdictKind
+from ..level import Verdict, VerdictKind
 from ..result import Status
 
 __all__ = ["can_expand", "over_max_states", "verdict_status", "max_depth_reason",

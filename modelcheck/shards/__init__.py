@@ -6,7 +6,7 @@ of per-bucket tasks over ``.npy`` files in a run directory.
 * :mod:`modelcheck.shards.engine` — :class:`~modelcheck.shards.engine.BucketEngine`, a
   level as one job of tasks, small levels in the coordinating process;
 * :mod:`modelcheck.shards.backend` — :class:`~modelcheck.shards.backend.ShardedRun`, the
-  one run loop over a level engine, the manifest, the trace rebuild;
+  one run loop over the level rule, the manifest, the trace rebuild;
 * :mod:`modelcheck.shards.pool` — ``modelcheck check --workers N``: the tasks run by
   local worker processes;
 * :mod:`modelcheck.shards.rundir` and :mod:`modelcheck.shards.worker` — the run

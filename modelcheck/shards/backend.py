@@ -1,4 +1,4 @@
-"""A breadth-first run whose levels a level engine computes in buckets.
+"""A breadth-first run whose levels the level rule computes in buckets.
 
 :class:`ShardedRun` runs the one run loop of :mod:`modelcheck.run.loop` (the local
 explorer's: same counts, same stops, same violation rule, same trace) over the backend
@@ -13,13 +13,13 @@ the coordinating side of a run:
 * the trace of a violation, rebuilt from the committed levels' parent fingerprints.
 
 Job ``d`` of the engine commits level ``d`` and expands it, so the size of level
-``d + 1`` is known one job later. The decisions are the level engine's
-(:mod:`modelcheck.engine`): every task expands its bucket with
-:class:`~modelcheck.engine.LevelExpansion` and returns its
-:class:`~modelcheck.engine.LevelFindings`; the coordinator merges them (by minima, so
+``d + 1`` is known one job later. The decisions are the level rule's
+(:mod:`modelcheck.level`): every task expands its bucket with
+:class:`~modelcheck.level.LevelExpansion` and returns its
+:class:`~modelcheck.level.LevelFindings`; the coordinator merges them (by minima, so
 the answer is the one the local explorer gives for the whole level in fingerprint
 order, whatever the number of buckets or the batch size), and the run loop applies
-:meth:`~modelcheck.engine.LevelFindings.verdict`. A phase-1 verdict (an invariant
+:meth:`~modelcheck.level.LevelFindings.verdict`. A phase-1 verdict (an invariant
 violated or raising on a state of the level) stops before the next job; any other
 verdict finishes the level first, counting the next level's new states with a
 commit-only job.
@@ -47,10 +47,10 @@ import numpy as np
 from ..checkpoint import Final, Snapshot
 from ..checkpoint import manifest as new_manifest
 from ..config import CheckConfig
-from ..engine import LevelFindings, Verdict, VerdictKind, initial_states, report
 from ..errors import ModelcheckError, SpecEvaluationError, UsageError
 from ..explorer import build_kernel
 from ..interrupt import Interrupts
+from ..level import LevelFindings, Verdict, VerdictKind, initial_states, report
 from ..library import Library
 from ..library import lookup as library_lookup
 from ..result import Result, Violation

@@ -44,7 +44,7 @@ from typing import Any
 
 import numpy as np
 
-from ..engine import LevelFindings
+from ..level import LevelFindings
 from .files import (
     INIT,
     SPARE,
@@ -128,14 +128,14 @@ class LevelSummary:
 
     @classmethod
     def from_json(cls, d: dict[str, Any]) -> LevelSummary:
-        # Manifests written before the level engine kept the findings at the top level.
+        # Manifests written before the level rule kept the findings at the top level.
         found = LevelFindings.from_json(d.get("found", d))
         return cls(int(d["depth"]), int(d["new"]), np.asarray(d["reached"], dtype=np.int64),
                    d["expand"], found, int(d["candidates"]), float(d["seconds"]))
 
 
 class JobCounters:
-    """A level engine's counters: its jobs and their tasks' CPU seconds, by where they
+    """A bucket engine's counters: its jobs and their tasks' CPU seconds, by where they
     ran (``where``: the engine's workers; ``driver``: the coordinating process)."""
 
     def __init__(self, where: str) -> None:

@@ -15,11 +15,11 @@ level is one Spark job of ``K`` tasks; task ``k`` of level ``d``
    already in the bucket's visited shard, and writes the survivors as the bucket's
    part of level ``d`` and the merged visited shard;
 2. it expands those states (sorted by fingerprint, in batches, with the level
-   engine's :class:`modelcheck.engine.LevelExpansion`, exactly as the local explorer
+   engine's :class:`modelcheck.level.LevelExpansion`, exactly as the local explorer
    does), splits the de-duplicated successors by target bucket and writes them for
    level ``d + 1``;
 3. it returns a small summary: counts, per-action coverage and the bucket's
-   :class:`modelcheck.engine.LevelFindings`, which the driver merges (by minima) and
+   :class:`modelcheck.level.LevelFindings`, which the driver merges (by minima) and
    decides with the level rule.
 
 Everything a task reads was committed by an earlier, finished job, and everything it
@@ -82,9 +82,9 @@ from typing import Any
 
 import numpy as np
 
-from ..engine import LevelExpansion, LevelFindings
 from ..errors import SpecEvaluationError
 from ..layout import words_of_keys
+from ..level import LevelExpansion, LevelFindings
 from ..memtune import steady_arrays
 from ..store import (
     empty_keys,
@@ -701,7 +701,7 @@ def commit_block(cands: Block, seen: Sequence[np.ndarray] | None) -> Block:
             None if words is None else take_rows(words, rows))
 
 
-#: told the error of a batch that raised, before the level engine locates its first
+#: told the error of a batch that raised, before the level rule locates its first
 #: raising state (set in a worker process of ``--workers N``: it tells the coordinator,
 #: so that a Ctrl-C meanwhile still reports the spec error)
 SPEC_ERROR_NOTICE: Callable[[SpecEvaluationError], None] | None = None
@@ -763,7 +763,7 @@ def expand_block(cfg: ShardConfig, bucket: int, level: Block, expand: bool | Non
 class GraphPart:
     """A block's part of the state graph (temporal properties), as its expansion
     reports it batch by batch (:meth:`on_batch`, the hook of
-    :class:`~modelcheck.engine.LevelExpansion`): the transitions that change the
+    :class:`~modelcheck.level.LevelExpansion`): the transitions that change the
     state (source row in the block, action id, target key; the key is the fingerprint
     the level files hold), per step formula whether it holds on each, and per row of
     the block whether each state predicate holds (the kernel's ``labels`` and

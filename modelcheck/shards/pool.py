@@ -9,7 +9,7 @@ tasks handed to ``N`` worker processes (:class:`WorkerPool`). No Java, no Spark.
 The results are the one-process explorer's, field by field, whatever ``N`` and ``K``:
 each task de-duplicates the transitions into its bucket with the explorer's parent
 rule (the smallest parent fingerprint, then the smallest action id), and the level's
-findings are merged by minima (:class:`~modelcheck.engine.LevelFindings`), which is the
+findings are merged by minima (:class:`~modelcheck.level.LevelFindings`), which is the
 answer the one-process explorer gives for the whole level in fingerprint order.
 
 **Workers** are forked from this process once the kernel is built, so they share its

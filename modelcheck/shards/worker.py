@@ -1,6 +1,6 @@
 """Worker side of a sharded run: the kernel cache and the error transport of the bucket
-tasks (:mod:`modelcheck.shards.files`; they expand levels with the level engine,
-:class:`modelcheck.engine.LevelExpansion`), in the processes of ``modelcheck check
+tasks (:mod:`modelcheck.shards.files`; they expand levels with the level rule,
+:class:`modelcheck.level.LevelExpansion`), in the processes of ``modelcheck check
 --workers N`` and in Spark's Python workers.
 
 It imports nothing but the standard library (and ``modelcheck`` when a kernel is

@@ -1,4 +1,4 @@
-"""The level engine: expand one BFS level in batches and decide what the level found.
+"""The level rule: expand one BFS level in batches and decide what the level found.
 
 Every explorer (the local one, :mod:`modelcheck.explorer`, and the Spark backend's
 per-bucket tasks) expands a level with :class:`LevelExpansion` and decides with

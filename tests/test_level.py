@@ -1,4 +1,4 @@
-"""The level engine's one rule: results do not depend on the batch size, spec errors
+"""The level rule: results do not depend on the batch size, spec errors
 included (compared with a one-state-at-a-time oracle of the rule)."""
 
 from __future__ import annotations
