@@ -212,7 +212,9 @@ class Layout:
             word = 0
             product = 1
             for c in cells:
-                if product * c.size > 2**64 and product > 1:
+                # a cell's multiplier is a word's value too: below 2**64 (a one-value
+                # cell after cells filling the word exactly goes to the next word)
+                if (product * c.size > 2**64 or product == 2**64) and product > 1:
                     word += 1
                     product = 1
                 word_of.append(word)
@@ -239,7 +241,11 @@ class Layout:
         top: dict[int, int] = {}
         for w, m in zip(word_of, mults):
             top[w] = max(top.get(w, 0), m)
-        self._last_in_word = [top[w] == m for w, m in zip(word_of, mults)]
+        # A one-value cell shares its multiplier with the cell after it, so it is never
+        # the last (its value, 0, is the modulo by 1; without it, it would read the
+        # cells above it as its own).
+        self._last_in_word = [top[w] == m and c.size > 1
+                              for w, m, c in zip(word_of, mults, cells)]
 
     def leaf_map(self, var: str, path: tuple[int, ...]) -> dict[int, int]:
         """``{index: first cell of the element}`` for the innermost dimension of
@@ -527,14 +533,15 @@ def words_of_keys(keys: np.ndarray) -> np.ndarray:
 
 def _first_fit(sizes: Sequence[int], words: int) -> tuple[list[int], list[int]] | None:
     """Mixed radix over at most ``words`` words, each cell (in layout order) in the first
-    word whose product of sizes stays at most 2**64: ``(word of each cell, its
+    word whose product of sizes stays at most 2**64 and whose multiplier for it (the
+    product of the sizes before it) is below 2**64: ``(word of each cell, its
     multiplier)``, or None when the cells do not fit so."""
     products = [1] * words
     word_of: list[int] = []
     mults: list[int] = []
     for size in sizes:
         for w in range(words):
-            if products[w] * size <= 2**64:
+            if products[w] * size <= 2**64 and products[w] < 2**64:
                 break
         else:
             return None

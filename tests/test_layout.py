@@ -4,10 +4,11 @@
 from __future__ import annotations
 
 import numpy as np
+from bruteforce import brute_force_check
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from modelcheck import Array, Bool, Const, Ids, Int, Spec, action, explore
+from modelcheck import Array, Bool, Const, Ids, Int, SetOf, Spec, action, explore, invariant
 from modelcheck.layout import collision_probability, fingerprint64, fingerprint128
 
 
@@ -109,6 +110,100 @@ def test_pack_unpack_any_cell_sizes(bits: list[int], data: st.DataObject) -> Non
     assert [layout.unpack(w) for w in words] == cells
     every = np.arange(len(layout.cells))
     assert Decoder(layout).matrix(words, every).tolist() == cells
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.sampled_from([0, 0, 1, 1, 16, 32, 47, 62]), min_size=2, max_size=9),
+       st.data())
+def test_pack_unpack_cells_that_fill_a_word_exactly(bits: list[int],
+                                                    data: st.DataObject) -> None:
+    """Cells of 2**b values (one-value cells included) whose sizes multiply to exactly
+    2**64: the next cell, even a one-value one, starts a new word (its multiplier would
+    be 2**64, which no word holds), and packing round-trips."""
+    from modelcheck.family import Decoder
+
+    ns: dict = {f"v{i}": Int(0, 2**b - 1) for i, b in enumerate(bits)}
+    ns["Noop"] = action(lambda self, s, t: s.v0 >= 0)
+    layout = type("Exact", (Spec,), ns)().layout
+    assert all(int(m) < 2**64 for m in layout.mult.tolist())
+    cells = [[data.draw(st.integers(c.lo, c.hi)) for c in layout.cells] for _ in range(3)]
+    words = layout.pack_columns([np.array(col) for col in zip(*cells)])
+    assert [layout.unpack(w) for w in words] == cells
+    every = np.arange(len(layout.cells))
+    assert Decoder(layout).matrix(words, every).tolist() == cells
+
+
+def test_a_one_value_cell_after_a_full_word_explores() -> None:
+    """A set of 64 possible members (a 64-bit word of its own) and a one-value cell."""
+
+    class Full(Spec):
+        s = SetOf(Int(0, 63))
+        z = Int(0, 0)
+
+        @action(i=Int(0, 2))
+        def Add(self, s, t, i):
+            t.s = s.s.with_(i)
+            return ~s.s.has(i)
+
+    r = explore(Full(), check_deadlock=False)
+    assert (r.distinct_states, r.depth) == (8, 3)
+
+
+def _bump(name: str, label: str):  # type: ignore[no-untyped-def]
+    def bump(self, s, t):  # type: ignore[no-untyped-def]
+        setattr(t, name, getattr(s, name) + 1)
+        return getattr(s, name) < 2
+
+    bump.__name__ = label
+    return bump
+
+
+def _cells_spec(bits: list[int]) -> type[Spec]:
+    """Variables ``v0, v1, ...`` of ``2**b + 1`` values (``b = 0``: one value), an
+    action bumping each many-valued one up to 2 and an invariant that every one-value
+    variable is 0."""
+    ns: dict = {"check_deadlock": False}
+    ones = []
+    for i, b in enumerate(bits):
+        name = f"v{i}"
+        ns[name] = Int(0, 0 if b == 0 else 2**b)
+        if b == 0:
+            ones.append(name)
+            continue
+
+        ns[f"Bump{i}"] = action(_bump(name, f"Bump{i}"))
+
+    def ones_are_zero(self, s):  # type: ignore[no-untyped-def]
+        e = getattr(s, ones[0]) == 0
+        for name in ones[1:]:
+            e = e & (getattr(s, name) == 0)
+        return e
+
+    ns["OnesAreZero"] = invariant(ones_are_zero)
+    return type("Cells", (Spec,), ns)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.sampled_from([0, 0, 3, 20, 30, 40]), min_size=3, max_size=7)
+       .filter(lambda bs: 0 in bs and any(bs)))
+def test_one_value_cells_between_others_read_as_their_value(bits: list[int]) -> None:
+    """One-value cells anywhere in a mixed-radix layout (a one-value cell shares its
+    multiplier with the cell after it): the run equals the one-state-at-a-time oracle,
+    which never packs a state (a one-value cell once read the cells above it in its
+    word as its own value: a violation of an invariant that holds)."""
+    spec = _cells_spec(bits)()
+    r = explore(spec)
+    o = brute_force_check(spec)
+    assert (r.status.value, r.distinct_states, r.depth) == (o.status, o.distinct, o.depth)
+
+
+def test_a_one_value_cell_before_the_top_cell_of_a_word() -> None:
+    """The case found: ``a`` (2**20 + 1 values), ``z`` (one value), ``v`` in one word
+    of two (the state is wider than 64 bits): ``z`` is 0 in every state."""
+    spec = _cells_spec([20, 0, 20, 30])()
+    assert not spec.layout.bitfields and spec.layout.n_words == 2
+    r = explore(spec)
+    assert (r.status.value, r.distinct_states) == ("ok", 27)
 
 
 def test_cells_that_fit_two_words_by_first_fit_are_exact() -> None:
