@@ -33,6 +33,7 @@ def run(runner, *args: str):
         (f"{BAD}/syntax_error.py", ["syntax_error.py:5", "syntax error"]),
         (f"{BAD}/bad_signature.py", ["bad_signature.py:10", "def Inc(self, s, t, p)"]),
         (f"{BAD}/unknown_variable.py", ["unknown_variable.py:11", "unknown variable 'y'"]),
+        (f"{BAD}/huge_int.py", ["huge_int.py:6", "variable v", "is too large", "2**63 - 1"]),
         ("specs/no_such_spec.py", ["does not exist"]),
         ("specs.no_such_module", ["not found"]),
         ("specs/kraft_broker.py:NoSuchSpec", ["no spec named 'NoSuchSpec'", "KRaftBroker"]),

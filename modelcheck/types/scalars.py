@@ -59,6 +59,12 @@ class Int(Type):
             raise SpecDefinitionError(
                 f"Int({self.lo!r}, {self.hi!r}) is empty with these constants ({lo}..{hi})."
             )
+        if lo < -2**63 or hi > 2**63 - 1 or hi - lo + 1 > 2**63 - 1:
+            raise SpecDefinitionError(
+                f"Int({self.lo!r}, {self.hi!r}) ({lo}..{hi}) is too large: a variable's "
+                f"values are 64-bit integers and a cell holds at most 2**63 - 1 of them "
+                f"(here {hi - lo + 1}); split the value into several variables or narrow "
+                f"its range.")
         init = lo if self.init is None else int(resolve(self.init, consts))
         return BoundInt(lo, hi - lo + 1, init, f"{lo}..{hi}")
 
