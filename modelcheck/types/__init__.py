@@ -85,6 +85,7 @@ from .sequences import (
 )
 from .sets import (
     MAX_ELEMENTS,
+    SET_FORMS,
     BoundSet,
     BoundSetChunk,
     BoundSparseSet,
@@ -92,6 +93,7 @@ from .sets import (
     SetOf,
     SetValue,
     SparseSetValue,
+    choose_set_form,
     refuse_sparse_sets,
 )
 
@@ -133,6 +135,8 @@ __all__ = [
     "Union",
     "BoundUnion",
     "MAX_ELEMENTS",
+    "SET_FORMS",
+    "choose_set_form",
     "ValueKindError",
     "ValueDomainError",
     "Value",

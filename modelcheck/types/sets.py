@@ -43,28 +43,60 @@ __all__ = [
     "BoundSparseSlot",
     "refuse_sparse_sets",
     "MAX_ELEMENTS",
+    "SET_FORMS",
+    "choose_set_form",
+    "code_bits",
     "SetValue",
     "SparseSetValue",
 ]
 
 
 def refuse_sparse_sets(bound: BoundType, what: str) -> None:
-    """Refuse a type that holds a ``SetOf(..., max_size=k)`` where the engine numbers
-    the type's values (a set or bag element, a union shape, an action parameter)."""
+    """Refuse a type that holds a set stored as member codes (a ``SetOf(..., max_size=k)``
+    whose bound binds, or ``form="codes"``) where the engine numbers the type's values
+    (a set or bag element, a union shape, an action parameter)."""
     for _, t in bound.cells():
         if isinstance(t, BoundSparseSlot):
             raise SpecDefinitionError(
-                f"{what} holds {t.owner.describe()}, a SetOf(..., max_size=k): a set "
-                "stored as member codes has no position among the values of its type, "
-                "which the elements of a set or bag, the shapes of a union and the "
+                f"{what} holds {t.owner.describe()}, a set stored as member codes "
+                "(SetOf(..., max_size=k) with k below its element count, or "
+                "form=\"codes\"): such a set has no position among the values of its "
+                "type, which the elements of a set or bag, the shapes of a union and the "
                 "values of an action parameter need (they are numbered). Declare that "
-                "set without max_size (a bit vector, at most "
+                "set as a bit vector (no max_size, or form=\"bits\"; at most "
                 f"{MAX_ELEMENTS} elements), or keep it in a state variable, a record "
                 "field or a Seq instead.")
 
 
 #: the most values a SetOf or Bag element type may have (one bit or count cell each)
 MAX_ELEMENTS = 4096
+
+#: the forms of a set: one bit per possible element, or sorted member codes
+SET_FORMS = ("bits", "codes")
+
+
+def code_bits(n_values: int) -> int:
+    """The bits of one member code of a set over ``n_values`` elements (the codes
+    ``0..n_values``, ``n_values`` being the empty slot's)."""
+    return max(1, n_values.bit_length())
+
+
+def choose_set_form(n_values: int, max_size: int | None) -> str | None:
+    """The form :class:`SetOf` stores a set in when no ``form`` is given: ``"bits"`` (a
+    bit vector, one bit per possible element) or ``"codes"`` (``max_size`` sorted
+    member codes); None when neither serves (more than ``MAX_ELEMENTS`` elements and
+    no bound on the members).
+
+    * no ``max_size``: the bit vector, up to ``MAX_ELEMENTS`` elements;
+    * ``max_size`` at least the element count (the bound says nothing): the bit vector
+      (``n`` bits, fewer than ``n`` codes of ``code_bits(n)``), up to ``MAX_ELEMENTS``;
+    * ``max_size`` below the element count: member codes, the only form that enforces
+      the bound (storing a ``k + 1``-th member is a spec error), whatever ``n``."""
+    if max_size is not None and max_size < n_values:
+        return "codes"
+    if n_values <= MAX_ELEMENTS:
+        return "bits"
+    return None if max_size is None else "codes"
 
 
 class SetOf(Type):
@@ -74,41 +106,77 @@ class SetOf(Type):
     records). In expressions the value is a set value holding element values
     (``s.holders.has(p)`` for id ``p``, ``with_``, ``without``, ``|``, ``&``, ``-``,
     ``<=``, ``size()``, ``is_empty()``, ``min()``, ``max()``, ``choose()``; see
-    :class:`~modelcheck.types.sets.SetValue`), stored as one bit per element value.
-    ``init`` lists the initial members.
+    :class:`~modelcheck.types.sets.SetValue`). ``init`` lists the initial members.
 
-    ``max_size=k`` stores the set instead as at most ``k`` member codes, sorted (one
-    encoding per set value), each of ``ceil(log2(|T| + 1))`` bits: the form for an
-    element type of more than ``MAX_ELEMENTS`` (4,096) values (a set of records over a
-    large product), or for one much larger than the sets a spec holds. Storing a
-    ``k + 1``-th member is a spec error, as exceeding an ``Int`` bound is.
+    A set is stored in one of two forms, chosen by :func:`choose_set_form` unless
+    ``form`` names one:
+
+    * ``"bits"``, a bit vector: one bit per value of the element type ``T``, at most
+      ``MAX_ELEMENTS`` (4,096) of them;
+    * ``"codes"``, member codes: at most ``max_size`` member codes, sorted (one
+      encoding per set value), each of ``ceil(log2(|T| + 1))`` bits, whatever the size
+      of ``T`` (a set of records over a large product).
+
+    ``max_size=k`` bounds the members a value may hold: when ``k`` is below ``|T|`` the
+    set is stored as member codes and storing a ``k + 1``-th member is a spec error, as
+    exceeding an ``Int`` bound is; when ``k >= |T|`` the bound says nothing and the bit
+    vector (fewer bits) is chosen up to 4,096 elements. Beyond 4,096 elements a set
+    without ``max_size`` is refused.
     """
 
     def __init__(self, elem: Ids | Type, *, init: Iterable[Any] | Deferred = (),
-                 max_size: int | Deferred | None = None) -> None:
+                 max_size: int | Deferred | None = None, form: str | None = None) -> None:
         self.elem = elem
         self.init = init
         self.max_size = max_size
+        self.form = form
 
     def bound(self, consts: Mapping[str, Any]) -> BoundType:
-        elem = _element_type(self.elem, consts, f"SetOf({_elem_text(self.elem)})")
-        refuse_sparse_sets(elem, f"the element type of SetOf({_elem_text(self.elem)})")
+        text = _elem_text(self.elem)
+        elem = _element_type(self.elem, consts, f"SetOf({text})")
+        refuse_sparse_sets(elem, f"the element type of SetOf({text})")
         k = resolve(self.max_size, consts)
-        t: BoundSet
-        if k is not None:
-            if isinstance(k, bool) or not isinstance(k, int) or k < 1:
-                raise SpecDefinitionError(
-                    f"SetOf({_elem_text(self.elem)}, max_size={k!r}): max_size is the most "
-                    "members a value of the set may hold, a positive integer.")
-            t = BoundSparseSet(elem, f"SUBSET {elem.describe()}", k)
-        elif elem.n_values > MAX_ELEMENTS:
+        if k is not None and (isinstance(k, bool) or not isinstance(k, int) or k < 1):
             raise SpecDefinitionError(
-                f"SetOf({_elem_text(self.elem)}) has {elem.n_values} possible elements; at "
-                f"most {MAX_ELEMENTS} are supported as a bit vector (one bit per possible "
-                "element). Give the most members a value may hold, "
-                f"SetOf({_elem_text(self.elem)}, max_size=k), to store each value as at "
-                f"most k sorted member codes of {max(1, elem.n_values.bit_length())} bits.")
+                f"SetOf({text}, max_size={k!r}): max_size is the most members a value of "
+                "the set may hold, a positive integer.")
+        n = elem.n_values
+        bits = code_bits(n)
+        form = self.form
+        if form is not None and form not in SET_FORMS:
+            raise SpecDefinitionError(
+                f"SetOf({text}, form={form!r}): form is \"bits\" (a bit vector, one bit "
+                "per possible element) or \"codes\" (at most max_size sorted member "
+                "codes); leave it out to let the element count and max_size choose.")
+        if form is None:
+            form = choose_set_form(n, k)
+        if form is None:
+            raise SpecDefinitionError(
+                f"SetOf({text}) has {n} possible elements, more than the {MAX_ELEMENTS} "
+                "a bit vector holds (one bit per possible element), and no bound on its "
+                f"members. Give the most members a value may hold, SetOf({text}, "
+                f"max_size=k): the set is then stored as at most k sorted member codes "
+                f"of {bits} bits (k * {bits} bits a state), and storing a k + 1-th "
+                "member is reported as a spec error.")
+        t: BoundSet
+        if form == "codes":
+            if k is None:
+                raise SpecDefinitionError(
+                    f"SetOf({text}, form=\"codes\") needs max_size=k, the most members "
+                    f"a value may hold: member codes take k slots of {bits} bits.")
+            t = BoundSparseSet(elem, f"SUBSET {elem.describe()}", min(k, n))
         else:
+            if n > MAX_ELEMENTS:
+                raise SpecDefinitionError(
+                    f"SetOf({text}, form=\"bits\") has {n} possible elements; at most "
+                    f"{MAX_ELEMENTS} are supported as a bit vector (one bit per possible "
+                    "element). Leave form out and give max_size=k to store each value "
+                    f"as at most k sorted member codes of {bits} bits.")
+            if k is not None and k < n:
+                raise SpecDefinitionError(
+                    f"SetOf({text}, max_size={k}, form=\"bits\"): a bit vector cannot "
+                    f"enforce max_size {k} below the {n} possible elements. Leave form "
+                    "out (member codes enforce it) or drop max_size.")
             t = BoundSet(elem, f"SUBSET {elem.describe()}")
         try:
             t.init = frozenset(freeze(elem.value(elem.codes(v))) for v in
