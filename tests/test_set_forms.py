@@ -26,6 +26,7 @@ from modelcheck import (
     SetOf,
     Spec,
     SpecDefinitionError,
+    SpecEvaluationError,
     action,
     any_of,
     choose,
@@ -58,61 +59,81 @@ def test_without_a_bound_the_bit_vector_up_to_the_cap_then_a_refusal() -> None:
     assert choose_set_form(4096, None) == "bits" and choose_set_form(4097, None) is None
 
 
-def test_a_bound_that_binds_chooses_member_codes_on_both_sides_of_the_cap() -> None:
-    for n in (2, 4096, 4097, 10_000):
-        t = _bound(n, max_size=n - 1)
-        assert isinstance(t, BoundSparseSet) and t.max_size == n - 1
-        assert [c.size for _, c in t.cells()] == [n + 1] * (n - 1)
-
-
-def test_a_bound_that_says_nothing_keeps_the_bit_vector_up_to_the_cap() -> None:
-    for n, k in ((1, 1), (8, 8), (8, 100), (4096, 4096)):
+def test_a_bound_chooses_the_form_of_fewer_bits_below_the_cap() -> None:
+    """``n`` bits against ``min(k, n)`` codes of ``ceil(log2(n + 1))`` bits; on a tie
+    the bit vector."""
+    cases = {(70, 5): "codes",  # 70 bits against 5 * 7 = 35
+             (70, 10): "bits",  # 70 against 10 * 7: a tie
+             (64, 9): "codes",  # 64 against 9 * 7 = 63
+             (8, 3): "bits", (8, 2): "bits", (8, 1): "codes",  # 8 against 12, 8, 4
+             (4096, 315): "codes", (4096, 316): "bits"}  # 315 * 13 = 4,095; 4,108
+    for (n, k), want in cases.items():
         t = _bound(n, max_size=k)
-        assert not isinstance(t, BoundSparseSet) and t.width == n
-    # beyond the cap the codes stay (clamped to the element count)
+        assert isinstance(t, BoundSparseSet) == (want == "codes"), (n, k)
+        if want == "codes":
+            assert t.max_size == k and [c.size for _, c in t.cells()] == [n + 1] * k
+        else:
+            assert t.width == n and t.limit == (k if k < n else None)
+            assert t.describe().endswith(f"(max_size {k})") == (k < n)
+
+
+def test_beyond_the_cap_a_bound_chooses_member_codes() -> None:
+    for n, k in ((4097, 1), (4097, 4096), (10_000, 700)):
+        t = _bound(n, max_size=k)
+        assert isinstance(t, BoundSparseSet) and t.max_size == k
+        assert [c.size for _, c in t.cells()] == [n + 1] * k
+    # a bound at or above the element count: the codes, clamped to the element count
     t = _bound(4097, max_size=5000)
     assert isinstance(t, BoundSparseSet) and t.max_size == 4097
+
+
+def test_a_bound_that_says_nothing_keeps_an_unbounded_bit_vector() -> None:
+    for n, k in ((1, 1), (8, 8), (8, 100), (4096, 4096)):
+        t = _bound(n, max_size=k)
+        assert not isinstance(t, BoundSparseSet) and t.width == n and t.limit is None
 
 
 def test_an_explicit_form() -> None:
     t = _bound(8, max_size=8, form="codes")
     assert isinstance(t, BoundSparseSet) and t.max_size == 8
     assert not isinstance(_bound(8, form="bits"), BoundSparseSet)
+    t = _bound(70, max_size=3, form="bits")
+    assert not isinstance(t, BoundSparseSet) and t.limit == 3
     assert not isinstance(_bound(4096, max_size=4096, form="bits"), BoundSparseSet)
     with pytest.raises(SpecDefinitionError, match=r"form=\"codes\"\) needs max_size=k"):
         _bound(8, form="codes")
     with pytest.raises(SpecDefinitionError, match=r"form=\"bits\"\) has 4097 possible "
                                                   r"elements; at most 4096"):
         _bound(4097, form="bits")
-    with pytest.raises(SpecDefinitionError, match=r"a bit vector cannot enforce max_size 3 "
-                                                  r"below the 8 possible elements"):
-        _bound(8, max_size=3, form="bits")
     with pytest.raises(SpecDefinitionError, match=r"form='dense'\): form is \"bits\""):
         _bound(8, form="dense")
 
 
-def test_sets_of_sets_with_a_bound_that_says_nothing_are_numbered() -> None:
-    """A set whose bound binds is stored as codes and has no position among its type's
-    values (refused as an element); one whose bound says nothing is a bit vector and
-    may be an element."""
+def test_bounded_sets_are_refused_where_values_are_numbered() -> None:
+    """A set of at most k members (either form) is not every subset of its element
+    type, so it cannot be an element (refused); a set whose bound says nothing can."""
     outer = SetOf(SetOf(Int(0, 3), max_size=4)).bound({})
     assert isinstance(outer, BoundSet) and outer.width == 16
-    with pytest.raises(SpecDefinitionError, match=r"a set stored as member codes"):
-        SetOf(SetOf(Int(0, 3), max_size=3)).bound({})
+    for inner in (SetOf(Int(0, 3), max_size=3), SetOf(Int(0, 3), max_size=3, form="codes")):
+        with pytest.raises(SpecDefinitionError, match=r"a set of at most k members"):
+            SetOf(inner).bound({})
 
 
-@settings(max_examples=200, deadline=None)
+def _oracle_form(n: int, k: int | None) -> str | None:
+    """The form of fewest bits among those that hold every value: the bit vector up to
+    the cap, the codes when there is a bound; the bit vector on a tie."""
+    cost = {}
+    if n <= MAX_ELEMENTS:
+        cost["bits"] = n
+    if k is not None:
+        cost["codes"] = min(k, n) * (len(bin(n)) - 2)  # bits of the code n (the empty slot)
+    return min(cost, key=lambda f: (cost[f], f != "bits")) if cost else None
+
+
+@settings(max_examples=300, deadline=None)
 @given(n=st.integers(1, 3 * MAX_ELEMENTS), k=st.none() | st.integers(1, 3 * MAX_ELEMENTS))
-def test_the_chosen_form_holds_the_bound_in_the_fewest_bits(n: int, k: int | None) -> None:
-    """Against the forms' costs: member codes whenever a bound binds (the only form
-    that enforces one); otherwise, of the forms that can hold every value, the one of
-    fewer bits (a bit vector up to the cap)."""
-    bits_ok = n <= MAX_ELEMENTS and (k is None or k >= n)
-    codes_ok = k is not None
-    cost = {"bits": n, "codes": (min(k, n) if k else 0) * max(1, n.bit_length())}
-    usable = [f for f, ok in (("bits", bits_ok), ("codes", codes_ok)) if ok]
-    want = min(usable, key=lambda f: cost[f]) if usable else None
-    assert choose_set_form(n, k) == want
+def test_the_chosen_form_is_the_one_of_fewest_bits(n: int, k: int | None) -> None:
+    assert choose_set_form(n, k) == _oracle_form(n, k)
 
 
 # ------------------------------------------------------------- whole specs
@@ -161,18 +182,54 @@ domains = st.tuples(st.integers(1, 90), st.integers(1, 90), st.integers(1, 4))
 
 @settings(max_examples=30, deadline=None)
 @given(case=domains)
-def test_automatic_and_explicit_bit_vector_agree_with_brute_force(case) -> None:
+def test_automatic_and_explicit_forms_agree_with_brute_force(case) -> None:
+    """The automatic choice, member codes, a bounded and an unbounded bit vector (below
+    the cap): the same counts, equal to the brute-force explorer's."""
     n_a, n_b, k = case
     auto = make(n_a, n_b, k, max_size=k)
     leaf = auto.layout.vars["msgs"].leaf
-    assert isinstance(leaf, BoundSparseSet) == (k < n_a * n_b)
+    assert isinstance(leaf, BoundSparseSet) == (_oracle_form(n_a * n_b, k) == "codes")
     ra = explore(auto)
     assert ra.status == "ok"
     assert (ra.distinct_states, ra.depth) == brute_force(auto)
+    others = [make(n_a, n_b, k, max_size=k, form="codes")]
     if n_a * n_b <= MAX_ELEMENTS:
-        rb = explore(make(n_a, n_b, k, form="bits"))
-        assert (rb.status, rb.distinct_states, rb.depth, rb.generated_states) == (
+        others += [make(n_a, n_b, k, max_size=k, form="bits"), make(n_a, n_b, k)]
+    for spec in others:
+        r = explore(spec)
+        assert (r.status, r.distinct_states, r.depth, r.generated_states) == (
             ra.status, ra.distinct_states, ra.depth, ra.generated_states)
+
+
+def overflow(n: int, k: int, **decl: Any) -> Spec:
+    class Overflow(Spec):
+        check_deadlock = False
+        S = SetOf(Int(0, n - 1), max_size=k, **decl)
+
+        @action(x=range(n))
+        def Add(self, s, t, x):
+            t.S = s.S.with_(x)
+            return ~s.S.has(x)
+
+    return Overflow()
+
+
+@pytest.mark.parametrize("n,k", [(8, 3), (70, 3), (130, 2)])  # 1, 2, 3 chunks
+def test_a_member_past_max_size_is_the_same_error_in_either_form(n: int, k: int) -> None:
+    msgs = []
+    for form in ("bits", "codes"):
+        spec = overflow(n, k, form=form)
+        assert isinstance(spec.layout.vars["S"].leaf, BoundSparseSet) == (form == "codes")
+        with pytest.raises(SpecEvaluationError) as e:
+            explore(spec)
+        # (which instance overflows first may differ: the order of a level follows
+        # the packed states)
+        msgs.append(str(e.value).split(", in the state")[0].split(") adds to ", 1)[1])
+    assert msgs[0] == msgs[1]
+    assert f"S a member beyond its max_size {k} (S is a SetOf(0..{n - 1}, " \
+           f"max_size={k}), which holds at most {k} members)" in msgs[0]
+    with pytest.raises(SpecDefinitionError, match=f"more than the max_size {k}"):
+        SetOf(Int(0, n - 1), max_size=k, form="bits", init=range(k + 1)).bound({})
 
 
 @pytest.mark.parametrize("n_b", [64, 65])  # 64 * 64 = 4,096 records; 64 * 65 = 4,160

@@ -55,7 +55,7 @@ K = 5
 DENSE = SetOf(Int(0, 69)).bound({})
 SPARSE = SetOf(Int(0, 69), max_size=K).bound({})
 RDENSE = SetOf(Record(a=Int(0, 2), b=Bool())).bound({})
-RSPARSE = SetOf(Record(a=Int(0, 2), b=Bool()), max_size=3).bound({})
+RSPARSE = SetOf(Record(a=Int(0, 2), b=Bool()), max_size=3, form="codes").bound({})
 
 
 def batch(t: BoundType, values: list[Any]) -> Any:
@@ -210,8 +210,8 @@ def test_refusals_at_load() -> None:
     inner = SetOf(Int(0, 3), max_size=2)
     for outer in (SetOf(inner), SetOf(Record(a=inner), max_size=3), Bag(inner, 2),
                   Union("type", Shape, One=Record(s=inner), Two=None)):
-        with pytest.raises(SpecDefinitionError, match=r"max_size 2\), a set stored as member "
-                                                      r"codes"):
+        with pytest.raises(SpecDefinitionError, match=r"max_size 2\), a set of at most k "
+                                                      r"members"):
             outer.bound({})
 
     class Param(Spec):
@@ -414,7 +414,7 @@ class SymSets(Spec):
 
     P3 = Ids(1, 3)
     dense = SetOf(Record(src=P3, dst=P3, n=Int(0, 1)))
-    sparse = SetOf(Record(src=P3, dst=P3, n=Int(0, 1)), max_size=4)
+    sparse = SetOf(Record(src=P3, dst=P3, n=Int(0, 1)), max_size=4, form="codes")
 
     @action
     def Stay(self, s, t):
@@ -472,7 +472,7 @@ def test_member_of_a_sparse_set_gives_tlcs_two_phase_counts() -> None:
     from examples.tla.two_phase import Msg, TwoPhase
 
     class TwoPhaseSparse(TwoPhase):
-        msgs = SetOf(Msg, max_size=TwoPhase.N + 1)
+        msgs = SetOf(Msg, max_size=TwoPhase.N + 1, form="codes")
 
     r = explore(TwoPhaseSparse(N=3))
     # TLC counts the initial state among the generated ones, and states in its depth

@@ -56,16 +56,16 @@ def refuse_sparse_sets(bound: BoundType, what: str) -> None:
     whose bound binds, or ``form="codes"``) where the engine numbers the type's values
     (a set or bag element, a union shape, an action parameter)."""
     for _, t in bound.cells():
-        if isinstance(t, BoundSparseSlot):
+        if isinstance(t, BoundSparseSlot) or isinstance(t, BoundSetChunk) \
+                and t.owner.limit is not None:
             raise SpecDefinitionError(
-                f"{what} holds {t.owner.describe()}, a set stored as member codes "
-                "(SetOf(..., max_size=k) with k below its element count, or "
-                "form=\"codes\"): such a set has no position among the values of its "
-                "type, which the elements of a set or bag, the shapes of a union and the "
-                "values of an action parameter need (they are numbered). Declare that "
-                "set as a bit vector (no max_size, or form=\"bits\"; at most "
-                f"{MAX_ELEMENTS} elements), or keep it in a state variable, a record "
-                "field or a Seq instead.")
+                f"{what} holds {t.owner.describe()}, a set of at most k members "
+                "(SetOf(..., max_size=k) with k below its element count): the values of "
+                "such a type are not all the subsets of its element type, while the "
+                "elements of a set or bag, the shapes of a union and the values of an "
+                "action parameter are numbered over every subset. Declare that set "
+                f"without max_size (a bit vector, at most {MAX_ELEMENTS} elements), or "
+                "keep it in a state variable, a record field or a Seq instead.")
 
 
 #: the most values a SetOf or Bag element type may have (one bit or count cell each)
@@ -88,15 +88,16 @@ def choose_set_form(n_values: int, max_size: int | None) -> str | None:
     no bound on the members).
 
     * no ``max_size``: the bit vector, up to ``MAX_ELEMENTS`` elements;
-    * ``max_size`` at least the element count (the bound says nothing): the bit vector
-      (``n`` bits, fewer than ``n`` codes of ``code_bits(n)``), up to ``MAX_ELEMENTS``;
-    * ``max_size`` below the element count: member codes, the only form that enforces
-      the bound (storing a ``k + 1``-th member is a spec error), whatever ``n``."""
-    if max_size is not None and max_size < n_values:
-        return "codes"
-    if n_values <= MAX_ELEMENTS:
+    * beyond ``MAX_ELEMENTS`` elements, with ``max_size``: member codes;
+    * otherwise the form of fewer bits: ``n`` for the bit vector, ``min(k, n) *
+      code_bits(n)`` for the codes (the bit vector on a tie: its operations are
+      cheaper). Both forms enforce a bound below ``n`` (storing a ``k + 1``-th member
+      is a spec error), so the choice changes the cost only."""
+    if n_values > MAX_ELEMENTS:
+        return None if max_size is None else "codes"
+    if max_size is None or n_values <= min(max_size, n_values) * code_bits(n_values):
         return "bits"
-    return None if max_size is None else "codes"
+    return "codes"
 
 
 class SetOf(Type):
@@ -117,11 +118,10 @@ class SetOf(Type):
       encoding per set value), each of ``ceil(log2(|T| + 1))`` bits, whatever the size
       of ``T`` (a set of records over a large product).
 
-    ``max_size=k`` bounds the members a value may hold: when ``k`` is below ``|T|`` the
-    set is stored as member codes and storing a ``k + 1``-th member is a spec error, as
-    exceeding an ``Int`` bound is; when ``k >= |T|`` the bound says nothing and the bit
-    vector (fewer bits) is chosen up to 4,096 elements. Beyond 4,096 elements a set
-    without ``max_size`` is refused.
+    ``max_size=k`` bounds the members a value may hold: in either form storing a
+    ``k + 1``-th member is a spec error, as exceeding an ``Int`` bound is. Without
+    ``form``, the form of fewer bits is chosen (``|T|`` bits against ``k`` codes), and
+    member codes beyond 4,096 elements, where a set without ``max_size`` is refused.
     """
 
     def __init__(self, elem: Ids | Type, *, init: Iterable[Any] | Deferred = (),
@@ -172,12 +172,8 @@ class SetOf(Type):
                     f"{MAX_ELEMENTS} are supported as a bit vector (one bit per possible "
                     "element). Leave form out and give max_size=k to store each value "
                     f"as at most k sorted member codes of {bits} bits.")
-            if k is not None and k < n:
-                raise SpecDefinitionError(
-                    f"SetOf({text}, max_size={k}, form=\"bits\"): a bit vector cannot "
-                    f"enforce max_size {k} below the {n} possible elements. Leave form "
-                    "out (member codes enforce it) or drop max_size.")
-            t = BoundSet(elem, f"SUBSET {elem.describe()}")
+            t = BoundSet(elem, f"SUBSET {elem.describe()}",
+                         k if k is not None and k < n else None)
         try:
             t.init = frozenset(freeze(elem.value(elem.codes(v))) for v in
                                resolve(self.init, consts))
@@ -234,10 +230,15 @@ class BoundSetChunk(ScalarType):
         return "{" + ", ".join(e.show(_codes_at(e, i)) for i in self._members(code)) + "}"
 
     def explain_out_of_domain(self, name: str, value: int) -> str | None:
+        var = name.rsplit(".bits", 1)[0]
         if value < 0:
-            var = name[:-6] if name.endswith(".bits0") else name
             return (f"adds to {var} an element outside its element type "
                     f"{self.owner.elem.describe()}")
+        k = self.owner.limit
+        if k is not None and value > self.hi:
+            return (f"adds to {var} a member beyond its max_size {k} ({var} is a "
+                    f"SetOf({self.owner.elem.describe()}, max_size={k}), which holds at "
+                    f"most {k} members)")
         return None
 
 
@@ -249,10 +250,14 @@ class BoundSet(BoundType):
 
     chunk_bits = 62
 
-    def __init__(self, elem: BoundType, text: str) -> None:
+    def __init__(self, elem: BoundType, text: str, limit: int | None = None) -> None:
         self.elem = elem
         self.text = text
         self.ref = _first_ref(elem)
+        #: ``max_size`` when it binds (below the element count): storing a set of more
+        #: members marks the last chunk out of its domain (:meth:`SetValue._columns`)
+        self.limit = limit
+        self._free: BoundSet | None = None
         self.init: frozenset[Any] = frozenset()
         #: the element values built so far, by position (see :meth:`member_value`)
         self._member_values: dict[int, Any] = {}
@@ -281,7 +286,17 @@ class BoundSet(BoundType):
         return self.init
 
     def describe(self) -> str:
-        return self.text
+        return self.text if self.limit is None else f"{self.text} (max_size {self.limit})"
+
+    def unlimited(self) -> BoundSet:
+        """This type without its ``max_size``: the type of an operand converted from
+        member codes, which may hold more members than a stored value."""
+        if self.limit is None:
+            return self
+        if self._free is None:
+            self._free = BoundSet(self.elem, self.text)
+            self._free._member_values = self._member_values
+        return self._free
 
     def _members(self, codes: Sequence[int]) -> list[int]:
         w = self.chunk_bits
@@ -294,6 +309,10 @@ class BoundSet(BoundType):
 
     def _from_members(self, idxs: Iterable[int]) -> list[int]:
         out = [0] * len(self.chunk_widths)
+        idxs = list(idxs)
+        if self.limit is not None and len(set(idxs)) > self.limit:
+            raise ValueError(f"{len(set(idxs))} members, more than the max_size {self.limit} "
+                             f"of {self.describe()}")
         for i in idxs:
             out[i // self.chunk_bits] |= 1 << (i % self.chunk_bits)
         return out
@@ -317,6 +336,10 @@ class BoundSet(BoundType):
     def codes_from_itf(self, value: Any) -> list[int]:
         if not isinstance(value, (frozenset, set, list, tuple)):
             raise ValueKindError("a set")
+        if self.limit is not None and len(value) > self.limit:
+            raise ValueDomainError(
+                f"= {codec.text(value)} has {len(value)} members, more than its max_size "
+                f"{self.limit}")
         seen: set[int] = set()
         for m in value:
             try:
@@ -367,8 +390,9 @@ class BoundSet(BoundType):
 
     def _same_form(self, other: BoundSet) -> bool:
         """Whether values of ``other`` (a set type of as many elements) are stored as
-        this type's are, so that their columns serve as they are."""
-        return not isinstance(other, BoundSparseSet)
+        this type's are, so that their columns serve as they are (a bit vector of
+        another ``max_size`` has the same bits, but not the same check)."""
+        return not isinstance(other, BoundSparseSet) and other.limit == self.limit
 
     def empty_value(self) -> SetValue:
         """The empty set, as a value of this type."""
@@ -386,6 +410,9 @@ class BoundSet(BoundType):
         return out._marked(value.bad)
 
     def _converted(self, value: SetValue) -> list[Any]:
+        if not isinstance(value._type, BoundSparseSet) and not isinstance(self, BoundSparseSet):
+            # the same bits, checked against this type's max_size
+            return SetValue(self, list(value.chunks), value.bad)._columns()
         return self._convert_value(value)._columns()
 
     def cells_permutation(self, pis: Mapping[str, Mapping[int, int]]
@@ -582,6 +609,8 @@ class BoundSparseSet(BoundSet):
         self.elem = elem
         self.text = text
         self.ref = _first_ref(elem)
+        self.limit = None  # (the slots hold the bound)
+        self._free = None
         self.init = frozenset()
         self._member_values = {}
         self.max_size = max_size
@@ -734,10 +763,17 @@ class SetValue(Value):
         self.bad = bad
 
     def _columns(self) -> list[Any]:
+        chunks = list(self.chunks)
+        k = self._type.limit
+        if k is not None:
+            # more than max_size members: the last chunk is stored one past its domain
+            over = self.size() > k
+            if np.any(over):
+                chunks[-1] = select(over, 1 << self._type.chunk_widths[-1], chunks[-1])
         if self.bad is False:
-            return list(self.chunks)
-        first = select(self.bad, -1, self.chunks[0])
-        return [first, *self.chunks[1:]]
+            return chunks
+        chunks[0] = select(self.bad, -1, chunks[0])
+        return chunks
 
     def _new(self, chunks: list[Any], bad: Any = None) -> SetValue:
         return SetValue(self._type, chunks, self.bad if bad is None else bad)
@@ -752,16 +788,18 @@ class SetValue(Value):
             if other._type.width != self._type.width:
                 raise SpecEvaluationError(
                     f"cannot combine a {self._type.describe()} with a {other._type.describe()}")
-            if self._type._same_form(other._type):
+            if not isinstance(other._type, BoundSparseSet):  # the same bits
                 return other
+            # an operand may hold more members than this type's max_size
+            return self._type.unlimited()._convert_value(other)
         if isinstance(other, (set, frozenset, list, tuple)):
             # element by element: an element outside the type stays a mark (``bad``),
             # not a bit pattern in the chunks
-            out = self._type.empty_value()
+            out = self._type.unlimited().empty_value()
             for m in other:
                 out = out.with_(m)
             return out
-        return SetValue(self._type, self._type.columns(other))
+        return SetValue(self._type, self._type.unlimited().columns(other))
 
     def _locate(self, x: Any) -> tuple[Any, Any, Any]:
         """(chunk number, bit, outside) of element ``x``."""
