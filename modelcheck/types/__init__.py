@@ -94,6 +94,7 @@ from .sets import (
     SetValue,
     SparseSetValue,
     choose_set_form,
+    code_bits,
     refuse_sparse_sets,
 )
 
@@ -137,6 +138,7 @@ __all__ = [
     "MAX_ELEMENTS",
     "SET_FORMS",
     "choose_set_form",
+    "code_bits",
     "ValueKindError",
     "ValueDomainError",
     "Value",
