@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 from bruteforce import brute_force
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from modelcheck import (
@@ -148,7 +148,7 @@ def make(n_a: int, n_b: int, k: int, **decl: Any) -> Spec:
     class Msgs(Spec):
         check_deadlock = False
         msgs = SetOf(Record(a=Int(0, n_a - 1), b=Int(0, n_b - 1)), **decl)
-        last = Int(0, n_a - 1)
+        last = Int(0, n_a)  # (two values at least)
 
         @action(p=range(3), x=range(3))
         def Send(self, s, t, p, x):
@@ -182,6 +182,8 @@ domains = st.tuples(st.integers(1, 90), st.integers(1, 90), st.integers(1, 4))
 
 @settings(max_examples=30, deadline=None)
 @given(case=domains)
+@example(case=(1, 64, 1)).via("64 bits of chunks")
+@example(case=(64, 65, 3)).via("beyond the cap")
 def test_automatic_and_explicit_forms_agree_with_brute_force(case) -> None:
     """The automatic choice, member codes, a bounded and an unbounded bit vector (below
     the cap): the same counts, equal to the brute-force explorer's."""
@@ -275,3 +277,15 @@ def test_the_unbounded_case_is_refused_on_the_cli(tmp_path) -> None:
         assert len(lines) == 1, r.stderr
         assert "has 4160 possible elements, more than the 4096" in lines[0]
         assert "max_size=k" in lines[0]
+
+
+def test_a_bounded_bit_vector_refuses_more_members_from_python_and_itf() -> None:
+    from modelcheck.types import ValueDomainError
+
+    t = _bound(70, max_size=2, form="bits")
+    assert t.value(t.codes([5, 60])) == frozenset({5, 60})
+    with pytest.raises(ValueError, match="3 members, more than the max_size 2"):
+        t.codes([1, 2, 3])
+    with pytest.raises(ValueDomainError, match="has 3 members, more than its max_size 2"):
+        t.codes_from_itf(frozenset({1, 2, 3}))
+    assert t.codes_from_itf(frozenset({1, 2})) == t.codes([1, 2])

@@ -230,12 +230,14 @@ def test_refusals_at_load() -> None:
 
 
 # ----------------------------------------------------------------- whole specs
-def make_spec(sparse: bool, n: int, v: int, k: int, sym: bool, bound: int) -> Spec:
+def make_spec(sparse: bool | str, n: int, v: int, k: int, sym: bool, bound: int) -> Spec:
     """Replicas post records and join a group; folds, unions, intersections and
     differences over both sets; ``Posts`` bounds the messages (violated when ``bound``
-    is below ``k``)."""
-    opt = {"max_size": k, "form": "codes"} if sparse else {}
-    grp = {"max_size": n, "form": "codes"} if sparse else {}
+    is below ``k``). ``sparse``: False for unbounded bit vectors, True (or ``"codes"``)
+    for member codes, ``"bits"`` for bit vectors bounded by the same ``max_size``."""
+    form = "codes" if sparse is True else sparse
+    opt = {"max_size": k, "form": form} if sparse else {}
+    grp = {"max_size": n, "form": form} if sparse else {}
 
     class Groups(Spec):
         check_deadlock = False
@@ -305,6 +307,9 @@ def test_specs_over_either_form_agree(case) -> None:
     rd, rs = explore(d), explore(s)
     assert (rs.status, rs.distinct_states, rs.depth) == (rd.status, rd.distinct_states,
                                                          rd.depth)
+    rb = explore(make_spec("bits", n, v, k, sym, bound))  # bit vectors bounded by k
+    assert (rb.status, rb.distinct_states, rb.depth) == (rd.status, rd.distinct_states,
+                                                         rd.depth)
     if rd.status == "violation":
         assert rs.violation.property == rd.violation.property
         assert len(rs.violation.trace) == len(rd.violation.trace)
@@ -318,8 +323,9 @@ def test_specs_over_either_form_agree(case) -> None:
                                   max_size=5))
 def test_sparse_spec_evaluators_agree(case, walks) -> None:
     n, v, k, sym, bound = case
-    kern = Kernel(make_spec(True, n, v, k, sym, bound))
-    assert_batch_matches_scalar(kern, [random_walk(kern, w) for w in walks])
+    for form in ("codes", "bits"):
+        kern = Kernel(make_spec(form, n, v, k, sym, bound))
+        assert_batch_matches_scalar(kern, [random_walk(kern, w) for w in walks])
 
 
 class Overflow(Spec):
@@ -502,17 +508,19 @@ def test_the_ledger_example_against_brute_force(cap: int) -> None:
     assert (r.distinct_states, r.depth) == brute_force(ExampleLedger(Cap=cap))
 
 
+@pytest.mark.parametrize("form", ["codes", "bits"])
 @pytest.mark.parametrize("fmt", ["itf", "json"])
-def test_sparse_counterexamples_render_round_trip_and_replay(fmt: str) -> None:
-    """A counterexample through a sparse set: the same rendered trace as the bit-vector
-    form's, and it survives ITF / JSON and replays."""
+def test_sparse_counterexamples_render_round_trip_and_replay(fmt: str, form: str) -> None:
+    """A counterexample through a set of at most k members (member codes, or a bit
+    vector bounded by k): the same rendered trace as the unbounded bit vector's, and it
+    survives ITF / JSON and replays."""
     from modelcheck.trace import Trace, loads_trace, trace_to_itf
     from modelcheck.trace.itf import dumps_itf
     from modelcheck.trace.model import dumps_trace_json
     from modelcheck.trace.render import render_trace
     from modelcheck.trace.replay import replay
 
-    sparse, dense = make_spec(True, 2, 1, 3, False, 1), make_spec(False, 2, 1, 3, False, 1)
+    sparse, dense = make_spec(form, 2, 1, 3, False, 1), make_spec(False, 2, 1, 3, False, 1)
     rs, rd = explore(sparse), explore(dense)
     assert rs.status == rd.status == "violation"
     ts, td = Trace.from_result(rs), Trace.from_result(rd)
