@@ -74,6 +74,8 @@ def _row(port: str, folder: str, tla: str, cfg: str | None = None, *,
 #: name: the port and its model (the tlaplus/Examples manifest's cfg)
 ROWS: dict[str, Row] = {
     "MCBakery": _row("bakery:Bakery", "Bakery-Boulangerie", "MCBakery.tla", deadlock=False),
+    "MCChangRoberts": _row("chang_roberts:MCChangRoberts", "chang_roberts", "MCChangRoberts.tla",
+                           deadlock=False),
     "MCCRDT": _row("crdt:MCCRDT", "FiniteMonotonic", "MCCRDT.tla", deadlock=False,
                    java=CDOT),
     "Disruptor_MPMC_liveliness": _row("disruptor_liveness:DisruptorLiveness", "Disruptor",

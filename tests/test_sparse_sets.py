@@ -55,7 +55,7 @@ K = 5
 DENSE = SetOf(Int(0, 69)).bound({})
 SPARSE = SetOf(Int(0, 69), max_size=K).bound({})
 RDENSE = SetOf(Record(a=Int(0, 2), b=Bool())).bound({})
-RSPARSE = SetOf(Record(a=Int(0, 2), b=Bool()), max_size=3).bound({})
+RSPARSE = SetOf(Record(a=Int(0, 2), b=Bool()), max_size=3, form="codes").bound({})
 
 
 def batch(t: BoundType, values: list[Any]) -> Any:
@@ -210,8 +210,8 @@ def test_refusals_at_load() -> None:
     inner = SetOf(Int(0, 3), max_size=2)
     for outer in (SetOf(inner), SetOf(Record(a=inner), max_size=3), Bag(inner, 2),
                   Union("type", Shape, One=Record(s=inner), Two=None)):
-        with pytest.raises(SpecDefinitionError, match=r"max_size 2\), a SetOf\(\.\.\., "
-                                                      r"max_size=k\): a set stored as member"):
+        with pytest.raises(SpecDefinitionError, match=r"max_size 2\), a set of at most k "
+                                                      r"members"):
             outer.bound({})
 
     class Param(Spec):
@@ -230,12 +230,14 @@ def test_refusals_at_load() -> None:
 
 
 # ----------------------------------------------------------------- whole specs
-def make_spec(sparse: bool, n: int, v: int, k: int, sym: bool, bound: int) -> Spec:
+def make_spec(sparse: bool | str, n: int, v: int, k: int, sym: bool, bound: int) -> Spec:
     """Replicas post records and join a group; folds, unions, intersections and
     differences over both sets; ``Posts`` bounds the messages (violated when ``bound``
-    is below ``k``)."""
-    opt = {"max_size": k} if sparse else {}
-    grp = {"max_size": n} if sparse else {}
+    is below ``k``). ``sparse``: False for unbounded bit vectors, True (or ``"codes"``)
+    for member codes, ``"bits"`` for bit vectors bounded by the same ``max_size``."""
+    form = "codes" if sparse is True else sparse
+    opt = {"max_size": k, "form": form} if sparse else {}
+    grp = {"max_size": n, "form": form} if sparse else {}
 
     class Groups(Spec):
         check_deadlock = False
@@ -305,6 +307,9 @@ def test_specs_over_either_form_agree(case) -> None:
     rd, rs = explore(d), explore(s)
     assert (rs.status, rs.distinct_states, rs.depth) == (rd.status, rd.distinct_states,
                                                          rd.depth)
+    rb = explore(make_spec("bits", n, v, k, sym, bound))  # bit vectors bounded by k
+    assert (rb.status, rb.distinct_states, rb.depth) == (rd.status, rd.distinct_states,
+                                                         rd.depth)
     if rd.status == "violation":
         assert rs.violation.property == rd.violation.property
         assert len(rs.violation.trace) == len(rd.violation.trace)
@@ -318,8 +323,9 @@ def test_specs_over_either_form_agree(case) -> None:
                                   max_size=5))
 def test_sparse_spec_evaluators_agree(case, walks) -> None:
     n, v, k, sym, bound = case
-    kern = Kernel(make_spec(True, n, v, k, sym, bound))
-    assert_batch_matches_scalar(kern, [random_walk(kern, w) for w in walks])
+    for form in ("codes", "bits"):
+        kern = Kernel(make_spec(form, n, v, k, sym, bound))
+        assert_batch_matches_scalar(kern, [random_walk(kern, w) for w in walks])
 
 
 class Overflow(Spec):
@@ -414,7 +420,7 @@ class SymSets(Spec):
 
     P3 = Ids(1, 3)
     dense = SetOf(Record(src=P3, dst=P3, n=Int(0, 1)))
-    sparse = SetOf(Record(src=P3, dst=P3, n=Int(0, 1)), max_size=4)
+    sparse = SetOf(Record(src=P3, dst=P3, n=Int(0, 1)), max_size=4, form="codes")
 
     @action
     def Stay(self, s, t):
@@ -472,7 +478,7 @@ def test_member_of_a_sparse_set_gives_tlcs_two_phase_counts() -> None:
     from examples.tla.two_phase import Msg, TwoPhase
 
     class TwoPhaseSparse(TwoPhase):
-        msgs = SetOf(Msg, max_size=TwoPhase.N + 1)
+        msgs = SetOf(Msg, max_size=TwoPhase.N + 1, form="codes")
 
     r = explore(TwoPhaseSparse(N=3))
     # TLC counts the initial state among the generated ones, and states in its depth
@@ -502,17 +508,19 @@ def test_the_ledger_example_against_brute_force(cap: int) -> None:
     assert (r.distinct_states, r.depth) == brute_force(ExampleLedger(Cap=cap))
 
 
+@pytest.mark.parametrize("form", ["codes", "bits"])
 @pytest.mark.parametrize("fmt", ["itf", "json"])
-def test_sparse_counterexamples_render_round_trip_and_replay(fmt: str) -> None:
-    """A counterexample through a sparse set: the same rendered trace as the bit-vector
-    form's, and it survives ITF / JSON and replays."""
+def test_sparse_counterexamples_render_round_trip_and_replay(fmt: str, form: str) -> None:
+    """A counterexample through a set of at most k members (member codes, or a bit
+    vector bounded by k): the same rendered trace as the unbounded bit vector's, and it
+    survives ITF / JSON and replays."""
     from modelcheck.trace import Trace, loads_trace, trace_to_itf
     from modelcheck.trace.itf import dumps_itf
     from modelcheck.trace.model import dumps_trace_json
     from modelcheck.trace.render import render_trace
     from modelcheck.trace.replay import replay
 
-    sparse, dense = make_spec(True, 2, 1, 3, False, 1), make_spec(False, 2, 1, 3, False, 1)
+    sparse, dense = make_spec(form, 2, 1, 3, False, 1), make_spec(False, 2, 1, 3, False, 1)
     rs, rd = explore(sparse), explore(dense)
     assert rs.status == rd.status == "violation"
     ts, td = Trace.from_result(rs), Trace.from_result(rd)
@@ -526,7 +534,7 @@ def test_sparse_counterexamples_render_round_trip_and_replay(fmt: str) -> None:
 def make_inboxes(sparse: bool, sym: bool) -> Spec:
     """An array of sets of records (ids of the symmetric set in the index and in the
     elements): sends and receives."""
-    opt = {"max_size": 2} if sparse else {}
+    opt = {"max_size": 2, "form": "codes"} if sparse else {}
 
     class Inboxes(Spec):
         check_deadlock = False

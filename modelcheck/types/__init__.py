@@ -85,6 +85,7 @@ from .sequences import (
 )
 from .sets import (
     MAX_ELEMENTS,
+    SET_FORMS,
     BoundSet,
     BoundSetChunk,
     BoundSparseSet,
@@ -92,6 +93,8 @@ from .sets import (
     SetOf,
     SetValue,
     SparseSetValue,
+    choose_set_form,
+    code_bits,
     refuse_sparse_sets,
 )
 
@@ -133,6 +136,9 @@ __all__ = [
     "Union",
     "BoundUnion",
     "MAX_ELEMENTS",
+    "SET_FORMS",
+    "choose_set_form",
+    "code_bits",
     "ValueKindError",
     "ValueDomainError",
     "Value",

@@ -43,28 +43,61 @@ __all__ = [
     "BoundSparseSlot",
     "refuse_sparse_sets",
     "MAX_ELEMENTS",
+    "SET_FORMS",
+    "choose_set_form",
+    "code_bits",
     "SetValue",
     "SparseSetValue",
 ]
 
 
 def refuse_sparse_sets(bound: BoundType, what: str) -> None:
-    """Refuse a type that holds a ``SetOf(..., max_size=k)`` where the engine numbers
-    the type's values (a set or bag element, a union shape, an action parameter)."""
+    """Refuse a type that holds a set stored as member codes (a ``SetOf(..., max_size=k)``
+    whose bound binds, or ``form="codes"``) where the engine numbers the type's values
+    (a set or bag element, a union shape, an action parameter)."""
     for _, t in bound.cells():
-        if isinstance(t, BoundSparseSlot):
+        if isinstance(t, BoundSparseSlot) or isinstance(t, BoundSetChunk) \
+                and t.owner.limit is not None:
             raise SpecDefinitionError(
-                f"{what} holds {t.owner.describe()}, a SetOf(..., max_size=k): a set "
-                "stored as member codes has no position among the values of its type, "
-                "which the elements of a set or bag, the shapes of a union and the "
-                "values of an action parameter need (they are numbered). Declare that "
-                "set without max_size (a bit vector, at most "
-                f"{MAX_ELEMENTS} elements), or keep it in a state variable, a record "
-                "field or a Seq instead.")
+                f"{what} holds {t.owner.describe()}, a set of at most k members "
+                "(SetOf(..., max_size=k) with k below its element count): the values of "
+                "such a type are not all the subsets of its element type, while the "
+                "elements of a set or bag, the shapes of a union and the values of an "
+                "action parameter are numbered over every subset. Declare that set "
+                f"without max_size (a bit vector, at most {MAX_ELEMENTS} elements), or "
+                "keep it in a state variable, a record field or a Seq instead.")
 
 
 #: the most values a SetOf or Bag element type may have (one bit or count cell each)
 MAX_ELEMENTS = 4096
+
+#: the forms of a set: one bit per possible element, or sorted member codes
+SET_FORMS = ("bits", "codes")
+
+
+def code_bits(n_values: int) -> int:
+    """The bits of one member code of a set over ``n_values`` elements (the codes
+    ``0..n_values``, ``n_values`` being the empty slot's)."""
+    return max(1, n_values.bit_length())
+
+
+def choose_set_form(n_values: int, max_size: int | None) -> str | None:
+    """The form :class:`SetOf` stores a set in when no ``form`` is given: ``"bits"`` (a
+    bit vector, one bit per possible element) or ``"codes"`` (``max_size`` sorted
+    member codes); None when neither serves (more than ``MAX_ELEMENTS`` elements and
+    no bound on the members).
+
+    * no ``max_size``: the bit vector, up to ``MAX_ELEMENTS`` elements;
+    * beyond ``MAX_ELEMENTS`` elements, with ``max_size``: member codes;
+    * otherwise the form of fewer bits: ``n`` for the bit vector, ``min(k, n) *
+      code_bits(n)`` for the codes (the bit vector on a tie: its operations are
+      cheaper). Both forms enforce a bound below ``n`` (storing a ``k + 1``-th member
+      is a spec error), so the choice changes the cost only."""
+    if n_values > MAX_ELEMENTS:
+        return None if max_size is None else "codes"
+    if max_size is None or n_values <= min(max_size, n_values) * code_bits(n_values):
+        return "bits"
+    return "codes"
 
 
 class SetOf(Type):
@@ -74,42 +107,73 @@ class SetOf(Type):
     records). In expressions the value is a set value holding element values
     (``s.holders.has(p)`` for id ``p``, ``with_``, ``without``, ``|``, ``&``, ``-``,
     ``<=``, ``size()``, ``is_empty()``, ``min()``, ``max()``, ``choose()``; see
-    :class:`~modelcheck.types.sets.SetValue`), stored as one bit per element value.
-    ``init`` lists the initial members.
+    :class:`~modelcheck.types.sets.SetValue`). ``init`` lists the initial members.
 
-    ``max_size=k`` stores the set instead as at most ``k`` member codes, sorted (one
-    encoding per set value), each of ``ceil(log2(|T| + 1))`` bits: the form for an
-    element type of more than ``MAX_ELEMENTS`` (4,096) values (a set of records over a
-    large product), or for one much larger than the sets a spec holds. Storing a
-    ``k + 1``-th member is a spec error, as exceeding an ``Int`` bound is.
+    A set is stored in one of two forms, chosen by :func:`choose_set_form` unless
+    ``form`` names one:
+
+    * ``"bits"``, a bit vector: one bit per value of the element type ``T``, at most
+      ``MAX_ELEMENTS`` (4,096) of them;
+    * ``"codes"``, member codes: at most ``max_size`` member codes, sorted (one
+      encoding per set value), each of ``ceil(log2(|T| + 1))`` bits, whatever the size
+      of ``T`` (a set of records over a large product).
+
+    ``max_size=k`` bounds the members a value may hold: in either form storing a
+    ``k + 1``-th member is a spec error, as exceeding an ``Int`` bound is. Without
+    ``form``, the form of fewer bits is chosen (``|T|`` bits against ``k`` codes), and
+    member codes beyond 4,096 elements, where a set without ``max_size`` is refused.
     """
 
     def __init__(self, elem: Ids | Type, *, init: Iterable[Any] | Deferred = (),
-                 max_size: int | Deferred | None = None) -> None:
+                 max_size: int | Deferred | None = None, form: str | None = None) -> None:
         self.elem = elem
         self.init = init
         self.max_size = max_size
+        self.form = form
 
     def bound(self, consts: Mapping[str, Any]) -> BoundType:
-        elem = _element_type(self.elem, consts, f"SetOf({_elem_text(self.elem)})")
-        refuse_sparse_sets(elem, f"the element type of SetOf({_elem_text(self.elem)})")
+        text = _elem_text(self.elem)
+        elem = _element_type(self.elem, consts, f"SetOf({text})")
+        refuse_sparse_sets(elem, f"the element type of SetOf({text})")
         k = resolve(self.max_size, consts)
-        t: BoundSet
-        if k is not None:
-            if isinstance(k, bool) or not isinstance(k, int) or k < 1:
-                raise SpecDefinitionError(
-                    f"SetOf({_elem_text(self.elem)}, max_size={k!r}): max_size is the most "
-                    "members a value of the set may hold, a positive integer.")
-            t = BoundSparseSet(elem, f"SUBSET {elem.describe()}", k)
-        elif elem.n_values > MAX_ELEMENTS:
+        if k is not None and (isinstance(k, bool) or not isinstance(k, int) or k < 1):
             raise SpecDefinitionError(
-                f"SetOf({_elem_text(self.elem)}) has {elem.n_values} possible elements; at "
-                f"most {MAX_ELEMENTS} are supported as a bit vector (one bit per possible "
-                "element). Give the most members a value may hold, "
-                f"SetOf({_elem_text(self.elem)}, max_size=k), to store each value as at "
-                f"most k sorted member codes of {max(1, elem.n_values.bit_length())} bits.")
+                f"SetOf({text}, max_size={k!r}): max_size is the most members a value of "
+                "the set may hold, a positive integer.")
+        n = elem.n_values
+        bits = code_bits(n)
+        form = self.form
+        if form is not None and form not in SET_FORMS:
+            raise SpecDefinitionError(
+                f"SetOf({text}, form={form!r}): form is \"bits\" (a bit vector, one bit "
+                "per possible element) or \"codes\" (at most max_size sorted member "
+                "codes); leave it out to let the element count and max_size choose.")
+        if form is None:
+            form = choose_set_form(n, k)
+        if form is None:
+            raise SpecDefinitionError(
+                f"SetOf({text}) has {n} possible elements, more than the {MAX_ELEMENTS} "
+                "a bit vector holds (one bit per possible element), and no bound on its "
+                f"members. Give the most members a value may hold, SetOf({text}, "
+                f"max_size=k): the set is then stored as at most k sorted member codes "
+                f"of {bits} bits (k * {bits} bits a state), and storing a k + 1-th "
+                "member is reported as a spec error.")
+        t: BoundSet
+        if form == "codes":
+            if k is None:
+                raise SpecDefinitionError(
+                    f"SetOf({text}, form=\"codes\") needs max_size=k, the most members "
+                    f"a value may hold: member codes take k slots of {bits} bits.")
+            t = BoundSparseSet(elem, f"SUBSET {elem.describe()}", min(k, n))
         else:
-            t = BoundSet(elem, f"SUBSET {elem.describe()}")
+            if n > MAX_ELEMENTS:
+                raise SpecDefinitionError(
+                    f"SetOf({text}, form=\"bits\") has {n} possible elements; at most "
+                    f"{MAX_ELEMENTS} are supported as a bit vector (one bit per possible "
+                    "element). Leave form out and give max_size=k to store each value "
+                    f"as at most k sorted member codes of {bits} bits.")
+            t = BoundSet(elem, f"SUBSET {elem.describe()}",
+                         k if k is not None and k < n else None)
         try:
             t.init = frozenset(freeze(elem.value(elem.codes(v))) for v in
                                resolve(self.init, consts))
@@ -166,10 +230,15 @@ class BoundSetChunk(ScalarType):
         return "{" + ", ".join(e.show(_codes_at(e, i)) for i in self._members(code)) + "}"
 
     def explain_out_of_domain(self, name: str, value: int) -> str | None:
+        var = name.rsplit(".bits", 1)[0]
         if value < 0:
-            var = name[:-6] if name.endswith(".bits0") else name
             return (f"adds to {var} an element outside its element type "
                     f"{self.owner.elem.describe()}")
+        k = self.owner.limit
+        if k is not None and value > self.hi:
+            return (f"adds to {var} a member beyond its max_size {k} ({var} is a "
+                    f"SetOf({self.owner.elem.describe()}, max_size={k}), which holds at "
+                    f"most {k} members)")
         return None
 
 
@@ -181,10 +250,14 @@ class BoundSet(BoundType):
 
     chunk_bits = 62
 
-    def __init__(self, elem: BoundType, text: str) -> None:
+    def __init__(self, elem: BoundType, text: str, limit: int | None = None) -> None:
         self.elem = elem
         self.text = text
         self.ref = _first_ref(elem)
+        #: ``max_size`` when it binds (below the element count): storing a set of more
+        #: members marks the last chunk out of its domain (:meth:`SetValue._columns`)
+        self.limit = limit
+        self._free: BoundSet | None = None
         self.init: frozenset[Any] = frozenset()
         #: the element values built so far, by position (see :meth:`member_value`)
         self._member_values: dict[int, Any] = {}
@@ -213,7 +286,17 @@ class BoundSet(BoundType):
         return self.init
 
     def describe(self) -> str:
-        return self.text
+        return self.text if self.limit is None else f"{self.text} (max_size {self.limit})"
+
+    def unlimited(self) -> BoundSet:
+        """This type without its ``max_size``: the type of an operand converted from
+        member codes, which may hold more members than a stored value."""
+        if self.limit is None:
+            return self
+        if self._free is None:
+            self._free = BoundSet(self.elem, self.text)
+            self._free._member_values = self._member_values
+        return self._free
 
     def _members(self, codes: Sequence[int]) -> list[int]:
         w = self.chunk_bits
@@ -226,6 +309,10 @@ class BoundSet(BoundType):
 
     def _from_members(self, idxs: Iterable[int]) -> list[int]:
         out = [0] * len(self.chunk_widths)
+        idxs = list(idxs)
+        if self.limit is not None and len(set(idxs)) > self.limit:
+            raise ValueError(f"{len(set(idxs))} members, more than the max_size {self.limit} "
+                             f"of {self.describe()}")
         for i in idxs:
             out[i // self.chunk_bits] |= 1 << (i % self.chunk_bits)
         return out
@@ -249,6 +336,10 @@ class BoundSet(BoundType):
     def codes_from_itf(self, value: Any) -> list[int]:
         if not isinstance(value, (frozenset, set, list, tuple)):
             raise ValueKindError("a set")
+        if self.limit is not None and len(value) > self.limit:
+            raise ValueDomainError(
+                f"= {codec.text(value)} has {len(value)} members, more than its max_size "
+                f"{self.limit}")
         seen: set[int] = set()
         for m in value:
             try:
@@ -299,8 +390,9 @@ class BoundSet(BoundType):
 
     def _same_form(self, other: BoundSet) -> bool:
         """Whether values of ``other`` (a set type of as many elements) are stored as
-        this type's are, so that their columns serve as they are."""
-        return not isinstance(other, BoundSparseSet)
+        this type's are, so that their columns serve as they are (a bit vector of
+        another ``max_size`` has the same bits, but not the same check)."""
+        return not isinstance(other, BoundSparseSet) and other.limit == self.limit
 
     def empty_value(self) -> SetValue:
         """The empty set, as a value of this type."""
@@ -318,6 +410,9 @@ class BoundSet(BoundType):
         return out._marked(value.bad)
 
     def _converted(self, value: SetValue) -> list[Any]:
+        if not isinstance(value._type, BoundSparseSet) and not isinstance(self, BoundSparseSet):
+            # the same bits, checked against this type's max_size
+            return SetValue(self, list(value.chunks), value.bad)._columns()
         return self._convert_value(value)._columns()
 
     def cells_permutation(self, pis: Mapping[str, Mapping[int, int]]
@@ -514,6 +609,8 @@ class BoundSparseSet(BoundSet):
         self.elem = elem
         self.text = text
         self.ref = _first_ref(elem)
+        self.limit = None  # (the slots hold the bound)
+        self._free = None
         self.init = frozenset()
         self._member_values = {}
         self.max_size = max_size
@@ -666,10 +763,17 @@ class SetValue(Value):
         self.bad = bad
 
     def _columns(self) -> list[Any]:
+        chunks = list(self.chunks)
+        k = self._type.limit
+        if k is not None:
+            # more than max_size members: the last chunk is stored one past its domain
+            over = self.size() > k
+            if np.any(over):
+                chunks[-1] = select(over, 1 << self._type.chunk_widths[-1], chunks[-1])
         if self.bad is False:
-            return list(self.chunks)
-        first = select(self.bad, -1, self.chunks[0])
-        return [first, *self.chunks[1:]]
+            return chunks
+        chunks[0] = select(self.bad, -1, chunks[0])
+        return chunks
 
     def _new(self, chunks: list[Any], bad: Any = None) -> SetValue:
         return SetValue(self._type, chunks, self.bad if bad is None else bad)
@@ -684,16 +788,18 @@ class SetValue(Value):
             if other._type.width != self._type.width:
                 raise SpecEvaluationError(
                     f"cannot combine a {self._type.describe()} with a {other._type.describe()}")
-            if self._type._same_form(other._type):
+            if not isinstance(other._type, BoundSparseSet):  # the same bits
                 return other
+            # an operand may hold more members than this type's max_size
+            return self._type.unlimited()._convert_value(other)
         if isinstance(other, (set, frozenset, list, tuple)):
             # element by element: an element outside the type stays a mark (``bad``),
             # not a bit pattern in the chunks
-            out = self._type.empty_value()
+            out = self._type.unlimited().empty_value()
             for m in other:
                 out = out.with_(m)
             return out
-        return SetValue(self._type, self._type.columns(other))
+        return SetValue(self._type, self._type.unlimited().columns(other))
 
     def _locate(self, x: Any) -> tuple[Any, Any, Any]:
         """(chunk number, bit, outside) of element ``x``."""
