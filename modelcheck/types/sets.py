@@ -109,7 +109,7 @@ class SetOf(Type):
     ``<=``, ``size()``, ``is_empty()``, ``min()``, ``max()``, ``choose()``; see
     :class:`~modelcheck.types.sets.SetValue`). ``init`` lists the initial members.
 
-    A set is stored in one of two forms, chosen by :func:`choose_set_form` unless
+    A set is stored in one of two forms, chosen by ``choose_set_form`` unless
     ``form`` names one:
 
     * ``"bits"``, a bit vector: one bit per value of the element type ``T``, at most
