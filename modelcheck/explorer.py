@@ -58,6 +58,11 @@ from .store import (
 __all__ = ["Explorer", "Progress", "explore", "coverage_table", "rebuild_trace",
            "select_checks", "build_kernel", "new_result", "complete_result"]
 
+#: the successor rows a batch of the local explorer is sized for (its states: this over
+#: the most successors per state seen so far, 1.5 times over; before any is seen, over
+#: the action instances). Smaller batches cost per-batch Python; larger ones peak memory
+BATCH_SUCCESSORS = 1 << 20
+
 
 def select_checks(spec: Spec, names: Sequence[str] | None,
                   library: Library | None = library_lookup
@@ -262,6 +267,8 @@ class _LocalLevels:
         self.cand_rows = 0
         self.cand_bytes = 0
         self.fanout_seen: float | None = None  # the most successors per state in a batch
+        #: the successor rows a batch is sized for (:meth:`_successor_cap`)
+        self.successor_rows = BATCH_SUCCESSORS
         self.level_start = 0.0
         self.merged: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
 
@@ -489,10 +496,11 @@ class _LocalLevels:
                 seen = (fired - last[1]) / (start - last[0])
                 self.fanout_seen = max(self.fanout_seen or 0.0, seen)
             last[0], last[1] = start, fired
+            fan = budget.fanout(self.fanout_seen)
+            size = min(batch_size, self._successor_cap(fan))
             if budget.limit is None:
-                return batch_size
-            got = budget.batch_rows(self._held(), self.cand_rows, n - start, batch_size,
-                                    budget.fanout(self.fanout_seen))
+                return size
+            got = budget.batch_rows(self._held(), self.cand_rows, n - start, size, fan)
             done = start / max(1, n)
             # Stop as soon as the level clearly cannot fit (a tenth of it seen), rather
             # than creep towards the limit in ever smaller batches.
@@ -501,6 +509,14 @@ class _LocalLevels:
             return got
 
         return rows
+
+    def _successor_cap(self, fanout: float) -> int:
+        """The states a batch may expand so that its successors stay within
+        :data:`BATCH_SUCCESSORS` rows (``fanout``: successors per state to plan with,
+        at most every action instance): a batch's temporaries (the successors' words,
+        keys, parents and sort permutations, ~30-50 bytes a row) then have a bound that
+        does not grow with the model."""
+        return max(1, int(self.successor_rows // max(1.0, fanout)))
 
     # ------------------------------------------------------------ messages
     def _projected(self, done: float) -> int:

@@ -52,3 +52,39 @@ def test_explorer_stores_key_bytes_and_four_byte_parents(pad: int) -> None:
     assert r.state_bits > 64 * (width - 1)
     assert r.memory["levels_bytes"] == n * (8 * width + 4)
     assert r.memory["visited_bytes"] <= 8 * width * (n + SLACK_ROWS)
+
+
+def test_batches_are_sized_by_their_successor_rows(monkeypatch) -> None:
+    """A batch's states are chosen so that its successors stay within the explorer's
+    successor rows (``BATCH_SUCCESSORS``), not a fixed number of states: every kernel
+    expansion of the run yields at most that many successors, and the counts are the
+    brute-force oracle's (and those of one batch a level)."""
+    from modelcheck import explorer
+    from modelcheck.kernel import Kernel
+    from tests.bruteforce import brute_force
+
+    spec = TwoPhase(N=4)
+    whole = Explorer(spec, batch_size=1 << 20).run()
+    cap = 200
+    monkeypatch.setattr(explorer, "BATCH_SUCCESSORS", cap, raising=False)
+    rows: list[int] = []
+    real = Kernel.expand
+    inner = [0]
+
+    def spy(self: Kernel, words: np.ndarray, **kw: object) -> object:
+        inner[0] += 1  # a one-state batch is expanded as two copies of it, inside
+        try:
+            ex = real(self, words, **kw)  # type: ignore[arg-type]
+        finally:
+            inner[0] -= 1
+        if not inner[0]:
+            rows.append(len(ex.child_fps))
+        return ex
+
+    monkeypatch.setattr(Kernel, "expand", spy)
+    r = Explorer(spec).run()
+    assert max(rows) <= cap < max(lv.generated for lv in whole.levels)
+    assert len(rows) > 2 * r.depth  # several batches a level
+    assert (r.distinct_states, r.depth) == brute_force(spec)
+    assert (r.distinct_states, r.depth, r.generated_states) == \
+        (whole.distinct_states, whole.depth, whole.generated_states)
