@@ -211,11 +211,12 @@ class Explorer:
     # ------------------------------------------------------------- helpers
     def _merge(self, cand_fps: list[np.ndarray], cand_keys: list[np.ndarray],
                cand_words: list[np.ndarray], n_act: int
-               ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray,
+               ) -> tuple[np.ndarray, np.ndarray | None, np.ndarray, np.ndarray, np.ndarray,
                           np.ndarray | None]:
         """A level's new states ``(fps, words, parent indexes, the action instance
         reaching each from its parent, new states per action, the row of each candidate
-        among them)``; the last only for an observer (else None)."""
+        among them)``; the last only for an observer (else None). The words are None
+        when the keys are the packed states (an exact kernel)."""
         observed = self.observer is not None
         if not cand_fps:
             return (empty_keys(self.kernel.key_width),
@@ -242,9 +243,8 @@ class Explorer:
         acts: np.ndarray = (kmin % n_act).astype(act_dtype(n_act))
         del kmin
         by_action = np.bincount(acts, minlength=n_act)
-        if self.kernel.exact:
-            words = self.layout.words_of_keys(u)
-        else:
+        words: np.ndarray | None = None
+        if not self.kernel.exact:
             words = np.concatenate(cand_words)
             cand_words.clear()
             words = take_rows(words, rows)
@@ -265,7 +265,9 @@ class _LocalLevels:
         self.n_act = len(self.k.actions)
         self.visited = FingerprintSet(ex.kernel.key_width)
         self.depth = 0  # the level being expanded
-        self.frontier_words = np.zeros((0, ex.layout.n_words), dtype=np.uint64)
+        #: the packed states of the level being expanded; None when they are its keys
+        #: (an exact kernel: rebuilt batch by batch from them)
+        self.frontier_words: np.ndarray | None = None
         self.init_findings: LevelFindings | None = None
         self.init_fps = empty_keys(ex.kernel.key_width)
         self.cand_fps: list[np.ndarray] = []
@@ -277,7 +279,7 @@ class _LocalLevels:
         #: the successor rows a batch is sized for (:meth:`_successor_cap`)
         self.successor_rows = BATCH_SUCCESSORS
         self.level_start = 0.0
-        self.merged: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None = None
+        self.merged: tuple[np.ndarray, np.ndarray | None, np.ndarray, np.ndarray] | None = None
 
     # ------------------------------------------------------------ the backend
     def begin(self, resume: bool) -> Begin:
@@ -301,9 +303,7 @@ class _LocalLevels:
             # actions were recorded keep their keys)
             for d in range(1, snap.depth):
                 self.levels.forget_keys(d)
-        self.frontier_words = (snap.words if snap.words is not None
-                               else self.ex.layout.words_of_keys(
-                                   self.levels.levels[snap.depth].fps))
+        self.frontier_words = snap.words
         return Begin(snap, sizes=[len(lv) for lv in self.levels.levels])
 
     def initial(self) -> int:
@@ -319,10 +319,15 @@ class _LocalLevels:
         self.level_start = time.perf_counter()
         level_fps = self.levels.levels[depth].fps
         n = len(level_fps)
-        if ex.on_level is not None:
-            ex.on_level(depth, level_fps, self.frontier_words)
-        if ex.observer is not None:
-            ex.observer.on_level(depth, level_fps, self.frontier_words)
+        if ex.on_level is not None or ex.observer is not None:
+            words = self.frontier_words
+            if words is None:
+                words = ex.layout.words_of_keys(level_fps)
+            if ex.on_level is not None:
+                ex.on_level(depth, level_fps, words)
+            if ex.observer is not None:
+                ex.observer.on_level(depth, level_fps, words)
+            del words
         self._clear_candidates()
         obs = ex.observer
         lx = LevelExpansion(self.k, level_fps, self.frontier_words, expand=expand,
@@ -364,7 +369,7 @@ class _LocalLevels:
         cands = (self.cand_fps, self.cand_keys, self.cand_words)
         self._clear_candidates()
         if self.k.exact:
-            self.frontier_words = self.frontier_words[:0]
+            self.frontier_words = None
         new_fps, new_words, new_parents, new_acts, by_action, rows = \
             self.ex._merge(*cands, self.n_act)
         del cands
@@ -379,7 +384,7 @@ class _LocalLevels:
         limit = self.budget.limit
         if limit is None:
             return
-        merged_bytes = sum(a.nbytes for a in self.merged)
+        merged_bytes = sum(a.nbytes for a in self.merged if a is not None)
         need = self._held() + merged_bytes + self.visited.growth(new) + \
             (0 if self.levels.spilled else 4 * new)
         if need > limit:
@@ -391,6 +396,7 @@ class _LocalLevels:
         self.merged = None
         self._store(new_fps, new_parents, new_acts)
         self.frontier_words = new_words
+
         if depth >= 2 and self.ex.observer is None and \
                 (self.ckpt is None or self.ckpt.levels_written >= depth):
             # the level just expanded: the visited set holds its keys, and a path through
@@ -482,8 +488,8 @@ class _LocalLevels:
     def _held(self) -> int:
         """Bytes of the explorer's data: visited set, levels, frontier, candidates, and
         what the observer holds."""
-        front = 0 if self.ex.kernel.exact and not self.levels.spilled else \
-            self.frontier_words.nbytes
+        front = 0 if self.frontier_words is None or \
+            (self.ex.kernel.exact and not self.levels.spilled) else self.frontier_words.nbytes
         return self.visited.nbytes + self.levels.nbytes + front + self.cand_bytes + \
             self._observed()
 

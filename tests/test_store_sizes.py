@@ -95,3 +95,47 @@ def test_batches_are_sized_by_their_successor_rows(monkeypatch) -> None:
     assert (r.distinct_states, r.depth) == brute_force(spec)
     assert (r.distinct_states, r.depth, r.generated_states) == \
         (whole.distinct_states, whole.depth, whole.generated_states)
+
+
+@pytest.mark.parametrize("pad", [0, 40])
+def test_a_batch_holds_its_successors_once(pad: int) -> None:
+    """A kernel batch's successors are never held twice over (its lists of per-action
+    results are let go as they are concatenated: peak at most twice what it returns),
+    and expanded ``keys_only`` for exact keys it returns no words (they are the keys)
+    and peaks lower by at least three quarters of the words' bytes. Measured with
+    ``tracemalloc``, which counts numpy's allocations exactly."""
+    import tracemalloc
+
+    from benchmarks.wide_states import padded
+
+    spec = TwoPhase(N=6) if pad == 0 else padded(pad, False)(N=6)
+    got: dict[str, np.ndarray] = {}
+
+    def on_level(depth: int, fps: np.ndarray, words: np.ndarray) -> None:
+        if depth == 7:
+            got["words"] = words.copy()
+
+    ex = Explorer(spec, on_level=on_level, max_depth=7)
+    ex.run()
+    k = ex.kernel
+    assert k.exact
+    peaks, held, out = [], [], []
+    for keys_only in (False, True):
+        tracemalloc.start()
+        try:
+            e = k.expand(got["words"], keys_only=keys_only)
+            cur, peak = tracemalloc.get_traced_memory()
+        finally:
+            tracemalloc.stop()
+        peaks.append(peak)
+        held.append(cur)
+        out.append(e)
+    full, keys = out
+    m = len(full.child_fps)
+    assert m > 10 * len(got["words"]) // 2
+    assert peaks[0] <= 2 * held[0]
+    assert len(keys.child_words) == 0
+    assert np.array_equal(spec.layout.words_of_keys(keys.child_fps), full.child_words)
+    for a in ("child_fps", "parent_rows", "action_ids", "fired"):
+        assert np.array_equal(getattr(keys, a), getattr(full, a))
+    assert peaks[1] <= peaks[0] - 0.75 * full.child_words.nbytes
