@@ -60,7 +60,7 @@ from .errors import ModelcheckError
 from .kernel import Kernel
 from .level import Verdict
 from .result import LevelStats
-from .store import FingerprintSet, LevelStore
+from .store import FingerprintSet, LevelStore, act_dtype
 
 __all__ = ["CheckpointError", "Checkpoint", "Snapshot", "Final", "has_checkpoint",
            "layout_digest", "identity", "key_width_diff", "manifest", "parse_manifest",
@@ -383,13 +383,21 @@ class Checkpoint:
         _write_atomic(self.path / name, a)
         return _crc(a)
 
+    @property
+    def levels_written(self) -> int:
+        """The levels the checkpoint holds (``0..levels_written - 1``)."""
+        return len(self._levels)
+
     def _write_levels(self, levels: LevelStore, upto: int) -> None:
         for d in range(len(self._levels), upto + 1):
             lv = levels.levels[d]
-            self._levels.append({
-                "states": len(lv.fps),
-                "fps_crc32": self._save(f"level-{d:05d}.fps.npy", lv.fps),
-                "parents_crc32": self._save(f"level-{d:05d}.parents.npy", lv.parents)})
+            assert lv.keyed, f"level {d} let its keys go before the checkpoint wrote it"
+            entry = {"states": len(lv.fps),
+                     "fps_crc32": self._save(f"level-{d:05d}.fps.npy", lv.fps),
+                     "parents_crc32": self._save(f"level-{d:05d}.parents.npy", lv.parents)}
+            if lv.acts is not None:
+                entry["acts_crc32"] = self._save(f"level-{d:05d}.acts.npy", lv.acts)
+            self._levels.append(entry)
 
     def _write_manifest(self, final: Final | None) -> None:
         write_manifest(self.path, manifest(
@@ -513,7 +521,11 @@ class Checkpoint:
                              np.uint64, self.kernel.key_width)
             parents = self._load(f"level-{d:05d}.parents.npy", lv["parents_crc32"],
                                  lv["states"], np.uint32)
-            levels.append(fps, parents)
+            acts = None
+            if "acts_crc32" in lv:  # (checkpoints written before level actions have none)
+                acts = self._load(f"level-{d:05d}.acts.npy", lv["acts_crc32"], lv["states"],
+                                  act_dtype(len(self.kernel.actions)))
+            levels.append(fps, parents, acts)
             visited.add_sorted(fps)
         del self._levels[upto + 1:]
         self._state = state

@@ -48,15 +48,23 @@ from .store import (
     NO_PARENT,
     FingerprintSet,
     LevelStore,
+    act_dtype,
     dedupe_min,
     dedupe_min_inverse,
     empty_keys,
+    key_int,
+    key_ne,
     keys_of,
     take_rows,
 )
 
 __all__ = ["Explorer", "Progress", "explore", "coverage_table", "rebuild_trace",
            "select_checks", "build_kernel", "new_result", "complete_result"]
+
+#: the successor rows a batch of the local explorer is sized for (its states: this over
+#: the most successors per state seen so far, 1.5 times over; before any is seen, over
+#: the action instances). Smaller batches cost per-batch Python; larger ones peak memory
+BATCH_SUCCESSORS = 1 << 20
 
 
 def select_checks(spec: Spec, names: Sequence[str] | None,
@@ -203,15 +211,18 @@ class Explorer:
     # ------------------------------------------------------------- helpers
     def _merge(self, cand_fps: list[np.ndarray], cand_keys: list[np.ndarray],
                cand_words: list[np.ndarray], n_act: int
-               ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray | None]:
-        """A level's new states ``(fps, words, parent indexes, new states per action,
-        the row of each candidate among them)``; the last only for an observer (else
-        None)."""
+               ) -> tuple[np.ndarray, np.ndarray | None, np.ndarray, np.ndarray, np.ndarray,
+                          np.ndarray | None]:
+        """A level's new states ``(fps, words, parent indexes, the action instance
+        reaching each from its parent, new states per action, the row of each candidate
+        among them)``; the last only for an observer (else None). The words are None
+        when the keys are the packed states (an exact kernel)."""
         observed = self.observer is not None
         if not cand_fps:
             return (empty_keys(self.kernel.key_width),
                     np.zeros((0, self.layout.n_words), dtype=np.uint64),
-                    np.zeros(0, dtype=np.uint32), np.zeros(n_act, dtype=np.int64),
+                    np.zeros(0, dtype=np.uint32), np.zeros(0, dtype=act_dtype(n_act)),
+                    np.zeros(n_act, dtype=np.int64),
                     np.zeros(0, dtype=np.int32) if observed else None)
         # each list is emptied once concatenated: its batches are not held twice
         fps = np.concatenate(cand_fps)
@@ -229,14 +240,15 @@ class Explorer:
         else:
             u, kmin, rows = dedupe_min(fps, keys, ordered_runs=True)
         parents = (kmin // n_act).astype(np.uint32)
-        by_action = np.bincount(kmin % n_act, minlength=n_act)
-        if self.kernel.exact:
-            words = self.layout.words_of_keys(u)
-        else:
+        acts: np.ndarray = (kmin % n_act).astype(act_dtype(n_act))
+        del kmin
+        by_action = np.bincount(acts, minlength=n_act)
+        words: np.ndarray | None = None
+        if not self.kernel.exact:
             words = np.concatenate(cand_words)
             cand_words.clear()
             words = take_rows(words, rows)
-        return u, words, parents, by_action, inv
+        return u, words, parents, acts, by_action, inv
 
 
 class _LocalLevels:
@@ -253,7 +265,9 @@ class _LocalLevels:
         self.n_act = len(self.k.actions)
         self.visited = FingerprintSet(ex.kernel.key_width)
         self.depth = 0  # the level being expanded
-        self.frontier_words = np.zeros((0, ex.layout.n_words), dtype=np.uint64)
+        #: the packed states of the level being expanded; None when they are its keys
+        #: (an exact kernel: rebuilt batch by batch from them)
+        self.frontier_words: np.ndarray | None = None
         self.init_findings: LevelFindings | None = None
         self.init_fps = empty_keys(ex.kernel.key_width)
         self.cand_fps: list[np.ndarray] = []
@@ -262,8 +276,10 @@ class _LocalLevels:
         self.cand_rows = 0
         self.cand_bytes = 0
         self.fanout_seen: float | None = None  # the most successors per state in a batch
+        #: the successor rows a batch is sized for (:meth:`_successor_cap`)
+        self.successor_rows = BATCH_SUCCESSORS
         self.level_start = 0.0
-        self.merged: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
+        self.merged: tuple[np.ndarray, np.ndarray | None, np.ndarray, np.ndarray] | None = None
 
     # ------------------------------------------------------------ the backend
     def begin(self, resume: bool) -> Begin:
@@ -281,10 +297,14 @@ class _LocalLevels:
         if notice is not None:
             notice(f"resuming at level {snap.depth} ({len(self.visited):,} states)")
         self.depth = snap.depth
-        self.frontier_words = (snap.words if snap.words is not None
-                               else self.ex.layout.words_of_keys(
-                                   self.levels.levels[snap.depth].fps))
-        return Begin(snap, sizes=[len(lv.fps) for lv in self.levels.levels])
+        if self.ex.observer is None:
+            # as the run that wrote them held them: the levels expanded since level 0
+            # keep their actions, not their keys (levels of a checkpoint written before
+            # actions were recorded keep their keys)
+            for d in range(1, snap.depth):
+                self.levels.forget_keys(d)
+        self.frontier_words = snap.words
+        return Begin(snap, sizes=[len(lv) for lv in self.levels.levels])
 
     def initial(self) -> int:
         self.init_fps, self.frontier_words, self.init_findings = initial_states(self.k)
@@ -299,10 +319,15 @@ class _LocalLevels:
         self.level_start = time.perf_counter()
         level_fps = self.levels.levels[depth].fps
         n = len(level_fps)
-        if ex.on_level is not None:
-            ex.on_level(depth, level_fps, self.frontier_words)
-        if ex.observer is not None:
-            ex.observer.on_level(depth, level_fps, self.frontier_words)
+        if ex.on_level is not None or ex.observer is not None:
+            words = self.frontier_words
+            if words is None:
+                words = ex.layout.words_of_keys(level_fps)
+            if ex.on_level is not None:
+                ex.on_level(depth, level_fps, words)
+            if ex.observer is not None:
+                ex.observer.on_level(depth, level_fps, words)
+            del words
         self._clear_candidates()
         obs = ex.observer
         lx = LevelExpansion(self.k, level_fps, self.frontier_words, expand=expand,
@@ -344,13 +369,14 @@ class _LocalLevels:
         cands = (self.cand_fps, self.cand_keys, self.cand_words)
         self._clear_candidates()
         if self.k.exact:
-            self.frontier_words = self.frontier_words[:0]
-        new_fps, new_words, new_parents, by_action, rows = self.ex._merge(*cands, self.n_act)
+            self.frontier_words = None
+        new_fps, new_words, new_parents, new_acts, by_action, rows = \
+            self.ex._merge(*cands, self.n_act)
         del cands
         if self.ex.observer is not None:
             assert rows is not None
             self.ex.observer.on_new_states(depth, rows)
-        self.merged = (new_fps, new_words, new_parents)
+        self.merged = (new_fps, new_words, new_parents, new_acts)
         return Successors(len(new_fps), by_action, time.perf_counter() - self.level_start)
 
     def fits(self, depth: int, new: int) -> None:
@@ -358,7 +384,7 @@ class _LocalLevels:
         limit = self.budget.limit
         if limit is None:
             return
-        merged_bytes = sum(a.nbytes for a in self.merged)
+        merged_bytes = sum(a.nbytes for a in self.merged if a is not None)
         need = self._held() + merged_bytes + self.visited.growth(new) + \
             (0 if self.levels.spilled else 4 * new)
         if need > limit:
@@ -366,13 +392,19 @@ class _LocalLevels:
 
     def keep(self, depth: int) -> None:
         assert self.merged is not None
-        new_fps, new_words, new_parents = self.merged
+        new_fps, new_words, new_parents, new_acts = self.merged
         self.merged = None
-        self._store(new_fps, new_parents)
+        self._store(new_fps, new_parents, new_acts)
         self.frontier_words = new_words
 
+        if depth >= 2 and self.ex.observer is None and \
+                (self.ckpt is None or self.ckpt.levels_written >= depth):
+            # the level just expanded: the visited set holds its keys, and a path through
+            # it is rebuilt along its actions (an observer looks stored keys up by level)
+            self.levels.forget_keys(depth - 1)
+
     def report(self, depth: int, verdict: Verdict) -> Violation:
-        return report(self.k, verdict, _path_finder(self.levels, self.visited, depth))
+        return report(self.k, verdict, _path_finder(self.k, self.levels, self.visited, depth))
 
     def commit(self, snap: Snapshot, sizes: list[int]) -> None:
         if self.ckpt is None:
@@ -393,8 +425,8 @@ class _LocalLevels:
         ex = self.ex
         tips = []
         if not self.levels.spilled:
-            tips.append("--spill-dir DIR (keeps the BFS levels, 12 of the 20 bytes a state, "
-                        "on disk)")
+            tips.append("--spill-dir DIR (keeps the BFS levels, 6 of the 14 bytes a state, "
+                        "22 for two-word keys, on disk)")
         if self.k.symmetry is None:
             if ex.spec.symmetry_sets():
                 tips.append("symmetry reduction (drop --no-symmetry)")
@@ -456,8 +488,8 @@ class _LocalLevels:
     def _held(self) -> int:
         """Bytes of the explorer's data: visited set, levels, frontier, candidates, and
         what the observer holds."""
-        front = 0 if self.ex.kernel.exact and not self.levels.spilled else \
-            self.frontier_words.nbytes
+        front = 0 if self.frontier_words is None or \
+            (self.ex.kernel.exact and not self.levels.spilled) else self.frontier_words.nbytes
         return self.visited.nbytes + self.levels.nbytes + front + self.cand_bytes + \
             self._observed()
 
@@ -465,9 +497,10 @@ class _LocalLevels:
         """Bytes the observer holds (the state graph of a liveness check)."""
         return 0 if self.ex.observer is None else self.ex.observer.nbytes()
 
-    def _store(self, fps: np.ndarray, parents: np.ndarray) -> None:
+    def _store(self, fps: np.ndarray, parents: np.ndarray,
+               acts: np.ndarray | None = None) -> None:
         """Add a level to the levels and the visited set (both or neither)."""
-        self.levels.append(fps, parents)
+        self.levels.append(fps, parents, acts)
         try:
             self.visited.add_sorted(fps)
         except BaseException:
@@ -489,10 +522,11 @@ class _LocalLevels:
                 seen = (fired - last[1]) / (start - last[0])
                 self.fanout_seen = max(self.fanout_seen or 0.0, seen)
             last[0], last[1] = start, fired
+            fan = budget.fanout(self.fanout_seen)
+            size = min(batch_size, self._successor_cap(fan))
             if budget.limit is None:
-                return batch_size
-            got = budget.batch_rows(self._held(), self.cand_rows, n - start, batch_size,
-                                    budget.fanout(self.fanout_seen))
+                return size
+            got = budget.batch_rows(self._held(), self.cand_rows, n - start, size, fan)
             done = start / max(1, n)
             # Stop as soon as the level clearly cannot fit (a tenth of it seen), rather
             # than creep towards the limit in ever smaller batches.
@@ -502,13 +536,21 @@ class _LocalLevels:
 
         return rows
 
+    def _successor_cap(self, fanout: float) -> int:
+        """The states a batch may expand so that its successors stay within
+        :data:`BATCH_SUCCESSORS` rows (``fanout``: successors per state to plan with,
+        at most every action instance): a batch's temporaries (the successors' words,
+        keys, parents and sort permutations, ~30-50 bytes a row) then have a bound that
+        does not grow with the model."""
+        return max(1, int(self.successor_rows // max(1.0, fanout)))
+
     # ------------------------------------------------------------ messages
     def _projected(self, done: float) -> int:
         """Bytes the explorer would hold at the end of the level being expanded
         (projected from the part ``done``, a fraction, of it)."""
         b = self.budget
         held = self._held() - self.cand_bytes
-        n = len(self.levels.levels[self.depth].fps)
+        n = len(self.levels.levels[self.depth])
         fan = b.fanout(self.fanout_seen) / 1.5 if self.fanout_seen else b.fanout(None)
         cands = self.cand_rows / done if done > 0 and self.cand_rows else fan * n
         return int(held + cands * (b.per_candidate + b.merge_per_candidate + 12)
@@ -521,7 +563,7 @@ class _LocalLevels:
         held = self._held() - self.cand_bytes
         if need is None:
             need = self._projected(done)
-        what = (f"expanding level {self.depth} ({len(self.levels.levels[self.depth].fps):,} "
+        what = (f"expanding level {self.depth} ({len(self.levels.levels[self.depth]):,} "
                 f"states, {done:.0%} done)" if done < 1 else f"storing level {self.depth + 1}")
         src = " (a safe share of the memory available at start)" \
             if self.ex.config.memory_limit == "auto" else ""
@@ -537,16 +579,52 @@ class _LocalLevels:
                 + self.advice())
 
 
-def _path_finder(levels: LevelStore, visited: FingerprintSet,
+def _path_finder(kernel: Kernel, levels: LevelStore, visited: FingerprintSet,
                  depth: int) -> Callable[[int], list[int]]:
     """``path_to(fp)`` for a state of level ``depth`` (see :func:`~modelcheck.level.report`)."""
 
     def path_to(fp: int) -> list[int]:
         if depth == 0 and not visited.contains(keys_of([fp], visited.width))[0]:
             return [fp]  # an initial state outside the state constraints
-        return levels.path(depth, levels.index_of(depth, fp))
+        return levels.path(depth, levels.index_of(depth, fp),
+                           lambda rows: replay_keys(kernel, levels, rows))
 
     return path_to
+
+
+def replay_keys(kernel: Kernel, levels: LevelStore, rows: list[int]) -> list[int]:
+    """The keys of the stored states at ``rows`` of levels ``0..len(rows) - 1`` (a path:
+    each state's parent is the one before), replayed from the initial state as the
+    explorer stored them: each state is the successor of the one before by the level's
+    recorded action instance (a level without actions: the successor with the level's
+    key, by the first such action), expanded by the same kernel call that explored it.
+    Exact: the successor the explorer stored is the one this picks (one successor an
+    instance; under a view, the stored state is the one of the smallest action)."""
+    lv0 = levels.levels[0]
+    if kernel.exact:
+        words = kernel.layout.words_of_keys(take_rows(lv0.fps, np.array(rows[:1])))
+    else:
+        init_fps, init_words, _ = initial_states(kernel)
+        words = take_rows(init_words, np.array(rows[:1]))
+    out = [key_int(lv0.fps, rows[0])]
+    for d in range(1, len(rows)):
+        lv = levels.levels[d]
+        ex = kernel.expand(words)
+        if lv.acts is not None:
+            hit = np.flatnonzero(ex.action_ids == int(lv.acts[rows[d]]))
+        else:
+            want = take_rows(lv.fps, np.array(rows[d:d + 1]))
+            same = ~key_ne(ex.child_fps, np.repeat(want, len(ex.child_fps), axis=0))
+            hit = np.flatnonzero(same)
+            hit = hit[np.argsort(ex.action_ids[hit], kind="stable")]
+        if not len(hit):  # pragma: no cover - would be an engine bug
+            raise RuntimeError(f"path replay: level {d} row {rows[d]} is no successor of "
+                               "the state before it")
+        j = hit[:1]
+        out.append(key_int(take_rows(ex.child_fps, j), 0))
+        words = (kernel.layout.words_of_keys(take_rows(ex.child_fps, j)) if kernel.exact
+                 else take_rows(ex.child_words, j))
+    return out
 
 
 def explore(spec: Spec, **kwargs: Any) -> Result:

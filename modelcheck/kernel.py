@@ -64,7 +64,8 @@ class Expansion:
     n: int
     #: per checked invariant (by position), rows of the batch that violate it
     invariant_rows: list[np.ndarray]
-    #: successors: packed words ``(m, k)``, fingerprints, parent row, action instance id
+    #: successors: packed words ``(m, k)`` (no rows when expanded ``keys_only``),
+    #: fingerprints, parent row, action instance id
     child_words: np.ndarray
     child_fps: np.ndarray
     parent_rows: np.ndarray
@@ -545,7 +546,8 @@ class Kernel:
 
     # ------------------------------------------------------------ batch (numpy)
     def expand(self, words: np.ndarray, *, expand: bool = True,
-               stop_on_violation: bool = False, constrain: bool = True) -> Expansion:
+               stop_on_violation: bool = False, constrain: bool = True,
+               keys_only: bool = False) -> Expansion:
         """Check invariants on a batch of packed states and, if ``expand``, generate successors.
 
         ``words`` has shape ``(n, k)``. Parent rows in the result index ``words``.
@@ -562,6 +564,11 @@ class Kernel:
         successor is in ``child_*`` and the constraints are left to the caller
         (simulation: a walk stops *at* a state outside them, as TLC's does), with
         ``action_ok`` saying which transitions satisfy the action constraints.
+
+        ``keys_only``: the caller reads the successors' keys, not their words; when the
+        keys are the packed states (:attr:`exact`) and no constraint reads the words,
+        ``child_words`` then has no rows (``layout.words_of_keys(child_fps)`` are the
+        words), so that a batch does not hold each successor twice over.
         """
         n = len(words)
         if n == 1:
@@ -570,7 +577,7 @@ class Kernel:
             # every batch size.
             return _first_row(self.expand(np.repeat(words, 2, axis=0), expand=expand,
                                           stop_on_violation=stop_on_violation,
-                                          constrain=constrain))
+                                          constrain=constrain, keys_only=keys_only))
         layout = self.layout
         s = self.batch_view(words)
         n_inv, n_prop = len(self.invariants), len(self.properties)
@@ -587,7 +594,9 @@ class Kernel:
                              label_rows=label_rows,
                              step_label_hits=[_no_hits() for _ in self.step_labels])
         acc = _Accumulator(n, len(self.actions), self.check_deadlock, len(self._step_preds),
-                           bool(self.action_constraints))
+                           bool(self.action_constraints),
+                           keep_words=not (keys_only and self.exact and not self.constraints
+                                           and not self.action_constraints))
         stutter = [self._stutter_verdict(p, s) for p in self._step_preds]
         fam_state: FamilyState | None = None
         for fi, fam in enumerate(self._families):
@@ -611,11 +620,13 @@ class Kernel:
         deadlocks = empty_i
         if any_enabled is not None:
             deadlocks = np.flatnonzero(~any_enabled)
-        if acc.words:
-            cw = np.concatenate(acc.words)
-            cf = np.concatenate(acc.fps)
-            cp = np.concatenate(acc.parents)
-            ca = np.concatenate(acc.action_ids)
+        if acc.fps:
+            # each list is let go once concatenated: the successors are never held
+            # twice over (a batch's peak: 88 -> 60 bytes a two-word successor)
+            cw = _concat_clear(acc.words) if acc.keep_words else empty_w
+            cf = _concat_clear(acc.fps)
+            cp = _concat_clear(acc.parents)
+            ca = _concat_clear(acc.action_ids)
         else:
             cw, cf, cp, ca = empty_w, empty_keys(self.key_width), empty_i, \
                 empty_i.astype(np.int32)
@@ -1218,8 +1229,10 @@ class _Accumulator:
     """The successors, counts and property hits of one batch, in action order."""
 
     def __init__(self, n: int, n_actions: int, deadlock: bool, n_props: int,
-                 action_constraints: bool = False) -> None:
+                 action_constraints: bool = False, keep_words: bool = True) -> None:
         self.n = n
+        #: whether the successors' words are kept (else only their keys)
+        self.keep_words = keep_words
         self.fired = np.zeros(n_actions, dtype=np.int64)
         self.any_enabled = np.zeros(n, dtype=bool) if deadlock else None
         self.words: list[np.ndarray] = []
@@ -1235,7 +1248,8 @@ class _Accumulator:
 
     def add(self, words: np.ndarray, fps: np.ndarray, parents: np.ndarray,
             action_ids: np.ndarray, ok: np.ndarray | None = None) -> None:
-        self.words.append(words)
+        if self.keep_words:
+            self.words.append(words)
         self.fps.append(fps)
         self.parents.append(parents)
         self.action_ids.append(action_ids)
@@ -1270,10 +1284,11 @@ def _part_of(part: str, inst: ActionInstance) -> str:
 def _first_row(ex: Expansion) -> Expansion:
     """Restrict an expansion of two identical rows to the first."""
     keep = ex.parent_rows == 0
+    words = ex.child_words[keep] if len(ex.child_words) == len(keep) else ex.child_words
     return Expansion(
         1,
         [r[r == 0] for r in ex.invariant_rows],
-        ex.child_words[keep], ex.child_fps[keep], ex.parent_rows[keep], ex.action_ids[keep],
+        words, ex.child_fps[keep], ex.parent_rows[keep], ex.action_ids[keep],
         ex.fired // 2,
         ex.deadlock_rows[ex.deadlock_rows == 0],
         [(rows[rows == 0], acts[rows == 0], fps[rows == 0]) for rows, acts, fps in
@@ -1306,6 +1321,13 @@ def _grid_verdict(spec: Spec, p: PredicateDecl, pre: StateView, post: StateView,
 def _no_hits() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return (np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int32),
             np.zeros(0, dtype=_U64))
+
+
+def _concat_clear(parts: list[np.ndarray]) -> np.ndarray:
+    """The arrays of ``parts`` concatenated, the list emptied (its arrays freed)."""
+    out = np.concatenate(parts)
+    parts.clear()
+    return out
 
 
 def _cat_hits(h: list[tuple[np.ndarray, np.ndarray, np.ndarray]]

@@ -274,6 +274,9 @@ class LevelExpansion:
     what the level found. Words are returned only for layouts whose fingerprint is
     not the packed state itself. After a phase-1 problem no successor is yielded.
 
+    ``words`` are the level's packed states; None when its keys are (an exact kernel's):
+    each batch's words are then rebuilt from its keys, and the level is not held twice.
+
     ``batch_rows(start)``, when given, is asked before each batch how many states from
     row ``start`` on it may have (instead of ``batch_size``): the local explorer sizes
     batches to its memory budget, and stops a level (Ctrl-C, a budget) by raising from
@@ -297,7 +300,8 @@ class LevelExpansion:
     which may be stopped meanwhile).
     """
 
-    def __init__(self, kernel: Kernel, fps: np.ndarray, words: np.ndarray, *, expand: bool,
+    def __init__(self, kernel: Kernel, fps: np.ndarray, words: np.ndarray | None, *,
+                 expand: bool,
                  batch_size: int, flush_rows: int = 1 << 22,
                  on_transitions: TransitionHook | None = None,
                  batch_rows: Callable[[int], int] | None = None,
@@ -377,10 +381,12 @@ class LevelExpansion:
             start = end
             size = self.batch_size if self.batch_rows is None else self.batch_rows(start)
             end = start + max(1, size)
-            w = self.words[start:end]
+            w = (self.words[start:end] if self.words is not None
+                 else self.kernel.layout.words_of_keys(fps[start:end]))
             expand = self.expand and f.exp_error is None
             try:
-                ex = self.kernel.expand(w, expand=expand, stop_on_violation=True)
+                ex = self.kernel.expand(w, expand=expand, stop_on_violation=True,
+                                        keys_only=self.exact and self.on_batch is None)
             except SpecEvaluationError as err:
                 if self.on_error is not None:
                     self.on_error(err)

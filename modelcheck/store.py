@@ -4,10 +4,13 @@
   array (8 bytes a state). Membership is a vectorised binary search; a level is
   merged in with one linear pass (two sorted runs).
 * :class:`LevelStore` — per BFS level, the level's fingerprints (sorted) and for
-  each the index of its parent in the previous level (``uint32``): 12 bytes a
-  state, in memory or spilled to disk. Paths are rebuilt by walking parent
-  indices, and the states on a path by replaying the spec from the initial state
-  (TLC's approach: store fingerprints, regenerate states).
+  each the index of its parent in the previous level (``uint32``) and the action
+  instance that reached it (``uint16``), in memory or spilled to disk. Once a level
+  in memory has been expanded its fingerprints go (:meth:`LevelStore.forget_keys`:
+  the visited set holds the same keys), leaving 6 bytes a state. Paths are rebuilt
+  by walking parent indices, and the states on a path by replaying the spec from the
+  initial state (TLC's approach: store fingerprints, regenerate states), along the
+  recorded actions through a level without its keys.
 * :func:`dedupe_min` — keep one row per fingerprint, the one with the smallest
   key (parent index, then action id), which makes parent choice deterministic
   whatever the order in which successors were produced (and, with
@@ -34,6 +37,7 @@ from __future__ import annotations
 
 import os
 import shutil
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -41,7 +45,7 @@ import numpy as np
 from .fileio import spill_subdir
 from .memtune import MMAP_THRESHOLD
 
-__all__ = ["FingerprintSet", "LevelStore", "Level", "dedupe_min", "dedupe_min_inverse",
+__all__ = ["FingerprintSet", "LevelStore", "Level", "act_dtype", "dedupe_min", "dedupe_min_inverse",
            "group_argmin", "take_rows", "group_min_mask", "key_order", "key_starts",
            "key_searchsorted", "key_less", "key_int", "key_ints", "keys_of", "empty_keys",
            "key_columns", "key_min_row", "key_unique", "key_ne", "key_find"]
@@ -476,14 +480,31 @@ class FingerprintSet:
 
 @dataclass
 class Level:
-    """One BFS level: sorted fingerprints and each state's parent index in the level before."""
+    """One BFS level: sorted fingerprints, each state's parent index in the level before
+    and, when given, the action instance that reached it from that parent (the
+    smallest, as the parent is).
 
-    fps: np.ndarray
+    A level whose actions are known may let its fingerprints go
+    (:meth:`LevelStore.forget_keys`): the visited set holds the same keys, and a path
+    through the level is rebuilt by replaying the spec along its actions."""
+
+    fps: np.ndarray  # no rows once forgotten (``keyed`` is then False)
     parents: np.ndarray  # uint32, NO_PARENT for initial states
+    acts: np.ndarray | None = None  # uint16 or uint32 action instance ids
+    keyed: bool = True
+
+    def __len__(self) -> int:
+        return len(self.parents)
 
     @property
     def nbytes(self) -> int:
-        return int(self.fps.nbytes + self.parents.nbytes)
+        acts = 0 if self.acts is None else self.acts.nbytes
+        return int(self.fps.nbytes + self.parents.nbytes + acts)
+
+
+def act_dtype(n_act: int) -> type:
+    """The narrowest unsigned type of ``n_act`` action instance ids (a level's ``acts``)."""
+    return np.uint16 if n_act <= 1 << 16 else np.uint32
 
 
 class LevelStore:
@@ -504,7 +525,10 @@ class LevelStore:
         if spill_dir is not None:
             self._dir = spill_subdir(spill_dir, "levels-")
 
-    def append(self, fps: np.ndarray, parents: np.ndarray) -> None:
+    def append(self, fps: np.ndarray, parents: np.ndarray,
+               acts: np.ndarray | None = None) -> None:
+        """Add the next level: its sorted keys, parent indexes and (optionally) the
+        action instance id reaching each state."""
         parents = parents.astype(np.uint32, copy=False)
         if self._dir is not None:
             d = len(self.levels)
@@ -513,11 +537,24 @@ class LevelStore:
             np.save(base + ".parents.npy", parents)
             fps = np.load(base + ".fps.npy", mmap_mode="r")
             parents = np.load(base + ".parents.npy", mmap_mode="r")
-        level = Level(fps, parents)
+            acts = None  # spilled levels keep their keys (on disk): paths need no replay
+        level = Level(fps, parents, acts)
         self.levels.append(level)
         self.offsets.append(self.offsets[-1] + len(fps))
         if self._dir is None:
             self._nbytes += level.nbytes
+
+    def forget_keys(self, depth: int) -> bool:
+        """Let level ``depth``'s keys go when its actions are known and it is in memory
+        (the visited set holds the same keys; :meth:`path` then needs a replay through
+        the level). True when they went."""
+        lv = self.levels[depth]
+        if not lv.keyed or lv.acts is None or self._dir is not None:
+            return False
+        self._nbytes -= lv.fps.nbytes
+        lv.fps = lv.fps[:0].copy()
+        lv.keyed = False
+        return True
 
     def pop(self) -> None:
         """Drop the last level (one whose states could not be stored in full)."""
@@ -548,6 +585,7 @@ class LevelStore:
         return self._nbytes
 
     def index_of(self, depth: int, fp: int) -> int:
+        assert self.levels[depth].keyed, f"level {depth}'s keys were let go"
         a = self.levels[depth].fps
         q = keys_of([fp], 1 if a.ndim == 1 else 2)
         i = int(key_searchsorted(a, q)[0])
@@ -566,6 +604,7 @@ class LevelStore:
         for d in range(depth, -1, -1):
             if not len(rest):
                 break
+            assert self.levels[d].keyed, f"level {d}'s keys were let go"
             a = self.levels[d].fps
             if not len(a):
                 continue
@@ -579,12 +618,24 @@ class LevelStore:
             raise KeyError(f"fingerprint {key_int(q, 0):#x} is not in levels 0..{depth}")
         return out
 
-    def path(self, depth: int, index: int) -> list[int]:
-        """Fingerprints from an initial state to state ``index`` of level ``depth``."""
+    def rows_to(self, depth: int, index: int) -> list[int]:
+        """The rows, in levels ``0..depth``, of the states on the stored path to state
+        ``index`` of level ``depth``."""
         out = []
         for d in range(depth, -1, -1):
-            lv = self.levels[d]
-            out.append(key_int(lv.fps, index))
-            index = int(lv.parents[index])
+            out.append(index)
+            index = int(self.levels[d].parents[index])
         out.reverse()
         return out
+
+    def path(self, depth: int, index: int,
+             replay: Callable[[list[int]], list[int]] | None = None) -> list[int]:
+        """Fingerprints from an initial state to state ``index`` of level ``depth``.
+        When a level on the way has let its keys go (:meth:`forget_keys`), ``replay``
+        turns the path's rows (:meth:`rows_to`) into the fingerprints."""
+        rows = self.rows_to(depth, index)
+        if all(self.levels[d].keyed for d in range(depth + 1)):
+            return [key_int(self.levels[d].fps, r) for d, r in enumerate(rows)]
+        if replay is None:
+            raise ValueError("a level on the path has let its keys go: replay the spec")
+        return replay(rows)

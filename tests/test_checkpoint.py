@@ -227,7 +227,12 @@ def test_a_run_folder_of_the_former_format_resumes_and_the_other_backends_is_ref
         want = _check(runner, *consts, *depth)
         got = _check(runner, *consts, *depth, "--checkpoint-dir", str(ck), "--resume")
         assert got.exit_code == want.exit_code, got.output
-        assert comparable(json.loads(got.stdout)) == comparable(json.loads(want.stdout))
+        # (its levels record no actions: they keep their keys, which the memory shows)
+        got_r, want_r = comparable(json.loads(got.stdout)), comparable(json.loads(want.stdout))
+        got_m, want_m = got_r.pop("memory"), want_r.pop("memory")
+        assert got_r == want_r
+        assert got_m["visited_bytes"] == want_m["visited_bytes"]
+        assert got_m["levels_bytes"] >= want_m["levels_bytes"]
     manifest = json.loads((ck / MANIFEST).read_text())
     assert (manifest["version"], manifest["engine"], manifest["complete"]) == (2, "local", True)
     assert manifest["spec"]["constants"] == {"L": 8, "M": 3}

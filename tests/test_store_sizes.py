@@ -1,7 +1,7 @@
 """The sizes of the explorer's stored data, deterministic (not RSS): the visited set of
-n keys holds 8 bytes a key and column plus a bounded slack, and the levels 8 bytes a
-key and column plus a 4-byte parent index a state. The oracle is the count of distinct
-states the run reports."""
+n keys holds 8 bytes a key and column plus a bounded slack, and the levels a 4-byte
+parent index and a 2-byte action a state plus the keys of the levels that keep them.
+The oracle is the count of distinct states the run reports."""
 
 from __future__ import annotations
 
@@ -42,7 +42,12 @@ def test_visited_set_holds_eight_bytes_a_key_and_column(width: int) -> None:
 
 
 @pytest.mark.parametrize("pad", [0, 40])
-def test_explorer_stores_key_bytes_and_four_byte_parents(pad: int) -> None:
+def test_explorer_stores_each_key_once(pad: int) -> None:
+    """The visited set holds every key; a level keeps its own keys only until it has
+    been expanded (level 0, where every path starts, keeps them): the levels hold a
+    4-byte parent index and a 2-byte action instance a state (initial states none),
+    plus the keys of levels 0 and the last one (every level kept its keys before,
+    besides the visited set's)."""
     from benchmarks.wide_states import padded
 
     spec = TwoPhase(N=6) if pad == 0 else padded(pad, False)(N=6)
@@ -50,5 +55,87 @@ def test_explorer_stores_key_bytes_and_four_byte_parents(pad: int) -> None:
     width = 1 if pad == 0 else 2
     n = r.distinct_states
     assert r.state_bits > 64 * (width - 1)
-    assert r.memory["levels_bytes"] == n * (8 * width + 4)
+    first, last = r.levels[0].frontier, r.levels[-1].frontier
+    # initial states have no action (nor a parent: NO_PARENT)
+    assert r.memory["levels_bytes"] == n * (4 + 2) - 2 * first + 8 * width * (first + last)
     assert r.memory["visited_bytes"] <= 8 * width * (n + SLACK_ROWS)
+
+
+def test_batches_are_sized_by_their_successor_rows(monkeypatch) -> None:
+    """A batch's states are chosen so that its successors stay within the explorer's
+    successor rows (``BATCH_SUCCESSORS``), not a fixed number of states: every kernel
+    expansion of the run yields at most that many successors, and the counts are the
+    brute-force oracle's (and those of one batch a level)."""
+    from modelcheck import explorer
+    from modelcheck.kernel import Kernel
+    from tests.bruteforce import brute_force
+
+    spec = TwoPhase(N=4)
+    whole = Explorer(spec, batch_size=1 << 20).run()
+    cap = 200
+    monkeypatch.setattr(explorer, "BATCH_SUCCESSORS", cap, raising=False)
+    rows: list[int] = []
+    real = Kernel.expand
+    inner = [0]
+
+    def spy(self: Kernel, words: np.ndarray, **kw: object) -> object:
+        inner[0] += 1  # a one-state batch is expanded as two copies of it, inside
+        try:
+            ex = real(self, words, **kw)  # type: ignore[arg-type]
+        finally:
+            inner[0] -= 1
+        if not inner[0]:
+            rows.append(len(ex.child_fps))
+        return ex
+
+    monkeypatch.setattr(Kernel, "expand", spy)
+    r = Explorer(spec).run()
+    assert max(rows) <= cap < max(lv.generated for lv in whole.levels)
+    assert len(rows) > 2 * r.depth  # several batches a level
+    assert (r.distinct_states, r.depth) == brute_force(spec)
+    assert (r.distinct_states, r.depth, r.generated_states) == \
+        (whole.distinct_states, whole.depth, whole.generated_states)
+
+
+@pytest.mark.parametrize("pad", [0, 40])
+def test_a_batch_holds_its_successors_once(pad: int) -> None:
+    """A kernel batch's successors are never held twice over (its lists of per-action
+    results are let go as they are concatenated: peak at most twice what it returns),
+    and expanded ``keys_only`` for exact keys it returns no words (they are the keys)
+    and peaks lower by at least three quarters of the words' bytes. Measured with
+    ``tracemalloc``, which counts numpy's allocations exactly."""
+    import tracemalloc
+
+    from benchmarks.wide_states import padded
+
+    spec = TwoPhase(N=6) if pad == 0 else padded(pad, False)(N=6)
+    got: dict[str, np.ndarray] = {}
+
+    def on_level(depth: int, fps: np.ndarray, words: np.ndarray) -> None:
+        if depth == 7:
+            got["words"] = words.copy()
+
+    ex = Explorer(spec, on_level=on_level, max_depth=7)
+    ex.run()
+    k = ex.kernel
+    assert k.exact
+    peaks, held, out = [], [], []
+    for keys_only in (False, True):
+        tracemalloc.start()
+        try:
+            e = k.expand(got["words"], keys_only=keys_only)
+            cur, peak = tracemalloc.get_traced_memory()
+        finally:
+            tracemalloc.stop()
+        peaks.append(peak)
+        held.append(cur)
+        out.append(e)
+    full, keys = out
+    m = len(full.child_fps)
+    assert m > 10 * len(got["words"]) // 2
+    assert peaks[0] <= 2 * held[0]
+    assert len(keys.child_words) == 0
+    assert np.array_equal(spec.layout.words_of_keys(keys.child_fps), full.child_words)
+    for a in ("child_fps", "parent_rows", "action_ids", "fired"):
+        assert np.array_equal(getattr(keys, a), getattr(full, a))
+    assert peaks[1] <= peaks[0] - 0.75 * full.child_words.nbytes
