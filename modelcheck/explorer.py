@@ -52,6 +52,7 @@ from .store import (
     dedupe_min_inverse,
     empty_keys,
     keys_of,
+    merge_runs_min,
     take_rows,
 )
 
@@ -213,6 +214,16 @@ class Explorer:
                     np.zeros((0, self.layout.n_words), dtype=np.uint64),
                     np.zeros(0, dtype=np.uint32), np.zeros(n_act, dtype=np.int64),
                     np.zeros(0, dtype=np.int32) if observed else None)
+        if self.kernel.exact and not observed and len(cand_fps) > 1:
+            # the states are their keys: no rows needed, only each new key's smallest
+            # candidate key (:func:`~modelcheck.store.merge_runs_min`)
+            got = merge_runs_min(cand_fps, cand_keys)
+            if got is not None:
+                cand_fps.clear()
+                cand_keys.clear()
+                u, kmin = got
+                return (u, self.layout.words_of_keys(u), (kmin // n_act).astype(np.uint32),
+                        np.bincount(kmin % n_act, minlength=n_act), None)
         # each list is emptied once concatenated: its batches are not held twice
         fps = np.concatenate(cand_fps)
         n_lists = len(cand_fps)

@@ -44,7 +44,7 @@ from .memtune import MMAP_THRESHOLD
 __all__ = ["FingerprintSet", "LevelStore", "Level", "dedupe_min", "dedupe_min_inverse",
            "group_argmin", "take_rows", "group_min_mask", "key_order", "key_starts",
            "key_searchsorted", "key_less", "key_int", "key_ints", "keys_of", "empty_keys",
-           "key_columns", "key_min_row", "key_unique", "key_ne", "key_find"]
+           "key_columns", "key_min_row", "key_unique", "key_ne", "key_find", "merge_runs_min"]
 
 NO_PARENT = np.uint32(0xFFFFFFFF)
 _U64 = np.uint64
@@ -365,6 +365,86 @@ def _dedupe(fps: np.ndarray, keys: np.ndarray, ordered_runs: bool, inverse: bool
     sk = keys[order]
     mins = np.minimum.reduceat(sk, starts)
     return u, mins, rows, inv
+
+
+#: at most this many bits of a fingerprint pick :func:`merge_runs_min`'s bucket (2**16
+#: buckets: past that the per-bucket sorts cost more in Python than they save)
+MERGE_BUCKET_BITS = 16
+
+
+def merge_runs_min(fps_runs: list[np.ndarray], key_runs: list[np.ndarray]
+                   ) -> tuple[np.ndarray, np.ndarray] | None:
+    """The union of sorted runs of distinct one-column fingerprints, each with the
+    smallest of its keys (non-negative ``int64``): ``(unique fps, min keys)`` as
+    :func:`dedupe_min` of the concatenated runs gives them, or None where this way does
+    not apply (two-column keys, negative keys, or more than :data:`MERGE_BUCKET_BITS`
+    bucket bits needed).
+
+    Each fingerprint and its key are packed into one word, ``fp << key_bits | key``, so
+    sorting the words sorts by fingerprint, then key, and the first word of each
+    fingerprint holds its smallest key: one sort of plain words, without the stable
+    argsort of the fingerprints and the gathers that follow it (a level's candidates,
+    tens of millions of rows, cost ~50 ns a row that way when its arrays are freshly
+    mapped). When the fingerprint's and the key's bits exceed 64, the top ``b`` bits of
+    the fingerprint pick one of ``2**b`` buckets (each run's share of a bucket is a
+    slice, the runs being sorted), the words hold the fingerprint's remaining bits, and
+    each bucket is sorted on its own (a few thousand rows: in cache). The runs' arrays
+    are not changed."""
+    runs = [(f, k) for f, k in zip(fps_runs, key_runs) if len(f)]
+    if not runs or any(f.ndim != 1 for f, _ in runs):
+        return None
+    if min(int(k.min()) for _, k in runs) < 0:
+        return None
+    kb = max(1, max(int(k.max()) for _, k in runs).bit_length())
+    fb = max(1, max(int(f[-1]) for f, _ in runs).bit_length())  # runs are sorted
+    bb = max(0, fb + kb - 64)
+    if bb > MERGE_BUCKET_BITS:
+        return None
+    low = fb - bb  # the fingerprint's bits below its bucket's
+    nb = 1 << bb
+    sh = _U64(kb)
+    n = sum(len(f) for f, _ in runs)
+    out = np.empty(n, dtype=_U64)
+    if nb == 1:
+        at = 0
+        for f, k in runs:
+            seg = out[at:at + len(f)]
+            np.left_shift(f, sh, out=seg)
+            seg |= k.view(_U64)
+            at += len(f)
+        sizes = [n]
+    else:
+        cuts = np.arange(1, nb, dtype=_U64) << _U64(low)
+        fmask = _U64((1 << low) - 1)
+        edges = [np.concatenate(([0], np.searchsorted(f, cuts), [len(f)])) for f, _ in runs]
+        counts = [np.diff(e) for e in edges]
+        per_bucket = np.sum(counts, axis=0)
+        # the next free slot of each bucket: the runs' slices follow each other in it
+        fill = np.concatenate(([0], np.cumsum(per_bucket)[:-1]))
+        for (f, k), e, c in zip(runs, edges, counts):
+            p = f & fmask
+            p <<= sh
+            p |= k.view(_U64)
+            dest = np.repeat(fill - e[:-1], c)
+            dest += np.arange(len(f))
+            out[dest] = p
+            fill += c
+        sizes = per_bucket.tolist()
+    at = 0
+    for size in sizes:
+        if size > 1:
+            out[at:at + size].sort(kind="stable")  # timsort: the bucket is sorted runs
+        at += size
+    full = out >> sh
+    if nb > 1:
+        full |= np.repeat(np.arange(nb, dtype=_U64) << _U64(low), sizes)
+    new = np.empty(n, dtype=bool)
+    new[0] = True
+    np.not_equal(full[1:], full[:-1], out=new[1:])
+    u = full[new]
+    del full
+    kmin = np.bitwise_and(out[new], _U64((1 << kb) - 1)).view(np.int64)
+    return u, kmin
 
 
 class FingerprintSet:
