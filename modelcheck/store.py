@@ -104,6 +104,26 @@ def _sort2(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return order, s0, s1
 
 
+_ROWS = np.arange(0, dtype=_U64)
+#: the most row numbers :func:`_rows` keeps (16 MiB; a batch's successors number up to
+#: about a million; a level's, merged, are allocated each time)
+_ROWS_KEPT = 1 << 21
+
+
+def _rows(n: int) -> np.ndarray:
+    """``np.arange(n, dtype=uint64)``, up to :data:`_ROWS_KEPT` a read-only view of one
+    array kept between calls (a batch's row numbers are megabytes: allocated each time,
+    they were mapped and faulted in afresh)."""
+    global _ROWS
+    if n > _ROWS_KEPT:
+        return np.arange(n, dtype=_U64)
+    if len(_ROWS) < n:
+        _ROWS = np.arange(min(_ROWS_KEPT, max(n, len(_ROWS) + len(_ROWS) // 2)),
+                          dtype=_U64)
+        _ROWS.flags.writeable = False
+    return _ROWS[:n]
+
+
 def _argsort1(a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """``(np.argsort(a, kind="stable"), a sorted)`` of one-column keys. When the keys'
     bits and a row number's fit in one word, each key is shifted up and its row put in
@@ -115,7 +135,7 @@ def _argsort1(a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     rb = max(1, (n - 1).bit_length())
     if n >= 4096 and a.dtype == _U64 and int(a.max()).bit_length() + rb <= 64:
         packed = a << _U64(rb)
-        packed |= np.arange(n, dtype=_U64)
+        packed |= _rows(n)
         packed.sort(kind="stable")  # timsort: successors come in sorted runs
         # rows < 2**63: the masked words are the int64 rows as they are
         order = np.bitwise_and(packed, _U64((1 << rb) - 1)).view(np.int64)

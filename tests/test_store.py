@@ -625,3 +625,16 @@ def test_merge_runs_min_declines_negative_and_two_column_keys() -> None:
     assert merge_runs_min([one, one], [np.array([0, -1]), np.array([2, 3])]) is None
     two = keys_of([1, 2], 2)
     assert merge_runs_min([two, two], [np.array([0, 1]), np.array([2, 3])]) is None
+
+
+def test_kept_row_numbers_are_arange_and_read_only() -> None:
+    """The row numbers kept between batches are ``np.arange(n)`` whatever the order of
+    the sizes asked (growing past the kept array, shrinking, past the most kept), and
+    cannot be written through."""
+    from modelcheck import store
+
+    for n in (5, 3, 5000, store._ROWS_KEPT + 3, 10, store._ROWS_KEPT, 0):
+        rows = store._rows(n)
+        assert rows.dtype == np.uint64 and np.array_equal(rows, np.arange(n))
+    with pytest.raises(ValueError):
+        store._rows(4)[0] = 1
