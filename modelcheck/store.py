@@ -390,6 +390,8 @@ def _dedupe(fps: np.ndarray, keys: np.ndarray, ordered_runs: bool, inverse: bool
 #: at most this many bits of a fingerprint pick :func:`merge_runs_min`'s bucket (2**16
 #: buckets: past that the per-bucket sorts cost more in Python than they save)
 MERGE_BUCKET_BITS = 16
+#: words compared at once by :func:`merge_runs_min` (8 MiB of ``uint64``)
+_MERGE_STEP = 1 << 20
 
 
 def merge_runs_min(fps_runs: list[np.ndarray], key_runs: list[np.ndarray]
@@ -455,16 +457,30 @@ def merge_runs_min(fps_runs: list[np.ndarray], key_runs: list[np.ndarray]
         if size > 1:
             out[at:at + size].sort(kind="stable")  # timsort: the bucket is sorted runs
         at += size
-    full = out >> sh
-    if nb > 1:
-        full |= np.repeat(np.arange(nb, dtype=_U64) << _U64(low), sizes)
+    # a word starts a fingerprint where its bits above the key's differ from the word
+    # before (or a bucket starts); compared a slice at a time, in cache
     new = np.empty(n, dtype=bool)
     new[0] = True
-    np.not_equal(full[1:], full[:-1], out=new[1:])
-    u = full[new]
-    del full
-    kmin = np.bitwise_and(out[new], _U64((1 << kb) - 1)).view(np.int64)
-    return u, kmin
+    step = min(n, _MERGE_STEP)
+    tmp = np.empty(step, dtype=_U64)
+    top = _U64(1 << kb)
+    for i in range(0, n - 1, step):
+        j = min(n - 1, i + step)
+        t = tmp[:j - i]
+        np.bitwise_xor(out[i + 1:j + 1], out[i:j], out=t)
+        np.greater_equal(t, top, out=new[i + 1:j + 1])
+    del tmp
+    firsts = np.cumsum(sizes) - sizes
+    filled = np.flatnonzero(np.asarray(sizes) > 0)
+    new[firsts[filled]] = True
+    words = out[new]
+    del out
+    kmin = np.bitwise_and(words, _U64((1 << kb) - 1)).view(np.int64)
+    words >>= sh
+    if nb > 1:
+        per = np.add.reduceat(new, firsts[filled], dtype=np.int64)
+        words |= np.repeat(filled.astype(_U64) << _U64(low), per)
+    return words, kmin
 
 
 class FingerprintSet:
