@@ -638,3 +638,23 @@ def test_kept_row_numbers_are_arange_and_read_only() -> None:
         assert rows.dtype == np.uint64 and np.array_equal(rows, np.arange(n))
     with pytest.raises(ValueError):
         store._rows(4)[0] = 1
+
+
+@settings(max_examples=300, deadline=None)
+@given(batches=st.lists(st.sets(st.integers(0, 60), max_size=12), max_size=5),
+       q=st.lists(st.one_of(st.integers(0, 64), st.sampled_from([0, 2**64 - 1])),
+                  max_size=30))
+def test_one_word_fingerprint_set_against_a_set(batches: list[set[int]], q: list[int]
+                                                ) -> None:
+    """Membership in a one-column set, searched among the keys between the smallest and
+    the largest asked only, is a Python set's, for queries in any order, repeated, below
+    and beyond every key, and equal to the first or the last one."""
+    s, seen = FingerprintSet(), set()
+    for b in batches:
+        fresh = sorted(b - seen)
+        s.add_sorted(np.array(fresh, dtype=np.uint64))
+        seen |= set(fresh)
+        ends = [min(seen), max(seen)] if seen else []
+        for ask in (q, q + ends):
+            got = s.contains(np.array(ask, dtype=np.uint64)).tolist()
+            assert got == [x in seen for x in ask]
