@@ -390,6 +390,9 @@ def _dedupe(fps: np.ndarray, keys: np.ndarray, ordered_runs: bool, inverse: bool
 #: at most this many bits of a fingerprint pick :func:`merge_runs_min`'s bucket (2**16
 #: buckets: past that the per-bucket sorts cost more in Python than they save)
 MERGE_BUCKET_BITS = 16
+#: the fewest rows a bucket of :func:`merge_runs_min` holds on average (fewer: a level too
+#: small for its buckets' Python loop, left to :func:`dedupe_min`)
+_MERGE_PER_BUCKET = 64
 #: words compared at once by :func:`merge_runs_min` (8 MiB of ``uint64``)
 _MERGE_STEP = 1 << 20
 
@@ -399,8 +402,8 @@ def merge_runs_min(fps_runs: list[np.ndarray], key_runs: list[np.ndarray]
     """The union of sorted runs of distinct one-column fingerprints, each with the
     smallest of its keys (non-negative ``int64``): ``(unique fps, min keys)`` as
     :func:`dedupe_min` of the concatenated runs gives them, or None where this way does
-    not apply (two-column keys, negative keys, or more than :data:`MERGE_BUCKET_BITS`
-    bucket bits needed).
+    not apply (two-column keys, negative keys, more than :data:`MERGE_BUCKET_BITS`
+    bucket bits needed, or fewer than :data:`_MERGE_PER_BUCKET` rows a bucket).
 
     Each fingerprint and its key are packed into one word, ``fp << key_bits | key``, so
     sorting the words sorts by fingerprint, then key, and the first word of each
@@ -420,12 +423,12 @@ def merge_runs_min(fps_runs: list[np.ndarray], key_runs: list[np.ndarray]
     kb = max(1, max(int(k.max()) for _, k in runs).bit_length())
     fb = max(1, max(int(f[-1]) for f, _ in runs).bit_length())  # runs are sorted
     bb = max(0, fb + kb - 64)
-    if bb > MERGE_BUCKET_BITS:
+    n = sum(len(f) for f, _ in runs)
+    if bb > MERGE_BUCKET_BITS or (bb and n < _MERGE_PER_BUCKET << bb):
         return None
     low = fb - bb  # the fingerprint's bits below its bucket's
     nb = 1 << bb
     sh = _U64(kb)
-    n = sum(len(f) for f, _ in runs)
     out = np.empty(n, dtype=_U64)
     if nb == 1:
         at = 0

@@ -579,9 +579,12 @@ def test_packed_argsort_of_large_batches_against_a_stable_sort(seed: int, bits: 
 def test_merge_runs_min_against_a_dict(fbits: int, kbits: int, data: st.DataObject) -> None:
     """:func:`merge_runs_min` of sorted runs of distinct fingerprints: each fingerprint
     once, in order, with the smallest of its keys, as a dict over the runs says; None
-    exactly when more than ``MERGE_BUCKET_BITS`` bits would pick the bucket. Fingerprints
+    exactly when more than ``MERGE_BUCKET_BITS`` bits would pick the bucket or the
+    buckets would hold fewer than ``_MERGE_PER_BUCKET`` rows on average (set to 0 here,
+    so that small runs reach the buckets). Fingerprints
     sit on and beside the bucket cuts (``j << low``, one below) and at the widths'
     limits, where an off-by-one in the buckets' bounds or the packing shows."""
+    from modelcheck import store
     from modelcheck.store import MERGE_BUCKET_BITS, merge_runs_min
 
     ftop, ktop = (1 << fbits) - 1, (1 << kbits) - 1
@@ -600,7 +603,13 @@ def test_merge_runs_min_against_a_dict(fbits: int, kbits: int, data: st.DataObje
     for f, k in zip(fps_runs, key_runs):
         for a, b in zip(f.tolist(), k.tolist()):
             oracle[a] = min(oracle.get(a, b), b)
-    got = merge_runs_min(fps_runs, key_runs)
+    kept = store._MERGE_PER_BUCKET
+    store._MERGE_PER_BUCKET = 0
+    try:
+        got = merge_runs_min(fps_runs, key_runs)
+    finally:
+        store._MERGE_PER_BUCKET = kept
+    few = merge_runs_min(fps_runs, key_runs)  # with the real floor of rows a bucket
     if not oracle:
         assert got is None
         return
@@ -610,6 +619,13 @@ def test_merge_runs_min_against_a_dict(fbits: int, kbits: int, data: st.DataObje
         assert got is None
         return
     assert got is not None
+    buckets = 1 << max(0, used_f + used_k - 64)
+    n = sum(len(f) for f in fps_runs)
+    if buckets > 1 and n < kept * buckets:
+        assert few is None
+    else:
+        assert few is not None and few[0].tolist() == got[0].tolist() \
+            and few[1].tolist() == got[1].tolist()
     u, kmin = got
     assert u.dtype == np.uint64 and kmin.dtype == np.int64
     assert u.tolist() == sorted(oracle)
