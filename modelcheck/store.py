@@ -473,8 +473,9 @@ def merge_runs_min(fps_runs: list[np.ndarray], key_runs: list[np.ndarray]
         np.bitwise_xor(out[i + 1:j + 1], out[i:j], out=t)
         np.greater_equal(t, top, out=new[i + 1:j + 1])
     del tmp
-    firsts = np.cumsum(sizes) - sizes
-    filled = np.flatnonzero(np.asarray(sizes) > 0)
+    counted = np.asarray(sizes, dtype=np.int64)
+    firsts = np.cumsum(counted) - counted
+    filled = np.flatnonzero(counted > 0)
     new[firsts[filled]] = True
     words = out[new]
     del out
