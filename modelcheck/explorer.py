@@ -55,6 +55,7 @@ from .store import (
     key_int,
     key_ne,
     keys_of,
+    merge_runs_min,
     take_rows,
 )
 
@@ -224,6 +225,17 @@ class Explorer:
                     np.zeros(0, dtype=np.uint32), np.zeros(0, dtype=act_dtype(n_act)),
                     np.zeros(n_act, dtype=np.int64),
                     np.zeros(0, dtype=np.int32) if observed else None)
+        if self.kernel.exact and not observed and len(cand_fps) > 1:
+            # the states are their keys: no rows needed, only each new key's smallest
+            # candidate key (:func:`~modelcheck.store.merge_runs_min`)
+            got = merge_runs_min(cand_fps, cand_keys)
+            if got is not None:
+                cand_fps.clear()
+                cand_keys.clear()
+                u, kmin = got
+                acts_min: np.ndarray = (kmin % n_act).astype(act_dtype(n_act))
+                return (u, None, (kmin // n_act).astype(np.uint32), acts_min,
+                        np.bincount(acts_min, minlength=n_act), None)
         # each list is emptied once concatenated: its batches are not held twice
         fps = np.concatenate(cand_fps)
         n_lists = len(cand_fps)

@@ -407,7 +407,11 @@ class LevelExpansion:
             child_words = None if self.exact else ex.child_words
             del ex
             if len(child_fps):
-                keys = (parent_rows.astype(np.int64) + start) * n_act + action_ids
+                # one array of the batch's size, computed in place (each temporary of
+                # a batch's successors is megabytes, mapped and faulted in afresh)
+                keys = np.add(parent_rows, start, dtype=np.int64)
+                keys *= n_act
+                keys += action_ids
                 if self.on_transitions is not None:
                     self.on_transitions(start + parent_rows, action_ids, child_fps)
                 del parent_rows, action_ids

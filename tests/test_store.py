@@ -571,3 +571,106 @@ def test_packed_argsort_of_large_batches_against_a_stable_sort(seed: int, bits: 
     u, kmin, rows = dedupe_min(fps, keys)
     assert u.tolist() == sorted(oracle)
     assert [(int(r), int(k)) for r, k in zip(rows, kmin)] == [oracle[f] for f in sorted(oracle)]
+
+
+@settings(max_examples=300, deadline=None)
+@given(fbits=st.sampled_from([1, 7, 30, 44, 57, 63, 64]),
+       kbits=st.sampled_from([1, 5, 20, 33, 48, 63]), data=st.data())
+def test_merge_runs_min_against_a_dict(fbits: int, kbits: int, data: st.DataObject) -> None:
+    """:func:`merge_runs_min` of sorted runs of distinct fingerprints: each fingerprint
+    once, in order, with the smallest of its keys, as a dict over the runs says; None
+    exactly when more than ``MERGE_BUCKET_BITS`` bits would pick the bucket or the
+    buckets would hold fewer than ``_MERGE_PER_BUCKET`` rows on average (set to 0 here,
+    so that small runs reach the buckets). Fingerprints
+    sit on and beside the bucket cuts (``j << low``, one below) and at the widths'
+    limits, where an off-by-one in the buckets' bounds or the packing shows."""
+    from modelcheck import store
+    from modelcheck.store import MERGE_BUCKET_BITS, merge_runs_min
+
+    ftop, ktop = (1 << fbits) - 1, (1 << kbits) - 1
+    edge = []
+    for t in range(1, 18):
+        low = max(0, fbits - t)
+        for j in (1, 2, (1 << min(t, fbits)) - 1):
+            edge += [min(ftop, j << low), max(0, (j << low) - 1)]
+    fp = st.one_of(st.sampled_from([0, ftop, *edge]), st.integers(0, ftop))
+    runs = data.draw(st.lists(st.sets(fp, max_size=25), min_size=1, max_size=6))
+    fps_runs = [np.array(sorted(r), dtype=np.uint64) for r in runs]
+    key = st.one_of(st.sampled_from([0, ktop]), st.integers(0, ktop))
+    key_runs = [np.array(data.draw(st.lists(key, min_size=len(r), max_size=len(r))),
+                         dtype=np.int64) for r in runs]
+    oracle: dict[int, int] = {}
+    for f, k in zip(fps_runs, key_runs):
+        for a, b in zip(f.tolist(), k.tolist()):
+            oracle[a] = min(oracle.get(a, b), b)
+    kept = store._MERGE_PER_BUCKET
+    store._MERGE_PER_BUCKET = 0
+    try:
+        got = merge_runs_min(fps_runs, key_runs)
+    finally:
+        store._MERGE_PER_BUCKET = kept
+    few = merge_runs_min(fps_runs, key_runs)  # with the real floor of rows a bucket
+    if not oracle:
+        assert got is None
+        return
+    used_f = max(oracle).bit_length() or 1
+    used_k = max(max(k.tolist()) for k in key_runs if len(k)).bit_length() or 1
+    if used_f + used_k - 64 > MERGE_BUCKET_BITS:
+        assert got is None
+        return
+    assert got is not None
+    buckets = 1 << max(0, used_f + used_k - 64)
+    n = sum(len(f) for f in fps_runs)
+    if buckets > 1 and n < kept * buckets:
+        assert few is None
+    else:
+        assert few is not None and few[0].tolist() == got[0].tolist() \
+            and few[1].tolist() == got[1].tolist()
+    u, kmin = got
+    assert u.dtype == np.uint64 and kmin.dtype == np.int64
+    assert u.tolist() == sorted(oracle)
+    assert kmin.tolist() == [oracle[f] for f in sorted(oracle)]
+    assert all(len(f) == len(r) for f, r in zip(fps_runs, runs))  # the runs are kept
+
+
+def test_merge_runs_min_declines_negative_and_two_column_keys() -> None:
+    """Negative keys and two-column fingerprints are left to :func:`dedupe_min`."""
+    from modelcheck.store import merge_runs_min
+
+    one = np.array([1, 2], dtype=np.uint64)
+    assert merge_runs_min([one, one], [np.array([0, -1]), np.array([2, 3])]) is None
+    two = keys_of([1, 2], 2)
+    assert merge_runs_min([two, two], [np.array([0, 1]), np.array([2, 3])]) is None
+
+
+def test_kept_row_numbers_are_arange_and_read_only() -> None:
+    """The row numbers kept between batches are ``np.arange(n)`` whatever the order of
+    the sizes asked (growing past the kept array, shrinking, past the most kept), and
+    cannot be written through."""
+    from modelcheck import store
+
+    for n in (5, 3, 5000, store._ROWS_KEPT + 3, 10, store._ROWS_KEPT, 0):
+        rows = store._rows(n)
+        assert rows.dtype == np.uint64 and np.array_equal(rows, np.arange(n))
+    with pytest.raises(ValueError):
+        store._rows(4)[0] = 1
+
+
+@settings(max_examples=300, deadline=None)
+@given(batches=st.lists(st.sets(st.integers(0, 60), max_size=12), max_size=5),
+       q=st.lists(st.one_of(st.integers(0, 64), st.sampled_from([0, 2**64 - 1])),
+                  max_size=30))
+def test_one_word_fingerprint_set_against_a_set(batches: list[set[int]], q: list[int]
+                                                ) -> None:
+    """Membership in a one-column set, searched among the keys between the smallest and
+    the largest asked only, is a Python set's, for queries in any order, repeated, below
+    and beyond every key, and equal to the first or the last one."""
+    s, seen = FingerprintSet(), set()
+    for b in batches:
+        fresh = sorted(b - seen)
+        s.add_sorted(np.array(fresh, dtype=np.uint64))
+        seen |= set(fresh)
+        ends = [min(seen), max(seen)] if seen else []
+        for ask in (q, q + ends):
+            got = s.contains(np.array(ask, dtype=np.uint64)).tolist()
+            assert got == [x in seen for x in ask]
