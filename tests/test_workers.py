@@ -433,3 +433,60 @@ def test_cli_help_lists_workers() -> None:
 
     out = CliRunner().invoke(cli, ["check", "--help"]).output
     assert "--workers N" in out and "'auto'" in out
+
+
+# ---------------------------------------------------------------- batch sizes
+class Grid(Spec):
+    """Two counters: level ``d`` holds the ``d + 1`` states with ``x + y == d`` (levels of
+    up to 21 states, so that a bucket's part of a level is several batches)."""
+
+    x = Int(0, 20)
+    y = Int(0, 20)
+    check_deadlock = False
+
+    @action
+    def IncX(self, s: Any, t: Any) -> Any:
+        t.x = s.x + 1
+        return s.x < 20
+
+    @action
+    def IncY(self, s: Any, t: Any) -> Any:
+        t.y = s.y + 1
+        return s.y < 20
+
+
+@pytest.mark.parametrize("batch", [1, 3, 8])
+def test_a_worker_expands_its_bucket_in_batches_of_the_configured_size(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, batch: int) -> None:
+    """Every ``Kernel.expand`` call of a worker task has at most ``--batch-size`` states,
+    and a task expands its bucket's ``n`` states of a level in ``ceil(n / batch)`` calls,
+    as the one process expands a level: the workers' kernel cost per state is the one
+    process's (recorded from the forked workers through a file)."""
+    from modelcheck.kernel import Kernel
+
+    calls = tmp_path / "calls.txt"
+    expand = Kernel.expand
+
+    inside: list[int] = []  # a one-row batch is expanded as two rows, by a nested call
+
+    def counted(self: Any, words: np.ndarray, *args: Any, **kw: Any) -> Any:
+        if not inside:
+            with open(calls, "a") as f:
+                f.write(f"{len(words)}\n")
+        inside.append(1)
+        try:
+            return expand(self, words, *args, **kw)
+        finally:
+            inside.pop()
+
+    monkeypatch.setattr(Kernel, "expand", counted)
+    spec = Grid()
+    one = Explorer(spec).run()
+    calls.unlink(missing_ok=True)
+    run = tmp_path / "run"
+    many = parallel(spec, 2, buckets=3, batch_size=batch, checkpoint_dir=str(run))
+    assert_same(one, many)
+    sizes = [int(x) for x in calls.read_text().split()]
+    assert sizes and max(sizes) <= batch
+    want = sum(-(-len(np.load(f)) // batch) for _, f in _level_files(run))
+    assert len(sizes) == want
