@@ -77,8 +77,14 @@ _U = np.uint64
 
 #: makes a job's checkpoint step cover every marked RDD of its lineage, not the first
 _ALL_MARKED = "spark.checkpoint.checkpointAllMarkedAncestors"
-# record tags
+# record tags: (V, base fingerprints), (L, level block, depth), (S, a level's
+# fingerprints read from a checkpoint), (C, candidate block)
 V, L, S, C = "V", "L", "S", "C"
+#: the base visited block of every bucket is rewritten with the runs (the levels
+#: committed since) merged in once they hold this fraction of its states ...
+COMPACT_FRACTION = 0.5
+#: ... or once they are this many levels
+MAX_RUNS = 8
 
 
 def bucket_key(k: int) -> int:
@@ -102,29 +108,38 @@ def _concat(blocks: list[Block], cfg: ShardConfig) -> Block:
 
 
 def _commit_part(cfg: ShardConfig, depth: int, bucket: int,
-                 records: Iterable[tuple[int, tuple[Any, ...]]]
-                 ) -> Iterator[tuple[int, tuple[Any, ...]]]:
-    """Task ``bucket`` of ``state[depth]``: its visited block and its candidate blocks in,
-    the merged visited block and its part of level ``depth`` out."""
+                 records: Iterable[tuple[int, tuple[Any, ...]]], base_depth: int,
+                 compact: bool) -> Iterator[tuple[int, tuple[Any, ...]]]:
+    """Task ``bucket`` of ``state[depth]``: its visited set (the base block, levels
+    ``0..base_depth``, and the runs, the levels after it) and its candidate blocks in;
+    its part of level ``depth`` out, and with ``compact`` the new base block (the
+    base, the runs and the level merged)."""
     try:
-        seen: np.ndarray | None = None
+        base: np.ndarray | None = None
+        runs: list[np.ndarray] = []
         cands: list[Block] = []
         for k, rec in records:
             if k != bucket:  # pragma: no cover - would be a partitioning bug
                 raise RuntimeError(f"record of bucket {k} in partition {bucket}")
             if rec[0] == V:
-                seen = rec[1]
+                base = rec[1]
+            elif rec[0] == L:
+                if rec[2] > base_depth:  # (the base's own level is in the base)
+                    runs.append(rec[1][0])
             else:
                 cands.append(rec[1])
-        if depth > 0 and seen is None:
-            seen = cfg.keys(0)
+        if depth > 0 and base is None:
+            base = cfg.keys(0)
         level = commit_block(_concat(cands, cfg),
-                             None if seen is None else (seen,))
-        merged = level[0] if seen is None else merge_sorted(seen, level[0])
+                             None if base is None else (base, *runs))
+        merged = None
+        if compact:
+            merged = level[0] if base is None else merge_sorted(base, *runs, level[0])
     except Exception as e:  # noqa: BLE001 - reported to the driver
         raise encode_error(e) from None
-    yield bucket, (V, merged)
-    yield bucket, (L, level)
+    if merged is not None:
+        yield bucket, (V, merged)
+    yield bucket, (L, level, depth)
 
 
 def _expand_part(cfg: ShardConfig, expand: bool | None, bucket: int,
@@ -219,7 +234,7 @@ def _resumed_part(cfg: ShardConfig, depth: int, bucket: int,
     except Exception as e:  # noqa: BLE001 - reported to the driver
         raise encode_error(e) from None
     yield bucket, (V, seen)
-    yield bucket, (L, level)
+    yield bucket, (L, level, depth)
 
 
 def merge_runs(runs: list[np.ndarray], cfg: ShardConfig) -> np.ndarray:
@@ -321,6 +336,14 @@ class RddEngine(JobCounters):
         #: the checkpoint directory (a HadoopDir) the levels are written to, or None
         self.store = store
         self._parts: list[Any] = []  # per-bucket RDDs of a resume through the driver
+        #: the visited set in Spark: the base, levels ``0..base_depth`` in the ``V``
+        #: records of ``state[base_depth]``, and the runs, the levels after it (their
+        #: ``L`` records, kept anyway); the base is rewritten (compacted) only when the
+        #: runs have grown to :data:`COMPACT_FRACTION` of it or number :data:`MAX_RUNS`
+        self._base_depth = -1
+        #: states in the base (None when unknown: after a resume) and in the runs
+        self._base_n: int | None = 0
+        self._runs_n = 0
         if kernel is not None:
             seed_kernel(worker, kernel)
 
@@ -338,6 +361,7 @@ class RddEngine(JobCounters):
         for d in list(self._levels):
             self._drop(d, levels=True)
         self._dlevels.clear()
+        self._base_depth, self._base_n, self._runs_n = -1, 0, 0
         m = len(fps)
         block: Block = (np.asarray(fps, _U), np.zeros_like(fps), np.full(m, -1, np.int32),
                         None if self.exact else words)
@@ -382,16 +406,18 @@ class RddEngine(JobCounters):
         handed = self._to_spark(depth, again) if self._here is not None else None
         if not again:
             if handed is not None:  # the visited blocks and candidates from the driver
-                src = handed
+                src, compact, base_depth = handed, True, -1
             else:
                 cands = self._reduce_side(self._cands.pop(depth))
-                src = self._state[depth - 1].filter(_is(V)).union(cands)
+                src = self._union(self._visited(depth) + [cands])
+                compact, base_depth = self._compacts(depth), self._base_depth
 
-            def commit(b: int, it: Iterable[Any], _d: int = depth) -> Iterator[Any]:
-                return _commit_part(cfg, _d, b, it)
+            def commit(b: int, it: Iterable[Any], _d: int = depth, _c: bool = compact,
+                       _bd: int = base_depth) -> Iterator[Any]:
+                return _commit_part(cfg, _d, b, it, _bd, _c)
 
             state = src.mapPartitionsWithIndex(commit, preservesPartitioning=True)
-            levels = self._kept(state)
+            levels = self._kept(state, whole=compact)
             self._state[depth] = state
             self._levels[depth] = levels
         levels = self._levels[depth]
@@ -425,9 +451,49 @@ class RddEngine(JobCounters):
         if len(parts) != self.buckets:  # pragma: no cover - would be a Spark bug
             raise RuntimeError(f"level {depth}: {len(parts)} of {self.buckets} summaries")
         out = LevelSummary.combine(depth, parts, self.n_act)
+        if not again:
+            if compact:
+                self._rebase(depth, out.new)
+            else:
+                self._runs_n += out.new
         self.count_job("spark", out.cpu)
         self.count_wall(job_wall, time.perf_counter() - started - job_wall)
         return out
+
+    def _visited(self, depth: int) -> list[Any]:
+        """The RDDs holding the visited set before level ``depth``: the base (the ``V``
+        and ``L`` records of ``state[base_depth]``), then the runs (the ``L`` records of
+        the levels after it)."""
+        out = [self._state[self._base_depth]] if self._base_depth >= 0 else []
+        return out + [self._levels[d] for d in range(self._base_depth + 1, depth)]
+
+    def _union(self, rdds: list[Any]) -> Any:
+        """The union of pair RDDs partitioned alike (partition ``k`` of each, no
+        shuffle)."""
+        out = rdds[0]
+        for rdd in rdds[1:]:
+            out = out.union(rdd)
+        return out
+
+    def _compacts(self, depth: int) -> bool:
+        """Whether level ``depth``'s commit writes a new base (see
+        :data:`COMPACT_FRACTION`)."""
+        runs = depth - 1 - self._base_depth
+        if self._base_depth < 0 or runs >= MAX_RUNS:
+            return True
+        return self._base_n is not None and self._runs_n >= COMPACT_FRACTION * self._base_n
+
+    def _rebase(self, depth: int, new: int) -> None:
+        """Level ``depth`` (``new`` states) was committed with a new base: the earlier
+        one can go."""
+        old, self._base_depth = self._base_depth, depth
+        if 0 <= old < depth:
+            self._drop(old)
+        if self._distinct is not None:  # the states before level ``depth``
+            self._base_n = self._distinct + new
+        elif self._base_n is not None:
+            self._base_n += self._runs_n + new
+        self._runs_n = 0
 
     def _run_level_here(self, depth: int, expand: bool | None, again: bool) -> LevelSummary:
         """Level ``depth`` in the driver: every bucket committed as its task would, then
@@ -482,23 +548,25 @@ class RddEngine(JobCounters):
         if here.seen is not None:
             recs += [(b, (V, merge_sorted(*runs))) for b, runs in enumerate(here.seen)]
         if again:
-            recs += [(b, (L, blk)) for b, blk in enumerate(self._dlevels[depth])]
+            recs += [(b, (L, blk, depth)) for b, blk in enumerate(self._dlevels[depth])]
         else:
             recs += [(b, (C, blk)) for b, blk in enumerate(here.cands) if len(blk[0])]
         src = self._partitioned(self.sc.parallelize(recs, max(1, len(recs))))
         if not again:
             return src
-        levels = self._kept(src)
+        levels = self._kept(src, whole=True)
         self._state[depth] = src
         self._levels[depth] = levels
+        self._base_depth, self._base_n, self._runs_n = depth, self._distinct, 0
         return None
 
-    def _kept(self, state: Any) -> Any:
-        """Persist a level's records ``state`` (visited set, level, candidates) and the
-        level's own records filtered from it, both with their lineage cut at the next
-        job; returns the level's records."""
-        state.persist(self.kept)
-        state.localCheckpoint()
+    def _kept(self, state: Any, whole: bool) -> Any:
+        """Persist the level's own records filtered from a level's records ``state``
+        (with ``whole``, ``state`` too: a new base visited set), with their lineage cut
+        at the next job; returns the level's records."""
+        if whole:
+            state.persist(self.kept)
+            state.localCheckpoint()
         levels = state.filter(_is(L))
         levels.persist(self.kept)
         levels.localCheckpoint()
@@ -508,11 +576,12 @@ class RddEngine(JobCounters):
         """Bring the visited set and level ``depth``'s input from Spark to the driver
         (one job), before level ``depth`` runs there: the candidates of level ``depth``
         (with ``again``: the committed level ``depth``, to expand again)."""
+        base_depth = self._base_depth
         if again:
-            src = self._state[depth]
+            src = self._union(self._visited(depth) + [self._levels[depth]])
         else:
-            src = self._state[depth - 1].filter(_is(V)).union(
-                self._reduce_side(self._cands.pop(depth)))
+            src = self._union(self._visited(depth)
+                              + [self._reduce_side(self._cands.pop(depth))])
         self.sc.setJobDescription(f"modelcheck level {depth}: to the driver")
         started = time.perf_counter()
         try:
@@ -520,23 +589,28 @@ class RddEngine(JobCounters):
         finally:
             self.sc.setJobDescription(None)
         self.count_wall(time.perf_counter() - started, 0.0)
-        seen: list[list[np.ndarray]] = [[self.cfg.keys(0), self.cfg.keys(0)]
-                                        for _ in range(self.buckets)]
+        base = [self.cfg.keys(0)] * self.buckets
+        runs: list[dict[int, np.ndarray]] = [{} for _ in range(self.buckets)]
         cands: list[list[Block]] = [[] for _ in range(self.buckets)]
         level: list[Block] = [_empty_block(self.cfg)] * self.buckets
         for b, rec in recs:
             if rec[0] == V:
-                seen[b] = [rec[1], rec[1][:0]]
+                base[b] = rec[1]
             elif rec[0] == C:
                 cands[b].append(rec[1])
-            else:
-                level[b] = rec[1]
+            elif rec[2] > base_depth:  # a run (with ``again``, level ``depth`` too)
+                runs[b][rec[2]] = rec[1][0]
+                if rec[2] == depth:
+                    level[b] = rec[1]
         del recs
+        seen = [[base[b], merge_runs(list(runs[b].values()), self.cfg)]
+                for b in range(self.buckets)]
         self._here = _DriverLevels(seen, [_concat(c, self.cfg) for c in cands])
         if again:
             self._dlevels[depth] = level
-        else:
-            self._drop(depth - 1)  # its visited blocks (its level stays, for traces)
+        if base_depth >= 0:
+            self._drop(base_depth)  # the base visited blocks (the levels stay, for traces)
+        self._base_depth, self._base_n, self._runs_n = -1, 0, 0
 
     def _run_map_stage(self, shuffled: Any) -> None:
         """Run the map stage of ``shuffled`` (an RDD made by ``partitionBy``)."""
@@ -595,7 +669,7 @@ class RddEngine(JobCounters):
             state = self._resume_on_executors(depth)
         else:
             state = self._resume_through_driver(depth)
-        levels = self._kept(state)
+        levels = self._kept(state, whole=True)
         self.sc.setLocalProperty(_ALL_MARKED, "true")
         try:
             self.sc.runJob(levels, _drain)  # computes both and cuts their lineage
@@ -606,6 +680,8 @@ class RddEngine(JobCounters):
         self._parts = []
         self._state[depth] = state
         self._levels[depth] = levels
+        # the base: every level so far (its size unknown here: compacted by MAX_RUNS)
+        self._base_depth, self._base_n, self._runs_n = depth, None, 0
         return True
 
     def _executors_reach_store(self) -> bool:
@@ -631,7 +707,7 @@ class RddEngine(JobCounters):
         for b in range(self.buckets):
             blocks = [self._load_level(d, b) for d in range(depth + 1)]
             seen = merge_runs([blk[0] for blk in blocks], self.cfg)
-            part = self.sc.parallelize([(b, (V, seen)), (b, (L, blocks[-1]))], 1)
+            part = self.sc.parallelize([(b, (V, seen)), (b, (L, blocks[-1], depth))], 1)
             del blocks, seen
             part.persist(self.cached)
             part.localCheckpoint()
@@ -666,7 +742,7 @@ class RddEngine(JobCounters):
     def tidy(self, depth: int) -> None:
         """Levels ``0..depth`` are committed: drop what level ``depth + 1`` no longer
         needs (the visited blocks and successors of earlier levels)."""
-        for d in [d for d in self._state if d < depth]:
+        for d in [d for d in self._state if d < depth and d != self._base_depth]:
             self._drop(d)
 
     def _drop(self, d: int, levels: bool = False) -> None:

@@ -1100,3 +1100,49 @@ def test_rdd_levels_move_between_the_driver_and_spark(spark: Any, tmp_path: Path
                      **kw).status == "incomplete"
     assert_same(Explorer(kraft(**L3)).run(),
                 run_spark(spark, kraft(**L3), resume=True, checkpoint_dir=ck, **kw))
+
+
+def test_rdd_visited_base_and_runs_against_a_set(spark: Any, monkeypatch: pytest.MonkeyPatch
+                                                 ) -> None:
+    """The rdd engine's visited set in Spark (a base block per bucket, rewritten only at
+    a compaction, plus runs: the levels committed since) holds after every level
+    exactly the states of the levels so far (a Python set, the oracle), with runs both
+    compacted by size and by number; the answers stay the local explorer's."""
+    import numpy as np
+
+    from spark_explore import rdd_engine
+
+    monkeypatch.setattr(rdd_engine, "COMPACT_FRACTION", 0.6)
+    monkeypatch.setattr(rdd_engine, "MAX_RUNS", 3)
+    run_level = rdd_engine.RddEngine._run_level_spark
+    runs_seen: list[int] = []
+    bases: list[int] = []
+    levels: dict[int, set[str]] = {}
+
+    def checked(self: Any, depth: int, expand: Any, again: bool) -> Any:
+        out = run_level(self, depth, expand, again)
+        if again:
+            return out
+        for d in range(depth + 1):
+            if d not in levels:
+                levels[d] = set(map(repr, self.level_states(d)[0].tolist()))
+        oracle = set().union(*levels.values())
+        got: list[Any] = []
+        for _, rec in self._union(self._visited(depth + 1)).collect():
+            if rec[0] == rdd_engine.V:
+                got += rec[1].tolist()
+            elif rec[2] > self._base_depth:
+                got += rec[1][0].tolist()
+        assert len(got) == len(oracle) and set(map(repr, got)) == oracle, depth
+        runs_seen.append(depth - self._base_depth)
+        bases.append(self._base_depth)
+        return out
+
+    monkeypatch.setattr(rdd_engine.RddEngine, "_run_level_spark", checked)
+    kw = {"engine": "rdd", "partitions": 3, "driver_threshold": 0}
+    r = compare(spark, kraft(**L1), kw)
+    assert len(bases) >= r.depth + 1  # (and the empty level after the last)
+    assert max(runs_seen) == 3 and 0 in runs_seen and 1 in runs_seen, (runs_seen, bases)
+    # compacted by size (before MAX_RUNS) and by number (MAX_RUNS runs)
+    steps = np.diff(sorted(set(bases)))
+    assert 2 in steps and 4 in steps, str(bases)
