@@ -1013,20 +1013,16 @@ class Kernel:
         ``what`` names it in an error (a callable: built only then)."""
         if isinstance(g, np.ndarray) and g.dtype == np.bool_ and g.shape == (n,):
             return g
+        if _is_bool_scalar(g):
+            return np.full(n, bool(g))
+        # an error from here on: its text (``what``) is built only now
         if callable(what):
             what = what()
-        if isinstance(g, np.ndarray):
-            if g.dtype != np.bool_:
-                raise self._not_bool(fn, what, g, self.layout.unpack(words[0]) if len(words)
-                                     else None)
-            if g.ndim == 0:
-                return np.full(n, bool(g))
+        if isinstance(g, np.ndarray) and g.dtype == np.bool_:
             raise SpecEvaluationError(
                 f"{source_location(fn)}: {what} returned an array of shape {g.shape} "
                 f"for a batch of {n} states; combine conditions with & | ~ only."
             )
-        if _is_bool_scalar(g):
-            return np.full(n, bool(g))
         raise self._not_bool(fn, what, g, self.layout.unpack(words[0]) if len(words) else None)
 
     def _assigned_rows(self, inst: ActionInstance, ci: int, v: Any, rows: np.ndarray, n: int,
