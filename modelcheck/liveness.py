@@ -302,39 +302,56 @@ def _may_cycle(levels: np.ndarray, indptr: np.ndarray, dst: np.ndarray, sub: np.
     n = len(indptr) - 1
     reached = np.zeros(n, dtype=bool)
     reaching = np.zeros(n, dtype=bool)
-    runs = []  # per level: its nodes, edges, and which are forward edges within sub
+    runs = []  # per level: its nodes, edges, out-degrees, which are forward edges within sub
     for lv in range(len(levels) - 1):
         u, v = int(levels[lv]), int(levels[lv + 1])
         e0, e1 = int(indptr[u]), int(indptr[v])
-        if e1 == e0 or not sub[u:v].any():
+        if e1 == e0:
+            continue
+        s = sub[u:v]
+        whole = bool(s.all())
+        if not whole and not s.any():
             continue
         d = np.asarray(dst[e0:e1])
         deg = np.diff(indptr[u:v + 1])
-        ok = np.repeat(sub[u:v], deg)
-        ok &= sub[d]
+        ok = sub[d]
+        if not whole:
+            ok &= np.repeat(s, deg)
         if edges is not None:
             ok &= edges[e0:e1]
         back = d < v  # not to the next level
         back &= ok
         if back.any():
             reached[d[back]] = True
-            reaching[np.repeat(np.arange(u, v, dtype=np.int32), deg)[back]] = True
+            reaching[u:v] |= _rows_any(back, deg)
         np.logical_xor(ok, back, out=ok)  # forward edges within sub
         if ok.any():
-            runs.append((lv, u, v, e0, e1, ok))
-    for _, u, v, e0, e1, fwd in runs:  # level by level up
-        if reached[u:v].any():
-            hit = np.repeat(reached[u:v], np.diff(indptr[u:v + 1]))
-            hit &= fwd
+            runs.append((lv, u, v, e0, e1, deg, ok))
+    for _, u, v, e0, e1, deg, fwd in runs:  # level by level up
+        r = reached[u:v]
+        if r.any():
+            hit = fwd if r.all() else np.repeat(r, deg) & fwd
             reached[np.asarray(dst[e0:e1])[hit]] = True
-    for lv, u, v, e0, e1, fwd in reversed(runs):  # and down
+    for lv, u, v, e0, e1, deg, fwd in reversed(runs):  # and down
         if reaching[v:int(levels[min(lv + 2, len(levels) - 1)])].any():
             hit = reaching[np.asarray(dst[e0:e1])]
             hit &= fwd
-            src = np.repeat(np.arange(u, v, dtype=np.int32), np.diff(indptr[u:v + 1]))
-            reaching[src[hit]] = True
+            reaching[u:v] |= _rows_any(hit, deg)
     reached &= reaching
     return reached
+
+
+def _rows_any(mask: np.ndarray, deg: np.ndarray) -> np.ndarray:
+    """Per row of a CSR slice (``deg`` its rows' edge counts, ``mask`` one flag per
+    edge of the slice): has it an edge flagged. One pass over the flags
+    (``logical_or.reduceat`` from each row's first edge; rows without edges read
+    no flag and give ``False``)."""
+    out = np.zeros(len(deg), dtype=bool)
+    has = deg > 0
+    if len(mask) and has.any():
+        starts = np.cumsum(deg) - deg
+        out[has] = np.logical_or.reduceat(mask, starts[has])
+    return out
 
 
 def _induced(nodes: np.ndarray, indptr: np.ndarray, dst: np.ndarray,

@@ -355,6 +355,45 @@ def test_fair_components_leave_out_nodes_on_no_cycle_by_levels(gc, data):
     assert np.array_equal(nodes_on_cycles(g), nodes_on_cycles(plain))
 
 
+
+def _may_cycle_oracle(g, mask, edge_ok):
+    """``_may_cycle`` by its definition, one edge at a time: the nodes reached by edges
+    one level up (within ``mask``, of ``edge_ok``) from the target of an edge that is
+    not one level up, and reaching the source of such an edge the same way."""
+    level = np.searchsorted(g.levels, np.arange(g.n), side="right") - 1
+    edges = [(u, int(g.dst[e])) for u in range(g.n) for e in range(g.indptr[u], g.indptr[u + 1])
+             if mask[u] and mask[g.dst[e]] and edge_ok[e]]
+    fwd = [(u, v) for u, v in edges if level[v] == level[u] + 1]
+    reached = {v for u, v in edges if level[v] != level[u] + 1}
+    reaching = {u for u, v in edges if level[v] != level[u] + 1}
+    grew = True
+    while grew:
+        before = len(reached) + len(reaching)
+        reached |= {v for u, v in fwd if u in reached}
+        reaching |= {u for u, v in fwd if v in reaching}
+        grew = len(reached) + len(reaching) > before
+    return np.array([u in reached and u in reaching for u in range(g.n)], dtype=bool)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_bfs_graph(), st.data())
+def test_may_cycle_equals_its_definition(gc, data):
+    """``_may_cycle`` (per level, rows flagged by ``logical_or.reduceat``) gives
+    exactly the nodes of its definition computed one edge at a time, with and without
+    a node mask and an edge mask (all nodes, all edges included)."""
+    from modelcheck.liveness import _may_cycle
+
+    g, _ = gc
+    m = len(g.dst)
+    mask = np.array(data.draw(st.one_of(
+        st.just([True] * g.n), st.lists(st.booleans(), min_size=g.n, max_size=g.n))), bool)
+    edge_ok = np.array(data.draw(st.one_of(
+        st.just([True] * m), st.lists(st.booleans(), min_size=m, max_size=m))), bool)
+    want = _may_cycle_oracle(g, mask, edge_ok)
+    assert np.array_equal(_may_cycle(g.levels, g.indptr, g.dst, mask.copy(), edge_ok), want)
+    if edge_ok.all():
+        assert np.array_equal(_may_cycle(g.levels, g.indptr, g.dst, mask.copy()), want)
+
 # ------------------------------------------------------------------ the fingerprint index
 @settings(max_examples=200, deadline=None)
 @given(st.lists(U64, unique=True, max_size=300), st.lists(U64, max_size=50),
