@@ -542,13 +542,16 @@ def _sparse_sets_permutation(to: np.ndarray, w: int, kc: int
             row = cell // kc  # permutation copy * m + state
             elem = (cell % kc) * w + b
             if q == 1:
-                perm = np.arange(n_perms, dtype=np.int64)[:, None]
-                row = perm * m + row[None, :]
-                elem = np.broadcast_to(elem, row.shape)
+                # every permutation of the same members: one column gather per table
+                base = (np.arange(n_perms, dtype=np.int64) * (m * kc))[:, None]
+                target = base + (row * kc)[None, :] + chunk_of[:, elem]
+                bits = bit_of[:, elem]
             else:
                 perm = row // m
+                target = row * kc + chunk_of[perm, elem]
+                bits = bit_of[perm, elem]
             # distinct members of one set land on distinct bits: adding them is or-ing
-            np.add.at(out, row * kc + chunk_of[perm, elem], bit_of[perm, elem])
+            np.add.at(out, target.reshape(-1), bits.reshape(-1))
         return out.reshape(n_perms, m, kc).transpose(0, 2, 1)
 
     return apply
