@@ -49,6 +49,7 @@ from .store import (
     FingerprintSet,
     LevelStore,
     act_dtype,
+    concat_clear,
     dedupe_min,
     dedupe_min_inverse,
     empty_keys,
@@ -225,41 +226,38 @@ class Explorer:
                     np.zeros(0, dtype=np.uint32), np.zeros(0, dtype=act_dtype(n_act)),
                     np.zeros(n_act, dtype=np.int64),
                     np.zeros(0, dtype=np.int32) if observed else None)
+        got = None
         if self.kernel.exact and not observed and len(cand_fps) > 1:
             # the states are their keys: no rows needed, only each new key's smallest
             # candidate key (:func:`~modelcheck.store.merge_runs_min`)
             got = merge_runs_min(cand_fps, cand_keys)
-            if got is not None:
-                cand_fps.clear()
-                cand_keys.clear()
-                u, kmin = got
-                acts_min: np.ndarray = (kmin % n_act).astype(act_dtype(n_act))
-                return (u, None, (kmin // n_act).astype(np.uint32), acts_min,
-                        np.bincount(acts_min, minlength=n_act), None)
-        # each list is emptied once concatenated: its batches are not held twice
-        fps = np.concatenate(cand_fps)
-        n_lists = len(cand_fps)
-        cand_fps.clear()
-        keys = np.concatenate(cand_keys)
-        cand_keys.clear()
         inv: np.ndarray | None = None
-        if n_lists == 1:
-            u, kmin, rows = fps, keys, np.arange(len(fps))
-            if observed:
-                inv = np.arange(len(fps), dtype=np.int32)
-        elif observed:
-            u, kmin, rows, inv = dedupe_min_inverse(fps, keys, ordered_runs=True)
+        rows: np.ndarray | None = None
+        if got is not None:
+            cand_fps.clear()
+            cand_keys.clear()
+            u, kmin = got
         else:
-            u, kmin, rows = dedupe_min(fps, keys, ordered_runs=True)
+            n_lists = len(cand_fps)
+            # each list is emptied once concatenated: its batches are not held twice
+            fps = concat_clear(cand_fps)
+            keys = concat_clear(cand_keys)
+            if n_lists == 1:
+                u, kmin, rows = fps, keys, np.arange(len(fps))
+                if observed:
+                    inv = np.arange(len(fps), dtype=np.int32)
+            elif observed:
+                u, kmin, rows, inv = dedupe_min_inverse(fps, keys, ordered_runs=True)
+            else:
+                u, kmin, rows = dedupe_min(fps, keys, ordered_runs=True)
         parents = (kmin // n_act).astype(np.uint32)
         acts: np.ndarray = (kmin % n_act).astype(act_dtype(n_act))
         del kmin
         by_action = np.bincount(acts, minlength=n_act)
         words: np.ndarray | None = None
         if not self.kernel.exact:
-            words = np.concatenate(cand_words)
-            cand_words.clear()
-            words = take_rows(words, rows)
+            assert rows is not None  # the bucketed merge is for exact kernels only
+            words = take_rows(concat_clear(cand_words), rows)
         return u, words, parents, acts, by_action, inv
 
 

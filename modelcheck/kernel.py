@@ -47,7 +47,7 @@ from .family import (
 )
 from .layout import Layout
 from .spec import ActionDecl, ActionInstance, PredicateDecl, RoleKind, Spec
-from .store import empty_keys, key_int, take_rows
+from .store import concat_clear, empty_keys, key_int, take_rows
 from .symmetry import Symmetry
 from .types.sets import SetValue
 from .views import Branch, NextView, StateView
@@ -623,10 +623,10 @@ class Kernel:
         if acc.fps:
             # each list is let go once concatenated: the successors are never held
             # twice over (a batch's peak: 88 -> 60 bytes a two-word successor)
-            cw = _concat_clear(acc.words) if acc.keep_words else empty_w
-            cf = _concat_clear(acc.fps)
-            cp = _concat_clear(acc.parents)
-            ca = _concat_clear(acc.action_ids)
+            cw = concat_clear(acc.words) if acc.keep_words else empty_w
+            cf = concat_clear(acc.fps)
+            cp = concat_clear(acc.parents)
+            ca = concat_clear(acc.action_ids)
         else:
             cw, cf, cp, ca = empty_w, empty_keys(self.key_width), empty_i, \
                 empty_i.astype(np.int32)
@@ -1317,13 +1317,6 @@ def _grid_verdict(spec: Spec, p: PredicateDecl, pre: StateView, post: StateView,
 def _no_hits() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return (np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int32),
             np.zeros(0, dtype=_U64))
-
-
-def _concat_clear(parts: list[np.ndarray]) -> np.ndarray:
-    """The arrays of ``parts`` concatenated, the list emptied (its arrays freed)."""
-    out = np.concatenate(parts)
-    parts.clear()
-    return out
 
 
 def _cat_hits(h: list[tuple[np.ndarray, np.ndarray, np.ndarray]]

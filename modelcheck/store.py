@@ -48,7 +48,8 @@ from .memtune import MMAP_THRESHOLD
 __all__ = ["FingerprintSet", "LevelStore", "Level", "act_dtype", "dedupe_min", "dedupe_min_inverse",
            "group_argmin", "take_rows", "group_min_mask", "key_order", "key_starts",
            "key_searchsorted", "key_less", "key_int", "key_ints", "keys_of", "empty_keys",
-           "key_columns", "key_min_row", "key_unique", "key_ne", "key_find", "merge_runs_min"]
+           "key_columns", "key_min_row", "key_unique", "key_ne", "key_find", "merge_runs_min",
+           "concat_clear"]
 
 NO_PARENT = np.uint32(0xFFFFFFFF)
 _U64 = np.uint64
@@ -126,6 +127,14 @@ def _rows(n: int) -> np.ndarray:
                           dtype=_U64)
         _ROWS.flags.writeable = False
     return _ROWS[:n]
+
+
+def concat_clear(parts: list[np.ndarray]) -> np.ndarray:
+    """The arrays of ``parts`` concatenated, the list emptied (its arrays freed as soon
+    as the concatenation holds them: a batch's or a level's pieces are not held twice)."""
+    out = np.concatenate(parts)
+    parts.clear()
+    return out
 
 
 def _argsort1(a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
