@@ -614,7 +614,7 @@ def replay_keys(kernel: Kernel, levels: LevelStore, rows: list[int]) -> list[int
     if kernel.exact:
         words = kernel.layout.words_of_keys(take_rows(lv0.fps, np.array(rows[:1])))
     else:
-        init_fps, init_words, _ = initial_states(kernel)
+        _, init_words, _ = initial_states(kernel)
         words = take_rows(init_words, np.array(rows[:1]))
     out = [key_int(lv0.fps, rows[0])]
     for d in range(1, len(rows)):

@@ -33,6 +33,7 @@ from typing import Any
 
 import numpy as np
 
+from . import codec
 from .errors import SpecDefinitionError, SpecEvaluationError, source_location, user_frame_location
 from .expr import Functions, InitProduct, _Both, bool_hint, collect_undefined
 from .family import (
@@ -1360,13 +1361,30 @@ def _short_repr(v: Any) -> str:
     return r if len(r) <= 60 else r[:57] + "..."
 
 
+#: above this many characters a state's cell by cell form gives way to its values
+WIDE_STATE_TEXT = 1000
+
+
 def format_state(layout: Layout, cells: Sequence[int] | None) -> str:
-    """A state on one line: ``logEnd=1, regEpoch[1]=1, fenced[1]=TRUE, ...``."""
+    """A state on one line: ``logEnd=1, regEpoch[1]=1, fenced[1]=TRUE, ...``, cell by
+    cell. A wide state whose cell form passes :data:`WIDE_STATE_TEXT` characters (every
+    slot of a bounded sequence, every field of every record) is written by variable in
+    the traces' notation instead (``log=<<...>>``, records ``[f: v]``, the slots past a
+    sequence's length left out), which is shorter (the Kafka replication port: about
+    2,000 characters instead of 31,000)."""
     if cells is None:
         return "?"
-    return "[" + ", ".join(
+    text = "[" + ", ".join(
         f"{c.name}={layout.display_value(c, int(v))}" for c, v in zip(layout.cells, cells)
     ) + "]"
+    if len(text) <= WIDE_STATE_TEXT:
+        return text
+    try:
+        values = layout.values_from_cells(cells)
+    except Exception:  # noqa: BLE001 - a successor outside its domain: keep the cells
+        return text
+    short = "[" + ", ".join(f"{n}={codec.text(v)}" for n, v in values.items()) + "]"
+    return short if len(short) < len(text) else text
 
 
 def _merged(default: Any, value: Any) -> Any:

@@ -34,6 +34,12 @@ def run(runner, *args: str):
         (f"{BAD}/bad_signature.py", ["bad_signature.py:10", "def Inc(self, s, t, p)"]),
         (f"{BAD}/unknown_variable.py", ["unknown_variable.py:11", "unknown variable 'y'"]),
         (f"{BAD}/huge_int.py", ["huge_int.py:6", "variable v", "is too large", "2**63 - 1"]),
+        # a wide state is shown by variable (its 40-slot queue as the three records it
+        # holds), not as its 121 cells
+        (f"{BAD}/wide_out_of_domain.py",
+         ["wide_out_of_domain.py:13", "action Bump assigns epoch = 4", "domain 0..3",
+          "queue=[[src: 1, epoch: 2, offset: 3], [src: 1, epoch: 2, offset: 3], "
+          "[src: 1, epoch: 2, offset: 3]], epoch=3]"]),
         ("specs/no_such_spec.py", ["does not exist"]),
         ("specs.no_such_module", ["not found"]),
         ("specs/kraft_broker.py:NoSuchSpec", ["no spec named 'NoSuchSpec'", "KRaftBroker"]),
