@@ -486,13 +486,20 @@ class _LocalLevels:
         """Per successor ``u`` of a batch (sorted, ``fresh`` where not visited): its
         node index, or ``-1 - j`` for a fresh one, the level's ``j``-th candidate
         (see :meth:`~modelcheck.run.observers.Observer.on_edges`)."""
-        out = np.empty(len(u), dtype=np.int32)
-        old = np.flatnonzero(~fresh)
-        if len(old):
+        k = int(np.count_nonzero(fresh))
+        if 2 * k > len(u):  # mostly fresh: all numbered at once (the j-th fresh one's
+            # count of fresh ones up to it is j + 1)
+            out = np.cumsum(fresh, dtype=np.int32)
+            np.negative(out, out=out)
+            out -= np.int32(self.cand_rows)
+        else:
+            out = np.empty(len(u), dtype=np.int32)
+            new = np.flatnonzero(fresh)
+            out[new] = np.arange(-1 - self.cand_rows, -1 - self.cand_rows - k, -1,
+                                 dtype=np.int32)
+        if k < len(u):
+            old = np.flatnonzero(~fresh)
             out[old] = self.levels.nodes(take_rows(u, old), depth)
-        new = np.flatnonzero(fresh)
-        out[new] = np.arange(-1 - self.cand_rows, -1 - self.cand_rows - len(new), -1,
-                             dtype=np.int32)
         return out
 
     def _held(self) -> int:

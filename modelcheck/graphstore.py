@@ -15,7 +15,8 @@ holds the pieces, all numpy arrays, never a Python object per state or edge:
   memory-mapped (the pages are the kernel's page cache, dropped under pressure).
 * :func:`csr_order` — where each transition of a batch goes in CSR order (source,
   then action id), by counting within the runs the kernel emits (one run per action
-  instance, states in order), without a sort.
+  instance, states in order), without a sort; :func:`csr_place` puts the transitions
+  there directly (no permutation array in between).
 * :func:`restrict`, :func:`parallel_in_rows` and :func:`any_per_node` — the subgraph
   of a node mask as CSR arrays (no copy when nothing is dropped), optionally without
   repeated (source, target) pairs, which scipy's SCC routine cannot take, and
@@ -33,8 +34,8 @@ import numpy as np
 
 from .fileio import spill_subdir
 
-__all__ = ["FpIndex", "EdgeStore", "GrowArray", "csr_order", "parallel_edges", "parallel_in_rows",
-           "restrict", "any_per_node", "edge_chunks", "NODE_LIMIT"]
+__all__ = ["FpIndex", "EdgeStore", "GrowArray", "csr_order", "csr_place", "parallel_edges",
+           "parallel_in_rows", "restrict", "any_per_node", "edge_chunks", "NODE_LIMIT"]
 
 #: node indices are ``int32``
 NODE_LIMIT = (1 << 31) - 1
@@ -198,6 +199,54 @@ def csr_order(rows: np.ndarray, acts: np.ndarray, n_rows: int, n_act: int
     return deg, dest
 
 
+def csr_place(rows: np.ndarray, acts: np.ndarray, targets: np.ndarray, n_rows: int,
+              n_act: int, dst_out: np.ndarray, act_out: np.ndarray,
+              sets: tuple[np.ndarray, np.ndarray] | None = None) -> np.ndarray:
+    """:func:`csr_order` with the transitions put in place: ``targets`` and ``acts``
+    go to their CSR places in ``dst_out`` and ``act_out`` (``len(rows)`` entries
+    each); returns the out-degree per row. With ``sets`` ``(words, lut)`` each row's
+    word in ``words`` gets the bits ``lut[a]`` of its transitions' actions ``a``
+    (OR-ed in).
+
+    In the kernel's order (few runs of one action, rows increasing in each) each run
+    is placed at once: its rows' next free places are read, its targets written
+    there and its action filled in, with no permutation array in between; a run's
+    rows are distinct, so a run's bits are OR-ed in by one gather and one scatter.
+    Many short runs go through :func:`csr_order`'s sort."""
+    m = len(rows)
+    if m:
+        brk = np.flatnonzero((acts[1:] != acts[:-1]) | (rows[1:] <= rows[:-1])) + 1
+        if len(brk) + 1 <= max(64, m >> 5):
+            deg = np.bincount(rows, minlength=n_rows)
+            bounds = np.concatenate(([0], brk, [m]))
+            run_act = acts[bounds[:-1]]
+            it = np.int32 if m <= NODE_LIMIT else np.intp
+            nxt = np.zeros(n_rows, dtype=it)
+            np.cumsum(deg[:-1], out=nxt[1:])
+            words, lut = (None, None) if sets is None else sets
+            for j in np.argsort(run_act, kind="stable"):
+                a, b = int(bounds[j]), int(bounds[j + 1])
+                r = rows[a:b]
+                place = nxt[r]
+                dst_out[place] = targets[a:b]
+                act_out[place] = run_act[j]
+                if words is not None and lut is not None and lut[run_act[j]]:
+                    words[r] |= lut[run_act[j]]
+                place += 1
+                nxt[r] = place  # rows are distinct within a run
+            return deg
+    deg, dest = csr_order(rows, acts, n_rows, n_act)
+    dst_out[dest] = targets
+    act_out[dest] = acts
+    if sets is not None and m:
+        words, lut = sets
+        bits = lut[acts]
+        nz = np.flatnonzero(bits)
+        if len(nz):
+            np.bitwise_or.at(words, rows[nz], bits[nz])
+    return deg
+
+
 def parallel_edges(rows: np.ndarray, dst: np.ndarray) -> np.ndarray:
     """Positions of the edges whose (row, target) an earlier edge has (two actions
     between the same states), ignoring targets < 0 (not known yet). One sort of
@@ -321,6 +370,15 @@ class EdgeStore:
             self._dst.append(dst)
             self._act.append(act)
         self.n += m
+
+    def slots(self, m: int) -> tuple[np.ndarray, np.ndarray]:
+        """``(targets, actions)`` views of ``m`` new edges at the end, to be filled in
+        place (in memory only; valid until the next append)."""
+        assert not self._files, "spilled edges are appended"
+        self._dst.extend(m)
+        self._act.extend(m)
+        self.n += m
+        return self._dst.view(self._dst.n - m), self._act.view(self._act.n - m)
 
     def append_at(self, dest: np.ndarray, dst: np.ndarray, act: np.ndarray) -> None:
         """Append ``len(dst)`` edges, edge ``i`` (target ``dst[i]``, action ``act[i]``)

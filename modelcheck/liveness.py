@@ -90,6 +90,7 @@ from .fairness import Fairness
 from .graphstore import (
     NODE_LIMIT,
     EdgeStore,
+    any_per_node,
     parallel_in_rows,
     restrict,
 )
@@ -323,7 +324,7 @@ def _may_cycle(levels: np.ndarray, indptr: np.ndarray, dst: np.ndarray, sub: np.
         back &= ok
         if back.any():
             reached[d[back]] = True
-            reaching[u:v] |= _rows_any(back, deg)
+            reaching[u:v] |= any_per_node(indptr[u:v + 1] - e0, back)
         np.logical_xor(ok, back, out=ok)  # forward edges within sub
         if ok.any():
             runs.append((lv, u, v, e0, e1, deg, ok))
@@ -332,26 +333,13 @@ def _may_cycle(levels: np.ndarray, indptr: np.ndarray, dst: np.ndarray, sub: np.
         if r.any():
             hit = fwd if r.all() else np.repeat(r, deg) & fwd
             reached[np.asarray(dst[e0:e1])[hit]] = True
-    for lv, u, v, e0, e1, deg, fwd in reversed(runs):  # and down
+    for lv, u, v, e0, e1, _, fwd in reversed(runs):  # and down
         if reaching[v:int(levels[min(lv + 2, len(levels) - 1)])].any():
             hit = reaching[np.asarray(dst[e0:e1])]
             hit &= fwd
-            reaching[u:v] |= _rows_any(hit, deg)
+            reaching[u:v] |= any_per_node(indptr[u:v + 1] - e0, hit)
     reached &= reaching
     return reached
-
-
-def _rows_any(mask: np.ndarray, deg: np.ndarray) -> np.ndarray:
-    """Per row of a CSR slice (``deg`` its rows' edge counts, ``mask`` one flag per
-    edge of the slice): has it an edge flagged. One pass over the flags
-    (``logical_or.reduceat`` from each row's first edge; rows without edges read
-    no flag and give ``False``)."""
-    out = np.zeros(len(deg), dtype=bool)
-    has = deg > 0
-    if len(mask) and has.any():
-        starts = np.cumsum(deg) - deg
-        out[has] = np.logical_or.reduceat(mask, starts[has])
-    return out
 
 
 def _induced(nodes: np.ndarray, indptr: np.ndarray, dst: np.ndarray,

@@ -38,6 +38,7 @@ from .graphstore import (
     FpIndex,
     any_per_node,
     csr_order,
+    csr_place,
     edge_chunks,
 )
 from .kernel import Checks, Expansion, Kernel
@@ -234,14 +235,18 @@ class GraphCollector:
 
     Nodes are numbered in BFS order (level by level, each level sorted by
     fingerprint). The transitions of a level (sources in it) are held as the engine
-    reports them until the next level is known. Then they are put in CSR order
-    (:func:`~modelcheck.graphstore.csr_order`: by source, then action); the hooks'
-    targets, which lie in the next level or an earlier one, are looked up in the
-    indexes of the last three levels (cache-sized
-    :class:`~modelcheck.graphstore.FpIndex`), a target further back at the end. The
-    resolved edges go to the :class:`~modelcheck.graphstore.EdgeStore` (6 bytes an
-    edge: ``int32`` target, ``uint16`` action; in files under ``spill_dir``). The
-    source of an edge is its place: the CSR offsets (4 bytes a node).
+    reports them until the next level is known. Then they are put in CSR order (by
+    source, then action). An observer's targets are node indices already (a new
+    state's filled in from its row in the next level), and each batch's
+    transitions are written straight to their places in the
+    :class:`~modelcheck.graphstore.EdgeStore`'s arrays
+    (:func:`~modelcheck.graphstore.csr_place`). The hooks' targets, which lie in the
+    next level or an earlier one, are looked up in the indexes of the last three
+    levels (cache-sized :class:`~modelcheck.graphstore.FpIndex`), a target further
+    back at the end, and placed by :func:`~modelcheck.graphstore.csr_order`. The edge
+    store holds 6 bytes an edge (``int32`` target, ``uint16`` action; in files under
+    ``spill_dir``). The source of an edge is its place: the CSR offsets (4 bytes a
+    node).
 
     With ``enabled`` (the action-id sets of fairness conditions, 64 at most) the
     nodes where one of a set's actions has a step are marked level by level, a bit per
@@ -440,20 +445,35 @@ class GraphCollector:
             self._store(depth - 1, raw, new_rows)
         self._index.pop(depth - 3, None)
 
-    def _nodes(self, depth: int, targets: np.ndarray, new_rows: np.ndarray | None
-               ) -> tuple[np.ndarray, np.ndarray]:
-        """``(nodes, far)`` of a batch's transitions from level ``depth``: their targets'
-        node indices, and the positions whose targets are further back than the
-        indexed levels (-1 in ``nodes``, looked up at the end). An observer's targets
-        are the run's node indices, or -1 - j for the level's new candidate j, whose
-        node is the next level's first plus ``new_rows[j]``."""
-        if self.observer:
-            nodes = targets  # (the run's array, held for this level alone: numbered in place)
-            new = np.flatnonzero(nodes < 0)
-            if len(new):
-                assert new_rows is not None, "the new candidates' rows come first"
-                nodes[new] = new_rows[-1 - nodes[new]] + self._offsets[depth + 1]
-            return nodes, new[:0]
+    def _observed_nodes(self, depth: int, targets: np.ndarray, new_rows: np.ndarray | None
+                        ) -> np.ndarray:
+        """An observer's targets of a batch's transitions from level ``depth`` as node
+        indices: the run's node indices, or -1 - j for the level's new candidate j,
+        whose node is the next level's first plus ``new_rows[j]`` (numbered in place:
+        the run's array is held for this level alone). When most are new, all are
+        computed at once (a gather of every target's clipped candidate and a masked
+        copy: no index arrays)."""
+        new = targets < 0
+        k = int(np.count_nonzero(new))
+        if not k:
+            return targets
+        assert new_rows is not None, "the new candidates' rows come first"
+        first = np.int32(self._offsets[depth + 1])
+        if 4 * k < len(targets):  # few new: those alone
+            at = np.flatnonzero(new)
+            targets[at] = new_rows[-1 - targets[at]] + first
+            return targets
+        j = np.invert(targets)  # -1 - target: the candidate (< 0 for the others)
+        np.maximum(j, 0, out=j)
+        got = new_rows[j]
+        got += first
+        np.copyto(targets, got, where=new)
+        return targets
+
+    def _nodes(self, depth: int, targets: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """``(nodes, far)`` of a batch's transitions from level ``depth`` (targets by
+        fingerprint): their targets' node indices, and the positions whose targets are
+        further back than the indexed levels (-1 in ``nodes``, looked up at the end)."""
         window = [self._index[d] for d in (depth + 1, depth, depth - 1) if d in self._index]
         found = window[0].find(targets)
         miss = np.flatnonzero(found < 0)
@@ -476,28 +496,43 @@ class GraphCollector:
         en = None if lut is None else np.zeros(len(level), dtype=lut.dtype)
         row = 0  # the first row of the level that later batches may hold
         for rows, acts, children in raw:
-            found, miss = self._nodes(depth, children, new_rows)
-            # a step that changes the state (or, with stutter, any step)
-            keep = (found != rows + base) if self.observer else \
-                key_ne(take_rows(level, rows), children)
-            if not self.stutter and not keep.all():
-                rows, acts, found = rows[keep], acts[keep], found[keep]
-                children = take_rows(children, keep)
-                miss = np.flatnonzero(found < 0)
+            miss: np.ndarray | None = None
+            if self.observer:  # the run's node indices: none unknown
+                found = self._observed_nodes(depth, children, new_rows)
+                if not self.stutter:  # a step that changes the state
+                    keep = found != rows + np.int32(base)
+                    if not keep.all():
+                        rows, acts, found = rows[keep], acts[keep], found[keep]
+                    del keep
+            else:
+                found, miss = self._nodes(depth, children)
+                if not self.stutter:
+                    keep = key_ne(take_rows(level, rows), children)
+                    if not keep.all():
+                        rows, acts, found = rows[keep], acts[keep], found[keep]
+                        children = take_rows(children, keep)
+                        miss = np.flatnonzero(found < 0)
             if not len(rows):
                 continue
             lo, hi = int(rows.min()), int(rows.max()) + 1
             assert lo >= row, "batches come in level order"
             row = hi
+            sets = None if en is None or lut is None else (en[lo:hi], lut)
+            if miss is None:  # every target known: put in place in the store
+                m = len(rows)
+                spilled = self.edges.spilled
+                dst_out, act_out = (np.empty(m, dtype=np.int32),
+                                    np.empty(m, dtype=self.edges.act_type)) if spilled \
+                    else self.edges.slots(m)
+                deg[lo:hi] += csr_place(rows - lo, acts, found, hi - lo, self.n_act,
+                                        dst_out, act_out, sets)
+                if spilled:
+                    self.edges.append(dst_out, act_out)
+                continue
             d, dest = csr_order(rows - lo, acts, hi - lo, self.n_act)
             deg[lo:hi] += d
-            if en is not None and lut is not None:  # per source: its actions' sets
-                nz = np.flatnonzero(d)
-                first = np.cumsum(d) - d
-                sets = np.empty(len(acts), dtype=lut.dtype)
-                sets[dest] = lut[acts]
-                en[lo + nz] = np.bitwise_or.reduceat(sets, first[nz])
-                del sets
+            if sets is not None:
+                _mark_sets(sets[0], rows - lo, sets[1][acts])
             if len(miss):  # in CSR order, the order in which they are patched at the end
                 self._far.append(children[miss[np.argsort(dest[miss])]])
             self.edges.append_at(dest, found, acts)
@@ -611,6 +646,14 @@ class GraphCollector:
         if self._words is not None:
             self._words = []
         self.edges.close()
+
+
+def _mark_sets(en: np.ndarray, rows: np.ndarray, sets: np.ndarray) -> None:
+    """OR each transition's action-set bits ``sets`` into the word of its source row
+    ``rows`` in ``en``."""
+    nz = np.flatnonzero(sets)
+    if len(nz):
+        np.bitwise_or.at(en, rows[nz], sets[nz])
 
 
 def _sorted_distinct(parts: list[np.ndarray]) -> np.ndarray:

@@ -20,6 +20,7 @@ from modelcheck.graphstore import (
     FpIndex,
     any_per_node,
     csr_order,
+    csr_place,
     parallel_edges,
     parallel_in_rows,
     restrict,
@@ -378,7 +379,7 @@ def _may_cycle_oracle(g, mask, edge_ok):
 @settings(max_examples=300, deadline=None)
 @given(_bfs_graph(), st.data())
 def test_may_cycle_equals_its_definition(gc, data):
-    """``_may_cycle`` (per level, rows flagged by ``logical_or.reduceat``) gives
+    """``_may_cycle`` (per level, rows flagged by prefix sums of the edge flags) gives
     exactly the nodes of its definition computed one edge at a time, with and without
     a node mask and an edge mask (all nodes, all edges included)."""
     from modelcheck.liveness import _may_cycle
@@ -461,6 +462,53 @@ def test_csr_order_is_the_order_by_row_then_action(t):
     for i, d in enumerate(dest):
         placed[d] = (int(rows[i]), int(acts[i]))
     assert placed == sorted(zip(rows.tolist(), acts.tolist()))
+
+
+@settings(max_examples=300, deadline=None)
+@given(_transitions(), st.data())
+def test_csr_place_puts_each_transition_where_the_sort_by_row_then_action_does(t, data):
+    """``csr_place`` (each run of the kernel's order placed at once; many short runs
+    through ``csr_order``) against the definition: the transitions sorted by (row,
+    action) with their targets, the degrees, and each row's OR of its actions' bits."""
+    rows, acts, n_rows, n_act = t
+    rows, acts = rows.astype(np.int32), acts.astype(np.uint16)
+    m = len(rows)
+    targets = np.array(data.draw(st.lists(st.integers(0, 2**31 - 1), min_size=m,
+                                          max_size=m)), dtype=np.int32)
+    lut = np.array(data.draw(st.lists(st.integers(0, 255), min_size=n_act, max_size=n_act)),
+                   dtype=np.uint8)
+    words = np.array(data.draw(st.lists(st.integers(0, 255), min_size=n_rows,
+                                        max_size=n_rows)), dtype=np.uint8)
+    want_words = words.copy()
+    for r, a in zip(rows.tolist(), acts.tolist()):
+        want_words[r] |= lut[a]
+    dst_out = np.full(m, -7, dtype=np.int32)
+    act_out = np.full(m, 9999, dtype=np.uint16)
+    deg = csr_place(rows, acts, targets, n_rows, n_act, dst_out, act_out, (words, lut))
+    assert deg.tolist() == np.bincount(rows, minlength=n_rows).tolist()
+    want = sorted(zip(rows.tolist(), acts.tolist(), targets.tolist()))
+    assert dst_out.tolist() == [w[2] for w in want]
+    assert act_out.tolist() == [w[1] for w in want]
+    assert words.tolist() == want_words.tolist()
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.one_of(st.integers(0, 50), st.integers(-30, -1)), max_size=80),
+       st.integers(1, 40), st.integers(0, 100), st.data())
+def test_observed_targets_become_the_node_indices_a_dict_gives(targets, n_cands, first, data):
+    """The collector's numbering of an observer's targets (``_observed_nodes``: the few
+    new ones alone, or all at once when many are new) against a dictionary: a node
+    index stays, candidate ``j`` (``-1 - j``) becomes the next level's first node plus
+    its row."""
+    targets = [t if t >= 0 else -1 - ((-1 - t) % n_cands) for t in targets]
+    new_rows = np.array(data.draw(st.lists(st.integers(0, 60), min_size=n_cands,
+                                           max_size=n_cands)), dtype=np.int32)
+    node_of = {-1 - j: first + int(r) for j, r in enumerate(new_rows)}
+    col = GraphCollector.__new__(GraphCollector)
+    col._offsets = [0, 0, first]
+    got = col._observed_nodes(1, np.array(targets, dtype=np.int32), new_rows)
+    assert got.dtype == np.int32
+    assert got.tolist() == [t if t >= 0 else node_of[t] for t in targets]
 
 
 @st.composite
