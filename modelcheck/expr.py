@@ -368,7 +368,8 @@ def sum_of(domain: Any, fn: Callable[[Any], Any]) -> Any:
 
 def _by_value(vals: list[tuple[int, Any]]) -> dict[int, tuple[Any, list[int]]]:
     """The positions of ``vals`` grouped by their (int) value: per value, the first
-    of them as ``fn`` gave it and the positions."""
+    of them as ``fn`` gave it and the positions (the ints of a fold's function fit
+    int64, as the folds' numpy arithmetic needs)."""
     groups: dict[int, tuple[Any, list[int]]] = {}
     for i, v in vals:
         g = groups.get(int(v))
@@ -388,10 +389,10 @@ def _extremum(domain: Any, fn: Callable[[Any], Any], default: Any, pick: Any,
         # as the visit below: the first member's value where none is held, else the
         # extreme of the values held (groups from the least extreme to the most)
         groups = _by_value(vals)
-        acc = vals[0][1]
+        acc = np.int64(vals[0][1])  # numpy ints, as np.maximum makes them
         for key in sorted(groups, reverse=pick is np.minimum):
             v, idxs = groups[key]
-            acc = where(domain._any_in(idxs), v, acc)
+            acc = where(domain._any_in(idxs), np.int64(v), acc)
         found = domain._any_in([i for i, _ in vals])
         if default is not None:
             return where(found, acc, default)

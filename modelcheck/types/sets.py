@@ -1248,7 +1248,7 @@ class SparseSetValue(SetValue):
         if len(codes):
             for c in self.chunks:
                 acc = acc | np.isin(as_int(c), codes)
-        return acc
+        return acc[()] if isinstance(acc, np.ndarray) and acc.ndim == 0 else acc
 
     def _count_in(self, idxs: Iterable[int]) -> Any:
         codes = np.fromiter(idxs, dtype=np.int64)
@@ -1256,7 +1256,7 @@ class SparseSetValue(SetValue):
         if len(codes):
             for c in self.chunks:
                 acc = acc + np.isin(as_int(c), codes).astype(np.int64)
-        return acc
+        return acc[()] if isinstance(acc, np.ndarray) and acc.ndim == 0 else acc
 
     def filter(self, keep: Callable[[Any], Any]) -> SparseSetValue:
         """As :meth:`SetValue.filter`: the slots of the members ``keep`` rejects emptied,
