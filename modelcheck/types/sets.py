@@ -822,9 +822,17 @@ class SetValue(Value):
                 return np.False_
             return (as_int(self.chunks[c]) >> bit) & 1 == 1
         acc: Any = np.False_
-        for k, ch in enumerate(self.chunks):
-            acc = select(c == k, (as_int(ch) >> bit) & 1 == 1, acc)
+        for k in self._touched(c):
+            acc = select(c == k, (as_int(self.chunks[k]) >> bit) & 1 == 1, acc)
         return acc & ~np.asarray(outside)
+
+    def _touched(self, c: Any) -> list[int]:
+        """The chunks that a column of chunk numbers ``c`` names in some row (the rows
+        of an element outside the type name chunk 0): only those change or are read."""
+        if len(self.chunks) == 1:
+            return [0]
+        return np.flatnonzero(np.bincount(np.asarray(c, dtype=np.int64).ravel(),
+                                          minlength=len(self.chunks))).tolist()
 
     def with_(self, x: Any) -> SetValue:
         """``S \\cup {x}``; ``x`` outside the element type is a spec error when stored."""
@@ -835,9 +843,10 @@ class SetValue(Value):
             chunks = list(self.chunks)
             chunks[c] = as_int(chunks[c]) | (1 << bit)
             return self._new(chunks)
-        one = np.left_shift(np.int64(1), bit)
-        chunks = [as_int(ch) | np.where((c == k) & ~outside, one, 0)
-                  for k, ch in enumerate(self.chunks)]
+        one = np.where(outside, 0, np.left_shift(np.int64(1), bit))
+        chunks = list(self.chunks)
+        for k in self._touched(c):
+            chunks[k] = as_int(chunks[k]) | np.where(c == k, one, 0)
         return self._new(chunks, self.bad | outside)
 
     def without(self, x: Any) -> SetValue:
@@ -849,9 +858,10 @@ class SetValue(Value):
             chunks = list(self.chunks)
             chunks[c] = as_int(chunks[c]) & ~(1 << bit)
             return self._new(chunks)
-        one = np.left_shift(np.int64(1), bit)
-        chunks = [as_int(ch) & ~np.where((c == k) & ~outside, one, 0)
-                  for k, ch in enumerate(self.chunks)]
+        one = np.where(outside, 0, np.left_shift(np.int64(1), bit))
+        chunks = list(self.chunks)
+        for k in self._touched(c):
+            chunks[k] = as_int(chunks[k]) & ~np.where(c == k, one, 0)
         return self._new(chunks)
 
     def __or__(self, other: Any) -> SetValue:
