@@ -879,7 +879,11 @@ def _dom_text(bound: Spec, decl: Any, pname: str, dom: Any) -> str:
     from .types import Deferred, Type
 
     if isinstance(dom, MemberOf):
-        return dom.var  # ``m \in msgs``
+        if dom.keep is None:
+            return dom.var  # ``m \in msgs``
+        kept = len({v for a in bound.actions if a.decl is decl for p, v in a.params
+                    if p == pname})
+        return f"{dom.var} ({kept} element values kept)"  # ``m \in {m \in msgs: ...}``
     if isinstance(dom, Type):
         return dom.describe()
     name = getattr(dom, "name", None)

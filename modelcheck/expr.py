@@ -43,7 +43,7 @@ from typing import Any, Generic, Protocol, TypeVar, overload, runtime_checkable
 import numpy as np
 
 from .errors import SpecEvaluationError, _short
-from .types import SetValue, Value
+from .types import SetValue, SparseSetValue, Value
 
 __all__ = [
     "BOOLEAN", "SetLike",
@@ -53,6 +53,9 @@ __all__ = [
     "Functions", "InitProduct",
     "collect_undefined", "undefined_mark", "pin_undefined", "bool_hint",
 ]
+
+#: the ``members`` of the set values whose folds may go by :func:`_member_values`
+_SET_MEMBERS = (SetValue.members, SparseSetValue.members)
 
 #: TLA+'s ``BOOLEAN``, for initial states and parameter domains
 BOOLEAN: tuple[bool, bool] = (False, True)
@@ -265,8 +268,59 @@ def _members(domain: Any) -> Iterable[tuple[Any, Any]]:
                 u.narrow(inside, u.value)
 
 
+def _sink_mark() -> int:
+    """How many undefined values are collected so far (0 outside an action)."""
+    sink = _sink.get()
+    return len(sink) if sink is not None else 0
+
+
+def _narrow_since(mark: int, inside: Any) -> None:
+    """Narrow the undefined values collected since ``mark`` to the rows ``inside``."""
+    sink = _sink.get()
+    if sink is not None:
+        for u in sink[mark:]:
+            u.narrow(inside, u.value)
+
+
+def _member_values(domain: Any, fn: Callable[[Any], Any], ints: bool
+                   ) -> list[tuple[int, Any]] | None:
+    """For a set value: ``fn`` at each member held in some state, by element position,
+    when every value is the same in all the batch's states (a constant: an int if
+    ``ints``, else a bool), so that the fold needs only which positions each state holds
+    (:meth:`~modelcheck.types.sets.SetValue._any_in`, ``_count_in``: one mask per chunk
+    or value, not one test per member). None otherwise: then nothing is kept of the
+    calls made (the undefined values they met are dropped), and the fold visits the
+    members one by one. A value met with an undefined value stops at once."""
+    if not isinstance(domain, SetValue) or type(domain).members not in _SET_MEMBERS:
+        return None
+    present, plain = domain._held()
+    if not present or not plain:
+        return None
+    sink = _sink.get()
+    start = len(sink) if sink is not None else 0
+    pins = sink.pinned if sink is not None else 0
+    values = domain._type.member_value
+    out: list[tuple[int, Any]] = []
+    for i in present:
+        v = fn(values(i))
+        const = (isinstance(v, (int, np.integer)) and not isinstance(v, bool)) if ints \
+            else isinstance(v, (bool, np.bool_))
+        if not const or (sink is not None and len(sink) > start):
+            if sink is not None and len(sink) > start:
+                if sink.pinned == pins:
+                    del sink[start:]  # the members are visited again, one by one
+                else:  # (pinned: a write to the next state; narrowed as a visit would)
+                    _narrow_since(start, domain._held_in(i))
+            return None
+        out.append((i, v))
+    return out
+
+
 def any_of(domain: Any, fn: Callable[[Any], Any]) -> Any:
     """``\\E x \\in domain: fn(x)``."""
+    vals = _member_values(domain, fn, False)
+    if vals is not None:
+        return domain._any_in([i for i, v in vals if v])
     acc: Any = np.False_
     for x, inside in _members(domain):
         acc = acc | _guarded(inside, _bool(fn(x), "the predicate of any_of"))
@@ -275,6 +329,9 @@ def any_of(domain: Any, fn: Callable[[Any], Any]) -> Any:
 
 def all_of(domain: Any, fn: Callable[[Any], Any]) -> Any:
     """``\\A x \\in domain: fn(x)``."""
+    vals = _member_values(domain, fn, False)
+    if vals is not None:
+        return ~domain._any_in([i for i, v in vals if not v])
     acc: Any = np.True_
     for x, inside in _members(domain):
         ok = _bool(fn(x), "the predicate of all_of")
@@ -284,6 +341,9 @@ def all_of(domain: Any, fn: Callable[[Any], Any]) -> Any:
 
 def count_of(domain: Any, pred: Callable[[Any], Any]) -> Any:
     """``Cardinality({x \\in domain: pred(x)})``."""
+    vals = _member_values(domain, pred, False)
+    if vals is not None:
+        return domain._count_in([i for i, v in vals if v])
     acc: Any = np.int64(0)
     for x, inside in _members(domain):
         acc = acc + _guarded(inside, _bool(pred(x), "the predicate of count_of")).astype(np.int64)
@@ -292,6 +352,13 @@ def count_of(domain: Any, pred: Callable[[Any], Any]) -> Any:
 
 def sum_of(domain: Any, fn: Callable[[Any], Any]) -> Any:
     """The sum of ``fn(x)`` over ``domain`` (a RECURSIVE sum in TLA+); 0 when empty."""
+    vals = _member_values(domain, fn, True)
+    if vals is not None:
+        total: Any = np.int64(0)
+        for v, (_, idxs) in _by_value(vals).items():
+            if v:
+                total = total + v * domain._count_in(idxs)
+        return total + domain._count_in([])
     acc: Any = np.int64(0)
     for x, inside in _members(domain):
         v = fn(x)
@@ -299,10 +366,38 @@ def sum_of(domain: Any, fn: Callable[[Any], Any]) -> Any:
     return acc
 
 
+def _by_value(vals: list[tuple[int, Any]]) -> dict[int, tuple[Any, list[int]]]:
+    """The positions of ``vals`` grouped by their (int) value: per value, the first
+    of them as ``fn`` gave it and the positions (the ints of a fold's function fit
+    int64, as the folds' numpy arithmetic needs)."""
+    groups: dict[int, tuple[Any, list[int]]] = {}
+    for i, v in vals:
+        g = groups.get(int(v))
+        if g is None:
+            groups[int(v)] = (v, [i])
+        else:
+            g[1].append(i)
+    return groups
+
+
 def _extremum(domain: Any, fn: Callable[[Any], Any], default: Any, pick: Any,
               name: str) -> Any:
     acc: Any = None
     found: Any = np.False_
+    vals = _member_values(domain, fn, True)
+    if vals is not None:
+        # as the visit below: the first member's value where none is held, else the
+        # extreme of the values held (groups from the least extreme to the most)
+        groups = _by_value(vals)
+        acc = np.int64(vals[0][1])  # numpy ints, as np.maximum makes them
+        for key in sorted(groups, reverse=pick is np.minimum):
+            v, idxs = groups[key]
+            acc = where(domain._any_in(idxs), np.int64(v), acc)
+        found = domain._any_in([i for i, _ in vals])
+        if default is not None:
+            return where(found, acc, default)
+        return _undefined(~found, f"{name} found no value: its set is empty (give default=)",
+                          acc)
     for x, inside in _members(domain):
         v = fn(x)
         if inside is None:

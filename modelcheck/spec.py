@@ -359,16 +359,59 @@ class MemberOf:
     on a batch of states an instance whose value is a member of none is skipped
     without calling the action. Traces and coverage show the value
     (``Receive(m=[type |-> "ack", rm |-> 2])``).
+
+    ``keep``, a test of the element value alone, is TLA+'s ``\\E m \\in {m \\in msgs:
+    m.type = "Prepare"}``: ``MemberOf("msgs", lambda m: m.type == MsgType.Prepare)``.
+    The action then has one instance per element value that passes it (the test runs
+    once, when the spec is bound, on each value of the element type), so a receive
+    action of one kind of message in a set of many kinds is called for the members of
+    its kind only. Its parameters after the first name ``self`` (the bound spec) or
+    parameters declared before this one (``lambda m, r: m.dst == r``). It must give a
+    boolean for every value: a constant, never a state's.
     """
 
-    def __init__(self, var: str) -> None:
+    def __init__(self, var: str, keep: Callable[..., Any] | None = None) -> None:
         if not isinstance(var, str):
             raise SpecDefinitionError(
                 f"MemberOf(...) takes the name of a SetOf or Bag state variable, got {var!r}.")
+        if keep is not None and not callable(keep):
+            raise SpecDefinitionError(
+                f"MemberOf({var!r}, keep): keep is a test of the element value "
+                f"(lambda m: ...), got {keep!r}.")
         self.var = var
+        self.keep = keep
 
     def __repr__(self) -> str:
-        return f"MemberOf({self.var!r})"
+        return f"MemberOf({self.var!r})" if self.keep is None else \
+            f"MemberOf({self.var!r}, keep={getattr(self.keep, '__name__', '?')})"
+
+    def test(self, spec: Any, where: str, earlier: Mapping[str, Any]
+             ) -> Callable[[Any], bool] | None:
+        """``keep`` as a test of an element value (the parameters after its first
+        bound), None without one."""
+        keep = self.keep
+        if keep is None:
+            return None
+        names = list(inspect.signature(keep).parameters)[1:]
+        unknown = [w for w in names if w != "self" and w not in earlier]
+        if unknown:
+            raise SpecDefinitionError(
+                f"{where}: MemberOf({self.var!r}, keep) takes "
+                f"({', '.join(['<element>', *names])}), but {', '.join(unknown)} "
+                f"{'is not a parameter' if len(unknown) == 1 else 'are not parameters'} "
+                "declared before it.")
+        kw = {w: spec if w == "self" else earlier[w] for w in names}
+
+        def test(x: Any) -> bool:
+            ok = keep(x, **kw)
+            if not isinstance(ok, (bool, np.bool_)):
+                raise SpecDefinitionError(
+                    f"{where}: MemberOf({self.var!r}, keep) gave {ok!r} for an element; "
+                    "keep must give a boolean of the element value alone (a constant), "
+                    "never of a state: test state values in the action's guard.")
+            return bool(ok)
+
+        return test
 
 
 @dataclass(frozen=True)
@@ -592,9 +635,11 @@ class Spec(metaclass=_SpecMeta):
             yield from self._param_combos(decl, tail, (*bound, (pname, v)))
 
     def _typed_values(self, btype: Any, decl: ActionDecl, pname: str,
-                      member: str | None) -> list[_Choice]:
+                      member: str | None, keep: Callable[[Any], bool] | None = None
+                      ) -> list[_Choice]:
         """The values of a bound type as parameter choices: ints for a one-cell type
-        (an index, an int, an enum), frozen values and expression values otherwise."""
+        (an index, an int, an enum), frozen values and expression values otherwise;
+        with ``keep``, those whose expression value passes it."""
         refuse_sparse_sets(btype, f"{decl.where}: parameter {pname} of action {decl.name}")
         if btype.n_values > MAX_PARAM_VALUES:
             raise SpecDefinitionError(
@@ -604,6 +649,8 @@ class Spec(metaclass=_SpecMeta):
         out = []
         for i in range(btype.n_values):
             arg = btype.value_at(i)
+            if keep is not None and not keep(arg):
+                continue
             if isinstance(btype, ScalarType) and not btype.boolean \
                     and not isinstance(arg, Value):
                 out.append(_Choice(int(arg), int(arg), member))
@@ -626,7 +673,9 @@ class Spec(metaclass=_SpecMeta):
                     f"{decl.where}: parameter {pname} of action {decl.name} ranges over "
                     f"MemberOf({dom.var!r}), but {dom.var} {what}; MemberOf takes a SetOf "
                     "or Bag state variable (not an array of them).")
-            return self._typed_values(btype.elem, decl, pname, dom.var)
+            keep = dom.test(self, f"{decl.where}: parameter {pname} of action {decl.name}",
+                            earlier)
+            return self._typed_values(btype.elem, decl, pname, dom.var, keep)
         if isinstance(dom, Type):
             return self._typed_values(as_leaf(dom.bound(self.constants)), decl, pname, None)
         value = resolve(dom, self.constants)

@@ -225,3 +225,150 @@ def test_set_fold_spec_counts_equal_the_spec_over_the_whole_type() -> None:
     assert r.status == h.status == "ok"
     assert (r.distinct_states, r.depth) == brute_force(Msgs())
     assert (r.distinct_states, r.depth) == (h.distinct_states, h.depth)
+
+
+# -- folds whose value at each member is a constant, and filters ---------------------
+# A fold whose function gives the same value in every state of the batch (a test of
+# the element alone) is computed from which element positions each state holds, one
+# mask per chunk (``SetValue._any_in``/``_count_in``) instead of one test per member;
+# ``S.filter(keep)`` is ``{x \in S: keep(x)}``. Both against plain Python over the
+# decoded members, on batches and on each state alone, in both set forms.
+
+class Sparse(Spec):
+    check_deadlock = False
+    msgs = SetOf(Msg, max_size=6, form="codes")
+
+    @action
+    def Idle(self, s, t):
+        return False
+
+
+def _typ(form: str):
+    spec = Msgs() if form == "bits" else Sparse()
+    leaf = spec.layout.vars["msgs"].leaf
+    assert leaf is not None
+    return leaf
+
+
+def _const_folds(S, w, mod):
+    """Folds over ``S`` whose functions read the element alone, a fold over a filtered
+    set (a constant and a per-state filter), and folds over a filter's result."""
+    def key(m):
+        return (m.bal * 3 + m.src) % mod
+    mine = S.filter(lambda m: key(m) != 0)
+    near = S.filter(lambda m: (m.bal + w) % mod == 0)
+    with collect_undefined() as undefined:
+        out = {
+            "any": any_of(S, lambda m: key(m) == 0),
+            "all": all_of(S, lambda m: key(m) != 1),
+            "count": count_of(S, lambda m: key(m) >= 1),
+            "sum": sum_of(S, lambda m: key(m) * 2 - m.bal),
+            "max": max_of(S, key, default=-1),
+            "min": min_of(S, lambda m: m.bal * 2 - m.src, default=99),
+            "max_nodefault": max_of(S, lambda m: key(m) + 1),
+            "mine_size": mine.size(),
+            "mine_max": max_of(mine, lambda m: m.bal, default=-1),
+            "near_size": near.size(),
+            "near_sum": sum_of(near, lambda m: m.bal),
+            "near_in_mine": count_of(near, lambda m: key(m) != 0),
+        }
+    undef = [np.asarray(u.mask) for u in undefined]
+    return out, undef
+
+
+def _const_python(members, w, mod):
+    ms = sorted(members, key=lambda m: (m["src"], m["bal"]))
+
+    def key(m):
+        return (m["bal"] * 3 + m["src"]) % mod
+    mine = [m for m in ms if key(m) != 0]
+    near = [m for m in ms if (m["bal"] + w) % mod == 0]
+    return {
+        "any": any(key(m) == 0 for m in ms),
+        "all": all(key(m) != 1 for m in ms),
+        "count": sum(1 for m in ms if key(m) >= 1),
+        "sum": sum(key(m) * 2 - m["bal"] for m in ms),
+        "max": max((key(m) for m in ms), default=-1),
+        "min": min((m["bal"] * 2 - m["src"] for m in ms), default=99),
+        "max_nodefault": max((key(m) + 1 for m in ms), default=None),
+        "mine_size": len(mine),
+        "mine_max": max((m["bal"] for m in mine), default=-1),
+        "near_size": len(near),
+        "near_sum": sum(m["bal"] for m in near),
+        "near_in_mine": sum(1 for m in near if key(m) != 0),
+    }
+
+
+@st.composite
+def form_batches(draw):
+    form = draw(st.sampled_from(["bits", "codes"]))
+    most = 150 if form == "bits" else 6
+    small = st.sets(st.integers(0, 149), max_size=min(4, most))
+    dense = st.sets(st.integers(0, 149), max_size=most)
+    rows = draw(st.lists(st.one_of(small, small, dense, st.just(set())), min_size=1,
+                         max_size=8))
+    weights = draw(st.lists(st.integers(-5, 5), min_size=len(rows), max_size=len(rows)))
+    return form, rows, weights, draw(st.integers(2, 7))
+
+
+@settings(max_examples=150, deadline=None)
+@given(case=form_batches())
+def test_constant_folds_and_filters_batch_scalar_and_python(case) -> None:
+    form, rows, weights, mod = case
+    typ = _typ(form)
+    codes = [_codes(typ, r) for r in rows]
+    cols = [np.array(c, dtype=np.int64) for c in zip(*codes)]
+    batch, batch_undef = _const_folds(typ.view(cols), np.array(weights, dtype=np.int64), mod)
+    for r, (row_codes, wr) in enumerate(zip(codes, weights)):
+        one, one_undef = _const_folds(typ.view([np.int64(c) for c in row_codes]),
+                                      np.int64(wr), mod)
+        members = [{"src": m["src"], "bal": m["bal"]} for m in typ.value(row_codes)]
+        for name, want in _const_python(members, wr, mod).items():
+            got = np.asarray(batch[name])
+            got = got[r] if got.ndim else got
+            if want is None:  # max_of without default over an empty set: undefined here
+                assert any(m.ndim == 0 and bool(m) for m in one_undef)
+                assert any(m.ndim and m[r] for m in batch_undef)
+                continue
+            assert int(one[name]) == int(got) == int(want), (form, name, r)
+
+
+@settings(max_examples=60, deadline=None)
+@given(form=st.sampled_from(["bits", "codes"]),
+       rows=st.lists(st.sets(st.integers(0, 149), max_size=5), min_size=1, max_size=6))
+def test_a_filter_holds_the_members_that_pass(form, rows) -> None:
+    typ = _typ(form)
+    codes = [_codes(typ, r) for r in rows]
+    cols = [np.array(c, dtype=np.int64) for c in zip(*codes)]
+    row_bias = np.arange(len(rows), dtype=np.int64)
+    kept = typ.view(cols).filter(lambda m: (m.bal + row_bias) % 2 == 0).filter(
+        lambda m: m.src != 2)
+    out = [np.asarray(c) for c in kept._columns()]
+    for r, row_codes in enumerate(codes):
+        got = typ.value([int(c[r]) for c in out])
+        want = {m for m in typ.value(row_codes) if (m["bal"] + r) % 2 == 0 and m["src"] != 2}
+        assert got == frozenset(want)
+
+
+def test_a_constant_fold_on_a_batch_tests_no_member_alone(monkeypatch) -> None:
+    from modelcheck.types.sets import SetValue, SparseSetValue
+
+    calls: list[int] = []
+    for cls in (SetValue, SparseSetValue):
+        orig = cls._held_in
+        monkeypatch.setattr(cls, "_held_in",
+                            lambda self, i, orig=orig: calls.append(i) or orig(self, i))
+    for form in ("bits", "codes"):
+        typ = _typ(form)
+        rows = [{0, 5, 70}, {140, 5}, set(), {149, 0, 1, 2}]
+        S = typ.view([np.array(c, dtype=np.int64)
+                      for c in zip(*[_codes(typ, r) for r in rows])])
+        assert max_of(S, lambda m: m.bal, default=-1).tolist() == [20, 40, -1, 49]
+        assert count_of(S, lambda m: m.src == 1).tolist() == [2, 1, 0, 3]
+        assert S.filter(lambda m: m.bal < 40).size().tolist() == [3, 1, 0, 3]
+        assert calls == []  # one mask per chunk or value, never a member's own test
+        # a value that depends on the state: each member tested on its own
+        w = np.arange(4, dtype=np.int64)
+        assert max_of(S, lambda m, w=w: m.bal + w, default=-1).tolist() == [20, 41, -1, 52]
+        assert calls
+        calls.clear()

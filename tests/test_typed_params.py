@@ -415,3 +415,112 @@ def test_member_of_a_set_of_many_chunks_batch_matches_scalar(members) -> None:
     states = [k.layout.cells_from_values({"held": frozenset(ms), "budget": len(ms) % 4})
               for ms in members]
     assert_batch_matches_scalar(k, states)
+
+
+# -- MemberOf with a test of the element -----------------------------------------------
+
+
+def _receivers(kept: frozenset[tuple[int, int, int]], by_hand: bool) -> type[Spec]:
+    """Notes sent into one set and taken out of it by two receiving actions whose
+    parameter ranges over the members that pass a test of the element (``kept``, keys
+    of the notes); ``by_hand``: over every member, the test in the guard instead."""
+
+    def key(m) -> tuple[int, int, int]:
+        return int(m.type), int(m.src), int(m.n)
+
+    def take_test(m):
+        return key(m) in kept
+
+    def stop_test(m, p, self):
+        return (key(m) in kept) & (m.src != p) & (self.Hi >= 2)
+
+    class Receivers(Spec):
+        check_deadlock = False
+        Hi = 2
+        msgs = SetOf(Note)
+        got = SetOf(P)
+
+        @action(p=P, tag=Shape)
+        def Send(self, s, t, p, tag):
+            t.msgs = s.msgs.with_({"type": tag, "src": p, "n": 0} if tag == Shape.req else
+                                  {"type": tag, "src": p} if tag == Shape.ack else
+                                  {"type": tag})
+            return s.msgs.size() < 2
+
+        if by_hand:
+            @action(m=MemberOf("msgs"))
+            def Take(self, s, t, m):
+                t.msgs = s.msgs.without(m)
+                t.got = s.got.with_(m.src)
+                return take_test(m)
+
+            @action(p=P, m=MemberOf("msgs"))
+            def Stop(self, s, t, p, m):
+                t.got = s.got.without(p)
+                return stop_test(m, p, self)
+        else:
+            @action(m=MemberOf("msgs", take_test))
+            def Take(self, s, t, m):
+                t.msgs = s.msgs.without(m)
+                t.got = s.got.with_(m.src)
+                return True
+
+            @action(p=P, m=MemberOf("msgs", stop_test))
+            def Stop(self, s, t, p, m):
+                t.got = s.got.without(p)
+                return True
+
+    return Receivers
+
+
+def _note_keys() -> list[tuple[int, int, int]]:
+    elem = _receivers(frozenset(), False)().layout.vars["msgs"].btype.elem
+    return [(int(m.type), int(m.src), int(m.n))
+            for m in (elem.value_at(i) for i in range(elem.n_values))]
+
+
+@settings(max_examples=15, deadline=None)
+@given(kept=st.sets(st.sampled_from(_note_keys())))
+def test_member_of_with_a_test_equals_the_test_in_the_guard(kept) -> None:
+    a = _receivers(frozenset(kept), False)()
+    b = _receivers(frozenset(kept), True)()
+    ra, rb = explore(a), explore(b)
+    assert ra.status == rb.status == "ok"
+    assert (ra.distinct_states, ra.generated_states, ra.depth) == (
+        rb.distinct_states, rb.generated_states, rb.depth)
+    assert (ra.distinct_states, ra.depth) == brute_force(a)
+    # the instances are those of the values that pass: Take has one per kept note
+    takes = [i for i in a.actions if i.name == "Take"]
+    assert len(takes) == len(kept)
+    fired_a = {c.name: c.fired for c in ra.coverage}
+    fired_b = {c.name: c.fired for c in rb.coverage}
+    # (an action none of whose values passes has no instance, hence no coverage row)
+    assert {n: fired_a.get(n, 0) for n in fired_b} == fired_b
+
+
+def test_member_of_tests_are_checked() -> None:
+    class NoBool(Forms):
+        @action(m=MemberOf("msgs", lambda m: m.rm))
+        def Extra(self, s, t, m):
+            return False
+
+    with pytest.raises(SpecDefinitionError, match="keep must give a boolean"):
+        NoBool()
+
+    class Unknown(Forms):
+        @action(m=MemberOf("msgs", lambda m, q: m.rm == q))
+        def Extra(self, s, t, m):
+            return False
+
+    with pytest.raises(SpecDefinitionError, match="q is not a parameter declared before"):
+        Unknown()
+    with pytest.raises(SpecDefinitionError, match="keep is a test of the element"):
+        MemberOf("msgs", 3)  # type: ignore[arg-type]
+
+
+def test_inspect_shows_the_kept_values(runner) -> None:
+    from modelcheck.cli import cli
+
+    r = runner.invoke(cli, ["inspect", "examples/tla/multi_paxos.py:MultiPaxos"])
+    assert r.exit_code == 0, r.output
+    assert "HandlePrepare(r \\in Replicas, m \\in msgs (6 element values kept))" in r.output

@@ -20,22 +20,28 @@ Translation:
   ``insts`` field (``[Slots -> InstStates]``): a record cannot hold an array (a
   function), so the field became an ``Array(Replicas, Array(Slots, Record(status, cmd,
   voted=Record(bal, cmd))))``.
-* ``msgs`` (a set of five kinds of records) is five ``SetOf`` variables, one per
-  kind: ``prepareMsgs``, ``prepareReplyMsgs``, ``acceptMsgs``, ``acceptReplyMsgs``,
-  ``commitNoticeMsgs`` (the ``upto`` slots); the union of all fields would have more
-  than the 4,096 element values a ``SetOf`` allows. A PrepareReply's ``votes``
-  (``[Slots -> [bal, cmd]]``, a function in a set element) is a ``Seq`` of
-  ``Record(bal, cmd)`` of length ``NumCommands``. The ``type`` field of records (which a
-  record cannot have: it is the value's own attribute) is ``kind`` in ``observed``.
+* ``msgs`` is one set of message records of five shapes, as in the TLA+:
+  ``SetOf(Msg)`` with ``Msg = Union("type", MsgType, Prepare=Record(src, bal),
+  PrepareReply=Record(src, bal, votes), Accept=Record(src, bal, slot, cmd),
+  AcceptReply=Record(src, bal, slot), CommitNotice=Record(upto))``: 542 messages, one
+  bit each. A PrepareReply's ``votes`` (``[Slots -> [bal, cmd]]``) is an
+  ``Array(Slots, Record(bal, cmd))`` field. An Accept's ``cmd`` includes nil, which
+  ``TypeOK`` refuses (``Messages`` has ``cmd: Commands``), as the bug variant needs.
+  The ``type`` field of the client events (which a plain record cannot have: it is the
+  value's own attribute) is ``kind`` in ``observed``.
 * ``pending`` and ``observed`` are ``Seq``; ``SelectSeq`` (``UnseenPending``,
   ``RemovePending``) is written with ``at``/``index_of``/``prefix``/``drop``.
 * The one process ``rloop(self)``, an IF on ``terminated`` and seven disjuncts, is one
-  action per disjunct (``BecomeLeader(r, b)``, ``HandlePrepare(r, src, b)``, ...) with
+  action per disjunct (``BecomeLeader(r, b)``, ``HandlePrepare(r, m)``, ...) with
   ``pc[r] = "rloop" /\\ ~terminated`` in each guard, and ``Finish(r)`` for the ELSE
   branch (``pc[r]' = "Done"``); ``Terminating`` is the stuttering step of the
-  translation. The ``\\E m \\in msgs`` of a handler becomes parameters naming the
-  message, with ``m \\in msgs`` in the guard; the handlers on a slot take the slot as
-  a parameter pinned to ``commitUpTo + 1``.
+  translation. A handler's ``with m \\in msgs do await m.type = "Prepare" ...`` is a
+  parameter ``m=MemberOf("msgs", lambda m: m.type == MsgType.Prepare)`` (HandlePrepare,
+  HandleAccept, HandleCommitNotice); ``{m \\in msgs: m.type = "PrepareReply" /\\ ...}``
+  is ``s.msgs.filter(...)``. A ``with`` binding a value of the state (``b =
+  node[r].balMaxKnown``, ``s = commitUpTo + 1``) is a parameter pinned to it in the
+  guard. BecomeLeader's ``~\\E m \\in msgs: m.type = "Prepare" /\\ m.bal = b`` tests
+  the three Prepares of ballot b with ``has``.
 * ``PeakVotedCmd``'s ``CHOOSE bc \\in Ballots \\X Commands`` is the command of the
   highest vote: a ballot's leader sends one Accept per slot, so two votes of the same
   ballot for a slot carry the same command and the CHOOSE has one candidate.
@@ -60,11 +66,13 @@ from modelcheck import (
     Enum,
     Ids,
     Int,
+    MemberOf,
     Record,
     Ref,
     Seq,
     SetOf,
     Spec,
+    Union,
     action,
     all_of,
     any_of,
@@ -75,7 +83,8 @@ from modelcheck import (
     where,
 )
 
-__all__ = ["Status", "EvKind", "PC", "MultiPaxos", "MultiPaxosMC", "MultiPaxosBug"]
+__all__ = ["Status", "EvKind", "PC", "MsgType", "Msg", "MultiPaxos", "MultiPaxosMC",
+           "MultiPaxosBug"]
 
 
 class Status(IntEnum):
@@ -95,19 +104,15 @@ class PC(IntEnum):
     Done = 1
 
 
+class MsgType(IntEnum):
+    Prepare = 0
+    PrepareReply = 1
+    Accept = 2
+    AcceptReply = 3
+    CommitNotice = 4
+
+
 NIL = 0
-
-
-class _Where:
-    """The members of a set value that satisfy a Python test of the element value:
-    ``{m \\in S: P(m)}`` for P on the message's own fields (a domain of the quantifiers)."""
-
-    def __init__(self, S, keep) -> None:
-        self.S = S
-        self.keep = keep
-
-    def members(self):
-        return [(x, inside) for x, inside in self.S.members() if self.keep(x)]
 
 
 NWrites = Const(1, min=1)
@@ -116,7 +121,17 @@ MaxBallot = Const(2, min=2)
 NumCommands = NWrites + NReads
 Replicas = Ids(1, 3, doc="s1, s2, s3")
 Slots = Ids(1, NumCommands)
+Ballot = Int(1, MaxBallot)
 Vote = Record(bal=Int(0, MaxBallot), cmd=Int(0, NumCommands))
+#: ``Messages``: ``PrepareMsgs \\cup PrepareReplyMsgs \\cup AcceptMsgs \\cup
+#: AcceptReplyMsgs \\cup CommitNoticeMsgs``. An Accept's ``cmd`` includes nil (0), which
+#: TypeOK refuses (the bug variant sends one).
+Msg = Union("type", MsgType,
+            Prepare=Record(src=Replicas, bal=Ballot),
+            PrepareReply=Record(src=Replicas, bal=Ballot, votes=Array(Slots, Vote)),
+            Accept=Record(src=Replicas, bal=Ballot, slot=Slots, cmd=Int(0, NumCommands)),
+            AcceptReply=Record(src=Replicas, bal=Ballot, slot=Slots),
+            CommitNotice=Record(upto=Slots))
 
 
 class MultiPaxos(Spec):
@@ -131,13 +146,7 @@ class MultiPaxos(Spec):
     Replicas = Replicas
     Slots = Slots
 
-    prepareMsgs = SetOf(Record(src=Replicas, bal=Int(1, MaxBallot)))
-    prepareReplyMsgs = SetOf(Record(src=Replicas, bal=Int(1, MaxBallot),
-                                    votes=Seq(Vote, NumCommands)))
-    acceptMsgs = SetOf(Record(src=Replicas, bal=Int(1, MaxBallot), slot=Slots,
-                              cmd=Int(0, NumCommands)))
-    acceptReplyMsgs = SetOf(Record(src=Replicas, bal=Int(1, MaxBallot), slot=Slots))
-    commitNoticeMsgs = SetOf(Slots)
+    msgs = SetOf(Msg)
     node = Array(Replicas, Record(leader=Ref(Replicas, none=0), kvalue=Int(0, NWrites),
                                   commitUpTo=Int(0, NumCommands),
                                   balPrepared=Int(0, MaxBallot), balMaxKnown=Int(0, MaxBallot)))
@@ -198,7 +207,8 @@ class MultiPaxos(Spec):
         t.observed = where(self.observed_has(s, e), s.observed, s.observed.append(e))
 
     def votes_by_node(self, s, r):
-        return [s.insts[r][sl].voted for sl in self.Slots]
+        """``VotesByNode(node[r])``: ``[s \\in Slots |-> node[r].insts[s].voted]``."""
+        return {sl: s.insts[r][sl].voted for sl in self.Slots}
 
     def reprepare(self, s, t, r):
         """``insts[s].status = IF @ = "Accepting" THEN "Preparing" ELSE @`` for every slot."""
@@ -213,36 +223,38 @@ class MultiPaxos(Spec):
         n = s.node[r]
         t.node[r] = n.with_fields(leader=r, balPrepared=0, balMaxKnown=b)
         self.reprepare(s, t, r)
-        t.prepareMsgs = s.prepareMsgs.with_({"src": r, "bal": b})
-        t.prepareReplyMsgs = s.prepareReplyMsgs.with_(
-            {"src": r, "bal": b, "votes": self.votes_by_node(s, r)})
+        t.msgs = s.msgs.with_({"type": MsgType.Prepare, "src": r, "bal": b}).with_(
+            {"type": MsgType.PrepareReply, "src": r, "bal": b,
+             "votes": self.votes_by_node(s, r)})
+        # ~\E m \in msgs: m.type = "Prepare" /\ m.bal = b: a Prepare of ballot b is
+        # [type |-> "Prepare", src |-> q, bal |-> b] for some replica q
         return (self.running(s, r) & (n.leader != r) & (b > n.balMaxKnown)
-                & all_of(self.Replicas, lambda q: not_(s.prepareMsgs.has({"src": q, "bal": b}))))
+                & all_of(self.Replicas, lambda q: not_(s.msgs.has(
+                    {"type": MsgType.Prepare, "src": q, "bal": b}))))
 
-    @action(r=Replicas, src=Replicas, b=lambda self: self.Ballots)
-    def HandlePrepare(self, s, t, r, src, b):
+    @action(r=Replicas, m=MemberOf("msgs", lambda m: m.type == MsgType.Prepare))
+    def HandlePrepare(self, s, t, r, m):
         n = s.node[r]
-        t.node[r] = n.with_fields(leader=src, balMaxKnown=b)
+        t.node[r] = n.with_fields(leader=m.src, balMaxKnown=m.bal)
         self.reprepare(s, t, r)
-        t.prepareReplyMsgs = s.prepareReplyMsgs.with_(
-            {"src": r, "bal": b, "votes": self.votes_by_node(s, r)})
-        return (self.running(s, r) & s.prepareMsgs.has({"src": src, "bal": b})
-                & (b > n.balMaxKnown))
+        t.msgs = s.msgs.with_({"type": MsgType.PrepareReply, "src": r, "bal": m.bal,
+                               "votes": self.votes_by_node(s, r)})
+        return self.running(s, r) & (m.bal > n.balMaxKnown)
 
     def peak_voted_cmd(self, prs, sl):
         """``PeakVotedCmd(prs, s)``: nil when no reply voted in slot sl, else the command
         of the highest vote."""
-        top = max_of(prs, lambda m: m.votes.at(sl).bal, default=0)
-        return max_of(prs, lambda m: where(m.votes.at(sl).bal == top, m.votes.at(sl).cmd, NIL),
+        top = max_of(prs, lambda m: m.votes[sl].bal, default=0)
+        return max_of(prs, lambda m: where(m.votes[sl].bal == top, m.votes[sl].cmd, NIL),
                       default=NIL)
 
     @action(r=Replicas, b=lambda self: self.Ballots)
     def HandlePrepareReplies(self, s, t, r, b):
         """With b = node[r].balMaxKnown: prs is the PrepareReplies of ballot b."""
         n = s.node[r]
-        prs = _Where(s.prepareReplyMsgs, lambda m: m.bal == b)
+        prs = s.msgs.filter(lambda m: (m.type == MsgType.PrepareReply) & (m.bal == b))
         t.node[r] = n.with_fields(balPrepared=b)
-        accepts = s.acceptMsgs
+        msgs = s.msgs
         for sl in self.Slots:
             inst = s.insts[r][sl]
             peak = self.peak_voted_cmd(prs, sl)
@@ -250,11 +262,12 @@ class MultiPaxos(Spec):
                            | ((inst.status == Status.Empty) & (peak != NIL)),
                            Status.Accepting, inst.status)
             t.insts[r][sl] = inst.with_fields(status=status, cmd=peak)
-            accepts = where(status == Status.Accepting,
-                            accepts.with_({"src": r, "bal": b, "slot": sl, "cmd": peak}), accepts)
-        t.acceptMsgs = accepts
+            msgs = where(status == Status.Accepting,
+                         msgs.with_({"type": MsgType.Accept, "src": r, "bal": b, "slot": sl,
+                                     "cmd": peak}), msgs)
+        t.msgs = msgs
         return (self.running(s, r) & (n.leader == r) & (n.balPrepared == 0)
-                & (n.balMaxKnown == b) & (count_of(prs, lambda m: True) >= self.MajorityNum))
+                & (n.balMaxKnown == b) & (prs.size() >= self.MajorityNum))
 
     def unseen_head(self, s, r):
         """``Head(UnseenPending(node[r].insts))``, 0 when that sequence is empty."""
@@ -273,24 +286,25 @@ class MultiPaxos(Spec):
         c = self.unseen_head(s, r)
         bp = n.balPrepared
         t.insts[r][sl] = {"status": Status.Accepting, "cmd": c, "voted": {"bal": bp, "cmd": c}}
-        t.acceptMsgs = s.acceptMsgs.with_({"src": r, "bal": bp, "slot": sl, "cmd": c})
-        t.acceptReplyMsgs = s.acceptReplyMsgs.with_({"src": r, "bal": bp, "slot": sl})
+        t.msgs = s.msgs.with_({"type": MsgType.Accept, "src": r, "bal": bp, "slot": sl,
+                               "cmd": c}).with_(
+            {"type": MsgType.AcceptReply, "src": r, "bal": bp, "slot": sl})
         self.observe(s, t, {"kind": EvKind.Req, "cmd": c, "val": NIL})
         first_empty = (s.insts[r][sl].status == Status.Empty) & all_of(
             range(1, sl), lambda u: s.insts[r][u].status != Status.Empty)
         return (self.running(s, r) & (n.leader == r) & (n.balPrepared == n.balMaxKnown)
                 & first_empty & (c != NIL))
 
-    @action(r=Replicas, src=Replicas, b=lambda self: self.Ballots, sl=Slots,
-            c=lambda self: self.Commands)
-    def HandleAccept(self, s, t, r, src, b, sl, c):
+    @action(r=Replicas, m=MemberOf("msgs", lambda m: m.type == MsgType.Accept))
+    def HandleAccept(self, s, t, r, m):
         n = s.node[r]
-        t.node[r] = n.with_fields(leader=src, balMaxKnown=b)
-        t.insts[r][sl] = {"status": Status.Accepting, "cmd": c, "voted": {"bal": b, "cmd": c}}
-        t.acceptReplyMsgs = s.acceptReplyMsgs.with_({"src": r, "bal": b, "slot": sl})
-        return (self.running(s, r)
-                & s.acceptMsgs.has({"src": src, "bal": b, "slot": sl, "cmd": c})
-                & (b >= n.balMaxKnown) & (b > s.insts[r][sl].voted.bal))
+        sl = m.slot
+        t.node[r] = n.with_fields(leader=m.src, balMaxKnown=m.bal)
+        t.insts[r][sl] = {"status": Status.Accepting, "cmd": m.cmd,
+                          "voted": {"bal": m.bal, "cmd": m.cmd}}
+        t.msgs = s.msgs.with_({"type": MsgType.AcceptReply, "src": r, "bal": m.bal,
+                               "slot": sl})
+        return (self.running(s, r) & (m.bal >= n.balMaxKnown) & (m.bal > s.insts[r][sl].voted.bal))
 
     def commit(self, s, t, r, sl):
         """The common part of committing slot sl on r; returns the command."""
@@ -310,20 +324,23 @@ class MultiPaxos(Spec):
         self.observe(s, t, {"kind": EvKind.Ack, "cmd": c, "val": v})
         i = s.pending.index_of(c)
         t.pending = s.pending.prefix(i - 1).concat(s.pending.drop(i))  # RemovePending(c)
-        t.commitNoticeMsgs = s.commitNoticeMsgs.with_(sl)
-        ars = count_of(self.Replicas, lambda q: s.acceptReplyMsgs.has(
-            {"src": q, "bal": n.balPrepared, "slot": sl}))
+        t.msgs = s.msgs.with_({"type": MsgType.CommitNotice, "upto": sl})
+        # {m \in msgs: m.type = "AcceptReply" /\ m.slot = s /\ m.bal = balPrepared}: the
+        # tests of the message alone first, then the test of the state on those left
+        ars = s.msgs.filter(lambda m: (m.type == MsgType.AcceptReply) & (m.slot == sl)
+                            ).filter(lambda m: m.bal == n.balPrepared)
         return (self.running(s, r) & (n.leader == r) & (n.balPrepared == n.balMaxKnown)
                 & (n.commitUpTo == sl - 1) & (s.insts[r][sl].status == Status.Accepting)
-                & (ars >= self.MajorityNum))
+                & (ars.size() >= self.MajorityNum))
 
-    @action(r=Replicas, sl=Slots)
-    def HandleCommitNotice(self, s, t, r, sl):
-        """With sl = node[r].commitUpTo + 1."""
+    @action(r=Replicas, m=MemberOf("msgs", lambda m: m.type == MsgType.CommitNotice))
+    def HandleCommitNotice(self, s, t, r, m):
+        """With s = node[r].commitUpTo + 1 and m a CommitNotice of slot s."""
         n = s.node[r]
+        sl = m.upto
         self.commit(s, t, r, sl)
-        return (self.running(s, r) & (n.leader != r) & (n.commitUpTo == sl - 1)
-                & (s.insts[r][sl].status == Status.Accepting) & s.commitNoticeMsgs.has(sl))
+        return (self.running(s, r) & (n.leader != r)
+                & (n.commitUpTo == sl - 1) & (s.insts[r][sl].status == Status.Accepting))
 
     @action(r=Replicas)
     def Finish(self, s, t, r):
@@ -348,7 +365,7 @@ class MultiPaxos(Spec):
                 s.observed.len() >= j, s.observed.at(i) != s.observed.at(j))))
         reqs = count_of(self.Commands, lambda c: self.reqs_made_has(s, c))
         acks = count_of(self.Commands, lambda c: self.acks_recv_has(s, c))
-        accept_cmds = all_of(s.acceptMsgs, lambda a: True if a.cmd != NIL else False)
+        accept_cmds = all_of(s.msgs, lambda m: (m.type != MsgType.Accept) | (m.cmd != NIL))
         return distinct_pending & distinct_observed & (reqs >= acks) & accept_cmds
 
     def result_of_cmd(self, s, c):

@@ -278,6 +278,9 @@ class BoundUnion(ScalarType):
         for s in self.shapes:
             for k, t in ([] if s is None else s.fields.items()):
                 self.fields.setdefault(k, t)
+        #: the fields of constant values read so far, by (code, field): a message that
+        #: is an action parameter or a set's member is read again at every call
+        self.const_fields: dict[tuple[int, str], Any] = {}
 
     def _shape_of(self, code: int) -> int:
         k = 0
@@ -519,6 +522,18 @@ class UnionValue(Value):
         return [self._code]
 
     def _field(self, name: str) -> Any:
+        t = self._type
+        code = self._code
+        if isinstance(code, (int, np.integer)):
+            # a constant: read once per (code, field), the same value as below
+            key = (int(code), name)
+            v = t.const_fields.get(key)
+            if v is None:
+                v = t.const_fields[key] = self._read_field(name)
+            return v
+        return self._read_field(name)
+
+    def _read_field(self, name: str) -> Any:
         t = self._type
         code = as_int(self._code)
         if name == t.tag:

@@ -822,9 +822,17 @@ class SetValue(Value):
                 return np.False_
             return (as_int(self.chunks[c]) >> bit) & 1 == 1
         acc: Any = np.False_
-        for k, ch in enumerate(self.chunks):
-            acc = select(c == k, (as_int(ch) >> bit) & 1 == 1, acc)
+        for k in self._touched(c):
+            acc = select(c == k, (as_int(self.chunks[k]) >> bit) & 1 == 1, acc)
         return acc & ~np.asarray(outside)
+
+    def _touched(self, c: Any) -> list[int]:
+        """The chunks that a column of chunk numbers ``c`` names in some row (the rows
+        of an element outside the type name chunk 0): only those change or are read."""
+        if len(self.chunks) == 1:
+            return [0]
+        return np.flatnonzero(np.bincount(np.asarray(c, dtype=np.int64).ravel(),
+                                          minlength=len(self.chunks))).tolist()
 
     def with_(self, x: Any) -> SetValue:
         """``S \\cup {x}``; ``x`` outside the element type is a spec error when stored."""
@@ -835,9 +843,10 @@ class SetValue(Value):
             chunks = list(self.chunks)
             chunks[c] = as_int(chunks[c]) | (1 << bit)
             return self._new(chunks)
-        one = np.left_shift(np.int64(1), bit)
-        chunks = [as_int(ch) | np.where((c == k) & ~outside, one, 0)
-                  for k, ch in enumerate(self.chunks)]
+        one = np.where(outside, 0, np.left_shift(np.int64(1), bit))
+        chunks = list(self.chunks)
+        for k in self._touched(c):
+            chunks[k] = as_int(chunks[k]) | np.where(c == k, one, 0)
         return self._new(chunks, self.bad | outside)
 
     def without(self, x: Any) -> SetValue:
@@ -849,9 +858,10 @@ class SetValue(Value):
             chunks = list(self.chunks)
             chunks[c] = as_int(chunks[c]) & ~(1 << bit)
             return self._new(chunks)
-        one = np.left_shift(np.int64(1), bit)
-        chunks = [as_int(ch) & ~np.where((c == k) & ~outside, one, 0)
-                  for k, ch in enumerate(self.chunks)]
+        one = np.where(outside, 0, np.left_shift(np.int64(1), bit))
+        chunks = list(self.chunks)
+        for k in self._touched(c):
+            chunks[k] = as_int(chunks[k]) & ~np.where(c == k, one, 0)
         return self._new(chunks)
 
     def __or__(self, other: Any) -> SetValue:
@@ -905,31 +915,108 @@ class SetValue(Value):
         element with ``in_set`` false everywhere, so that a fold without default or a
         ``choose`` still has a value of the element type to stand for its undefined
         result."""
+        present, _ = self._held()
+        values = self._type.member_value
+        if not present:
+            return [(values(0), self._none())]
+        return [(values(i), self._held_in(i)) for i in present]
+
+    # -- the members held, for the quantifiers and folds of :mod:`modelcheck.expr`
+    def _none(self) -> Any:
+        """False in every row (a column for a batch)."""
+        first = as_int(self.chunks[0])
+        return (np.zeros(np.shape(first), dtype=bool) if isinstance(first, np.ndarray)
+                and np.ndim(first) else np.False_)
+
+    def _held(self) -> tuple[list[int], bool]:
+        """The positions of the elements held in some row, ascending (the bits set in
+        any state), and whether every row's chunks are a stored set's (no negative
+        chunk, which :meth:`_any_in` and :meth:`_count_in` do not read as bits);
+        computed once per value (a value's chunks never change)."""
+        memo = self.__dict__.get("_held_memo")
+        if memo is None:
+            memo = self.__dict__["_held_memo"] = self._held_now()
+        return memo
+
+    def _held_now(self) -> tuple[list[int], bool]:
         w = self._type.chunk_bits
         present: list[int] = []
-        insides: list[Any] = []
+        plain = True
         for k, ch in enumerate(self.chunks):
             col = as_int(ch)
             if isinstance(col, np.ndarray) and col.ndim:
-                # the bits set in any state
                 held = int(np.bitwise_or.reduce(col)) if col.size else 0
                 if held < 0:  # never a stored state's chunk: keep the states' own bits
+                    plain = False
                     held = int(np.bitwise_or.reduce(col[col >= 0])) if (col >= 0).any() else 0
             else:
+                plain = plain and int(col) >= 0
                 held = max(int(col), 0)
             while held:
                 low = held & -held
-                b = low.bit_length() - 1
                 held ^= low
-                present.append(k * w + b)
-                insides.append((col >> b) & 1 == 1)
+                present.append(k * w + low.bit_length() - 1)
+        return present, plain
+
+    def _held_in(self, i: int) -> Any:
+        """Where element position ``i`` is a member (a column for a batch)."""
+        w = self._type.chunk_bits
+        return (as_int(self.chunks[i // w]) >> (i % w)) & 1 == 1
+
+    def _masks(self, idxs: Iterable[int]) -> dict[int, int]:
+        """Element positions as one bit mask per chunk (the chunks they fall in)."""
+        w = self._type.chunk_bits
+        masks: dict[int, int] = {}
+        for i in idxs:
+            masks[i // w] = masks.get(i // w, 0) | (1 << (i % w))
+        return masks
+
+    def _any_in(self, idxs: Iterable[int]) -> Any:
+        """Where the set holds one of the element positions ``idxs``: one mask and test
+        per chunk, whatever the number of positions (rows of stored sets only: see
+        :meth:`_held`)."""
+        acc: Any = self._none()
+        for k, mask in self._masks(idxs).items():
+            acc = acc | (as_int(self.chunks[k]) & mask != 0)
+        return acc
+
+    def _count_in(self, idxs: Iterable[int]) -> Any:
+        """How many of the element positions ``idxs`` the set holds, per row (int64)."""
+        acc: Any = self._none().astype(np.int64)
+        for k, mask in self._masks(idxs).items():
+            acc = acc + np.bitwise_count(
+                np.asarray(as_int(self.chunks[k]) & mask, dtype=np.int64)).astype(np.int64)
+        return acc
+
+    def filter(self, keep: Callable[[Any], Any]) -> SetValue:
+        """``{x \\in S: keep(x)}``: the members for which ``keep`` holds. ``keep`` is
+        called at the members held in some state of the batch only (an undefined value
+        met there counts only where ``x`` is a member, as for the quantifiers); a
+        constant answer (a test of the element alone, ``lambda m: m.type ==
+        MsgType.Ack``) clears the element's bit with one mask per chunk, a per-state
+        answer clears it in the states where it is false."""
+        from ..expr import _bool, _narrow_since, _sink_mark
+
+        present, _ = self._held()
         values = self._type.member_value
-        if not present:
-            first = as_int(self.chunks[0])
-            none = (np.zeros(np.shape(first), dtype=bool) if isinstance(first, np.ndarray)
-                    and np.ndim(first) else np.False_)
-            return [(values(0), none)]
-        return [(values(i), inside) for i, inside in zip(present, insides)]
+        w = self._type.chunk_bits
+        drop: list[int] = []
+        chunks = list(self.chunks)
+        for i in present:
+            mark = _sink_mark()
+            ok = _bool(keep(values(i)), "the test of filter")
+            inside = None
+            if _sink_mark() > mark:
+                inside = self._held_in(i)
+                _narrow_since(mark, inside)
+            if isinstance(ok, np.ndarray) and ok.ndim:
+                k, bit = i // w, i % w
+                chunks[k] = as_int(chunks[k]) & np.where(ok, -1, ~(1 << bit))
+            elif not ok:
+                drop.append(i)
+        for k, mask in self._masks(drop).items():
+            chunks[k] = as_int(chunks[k]) & ~mask
+        return self._new(chunks)
 
     def size(self) -> Any:
         """``Cardinality(S)``."""
@@ -1146,24 +1233,65 @@ class SparseSetValue(SetValue):
     def members(self) -> list[tuple[Any, Any]]:
         """As :meth:`SetValue.members`: the members present in some state (the distinct
         codes of the slots), in the element type's order."""
-        empty = self._type.empty
-        cols = [as_int(c) for c in self.chunks]
-        held = np.unique(np.concatenate([np.atleast_1d(np.asarray(c)).reshape(-1)
-                                         for c in cols]))
-        held = held[(held >= 0) & (held < empty)]
+        present, _ = self._held()
         values = self._type.member_value
-        if not len(held):
-            first = cols[0]
-            none = (np.zeros(np.shape(first), dtype=bool) if isinstance(first, np.ndarray)
-                    and np.ndim(first) else np.False_)
-            return [(values(0), none)]
-        out = []
-        for i in held.tolist():
-            inside: Any = np.False_
-            for c in cols:
-                inside = inside | (c == i)
-            out.append((values(i), inside))
-        return out
+        if not present:
+            return [(values(0), self._none())]
+        return [(values(i), self._held_in(i)) for i in present]
+
+    def _held_now(self) -> tuple[list[int], bool]:
+        """As :meth:`SetValue._held`: the distinct member codes of the slots."""
+        empty = self._type.empty
+        held = np.unique(np.concatenate([np.atleast_1d(np.asarray(as_int(c))).reshape(-1)
+                                         for c in self.chunks]))
+        return held[(held >= 0) & (held < empty)].tolist(), True
+
+    def _held_in(self, i: int) -> Any:
+        inside: Any = np.False_
+        for c in self.chunks:
+            inside = inside | (as_int(c) == i)
+        return inside
+
+    def _any_in(self, idxs: Iterable[int]) -> Any:
+        codes = np.fromiter(idxs, dtype=np.int64)
+        acc: Any = self._none()
+        if len(codes):
+            for c in self.chunks:
+                acc = acc | np.isin(as_int(c), codes)
+        return acc[()] if isinstance(acc, np.ndarray) and acc.ndim == 0 else acc
+
+    def _count_in(self, idxs: Iterable[int]) -> Any:
+        codes = np.fromiter(idxs, dtype=np.int64)
+        acc: Any = self._none().astype(np.int64)
+        if len(codes):
+            for c in self.chunks:
+                acc = acc + np.isin(as_int(c), codes).astype(np.int64)
+        return acc[()] if isinstance(acc, np.ndarray) and acc.ndim == 0 else acc
+
+    def filter(self, keep: Callable[[Any], Any]) -> SparseSetValue:
+        """As :meth:`SetValue.filter`: the slots of the members ``keep`` rejects emptied,
+        then sorted again."""
+        from ..expr import _bool, _narrow_since, _sink_mark
+
+        present, _ = self._held()
+        values = self._type.member_value
+        mat, batch = self._mat()
+        empty = self._type.empty
+        gone = np.zeros(mat.shape, dtype=bool)
+        for i in present:
+            mark = _sink_mark()
+            ok = _bool(keep(values(i)), "the test of filter")
+            if _sink_mark() > mark:
+                _narrow_since(mark, self._held_in(i))
+            if isinstance(ok, np.ndarray) and ok.ndim:
+                gone |= (mat == i) & ~ok[:, None]
+            elif not ok:
+                gone |= mat == i
+        if not gone.any():
+            return self
+        mat[gone] = empty
+        mat.sort(axis=1)
+        return self._from_mat(mat, batch)
 
     def size(self) -> Any:
         """``Cardinality(S)``."""
