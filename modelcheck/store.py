@@ -86,7 +86,8 @@ def key_order(keys: np.ndarray) -> np.ndarray:
 
 
 def _sort2(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """:func:`key_order` of two-column keys, with the sorted columns.
+    """``(order, keys sorted, first)`` of two-column keys: :func:`key_order`, the keys'
+    rows in that order and the mask of the first row of each run of equal keys.
 
     Keys in sorted runs (a level's candidates, exact keys of successors) take a stable
     argsort of column 0, which merges the runs; keys in no order (hashed, 128-bit
@@ -96,9 +97,16 @@ def _sort2(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         return _sort2_packed(keys)
     k0 = keys[:, 0]
     order = np.argsort(k0, kind="stable")
-    s0 = k0[order]
-    s1 = keys[:, 1][order]
-    return _fix_ties(order, s0, s1, s0, 0)
+    sk = take_rows(keys, order)
+    s0, s1 = sk[:, 0], sk[:, 1]
+    if len(order) >= 2:
+        # pairs of neighbours with equal column 0 but different column 1: only the runs
+        # of equal column 0 that hold one are out of order (duplicates are runs of
+        # equal keys)
+        bad = np.flatnonzero((s0[1:] == s0[:-1]) & (s1[1:] != s1[:-1]))
+        if len(bad):
+            _resort_runs(order, sk, s0, bad)
+    return order, sk, _firsts(sk)
 
 
 #: the fewest two-column keys that :func:`_sort2` sorts as packed words
@@ -118,15 +126,24 @@ def _scattered(col: np.ndarray) -> bool:
     return 4 * int(np.count_nonzero(w[:, 1:] < w[:, :-1])) >= _WINDOWS * _WINDOW
 
 
+def _firsts(sk: np.ndarray) -> np.ndarray:
+    """The mask of the first row of each run of equal keys in sorted two-column keys."""
+    new = np.ones(len(sk), dtype=bool)
+    s0, s1 = sk[:, 0], sk[:, 1]
+    np.not_equal(s0[1:], s0[:-1], out=new[1:])
+    new[1:] |= s1[1:] != s1[:-1]
+    return new
+
+
 def _sort2_packed(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """:func:`_sort2` of unordered keys. Column 0 less its smallest value, cut to the
     bits that fit beside a row number, is shifted up and the row put in the low bits;
     those words (distinct) are bucketed by their top 16 bits (a stable radix pass,
     numpy's for 16-bit keys) and the buckets, a few keys each, sorted with timsort. The
     words then order as (column 0's top bits, row): the stable argsort of column 0 but
-    where keys share their top bits, which :func:`_fix_ties` sorts on the whole key.
-    The sorted columns are views of the keys' rows gathered (one gather of two words a
-    row rather than one of each column)."""
+    where distinct keys share their top bits, whose runs are sorted again on the whole
+    key when a pair in them is out of order (rare: 128-bit fingerprints share the top
+    44 bits of column 0 about once in a hundred batches of half a million)."""
     n = len(keys)
     k0 = keys[:, 0]
     rb = (n - 1).bit_length()
@@ -143,36 +160,33 @@ def _sort2_packed(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]
     p.sort(kind="stable")  # timsort: the buckets are in order
     order = np.bitwise_and(p, _U64((1 << rb) - 1)).view(np.int64)
     sk = take_rows(keys, order)
-    p >>= _U64(rb)
-    return _fix_ties(order, sk[:, 0], sk[:, 1], p, shift)
+    new = _firsts(sk)
+    p >>= _U64(rb)  # column 0's top bits, sorted
+    tie = p[1:] == p[:-1]
+    tie &= new[1:]  # distinct neighbours that share their top bits
+    at = np.flatnonzero(tie)
+    if len(at):
+        s0, s1 = sk[:, 0], sk[:, 1]
+        bad = at[(s0[at + 1] < s0[at]) | ((s0[at + 1] == s0[at]) & (s1[at + 1] < s1[at]))]
+        if len(bad):
+            _resort_runs(order, sk, p, bad)
+            new = _firsts(sk)
+    return order, sk, new
 
 
-def _fix_ties(order: np.ndarray, s0: np.ndarray, s1: np.ndarray, top: np.ndarray,
-              shift: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Complete a stable sort of two-column keys that is sorted by ``top`` (sorted,
-    column 0's bits from ``shift`` up; with ``shift`` 0 column 0 itself) and by row
-    where ``top`` ties: the runs of equal ``top`` that hold a pair of neighbours out
-    of order (by column 0 then column 1) are sorted again, stably (duplicates are runs
-    of equal keys, already in row order)."""
-    if len(order) < 2:
-        return order, s0, s1
-    eq = s0[1:] == s0[:-1]
-    eq &= s1[1:] < s1[:-1]
-    if shift:
-        eq |= s0[1:] < s0[:-1]
-    bad = np.flatnonzero(eq)
-    if len(bad) == 0:
-        return order, s0, s1
+def _resort_runs(order: np.ndarray, sk: np.ndarray, top: np.ndarray, bad: np.ndarray
+                 ) -> None:
+    """Sort again, in place and stably, the runs of equal ``top`` (sorted) that hold
+    position ``bad`` (a pair ``bad, bad + 1``), of a permutation ``order`` and keys ``sk``
+    sorted by ``top``, then by row: the runs then order by the whole key, then by row."""
     run_start = np.concatenate(([True], top[1:] != top[:-1]))
     run_id = np.cumsum(run_start) - 1
     bad_runs = np.zeros(int(run_id[-1]) + 1, dtype=bool)
     bad_runs[run_id[bad]] = True
     rows = np.flatnonzero(bad_runs[run_id])  # positions in the runs to re-sort
-    sub = np.lexsort((s1[rows], s0[rows], run_id[rows]))
+    sub = np.lexsort((sk[rows, 1], sk[rows, 0], run_id[rows]))
     order[rows] = order[rows][sub]
-    s0[rows] = s0[rows][sub]
-    s1[rows] = s1[rows][sub]
-    return order, s0, s1
+    sk[rows] = sk[rows][sub]
 
 
 _ROWS = np.arange(0, dtype=_U64)
@@ -442,14 +456,10 @@ def _dedupe(fps: np.ndarray, keys: np.ndarray, ordered_runs: bool, inverse: bool
         starts = np.flatnonzero(new)
         u = sf[starts]
     else:
-        order, s0, s1 = _sort2(fps)
-        new = np.ones(len(s0), dtype=bool)
-        np.not_equal(s0[1:], s0[:-1], out=new[1:])
-        new[1:] |= s1[1:] != s1[:-1]
+        order, sk, new = _sort2(fps)
         starts = np.flatnonzero(new)
-        u = np.empty((len(starts), 2), dtype=_U64)
-        np.take(s0, starts, out=u[:, 0])
-        np.take(s1, starts, out=u[:, 1])
+        u = take_rows(sk, starts)
+        del sk
         if min_rows and not ordered_runs:
             # a fingerprint's rows are in row order: the first of its smallest key is
             # the row a sort by fingerprint, then key, puts first
