@@ -627,9 +627,21 @@ class FingerprintSet:
             np.minimum(idx, len(a) - 1, out=idx)
             return a[idx] == fps
         a0, a1 = (c[:n] for c in self._cols)
-        idx = _search2(a0, a1, fps)
+        q0, q1 = fps[:, 0], fps[:, 1]
+        idx = np.searchsorted(a0, q0)
         np.minimum(idx, n - 1, out=idx)
-        return (a0[idx] == fps[:, 0]) & (a1[idx] == fps[:, 1])
+        # the first key whose column 0 is at least the query's: the query's key when
+        # present, unless its column 0 opens a run of equal column 0 (a 64-bit tie) with
+        # a smaller column 1 first; only those are searched again on both columns
+        in0 = a0[idx] == q0
+        at1 = a1[idx]
+        got = in0 & (at1 == q1)
+        again = np.flatnonzero(in0 & (at1 < q1))
+        if len(again):
+            sub = take_rows(fps, again)
+            j = np.minimum(_search2(a0, a1, sub), n - 1)
+            got[again] = ~key_ne(np.stack([a0[j], a1[j]], axis=1), sub)
+        return got
 
     def _capacity(self, rows: int) -> int:
         """The rows to grow the columns to for ``rows`` keys: exactly ``rows`` once a
