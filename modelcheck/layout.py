@@ -105,16 +105,26 @@ def fingerprint128(words: np.ndarray) -> np.ndarray:
     Column 0 is :func:`fingerprint64` (``h``); column 1 is
     ``mix64(SEED2 + sum_i mix64(word_i + i * SEED) * (2 i + 1) * SEED2)``, a second
     64-bit function of the same mixed words (a weighted sum, then the finaliser).
-    """
+
+    The chain of column 0 reads the mixed words a word at a time: past two words they
+    are transposed first (a word's column of a wide state is one value a cache line;
+    Kafka replication's 77 words: 13 -> 9 ms for 12,000 states), and the weighted sum
+    is one integer matrix product (modulo 2**64, as the sum)."""
     n, k = words.shape
     out = np.empty((n, 2), dtype=_U64)
     with np.errstate(over="ignore"):
         inner = _inner(words, _SEED)
-        out[:, 0] = _chain_all(inner, _SEED)
-        weights = (2 * np.arange(k, dtype=_U64) + _U64(1)) * _SEED2
-        acc = np.full(n, _SEED2, dtype=_U64)
-        for i in range(k):
-            acc += inner[:, i] * weights[i]
+        if n <= _SCALAR_ROWS:
+            out[:, 0] = _chain_all(inner, _SEED)
+        else:
+            cols = np.ascontiguousarray(inner.T) if k > 2 else inner.T
+            h = _mix64(cols[0] ^ _SEED)
+            for i in range(1, k):
+                h ^= cols[i]
+                h = _mix64(h)
+            out[:, 0] = h
+        acc = inner @ ((2 * np.arange(k, dtype=_U64) + _U64(1)) * _SEED2)
+        acc += _SEED2
         out[:, 1] = _mix64(acc)
     return out
 

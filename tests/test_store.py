@@ -674,3 +674,47 @@ def test_one_word_fingerprint_set_against_a_set(batches: list[set[int]], q: list
         for ask in (q, q + ends):
             got = s.contains(np.array(ask, dtype=np.uint64)).tolist()
             assert got == [x in seen for x in ask]
+
+
+def _wide_batch(rng: np.random.Generator, n: int, form: str) -> np.ndarray:
+    """``n`` two-column keys in no order, with repeats (a batch's successors): random
+    128-bit keys; keys whose column 0 spans few bits; or keys that share column 0's top
+    bits but differ below them and in column 1 (the ties a packed sort leaves)."""
+    m = max(1, n // 3)
+    if form == "hashed":
+        pool = rng.integers(0, 2**64 - 1, size=(m, 2), dtype=np.uint64, endpoint=True)
+    elif form == "narrow":
+        pool = np.stack([rng.integers(5, 5 + 2**20, m).astype(np.uint64),
+                         rng.integers(0, 4, m).astype(np.uint64)], axis=1)
+    else:
+        top = rng.integers(0, 2**64 - 1, size=max(1, m // 50), dtype=np.uint64, endpoint=True)
+        col0 = rng.choice(top, m) & np.uint64(~0xFFFFFF & (2**64 - 1))
+        col0 |= rng.integers(0, 4, m).astype(np.uint64) << np.uint64(rng.integers(0, 24))
+        pool = np.stack([col0, rng.integers(0, 3, m).astype(np.uint64)], axis=1)
+    return np.ascontiguousarray(pool[rng.integers(0, m, n)])
+
+
+@settings(max_examples=60, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), n=st.integers(4096, 12000),
+       form=st.sampled_from(["hashed", "narrow", "top ties"]), min_rows=st.booleans())
+def test_two_column_dedupe_of_unordered_batches_against_a_dict(seed: int, n: int, form: str,
+                                                               min_rows: bool) -> None:
+    """Two-column keys of a batch in no order (hashed states, 4,096 rows or more: sorted
+    as packed words) sort as Python ints with equal keys in row order, and
+    :func:`dedupe_min` keeps per key its smallest key and its first row (with
+    ``min_rows``, the first row of its smallest key), as a dict over the rows does."""
+    rng = np.random.default_rng(seed)
+    fps = _wide_batch(rng, n, form)
+    ints = key_ints(fps)
+    assert key_order(fps).tolist() == sorted(range(n), key=lambda i: (ints[i], i))
+    keys = rng.integers(0, 50, size=n).astype(np.int64)
+    oracle: dict[int, tuple[int, int, int]] = {}  # key -> (first row, min key, its row)
+    for row, (f, k) in enumerate(zip(ints, keys.tolist())):
+        first, kmin, krow = oracle.get(f, (row, k, row))
+        oracle[f] = (first, kmin, krow) if kmin <= k else (first, k, row)
+    u, kmin, rows, inv = dedupe_min_inverse(fps, keys, min_rows=min_rows)
+    assert key_ints(u) == sorted(oracle)
+    want = [oracle[f] for f in sorted(oracle)]
+    assert kmin.tolist() == [k for _, k, _ in want]
+    assert rows.tolist() == [r if min_rows else first for first, _, r in want]
+    assert key_ints(u[inv]) == ints
