@@ -82,6 +82,8 @@ _BLOCK_CODES = 1 << 20
 _SIG_CODES = 1 << 12
 #: sets whose elements x permutations x ids exceed this add nothing to the signatures
 _SIG_WORK = 1 << 24
+#: sets whose chunk cells x 2,048 bytes x ids exceed this add to the signatures bit by bit
+_SIG_BYTES = 1 << 22
 
 
 class Symmetry:
@@ -257,6 +259,29 @@ class Symmetry:
                             table[q * span:q * span + w] = t
                     self._set_tables.append((info.first_cell, len(tables), k,
                                              leaf.chunk_bits, table))
+        # the sets small enough go by bytes: per chunk cell, byte position and byte
+        # value, the sum of the rows of its bits (one lookup per nonzero byte)
+        byte_cells: list[int] = []
+        byte_rows: list[np.ndarray] = []
+        bits_of = ((np.arange(256)[:, None] >> np.arange(8)) & 1).astype(np.uint64)
+        rest = []
+        for entry in self._set_tables:
+            first, n_sets, kc, w, table = entry
+            if n_sets * kc * 8 * 256 * width > _SIG_BYTES:
+                rest.append(entry)
+                continue
+            per_bit = table.reshape(n_sets * kc, w, width)
+            for j in range(n_sets * kc):
+                bits = np.zeros((64, width), dtype=np.uint64)
+                bits[:w] = per_bit[j]
+                # (8 byte positions, 256 values, width): sums of fewer than 2**32 each
+                rows = np.einsum("vb,pbw->pvw", bits_of, bits.reshape(8, 8, width))
+                byte_cells.append(first + j)
+                byte_rows.append(rows.reshape(8 * 256, width))
+        self._set_tables = rest
+        self._byte_cells = np.array(byte_cells, dtype=np.int64)
+        self._byte_table = (np.concatenate(byte_rows) if byte_rows
+                            else np.zeros((0, width), dtype=np.uint64))
         self._cell_idx = np.array(cell_idx, dtype=np.int64)
         sizes = [len(r) for r in cell_rows]
         self._cell_off = np.cumsum([0, *sizes[:-1]]).astype(np.int64) - np.array(
@@ -291,6 +316,16 @@ class Symmetry:
         if len(self._cell_idx):
             rows = x[self._cell_idx] + self._cell_off[:, None]  # (cells, n)
             sig += np.take(self._cell_table, rows, axis=0).sum(axis=0, dtype=np.uint64)
+        if len(self._byte_cells):
+            # the nonzero bytes of the set chunks (little-endian), one lookup each
+            chunks = np.ascontiguousarray(x[self._byte_cells].T, dtype="<i8").reshape(-1)
+            nz = np.flatnonzero(chunks)  # (state, chunk cell) of the nonzero chunks
+            raw = chunks[nz].view(np.uint8)
+            at = np.flatnonzero(raw)
+            r, b = np.divmod(at, 8)
+            state, j = np.divmod(nz[r], len(self._byte_cells))
+            vals = np.take(self._byte_table, (j * 8 + b) * 256 + raw[at], axis=0)
+            self._add_rows(sig, state, vals)
         for first, n_sets, kc, w, table in self._set_tables:
             block = x[first:first + n_sets * kc]  # (sets * kc, n)
             grid = np.ascontiguousarray(block.T, dtype="<i8").reshape(-1)
@@ -301,14 +336,21 @@ class Symmetry:
             state, rest = np.divmod(cell, n_sets * kc)
             which, chunk = np.divmod(rest, kc)
             vals = np.take(table, which * (kc * w) + chunk * w + b, axis=0)  # (members, width)
-            at = (state[:, None] * width + np.arange(width)).reshape(-1)
-            vals = vals.reshape(-1)
-            # contributions below 2**32: float sums of fewer than 2**21 are exact
-            for lo in range(0, len(at), 1 << 20):
-                part = np.bincount(at[lo:lo + (1 << 20)], weights=vals[lo:lo + (1 << 20)],
-                                   minlength=n * width)
-                sig += part.astype(np.uint64).reshape(n, width)
+            self._add_rows(sig, state, vals)
         return sig
+
+    @staticmethod
+    def _add_rows(sig: np.ndarray, state: np.ndarray, vals: np.ndarray) -> None:
+        """``sig[state[j]] += vals[j]`` for every j (states repeat), exactly: each value
+        is below 2**35, and float sums of fewer than 2**17 of them are exact."""
+        n, width = sig.shape
+        at = (state[:, None] * width + np.arange(width)).reshape(-1)
+        flat = vals.reshape(-1)
+        step = 1 << 17
+        for lo in range(0, len(at), step):
+            part = np.bincount(at[lo:lo + step], weights=flat[lo:lo + step],
+                               minlength=n * width)
+            sig += part.astype(np.uint64).reshape(n, width)
 
     # -- canonical states -----------------------------------------------------------------
     def canonical(self, words: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
