@@ -80,7 +80,8 @@ def _source_cells(layout: Layout, pis: dict[str, dict[int, int]]) -> np.ndarray:
 _BLOCK_CODES = 1 << 20
 #: scalar cells with more codes than this add nothing to the ids' signatures
 _SIG_CODES = 1 << 12
-#: sets whose elements x permutations x ids exceed this add nothing to the signatures
+#: cells whose codes (set elements) x permutations x ids exceed this add nothing to the
+#: signatures
 _SIG_WORK = 1 << 24
 #: sets whose chunk cells x 2,048 bytes x ids exceed this add to the signatures bit by bit
 _SIG_BYTES = 1 << 22
@@ -223,7 +224,7 @@ class Symmetry:
             if _cellwise(leaf):
                 for c in range(info.first_cell, info.first_cell + info.n_cells):
                     t = layout.types[c]
-                    if t.size > _SIG_CODES:
+                    if t.size > _SIG_CODES or n_perms * t.size * width > _SIG_WORK:
                         continue
                     mapped = mapped_memo.get(id(t))
                     if mapped is None:

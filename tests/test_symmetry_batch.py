@@ -171,6 +171,25 @@ def test_canonical_with_set_signatures_bit_by_bit(batch) -> None:
     _check_function_of_orbit(batch, sym)
 
 
+@settings(max_examples=30, deadline=None)
+@given(batch=states(SPEC))
+def test_without_signatures_the_orbit_minimum(batch) -> None:
+    """With no signature rows at all (every cell over the work bound), every
+    permutation is a candidate: the canonical state is the orbit member with the
+    smallest fingerprint, by brute force over values."""
+    with mock.patch("modelcheck.symmetry._SIG_WORK", 0):
+        sym = Symmetry(SPEC.layout, SPEC.symmetry_sets())
+    assert not len(sym._cell_idx) and not len(sym._byte_cells) and not sym._set_tables
+    layout = SPEC.layout
+    words = np.stack([layout.pack(c) for c in batch])
+    canon, fps = sym.canonical(words)
+    for row, cells in enumerate(batch):
+        fp, best = _orbit_min(SPEC, cells)
+        assert key_int(fps, row) == fp
+        assert canon[row].tolist() == best.tolist()
+    _check_function_of_orbit(batch, sym)
+
+
 def _check_function_of_orbit(batch, sym: Symmetry) -> None:
     layout = SPEC.layout
     assert sym.group_size == 12
