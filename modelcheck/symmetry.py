@@ -76,6 +76,8 @@ def _source_cells(layout: Layout, pis: dict[str, dict[int, int]]) -> np.ndarray:
     return src
 
 
+#: sets of at most this many ids rank permutations by a table (n ** n entries)
+_RANK_IDS = 6
 #: at most about this many codes (pairs x cells) are held at once
 _BLOCK_CODES = 1 << 20
 #: scalar cells with more codes than this add nothing to the ids' signatures
@@ -183,8 +185,23 @@ class Symmetry:
         # sorted ids j and j + 1 tie), the permutations of positions within the tied runs
         self._taus: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = [
             _tie_orders(n) for n in self._sizes]
+        self._tie_bits = [np.int64(1) << np.arange(max(n - 1, 0), dtype=np.int64)
+                          for n in self._sizes]
         self._fact = [np.array([math.factorial(n - 1 - a) for a in range(n)], dtype=np.int64)
                       for n in self._sizes]
+        # per set of at most _RANK_IDS ids, the rank of each permutation by its inverse
+        # written as base-n digits (the others rank by Lehmer codes)
+        self._digits = [n ** np.arange(n - 1, -1, -1, dtype=np.int64) for n in self._sizes]
+        self._rank_tables: list[np.ndarray | None] = []
+        for n, digits in zip(self._sizes, self._digits):
+            if n > _RANK_IDS:
+                self._rank_tables.append(None)
+                continue
+            table = np.full(n ** n, -1, dtype=np.int64)
+            for r, p in enumerate(itertools.permutations(range(n))):
+                inverse = np.argsort(p)  # seq: new id j <- old id inverse[j]
+                table[int(inverse @ digits)] = r
+            self._rank_tables.append(table)
         strides = [1] * len(self._sizes)
         for x in range(len(self._sizes) - 2, -1, -1):
             strides[x] = strides[x + 1] * math.factorial(self._sizes[x + 1])
@@ -379,30 +396,40 @@ class Symmetry:
         sig = self.signatures(x)
         counts = np.ones(n, dtype=np.int64)
         per_set = []
-        for cols, (_, _, count) in zip(self._cols, self._taus):
+        for cols, bits, (_, _, count) in zip(self._cols, self._tie_bits, self._taus):
             s = sig[:, cols]
             order = np.argsort(s, axis=1, kind="stable")
-            srt = np.take_along_axis(s, order, axis=1)
-            ties = srt[:, 1:] == srt[:, :-1]
-            mask = ties.astype(np.int64) @ (np.int64(1) << np.arange(ties.shape[1],
-                                                                    dtype=np.int64))
+            srt = np.sort(s, axis=1)
+            mask = (srt[:, 1:] == srt[:, :-1]).astype(np.int64) @ bits
             per_set.append((order, mask))
             counts *= count[mask]
+        which = np.zeros(int(counts.sum()), dtype=np.int64)
+        if len(which) == n:  # no ties: each state's one sorted order
+            for x_, (order, _) in enumerate(per_set):
+                which += self._rank(x_, order) * self._strides[x_]
+            return np.arange(n, dtype=np.int64), which
         state = np.repeat(np.arange(n, dtype=np.int64), counts)
         ends = np.cumsum(counts)
-        o = np.arange(int(ends[-1]), dtype=np.int64) - np.repeat(ends - counts, counts)
-        which = np.zeros(len(state), dtype=np.int64)
+        o = np.arange(len(which), dtype=np.int64) - np.repeat(ends - counts, counts)
         for x_, ((order, mask), (flat, start, count)) in enumerate(zip(per_set, self._taus)):
             c = count[mask][state]
             o, d = np.divmod(o, c)
             tau = flat[start[mask][state] + d]  # (pairs, ids): sorted position -> position
-            seq = np.take_along_axis(order[state], tau, axis=1)  # new id j <- old seq[j]
-            pi = np.argsort(seq, axis=1)  # old id a -> new id pi[a]
-            m = pi.shape[1]
-            later = np.triu(np.ones((m, m), dtype=bool), 1)
-            lehmer = ((pi[:, None, :] < pi[:, :, None]) & later).sum(axis=2)
-            which += (lehmer @ self._fact[x_]) * self._strides[x_]
+            seq = order[state[:, None], tau]  # new id j <- old id seq[j]
+            which += self._rank(x_, seq) * self._strides[x_]
         return state, which
+
+    def _rank(self, x: int, seq: np.ndarray) -> np.ndarray:
+        """The index among set ``x``'s permutations (``itertools.permutations`` order)
+        of the permutation sending old id ``seq[j]`` to new id ``j``, per row."""
+        n = seq.shape[1]
+        table = self._rank_tables[x]
+        if table is not None:  # by the ids as digits: one lookup
+            return table[seq @ self._digits[x]]
+        pi = np.argsort(seq, axis=1)  # old id a -> new id pi[a]
+        later = np.triu(np.ones((n, n), dtype=bool), 1)
+        lehmer = ((pi[:, None, :] < pi[:, :, None]) & later).sum(axis=2)
+        return lehmer @ self._fact[x]
 
     def _canonical(self, words: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         n = len(words)
@@ -455,9 +482,9 @@ class Symmetry:
 
     def _pack(self, y: np.ndarray) -> np.ndarray:
         """Packed states ``(m, k)`` of cells ``(cells, m)``."""
-        with np.errstate(over="ignore"):
-            raw = (y - self._lo).astype(np.uint64) * self._mult
-            sums = np.add.reduceat(raw[self._pack_order], self._pack_starts, axis=0)
+        # (array arithmetic wraps silently; a packed word never exceeds 2**64 - 1)
+        raw = (y - self._lo).astype(np.uint64) * self._mult
+        sums = np.add.reduceat(raw[self._pack_order], self._pack_starts, axis=0)
         words = np.zeros((y.shape[1], self.layout.n_words), dtype=np.uint64)
         words[:, self._pack_words] = sums.T
         return words

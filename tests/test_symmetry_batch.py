@@ -164,10 +164,13 @@ def test_canonical_is_a_function_of_the_orbit_by_brute_force(batch) -> None:
 @given(batch=states(SPEC))
 def test_canonical_with_set_signatures_bit_by_bit(batch) -> None:
     """The same with the sets' signature rows summed member by member (the form of
-    sets too large for byte tables)."""
-    with mock.patch("modelcheck.symmetry._SIG_BYTES", 0):
+    sets too large for byte tables) and permutations ranked by Lehmer codes (the form
+    of sets of many ids)."""
+    with mock.patch("modelcheck.symmetry._SIG_BYTES", 0), \
+            mock.patch("modelcheck.symmetry._RANK_IDS", 0):
         sym = Symmetry(SPEC.layout, SPEC.symmetry_sets())
     assert not len(sym._byte_cells) and len(sym._set_tables) == 4
+    assert sym._rank_tables == [None, None]
     _check_function_of_orbit(batch, sym)
 
 
