@@ -145,7 +145,7 @@ class Symmetry:
         self._pack_starts = np.flatnonzero(np.r_[True, np.diff(self._word_of[self._pack_order])
                                                  != 0])
         #: the words that hold cells (the others stay 0)
-        self._pack_words = np.unique(self._word_of)
+        self._pack_words = np.flatnonzero(np.bincount(self._word_of))
         per_set = []
         for name, ids in sets.items():
             per_set.append([(name, dict(zip(ids, p))) for p in itertools.permutations(ids)])

@@ -439,7 +439,7 @@ def _paired_in_turn(fns: Sequence[Callable[[list[np.ndarray]], list[Any]] | None
 
     def apply(block: np.ndarray, which: np.ndarray) -> np.ndarray:
         out = np.array(block, dtype=np.int64)
-        for p in np.unique(which).tolist():
+        for p in np.flatnonzero(np.bincount(which, minlength=len(fns))).tolist():
             f = fns[p]
             if f is None:
                 continue
