@@ -264,17 +264,17 @@ class Symmetry:
                 if to is None:
                     continue
                 firsts = range(info.first_cell, info.first_cell + info.n_cells, k)
-                tables = []
-                for f in firsts:
-                    where = dest[f][:, None] * w + to
+                tables: list[np.ndarray | None] = []
+                for fc in firsts:
+                    where = dest[fc][:, None] * w + to
                     tables.append(self._orbit_keys(where, w * n_cells, 1))
-                if any(t is not None for t in tables):
+                if any(tab is not None for tab in tables):
                     # rows by (set, chunk * chunk_bits + bit), chunks padded to full width
                     span = k * leaf.chunk_bits
                     table = np.zeros((len(tables) * span, width), dtype=np.uint64)
-                    for q, t in enumerate(tables):
-                        if t is not None:
-                            table[q * span:q * span + w] = t
+                    for q, tab in enumerate(tables):
+                        if tab is not None:
+                            table[q * span:q * span + w] = tab
                     self._set_tables.append((info.first_cell, len(tables), k,
                                              leaf.chunk_bits, table))
         # the sets small enough go by bytes: per chunk cell, byte position and byte
