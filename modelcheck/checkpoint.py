@@ -95,6 +95,10 @@ def layout_digest(kernel: Kernel) -> str:
                         else f"{kernel.key_kind}-splitmix-v1"),
         "actions": [a.label for a in kernel.actions],
     }
+    if kernel.symmetry is not None:
+        # which member of each orbit is stored (a checkpoint of another choice holds
+        # other fingerprints for the same classes)
+        desc["canonical"] = kernel.symmetry.FORM
     return hashlib.sha256(json.dumps(desc, sort_keys=True).encode()).hexdigest()
 
 

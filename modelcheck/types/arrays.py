@@ -256,6 +256,33 @@ class BoundFunction(_IndexedCells, BoundType):
 
         return apply
 
+    def cells_permutations_paired(self, many: Sequence[Mapping[str, Mapping[int, int]]]
+                                  ) -> Callable[[np.ndarray, np.ndarray], np.ndarray] | None:
+        fn = self.elem.cells_permutations_paired(many)
+        pis = [pis.get(self.index_name) for pis in many]
+        if fn is None and all(pi is None for pi in pis):
+            return None
+        k, ids = self._k, list(self.ids)
+        e = len(ids)
+        # slot d of the result under permutation p holds the (moved) slot src[p, d]
+        src = np.empty((len(many), e), dtype=np.int64)
+        for p, pi in enumerate(pis):
+            dest = [ids.index(pi.get(i, i)) if pi is not None else j
+                    for j, i in enumerate(ids)]
+            src[p, dest] = np.arange(e)
+
+        def apply(block: np.ndarray, which: np.ndarray) -> np.ndarray:
+            m = block.shape[1]
+            slots = block.reshape(e, k, m)
+            if fn is not None:  # every slot at once: (k, e * m), slot-major columns
+                flat = slots.transpose(1, 0, 2).reshape(k, e * m)
+                slots = fn(flat, np.tile(which, e)).reshape(k, e, m).transpose(1, 0, 2)
+            # (e, m, k): slot d of column j is slot src[which[j], d]
+            moved = slots[src[which].T, :, np.arange(m)]
+            return moved.transpose(0, 2, 1).reshape(e * k, m)
+
+        return apply
+
 
 class FunctionValue(Value):
     """A value of an ``Array`` held whole (a record field, a set element): TLA+'s

@@ -220,6 +220,22 @@ class BoundBag(BoundType):
             src[p, np.arange(n) if t is None else np.asarray(t)] = np.arange(n)
         return _gather_cells(src)
 
+    def cells_permutations_paired(self, many: Sequence[Mapping[str, Mapping[int, int]]]
+                                  ) -> Callable[[np.ndarray, np.ndarray], np.ndarray] | None:
+        tos = [_index_permutation(self.elem, pis) for pis in many]
+        if all(t is None for t in tos):
+            return None
+        n = self.elem.n_values
+        src = np.empty((len(tos), n), dtype=np.int64)
+        for p, t in enumerate(tos):
+            src[p, np.arange(n) if t is None else np.asarray(t)] = np.arange(n)
+
+        def apply(block: np.ndarray, which: np.ndarray) -> np.ndarray:
+            # count j of column c is count src[which[c], j] of the argument
+            return np.asarray(block)[src[which].T, np.arange(block.shape[1])]
+
+        return apply
+
 
 class BagValue(Value):
     """A value of ``Bag(T, max_count)``: a count per value of ``T`` (TLA+ ``Bags``)."""

@@ -417,6 +417,40 @@ class BoundType(ABC):
 
         return apply
 
+    def cells_permutations_paired(self, many: Sequence[Mapping[str, Mapping[int, int]]]
+                                  ) -> Callable[[np.ndarray, np.ndarray], np.ndarray] | None:
+        """:meth:`cells_permutations` with one permutation per column: a function of a
+        block of the leaf's codes ``(cells, m)`` (int64) and ``which`` ``(m,)`` (indices
+        into ``many``) to the codes of column ``j`` moved by permutation ``which[j]``
+        (symmetry applies a few chosen permutations to each state), or None when no
+        permutation changes a value. Default: each permutation's
+        :meth:`cells_permutation` on the columns that use it; the types that override
+        :meth:`cells_permutations` with one numpy pass override this one too."""
+        fns = [self.cells_permutation(pis) for pis in many]
+        if all(f is None for f in fns):
+            return None
+        return _paired_in_turn(fns)
+
+
+def _paired_in_turn(fns: Sequence[Callable[[list[np.ndarray]], list[Any]] | None]
+                    ) -> Callable[[np.ndarray, np.ndarray], np.ndarray]:
+    """Per-permutation cells functions applied column group by column group: the
+    columns using permutation ``p`` go through ``fns[p]`` (None: unchanged)."""
+
+    def apply(block: np.ndarray, which: np.ndarray) -> np.ndarray:
+        out = np.array(block, dtype=np.int64)
+        for p in np.flatnonzero(np.bincount(which, minlength=len(fns))).tolist():
+            f = fns[p]
+            if f is None:
+                continue
+            cols = np.flatnonzero(which == p)
+            moved = f([block[j, cols] for j in range(len(block))])
+            for j, c in enumerate(moved):
+                out[j, cols] = np.asarray(as_int(c), dtype=np.int64)
+        return out
+
+    return apply
+
 
 #: a scalar cell with at most this many codes is permuted through a lookup table
 _LUT_CODES = 1 << 16
@@ -518,6 +552,23 @@ class ScalarType(BoundType):
 
         return apply
 
+    def cells_permutations_paired(self, many: Sequence[Mapping[str, Mapping[int, int]]]
+                                  ) -> Callable[[np.ndarray, np.ndarray], np.ndarray] | None:
+        fns = [self.permutation(pis) for pis in many]
+        if all(f is None for f in fns):
+            return None
+        if self.size > _LUT_CODES:
+            return super().cells_permutations_paired(many)
+        codes = np.arange(self.lo, self.lo + self.size, dtype=np.int64)
+        lut = np.stack([codes if f is None else np.asarray(f(codes), dtype=np.int64)
+                        for f in fns])
+        lo = self.lo
+
+        def apply(block: np.ndarray, which: np.ndarray) -> np.ndarray:
+            return lut[which, block[0] - lo][None]
+
+        return apply
+
     def explain_out_of_domain(self, name: str, value: int) -> str | None:
         """What an action did when it stored ``value`` outside the domain in cell ``name``
         (``"appends to q beyond its capacity 3"``), or None for the generic message."""
@@ -586,6 +637,26 @@ def _index_permutation(elem: BoundType, pis: Mapping[str, Mapping[int, int]]
     moved = fn([np.asarray(as_int(c), dtype=np.int64) for c in cols])
     to, _ = elem.index_of(elem.view(moved))
     return [int(x) for x in np.asarray(to)]
+
+
+def _index_permutations(elem: BoundType, many: Sequence[Mapping[str, Mapping[int, int]]]
+                        ) -> np.ndarray | None:
+    """:func:`_index_permutation` of several permutations at once: ``(len(many),
+    elem.n_values)``, row ``p`` where permutation ``p`` sends each value index (None
+    when no permutation moves a value)."""
+    fn = elem.cells_permutations(many)
+    if fn is None:
+        return None
+    n = elem.n_values
+    idx = np.arange(n, dtype=np.int64)
+    cols = elem.columns(elem.value_at(idx))
+    block = np.stack([np.broadcast_to(np.asarray(as_int(c), dtype=np.int64), (n,))
+                      for c in cols])[None]
+    moved = fn(block)  # (permutations, cells, n)
+    k = moved.shape[1]
+    flat = moved.transpose(1, 0, 2).reshape(k, -1)
+    to, _ = elem.index_of(elem.view([flat[j] for j in range(k)]))
+    return np.asarray(to, dtype=np.int64).reshape(len(many), n)
 
 
 def _split(codes: Sequence[Any], types: Sequence[BoundType]) -> list[list[Any]]:

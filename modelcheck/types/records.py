@@ -192,6 +192,24 @@ class BoundRecord(BoundType):
 
         return apply
 
+    def cells_permutations_paired(self, many: Sequence[Mapping[str, Mapping[int, int]]]
+                                  ) -> Callable[[np.ndarray, np.ndarray], np.ndarray] | None:
+        fns = [t.cells_permutations_paired(many) for t in self._types]
+        if all(f is None for f in fns):
+            return None
+        sizes = [t.n_cells for t in self._types]
+
+        def apply(block: np.ndarray, which: np.ndarray) -> np.ndarray:
+            out = np.array(block, dtype=np.int64)
+            k = 0
+            for f, n in zip(fns, sizes):
+                if f is not None:
+                    out[k:k + n] = f(block[k:k + n], which)
+                k += n
+            return out
+
+        return apply
+
 
 class Union(Type):
     """One of several record shapes, told apart by a tag field: TLA+'s

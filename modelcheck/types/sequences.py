@@ -220,6 +220,28 @@ class BoundSeq(BoundType):
 
         return apply
 
+    def cells_permutations_paired(self, many: Sequence[Mapping[str, Mapping[int, int]]]
+                                  ) -> Callable[[np.ndarray, np.ndarray], np.ndarray] | None:
+        fn = self.elem.cells_permutations_paired(many)
+        if fn is None:
+            return None
+        k, cap = self._k, self.capacity
+        zero = np.array([t.lo for _, t in self.elem.cells()], dtype=np.int64)[:, None, None]
+
+        def apply(block: np.ndarray, which: np.ndarray) -> np.ndarray:
+            m = block.shape[1]
+            out = np.array(block, dtype=np.int64)
+            if cap:
+                n = block[0]  # the length
+                slots = block[1:].reshape(cap, k, m).transpose(1, 0, 2).reshape(k, cap * m)
+                moved = fn(slots, np.tile(which, cap)).reshape(k, cap, m)
+                used = n[None, None, :] > np.arange(cap)[None, :, None]
+                moved = np.where(used, moved, zero)
+                out[1:] = moved.transpose(1, 0, 2).reshape(cap * k, m)
+            return out
+
+        return apply
+
 
 class SeqValue(Value):
     """A value of ``Seq(T, capacity)``: a length and element slots.

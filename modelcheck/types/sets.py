@@ -28,6 +28,7 @@ from .base import (
     _first_ref,
     _index_of_codes,
     _index_permutation,
+    _index_permutations,
     _type_parts,
     all_rows,
     as_int,
@@ -435,6 +436,25 @@ class BoundSet(BoundType):
                        else np.asarray(t, dtype=np.int64) for t in tos])
         return _sparse_sets_permutation(to, self.chunk_bits, len(self.chunk_widths))
 
+    def cells_permutations_paired(self, many: Sequence[Mapping[str, Mapping[int, int]]]
+                                  ) -> Callable[[np.ndarray, np.ndarray], np.ndarray] | None:
+        to = self.element_permutations(many)
+        if to is None:
+            return None
+        return _paired_sets_permutation(to, self.chunk_bits, len(self.chunk_widths))
+
+    def element_permutations(self, many: Sequence[Mapping[str, Mapping[int, int]]]
+                             ) -> np.ndarray | None:
+        """Where each permutation of ``many`` sends each element (its index):
+        ``(len(many), elements)``, or None when none moves one. The last list asked
+        about is remembered (symmetry asks twice about the same one)."""
+        memo = getattr(self, "_element_memo", None)
+        if memo is not None and memo[0] is many:
+            return memo[1]
+        to = _index_permutations(self.elem, many)
+        self._element_memo = (many, to)
+        return to
+
 
 def _dense_set_permutation(to: np.ndarray, w: int, widths: list[int]
                            ) -> Callable[[list[np.ndarray]], list[np.ndarray]]:
@@ -553,6 +573,30 @@ def _sparse_sets_permutation(to: np.ndarray, w: int, kc: int
             # distinct members of one set land on distinct bits: adding them is or-ing
             np.add.at(out, target.reshape(-1), bits.reshape(-1))
         return out.reshape(n_perms, m, kc).transpose(0, 2, 1)
+
+    return apply
+
+
+def _paired_sets_permutation(to: np.ndarray, w: int, kc: int
+                             ) -> Callable[[np.ndarray, np.ndarray], np.ndarray]:
+    """:func:`_sparse_sets_permutation` with one permutation per column: set cells
+    ``(kc, m)``, column ``j`` moved by permutation ``which[j]`` (members present only)."""
+    chunk_of = to // w
+    bit_of = np.left_shift(np.int64(1), to % w)
+
+    def apply(block: np.ndarray, which: np.ndarray) -> np.ndarray:
+        m = block.shape[1]
+        grid = np.ascontiguousarray(np.asarray(block).T, dtype="<i8").reshape(-1)
+        nz = np.flatnonzero(grid)
+        out = np.zeros(m * kc, dtype=np.int64)
+        if len(nz):
+            cell, b = _chunk_bits(grid[nz], nz)
+            row = cell // kc
+            elem = (cell % kc) * w + b
+            perm = which[row]
+            # distinct members of one set land on distinct bits: adding them is or-ing
+            np.add.at(out, row * kc + chunk_of[perm, elem], bit_of[perm, elem])
+        return out.reshape(m, kc).T
 
     return apply
 
@@ -751,6 +795,10 @@ class BoundSparseSet(BoundSet):
             return out
 
         return apply
+
+    def cells_permutations_paired(self, many: Sequence[Mapping[str, Mapping[int, int]]]
+                                  ) -> Callable[[np.ndarray, np.ndarray], np.ndarray] | None:
+        return BoundType.cells_permutations_paired(self, many)
 
 
 class SetValue(Value):
