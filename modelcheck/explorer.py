@@ -286,8 +286,9 @@ class _LocalLevels:
         self.cand_rows = 0
         self.cand_bytes = 0
         self.fanout_seen: float | None = None  # the most successors per state in a batch
-        #: the successor rows a batch is sized for (:meth:`_successor_cap`)
-        self.successor_rows = BATCH_SUCCESSORS
+        #: the successor rows a batch is sized for (:meth:`_successor_cap`): fewer for
+        #: wider keys, whose de-duplication takes more bytes a row
+        self.successor_rows = BATCH_SUCCESSORS // ex.kernel.key_width
         self.level_start = 0.0
         self.merged: tuple[np.ndarray, np.ndarray | None, np.ndarray, np.ndarray] | None = None
 

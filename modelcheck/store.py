@@ -49,6 +49,7 @@ __all__ = ["FingerprintSet", "LevelStore", "Level", "act_dtype", "dedupe_min", "
            "group_argmin", "take_rows", "group_min_mask", "key_order", "key_starts",
            "key_searchsorted", "key_less", "key_int", "key_ints", "keys_of", "empty_keys",
            "key_columns", "key_min_row", "key_unique", "key_ne", "key_find", "merge_runs_min",
+           "dedupe_min_packed",
            "concat_clear"]
 
 NO_PARENT = np.uint32(0xFFFFFFFF)
@@ -498,6 +499,66 @@ def merge_runs_min(fps_runs: list[np.ndarray], key_runs: list[np.ndarray]
         per = np.add.reduceat(new, firsts[filled], dtype=np.int64)
         words |= np.repeat(filled.astype(_U64) << _U64(low), per)
     return words, kmin
+
+
+def dedupe_min_packed(held: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray] | None:
+    """:func:`dedupe_min` of ``held = [fps, keys]`` (one-column fingerprints, ``int64``
+    keys) without the rows: ``(unique fps, min keys)``, or None (``held`` untouched)
+    when a fingerprint's bits and the keys' span exceed 64 bits.
+
+    Each row is packed into one word, ``fp << key_bits | key - smallest key``, and the
+    list emptied, so that the fingerprints and keys are freed (when the caller holds no
+    other reference) before the words are sorted: sorted, the first word of each
+    fingerprint holds its smallest key, and those words are moved to the front of the
+    array in place. Above the input, the peak is the words alone (8 bytes a row), against
+    the row permutation, the sorted fingerprints and the gathered keys of
+    :func:`dedupe_min` (24 and more)."""
+    fps, keys = held
+    n = len(fps)
+    if n == 0 or fps.ndim != 1 or fps.dtype != _U64:
+        return None
+    lo = int(keys.min())
+    kb = max(1, (int(keys.max()) - lo).bit_length())
+    if int(fps.max()).bit_length() + kb > 64:
+        return None
+    sh = _U64(kb)
+    words = np.left_shift(fps, sh)
+    # fp << kb + (key - lo), modulo 2**64: the key's bits below the fingerprint's
+    np.add(words, keys.view(_U64), out=words)
+    words -= _U64(lo & _LOW)
+    held.clear()
+    del fps, keys
+    words.sort(kind="stable")  # timsort: successors come in sorted runs
+    # each fingerprint's first word moved to the front, a slice at a time (the slice
+    # is read before anything at or after its start is written)
+    top = _U64(1 << kb)
+    step = min(n, _PACKED_STEP)
+    diff = np.empty(step, dtype=_U64)
+    first = np.empty(step, dtype=bool)
+    kept = 0
+    last = None  # the word before the slice, as it was before the slice was written
+    for i in range(0, n, step):
+        j = min(n, i + step)
+        seg = words[i:j]
+        m = j - i
+        d, f = diff[:m], first[:m]
+        np.bitwise_xor(seg[1:], seg[:-1], out=d[1:])
+        d[0] = top if last is None else seg[0] ^ last
+        np.greater_equal(d, top, out=f)
+        last = seg[-1]
+        sel = seg[f]
+        words[kept:kept + len(sel)] = sel
+        kept += len(sel)
+    del diff, first, seg, sel, d, f
+    words.resize(kept, refcheck=False)
+    kmin = np.bitwise_and(words, _U64((1 << kb) - 1)).view(np.int64)
+    kmin += lo
+    words >>= sh
+    return words, kmin
+
+
+#: words compared at once by :func:`dedupe_min_packed` (512 KiB of ``uint64``: in cache)
+_PACKED_STEP = 1 << 16
 
 
 class FingerprintSet:
