@@ -37,7 +37,7 @@ from .level import rebuild_trace as rebuild_trace
 from .library import Library
 from .library import catalog as library_catalog
 from .library import lookup as library_lookup
-from .memtune import steady_arrays
+from .memtune import release_free, steady_arrays
 from .result import Result, Violation
 from .run.loop import Begin, Pulse, RunLoop, Successors
 from .run.observers import Observer
@@ -407,12 +407,14 @@ class _LocalLevels:
         self.merged = None
         self._store(new_fps, new_parents, new_acts)
         self.frontier_words = new_words
+        del new_fps, new_words, new_parents, new_acts
 
         if depth >= 2 and self.ex.observer is None and \
                 (self.ckpt is None or self.ckpt.levels_written >= depth):
             # the level just expanded: the visited set holds its keys, and a path through
             # it is rebuilt along its actions (an observer looks stored keys up by level)
             self.levels.forget_keys(depth - 1)
+        release_free()  # the level's freed temporaries (see memtune.release_free)
 
     def report(self, depth: int, verdict: Verdict) -> Violation:
         return report(self.k, verdict, _path_finder(self.k, self.levels, self.visited, depth))

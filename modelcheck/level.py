@@ -441,6 +441,7 @@ class LevelExpansion:
                 cand_fps.append(u)
                 cand_keys.append(kmin)
                 if child_words is not None:
+                    assert rows is not None  # (words: not an exact kernel, not packed)
                     cand_words.append(take_rows(child_words, rows))
                 buffered += len(u)
                 del child_words, rows, u, kmin

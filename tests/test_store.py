@@ -753,3 +753,57 @@ def test_packed_dedupe_peaks_at_one_word_a_row() -> None:
         assert len(got[0]) == n // 2
     assert peaks[0] <= 8 * n + (1 << 20)
     assert peaks[1] >= 3 * 8 * n
+
+
+@settings(max_examples=60, deadline=None)
+@given(width=st.sampled_from([1, 2]),
+       batches=st.lists(st.sets(st.integers(0, 2**70), max_size=300), min_size=1,
+                        max_size=8),
+       hold=st.booleans())
+def test_fingerprint_set_in_mappings_against_a_set(width: int, batches: list[set[int]],
+                                                   hold: bool) -> None:
+    """With the mapping threshold lowered to 512 bytes, the visited set's columns move
+    into mappings of their own and grow by ``mremap``; membership and contents stay a
+    Python set's, also when a view of a column is held while it grows (the mapping then
+    cannot be resized and the column is copied to a new one)."""
+    from modelcheck import store
+
+    kept = store.MMAP_THRESHOLD
+    store.MMAP_THRESHOLD = 512
+    try:
+        _fill_mapped_set(width, batches, hold)
+    finally:
+        store.MMAP_THRESHOLD = kept
+
+
+def _fill_mapped_set(width: int, batches: list[set[int]], hold: bool) -> None:
+    top = (1 << 64 * width) - 1
+    s = FingerprintSet(width)
+    ref: set[int] = set()
+    views = []
+    for b in batches:
+        new = sorted({k & top for k in b} - ref)
+        ref |= set(new)
+        s.add_sorted(keys_of(new, width))
+        if hold:
+            views.append(s._cols[0][:1])  # an outside view of a column
+        assert key_ints(s._a) == sorted(ref)
+        q = sorted(ref)[:50] + [(k * 7 + 1) & top for k in sorted(ref)[:50]]
+        assert s.contains(keys_of(q, width)).tolist() == [k in ref for k in q]
+    if len(ref) * 8 >= 512:
+        assert all(m is not None for m in s._maps)
+        assert s.nbytes == 8 * width * len(ref)
+
+
+def test_release_free_trims_the_heap_on_glibc() -> None:
+    """:func:`~modelcheck.memtune.release_free` is glibc's ``malloc_trim``: True where
+    the C library is glibc, False (doing nothing) elsewhere."""
+    import ctypes
+
+    from modelcheck.memtune import release_free
+
+    try:
+        glibc = hasattr(ctypes.CDLL("libc.so.6"), "malloc_trim")
+    except OSError:
+        glibc = False
+    assert release_free() is glibc
