@@ -65,6 +65,7 @@ from .spec import PredicateDecl, RoleKind
 from .store import (
     dedupe_min,
     dedupe_min_inverse,
+    dedupe_min_packed,
     key_columns,
     key_int,
     key_min_row,
@@ -415,16 +416,32 @@ class LevelExpansion:
                 if self.on_transitions is not None:
                     self.on_transitions(start + parent_rows, action_ids, child_fps)
                 del parent_rows, action_ids
-                if self.want_inverse:
-                    u, kmin, rows, inv = dedupe_min_inverse(child_fps, keys,
-                                                            min_rows=self.view)
-                    cand_inv.append(inv)
+                packed = None
+                if self.exact and not self.want_inverse and not self.view:
+                    # no rows wanted (the words are the keys): the successors are
+                    # packed a word a row, and freed, before the sort
+                    held = [child_fps, keys]
+                    del child_fps, keys
+                    packed = dedupe_min_packed(held)
+                    if packed is None:
+                        child_fps, keys = held
+                    del held
+                rows = None
+                if packed is not None:
+                    u, kmin = packed
+                    del packed
                 else:
-                    u, kmin, rows = dedupe_min(child_fps, keys, min_rows=self.view)
-                del child_fps, keys
+                    if self.want_inverse:
+                        u, kmin, rows, inv = dedupe_min_inverse(child_fps, keys,
+                                                                min_rows=self.view)
+                        cand_inv.append(inv)
+                    else:
+                        u, kmin, rows = dedupe_min(child_fps, keys, min_rows=self.view)
+                    del child_fps, keys
                 cand_fps.append(u)
                 cand_keys.append(kmin)
                 if child_words is not None:
+                    assert rows is not None  # (words: not an exact kernel, not packed)
                     cand_words.append(take_rows(child_words, rows))
                 buffered += len(u)
                 del child_words, rows, u, kmin

@@ -35,6 +35,7 @@ search, comparison and conversion to and from Python ints.
 
 from __future__ import annotations
 
+import mmap
 import os
 import shutil
 from collections.abc import Callable
@@ -49,9 +50,12 @@ __all__ = ["FingerprintSet", "LevelStore", "Level", "act_dtype", "dedupe_min", "
            "group_argmin", "take_rows", "group_min_mask", "key_order", "key_starts",
            "key_searchsorted", "key_less", "key_int", "key_ints", "keys_of", "empty_keys",
            "key_columns", "key_min_row", "key_unique", "key_ne", "key_find", "merge_runs_min",
+           "dedupe_min_packed",
            "concat_clear"]
 
 NO_PARENT = np.uint32(0xFFFFFFFF)
+#: a column's stand-in while its mapping is resized
+_NO_KEYS = np.zeros(0, dtype=np.uint64)
 _U64 = np.uint64
 _LOW = (1 << 64) - 1
 
@@ -576,6 +580,66 @@ def merge_runs_min(fps_runs: list[np.ndarray], key_runs: list[np.ndarray]
     return words, kmin
 
 
+def dedupe_min_packed(held: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray] | None:
+    """:func:`dedupe_min` of ``held = [fps, keys]`` (one-column fingerprints, ``int64``
+    keys) without the rows: ``(unique fps, min keys)``, or None (``held`` untouched)
+    when a fingerprint's bits and the keys' span exceed 64 bits.
+
+    Each row is packed into one word, ``fp << key_bits | key - smallest key``, and the
+    list emptied, so that the fingerprints and keys are freed (when the caller holds no
+    other reference) before the words are sorted: sorted, the first word of each
+    fingerprint holds its smallest key, and those words are moved to the front of the
+    array in place. Above the input, the peak is the words alone (8 bytes a row), against
+    the row permutation, the sorted fingerprints and the gathered keys of
+    :func:`dedupe_min` (24 and more)."""
+    fps, keys = held
+    n = len(fps)
+    if n == 0 or fps.ndim != 1 or fps.dtype != _U64:
+        return None
+    lo = int(keys.min())
+    kb = max(1, (int(keys.max()) - lo).bit_length())
+    if int(fps.max()).bit_length() + kb > 64:
+        return None
+    sh = _U64(kb)
+    words = np.left_shift(fps, sh)
+    # fp << kb + (key - lo), modulo 2**64: the key's bits below the fingerprint's
+    np.add(words, keys.view(_U64), out=words)
+    words -= _U64(lo & _LOW)
+    held.clear()
+    del fps, keys
+    words.sort(kind="stable")  # timsort: successors come in sorted runs
+    # each fingerprint's first word moved to the front, a slice at a time (the slice
+    # is read before anything at or after its start is written)
+    top = _U64(1 << kb)
+    step = min(n, _PACKED_STEP)
+    diff = np.empty(step, dtype=_U64)
+    first = np.empty(step, dtype=bool)
+    kept = 0
+    last = None  # the word before the slice, as it was before the slice was written
+    for i in range(0, n, step):
+        j = min(n, i + step)
+        seg = words[i:j]
+        m = j - i
+        d, f = diff[:m], first[:m]
+        np.bitwise_xor(seg[1:], seg[:-1], out=d[1:])
+        d[0] = top if last is None else seg[0] ^ last
+        np.greater_equal(d, top, out=f)
+        last = seg[-1]
+        sel = seg[f]
+        words[kept:kept + len(sel)] = sel
+        kept += len(sel)
+    del diff, first, seg, sel, d, f
+    words.resize(kept, refcheck=False)
+    kmin = np.bitwise_and(words, _U64((1 << kb) - 1)).view(np.int64)
+    kmin += lo
+    words >>= sh
+    return words, kmin
+
+
+#: words compared at once by :func:`dedupe_min_packed` (512 KiB of ``uint64``: in cache)
+_PACKED_STEP = 1 << 16
+
+
 class FingerprintSet:
     """A set of fingerprints (state keys, one or two ``uint64`` columns) kept sorted,
     column by column, with spare capacity.
@@ -584,6 +648,13 @@ class FingerprintSet:
     ``realloc``, which the OS serves by remapping pages) and merges the two sorted runs
     in place, so memory peaks at the set's own 8 bytes a state and column plus the
     batch, never at two copies of the set.
+
+    A column of :data:`~modelcheck.memtune.MMAP_THRESHOLD` bytes or more is an anonymous
+    mapping of its own (:meth:`_grow`), grown by ``mremap``. Left to ``malloc``, a column
+    grew inside the heap (a ``realloc`` extends a block into the free space above it)
+    until it had to move out, and the heap's free space is not handed back: the heap
+    then held a second, dead copy of the column's pages (two-word TwoPhase RM=8: 28 MB,
+    16 bytes a state, of the peak).
     """
 
     #: rows moved at once by the in-place merge of two-column keys
@@ -592,6 +663,8 @@ class FingerprintSet:
     def __init__(self, width: int = 1) -> None:
         self.width = width
         self._cols = [np.zeros(1024, dtype=_U64) for _ in range(width)]
+        #: per column, the mapping that holds it (None: a numpy allocation)
+        self._maps: list[mmap.mmap | None] = [None] * width
         self._n = 0
 
     def __len__(self) -> int:
@@ -664,6 +737,34 @@ class FingerprintSet:
             return grow + 8 * min(n, m)
         return grow + 8 * m + 8 * (2 + self.width) * min(n, self._BLOCK)
 
+    def _grow(self, cap: int) -> None:
+        """Give every column room for ``cap`` keys: below
+        :data:`~modelcheck.memtune.MMAP_THRESHOLD` bytes by ``ndarray.resize``, from
+        there on in a mapping of its own, resized by ``mremap`` (no copy; nothing of the
+        set is then in the heap)."""
+        n = self._n
+        for i in range(self.width):
+            if 8 * cap < MMAP_THRESHOLD:
+                self._cols[i].resize(cap, refcheck=False)
+                continue
+            old = self._cols[i]
+            mm = self._maps[i]
+            if mm is not None:
+                del old
+                self._cols[i] = _NO_KEYS  # the mapping's only export goes
+                try:
+                    mm.resize(8 * cap)
+                    self._cols[i] = np.frombuffer(mm, dtype=_U64)
+                    continue
+                except (BufferError, OSError, SystemError, ValueError):
+                    old = np.frombuffer(mm, dtype=_U64)  # no mremap here: copied
+            # private: a shared anonymous mapping cannot grow by mremap (SIGBUS)
+            new_map = mmap.mmap(-1, 8 * cap, flags=mmap.MAP_PRIVATE)
+            col = np.frombuffer(new_map, dtype=_U64)
+            col[:n] = old[:n]
+            self._cols[i], self._maps[i] = col, new_map
+            del old, col
+
     def add_sorted(self, fps: np.ndarray) -> None:
         """Add sorted fingerprints that are not in the set yet."""
         m = len(fps)
@@ -671,9 +772,7 @@ class FingerprintSet:
             return
         n = self._n
         if n + m > len(self._cols[0]):
-            cap = self._capacity(n + m)
-            for c in self._cols:
-                c.resize(cap, refcheck=False)
+            self._grow(self._capacity(n + m))
         if self.width == 1:
             buf = self._cols[0]
             buf[n:n + m] = fps

@@ -718,3 +718,136 @@ def test_two_column_dedupe_of_unordered_batches_against_a_dict(seed: int, n: int
     assert kmin.tolist() == [k for _, k, _ in want]
     assert rows.tolist() == [r if min_rows else first for first, _, r in want]
     assert key_ints(u[inv]) == ints
+
+
+@settings(max_examples=300, deadline=None)
+@given(fbits=st.sampled_from([1, 7, 30, 44, 57, 63, 64]),
+       base=st.sampled_from([0, 1, 12345, 2**40 + 3, -5, 2**62]), data=st.data())
+def test_dedupe_min_packed_against_a_dict(fbits: int, base: int, data: st.DataObject) -> None:
+    """:func:`dedupe_min_packed` of fingerprints in any order (repeated) with their keys
+    (a batch's: ``base`` plus a small span, or any ``int64``): each fingerprint once, in
+    order, with its smallest key, as a dict says; None exactly when the fingerprints'
+    bits and the keys' span exceed 64 (the list then untouched), the list emptied
+    otherwise. Runs longer than a slice of the in-place compaction are drawn too."""
+    from modelcheck import store
+    from modelcheck.store import dedupe_min_packed
+
+    ftop = (1 << fbits) - 1
+    fp = st.one_of(st.sampled_from([0, ftop, ftop >> 1]), st.integers(0, ftop))
+    fps = data.draw(st.lists(fp, min_size=1, max_size=60))
+    fps = fps * data.draw(st.sampled_from([1, 3]))  # repeats, in runs
+    span = data.draw(st.sampled_from([0, 1, 1000, 2**20, 2**62]))
+    keys = [base + data.draw(st.integers(0, min(span, 2**63 - 1 - base))) for _ in fps]
+    oracle: dict[int, int] = {}
+    for a, b in zip(fps, keys):
+        oracle[a] = min(oracle.get(a, b), b)
+    f = np.array(fps, dtype=np.uint64)
+    k = np.array(keys, dtype=np.int64)
+    held = [f, k]
+    kept = store._PACKED_STEP
+    store._PACKED_STEP = data.draw(st.sampled_from([1, 2, 7, 1 << 16]))
+    try:
+        got = dedupe_min_packed(held)
+    finally:
+        store._PACKED_STEP = kept
+    fit = max(fps).bit_length() + max(1, (max(keys) - min(keys)).bit_length()) <= 64
+    if not fit:
+        assert got is None and held[0] is f and held[1] is k
+        return
+    assert got is not None and held == []
+    u, kmin = got
+    assert u.dtype == np.uint64 and kmin.dtype == np.int64
+    assert u.tolist() == sorted(oracle)
+    assert kmin.tolist() == [oracle[x] for x in sorted(oracle)]
+
+
+def test_packed_dedupe_peaks_at_one_word_a_row() -> None:
+    """Handed the only references to a batch's fingerprints and keys, the packed
+    de-duplication peaks at one word a row above them (they are freed before the sort,
+    and the unique words are moved to the front in place); :func:`dedupe_min`, which
+    also finds the rows, takes three and more. Measured with ``tracemalloc``."""
+    import tracemalloc
+
+    from modelcheck.store import dedupe_min_packed
+
+    n = 400_000
+    rng = np.random.default_rng(3)
+
+    def batch() -> list[np.ndarray]:
+        fps = rng.integers(0, 1 << 40, size=n).astype(np.uint64)
+        fps[n // 2:] = fps[: n // 2]  # every fingerprint twice
+        return [fps, rng.permutation(n).astype(np.int64) + (1 << 30)]
+
+    peaks = []
+    for packed in (True, False):
+        tracemalloc.start()  # (before the inputs: their freeing counts)
+        try:
+            held = batch()
+            tracemalloc.reset_peak()
+            before = tracemalloc.get_traced_memory()[0]
+            if packed:
+                got = dedupe_min_packed(held)
+                assert got is not None
+            else:
+                got = dedupe_min(*held)[:2]
+            peak = tracemalloc.get_traced_memory()[1] - before
+        finally:
+            tracemalloc.stop()
+        peaks.append(peak)
+        assert len(got[0]) == n // 2
+    assert peaks[0] <= 8 * n + (1 << 20)
+    assert peaks[1] >= 3 * 8 * n
+
+
+@settings(max_examples=60, deadline=None)
+@given(width=st.sampled_from([1, 2]),
+       batches=st.lists(st.sets(st.integers(0, 2**70), max_size=500), min_size=1,
+                        max_size=8),
+       hold=st.booleans())
+def test_fingerprint_set_in_mappings_against_a_set(width: int, batches: list[set[int]],
+                                                   hold: bool) -> None:
+    """With the mapping threshold lowered to 512 bytes, the visited set's columns move
+    into mappings of their own and grow by ``mremap``; membership and contents stay a
+    Python set's, also when a view of a column is held while it grows (the mapping then
+    cannot be resized and the column is copied to a new one)."""
+    from modelcheck import store
+
+    kept = store.MMAP_THRESHOLD
+    store.MMAP_THRESHOLD = 512
+    try:
+        _fill_mapped_set(width, batches, hold)
+    finally:
+        store.MMAP_THRESHOLD = kept
+
+
+def _fill_mapped_set(width: int, batches: list[set[int]], hold: bool) -> None:
+    top = (1 << 64 * width) - 1
+    s = FingerprintSet(width)
+    ref: set[int] = set()
+    views = []
+    for b in batches:
+        new = sorted({k & top for k in b} - ref)
+        ref |= set(new)
+        s.add_sorted(keys_of(new, width))
+        if hold:
+            views.append(s._cols[0][:1])  # an outside view of a column
+        assert key_ints(s._a) == sorted(ref)
+        q = sorted(ref)[:50] + [(k * 7 + 1) & top for k in sorted(ref)[:50]]
+        assert s.contains(keys_of(q, width)).tolist() == [k in ref for k in q]
+    if len(ref) > 1024:  # grown past the first 1024 rows: mapped
+        assert all(m is not None for m in s._maps)
+        assert s.nbytes == 8 * width * len(ref)
+
+
+def test_release_free_trims_the_heap_on_glibc() -> None:
+    """:func:`~modelcheck.memtune.release_free` is glibc's ``malloc_trim``: True where
+    the C library is glibc, False (doing nothing) elsewhere."""
+    import ctypes
+
+    from modelcheck.memtune import release_free
+
+    try:
+        glibc = hasattr(ctypes.CDLL("libc.so.6"), "malloc_trim")
+    except OSError:
+        glibc = False
+    assert release_free() is glibc

@@ -61,18 +61,22 @@ def test_explorer_stores_each_key_once(pad: int) -> None:
     assert r.memory["visited_bytes"] <= 8 * width * (n + SLACK_ROWS)
 
 
-def test_batches_are_sized_by_their_successor_rows(monkeypatch) -> None:
+@pytest.mark.parametrize("pad", [0, 60])
+def test_batches_are_sized_by_their_successor_rows(monkeypatch, pad: int) -> None:
     """A batch's states are chosen so that its successors stay within the explorer's
-    successor rows (``BATCH_SUCCESSORS``), not a fixed number of states: every kernel
+    successor rows (``BATCH_SUCCESSORS`` over the key's width in words: a two-word key's
+    de-duplication takes more bytes a row), not a fixed number of states: every kernel
     expansion of the run yields at most that many successors, and the counts are the
     brute-force oracle's (and those of one batch a level)."""
+    from benchmarks.wide_states import padded
     from modelcheck import explorer
     from modelcheck.kernel import Kernel
     from tests.bruteforce import brute_force
 
-    spec = TwoPhase(N=4)
+    spec = TwoPhase(N=4) if pad == 0 else padded(pad, False)(N=4)
+    width = 1 if pad == 0 else 2
     whole = Explorer(spec, batch_size=1 << 20).run()
-    cap = 200
+    cap = 200 * width  # a batch of as many states as the one-word run's
     monkeypatch.setattr(explorer, "BATCH_SUCCESSORS", cap, raising=False)
     rows: list[int] = []
     real = Kernel.expand
@@ -90,7 +94,8 @@ def test_batches_are_sized_by_their_successor_rows(monkeypatch) -> None:
 
     monkeypatch.setattr(Kernel, "expand", spy)
     r = Explorer(spec).run()
-    assert max(rows) <= cap < max(lv.generated for lv in whole.levels)
+    assert r.state_bits > 64 * (width - 1)
+    assert max(rows) <= cap // width < max(lv.generated for lv in whole.levels)
     assert len(rows) > 2 * r.depth  # several batches a level
     assert (r.distinct_states, r.depth) == brute_force(spec)
     assert (r.distinct_states, r.depth, r.generated_states) == \
