@@ -264,6 +264,13 @@ class FamilyNext(NextView):
         #: cells some scatter writes in some row (allocated by the first scatter)
         object.__setattr__(self, "_scattered", None)
 
+    def none_enabled(self, g: Any) -> bool:
+        """True when the guard ``g`` holds at no (instance, state) pair: then every
+        instance returns at once, as each does on its own. Otherwise the body runs for
+        every instance; those it does not enable give no transition, and an error
+        their bodies raise sends them to the per-instance evaluator."""
+        return not bool(np.any(_plain(g)))
+
     def _cell(self, i: int) -> Any:
         if self._scattered is not None and self._scattered[i]:
             raise GiveUp("read of a cell written through a parameter index")

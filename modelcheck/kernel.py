@@ -51,7 +51,7 @@ from .spec import ActionDecl, ActionInstance, PredicateDecl, RoleKind, Spec
 from .store import concat_clear, empty_keys, key_int, take_rows
 from .symmetry import Symmetry
 from .types.sets import SetValue
-from .views import Branch, NextView, StateView
+from .views import Branch, Narrow, NextView, StateView
 
 __all__ = ["Kernel", "Checks", "Expansion", "format_state"]
 
@@ -146,6 +146,7 @@ class Kernel:
         view: bool = True,
         family_rows: int = 1 << 15,
         family_min: int = 8,
+        narrow_min: int = 1024,
         checks: Checks | None = None,
     ) -> None:
         if checks is None:
@@ -200,6 +201,10 @@ class Kernel:
         #: ``family_rows=0`` turns it off. Speed only: the results are the same.
         self.family_rows = family_rows
         self.family_min = family_min
+        #: on batches of at least this many states, an action whose guard
+        #: (:meth:`NextView.none_enabled`) holds in at most half of them is evaluated
+        #: again on those alone. Speed only: the results are the same.
+        self.narrow_min = narrow_min
         #: when a batch raises, the states of it evaluated one at a time to name the
         #: one that raises (at most; 0: the batch's error as it is, as the level
         #: engine asks while it locates the first raising state itself)
@@ -719,17 +724,47 @@ class Kernel:
         """Evaluate one parameter combination of an action on the batch (the
         per-instance evaluator): the body runs once, and each of ``insts`` (one per
         branch, or the action itself) takes what it does."""
-        layout, n = self.layout, acc.n
+        n = acc.n
         member = self._member_rows(insts[0], s, n, acc.member_bits)
         if member is not None:
             if not member.any():
                 return  # a MemberOf parameter that is a member in no state of the batch
-        t = NextView(s)
+        t = NextView(s, narrow=n >= self.narrow_min)
         with collect_undefined() as undefined:
             try:
                 g = insts[0].call(self.spec, s, t)
+            except Narrow as nw:
+                g, few = None, nw.mask
             except Exception as e:
                 raise self._locate_action_error(insts[0], words, e) from None
+        if g is None:
+            # the guard holds in few states (NextView.none_enabled): the action
+            # again on those alone (two at least, as a batch is evaluated)
+            sel = np.flatnonzero(few)
+            if len(sel) < 2:
+                sel = np.union1d(sel, np.flatnonzero(~few)[:2 - len(sel)])
+            sub = take_rows(words, sel)
+            sv = self.batch_view(sub)
+            t = NextView(sv)
+            with collect_undefined() as undefined:
+                try:
+                    g = insts[0].call(self.spec, sv, t)
+                except Exception as e:
+                    raise self._locate_action_error(insts[0], sub, e) from None
+            self._take_group(insts, sv, sub, t, g, undefined,
+                             None if member is None else member[sel], acc, stutter, sel)
+            return
+        self._take_group(insts, s, words, t, g, undefined, member, acc, stutter, None)
+
+    def _take_group(self, insts: list[ActionInstance], s: StateView, words: np.ndarray,
+                    t: NextView, g: Any, undefined: list[Any], member: np.ndarray | None,
+                    acc: _Accumulator,
+                    stutter: list[tuple[set[int] | None, np.ndarray | None]],
+                    sel: np.ndarray | None) -> None:
+        """The transitions of ``insts`` from the call that gave guard ``g`` and next
+        state ``t`` on the batch ``words`` (the rows ``sel`` of the expanded batch,
+        or all of it when None)."""
+        layout, n = self.layout, len(words)
         for inst in insts:
             taken = self._taken(inst, t, undefined)
             if taken is None:
@@ -752,8 +787,9 @@ class Kernel:
             if m == 0:
                 continue
             acc.fired[inst.id] = m
+            at = rows if sel is None else sel[rows]  # the rows of the expanded batch
             if acc.any_enabled is not None:
-                acc.any_enabled |= mask
+                acc.any_enabled[at] = True
             child = take_rows(words, rows)
             post: dict[int, Any] = {}
             with np.errstate(over="ignore"):
@@ -775,7 +811,7 @@ class Kernel:
                     ok[self._pred_rows(p, pre_v, post_v, words, rows, inst)] = False
             child, fps = self.canonical(child)
             ids = np.full(m, inst.id, dtype=np.int32)
-            acc.add(child, fps, rows, ids, ok)
+            acc.add(child, fps, at, ids, ok)
             if self._step_preds:
                 pre_sub = _SubView(s, rows, {})
                 post_sub = _SubView(s, rows, post)
@@ -784,12 +820,12 @@ class Kernel:
                     if reads is not None and ok_mask is not None and reads.isdisjoint(post):
                         # The action leaves every cell the property reads of the next
                         # state unchanged: its verdict is the one on (s, s).
-                        bad = np.flatnonzero(~ok_mask[rows])
+                        bad = np.flatnonzero(~ok_mask[at])
                     else:
                         bad = self._pred_rows(p, pre_sub.view(layout, m),
                                               post_sub.view(layout, m), words, rows, inst)
                     if len(bad):
-                        acc.hits[j].append((rows[bad], ids[bad], take_rows(fps, bad)))
+                        acc.hits[j].append((at[bad], ids[bad], take_rows(fps, bad)))
 
     def _expand_family(self, fam: _Family, lo: int, hi: int, fs: FamilyState, s: StateView,
                        words: np.ndarray, acc: _Accumulator,

@@ -247,6 +247,15 @@ class _BranchBlock:
             t._branches[self._name] = Branch(self._cond, own, (self._start, undefined_mark()))
 
 
+class Narrow(Exception):  # noqa: N818 - a request, not an error
+    """Raised by :meth:`NextView.none_enabled` for the kernel: evaluate the action
+    again on the states of ``mask`` only (internal)."""
+
+    def __init__(self, mask: np.ndarray) -> None:
+        super().__init__("narrow the batch")
+        self.mask = mask
+
+
 class NextView(StateView):
     """The next state: reads see assignments made so far, writes record them.
 
@@ -255,11 +264,29 @@ class NextView(StateView):
     outside every branch.
     """
 
-    def __init__(self, current: StateView) -> None:
+    def __init__(self, current: StateView, *, narrow: bool = False) -> None:
         super().__init__(current._layout, current._cell, current._n)
         object.__setattr__(self, "_assigned", {})
         object.__setattr__(self, "_branches", {})
         object.__setattr__(self, "_in_branch", None)
+        object.__setattr__(self, "_narrow", narrow)
+
+    def none_enabled(self, g: Any) -> bool:
+        """True when the guard ``g`` holds in no state of the batch (the action may
+        return at once, without building its next state): ``if t.none_enabled(g):
+        return g``. On a batch where ``g`` holds in at most half of the states, and
+        before anything is assigned, the kernel may stop the call here and evaluate
+        the action again on those states only (the results are the same: an action
+        is evaluated state by state), so that its body is not built for states it
+        does not take."""
+        if self._narrow and not self._assigned and not self._branches:
+            mask = np.asarray(g)
+            if mask.dtype == np.bool_ and mask.shape == (self._n,):
+                on = int(np.count_nonzero(mask))
+                if 0 < on and 2 * on <= mask.shape[0]:
+                    raise Narrow(mask)
+                return on == 0
+        return not bool(np.any(g))
 
     def branch(self, name: str, cond: Any = True) -> _BranchBlock:
         """A branch of the action (TLA+'s disjunct): ``with t.branch("commit", c): ...``."""

@@ -397,9 +397,9 @@ def _sfilter(q: Any, keep: Any) -> Any:
     return acc
 
 
-def _off(g: Any) -> bool:
+def _off(t: Any, g: Any) -> bool:
     """No state of the batch enables the action (its next state need not be built)."""
-    return not bool(np.any(g))
+    return bool(t.none_enabled(g))
 
 
 def _mask(m: int, bs: range) -> set[int]:
@@ -821,7 +821,7 @@ class _Replication(Spec):
     def BrokerStart(self, s: Any, t: Any, b: int) -> Any:
         st = s.broker_state[b].status
         g = (st == BStatus.OFFLINE_CLEAN) | (st == BStatus.OFFLINE_DIRTY)
-        if _off(g):
+        if _off(t, g):
             return g
         n = _Next(self, s)
         inc = s.aux_ctrs.incarn_ctr
@@ -836,7 +836,7 @@ class _Replication(Spec):
     @action(b=Brokers, k=lambda self: range(1, self.MsgCap + 1), c=Brokers)
     def ReceiveBrokerRegRequest(self, s: Any, t: Any, b: int, k: int, c: int) -> Any:
         m = s.m_regreq.at(k)
-        if _off((k <= s.m_regreq.len()) & (m.source == b)):
+        if _off(t, (k <= s.m_regreq.len()) & (m.source == b)):
             return np.False_
         n = _Next(self, s)
         reg = s.con_broker_reg[b]
@@ -855,7 +855,7 @@ class _Replication(Spec):
     @action(b=Brokers, k=lambda self: range(1, self.MsgCap + 1))
     def ReceiveBrokerRegResponse(self, s: Any, t: Any, b: int, k: int) -> Any:
         m = s.m_regresp.at(k)
-        if _off((k <= s.m_regresp.len()) & (m.dest == b)):
+        if _off(t, (k <= s.m_regresp.len()) & (m.dest == b)):
             return np.False_
         n = _Next(self, s)
         bst = s.broker_state[b]
@@ -875,7 +875,7 @@ class _Replication(Spec):
 
     @action(b=Brokers, c=Brokers)
     def UnfenceBroker(self, s: Any, t: Any, b: int, c: int) -> Any:
-        if _off((s.con_broker_reg[b].status == FENCED) & (s.broker_state[b].status == RUNNING)):
+        if _off(t, (s.con_broker_reg[b].status == FENCED) & (s.broker_state[b].status == RUNNING)):
             return np.False_
         n = _Next(self, s)
         g = self._unfenced(s, n, b, c)
@@ -885,7 +885,7 @@ class _Replication(Spec):
 
     @action(b=Brokers, c=Brokers)
     def FenceBroker(self, s: Any, t: Any, b: int, c: int) -> Any:
-        if _off((s.aux_ctrs.fence_broker_ctr < self.FenceBrokerLimit)
+        if _off(t, (s.aux_ctrs.fence_broker_ctr < self.FenceBrokerLimit)
                 & (s.con_broker_reg[b].status == UNFENCED)):
             return np.False_
         n = _Next(self, s)
@@ -912,7 +912,7 @@ class _Replication(Spec):
         g0 = ((bst.status != BStatus.OFFLINE_CLEAN) & (bst.status != BStatus.OFFLINE_DIRTY)
               & bst.registered & (o >= bml.len() + 1) & (o <= log.len())
               & self._needs_action(s, b, rec))
-        if _off(g0):
+        if _off(t, g0):
             return g0
         n = _Next(self, s)
         zero = log.type.elem.zero()
@@ -1003,7 +1003,7 @@ class _Replication(Spec):
         if b in timed_out:
             return False
         pm = s.partition_metadata[b]
-        if _off((s.broker_state[b].status == RUNNING)
+        if _off(t, (s.broker_state[b].status == RUNNING)
                 & not_(s.partition_pending_ap[b].epoch > pm.partition_epoch)
                 & (s.partition_status[b] == LEADER)):
             return np.False_
@@ -1052,7 +1052,7 @@ class _Replication(Spec):
     @action(b=Brokers, k=lambda self: range(1, self.MsgCap + 1), nl=Brokers)
     def ReceiveAlterPartitionRequest(self, s: Any, t: Any, b: int, k: int, nl: int) -> Any:
         m = s.m_apreq.at(k)
-        if _off((k <= s.m_apreq.len()) & (m.source == b)):
+        if _off(t, (k <= s.m_apreq.len()) & (m.source == b)):
             return np.False_
         n = _Next(self, s)
         md = s.con_partition_metadata
@@ -1087,7 +1087,7 @@ class _Replication(Spec):
         m = s.m_apresp.at(k)
         pm = s.partition_metadata[b]
         pend = s.partition_pending_ap[b]
-        if _off((k <= s.m_apresp.len()) & (m.dest == b) & (pend.epoch > pm.partition_epoch)
+        if _off(t, (k <= s.m_apresp.len()) & (m.dest == b) & (pend.epoch > pm.partition_epoch)
                 & (s.partition_status[b] == LEADER)):
             return np.False_
         n = _Next(self, s)
@@ -1118,7 +1118,7 @@ class _Replication(Spec):
             return False
         md = s.con_partition_metadata
         in_progress = not_(md.adding.is_empty()) | not_(md.removing.is_empty())
-        if _off((s.aux_ctrs.reassignment_ctr < self.ReassignmentLimit) & not_(in_progress)):
+        if _off(t, (s.aux_ctrs.reassignment_ctr < self.ReassignmentLimit) & not_(in_progress)):
             return np.False_
         n = _Next(self, s)
         none = md.isr - md.isr
@@ -1162,7 +1162,7 @@ class _Replication(Spec):
         f = s.broker_fetchers[b][to]
         g = ((s.broker_state[b].status == RUNNING) & f.has & not_(f.pending)
              & (s.partition_metadata[b].leader == to) & not_(self._converged(s, to, b)))
-        if _off(g):
+        if _off(t, g):
             return g
         n = _Next(self, s)
         n.v["m_freq"] = _sadd(s.m_freq, {
@@ -1179,7 +1179,7 @@ class _Replication(Spec):
         m = s.m_freq.at(k)
         g = ((k <= s.m_freq.len()) & (m.dest == b) & (m.source == src)
              & (s.broker_state[b].status == RUNNING))
-        if _off(g):
+        if _off(t, g):
             return g
         n = _Next(self, s)
         pm = s.partition_metadata[b]
@@ -1219,7 +1219,7 @@ class _Replication(Spec):
         f = s.broker_fetchers[b][src]
         g = ((k <= s.m_fresp.len()) & (m.dest == b) & (m.source == src)
              & (s.broker_state[b].status == RUNNING) & f.pending)
-        if _off(g):
+        if _off(t, g):
             return g
         n = _Next(self, s)
         pd = s.partition_data[b]
@@ -1266,7 +1266,7 @@ class _Replication(Spec):
         g = (not_(s.inv_sent.has(v)) & (s.broker_state[b].status == RUNNING)
              & (s.partition_status[b] == LEADER)
              & (pm.maximal_isr.size() >= self.MinISR))
-        if _off(g):
+        if _off(t, g):
             return g
         n = _Next(self, s)
         pd = s.partition_data[b]
@@ -1292,7 +1292,7 @@ class _Replication(Spec):
         epoch to file (KIP-966's clean shutdown)."""
         bs = s.broker_state[b].status
         online = (bs != BStatus.OFFLINE_CLEAN) & (bs != BStatus.OFFLINE_DIRTY)
-        if _off(online & pre):
+        if _off(t, online & pre):
             return np.False_
         n = _Next(self, s)
         st = BStatus.OFFLINE_DIRTY if unclean else BStatus.OFFLINE_CLEAN
@@ -1556,7 +1556,7 @@ class KafkaReplicationKip966(_Replication):
     def BrokerStart(self, s: Any, t: Any, b: int) -> Any:
         st = s.broker_state[b].status
         g = (st == BStatus.OFFLINE_CLEAN) | (st == BStatus.OFFLINE_DIRTY)
-        if _off(g):
+        if _off(t, g):
             return g
         n = _Next(self, s)
         inc = s.aux_ctrs.incarn_ctr
@@ -1573,7 +1573,7 @@ class KafkaReplicationKip966(_Replication):
     @action(b=Brokers, k=lambda self: range(1, self.MsgCap + 1), c=Brokers)
     def ReceiveBrokerRegRequest(self, s: Any, t: Any, b: int, k: int, c: int) -> Any:
         m = s.m_regreq.at(k)
-        if _off((k <= s.m_regreq.len()) & (m.source == b)):
+        if _off(t, (k <= s.m_regreq.len()) & (m.source == b)):
             return np.False_
         n = _Next(self, s)
         reg = s.con_broker_reg[b]
