@@ -316,11 +316,12 @@ def _may_cycle(levels: np.ndarray, indptr: np.ndarray, dst: np.ndarray, sub: np.
         if not len(at):
             continue
         t = d[at]
-        src = np.searchsorted(indptr[u + 1:v + 1] - e0, at, side="right") + u
-        ok = sub[src]
-        ok &= sub[t]
+        ok = sub[t]
         if edges is not None:
             ok &= edges[at + e0]
+        at, t = at[ok], t[ok]
+        src = np.searchsorted(indptr[u + 1:v + 1] - e0, at, side="right") + u
+        ok = sub[src]
         reached[t[ok]] = True
         reaching[src[ok]] = True
     kept = []  # per level: the forward edges within sub out of reached nodes
