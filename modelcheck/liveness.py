@@ -434,7 +434,7 @@ def _cycle_subgraph(g: StateGraph, sub: np.ndarray, edges: np.ndarray | None = N
     nodes = np.flatnonzero(sub)
     indptr, dst = _induced(nodes, g.indptr, g.dst, edges, simple=True)
     keep = _peel(indptr, dst)
-    if len(keep) < len(nodes):
+    if len(keep) * 2 < len(nodes):  # else left to _trim (a copy costs more)
         indptr, dst = _induced(keep, indptr, dst)
         nodes = nodes[keep]
     keep = _trim(indptr, dst)
