@@ -90,7 +90,6 @@ from .fairness import Fairness
 from .graphstore import (
     NODE_LIMIT,
     EdgeStore,
-    any_per_node,
     parallel_in_rows,
     restrict,
 )
@@ -298,46 +297,51 @@ def _may_cycle(levels: np.ndarray, indptr: np.ndarray, dst: np.ndarray, sub: np.
     edges only climb), and each of its nodes is reached by forward edges from the
     target of such an edge (the last before it on the cycle) and reaches by forward
     edges the source of one (the next): the nodes so reached and reaching hold every
-    cycle. One pass over the edges, then one level by level up (reached) and one down
-    (reaching) over the forward ones (a flag an edge held between them)."""
+    cycle. One comparison per edge finds the edges that are not forward (few, then
+    checked against ``sub`` and ``edges``); then level by level up, the forward
+    edges out of the reached nodes only (kept), and down over those kept (a node not
+    reached is left out in the end; the forward successors of a reached node are
+    reached)."""
     n = len(indptr) - 1
     reached = np.zeros(n, dtype=bool)
     reaching = np.zeros(n, dtype=bool)
-    runs = []  # per level: its nodes, edges, out-degrees, which are forward edges within sub
-    for lv in range(len(levels) - 1):
+    nl = len(levels) - 1
+    for lv in range(nl):  # the edges that are not forward
         u, v = int(levels[lv]), int(levels[lv + 1])
         e0, e1 = int(indptr[u]), int(indptr[v])
-        if e1 == e0:
-            continue
-        s = sub[u:v]
-        whole = bool(s.all())
-        if not whole and not s.any():
+        if e1 == e0 or not sub[u:v].any():
             continue
         d = np.asarray(dst[e0:e1])
-        deg = np.diff(indptr[u:v + 1])
-        ok = sub[d]
-        if not whole:
-            ok &= np.repeat(s, deg)
+        at = np.flatnonzero(d < v)
+        if not len(at):
+            continue
+        t = d[at]
+        ok = sub[t]
         if edges is not None:
-            ok &= edges[e0:e1]
-        back = d < v  # not to the next level
-        back &= ok
-        if back.any():
-            reached[d[back]] = True
-            reaching[u:v] |= any_per_node(indptr[u:v + 1] - e0, back)
-        np.logical_xor(ok, back, out=ok)  # forward edges within sub
-        if ok.any():
-            runs.append((lv, u, v, e0, e1, deg, ok))
-    for _, u, v, e0, e1, deg, fwd in runs:  # level by level up
-        r = reached[u:v]
-        if r.any():
-            hit = fwd if r.all() else np.repeat(r, deg) & fwd
-            reached[np.asarray(dst[e0:e1])[hit]] = True
-    for lv, u, v, e0, e1, _, fwd in reversed(runs):  # and down
-        if reaching[v:int(levels[min(lv + 2, len(levels) - 1)])].any():
-            hit = reaching[np.asarray(dst[e0:e1])]
-            hit &= fwd
-            reaching[u:v] |= any_per_node(indptr[u:v + 1] - e0, hit)
+            ok &= edges[at + e0]
+        at, t = at[ok], t[ok]
+        src = np.searchsorted(indptr[u + 1:v + 1] - e0, at, side="right") + u
+        ok = sub[src]
+        reached[t[ok]] = True
+        reaching[src[ok]] = True
+    kept = []  # per level: the forward edges within sub out of reached nodes
+    for lv in range(nl):  # level by level up (reached nodes lie in sub)
+        u, v = int(levels[lv]), int(levels[lv + 1])
+        rn = np.flatnonzero(reached[u:v])
+        if not len(rn):
+            continue
+        eidx, esrc = _out_edges(indptr, rn + u)
+        t = np.asarray(dst[eidx])
+        ok = t >= v
+        ok &= sub[t]
+        if edges is not None:
+            ok &= edges[eidx]
+        t = t[ok]
+        if len(t):
+            reached[t] = True
+            kept.append((esrc[ok], t))
+    for src, t in reversed(kept):  # and down
+        reaching[src[reaching[t]]] = True
     reached &= reaching
     return reached
 
@@ -390,18 +394,49 @@ def _induced(nodes: np.ndarray, indptr: np.ndarray, dst: np.ndarray,
     return sub_indptr, sub_dst
 
 
+def _peel(indptr: np.ndarray, dst: np.ndarray) -> np.ndarray:
+    """The nodes (sorted) of the CSR graph left when those without an edge in from
+    the nodes left are removed, wave by wave (Kahn's algorithm): the nodes reached
+    from a cycle, a superset of the nodes on cycles; none iff the graph has no cycle.
+    Each edge is read once for the in-degrees and once when its source is removed
+    (its target's in-degree counted down: the targets of a wave sorted, counted per
+    run), however many waves there are (unlike :func:`_trim`'s rounds)."""
+    k = len(indptr) - 1
+    indeg = np.bincount(np.asarray(dst), minlength=k)
+    wave = np.flatnonzero(indeg == 0)
+    while len(wave):
+        eidx, _ = _out_edges(indptr, wave)
+        if not len(eidx):
+            break
+        t = np.asarray(dst[eidx])
+        t.sort()
+        first = np.empty(len(t), dtype=bool)
+        first[0] = True
+        np.not_equal(t[1:], t[:-1], out=first[1:])
+        at = np.flatnonzero(first)
+        u = t[at]
+        indeg[u] -= np.diff(at, append=len(t))
+        wave = u[indeg[u] == 0]
+    return np.flatnonzero(indeg)
+
+
 def _cycle_subgraph(g: StateGraph, sub: np.ndarray, edges: np.ndarray | None = None,
                     levels: bool = True) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The nodes of ``sub`` that may lie on a cycle within it (and the edges of
     ``edges``; by :func:`_may_cycle` when ``g``'s nodes are in BFS order and
-    ``levels``, else all of them; then trimmed by :func:`_trim`) and the CSR copy of
-    the edges among them, numbered ``0..k - 1``, without repeated targets:
+    ``levels``, else all of them; then peeled by :func:`_peel`, in one pass over the
+    edges, and what is left trimmed by :func:`_trim`) and the CSR copy of the edges
+    among them, numbered ``0..k - 1``, without repeated targets:
     ``(nodes, indptr, dst)``. A graph without cycles leaves none, so its check needs
     no SCC routine (nor scipy)."""
     if g.levels is not None and levels:
         sub = _may_cycle(g.levels, g.indptr, g.dst, sub, edges)
     nodes = np.flatnonzero(sub)
     indptr, dst = _induced(nodes, g.indptr, g.dst, edges, simple=True)
+    keep = _peel(indptr, dst)
+    if len(keep) * 2 < len(nodes):  # else left to _trim (a copy costs more)
+        indptr, dst = _induced(keep, indptr, dst)
+        nodes = nodes[keep]
     keep = _trim(indptr, dst)
     if len(keep) < len(nodes):
         indptr, dst = _induced(keep, indptr, dst)

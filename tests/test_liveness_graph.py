@@ -395,6 +395,46 @@ def test_may_cycle_equals_its_definition(gc, data):
     if edge_ok.all():
         assert np.array_equal(_may_cycle(g.levels, g.indptr, g.dst, mask.copy()), want)
 
+@st.composite
+def _csr_graph(draw):
+    """A random small directed graph in CSR form (sorted targets per source, no
+    repeats; self-loops allowed), sometimes acyclic (edges only to larger nodes)."""
+    n = draw(st.integers(0, 12))
+    acyclic = draw(st.booleans())
+    rows = []
+    for u in range(n):
+        pool = list(range(u + 1, n)) if acyclic else list(range(n))
+        rows.append(sorted(draw(st.sets(st.sampled_from(pool), max_size=4)) if pool else []))
+    indptr = np.zeros(n + 1, dtype=np.int32)
+    np.cumsum([len(r) for r in rows], out=indptr[1:])
+    dst = np.array([v for r in rows for v in r], dtype=np.int32)
+    return n, indptr, dst
+
+
+@settings(max_examples=400, deadline=None)
+@given(_csr_graph())
+def test_peel_leaves_the_nodes_reached_from_cycles(graph):
+    """Kahn's peeling (``_peel``: in-degrees counted down wave by wave) leaves exactly
+    the nodes reachable from a cycle (networkx: a component of several nodes or a
+    self-loop, then its descendants): none iff the graph is acyclic."""
+    import networkx as nx
+
+    from modelcheck.liveness import _peel
+
+    n, indptr, dst = graph
+    dg = nx.DiGraph()
+    dg.add_nodes_from(range(n))
+    dg.add_edges_from((u, int(v)) for u in range(n) for v in dst[indptr[u]:indptr[u + 1]])
+    want: set[int] = set()
+    for c in nx.strongly_connected_components(dg):
+        u = next(iter(c))
+        if len(c) > 1 or dg.has_edge(u, u):
+            want |= c | nx.descendants(dg, u)
+    got = _peel(indptr, dst)
+    assert got.tolist() == sorted(want)
+    assert (len(got) == 0) == nx.is_directed_acyclic_graph(dg)
+
+
 # ------------------------------------------------------------------ the fingerprint index
 @settings(max_examples=200, deadline=None)
 @given(st.lists(U64, unique=True, max_size=300), st.lists(U64, max_size=50),
