@@ -1013,7 +1013,8 @@ def write_unvisited(root: Path, depth: int, producer: int, buckets: int,
     """As :func:`write_candidates`, once the successors in the visited shards after
     level ``depth`` are dropped (each looked up in its bucket's shard, complete once
     every bucket committed level ``depth``): what is written is new states only, and
-    the commit that reads them skips the visited check (a :class:`Job` with
+    the commit that reads them skips the visited check (a
+    :class:`~modelcheck.shards.engine.Job` with
     ``unvisited``). Every visited state met here is one row fewer to split, write,
     read and sort (TwoPhase RM=9: 28.7M successors, 10.3M of them new)."""
     fps, parents, acts, words = cands
