@@ -459,9 +459,10 @@ class Grid(Spec):
 def test_a_worker_expands_its_bucket_in_batches_of_the_configured_size(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, batch: int) -> None:
     """Every ``Kernel.expand`` call of a worker task has at most ``--batch-size`` states,
-    and a task expands its bucket's ``n`` states of a level in ``ceil(n / batch)`` calls,
-    as the one process expands a level: the workers' kernel cost per state is the one
-    process's (recorded from the forked workers through a file)."""
+    and a task expands its fingerprint range's ``n`` states of a level (every bucket's
+    states in the range) in ``ceil(n / batch)`` calls, as the one process expands a
+    level: the workers' kernel cost per state is the one process's (recorded from the
+    forked workers through a file)."""
     from modelcheck.kernel import Kernel
 
     calls = tmp_path / "calls.txt"
@@ -488,5 +489,93 @@ def test_a_worker_expands_its_bucket_in_batches_of_the_configured_size(
     assert_same(one, many)
     sizes = [int(x) for x in calls.read_text().split()]
     assert sizes and max(sizes) <= batch
-    want = sum(-(-len(np.load(f)) // batch) for _, f in _level_files(run))
+    want = sum(-(-n // batch) for n in _range_sizes(run, 3))
     assert len(sizes) == want
+
+
+def _range_sizes(run: Path, buckets: int) -> list[int]:
+    """The states of every fingerprint range (``buckets`` of them) of every level of
+    the run directory ``run``, as the expansion tasks split the levels."""
+    from modelcheck.shards.files import range_cuts
+    from modelcheck.store import key_searchsorted
+
+    root = run / "shards"
+    out = []
+    for depth in sorted({d for d, _ in _level_files(run)}):
+        cuts = range_cuts(root, depth, buckets, buckets)
+        keys = [np.load(root / f"L{depth:05d}" / f"b{b:04d}.fp.npy") for b in range(buckets)]
+
+        def at(k: np.ndarray, cut: np.ndarray | None, end: int) -> int:
+            return end if cut is None else int(key_searchsorted(k, cut)[0])
+
+        out += [sum(at(k, cuts[i + 1], len(k)) - at(k, cuts[i], 0) for k in keys)
+                for i in range(buckets)]
+    assert sum(out) == sum(len(np.load(f)) for _, f in _level_files(run))
+    return out
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.one_of(random_spec(), random_spec(wide=True)), st.integers(1, 3),
+       st.integers(2, 4), st.integers(1, 5))
+def test_ranges_flushed_in_pieces_equal_one_process(cls: type[Spec], workers: int,
+                                                    buckets: int, flush: int) -> None:
+    """A range task whose successors come in several flushes (each sorted, not the
+    whole) sorts them before dropping the visited ones: with a flush every few rows
+    the run is still the one process's, and the brute-force oracle's counts."""
+    import dataclasses
+
+    from modelcheck.shards.backend import ShardedRun
+
+    spec = cls()
+    base = ShardedRun.worker_config
+
+    def small_flushes(self: Any, target: str) -> Any:
+        return dataclasses.replace(base(self, target), flush_rows=flush)
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(ShardedRun, "worker_config", small_flushes)
+        many = parallel(spec, workers, buckets=buckets, batch_size=2)
+    assert_same(Explorer(spec).run(), many)
+    o = brute_force_check(spec)
+    assert (many.status, many.distinct_states, many.depth) == (o.status, o.distinct, o.depth)
+
+
+class Scramble(Spec):
+    """Successors in no order of their parents': a range's successors flushed every
+    few rows come as runs that are not sorted as a whole."""
+
+    a = Int(0, 15)
+    b = Int(0, 15)
+    check_deadlock = False
+
+    @action
+    def MixA(self, s: Any, t: Any) -> Any:
+        t.a = (s.a * 5 + 3) % 16
+        return True
+
+    @action
+    def MixB(self, s: Any, t: Any) -> Any:
+        t.b = (s.b * 7 + s.a) % 16
+        return True
+
+
+@pytest.mark.parametrize("flush", [1, 2, 7])
+def test_ranges_flushed_in_unsorted_pieces_equal_one_process(flush: int) -> None:
+    """The successors of a range flushed in pieces that are not sorted as a whole are
+    sorted before the visited ones are dropped (else states seen before come back)."""
+    import dataclasses
+
+    from modelcheck.shards.backend import ShardedRun
+
+    spec = Scramble()
+    base = ShardedRun.worker_config
+
+    def small_flushes(self: Any, target: str) -> Any:
+        return dataclasses.replace(base(self, target), flush_rows=flush)
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(ShardedRun, "worker_config", small_flushes)
+        many = parallel(spec, 2, buckets=2, batch_size=2)
+    assert_same(Explorer(spec).run(), many)
+    o = brute_force_check(spec)
+    assert (many.distinct_states, many.depth) == (o.distinct, o.depth)

@@ -16,6 +16,9 @@ local processes (:class:`modelcheck.shards.pool.PoolEngine`, ``modelcheck check
   de-duplicated, unvisited transitions found by job ``d - 1``) and, as asked,
   expands it, returning a :class:`LevelSummary`; so the size of level ``d + 1`` is
   known one job later;
+* an engine with :attr:`BucketEngine.ranges` (the process pool) runs an expanded
+  level as two jobs: the commit of every bucket, then the expansion of the level by
+  fingerprint ranges (:class:`RangeJob`, :func:`modelcheck.shards.files.run_range`);
 * :meth:`~BucketEngine.parent` and :meth:`~BucketEngine.level_states` read committed
   levels in the coordinating process (trace rebuild, replay after a spec error);
 * :meth:`~BucketEngine.tidy` retires what resuming from a committed level no longer
@@ -60,13 +63,14 @@ from .files import (
     retire,
     run_bucket,
     run_level_here,
+    run_range,
     visited_dir,
     write_candidates,
 )
 from .rundir import RunDir
 from .worker import WorkerConfig, seed_kernel
 
-__all__ = ["BucketEngine", "Job", "JobCounters", "LevelSummary", "NAME"]
+__all__ = ["BucketEngine", "Job", "RangeJob", "JobCounters", "LevelSummary", "NAME"]
 
 
 @dataclass(frozen=True)
@@ -78,10 +82,27 @@ class Job:
     expand: bool | None
     again: bool
     producers: int | None
+    #: the producers of the level's transitions dropped the visited states
+    #: (:func:`modelcheck.shards.files.write_unvisited`)
+    unvisited: bool = False
 
     def run(self, cfg: ShardConfig, bucket: int) -> BucketSummary:
         """The task of ``bucket``: its summary."""
-        return run_bucket(cfg, self.depth, bucket, self.expand, self.again, self.producers)
+        return run_bucket(cfg, self.depth, bucket, self.expand, self.again, self.producers,
+                          self.unvisited)
+
+@dataclass(frozen=True)
+class RangeJob:
+    """The expansion job of committed level ``depth`` (pickled into every task): task
+    ``i`` expands the level's ``i``-th fingerprint range (see
+    :func:`modelcheck.shards.files.run_range`)."""
+
+    depth: int
+    expand: bool
+
+    def run(self, cfg: ShardConfig, part: int) -> BucketSummary:
+        """The task of range ``part``: its summary."""
+        return run_range(cfg, self.depth, part, self.expand)
 
 #: the engine name recorded in a checkpoint's manifest
 NAME = "shards"
@@ -178,6 +199,9 @@ class BucketEngine(JobCounters):
     name = NAME
     #: where a job ran, for the counters: the subclass's workers, or this process
     workers = "workers"
+    #: expand a level by fingerprint ranges of the whole level, after every bucket
+    #: committed its part (:meth:`by_range`): a subclass whose jobs are cheap says so
+    ranges = False
 
     def __init__(self, rundir: RunDir, buckets: int, worker: WorkerConfig, n_act: int, *,
                  driver_threshold: int = 0, kernel: Any = None) -> None:
@@ -193,8 +217,10 @@ class BucketEngine(JobCounters):
         self._candidates: int | None = None
         self._distinct = 0
         JobCounters.__init__(self, self.workers)
-        #: how many producers wrote the successors the next job reads
+        #: how many producers wrote the successors the next job reads, and whether
+        #: they dropped the visited ones (unknown after a resume: no)
         self._producers = buckets
+        self._unvisited = False
         if kernel is not None:
             seed_kernel(worker, kernel)
 
@@ -205,8 +231,9 @@ class BucketEngine(JobCounters):
         return max(1, cores)
 
     # ------------------------------------------------------------ subclasses
-    def run_tasks(self, job: Job) -> list[BucketSummary]:
-        """Run ``job``'s task of every bucket on the workers: the summaries, by bucket."""
+    def run_tasks(self, job: Job | RangeJob) -> list[BucketSummary]:
+        """Run ``job``'s task of every bucket (or range) on the workers: the summaries,
+        by bucket."""
         raise NotImplementedError
 
     def warm_up(self) -> None:
@@ -239,12 +266,21 @@ class BucketEngine(JobCounters):
         if self.on_driver():
             parts = run_level_here(self.cfg, depth, expand, again, producers)
             where = "driver"
+        elif self.by_range(expand, again):
+            # two jobs: every bucket commits its part of the level, then each task
+            # expands a fingerprint range of the whole level (see ``by_range``)
+            parts = self.run_tasks(Job(depth, None, False, producers, self._unvisited))
+            assert expand is not None
+            parts += self.run_tasks(RangeJob(depth, expand))
+            where = self.workers
         else:
-            parts = self.run_tasks(Job(depth, expand, again, producers))
+            parts = self.run_tasks(Job(depth, expand, again, producers, self._unvisited))
             where = self.workers
         out = LevelSummary.combine(depth, parts, self.n_act)
+        out.expand = expand
         if expand:  # it wrote the successors the next job reads
             self._producers = 1 if where == "driver" else self.buckets
+            self._unvisited = self.by_range(expand, again) and where != "driver"
         self.count_job(where, out.cpu)
         if not again:
             self._distinct += out.new
@@ -252,6 +288,15 @@ class BucketEngine(JobCounters):
         # level, which a job with ``again`` expands.
         self._candidates = out.candidates if expand is not None else out.new
         return out
+
+    def by_range(self, expand: bool | None, again: bool) -> bool:
+        """Whether job ``depth`` runs as a commit job and an expansion job by fingerprint
+        range (:class:`RangeJob`) rather than one job whose task commits and expands a
+        bucket: when :attr:`ranges` says so, the level is expanded (``expand`` not
+        None) for the first time (not ``again``), there are several buckets, and no
+        state graph is written (its parts are a bucket's)."""
+        return (self.ranges and expand is not None and not again and self.buckets > 1
+                and not self.cfg.worker.temporal)
 
     def on_driver(self) -> bool:
         """Whether the next job is small enough to run in this process (unknown after a

@@ -22,6 +22,20 @@ level is one Spark job of ``K`` tasks; task ``k`` of level ``d``
    :class:`modelcheck.level.LevelFindings`, which the driver merges (by minima) and
    decides with the level rule.
 
+**Expansion by range** (``modelcheck check --workers N``,
+:class:`~modelcheck.shards.pool.PoolEngine`, whose jobs cost a few milliseconds): a
+level is two jobs instead. Task ``k`` of the first commits bucket ``k`` (step 1 only,
+:func:`run_bucket` with ``expand=None``); task ``i`` of the second (:func:`run_range`)
+expands the ``i``-th fingerprint range of the whole level (:func:`range_cuts`, every
+bucket's states in it, merged), drops the successors already in the visited shards
+(complete now that every bucket committed the level) and writes the rest, parents
+named by fingerprint (:func:`write_unvisited`); the next commit then skips its visited
+check. A bucket is every other state of a span of the level, a hash's choice, so its
+batches' successors overlap less than a range's, whose states are neighbours as in a
+batch of the one-process explorer: on TwoPhase RM=9 a bucket's batches left 36M
+successors to carry after their de-duplication, a range's 29M, and after the visited
+check 10.3M are written instead of ~28M.
+
 Everything a task reads was committed by an earlier, finished job, and everything it
 writes goes to a temporary name first and is then linked into place unless the name
 is taken (the first complete write stands): a task can be re-run (a lost executor, a
@@ -107,7 +121,8 @@ __all__ = ["ShardConfig", "bucket_of", "run_bucket", "level_dir", "visited_dir",
            "commit_block", "expand_block", "split_by_bucket", "merge_sorted", "load_visited",
            "visited_runs", "REBASE", "rebase_due", "run_level_here", "producers_of", "retire",
            "SPARE", "SPARE_DIRS", "parent_in", "graph_dir", "GraphPart", "write_graph_part",
-           "graph_part_names", "resolve_targets"]
+           "graph_part_names", "resolve_targets", "range_cuts", "level_range", "run_range",
+           "write_unvisited"]
 
 _U = np.uint64
 _M1 = _U(0xBF58476D1CE4E5B9)
@@ -418,7 +433,7 @@ def write_candidates(root: Path, depth: int, producer: int, buckets: int, fps: n
     split by target bucket (their order kept within each bucket), for level
     ``depth + 1``."""
     _write_split(cand_dir(root, depth), f"f{producer:04d}", buckets, fps,
-                 {"parent": parents, "act": acts.astype(np.int32), "w": words})
+                 {"parent": parents, "act": narrow_acts(acts), "w": words})
 
 
 def write_candidate_rows(root: Path, depth: int, producer: int, buckets: int,
@@ -532,9 +547,16 @@ def _not_in(runs: Sequence[np.ndarray], fps: np.ndarray) -> np.ndarray:
     fingerprints found twice are located in ``fps``); larger ones are binary-searched.
     Measured on 2-13M-state runs and 1-2M queries: the merge costs ~5 ns per element
     of both, the search 45-60 ns a query, out of cache."""
-    runs = [r for r in runs if len(r)]
     out = np.ones(len(fps), dtype=bool)
-    if not runs or len(fps) == 0:
+    if len(fps) == 0:
+        return out
+    # only the part of each run between the smallest and the largest query can hold
+    # one (a range task's successors lie near its range: a fraction of the shard)
+    ends = take_rows(fps, np.array([0, len(fps) - 1]))
+    spans = [key_searchsorted(r, ends) if len(r) else (0, 0) for r in runs]
+    runs = [r[int(lo):int(hi) + 1] for r, (lo, hi) in zip(runs, spans, strict=True)
+            if int(hi) + 1 > int(lo) and int(lo) < len(r)]
+    if not runs:
         return out
     if sum(len(r) for r in runs) > MERGE_SEARCH * len(fps):
         for r in runs:
@@ -554,7 +576,8 @@ MERGE_SEARCH = 8
 
 
 def run_bucket(cfg: ShardConfig, depth: int, bucket: int, expand: bool | None,
-               again: bool = False, producers: int | None = None) -> BucketSummary:
+               again: bool = False, producers: int | None = None,
+               unvisited: bool = False) -> BucketSummary:
     """Task ``bucket`` of level ``depth`` (see the module docstring).
 
     ``expand`` is ``None`` to only commit the level (count its new states; a run that
@@ -563,12 +586,13 @@ def run_bucket(cfg: ShardConfig, depth: int, bucket: int, expand: bool | None,
     ``again`` expands the already committed level ``depth`` once more (a resumed run
     whose ``--max-depth`` differs from the interrupted one's). ``producers`` says how
     many wrote the level's transitions (1 when the level before ran in the driver;
-    default: one task per bucket). Failures are re-raised
+    default: one task per bucket); ``unvisited`` that they wrote no visited state
+    (:func:`write_unvisited`: the commit skips the visited check). Failures are re-raised
     carrying their message for the driver (:func:`modelcheck.shards.worker.encode_error`).
     """
     try:
         cpu = time.process_time()
-        out = _run_bucket(cfg, depth, bucket, expand, again, producers)
+        out = _run_bucket(cfg, depth, bucket, expand, again, producers, unvisited)
         out.cpu = time.process_time() - cpu
         return out
     except Exception as e:  # noqa: BLE001 - everything is reported to the driver
@@ -651,14 +675,17 @@ def link_or_copy(src: Path, dst: Path, spare: Path | None = None) -> None:
         write_array(dst, _load(src, mmap=False), spare)
 
 
-def _commit(cfg: ShardConfig, depth: int, bucket: int, producers: int | None = None
+def _commit(cfg: ShardConfig, depth: int, bucket: int, producers: int | None = None,
+            unvisited: bool = False
             ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray | None]:
-    """De-duplicate the transitions into ``bucket``; write its part of level ``depth``
-    and its visited shard."""
+    """De-duplicate the transitions into ``bucket`` (``unvisited``: their producers
+    dropped the visited ones); write its part of level ``depth`` and its visited
+    shard."""
     root = Path(cfg.root)
     name = f"b{bucket:04d}"
     seen = load_visited(root, depth - 1, bucket) if depth > 0 else None
-    fps, parents, acts, words = commit_block(_gather(cfg, depth, bucket, producers), seen)
+    fps, parents, acts, words = commit_block(_gather(cfg, depth, bucket, producers), seen,
+                                             unvisited)
     lvl = level_dir(root, depth)
     spare = root / SPARE
     write_array(lvl / f"{name}.fp.npy", fps, spare)
@@ -684,12 +711,14 @@ def _commit(cfg: ShardConfig, depth: int, bucket: int, producers: int | None = N
 Block = tuple[np.ndarray, np.ndarray, np.ndarray, "np.ndarray | None"]
 
 
-def commit_block(cands: Block, seen: Sequence[np.ndarray] | None) -> Block:
+def commit_block(cands: Block, seen: Sequence[np.ndarray] | None,
+                 unvisited: bool = False) -> Block:
     """A bucket's part of the next level, sorted by fingerprint, from the transitions
     into it (``cands``, any order) and its visited fingerprints (sorted runs; None for
-    level 0)."""
+    level 0). ``unvisited``: the transitions' producers dropped the visited states
+    already (:func:`write_unvisited`)."""
     fps, parents, acts, words = _dedupe(*cands)
-    if seen is None:
+    if seen is None or unvisited:
         return fps, parents, acts, words
     rows = np.arange(len(fps))
     # The level runs first (a successor seen before was mostly seen lately: KRaft L5,
@@ -883,11 +912,11 @@ def split_by_bucket(block: Sequence[np.ndarray | None], buckets: int
 
 
 def _run_bucket(cfg: ShardConfig, depth: int, bucket: int, expand: bool | None, again: bool,
-                producers: int | None) -> BucketSummary:
+                producers: int | None, unvisited: bool = False) -> BucketSummary:
     if again:
         level = _committed(cfg, depth, bucket)
     else:
-        level = _commit(cfg, depth, bucket, producers)
+        level = _commit(cfg, depth, bucket, producers, unvisited)
     if cfg.worker.temporal and depth > 0:
         resolve_targets(Path(cfg.root), depth - 1, bucket, cfg.buckets, level[0])
     out, cands = expand_block(cfg, bucket, level, expand, rows=True,
@@ -895,6 +924,140 @@ def _run_bucket(cfg: ShardConfig, depth: int, bucket: int, expand: bool | None, 
     if cands is not None:
         write_candidate_rows(Path(cfg.root), depth, bucket, cfg.buckets, *cands)
     return out
+
+
+def range_cuts(root: Path, depth: int, buckets: int, parts: int) -> list[np.ndarray | None]:
+    """The ``parts + 1`` bounds of the fingerprint ranges that split committed level
+    ``depth`` into ``parts`` expansion tasks (:func:`run_range`): None at both ends, and
+    between them the keys at ``i / parts`` of the largest bucket's sorted keys (the
+    lowest such bucket). Buckets are near-uniform random samples of a level (a hash of
+    the fingerprint picks the bucket), so these quantiles of one bucket split every
+    bucket, and so the level, in near-equal parts. Read from the committed files: every
+    task (and a re-run) finds the same ranges."""
+    lvl = level_dir(root, depth)
+    sizes = [_rows(lvl / f"b{b:04d}.fp.npy") for b in range(buckets)]
+    ref = max(range(buckets), key=lambda b: (sizes[b], -b))
+    n = sizes[ref]
+    keys = _load(lvl / f"b{ref:04d}.fp.npy")
+    inner = [np.array(keys[n * i // parts:n * i // parts + 1]) if n else None
+             for i in range(1, parts)]
+    return [None, *inner, None]
+
+
+def level_range(cfg: ShardConfig, depth: int, part: int, parts: int
+                ) -> tuple[np.ndarray, np.ndarray | None]:
+    """The states of committed level ``depth`` in fingerprint range ``part`` of
+    ``parts`` (:func:`range_cuts`; ``lo <= key < hi``), gathered from every bucket's
+    level files and merged: ``(sorted keys, their words or None for exact keys)``."""
+    root = Path(cfg.root)
+    cuts = range_cuts(root, depth, cfg.buckets, parts)
+    lo_key, hi_key = cuts[part], cuts[part + 1]
+    lvl = level_dir(root, depth)
+    fps: list[np.ndarray] = []
+    words: list[np.ndarray] = []
+    for b in range(cfg.buckets):
+        keys = _load(lvl / f"b{b:04d}.fp.npy")
+        lo = 0 if lo_key is None else int(key_searchsorted(keys, lo_key)[0])
+        hi = len(keys) if hi_key is None else int(key_searchsorted(keys, hi_key)[0])
+        if hi <= lo:
+            continue
+        fps.append(np.array(keys[lo:hi]))
+        if not cfg.exact:
+            words.append(np.array(_load(lvl / f"b{b:04d}.w.npy")[lo:hi]))
+    if not fps:
+        return empty_keys(cfg.key_width), \
+            None if cfg.exact else np.zeros((0, cfg.worker.n_words), _U)
+    fp = np.concatenate(fps)
+    if cfg.exact and fp.ndim == 1:
+        fp.sort(kind="stable")  # sorted runs, one per bucket: merged (timsort)
+        return fp, None
+    order = key_order(fp)
+    fp = take_rows(fp, order)
+    if cfg.exact:
+        return fp, None
+    return fp, take_rows(np.concatenate(words), order)
+
+
+def run_range(cfg: ShardConfig, depth: int, part: int, expand: bool) -> BucketSummary:
+    """Expansion task ``part`` of committed level ``depth`` (of ``cfg.buckets`` parts):
+    the level's states in fingerprint range ``part`` (:func:`level_range`), every
+    bucket's, expanded as :func:`run_bucket` expands a bucket's (``expand`` True or
+    False), and the de-duplicated successors written as producer ``part`` of the
+    level's candidates, their parents named by fingerprint.
+
+    A range of the sorted level is a run of neighbouring states, as a batch of the
+    one-process explorer is: their successors overlap as much (TwoPhase RM=9: a batch
+    of a bucket, every other state of a span, found 3.1 successors per distinct one, a
+    batch of a range 4.9), so fewer rows are carried through the de-duplication,
+    the split, the files and the owning bucket's commit. The summary counts no new
+    states (the commit job did)."""
+    try:
+        cpu = time.process_time()
+        fps, words = level_range(cfg, depth, part, cfg.buckets)
+        kernel = get_kernel(cfg.worker)
+        n_act = len(kernel.actions)
+        level: Block = (fps, fps[:0], np.zeros(0, np.int32), words)
+        out, cands = expand_block(cfg, part, level, expand)
+        out.new = 0
+        out.reached = [0] * n_act
+        if cands is not None:
+            write_unvisited(Path(cfg.root), depth, part, cfg.buckets, cands)
+        out.cpu = time.process_time() - cpu
+        return out
+    except Exception as e:  # noqa: BLE001 - everything is reported to the driver
+        raise encode_error(e) from None
+
+
+def write_unvisited(root: Path, depth: int, producer: int, buckets: int,
+                    cands: Block) -> None:
+    """As :func:`write_candidates`, once the successors in the visited shards after
+    level ``depth`` are dropped (each looked up in its bucket's shard, complete once
+    every bucket committed level ``depth``): what is written is new states only, and
+    the commit that reads them skips the visited check (a
+    :class:`~modelcheck.shards.engine.Job` with
+    ``unvisited``). Every visited state met here is one row fewer to split, write,
+    read and sort (TwoPhase RM=9: 28.7M successors, 10.3M of them new)."""
+    fps, parents, acts, words = cands
+    # One flush's successors are sorted and distinct; several flushes' are sorted runs
+    # that may share states (each row stays: the commit's de-duplication picks the
+    # parent): merged, and looked up once per distinct state.
+    pieces = len(fps) > 1 and not bool(np.all(_increasing(fps)))
+    if pieces:
+        order = key_order(fps)
+        fps, parents, acts = take_rows(fps, order), take_rows(parents, order), acts[order]
+        words = None if words is None else take_rows(words, order)
+    (fps, parents, acts, words), off = split_by_bucket((fps, parents, acts, words), buckets)
+    keep = np.ones(len(fps), dtype=bool)
+    kept = np.zeros(buckets + 1, dtype=np.int64)
+    for b in range(buckets):
+        lo, hi = int(off[b]), int(off[b + 1])
+        if hi > lo:
+            part = fps[lo:hi]
+            if pieces:
+                first = key_starts(part)
+                new = _not_in(load_visited(root, depth, b), take_rows(part, first))
+                keep[lo:hi] = new[np.cumsum(first) - 1]
+            else:
+                keep[lo:hi] = _not_in(load_visited(root, depth, b), part)
+        kept[b + 1] = kept[b] + int(np.count_nonzero(keep[lo:hi]))
+    off = kept
+    d = cand_dir(root, depth)
+    name = f"f{producer:04d}"
+    spare = root / SPARE
+    write_array(d / f"{name}.fp.npy", take_rows(fps, keep), spare)
+    write_array(d / f"{name}.parent.npy", take_rows(parents, keep), spare)
+    write_array(d / f"{name}.act.npy", narrow_acts(acts[keep]), spare)
+    if words is not None:
+        write_array(d / f"{name}.w.npy", take_rows(words, keep), spare)
+    write_array(d / f"{name}.off.npy", off)  # last: its presence marks the set complete
+
+
+def _increasing(fps: np.ndarray) -> np.ndarray:
+    """Per neighbouring pair of keys, whether the first is below the second."""
+    if fps.ndim == 1:
+        return fps[:-1] < fps[1:]
+    a0, b0 = fps[:-1, 0], fps[1:, 0]
+    return (a0 < b0) | ((a0 == b0) & (fps[:-1, 1] < fps[1:, 1]))
 
 
 def run_level_here(cfg: ShardConfig, depth: int, expand: bool | None, again: bool = False,

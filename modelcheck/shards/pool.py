@@ -49,7 +49,7 @@ from ..run.progress import Progress
 from ..spec import Spec
 from . import files
 from .backend import ShardedRun, spec_name
-from .engine import BucketEngine, Job
+from .engine import BucketEngine, Job, RangeJob
 from .files import BucketSummary, ShardConfig
 from .rundir import CheckpointError, RunDir
 from .worker import WorkerConfig, decode_error
@@ -151,7 +151,7 @@ class WorkerPool:
             self.close()
             raise
 
-    def run(self, job: Job, buckets: int) -> list[BucketSummary]:
+    def run(self, job: Job | RangeJob, buckets: int) -> list[BucketSummary]:
         """``job``: its ``buckets`` tasks over the workers, as each becomes free;
         their summaries by bucket. Raises :class:`~modelcheck.budget.StopRun` on Ctrl-C
         (the workers are stopped), the encoded error of a failed task (a
@@ -248,6 +248,7 @@ class PoolEngine(BucketEngine):
     processes, started here (after the kernel is seeded, so forked workers share it)."""
 
     workers = "workers"
+    ranges = True
 
     def __init__(self, rundir: RunDir, buckets: int, worker: WorkerConfig, n_act: int, *,
                  workers: int, stop: Interrupts, driver_threshold: int = 0,
@@ -257,7 +258,7 @@ class PoolEngine(BucketEngine):
         self.pool = WorkerPool(workers, self.cfg, stop)
         self.n_workers = workers
 
-    def run_tasks(self, job: Job) -> list[BucketSummary]:
+    def run_tasks(self, job: Job | RangeJob) -> list[BucketSummary]:
         return self.pool.run(job, self.buckets)
 
     def close(self) -> None:
