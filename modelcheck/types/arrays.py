@@ -227,20 +227,26 @@ class BoundFunction(_IndexedCells, BoundType):
 
         return apply
 
+    def _slot_sources(self, pis: Sequence[Mapping[int, int] | None]) -> np.ndarray:
+        """Per permutation ``p`` of the index (None: the identity), the slot each slot
+        ``d`` of the permuted array comes from: ``src[p, d]``."""
+        ids = list(self.ids)
+        e = len(ids)
+        src = np.empty((len(pis), e), dtype=np.int64)
+        for p, pi in enumerate(pis):
+            dest = [ids.index(pi.get(i, i)) if pi is not None else j
+                    for j, i in enumerate(ids)]
+            src[p, dest] = np.arange(e)
+        return src
+
     def cells_permutations(self, many: Sequence[Mapping[str, Mapping[int, int]]]
                            ) -> Callable[[np.ndarray], np.ndarray] | None:
         fn = self.elem.cells_permutations(many)
         pis = [pis.get(self.index_name) for pis in many]
         if fn is None and all(pi is None for pi in pis):
             return None
-        k, ids = self._k, list(self.ids)
-        e = len(ids)
-        # slot d of the result under permutation p holds the (moved) slot src[p, d]
-        src = np.empty((len(many), e), dtype=np.int64)
-        for p, pi in enumerate(pis):
-            dest = [ids.index(pi.get(i, i)) if pi is not None else j
-                    for j, i in enumerate(ids)]
-            src[p, dest] = np.arange(e)
+        k, e = self._k, len(self.ids)
+        src = self._slot_sources(pis)
         move_slots = _gather_cells(src)
 
         def apply(block: np.ndarray) -> np.ndarray:
@@ -262,14 +268,8 @@ class BoundFunction(_IndexedCells, BoundType):
         pis = [pis.get(self.index_name) for pis in many]
         if fn is None and all(pi is None for pi in pis):
             return None
-        k, ids = self._k, list(self.ids)
-        e = len(ids)
-        # slot d of the result under permutation p holds the (moved) slot src[p, d]
-        src = np.empty((len(many), e), dtype=np.int64)
-        for p, pi in enumerate(pis):
-            dest = [ids.index(pi.get(i, i)) if pi is not None else j
-                    for j, i in enumerate(ids)]
-            src[p, dest] = np.arange(e)
+        k, e = self._k, len(self.ids)
+        src = self._slot_sources(pis)
 
         def apply(block: np.ndarray, which: np.ndarray) -> np.ndarray:
             m = block.shape[1]

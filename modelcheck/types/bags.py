@@ -209,8 +209,10 @@ class BoundBag(BoundType):
             src[j] = i
         return lambda cols: [cols[src[j]] for j in range(len(cols))]
 
-    def cells_permutations(self, many: Sequence[Mapping[str, Mapping[int, int]]]
-                           ) -> Callable[[np.ndarray], np.ndarray] | None:
+    def _count_sources(self, many: Sequence[Mapping[str, Mapping[int, int]]]
+                       ) -> np.ndarray | None:
+        """Per permutation ``p``, the element whose count each count ``j`` of the
+        permuted bag is: ``src[p, j]``; None when no permutation moves an element."""
         tos = [_index_permutation(self.elem, pis) for pis in many]
         if all(t is None for t in tos):
             return None
@@ -218,17 +220,20 @@ class BoundBag(BoundType):
         src = np.empty((len(tos), n), dtype=np.int64)
         for p, t in enumerate(tos):
             src[p, np.arange(n) if t is None else np.asarray(t)] = np.arange(n)
+        return src
+
+    def cells_permutations(self, many: Sequence[Mapping[str, Mapping[int, int]]]
+                           ) -> Callable[[np.ndarray], np.ndarray] | None:
+        src = self._count_sources(many)
+        if src is None:
+            return None
         return _gather_cells(src)
 
     def cells_permutations_paired(self, many: Sequence[Mapping[str, Mapping[int, int]]]
                                   ) -> Callable[[np.ndarray, np.ndarray], np.ndarray] | None:
-        tos = [_index_permutation(self.elem, pis) for pis in many]
-        if all(t is None for t in tos):
+        src = self._count_sources(many)
+        if src is None:
             return None
-        n = self.elem.n_values
-        src = np.empty((len(tos), n), dtype=np.int64)
-        for p, t in enumerate(tos):
-            src[p, np.arange(n) if t is None else np.asarray(t)] = np.arange(n)
 
         def apply(block: np.ndarray, which: np.ndarray) -> np.ndarray:
             # count j of column c is count src[which[c], j] of the argument
