@@ -23,7 +23,8 @@ Translation:
   quantified over as in the TLA+.
 * ``votes`` (the refinement mapping) is ``voted_for(s, a, b, v)``: the 2b message of
   ``a`` for ``<<b, v>>`` is in ``msgs``. ``V!ShowsSafeAt``, ``V!VotesSafe``... are those
-  of Voting.tla over it.
+  of Voting.tla over it. They read ``<<b, v>> \\in votes[a]`` many times for the same
+  a, b, v: the invariants and ``VotingNext`` test each once per state (``VotesOf``).
 * ``TypeOK`` holds by the variables' types (``msgs \\subseteq Message`` is the type of
   ``msgs``); ``Inv3``'s ``\\A m \\in msgs`` visits the members, whose fields are
   constants there, so a Python test on ``m.type`` picks the conjunct that applies.
