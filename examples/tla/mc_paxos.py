@@ -10,23 +10,24 @@ acceptor and one value), deadlock checked (TLC's default). The repository's
 
 Translation:
 
-* ``msgs \\in SUBSET Message`` is one ``SetOf`` of a ``Record`` with the union of the
-  four message kinds' fields: ``kind`` (the TLA+ ``type``, an ``Enum``; a record field
-  cannot be called ``type``, which is the record value's own attribute), ``acc``,
-  ``bal``, ``mbal`` and ``val`` (``mval`` of a 1b message, ``val`` of a 2a/2b one).
-  Fields a kind does not have hold a fixed filler (``acc = 0``, ``mbal = -1``,
-  ``val = 0``), so each TLA+ message is exactly one record value (``msg_1a(b)`` ...
-  build them). ``None`` is the
-  ``none`` value 0 of ``Ref(Value)``; acceptors and values are ``Ids``.
-* ``Phase1b(a)`` and ``Phase2b(a) == \\E m \\in msgs: ...`` take the message's fields
-  as parameters (``Phase1b(a, b)``: the 1a message of ballot ``b``), with ``m \\in msgs``
-  in the guard: the same successors, one action instance per message.
-* ``Phase2a``'s ``LET Q1b == {m \\in msgs: ...}`` and the quantifiers over it are
-  written over the finitely many 1b messages a quorum member could have sent
-  (membership tests), the same predicate as the set comprehension.
-* ``votes`` (the refinement mapping) is ``voted_for(s, a, b, v)``: a 2b message of
+* ``msgs \\in SUBSET Message`` is ``SetOf(Msg)``, ``Message`` (four record sets, one
+  per value of the ``type`` field) a message union: ``Msg = Union("type", MType,
+  **{"1a": Record(bal), "1b": Record(acc, bal, mbal, mval), "2a": Record(bal, val),
+  "2b": Record(acc, bal, val)})``, one bit per message. ``MType`` is an ``IntEnum``
+  whose members are named ``"1a"`` ... as the TLA+ strings (made with the functional
+  API; ``P1A`` ... are its members), so traces show ``[type |-> "1a", bal |-> 0]``.
+  ``None`` is the ``none`` value 0 of ``Ref(Value)``; acceptors and values are ``Ids``.
+* ``Phase1b(a) == \\E m \\in msgs: m.type = "1a" /\\ ...`` and ``Phase2b(a)`` take the
+  message as a parameter, ``m=MemberOf("msgs", lambda m: m.type == P1A)``.
+* ``Phase2a``'s ``LET Q1b == {m \\in msgs: ...}`` and ``Q1bv`` are ``s.msgs.filter(...)``,
+  quantified over as in the TLA+.
+* ``votes`` (the refinement mapping) is ``voted_for(s, a, b, v)``: the 2b message of
   ``a`` for ``<<b, v>>`` is in ``msgs``. ``V!ShowsSafeAt``, ``V!VotesSafe``... are those
-  of Voting.tla over it.
+  of Voting.tla over it. They read ``<<b, v>> \\in votes[a]`` many times for the same
+  a, b, v: the invariants and ``VotingNext`` test each once per state (``VotesOf``).
+* ``TypeOK`` holds by the variables' types (``msgs \\subseteq Message`` is the type of
+  ``msgs``); ``Inv3``'s ``\\A m \\in msgs`` visits the members, whose fields are
+  constants there, so a Python test on ``m.type`` picks the conjunct that applies.
 * ``PROPERTY VotingSpecBar`` (``V!Init /\\ [][V!Next]_<<votes, maxBal>>``) is the action
   property ``VotingNext``: every step is a stuttering step of ``<<votes, maxBal>>``,
   an ``IncreaseMaxBal(a, b)`` or a ``VoteFor(a, b, v)`` of Voting (its enabling
@@ -43,17 +44,21 @@ messages and breaks ``Inv3``.
 from __future__ import annotations
 
 from enum import IntEnum
+from typing import Any
+
+import numpy as np
 
 from modelcheck import (
     Array,
     Const,
-    Enum,
     Ids,
     Int,
+    MemberOf,
     Record,
     Ref,
     SetOf,
     Spec,
+    Union,
     action,
     action_property,
     all_of,
@@ -64,19 +69,42 @@ from modelcheck import (
     where,
 )
 
-__all__ = ["MType", "PaxosBase", "MCPaxos", "MCPaxosTwo", "MCPaxosBug"]
+__all__ = ["MType", "Msg", "PaxosBase", "MCPaxos", "MCPaxosTwo", "MCPaxosBug"]
+
+#: The ``type`` field of a message: members named as the TLA+ strings.
+MType = IntEnum("MType", [("1a", 0), ("1b", 1), ("2a", 2), ("2b", 3)])
+P1A, P1B, P2A, P2B = MType["1a"], MType["1b"], MType["2a"], MType["2b"]
+
+NONE = 0  # the None model value: Ref(Value)'s none
+
+NAcceptors = Const(1, min=1)
+NValues = Const(1, min=1)
+MaxBallot = Const(1, min=0, doc="Ballot == 0..MaxBallot")
+Acceptor = Ids(1, NAcceptors)
+Value = Ids(1, NValues)
+Ballot = Int(0, MaxBallot)
+#: ``Message``: ``[type: {"1a"}, bal: Ballot] \\cup [type: {"1b"}, acc: Acceptor, bal:
+#: Ballot, mbal: Ballot \\cup {-1}, mval: Value \\cup {None}] \\cup [type: {"2a"}, bal:
+#: Ballot, val: Value] \\cup [type: {"2b"}, acc: Acceptor, bal: Ballot, val: Value]``
+Msg = Union("type", MType, **{
+    "1a": Record(bal=Ballot),
+    "1b": Record(acc=Acceptor, bal=Ballot, mbal=Int(-1, MaxBallot),
+                 mval=Ref(Value, none=NONE)),
+    "2a": Record(bal=Ballot, val=Value),
+    "2b": Record(acc=Acceptor, bal=Ballot, val=Value)})
 
 
-class MType(IntEnum):
-    """The ``type`` field of a message (the record field ``kind``)."""
+class VotesOf:
+    """A state whose ``votes`` (the refinement mapping) are tested once each: Voting's
+    definitions read ``<<b, v>> \\in votes[a]`` many times for the same a, b, v. The
+    state's variables are read through it."""
 
-    P1a = 0
-    P1b = 1
-    P2a = 2
-    P2b = 3
+    def __init__(self, s: Any) -> None:
+        self.state = s
+        self.votes: dict[tuple[int, int, int], Any] = {}
 
-
-NONE = 0  # the None model value: Ref(Value)'s none, and "no acceptor" for 1a/2a messages
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.state, name)
 
 
 class PaxosBase(Spec):
@@ -86,104 +114,74 @@ class PaxosBase(Spec):
     check_deadlock = True
     symmetry = ("Acceptor", "Value")
 
-    NAcceptors = Const(1, min=1)
-    NValues = Const(1, min=1)
-    MaxBallot = Const(1, min=0, doc="Ballot == 0..MaxBallot")
-    Acceptor = Ids(1, NAcceptors)
-    Value = Ids(1, NValues)
+    NAcceptors = NAcceptors
+    NValues = NValues
+    MaxBallot = MaxBallot
+    Acceptor = Acceptor
+    Value = Value
     Quorum: tuple[tuple[int, ...], ...] = ((1,),)
 
     maxBal = Array(Acceptor, Int(-1, MaxBallot), init=-1)
     maxVBal = Array(Acceptor, Int(-1, MaxBallot), init=-1)
     maxVal = Array(Acceptor, Ref(Value, none=NONE))
-    msgs = SetOf(Record(kind=Enum(MType), acc=Ref(Acceptor, none=NONE), bal=Int(0, MaxBallot),
-                        mbal=Int(-1, MaxBallot), val=Ref(Value, none=NONE)))
+    msgs = SetOf(Msg)
 
     @property
     def Ballot(self) -> range:
         return range(0, self.MaxBallot + 1)
 
-    # -- messages (one record value per TLA+ message) --------------------------------
-    @staticmethod
-    def msg_1a(b):
-        return {"kind": MType.P1a, "acc": NONE, "bal": b, "mbal": -1, "val": NONE}
-
-    @staticmethod
-    def msg_1b(a, b, mbal, mval):
-        return {"kind": MType.P1b, "acc": a, "bal": b, "mbal": mbal, "val": mval}
-
-    @staticmethod
-    def msg_2a(b, v):
-        return {"kind": MType.P2a, "acc": NONE, "bal": b, "mbal": -1, "val": v}
-
-    @staticmethod
-    def msg_2b(a, b, v):
-        return {"kind": MType.P2b, "acc": a, "bal": b, "mbal": -1, "val": v}
-
-    @staticmethod
-    def is_message(m) -> bool:
-        """``m \\in Message`` for a record value of the msgs element type (a Python test:
-        the record's fields are constants): the fields a kind does not have hold the filler."""
-        if m.kind == MType.P1a:
-            return m.acc == NONE and m.mbal == -1 and m.val == NONE
-        if m.kind == MType.P1b:
-            return m.acc != NONE
-        has_acc = m.kind == MType.P2b
-        return (m.acc != NONE) == has_acc and m.mbal == -1 and m.val != NONE
-
-    def sent(self, s, m):
-        return s.msgs.has(m)
-
     # -- the actions ---------------------------------------------------------------------
     @action(b=lambda self: self.Ballot)
     def Phase1a(self, s, t, b):
-        t.msgs = s.msgs.with_(self.msg_1a(b))
+        t.msgs = s.msgs.with_({"type": P1A, "bal": b})
         return True
 
-    @action(a=Acceptor, b=lambda self: self.Ballot)
-    def Phase1b(self, s, t, a, b):
-        """``\\E m \\in msgs: m.type = "1a" /\\ m.bal > maxBal[a] /\\ ...`` for m = 1a(b)."""
-        t.maxBal[a] = b
-        t.msgs = s.msgs.with_(self.msg_1b(a, b, s.maxVBal[a], s.maxVal[a]))
-        return self.sent(s, self.msg_1a(b)) & (b > s.maxBal[a])
-
-    def q1b(self, s, q, b):
-        """The 1b messages of ballot b that members of q could have sent: ``(a, mbal,
-        mval, in_msgs)``; mbal ranges over -1..b-1 (a 1b message's mbal is below its bal)."""
-        return [(a, mb, mv, self.sent(s, self.msg_1b(a, b, mb, mv)))
-                for a in q for mb in range(-1, self.MaxBallot + 1)
-                for mv in [NONE, *self.Value]]
+    @action(a=Acceptor, m=MemberOf("msgs", lambda m: m.type == P1A))
+    def Phase1b(self, s, t, a, m):
+        """``\\E m \\in msgs: m.type = "1a" /\\ m.bal > maxBal[a] /\\ ...``."""
+        t.maxBal[a] = m.bal
+        t.msgs = s.msgs.with_({"type": P1B, "acc": a, "bal": m.bal,
+                               "mbal": s.maxVBal[a], "mval": s.maxVal[a]})
+        return m.bal > s.maxBal[a]
 
     def phase2a_quorum(self, s, q, b, v):
         """The LET/IN of Phase2a for one quorum Q."""
-        q1b = self.q1b(s, q, b)
-        q1bv = [m for m in q1b if m[1] >= 0]
-        every_member = all_of(q, lambda a: any_of([m for m in q1b if m[0] == a],
-                                                  lambda m: m[3]))
-        none_voted = all_of(q1bv, lambda m: not_(m[3]))
-        highest_is_v = any_of([m for m in q1bv if m[2] == v], lambda m: m[3] & all_of(
-            [mm for mm in q1bv if mm[1] > m[1]], lambda mm: not_(mm[3])))
-        return every_member & (none_voted | highest_is_v)
+        q1b = s.msgs.filter(lambda m: (m.type == P1B) & (m.bal == b)
+                            & any_of(q, lambda a: m.acc == a))
+        q1bv = q1b.filter(lambda m: m.mbal >= 0)
+        every_member = all_of(q, lambda a: any_of(q1b, lambda m: m.acc == a))
+        highest_is_v = any_of(q1bv, lambda m: (m.mval == v) & all_of(
+            q1bv, lambda mm: m.mbal >= mm.mbal))
+        return every_member & (q1bv.is_empty() | highest_is_v)
 
     @action(b=lambda self: self.Ballot, v=Value)
     def Phase2a(self, s, t, b, v):
-        t.msgs = s.msgs.with_(self.msg_2a(b, v))
-        return (all_of(self.Value, lambda w: not_(self.sent(s, self.msg_2a(b, w))))
+        t.msgs = s.msgs.with_({"type": P2A, "bal": b, "val": v})
+        return (not_(any_of(s.msgs, lambda m: (m.type == P2A) & (m.bal == b)))
                 & any_of(self.Quorum, lambda q: self.phase2a_quorum(s, q, b, v)))
 
-    @action(a=Acceptor, b=lambda self: self.Ballot, v=Value)
-    def Phase2b(self, s, t, a, b, v):
-        """``\\E m \\in msgs: m.type = "2a" /\\ m.bal >= maxBal[a] /\\ ...`` for m = 2a(b, v)."""
-        t.maxBal[a] = b
-        t.maxVBal[a] = b
-        t.maxVal[a] = v
-        t.msgs = s.msgs.with_(self.msg_2b(a, b, v))
-        return self.sent(s, self.msg_2a(b, v)) & (b >= s.maxBal[a])
+    @action(a=Acceptor, m=MemberOf("msgs", lambda m: m.type == P2A))
+    def Phase2b(self, s, t, a, m):
+        """``\\E m \\in msgs: m.type = "2a" /\\ m.bal >= maxBal[a] /\\ ...``."""
+        t.maxBal[a] = m.bal
+        t.maxVBal[a] = m.bal
+        t.maxVal[a] = m.val
+        t.msgs = s.msgs.with_({"type": P2B, "acc": a, "bal": m.bal, "val": m.val})
+        return m.bal >= s.maxBal[a]
 
     # -- the refinement mapping: votes, and Voting.tla's definitions over it --------------
     def voted_for(self, s, a, b, v):
-        """``<<b, v>> \\in votes[a]``."""
-        return self.sent(s, self.msg_2b(a, b, v))
+        """``<<b, v>> \\in votes[a]``: the 2b message of a for <<b, v>> is in msgs (tested
+        once per state and constant a, b, v when s is a ``VotesOf``)."""
+        if not isinstance(s, VotesOf):
+            return s.msgs.has({"type": P2B, "acc": a, "bal": b, "val": v})
+        key = (a, b, v)
+        if not all(isinstance(x, (int, np.integer)) for x in key):
+            return s.msgs.has({"type": P2B, "acc": a, "bal": b, "val": v})
+        key = (int(a), int(b), int(v))
+        if key not in s.votes:
+            s.votes[key] = s.msgs.has({"type": P2B, "acc": a, "bal": b, "val": v})
+        return s.votes[key]
 
     def did_not_vote_at(self, s, a, b):
         return all_of(self.Value, lambda v: not_(self.voted_for(s, a, b, v)))
@@ -217,41 +215,42 @@ class PaxosBase(Spec):
 
     def voting_inv(self, s):
         """``V!Inv``: V!TypeOK holds by the types of maxBal and msgs."""
+        s = VotesOf(s)
         return self.votes_safe(s) & self.one_value_per_ballot(s)
 
     def type_ok(self, s):
         """``TypeOK``: maxBal, maxVBal in Ballot \\cup {-1}, maxVal in Value \\cup {None},
-        msgs \\subseteq Message (a 1a/2a message has no acceptor, a 2a/2b one a value)."""
-        in_range = all_of(self.Acceptor, lambda a: (s.maxBal[a] >= -1) & (s.maxVBal[a] >= -1))
-        well_formed = all_of(s.msgs, lambda m: self.is_message(m))
-        return in_range & well_formed
+        msgs \\subseteq Message: the variables' types."""
+        return True
 
     def max_vote_recorded(self, s):
         """``\\A a: IF maxVBal[a] = -1 THEN maxVal[a] = None ELSE <<maxVBal[a], maxVal[a]>>
         \\in votes[a]``."""
+        s = VotesOf(s)
         return all_of(self.Acceptor, lambda a: where(
             s.maxVBal[a] == -1, s.maxVal[a] == NONE,
             any_of(self.Ballot, lambda b: any_of(self.Value, lambda v: (
                 s.maxVBal[a] == b) & (s.maxVal[a] == v) & self.voted_for(s, a, b, v)))))
 
     def msg_inv(self, s, m):
-        """Inv!3 for one message value m (its fields are constants here: Python tests on
-        them pick the conjuncts that apply; values outside Message, never sent (Inv1),
-        are skipped)."""
-        if not self.is_message(m):
-            return True
-        if m.kind == MType.P1b:
-            mbal_voted = True if m.mbal < 0 else self.voted_for(s, m.acc, m.mbal, m.val)
+        """Inv!3 for one message m of msgs (its fields are constants here: a Python test
+        on m.type picks the conjunct that applies)."""
+        if m.type == P1B:
+            # <<m.mbal, m.mval>> \\in votes[m.acc] (a vote's value is never None)
+            mbal_voted = (True if m.mbal < 0 else False if m.mval == NONE
+                          else self.voted_for(s, m.acc, m.mbal, m.mval))
             return (s.maxBal[m.acc] >= m.bal) & mbal_voted
-        if m.kind == MType.P2a:
+        if m.type == P2A:
             return (any_of(self.Quorum, lambda q: self.shows_safe_at(s, q, m.bal, m.val))
-                    & all_of([w for w in self.Value if w != m.val],
-                             lambda w: not_(self.sent(s, self.msg_2a(m.bal, w)))))
+                    & all_of(s.msgs, lambda mm: implies((mm.type == P2A) & (mm.bal == m.bal),
+                                                        mm.val == m.val)))
         return True
 
     # -- PROPERTY VotingSpecBar: [][V!Next]_<<votes, maxBal>> -------------------------------
     @action_property
     def VotingNext(self, s, t):
+        s, t = VotesOf(s), VotesOf(t)
+
         def same_votes(a):
             return all_of(self.Ballot, lambda b: all_of(
                 self.Value, lambda v: self.voted_for(s, a, b, v) == self.voted_for(t, a, b, v)))
@@ -297,7 +296,8 @@ class MCPaxos(PaxosBase):
     @invariant
     def Inv3(self, s):
         """``\\A m \\in msgs: (m.type = "1b") => ... /\\ (m.type = "2a") => ...``."""
-        return all_of(s.msgs, lambda m: self.msg_inv(s, m))
+        w = VotesOf(s)
+        return all_of(s.msgs, lambda m: self.msg_inv(w, m))
 
     @invariant
     def Inv4(self, s):

@@ -26,8 +26,8 @@ below the ballot of a 1b message it sent, and ``MsgsConsistent`` fails.
 
 from __future__ import annotations
 
-from examples.tla.mc_paxos import MType, PaxosBase
-from modelcheck import Const, action, all_of, invariant
+from examples.tla.mc_paxos import P2A, P2B, PaxosBase, VotesOf
+from modelcheck import Const, MemberOf, action, all_of, invariant
 
 __all__ = ["MCPaxosTiny", "MCPaxosTinyBug"]
 
@@ -55,22 +55,24 @@ class MCPaxosTiny(PaxosBase):
 
     def msg_inv(self, s, m):
         """The 1b and 2a conjuncts (as in Paxos/Paxos.tla), and the 2b one."""
-        if self.is_message(m) and m.kind == MType.P2b:
-            return (s.maxVBal[m.acc] >= m.bal) & self.sent(s, self.msg_2a(m.bal, m.val))
+        if m.type == P2B:
+            return (s.maxVBal[m.acc] >= m.bal) & s.msgs.has(
+                {"type": P2A, "bal": m.bal, "val": m.val})
         return super().msg_inv(s, m)
 
     @invariant
     def MsgsConsistent(self, s):
-        return all_of(s.msgs, lambda m: self.msg_inv(s, m))
+        w = VotesOf(s)
+        return all_of(s.msgs, lambda m: self.msg_inv(w, m))
 
 
 class MCPaxosTinyBug(MCPaxosTiny):
     """Phase2b accepts a 2a message of a ballot below maxBal[a]."""
 
-    @action(a=PaxosBase.Acceptor, b=lambda self: self.Ballot, v=PaxosBase.Value)
-    def Phase2b(self, s, t, a, b, v):
-        t.maxBal[a] = b
-        t.maxVBal[a] = b
-        t.maxVal[a] = v
-        t.msgs = s.msgs.with_(self.msg_2b(a, b, v))
-        return self.sent(s, self.msg_2a(b, v))
+    @action(a=PaxosBase.Acceptor, m=MemberOf("msgs", lambda m: m.type == P2A))
+    def Phase2b(self, s, t, a, m):
+        t.maxBal[a] = m.bal
+        t.maxVBal[a] = m.bal
+        t.maxVal[a] = m.val
+        t.msgs = s.msgs.with_({"type": P2B, "acc": a, "bal": m.bal, "val": m.val})
+        return True

@@ -10,24 +10,33 @@ replicas, ``SPECIFICATION PaxosSpec``, ``INVARIANTS PaxosTypeOK PaxosNontriviali
 
 Translation:
 
-* ``messages \\subseteq Message`` (the union of four record sets) is one ``SetOf`` of a
-  ``Record`` with the union of the fields: ``kind`` (the TLA+ ``type``; a record field
-  cannot be called ``type``), ``ballot``, ``acceptor``, ``maxVBallot`` and ``value``
-  (``maxValue`` of a P1b message, ``value`` of P2a/P2b). Fields a kind lacks hold a
-  filler (``acceptor = 0``, ``maxVBallot = 0``, ``value = none``), so every TLA+
-  message is one record value. ``none`` is the ``none`` value 0 of ``Ref(Values)``.
-  ``any`` (a P2a value of Fast Paxos) is never sent by this spec (``PaxosAccept`` sends
-  a ``v \\in Values``) and is left out of the field's type.
+* ``messages \\subseteq Message`` (``P1aMessage \\union P1bMessage \\union P2aMessage
+  \\union P2bMessage``) is ``SetOf(Msg)``, ``Msg`` a message union tagged by ``type``:
+  ``Union("type", MType, P1a=Record(ballot), P1b=Record(ballot, acceptor, maxVBallot,
+  maxValue), P2a=Record(ballot, value), P2b=Record(ballot, acceptor, value))``, one bit
+  per message (191 with the cfg's constants). ``none`` is the ``none`` value 0 of
+  ``Ref(Values)``. ``any`` (a P2a value of Fast Paxos) is never sent by this spec
+  (``PaxosAccept`` sends a ``v \\in Values``) and is left out of the field's type, so
+  ``PaxosAccepted``'s ``m.value \\in Values`` always holds. ``PaxosTypeOK`` holds by the
+  variables' types.
 * Replicas and values are ``Ids`` (model values), both symmetric as in the cfg.
-* ``\\E a \\in Replicas, m \\in p1aMessages: ...`` (and the same in ``PaxosAccepted``)
-  take the message's fields as action parameters, with ``m \\in messages`` in the guard.
-  ``\\E q \\in Quorums`` in ``PaxosAccept`` and ``PaxosDecide`` is a quantifier in the
-  guard (the successor does not depend on q).
+* ``\\E a \\in Replicas, m \\in p1aMessages: ...`` (and ``p2aMessages`` in
+  ``PaxosAccepted``) are parameters ``a=Replicas, m=MemberOf("messages", lambda m:
+  m.type == MType.P1a)``. ``PaxosAccept``'s ``\\E b, q, v`` and ``PaxosDecide``'s
+  ``\\E b, q ... \\E m \\in M: decision' = m.value`` are parameters ``b, v`` with
+  ``\\E q \\in Quorums`` a quantifier in the guard (the successor does not depend on q
+  or on which m carries v). ``p1bMessages`` is ``s.messages.filter(lambda m: m.type ==
+  MType.P1b)``; ``M == {m \\in p1bMessages: m.ballot = b /\\ m.acceptor \\in q}`` is its
+  filter by ``m.acceptor in q``, with ``m.ballot = b`` in each quantifier over it (a
+  filter's test reads the element alone; a test of the parameter b inside the
+  quantifiers lets the whole family of (b, v) instances be evaluated in one call on a
+  batch). ``\\A a \\in q: \\E m \\in M: m.acceptor = a`` is tested once per replica and
+  shared by the quorums.
 * ``ForcedValue(M)`` is the ``maxValue`` of a message of ``M`` with the largest
   ``maxVBallot``. ``CHOOSE`` may pick any such message: they all carry the same value,
   since an acceptor's ``maxVBallot > 0`` comes from the one P2a message of that ballot
-  (``PaxosAccept`` sends at most one per ballot). Written as "some message of ``M``
-  with value ``v`` and no message of ``M`` with a larger ``maxVBallot``".
+  (``PaxosAccept`` sends at most one per ballot). ``v = ForcedValue(M)`` is written as
+  "some message of ``M`` of the largest ``maxVBallot`` (``max_of``) has value ``v``".
 * ``PROPERTY PaxosConsistency == [][decision = none]_<<decision>>`` is the action
   property ``PaxosConsistency``. ``PaxosSpec``'s ``SF(PaxosDecide)`` is not used by any
   checked property (``PaxosLiveness == FALSE`` is not in the cfg).
@@ -44,26 +53,30 @@ from itertools import combinations
 from modelcheck import (
     Array,
     Const,
-    Enum,
     Ids,
     Int,
+    MemberOf,
     Record,
     Ref,
     SetOf,
     Spec,
+    Union,
     action,
     action_property,
     all_of,
     any_of,
+    implies,
     invariant,
+    max_of,
     not_,
+    where,
 )
 
-__all__ = ["MType", "SimplifiedPaxos", "SimplifiedPaxosBug"]
+__all__ = ["MType", "Msg", "SimplifiedPaxos", "SimplifiedPaxosBug"]
 
 
 class MType(IntEnum):
-    """The ``type`` field of a message (the record field ``kind``)."""
+    """The ``type`` field of a message."""
 
     P1a = 0
     P1b = 1
@@ -71,7 +84,21 @@ class MType(IntEnum):
     P2b = 3
 
 
-NONE = 0  # the model value none; also the filler "no acceptor"
+NONE = 0  # the model value none
+
+NReplicas = Const(4, min=1)
+NValues = Const(3, min=1)
+MaxBallot = Const(2, min=1, doc="Ballots == 0..MaxBallot")
+Replicas = Ids(1, NReplicas)
+Values = Ids(1, NValues)
+Ballots = Int(0, MaxBallot)
+#: ``Message == P1aMessage \\union P1bMessage \\union P2aMessage \\union P2bMessage``
+Msg = Union("type", MType,
+            P1a=Record(ballot=Int(1, MaxBallot)),
+            P1b=Record(ballot=Ballots, acceptor=Replicas, maxVBallot=Ballots,
+                       maxValue=Ref(Values, none=NONE)),
+            P2a=Record(ballot=Ballots, value=Values),
+            P2b=Record(ballot=Ballots, acceptor=Replicas, value=Values))
 
 
 class SimplifiedPaxos(Spec):
@@ -80,15 +107,13 @@ class SimplifiedPaxos(Spec):
     check_deadlock = True
     symmetry = ("Replicas", "Values")
 
-    NReplicas = Const(4, min=1)
-    NValues = Const(3, min=1)
-    MaxBallot = Const(2, min=1, doc="Ballots == 0..MaxBallot")
-    Replicas = Ids(1, NReplicas)
-    Values = Ids(1, NValues)
+    NReplicas = NReplicas
+    NValues = NValues
+    MaxBallot = MaxBallot
+    Replicas = Replicas
+    Values = Values
 
-    messages = SetOf(Record(kind=Enum(MType), ballot=Int(0, MaxBallot),
-                            acceptor=Ref(Replicas, none=NONE), maxVBallot=Int(0, MaxBallot),
-                            value=Ref(Values, none=NONE)))
+    messages = SetOf(Msg)
     decision = Ref(Values, none=NONE)
     maxBallot = Array(Replicas, Int(0, MaxBallot))
     maxVBallot = Array(Replicas, Int(0, MaxBallot))
@@ -105,126 +130,92 @@ class SimplifiedPaxos(Spec):
         n = len(self.Replicas)
         return list(combinations(self.Replicas, n // 2 + 1))
 
-    # -- messages ------------------------------------------------------------------------
-    @staticmethod
-    def p1a(b):
-        return {"kind": MType.P1a, "ballot": b, "acceptor": NONE, "maxVBallot": 0,
-                "value": NONE}
-
-    @staticmethod
-    def p1b(b, a, mvb, mv):
-        return {"kind": MType.P1b, "ballot": b, "acceptor": a, "maxVBallot": mvb, "value": mv}
-
-    @staticmethod
-    def p2a(b, v):
-        return {"kind": MType.P2a, "ballot": b, "acceptor": NONE, "maxVBallot": 0, "value": v}
-
-    @staticmethod
-    def p2b(b, a, v):
-        return {"kind": MType.P2b, "ballot": b, "acceptor": a, "maxVBallot": 0, "value": v}
-
-    def sent(self, s, m):
-        return s.messages.has(m)
-
-    @staticmethod
-    def is_message(m) -> bool:
-        """``m \\in Message`` for a value of the messages element type (fields are
-        constants here, so this is a Python test)."""
-        if m.kind == MType.P1a:
-            return m.ballot != 0 and (m.acceptor, m.maxVBallot, m.value) == (NONE, 0, NONE)
-        if m.kind == MType.P1b:
-            return m.acceptor != NONE
-        if m.kind == MType.P2a:
-            return (m.acceptor, m.maxVBallot) == (NONE, 0) and m.value != NONE
-        return m.acceptor != NONE and m.maxVBallot == 0 and m.value != NONE
-
     # -- the actions ------------------------------------------------------------------------
     @action(b=lambda self: self.Ballots[1:])
     def PaxosPrepare(self, s, t, b):
-        t.messages = s.messages.with_(self.p1a(b))
+        t.messages = s.messages.with_({"type": MType.P1a, "ballot": b})
         return True
 
-    @action(a=Replicas, b=lambda self: self.Ballots[1:])
-    def PaxosPromise(self, s, t, a, b):
-        """``\\E a \\in Replicas, m \\in p1aMessages`` for m = P1a(b)."""
-        t.maxBallot[a] = b
-        t.messages = s.messages.with_(self.p1b(b, a, s.maxVBallot[a], s.maxValue[a]))
-        return self.sent(s, self.p1a(b)) & (s.maxBallot[a] < b)
+    @action(a=Replicas, m=MemberOf("messages", lambda m: m.type == MType.P1a))
+    def PaxosPromise(self, s, t, a, m):
+        """``\\E a \\in Replicas, m \\in p1aMessages: maxBallot[a] < m.ballot /\\ ...``."""
+        t.maxBallot[a] = m.ballot
+        t.messages = s.messages.with_({"type": MType.P1b, "ballot": m.ballot, "acceptor": a,
+                                       "maxVBallot": s.maxVBallot[a],
+                                       "maxValue": s.maxValue[a]})
+        return s.maxBallot[a] < m.ballot
 
-    def promises(self, s, b, q):
-        """The P1b messages of ballot b any member of q could have sent, as
-        ``(acceptor, maxVBallot, maxValue, in_messages)``: M of PaxosAccept is those sent."""
-        return [(a, mvb, mv, self.sent(s, self.p1b(b, a, mvb, mv)))
-                for a in q for mvb in self.Ballots for mv in [NONE, *self.Values]]
-
-    def value_ok(self, s, M, v):
-        """``\\/ \\A m \\in M: m.maxValue = none \\/ v = ForcedValue(M)``."""
-        all_none = all_of([m for m in M if m[2] != NONE], lambda m: not_(m[3]))
-        # ForcedValue(M) = v: some sent m of value v has no sent n with a higher
-        # maxVBallot; per maxVBallot c, whether any message (and one of value v) was
-        # sent, so that each is tested once rather than once per lower message
-        ballots = sorted({m[1] for m in M})
-        sent_at = {c: any_of([m for m in M if m[1] == c], lambda m: m[3]) for c in ballots}
-        forced_v = any_of(ballots, lambda c: any_of(
-            [m for m in M if m[1] == c and m[2] == v], lambda m: m[3]) & all_of(
-            [d for d in ballots if d > c], lambda d: not_(sent_at[d])))
+    def value_ok(self, M, b, v):
+        """``\\/ \\A m \\in M: m.maxValue = none \\/ v = ForcedValue(M)``: the M here holds
+        q's P1b messages of every ballot, the TLA+ M those of ballot b."""
+        all_none = all_of(M, lambda m: implies(m.ballot == b, m.maxValue == NONE))
+        top = max_of(M, lambda m: where(m.ballot == b, m.maxVBallot, 0), default=0)
+        forced_v = any_of(M, lambda m: (m.ballot == b) & (m.maxValue == v)
+                          & (m.maxVBallot == top))
         return all_none | forced_v
 
-    def accept_quorum(self, s, b, q, v, promised=None):
-        """The quorum q's conjuncts of PaxosAccept; ``promised`` is :meth:`promises` of
-        ballot b over all the replicas when the caller made it already (M is its rows
-        of q's members: each membership test is made once, not once per quorum)."""
-        if promised is None:
-            M = self.promises(s, b, q)
-        else:
-            M = [m for m in promised if m[0] in q]
-        every = all_of(q, lambda a: any_of([m for m in M if m[0] == a], lambda m: m[3]))
-        return every & self.value_ok(s, M, v)
+    @staticmethod
+    def sent_by(M, a, b):
+        """``\\E m \\in M: m.acceptor = a /\\ m.ballot = b``."""
+        return any_of(M, lambda m: (m.acceptor == a) & (m.ballot == b))
 
     @action(b=lambda self: self.Ballots, v=Values)
     def PaxosAccept(self, s, t, b, v):
-        t.messages = s.messages.with_(self.p2a(b, v))
-        promised = self.promises(s, b, self.Replicas)
-        return (all_of(self.Values, lambda w: not_(self.sent(s, self.p2a(b, w))))
-                & any_of(self.Quorums, lambda q: self.accept_quorum(s, b, q, v, promised)))
+        """``\\E b \\in Ballots, q \\in Quorums, v \\in Values: ...``."""
+        t.messages = s.messages.with_({"type": MType.P2a, "ballot": b, "value": v})
+        p1b = s.messages.filter(lambda m: m.type == MType.P1b)
+        # \A a \in q: \E m \in M: m.acceptor = a, with M's messages from a those of
+        # p1b of ballot b: one test per replica, shared by the quorums
+        promised = {a: self.sent_by(p1b, a, b) for a in self.Replicas}
 
-    @action(a=Replicas, b=lambda self: self.Ballots, v=Values)
-    def PaxosAccepted(self, s, t, a, b, v):
-        """``\\E a \\in Replicas, m \\in p2aMessages`` for m = P2a(b, v)."""
-        t.maxBallot[a] = b
-        t.maxVBallot[a] = b
-        t.maxValue[a] = v
-        t.messages = s.messages.with_(self.p2b(b, a, v))
-        return self.sent(s, self.p2a(b, v)) & (s.maxBallot[a] <= b)
+        def quorum(q):
+            M = p1b.filter(lambda m: m.acceptor in q)
+            return all_of(q, lambda a: promised[a]) & self.value_ok(M, b, v)
+        return (not_(any_of(s.messages, lambda m: (m.type == MType.P2a) & (m.ballot == b)))
+                & any_of(self.Quorums, quorum))
+
+    @action(a=Replicas, m=MemberOf("messages", lambda m: m.type == MType.P2a))
+    def PaxosAccepted(self, s, t, a, m):
+        """``\\E a \\in Replicas, m \\in p2aMessages: maxBallot[a] <= m.ballot /\\ ...``."""
+        t.maxBallot[a] = m.ballot
+        t.maxVBallot[a] = m.ballot
+        t.maxValue[a] = m.value
+        t.messages = s.messages.with_({"type": MType.P2b, "ballot": m.ballot, "acceptor": a,
+                                       "value": m.value})
+        return s.maxBallot[a] <= m.ballot
 
     @action(b=lambda self: self.Ballots, v=Values)
     def PaxosDecide(self, s, t, b, v):
         """``\\E b, q: LET M == ... IN (\\A a \\in q: ...) /\\ \\E m \\in M: decision' =
         m.value``, for the value v of some m."""
         t.decision = v
+        p2b = s.messages.filter(lambda m: m.type == MType.P2b)
 
-        def quorum(q):
-            return (all_of(q, lambda a: any_of(self.Values, lambda w: self.sent(
-                s, self.p2b(b, a, w))))
-                & any_of(q, lambda a: self.sent(s, self.p2b(b, a, v))))
-        return any_of(self.Quorums, quorum)
+        def sent(a, value_v):
+            # \E m \in M: m.acceptor = a (/\ m.value = v) for M of ballot b and any q
+            # holding a: one test per replica, shared by the quorums
+            return any_of(p2b, lambda m: (m.acceptor == a) & (m.ballot == b)
+                          & ((m.value == v) if value_v else True))
+        accepted = {a: sent(a, False) for a in self.Replicas}
+        accepted_v = {a: sent(a, True) for a in self.Replicas}
+        return any_of(self.Quorums, lambda q: all_of(q, lambda a: accepted[a])
+                      & any_of(q, lambda a: accepted_v[a]))
 
     # -- properties -----------------------------------------------------------------------
     @invariant
     def PaxosTypeOK(self, s):
-        """By the variables' types, all but ``messages \\subseteq Message``."""
-        return all_of(s.messages, lambda m: self.is_message(m))
+        """Holds by the variables' types (``messages \\subseteq Message`` is the type of
+        ``messages``)."""
+        return True
 
     @invariant
     def PaxosNontriviality(self, s):
-        proposed = (s.decision == NONE) | any_of(self.Values, lambda v: (s.decision == v) & any_of(
-            self.Ballots, lambda b: self.sent(s, self.p2a(b, v))))
-
-        def p1b_ok(m):
-            if not (self.is_message(m) and m.kind == MType.P1b):
-                return True
-            return (m.value != NONE or m.maxVBallot == 0) and (m.value == NONE or m.maxVBallot > 0)
-        return proposed & all_of(s.messages, p1b_ok)
+        p2a = s.messages.filter(lambda m: m.type == MType.P2a)
+        proposed = (s.decision == NONE) | any_of(p2a, lambda m: m.value == s.decision)
+        p1b_ok = all_of(s.messages, lambda m: implies(
+            m.type == MType.P1b, ((m.maxValue != NONE) | (m.maxVBallot == 0))
+            & ((m.maxValue == NONE) | (m.maxVBallot > 0))))
+        return proposed & p1b_ok
 
     @action_property
     def PaxosConsistency(self, s, t):
@@ -235,6 +226,5 @@ class SimplifiedPaxos(Spec):
 class SimplifiedPaxosBug(SimplifiedPaxos):
     """PaxosAccept proposes any value, ignoring ForcedValue(M)."""
 
-    def value_ok(self, s, M, v):
+    def value_ok(self, M, b, v):
         return True
-
