@@ -144,16 +144,16 @@ def main() -> None:
     ap.add_argument("--author", nargs=3, type=int, metavar=("UNCLEAN", "FENCE", "NONE"),
                     help="the author's cfg's finished counts with only the unclean "
                          "shutdown, only the fence, and neither: print its estimate")
-    a = ap.parse_args()
-    if a.from_json:
-        rows = json.loads(a.from_json.read_text())
+    args = ap.parse_args()
+    if args.from_json:
+        rows = json.loads(args.from_json.read_text())
     else:
-        rows = run(a.model, a.cfg, a.faults)
-        if a.json:
-            a.json.write_text(json.dumps(rows, indent=1))
+        rows = run(args.model, args.cfg, args.faults)
+        if args.json:
+            args.json.write_text(json.dumps(rows, indent=1))
     pairs = table(rows)
-    if a.author:
-        unclean, fence, none = a.author
+    if args.author:
+        unclean, fence, none = args.author
         rule = unclean * fence / none
         print(f"\nthe author's cfg by the product rule: {unclean:,} x {fence:,} / {none:,} "
               f"= {rule:.3g} distinct views")

@@ -18,7 +18,7 @@ import socket
 import threading
 from typing import Any
 
-from modelcheck.shards.engine import NAME, BucketEngine, Job, LevelSummary
+from modelcheck.shards.engine import NAME, BucketEngine, Job, LevelSummary, RangeJob
 from modelcheck.shards.files import BucketSummary
 from modelcheck.shards.rundir import RunDir
 from modelcheck.shards.worker import WorkerConfig, warm_kernel
@@ -74,8 +74,9 @@ class ShardEngine(BucketEngine):
         """Whether the warm-up job (:meth:`warm_up`) is still running."""
         return self._warming is not None and self._warming.is_alive()
 
-    def run_tasks(self, job: Job) -> list[BucketSummary]:
-        """One Spark job of one task per bucket."""
+    def run_tasks(self, job: Job | RangeJob) -> list[BucketSummary]:
+        """One Spark job of one task per bucket (the Spark engine asks for no range
+        jobs: :attr:`~modelcheck.shards.engine.BucketEngine.ranges` is off)."""
         task = functools.partial(job.run, self.cfg)
         self.sc.setJobDescription(f"modelcheck level {job.depth}")
         try:
