@@ -730,14 +730,16 @@ class Kernel:
             if not member.any():
                 return  # a MemberOf parameter that is a member in no state of the batch
         t = NextView(s, narrow=n >= self.narrow_min)
+        few: np.ndarray | None = None  # set when the action asks for its states alone
+        g: Any = None
         with collect_undefined() as undefined:
             try:
                 g = insts[0].call(self.spec, s, t)
             except Narrow as nw:
-                g, few = None, nw.mask
+                few = nw.mask
             except Exception as e:
                 raise self._locate_action_error(insts[0], words, e) from None
-        if g is None:
+        if few is not None:
             # the guard holds in few states (NextView.none_enabled): the action
             # again on those alone (two at least, as a batch is evaluated)
             sel = np.flatnonzero(few)

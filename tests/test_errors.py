@@ -24,6 +24,9 @@ def run(runner, *args: str):
         (f"{BAD}/raises_in_action.py",
          ["raises_in_action.py:20", "action Inc", "ValueError", "corrupt", "x=2"]),
         (f"{BAD}/nonbool_guard.py", ["nonbool_guard.py:9", "guard of action Inc", "not a boolean"]),
+        # no guard at all (None): the same error, not the batch narrowing's sentinel
+        (f"{BAD}/no_return.py", ["no_return.py:9", "guard of action Inc returned None",
+                                 "not a boolean"]),
         (f"{BAD}/out_of_domain.py",
          ["out_of_domain.py:9", "action Inc assigns x = 4", "domain 0..3", "[x=3]"]),
         (f"{BAD}/raises_in_invariant.py",
