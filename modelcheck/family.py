@@ -51,8 +51,8 @@ from typing import Any
 
 import numpy as np
 
-from .expr import collect_undefined, pin_undefined
 from .layout import Layout
+from .undefined import collect_undefined, pin_undefined
 from .views import Branch, NextView, StateView
 
 __all__ = ["ParamArray", "FamilyState", "FamilyNext", "FamilyCall", "Decoder", "call_family",

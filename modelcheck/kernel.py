@@ -35,7 +35,7 @@ import numpy as np
 
 from . import codec
 from .errors import SpecDefinitionError, SpecEvaluationError, source_location, user_frame_location
-from .expr import Functions, InitProduct, _Both, bool_hint, collect_undefined
+from .expr import Functions, InitProduct, _Both
 from .family import (
     Decoder,
     FamilyState,
@@ -51,6 +51,7 @@ from .spec import ActionDecl, ActionInstance, PredicateDecl, RoleKind, Spec
 from .store import concat_clear, empty_keys, key_int, take_rows
 from .symmetry import Symmetry
 from .types.sets import SetValue
+from .undefined import bool_hint, collect_undefined
 from .views import Branch, Narrow, NextView, StateView
 
 __all__ = ["Kernel", "Checks", "Expansion", "format_state"]

@@ -20,9 +20,9 @@ from typing import Any
 import numpy as np
 
 from .errors import SpecEvaluationError
-from .expr import pin_undefined, undefined_mark
 from .layout import Layout
 from .types import Value
+from .undefined import pin_undefined, undefined_mark
 
 __all__ = ["StateView", "NextView", "ArrayView", "Branch"]
 
