@@ -20,7 +20,7 @@ import pytest
 from bruteforce import brute_force_check
 
 from examples.tla.two_phase import RMState, TwoPhase
-from modelcheck import Int, Result, any_of, explore, invariant
+from modelcheck import Array, Ids, Int, Result, Spec, action, any_of, explore, invariant
 from modelcheck import explorer as explorer_module
 from modelcheck.kernel import Kernel
 
@@ -148,3 +148,41 @@ def test_a_resumed_run_replays_through_levels_read_from_its_checkpoint(
     assert _evaluations(replays) == {"successors": len(want.violation.trace) - 1}
     assert resumed.violation == want.violation
     assert (resumed.distinct_states, resumed.depth) == (want.distinct_states, want.depth)
+
+
+class SymmetricCounters(Spec):
+    """Three symmetric counters and a step count: the trace's states are not the stored
+    canonical ones (``Inc(p=1)`` first, where the stored form raised another counter),
+    so each key-less step evaluates the recorded instance on the canonical form."""
+
+    Procs = Ids(1, 3)
+    symmetry = ("Procs",)
+    x = Array(Procs, Int(0, 3))
+    y = Int(0, 9)
+
+    def init_states(self):
+        yield {"x": {i: 0 for i in range(1, 4)}, "y": 0}
+
+    @action(p=Procs)
+    def Inc(self, s, t, p):
+        g = s.x[p] < 3
+        t.x[p] = s.x[p] + 1
+        t.y = s.y + 1
+        return g
+
+    @invariant
+    def Small(self, s):
+        return s.y < 6
+
+
+def test_a_path_off_the_canonical_forms_is_replayed_once(replays: list[tuple[str, int]],
+                                                          tmp_path) -> None:
+    r = explore(SymmetricCounters(), symmetry=True)
+    assert r.status == "violation" and r.violation.property == "Small"
+    steps = len(r.violation.trace) - 1
+    got = _evaluations(replays)
+    assert got.get("expand", 0) == 0 and got["successors"] == steps
+    assert 0 < got["step"] < steps  # the canonical form's one successor, where it differs
+    spilled = explore(SymmetricCounters(), symmetry=True, spill_dir=str(tmp_path))
+    assert r.violation == spilled.violation
+    assert [s.params for s in r.violation.trace[1:]] == [{"p": p} for p in (1, 2, 3) * 2]
