@@ -218,6 +218,7 @@ def make_guarded_spec(n: int, cap: int, catch: type[BaseException] = Exception) 
     return Guarded()
 
 
+@pytest.mark.filterwarnings("ignore:divide by zero:RuntimeWarning")
 @pytest.mark.parametrize("catch", [Exception, BaseException])
 def test_markers_pass_through_the_specs_handlers(catch: type[BaseException]) -> None:
     """Narrowing and family calls with a spec that catches ``Exception``: the same counts
