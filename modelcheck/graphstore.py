@@ -322,7 +322,7 @@ class GrowArray:
 
     @property
     def nbytes(self) -> int:
-        """Bytes of the buffer, its spare capacity included (zero-filled: resident)."""
+        """Bytes of the buffer (its capacity)."""
         return int(self._buf.nbytes)
 
     def view(self, start: int = 0, stop: int | None = None) -> np.ndarray:
