@@ -48,13 +48,12 @@ from .store import (
     NO_PARENT,
     FingerprintSet,
     LevelStore,
+    StoredPath,
     act_dtype,
     concat_clear,
     dedupe_min,
     dedupe_min_inverse,
     empty_keys,
-    key_int,
-    key_ne,
     keys_of,
     merge_runs_min,
     take_rows,
@@ -604,51 +603,15 @@ class _LocalLevels:
 
 
 def _path_finder(kernel: Kernel, levels: LevelStore, visited: FingerprintSet,
-                 depth: int) -> Callable[[int], list[int]]:
+                 depth: int) -> Callable[[int], list[int] | StoredPath]:
     """``path_to(fp)`` for a state of level ``depth`` (see :func:`~modelcheck.level.report`)."""
 
-    def path_to(fp: int) -> list[int]:
+    def path_to(fp: int) -> list[int] | StoredPath:
         if depth == 0 and not visited.contains(keys_of([fp], visited.width))[0]:
             return [fp]  # an initial state outside the state constraints
-        return levels.path(depth, levels.index_of(depth, fp),
-                           lambda rows: replay_keys(kernel, levels, rows))
+        return levels.path(depth, levels.index_of(depth, fp))
 
     return path_to
-
-
-def replay_keys(kernel: Kernel, levels: LevelStore, rows: list[int]) -> list[int]:
-    """The keys of the stored states at ``rows`` of levels ``0..len(rows) - 1`` (a path:
-    each state's parent is the one before), replayed from the initial state as the
-    explorer stored them: each state is the successor of the one before by the level's
-    recorded action instance (a level without actions: the successor with the level's
-    key, by the first such action), expanded by the same kernel call that explored it.
-    Exact: the successor the explorer stored is the one this picks (one successor an
-    instance; under a view, the stored state is the one of the smallest action)."""
-    lv0 = levels.levels[0]
-    if kernel.exact:
-        words = kernel.layout.words_of_keys(take_rows(lv0.fps, np.array(rows[:1])))
-    else:
-        _, init_words, _ = initial_states(kernel)
-        words = take_rows(init_words, np.array(rows[:1]))
-    out = [key_int(lv0.fps, rows[0])]
-    for d in range(1, len(rows)):
-        lv = levels.levels[d]
-        ex = kernel.expand(words)
-        if lv.acts is not None:
-            hit = np.flatnonzero(ex.action_ids == int(lv.acts[rows[d]]))
-        else:
-            want = take_rows(lv.fps, np.array(rows[d:d + 1]))
-            same = ~key_ne(ex.child_fps, np.repeat(want, len(ex.child_fps), axis=0))
-            hit = np.flatnonzero(same)
-            hit = hit[np.argsort(ex.action_ids[hit], kind="stable")]
-        if not len(hit):  # pragma: no cover - would be an engine bug
-            raise RuntimeError(f"path replay: level {d} row {rows[d]} is no successor of "
-                               "the state before it")
-        j = hit[:1]
-        out.append(key_int(take_rows(ex.child_fps, j), 0))
-        words = (kernel.layout.words_of_keys(take_rows(ex.child_fps, j)) if kernel.exact
-                 else take_rows(ex.child_words, j))
-    return out
 
 
 def explore(spec: Spec, **kwargs: Any) -> Result:

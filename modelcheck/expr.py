@@ -37,13 +37,22 @@ from __future__ import annotations
 import itertools
 import sys
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from contextvars import ContextVar
 from typing import Any, Generic, Protocol, TypeVar, overload, runtime_checkable
 
 import numpy as np
 
 from .errors import SpecEvaluationError, _short
 from .types import SetValue, SparseSetValue, Value
+from .undefined import (
+    _bool,
+    _narrow_since,
+    _sink,
+    _Undefined,
+    bool_hint,
+    collect_undefined,
+    pin_undefined,
+    undefined_mark,
+)
 
 __all__ = [
     "BOOLEAN", "SetLike",
@@ -70,44 +79,6 @@ class SetLike(Protocol):
 
 
 # ------------------------------------------------------------------ booleans
-def bool_hint(value: Any) -> str:
-    """A sentence explaining why ``value``, an integer where a boolean belongs, is probably
-    a mistake: ``~`` on a Python bool makes -1 or -2, and ``&``/``|`` then keep integers."""
-    try:
-        arr = np.asarray(value)
-    except Exception:
-        return ""
-    if arr.dtype.kind not in "iu" or arr.size == 0:
-        return ""
-    tilde = ("`~` on a Python bool is integer negation (~True == -2, ~False == -1): "
-             "comparisons of action parameters or constants (p != q) are Python bools, "
-             "not numpy ones. Write not_(p == q) or p != q instead of ~(p == q).")
-    if np.isin(arr, (-1, -2)).any():
-        return " " + tilde
-    return (" Either an integer state value is used as a condition (compare it: "
-            "s.x != 0), or " + tilde)
-
-
-def _bool(x: Any, what: str) -> Any:
-    """``x`` as a numpy boolean (scalar or column), or a spec error saying why not."""
-    t = type(x)
-    if t is np.ndarray:
-        if x.dtype == np.bool_:
-            return x
-    elif t is np.bool_:
-        return x
-    if isinstance(x, (bool, np.bool_)):
-        return np.bool_(x)
-    if isinstance(x, np.ndarray) and x.dtype == np.bool_:
-        return x
-    r = repr(x)
-    r = r if len(r) <= 60 else r[:57] + "..."
-    raise SpecEvaluationError(
-        f"{what} must be a boolean, got {r} of type {getattr(x, 'dtype', type(x).__name__)}."
-        + bool_hint(x)
-    )
-
-
 def not_(x: Any) -> Any:
     """``~x`` for Python bools, numpy bools and boolean columns alike."""
     return ~_bool(x, "the operand of not_")
@@ -266,20 +237,6 @@ def _members(domain: Any) -> Iterable[tuple[Any, Any]]:
         if inside is not None and sink is not None and len(sink) > mark:
             for u in sink[mark:]:
                 u.narrow(inside, u.value)
-
-
-def _sink_mark() -> int:
-    """How many undefined values are collected so far (0 outside an action)."""
-    sink = _sink.get()
-    return len(sink) if sink is not None else 0
-
-
-def _narrow_since(mark: int, inside: Any) -> None:
-    """Narrow the undefined values collected since ``mark`` to the rows ``inside``."""
-    sink = _sink.get()
-    if sink is not None:
-        for u in sink[mark:]:
-            u.narrow(inside, u.value)
 
 
 def _member_values(domain: Any, fn: Callable[[Any], Any], ints: bool
@@ -462,60 +419,6 @@ def excluding(domain: Iterable[Any], *values: Any) -> list[Any]:
 
 
 # -------------------------------------------------- undefined values (CHOOSE)
-class _Undefined:
-    """An undefined value met while evaluating: the rows where it has no value (a
-    boolean, a column for a batch), the spec's line and the message, and the value
-    standing for it (a fresh object, so :func:`where` can recognise it as an arm; None
-    when it cannot be told apart, as booleans). Iterates as ``(mask, where, message)``."""
-
-    __slots__ = ("mask", "where", "message", "value", "pinned")
-
-    def __init__(self, mask: Any, where: str, message: str, value: Any) -> None:
-        self.mask, self.where, self.message, self.value = mask, where, message, value
-        self.pinned = False
-
-    def __iter__(self) -> Any:
-        return iter((self.mask, self.where, self.message))
-
-    def narrow(self, keep: Any, value: Any) -> None:
-        """Keep only the rows of ``keep`` (the rows where the value is used), now standing
-        for ``value``; nothing once pinned (:func:`~modelcheck.expr.pin_undefined`): the
-        value may have reached the next state in the other rows too."""
-        if self.pinned:
-            return
-        self.mask = self.mask & keep
-        self.value = value if np.any(self.mask) else None
-
-
-class _Sink(list):  # type: ignore[type-arg]
-    """The undefined values collected so far; the first ``pinned`` of them are pinned."""
-
-    __slots__ = ("pinned",)
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.pinned = 0
-
-
-_sink: ContextVar[_Sink | None] = ContextVar("modelcheck_undefined", default=None)
-
-
-def pin_undefined() -> None:
-    """Pin every undefined value collected so far: a write to the next state (or a
-    branch condition) may hold a value computed from one, in any of its rows, so no
-    later ``where``, function arm, ``implies`` or set member may discharge its rows.
-    (A helper can compute ``t.y = v + 1`` from its CHOOSE ``v`` and then return ``v``
-    as a temporary, which ``where`` would otherwise discharge where it is not
-    selected, leaving ``t.y`` computed from no value: the rows stay errors instead.)"""
-    sink = _sink.get()
-    if sink is not None:
-        n = len(sink)
-        if sink.pinned < n:
-            for u in sink[sink.pinned:]:
-                u.pinned = True
-            sink.pinned = n
-
-
 def _fresh(x: Any) -> Any:
     """A new object equal to ``x`` that no other expression holds (an undefined value's
     stand-in, recognised by identity), or None when there is none: booleans are
@@ -626,32 +529,6 @@ def _undefined(mask: Any, message: str, value: Any = None) -> Any:
     elif np.any(mask):
         raise SpecEvaluationError(f"{_caller()}: {message}")
     return value
-
-
-def undefined_mark() -> int:
-    """How many undefined values have been collected so far (0 outside a collection):
-    a branch of an action notes the marks around its block."""
-    sink = _sink.get()
-    return len(sink) if sink is not None else 0
-
-
-class collect_undefined:  # noqa: N801 - used as a function: ``with collect_undefined()``
-    """Collect, rather than raise, the undefined values of the code run inside: a list
-    of records that iterate as ``(rows mask, spec file:line, message)``, the masks
-    narrowed by the ``where`` arms and set members that do not select them. The kernel
-    raises those that fall on enabled rows (on any row, for a predicate). (A class
-    rather than a generator context manager: the kernel enters one per action instance
-    and batch.)"""
-
-    __slots__ = ("found", "token")
-
-    def __enter__(self) -> list[_Undefined]:
-        self.found: list[_Undefined] = _Sink()
-        self.token = _sink.set(self.found)
-        return self.found
-
-    def __exit__(self, *exc: object) -> None:
-        _sink.reset(self.token)
 
 
 # ------------------------------------------------------------------ set values

@@ -26,7 +26,10 @@ errors with their usual messages. What keeps the two evaluations equal:
 * A write through a parameter index (``t.flag[i] = v``) is a per-row *scatter*;
   a read of the next state that such a write may have changed, or a second write
   to a cell one may have changed, gives up (the per-instance order would decide).
-* Integer division by zero raises (``errstate``) instead of yielding 0.
+* Integer division by zero gives up (``errstate``) instead of yielding 0.
+* What gives up is a ``BaseException`` and is noted for the call as well, so a
+  spec's ``try``/``except Exception`` (or one that swallows anything) cannot turn
+  it into an answer of the grid.
 * An element of a compound type (set, record, sequence, bag) read or written
   through a parameter index is selected cell by cell, as a state-value index
   selects it, after checking that the index lies inside the index set; its value
@@ -42,13 +45,14 @@ unbounded int; parameters are indices, far from the bounds.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from .expr import collect_undefined, pin_undefined
 from .layout import Layout
+from .undefined import collect_undefined, pin_undefined
 from .views import Branch, NextView, StateView
 
 __all__ = ["ParamArray", "FamilyState", "FamilyNext", "FamilyCall", "Decoder", "call_family",
@@ -57,8 +61,29 @@ __all__ = ["ParamArray", "FamilyState", "FamilyNext", "FamilyCall", "Decoder", "
 _U64 = np.uint64
 
 
-class GiveUp(Exception):
-    """The grid evaluation cannot vouch for per-instance equality (internal)."""
+class GiveUp(BaseException):
+    """The grid evaluation cannot vouch for per-instance equality (internal). A
+    ``BaseException``, so that it passes through a spec's ``except Exception``; each
+    one is also noted for the call being made, which :func:`call_family` then gives
+    up however the call ended (a handler that swallows it cannot make a grid
+    evaluation differ from the instances')."""
+
+    def __init__(self, why: str) -> None:
+        super().__init__(why)
+        notes = _gave_up.get()
+        if notes is not None:
+            notes.append(why)
+
+
+#: the reasons to give up noted during the family call being made
+_gave_up: ContextVar[list[str] | None] = ContextVar("modelcheck_family_gave_up",
+                                                    default=None)
+
+
+def _arithmetic_error(kind: str, flag: int) -> None:
+    """numpy's error callback in a family call: an integer division by zero (or an
+    invalid operation) gives up, where the instances' evaluation would yield 0."""
+    raise GiveUp(f"{kind} in a family call")
 
 
 def _plain(x: Any) -> Any:
@@ -338,11 +363,18 @@ def call_family(spec: Any, fn: Callable[..., Any], state: FamilyState,
     """Call action ``fn`` over the grid of ``n_inst`` instances (rows of ``params``)
     and the states of ``state``; ``None`` when the per-instance evaluator must decide."""
     t = FamilyNext(state)
+    notes: list[str] = []
+    token = _gave_up.set(notes)
     try:
-        with np.errstate(divide="raise", invalid="raise"), collect_undefined() as undefined:
+        with np.errstate(divide="call", invalid="call", call=_arithmetic_error), \
+                collect_undefined() as undefined:
             g = fn(spec, state, t, *params)
-    except Exception:
+    except (Exception, GiveUp):
         return None
+    finally:
+        _gave_up.reset(token)
+    if notes:
+        return None  # a spec's handler swallowed the giving up
     n = state._n or 1
     if isinstance(g, np.ndarray):
         g = _plain(g)

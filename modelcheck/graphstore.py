@@ -299,8 +299,10 @@ def parallel_in_rows(deg: np.ndarray, dst: np.ndarray, short: int = 16) -> np.nd
 
 
 class GrowArray:
-    """A 1-d array grown at its end. ``ndarray.resize`` reallocates: a large buffer is
-    remapped by the OS, not copied, and pages never written take no memory."""
+    """A 1-d array grown at its end, by half its size at a time. ``ndarray.resize``
+    reallocates (a large buffer is remapped by the OS, not copied) and fills the new
+    part with zeros: the spare capacity is resident memory too (up to a third of the
+    buffer), which :attr:`nbytes` counts."""
 
     def __init__(self, dtype: Any) -> None:
         self._buf = np.zeros(0, dtype=dtype)
@@ -317,6 +319,11 @@ class GrowArray:
         m = len(values)
         self.extend(m)
         self._buf[self.n - m:self.n] = values
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes of the buffer (its capacity)."""
+        return int(self._buf.nbytes)
 
     def view(self, start: int = 0, stop: int | None = None) -> np.ndarray:
         """Entries ``start:stop`` (valid until the next ``extend``/``append``)."""
@@ -356,8 +363,10 @@ class EdgeStore:
 
     @property
     def nbytes(self) -> int:
-        """Bytes held in memory (none when spilled)."""
-        return 0 if self.spilled else self.n * self.bytes_per_edge
+        """Bytes held in memory (none when spilled): the arrays' buffers with their spare
+        capacity (:class:`GrowArray`), which the memory budget counts as it is resident,
+        not only the ``n`` edges' bytes."""
+        return 0 if self.spilled else self._dst.nbytes + self._act.nbytes
 
     def append(self, dst: np.ndarray, act: np.ndarray) -> None:
         m = len(dst)

@@ -35,7 +35,7 @@ import numpy as np
 
 from . import codec
 from .errors import SpecDefinitionError, SpecEvaluationError, source_location, user_frame_location
-from .expr import Functions, InitProduct, _Both, bool_hint, collect_undefined
+from .expr import Functions, InitProduct, _Both
 from .family import (
     Decoder,
     FamilyState,
@@ -51,6 +51,7 @@ from .spec import ActionDecl, ActionInstance, PredicateDecl, RoleKind, Spec
 from .store import concat_clear, empty_keys, key_int, take_rows
 from .symmetry import Symmetry
 from .types.sets import SetValue
+from .undefined import bool_hint, collect_undefined
 from .views import Branch, Narrow, NextView, StateView
 
 __all__ = ["Kernel", "Checks", "Expansion", "format_state"]
@@ -730,15 +731,18 @@ class Kernel:
             if not member.any():
                 return  # a MemberOf parameter that is a member in no state of the batch
         t = NextView(s, narrow=n >= self.narrow_min)
-        few: np.ndarray | None = None  # set when the action asks for its states alone
         g: Any = None
         with collect_undefined() as undefined:
             try:
                 g = insts[0].call(self.spec, s, t)
-            except Narrow as nw:
-                few = nw.mask
+            except Narrow:
+                pass
             except Exception as e:
-                raise self._locate_action_error(insts[0], words, e) from None
+                if t._narrowed is None:  # (else a spec's handler turned the request)
+                    raise self._locate_action_error(insts[0], words, e) from None
+        # set when the action asks for its states alone, however the call ended (a
+        # spec's handler may have swallowed the request)
+        few: np.ndarray | None = t._narrowed
         if few is not None:
             # the guard holds in few states (NextView.none_enabled): the action
             # again on those alone (two at least, as a batch is evaluated)

@@ -61,8 +61,9 @@ import numpy as np
 from .errors import SpecEvaluationError
 from .kernel import Expansion, Kernel
 from .result import TraceStep, Violation, ViolationKind, json_value
-from .spec import PredicateDecl, RoleKind
+from .spec import ActionInstance, PredicateDecl, RoleKind
 from .store import (
+    StoredPath,
     dedupe_min,
     dedupe_min_inverse,
     dedupe_min_packed,
@@ -656,10 +657,15 @@ def _initial_state(kernel: Kernel, fp: int, final: PredicateDecl | None) -> list
     return choices[0]
 
 
-def rebuild_trace(kernel: Kernel, fps: list[int] | tuple[int, ...],
+def rebuild_trace(kernel: Kernel, fps: list[int] | tuple[int, ...] | StoredPath,
                   last: tuple[PredicateDecl | None, int] | None = None,
                   final: PredicateDecl | None = None) -> tuple[TraceStep, ...]:
     """Replay the spec along a path of fingerprints, returning full states and actions.
+    The path may be a :class:`~modelcheck.store.StoredPath` through levels that have
+    let their keys go: the fingerprint of such a step is that of the successor, by the
+    recorded action instance, of the state before as the explorer stored it (the
+    trace's state itself, or its canonical form under symmetry), so the spec is
+    replayed once along the path, every state's successors evaluated once.
 
     At each step the successor with the wanted (canonical) fingerprint is taken,
     the first in action order whose transition satisfies the action constraints (the
@@ -675,15 +681,22 @@ def rebuild_trace(kernel: Kernel, fps: list[int] | tuple[int, ...],
     (the first in action order from the stored parent).
     """
     layout = kernel.layout
-    cur = _initial_state(kernel, fps[0], final if len(fps) == 1 and last is None else None)
+    path = fps if isinstance(fps, StoredPath) else StoredPath(tuple(fps), (None,) * len(fps))
+    first = path.fps[0]
+    assert first is not None, "a path's first level keeps its keys"
+    cur = _initial_state(kernel, first,
+                         final if len(path.fps) == 1 and last is None else None)
     steps = [TraceStep(None, {}, layout.values_from_cells(cur))]
-    targets: list[tuple[PredicateDecl | None, int]] = [(None, f) for f in fps[1:]]
+    targets: list[tuple[PredicateDecl | None, int | None, int | None]] = [
+        (None, f, a) for f, a in zip(path.fps[1:], path.acts[1:])]
     if last is not None:
-        targets.append(last)
-    stored = len(fps) - 1  # the steps to stored states (the rest: ``last``)
-    for i, (prop, fp) in enumerate(targets):
+        targets.append((*last, None))
+    stored = len(path.fps) - 1  # the steps to stored states (the rest: ``last``)
+    for i, (prop, want, act) in enumerate(targets):
+        successors = kernel.successors(cur)
+        fp = want if want is not None else _stored_successor(kernel, cur, successors, act)
         found = excluded = None
-        for inst, nxt in kernel.successors(cur):
+        for inst, nxt in successors:
             if kernel.fingerprint(nxt) != fp:
                 continue
             if prop is not None and prop not in (
@@ -709,12 +722,34 @@ def rebuild_trace(kernel: Kernel, fps: list[int] | tuple[int, ...],
     return tuple(steps)
 
 
+def _stored_successor(kernel: Kernel, cur: list[int],
+                      successors: list[tuple[ActionInstance, list[int]]],
+                      act: int | None) -> int:
+    """The fingerprint of the state the explorer stored as the successor by action
+    instance ``act`` of the trace's state ``cur`` (as stored: ``cur`` itself, or under
+    symmetry its canonical form, whose successor is then evaluated alone)."""
+    if act is None:  # pragma: no cover - a level lets its keys go only with its actions
+        raise RuntimeError("trace rebuild: a level without keys records no actions")
+    stored = cur
+    if kernel.symmetry is not None:
+        words, _ = kernel.canonical(kernel.layout.pack(cur).reshape(1, -1))
+        stored = kernel.layout.unpack(words[0])
+    if stored == list(cur):
+        nxt = next((n for inst, n in successors if inst.id == act), None)
+    else:
+        nxt = kernel.step(stored, kernel.actions[act])
+    if nxt is None:  # pragma: no cover - would be an engine bug
+        raise RuntimeError(f"trace rebuild: the recorded action {act} is not enabled")
+    return kernel.fingerprint(nxt)
+
+
 def report(kernel: Kernel, verdict: Verdict,
-           path_to: Callable[[int], list[int]]) -> Violation:
+           path_to: Callable[[int], list[int] | StoredPath]) -> Violation:
     """The violation a verdict reports (raises the spec error of an ``error`` verdict).
 
     ``path_to(fp)`` gives the fingerprints from an initial state to a stored state
-    ``fp`` (for a phase-1 verdict at level 0 outside the constraints: ``[fp]``).
+    ``fp`` (for a phase-1 verdict at level 0 outside the constraints: ``[fp]``), or
+    the :class:`~modelcheck.store.StoredPath` to it.
     """
     if verdict.kind is VerdictKind.ERROR:
         assert verdict.error is not None

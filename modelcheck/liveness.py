@@ -963,12 +963,12 @@ def check_liveness_workers(spec: Spec, config: CheckConfig | None = None, *,
     from .shards.pool import ParallelExplorer
 
     cfg = CheckConfig.of(config, options, "check_liveness_workers")
-    live = ShardedLiveness(spec, cfg, temporal, library)
-    run = ParallelExplorer(spec, live.safety, workers=workers, buckets=buckets,
-                           library=library, progress=progress, notice=notice,
-                           driver_threshold=driver_threshold, temporal=live.names)
-    live.attach(run)
-    return live.finish(run.run())
+    with ShardedLiveness(spec, cfg, temporal, library) as live:
+        run = ParallelExplorer(spec, live.safety, workers=workers, buckets=buckets,
+                               library=library, progress=progress, notice=notice,
+                               driver_threshold=driver_threshold, temporal=live.names)
+        live.attach(run)
+        return live.finish(run.run())
 
 
 class ShardedLiveness:
@@ -985,7 +985,8 @@ class ShardedLiveness:
     (:func:`~modelcheck.shards.stategraph.read_state_graph`: the one-process check's
     nodes in its order and its edges in its CSR order; memory-mapped in the run
     directory past :data:`SPILL_EDGES` edges) and decides the properties with the
-    one-process analysis (:func:`_decide`): the same verdicts, the same lassos."""
+    one-process analysis (:func:`_decide`): the same verdicts, the same lassos. A
+    context manager: :meth:`close` lets the run go."""
 
     def __init__(self, spec: Spec, config: CheckConfig,
                  temporal: Sequence[TemporalDecl] | None = None,
@@ -1044,6 +1045,21 @@ class ShardedLiveness:
                                 self.checked_as)
         finally:
             parts.store.close()
+
+    def close(self) -> None:
+        """Let the run go (its ``after`` hook removed, the reference dropped): a run that
+        raised decides nothing, and its engine, kernel and session are freed with it.
+        Idempotent; ``with ShardedLiveness(...) as live:`` closes it however the block
+        ends."""
+        run, self.run = self.run, None
+        if run is not None and getattr(run, "after", None) == self.decide:
+            run.after = None
+
+    def __enter__(self) -> ShardedLiveness:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
     def finish(self, res: Result) -> Result:
         """``res`` of the run, with the properties marked not checked when it did not

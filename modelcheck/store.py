@@ -38,7 +38,6 @@ from __future__ import annotations
 import mmap
 import os
 import shutil
-from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -46,7 +45,8 @@ import numpy as np
 from .fileio import spill_subdir
 from .memtune import MMAP_THRESHOLD
 
-__all__ = ["FingerprintSet", "LevelStore", "Level", "act_dtype", "dedupe_min", "dedupe_min_inverse",
+__all__ = ["FingerprintSet", "LevelStore", "Level", "StoredPath", "act_dtype", "dedupe_min",
+           "dedupe_min_inverse",
            "group_argmin", "take_rows", "group_min_mask", "key_order", "key_starts",
            "key_searchsorted", "key_less", "key_int", "key_ints", "keys_of", "empty_keys",
            "key_columns", "key_min_row", "key_unique", "key_ne", "key_find", "merge_runs_min",
@@ -802,6 +802,18 @@ class FingerprintSet:
         self._n = n + m
 
 
+@dataclass(frozen=True)
+class StoredPath:
+    """The stored path to a state, level by level: the state's fingerprint, or None at
+    a level that has let its keys go (:meth:`LevelStore.forget_keys`), and the action
+    instance that stored it from the state before (None: not recorded; the first
+    level's, whose key is always kept). A state whose key went is the successor of
+    the one before by its action (in canonical form, under symmetry)."""
+
+    fps: tuple[int | None, ...]
+    acts: tuple[int | None, ...]
+
+
 @dataclass
 class Level:
     """One BFS level: sorted fingerprints, each state's parent index in the level before
@@ -952,14 +964,16 @@ class LevelStore:
         out.reverse()
         return out
 
-    def path(self, depth: int, index: int,
-             replay: Callable[[list[int]], list[int]] | None = None) -> list[int]:
-        """Fingerprints from an initial state to state ``index`` of level ``depth``.
-        When a level on the way has let its keys go (:meth:`forget_keys`), ``replay``
-        turns the path's rows (:meth:`rows_to`) into the fingerprints."""
+    def path(self, depth: int, index: int) -> list[int] | StoredPath:
+        """Fingerprints from an initial state to state ``index`` of level ``depth``; when
+        a level on the way has let its keys go (:meth:`forget_keys`), the
+        :class:`StoredPath` instead, which the trace's rebuild follows along the
+        recorded actions (:func:`~modelcheck.level.rebuild_trace`: the spec replayed
+        once)."""
         rows = self.rows_to(depth, index)
-        if all(self.levels[d].keyed for d in range(depth + 1)):
-            return [key_int(self.levels[d].fps, r) for d, r in enumerate(rows)]
-        if replay is None:
-            raise ValueError("a level on the path has let its keys go: replay the spec")
-        return replay(rows)
+        levels = [self.levels[d] for d in range(depth + 1)]
+        if all(lv.keyed for lv in levels):
+            return [key_int(lv.fps, r) for lv, r in zip(levels, rows)]
+        return StoredPath(
+            tuple(key_int(lv.fps, r) if lv.keyed else None for lv, r in zip(levels, rows)),
+            tuple(None if lv.acts is None else int(lv.acts[r]) for lv, r in zip(levels, rows)))

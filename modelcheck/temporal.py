@@ -79,10 +79,10 @@ from typing import Any
 import numpy as np
 
 from .errors import SpecDefinitionError, SpecEvaluationError
-from .expr import _bool
 from .fairness import FairnessCondition, label_of, select_fairness
 from .spec import PredicateDecl, RoleKind, Spec
 from .types import Value
+from .undefined import _bool
 
 __all__ = ["TemporalDecl", "FairnessCondition", "FORMS", "STEP_FORMS", "eventually",
            "always_eventually", "eventually_always", "leads_to", "angle", "changed",

@@ -20,9 +20,9 @@ from typing import Any
 import numpy as np
 
 from .errors import SpecEvaluationError
-from .expr import pin_undefined, undefined_mark
 from .layout import Layout
 from .types import Value
+from .undefined import pin_undefined, undefined_mark
 
 __all__ = ["StateView", "NextView", "ArrayView", "Branch"]
 
@@ -247,9 +247,12 @@ class _BranchBlock:
             t._branches[self._name] = Branch(self._cond, own, (self._start, undefined_mark()))
 
 
-class Narrow(Exception):  # noqa: N818 - a request, not an error
+class Narrow(BaseException):  # noqa: N818 - a request, not an error
     """Raised by :meth:`NextView.none_enabled` for the kernel: evaluate the action
-    again on the states of ``mask`` only (internal)."""
+    again on the states of ``mask`` only (internal). A ``BaseException``, so that it
+    passes through a spec's ``except Exception``; the request is also noted on the
+    next state (``_narrowed``), which the kernel reads however the call ended (a
+    handler that swallows even a ``BaseException`` cannot make it drop states)."""
 
     def __init__(self, mask: np.ndarray) -> None:
         super().__init__("narrow the batch")
@@ -270,6 +273,8 @@ class NextView(StateView):
         object.__setattr__(self, "_branches", {})
         object.__setattr__(self, "_in_branch", None)
         object.__setattr__(self, "_narrow", narrow)
+        #: the mask :meth:`none_enabled` asked the kernel to narrow the batch to
+        object.__setattr__(self, "_narrowed", None)
 
     def none_enabled(self, g: Any) -> bool:
         """True when the guard ``g`` holds in no state of the batch (the action may
@@ -284,6 +289,7 @@ class NextView(StateView):
             if mask.dtype == np.bool_ and mask.shape == (self._n,):
                 on = int(np.count_nonzero(mask))
                 if 0 < on and 2 * on <= mask.shape[0]:
+                    object.__setattr__(self, "_narrowed", mask)
                     raise Narrow(mask)
                 return on == 0
         return not bool(np.any(g))

@@ -141,10 +141,10 @@ def run_check(spec: str, consts: tuple[str, ...], config: CheckConfig, spark: Sp
         recorder = prepare_recorder(spec, out_dir, trace_out)
         bound = bind_spec(spec, consts)
         config, initial, invariants = select_initial_checks(bound, config, library_lookup)
-        live = ShardedLiveness(bound, config)  # (refuses what `check` refuses)
-        result = check_initial(bound, config, initial, invariants)
-        if result is None:  # (else an initial state violates an initial-state property)
-            result = live.finish(_explore(bound, live, spark, quiet))
+        with ShardedLiveness(bound, config) as live:  # (refuses what `check` refuses)
+            result = check_initial(bound, config, initial, invariants)
+            if result is None:  # (else an initial state violates an initial-state property)
+                result = live.finish(_explore(bound, live, spark, quiet))
     except BaseException as e:  # noqa: BLE001 - never show users a raw traceback
         _report_failure(e, fmt)
     finish(result, fmt, recorder, bound, quiet)
@@ -164,17 +164,24 @@ def _explore(bound: Any, live: ShardedLiveness, spark: SparkOptions, quiet: bool
         engine=spark.engine,
         notice=lambda message: click.echo(message, err=True), temporal=live.names)
     live.attach(explorer)
-    # Fail on the checkpoint dir and the spec before paying for a Spark session.
-    explorer.precheck()
-    resumed = explorer.resume_point
-    if resumed is not None:
-        click.echo(f"resuming at level {resumed[0]} ({resumed[1]:,} states)", err=True)
-    if not quiet:
-        where = master or "the master given to spark-submit"
-        click.echo(f"Checking {bound!r} on Spark ({where}): {len(bound.layout.cells)} "
-                   f"state cells, {len(bound.actions)} action instances. Starting "
-                   "Spark...", err=True)
-    return explorer.run()
+    try:
+        # Fail on the checkpoint dir and the spec before paying for a Spark session.
+        explorer.precheck()
+        resumed = explorer.resume_point
+        if resumed is not None:
+            click.echo(f"resuming at level {resumed[0]} ({resumed[1]:,} states)", err=True)
+        if not quiet:
+            where = master or "the master given to spark-submit"
+            click.echo(f"Checking {bound!r} on Spark ({where}): {len(bound.layout.cells)} "
+                       f"state cells, {len(bound.actions)} action instances. Starting "
+                       "Spark...", err=True)
+        return explorer.run()
+    finally:
+        # the temporary run directory precheck made, should run() not have started (run()
+        # removes it itself; a checkpoint directory is not temporary: kept)
+        rundir = getattr(explorer, "rundir", None)
+        if rundir is not None:
+            rundir.cleanup()
 
 
 def _report_failure(e: BaseException, fmt: str) -> NoReturn:

@@ -79,3 +79,49 @@ def test_a_liveness_check_whose_graph_passes_the_limit_stops_cleanly() -> None:
     assert (out["status"], out["reason"]) == ("incomplete", "memory")
     assert out["distinct_states"] == res.distinct_states
     assert "state graph for the temporal properties" in out["message"]
+
+
+def test_the_edge_stores_spare_capacity_is_counted() -> None:
+    """The edge store grows by half its size with ``ndarray.resize``, which zero-fills the
+    new part: up to a third of its buffers is spare capacity, resident all the same.
+    ``EdgeStore.nbytes`` counts the buffers (it counted the edges alone)."""
+    import numpy as np
+
+    from modelcheck.graphstore import EdgeStore
+
+    store = EdgeStore(np.uint16)
+    sizes = []
+    for m in (10, 70_000, 5_000, 40_000):
+        store.append(np.arange(m, dtype=np.int32), np.zeros(m, dtype=np.uint16))
+        sizes.append((store.n, store.nbytes))
+        buffers = store._dst._buf.nbytes + store._act._buf.nbytes
+        assert store.nbytes == buffers >= store.n * store.bytes_per_edge
+    assert any(nbytes > n * 6 for n, nbytes in sizes)  # (spare capacity there was)
+    dst, act = store.finish()
+    assert len(dst) == len(act) == store.n and store.nbytes == store.n * 6  # trimmed
+
+
+def test_a_liveness_run_counts_the_graphs_spare_capacity(monkeypatch) -> None:
+    """Every time the budget asks, the state graph's bytes include its edge store's
+    buffers, spare capacity included; a run under a small limit stops cleanly."""
+    from modelcheck.stategraph import GraphCollector
+
+    looks: list[tuple[int, int, int]] = []
+    real = GraphCollector.nbytes
+
+    def spy(self: GraphCollector) -> int:
+        counted = real(self)
+        edges = self.edges
+        looks.append((counted, edges._dst._buf.nbytes + edges._act._buf.nbytes,
+                      edges.n * edges.bytes_per_edge))
+        return counted
+
+    monkeypatch.setattr(GraphCollector, "nbytes", spy)
+    spec = KRaftBrokerLive(**CONSTANTS)
+    assert check(spec, memory_limit=1 << 30).status == "ok"
+    assert looks and all(counted >= buffers for counted, buffers, _ in looks)
+    assert any(buffers > used for _, buffers, used in looks)
+    res = check(spec, memory_limit=4 << 20)
+    assert (res.status, res.reason) == ("incomplete", "memory")
+    assert res.liveness["properties"] == {"ReplayCatchesUp": "not checked"}
+    assert "state graph for the temporal properties" in (res.message or "")

@@ -12,6 +12,7 @@ import numpy as np
 from .. import codec
 from ..errors import SpecDefinitionError, SpecEvaluationError
 from ..itfvalues import freeze
+from ..undefined import _bool, _narrow_since, undefined_mark
 from .arrays import _element_type
 from .base import (
     BoundType,
@@ -1043,18 +1044,16 @@ class SetValue(Value):
         constant answer (a test of the element alone, ``lambda m: m.type ==
         MsgType.Ack``) clears the element's bit with one mask per chunk, a per-state
         answer clears it in the states where it is false."""
-        from ..expr import _bool, _narrow_since, _sink_mark
-
         present, _ = self._held()
         values = self._type.member_value
         w = self._type.chunk_bits
         drop: list[int] = []
         chunks = list(self.chunks)
         for i in present:
-            mark = _sink_mark()
+            mark = undefined_mark()
             ok = _bool(keep(values(i)), "the test of filter")
             inside = None
-            if _sink_mark() > mark:
+            if undefined_mark() > mark:
                 inside = self._held_in(i)
                 _narrow_since(mark, inside)
             if isinstance(ok, np.ndarray) and ok.ndim:
@@ -1319,17 +1318,15 @@ class SparseSetValue(SetValue):
     def filter(self, keep: Callable[[Any], Any]) -> SparseSetValue:
         """As :meth:`SetValue.filter`: the slots of the members ``keep`` rejects emptied,
         then sorted again."""
-        from ..expr import _bool, _narrow_since, _sink_mark
-
         present, _ = self._held()
         values = self._type.member_value
         mat, batch = self._mat()
         empty = self._type.empty
         gone = np.zeros(mat.shape, dtype=bool)
         for i in present:
-            mark = _sink_mark()
+            mark = undefined_mark()
             ok = _bool(keep(values(i)), "the test of filter")
-            if _sink_mark() > mark:
+            if undefined_mark() > mark:
                 _narrow_since(mark, self._held_in(i))
             if isinstance(ok, np.ndarray) and ok.ndim:
                 gone |= (mat == i) & ~ok[:, None]
