@@ -67,7 +67,7 @@ class Expansion:
     #: per checked invariant (by position), rows of the batch that violate it
     invariant_rows: list[np.ndarray]
     #: successors: packed words ``(m, k)`` (no rows when expanded ``keys_only``),
-    #: fingerprints, parent row, action instance id
+    #: fingerprints, parent row (``int32``), action instance id (``int32``)
     child_words: np.ndarray
     child_fps: np.ndarray
     parent_rows: np.ndarray
@@ -594,8 +594,9 @@ class Kernel:
         empty_w = np.zeros((0, layout.n_words), dtype=_U64)
         empty_i = np.zeros(0, dtype=np.int64)
         if not expand or n == 0 or (stop_on_violation and any(len(r) for r in inv_rows)):
-            return Expansion(n, inv_rows, empty_w, np.zeros(0, dtype=_U64), empty_i,
-                             empty_i.astype(np.int32), fired, empty_i,
+            return Expansion(n, inv_rows, empty_w, np.zeros(0, dtype=_U64),
+                             np.zeros(0, dtype=np.int32), np.zeros(0, dtype=np.int32),
+                             fired, empty_i,
                              [_no_hits() for _ in self.properties],
                              [_no_hits() for _ in self.invariants],
                              label_rows=label_rows,
@@ -633,10 +634,10 @@ class Kernel:
             cw = concat_clear(acc.words) if acc.keep_words else empty_w
             cf = concat_clear(acc.fps)
             cp = concat_clear(acc.parents)
-            ca = concat_clear(acc.action_ids)
+            ca = acc.take_action_ids()
         else:
-            cw, cf, cp, ca = empty_w, empty_keys(self.key_width), empty_i, \
-                empty_i.astype(np.int32)
+            cw, cf, cp, ca = empty_w, empty_keys(self.key_width), \
+                np.zeros(0, dtype=np.int32), np.zeros(0, dtype=np.int32)
         ok = None
         if acc.action_ok is not None:
             ok = np.concatenate(acc.action_ok) if acc.action_ok else np.zeros(0, dtype=bool)
@@ -816,8 +817,8 @@ class Kernel:
                 for p in self.action_constraints:
                     ok[self._pred_rows(p, pre_v, post_v, words, rows, inst)] = False
             child, fps = self.canonical(child)
-            ids = np.full(m, inst.id, dtype=np.int32)
-            acc.add(child, fps, at, ids, ok)
+            # one action instance: its id is recorded once, not once a transition
+            acc.add(child, fps, at, inst.id, ok)
             if self._step_preds:
                 pre_sub = _SubView(s, rows, {})
                 post_sub = _SubView(s, rows, post)
@@ -831,7 +832,8 @@ class Kernel:
                         bad = self._pred_rows(p, pre_sub.view(layout, m),
                                               post_sub.view(layout, m), words, rows, inst)
                     if len(bad):
-                        acc.hits[j].append((at[bad], ids[bad], take_rows(fps, bad)))
+                        acc.hits[j].append((at[bad], np.full(len(bad), inst.id, dtype=np.int32),
+                                            take_rows(fps, bad)))
 
     def _expand_family(self, fam: _Family, lo: int, hi: int, fs: FamilyState, s: StateView,
                        words: np.ndarray, acc: _Accumulator,
@@ -1276,8 +1278,11 @@ class _Accumulator:
         self.any_enabled = np.zeros(n, dtype=bool) if deadlock else None
         self.words: list[np.ndarray] = []
         self.fps: list[np.ndarray] = []
+        #: parent rows (``int32``: a batch has fewer than 2**31 states)
         self.parents: list[np.ndarray] = []
-        self.action_ids: list[np.ndarray] = []
+        #: per :meth:`add`, its action ids: an array, or one id for all its rows
+        self.action_ids: list[np.ndarray | int] = []
+        self._counts: list[int] = []  # rows per add
         self.hits: list[list[tuple[np.ndarray, np.ndarray, np.ndarray]]] = [
             [] for _ in range(n_props)]
         #: per added successor, whether its transition satisfies the action constraints
@@ -1286,15 +1291,35 @@ class _Accumulator:
         self.member_bits: dict[tuple[str, int], np.ndarray] = {}
 
     def add(self, words: np.ndarray, fps: np.ndarray, parents: np.ndarray,
-            action_ids: np.ndarray, ok: np.ndarray | None = None) -> None:
+            action_ids: np.ndarray | int, ok: np.ndarray | None = None) -> None:
+        """Record transitions: the successors' ``words`` and ``fps``, their ``parents``
+        (rows of the batch) and ``action_ids`` (one id when all are of one instance).
+
+        A batch's pieces are all held until :meth:`Kernel.expand` concatenates them, and
+        they come from the heap (each is below ``memtune.MMAP_THRESHOLD``), whose pages
+        stay resident once freed: 12 bytes a one-word successor rather than 28, parents
+        in ``int32`` and an instance's ids as one number."""
         if self.keep_words:
             self.words.append(words)
         self.fps.append(fps)
-        self.parents.append(parents)
-        self.action_ids.append(action_ids)
+        self.parents.append(parents.astype(np.int32, copy=False))
+        self.action_ids.append(action_ids if isinstance(action_ids, int)
+                               else action_ids.astype(np.int32, copy=False))
+        self._counts.append(len(fps))
         if self.action_ok is not None:
             assert ok is not None
             self.action_ok.append(ok)
+
+    def take_action_ids(self) -> np.ndarray:
+        """The action ids of every transition added (``int32``), the pieces let go."""
+        out = np.empty(sum(self._counts), dtype=np.int32)
+        at = 0
+        for ids, m in zip(self.action_ids, self._counts):
+            out[at:at + m] = ids
+            at += m
+        self.action_ids.clear()
+        self._counts.clear()
+        return out
 
 
 def _scattered_view(s: StateView, rows: np.ndarray, post: dict[int, np.ndarray],

@@ -415,7 +415,9 @@ class LevelExpansion:
                 keys *= n_act
                 keys += action_ids
                 if self.on_transitions is not None:
-                    self.on_transitions(start + parent_rows, action_ids, child_fps)
+                    # (in int64: a batch's rows are int32, the level's may not fit)
+                    self.on_transitions(np.add(parent_rows, start, dtype=np.int64),
+                                        action_ids, child_fps)
                 del parent_rows, action_ids
                 packed = None
                 if self.exact and not self.want_inverse and not self.view:

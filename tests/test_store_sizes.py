@@ -144,3 +144,51 @@ def test_a_batch_holds_its_successors_once(pad: int) -> None:
     for a in ("child_fps", "parent_rows", "action_ids", "fired"):
         assert np.array_equal(getattr(keys, a), getattr(full, a))
     assert peaks[1] <= peaks[0] - 0.75 * full.child_words.nbytes
+
+
+@pytest.mark.parametrize("pad", [0, 60])
+def test_a_batch_holds_twelve_bytes_a_successor_besides_its_keys(monkeypatch,
+                                                                  pad: int) -> None:
+    """Until a kernel batch concatenates its per-action results, it holds them all (from
+    the heap, whose freed pages stay resident: they set the explorer's peak RSS): a
+    successor's key, its parent row in ``int32`` and nothing per successor for its
+    action id (one number per action instance, expanded once concatenated); the old
+    pieces took 8 bytes a parent row and 4 an action id, 20 bytes a one-word successor.
+    The transitions are those of one state at a time
+    (:meth:`~modelcheck.kernel.Kernel.successors`)."""
+    from benchmarks.wide_states import padded
+    from modelcheck.kernel import _Accumulator
+    from modelcheck.store import key_int
+
+    spec = TwoPhase(N=5) if pad == 0 else padded(pad, False)(N=5)
+    got: dict[str, np.ndarray] = {}
+
+    def on_level(depth: int, fps: np.ndarray, words: np.ndarray) -> None:
+        if depth == 6:
+            got["words"] = words.copy()
+
+    ex = Explorer(spec, on_level=on_level, max_depth=6)
+    ex.run()
+    k = ex.kernel
+    width = 1 if pad == 0 else 2
+    assert k.key_width == width
+    held = [0]
+    real = _Accumulator.add
+
+    def spy(self: _Accumulator, *args: object, **kw: object) -> None:
+        real(self, *args, **kw)  # type: ignore[arg-type]
+        for parts in (self.words, self.fps, self.parents, self.action_ids):
+            if parts:
+                held[0] += getattr(parts[-1], "nbytes", 0)
+
+    monkeypatch.setattr(_Accumulator, "add", spy)
+    e = k.expand(got["words"], keys_only=True)
+    m = len(e.child_fps)
+    assert m > 4 * len(got["words"])
+    assert e.parent_rows.dtype == np.int32 and e.action_ids.dtype == np.int32
+    assert held[0] == (8 * width + 4) * m
+    want = sorted((r, inst.id, k.fingerprint(nxt))
+                  for r, w in enumerate(got["words"])
+                  for inst, nxt in k.successors(spec.layout.unpack(w)))
+    assert sorted((int(r), int(a), key_int(e.child_fps, i))
+                  for i, (r, a) in enumerate(zip(e.parent_rows, e.action_ids))) == want
