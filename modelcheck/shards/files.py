@@ -807,7 +807,8 @@ def expand_block(cfg: ShardConfig, bucket: int, level: Block, expand: bool | Non
         chunks.append(chunk)
         if part is not None:
             assert lx.inverse is not None
-            inverses.append(lx.inverse.astype(np.int64) + at)
+            wide = at + len(chunk[0]) >= 1 << 31  # (int32, 4 bytes a transition, else)
+            inverses.append(np.add(lx.inverse, at, dtype=np.int64 if wide else np.int32))
         at += len(chunk[0])
     out.found = lx.findings
     if part is not None and graph is not None and not lx.findings.phase1_problem \
