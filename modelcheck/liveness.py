@@ -83,7 +83,7 @@ from typing import Any
 
 import numpy as np
 
-from .config import CheckConfig
+from .config import CheckConfig, available_cores
 from .errors import SpecEvaluationError
 from .explorer import Explorer, Progress
 from .fairness import Fairness
@@ -1031,7 +1031,8 @@ class ShardedLiveness:
         step_names = [p.name for p in kernel.step_labels]
         parts = read_state_graph(engine.root, engine.buckets, len(kernel.actions),
                                  len(names), len(step_names), spill_dir=str(run.rundir.path),
-                                 spill_edges=SPILL_EDGES)
+                                 spill_edges=SPILL_EDGES,
+                                 threads=min(GRAPH_READ_THREADS, available_cores()))
         try:
             initial = np.zeros(len(parts.fps), dtype=bool)
             initial[:int(parts.levels[1]) if len(parts.levels) > 1 else 0] = True
@@ -1098,6 +1099,10 @@ def _not_checked(names: Iterable[str], status: Status, checked_as: dict[str, Any
     return {"properties": {n: "not checked" for n in names},
             "reason": f"the exploration ended with status {status}", **checked_as}
 
+
+#: the most threads that read a sharded run's state graph back, a level each (the
+#: workers are done by then: their cores are free)
+GRAPH_READ_THREADS = 4
 
 #: a sharded run's state graph is read into memory-mapped files (in its run directory)
 #: past this many edges (6 bytes an edge: 400 MB)

@@ -61,8 +61,13 @@ shared storage on a multi-host cluster)::
                                     by fingerprint (``parent``, with int32 ``act``)
 
     shards/E00012/b0003.*.npy       with temporal properties: the state graph's part
-                                    of task 3 of level 12 (:func:`write_graph_part`);
+                                    of task 3 of level 12 (:func:`write_graph_part`),
+                                    each edge's row among the task's successors
+                                    (``cix``, ``coff``: :func:`write_graph_targets`);
                                     ``all.*`` for a level expanded in the driver
+    shards/E00012/t0003.*.npy       where the targets of those successors that lie in
+                                    bucket 3 are (``rel``, ``row``: new in level 13 or
+                                    a row of an earlier level; :func:`write_target_rows`)
 
 Only the levels (``L*``) and the graph parts (``E*``) are kept to the end (traces
 are rebuilt from the levels, the state graph from both); the driver retires a level's
@@ -121,7 +126,8 @@ __all__ = ["ShardConfig", "bucket_of", "run_bucket", "level_dir", "visited_dir",
            "commit_block", "expand_block", "split_by_bucket", "merge_sorted", "load_visited",
            "visited_runs", "REBASE", "rebase_due", "run_level_here", "producers_of", "retire",
            "SPARE", "SPARE_DIRS", "parent_in", "graph_dir", "GraphPart", "write_graph_part",
-           "graph_part_names", "resolve_targets", "range_cuts", "level_range", "run_range",
+           "graph_part_names", "write_graph_targets", "write_target_rows", "split_order",
+           "range_cuts", "level_range", "run_range",
            "write_unvisited"]
 
 _U = np.uint64
@@ -428,24 +434,25 @@ class BucketSummary:
 
 
 def write_candidates(root: Path, depth: int, producer: int, buckets: int, fps: np.ndarray,
-                     parents: np.ndarray, acts: np.ndarray, words: np.ndarray | None) -> None:
+                     parents: np.ndarray, acts: np.ndarray, words: np.ndarray | None
+                     ) -> tuple[np.ndarray, np.ndarray]:
     """Write transitions (child fingerprints, parent fingerprints, action ids, child words)
     split by target bucket (their order kept within each bucket), for level
-    ``depth + 1``."""
-    _write_split(cand_dir(root, depth), f"f{producer:04d}", buckets, fps,
+    ``depth + 1``; returns the split (:func:`split_order`)."""
+    return _write_split(cand_dir(root, depth), f"f{producer:04d}", buckets, fps,
                  {"parent": parents, "act": narrow_acts(acts), "w": words})
 
 
 def write_candidate_rows(root: Path, depth: int, producer: int, buckets: int,
                          fps: np.ndarray, rows: np.ndarray, acts: np.ndarray,
-                         words: np.ndarray | None) -> None:
+                         words: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
     """As :func:`write_candidates`, for task ``producer`` of job ``depth``, whose parents
     are named by their ``rows`` in the producer's part of level ``depth`` (the file
     ``L{depth}/b{producer}``) rather than by fingerprint: 4 bytes a transition for the row
     and action id (5-8 bytes) instead of 12, and the task that commits them looks the parents up."""
     row_t = np.uint32 if len(rows) == 0 or int(rows.max()) < 1 << 32 else np.int64
-    _write_split(cand_dir(root, depth), f"f{producer:04d}", buckets, fps,
-                 {"row": rows.astype(row_t), "act": narrow_acts(acts), "w": words})
+    return _write_split(cand_dir(root, depth), f"f{producer:04d}", buckets, fps,
+                        {"row": rows.astype(row_t), "act": narrow_acts(acts), "w": words})
 
 
 def narrow_acts(acts: np.ndarray) -> np.ndarray:
@@ -456,14 +463,15 @@ def narrow_acts(acts: np.ndarray) -> np.ndarray:
 
 
 def _write_split(d: Path, name: str, buckets: int, fps: np.ndarray,
-                 columns: dict[str, np.ndarray | None]) -> None:
-    (fps, *cols), off = split_by_bucket((fps, *columns.values()), buckets)
+                 columns: dict[str, np.ndarray | None]) -> tuple[np.ndarray, np.ndarray]:
+    order, off = split_order(fps, buckets)
     spare = d.parent / SPARE
-    write_array(d / f"{name}.fp.npy", fps, spare)
-    for col, a in zip(columns, cols, strict=True):
+    write_array(d / f"{name}.fp.npy", take_rows(fps, order), spare)
+    for col, a in columns.items():
         if a is not None:
-            write_array(d / f"{name}.{col}.npy", a, spare)
+            write_array(d / f"{name}.{col}.npy", take_rows(a, order), spare)
     write_array(d / f"{name}.off.npy", off)  # last: its presence marks the set complete
+    return order, off
 
 
 def producers_of(root: Path, depth: int, buckets: int) -> int:
@@ -516,21 +524,28 @@ def _gather(cfg: ShardConfig, depth: int, bucket: int, producers: int | None = N
 
 
 def _dedupe(fps: np.ndarray, parents: np.ndarray, acts: np.ndarray,
-            words: np.ndarray | None) -> tuple[np.ndarray, np.ndarray, np.ndarray,
-                                               np.ndarray | None]:
+            words: np.ndarray | None, inverse: list[np.ndarray] | None = None
+            ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray | None]:
     """Per child fingerprint the row with the smallest (parent fp, action id).
 
     Each producer already kept, per flush of its successors, one row per child (its
     smallest action from the smallest parent in the flush), and a parent belongs to
     exactly one flush of one producer: rows of one child have distinct parents, so the
     smallest parent picks the row. The input is a few runs sorted by fp (one per
-    producer flush), which a stable sort merges.
+    producer flush), which a stable sort merges. ``inverse``, when given, receives per
+    input row the index of its fingerprint among the returned ones.
     """
     if len(fps) == 0:
+        if inverse is not None:
+            inverse.append(np.zeros(0, np.int64))
         return fps, parents, acts, words
     order = key_order(fps)
     sf = take_rows(fps, order)
     first = key_starts(sf)
+    if inverse is not None:
+        inv = np.empty(len(fps), dtype=np.int64)
+        inv[order] = np.cumsum(first) - 1
+        inverse.append(inv)
     sp = take_rows(parents, order)
     keep = group_min_mask(first, sp)
     rows = order[keep]
@@ -680,14 +695,18 @@ def _commit(cfg: ShardConfig, depth: int, bucket: int, producers: int | None = N
             ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray | None]:
     """De-duplicate the transitions into ``bucket`` (``unvisited``: their producers
     dropped the visited ones); write its part of level ``depth`` and its visited
-    shard."""
+    shard; with temporal properties, where each transition's target lies
+    (:func:`write_target_rows`)."""
     root = Path(cfg.root)
     name = f"b{bucket:04d}"
     seen = load_visited(root, depth - 1, bucket) if depth > 0 else None
+    targets: list[np.ndarray] | None = [] if cfg.worker.temporal and depth > 0 else None
     fps, parents, acts, words = commit_block(_gather(cfg, depth, bucket, producers), seen,
-                                             unvisited)
+                                             unvisited, targets)
     lvl = level_dir(root, depth)
     spare = root / SPARE
+    if targets is not None:
+        write_target_rows(root, depth, bucket, *targets)
     write_array(lvl / f"{name}.fp.npy", fps, spare)
     write_array(lvl / f"{name}.parent.npy", parents, spare)
     write_array(lvl / f"{name}.act.npy", narrow_acts(acts), spare)
@@ -712,13 +731,21 @@ Block = tuple[np.ndarray, np.ndarray, np.ndarray, "np.ndarray | None"]
 
 
 def commit_block(cands: Block, seen: Sequence[np.ndarray] | None,
-                 unvisited: bool = False) -> Block:
+                 unvisited: bool = False, targets: list[np.ndarray] | None = None) -> Block:
     """A bucket's part of the next level, sorted by fingerprint, from the transitions
     into it (``cands``, any order) and its visited fingerprints (sorted runs; None for
     level 0). ``unvisited``: the transitions' producers dropped the visited states
-    already (:func:`write_unvisited`)."""
-    fps, parents, acts, words = _dedupe(*cands)
+    already (:func:`write_unvisited`). ``targets``, when given, receives the distinct
+    fingerprints of ``cands`` (sorted), per transition the index of its own among them,
+    and the indices of those that are new (the rows of the returned block)."""
+    inverse: list[np.ndarray] | None = [] if targets is not None else None
+    fps, parents, acts, words = _dedupe(*cands, inverse=inverse)
+    if targets is not None:
+        assert inverse is not None
+        targets += [fps, inverse[0]]
     if seen is None or unvisited:
+        if targets is not None:
+            targets.append(np.arange(len(fps)))
         return fps, parents, acts, words
     rows = np.arange(len(fps))
     # The level runs first (a successor seen before was mostly seen lately: KRaft L5,
@@ -726,6 +753,8 @@ def commit_block(cands: Block, seen: Sequence[np.ndarray] | None,
     # ``base`` for what they left.
     for runs in (seen[1:], seen[:1]):
         rows = rows[_not_in(runs, take_rows(fps, rows))]
+    if targets is not None:
+        targets.append(rows)
     return (take_rows(fps, rows), take_rows(parents, rows), acts[rows],
             None if words is None else take_rows(words, rows))
 
@@ -737,14 +766,17 @@ SPEC_ERROR_NOTICE: Callable[[SpecEvaluationError], None] | None = None
 
 
 def expand_block(cfg: ShardConfig, bucket: int, level: Block, expand: bool | None,
-                 rows: bool = False, graph: Path | None = None
+                 rows: bool = False, graph: Path | None = None,
+                 targets: list[np.ndarray] | None = None
                  ) -> tuple[BucketSummary, Block | None]:
     """Expand a bucket's part of a level (``expand`` as in :func:`run_bucket`): its
     summary and the de-duplicated successors (sorted by fingerprint), or None when the
     level has no next level to write. ``rows`` names each successor's parent by its row
     in ``level`` instead of its fingerprint. With ``graph`` (a file prefix) and temporal
     properties in the worker's config, the block's part of the state graph is written
-    there (:func:`write_graph_part`)."""
+    there (:func:`write_graph_part`), and ``targets``, when given, receives the index of
+    each of its edges' target among the returned successors (for
+    :func:`write_graph_targets`)."""
     kernel = get_kernel(cfg.worker)
     if (kernel.key_width, kernel.exact) != (cfg.key_width, cfg.exact):
         raise RuntimeError(
@@ -767,8 +799,17 @@ def expand_block(cfg: ShardConfig, bucket: int, level: Block, expand: bool | Non
     lx = LevelExpansion(kernel, fps, w, expand=expand, batch_size=cfg.worker.batch_size,
                         flush_rows=cfg.worker.flush_rows,
                         on_batch=None if part is None else part.on_batch,
-                        on_error=SPEC_ERROR_NOTICE)
-    chunks = list(lx.candidates())
+                        inverse=part is not None, on_error=SPEC_ERROR_NOTICE)
+    chunks = []
+    inverses = []  # per flush: each transition's successor among all flushes' successors
+    at = 0
+    for chunk in lx.candidates():
+        chunks.append(chunk)
+        if part is not None:
+            assert lx.inverse is not None
+            wide = at + len(chunk[0]) >= 1 << 31  # (int32, 4 bytes a transition, else)
+            inverses.append(np.add(lx.inverse, at, dtype=np.int64 if wide else np.int32))
+        at += len(chunk[0])
     out.found = lx.findings
     if part is not None and graph is not None and not lx.findings.phase1_problem \
             and lx.findings.exp_error is None:
@@ -786,6 +827,11 @@ def expand_block(cfg: ShardConfig, bucket: int, level: Block, expand: bool | Non
         cw = None if cfg.exact else np.zeros((0, cfg.worker.n_words), _U)
     cparents, cacts = lx.rows_and_actions(kmin) if rows else lx.parents(kmin)
     out.candidates = len(u)
+    if part is not None and targets is not None:
+        # each edge's successor among the yielded ones (the transitions that change
+        # the state, in the order the graph part holds them)
+        inv = np.concatenate(inverses) if inverses else np.zeros(0, np.int64)
+        targets.append(inv[np.concatenate(part.keep)] if part.keep else inv[:0])
     return out, (u, cparents, cacts, cw)
 
 
@@ -793,8 +839,9 @@ class GraphPart:
     """A block's part of the state graph (temporal properties), as its expansion
     reports it batch by batch (:meth:`on_batch`, the hook of
     :class:`~modelcheck.level.LevelExpansion`): the transitions that change the
-    state (source row in the block, action id, target key; the key is the fingerprint
-    the level files hold), per step formula whether it holds on each, and per row of
+    state (source row in the block, action id; their targets are numbered through the
+    task's successors, :func:`write_graph_targets`), per step formula whether it holds
+    on each, and per row of
     the block whether each state predicate holds (the kernel's ``labels`` and
     ``step_labels``, see :class:`~modelcheck.kernel.Checks`)."""
 
@@ -804,8 +851,9 @@ class GraphPart:
         self.labels = np.ones((len(fps), n_labels), dtype=bool)
         self.src: list[np.ndarray] = []
         self.act: list[np.ndarray] = []
-        self.dst: list[np.ndarray] = []
         self.steps: list[np.ndarray] = []
+        #: per batch with successors: which of its transitions change the state
+        self.keep: list[np.ndarray] = []
 
     def on_batch(self, start: int, ex: Any) -> None:
         for j, rows in enumerate(ex.label_rows):
@@ -814,10 +862,10 @@ class GraphPart:
             return
         src = ex.parent_rows.astype(np.int64) + start
         keep = key_ne(ex.child_fps, take_rows(self.fps, src))  # stuttering is implicit
+        self.keep.append(keep)
         src, act = src[keep], ex.action_ids[keep].astype(np.int64)
         self.src.append(src.astype(np.uint32))
         self.act.append(act)
-        self.dst.append(ex.child_fps[keep])
         if ex.step_label_hits:
             key = src * self.n_act + act
             self.steps.append(np.stack(
@@ -828,8 +876,8 @@ class GraphPart:
 def write_graph_part(prefix: Path, part: GraphPart, spare: Path | None = None) -> None:
     """Write ``part`` as ``.npy`` files named ``prefix`` then ``.lab`` (state predicates:
     bool, a row per state of the block, a column per predicate), ``.src`` (``uint32``
-    rows), ``.act`` (int8/16/32), ``.dst`` (target keys) and ``.step`` (bool, a column
-    per step formula) a row per transition; ``.src`` last, so a reader that finds it
+    rows), ``.act`` (int8/16/32) and ``.step`` (bool, a column per step formula) a row
+    per transition; ``.src`` last, so a reader that finds it
     finds the others (every attempt writes the same bytes)."""
     def cat(parts: list[np.ndarray], empty: np.ndarray) -> np.ndarray:
         return np.concatenate(parts) if parts else empty
@@ -839,7 +887,6 @@ def write_graph_part(prefix: Path, part: GraphPart, spare: Path | None = None) -
     files = {
         "lab": part.labels,
         "act": narrow_acts(cat(part.act, np.zeros(0, np.int64))),
-        "dst": cat(part.dst, part.fps[:0]),
         "step": cat(part.steps, np.zeros((0, n_steps), dtype=bool)),
         "src": cat(part.src, np.zeros(0, np.uint32)),
     }
@@ -856,43 +903,74 @@ def graph_part_names(root: Path, depth: int, buckets: int) -> list[str]:
     return [f"b{b:04d}" for b in range(buckets)]
 
 
-def resolve_targets(root: Path, depth: int, bucket: int, buckets: int,
-                    fps: np.ndarray) -> None:
-    """Look up the targets of level ``depth``'s state-graph parts that are states of
-    ``bucket`` in level ``depth + 1`` (its sorted keys ``fps``, just committed), where
-    nearly all targets lie, or in level ``depth`` or ``depth - 1`` (the bucket's level
-    files): written as ``t<bucket>.pos.npy`` (``int64`` positions in the parts'
-    ``.dst`` files concatenated in :func:`graph_part_names` order), ``t<bucket>.row.npy``
-    (``int64`` rows in the level's file of the bucket) and ``t<bucket>.lvl.npy``
-    (``int8``: 0 for level ``depth + 1``, 1 for ``depth``, 2 for ``depth - 1``), so that
-    the coordinating process numbers them with one gather instead of a search. Nothing
-    is written when a part is missing (the coordinator then searches, as for the
-    targets in other levels)."""
-    gd = graph_dir(root, depth)
-    names = graph_part_names(root, depth, buckets)
-    if not all((gd / f"{n}.src.npy").exists() for n in names):
-        return
-    dst = np.concatenate([np.load(gd / f"{n}.dst.npy", allow_pickle=False) for n in names])
-    rest = np.flatnonzero(bucket_of(dst, buckets) == bucket) if buckets > 1 \
-        else np.arange(len(dst), dtype=np.int64)
-    poss = [np.zeros(0, np.int64)]
-    rows = [np.zeros(0, np.int64)]
-    lvls = [np.zeros(0, np.int8)]
-    for rel in range(3):
-        d = depth + 1 - rel
-        if d < 0 or not len(rest):
+def write_graph_targets(prefix: Path, targets: np.ndarray, order: np.ndarray,
+                        off: np.ndarray, spare: Path | None = None) -> None:
+    """Write where the targets of a graph part's edges went among its task's successors
+    (``targets``: each edge's index among them, as :func:`expand_block` gives it),
+    which :func:`write_candidates` wrote split by bucket (``order``, ``off``: as
+    :func:`split_order` gives them): ``prefix`` then ``.cix`` (each edge's row in the
+    successors' files, ``uint32`` or ``int64``) and ``.coff`` (the buckets' offsets
+    there). The task of the next level that owns a bucket writes where those rows lie
+    (:func:`write_target_rows`), so the coordinating process numbers the targets by
+    gathers instead of searching their keys."""
+    place = np.empty(len(order), dtype=np.int64)
+    place[order] = np.arange(len(order))
+    cix = place[targets]
+    base = prefix.name
+    write_array(prefix.with_name(f"{base}.coff.npy"), off.astype(np.int64), spare)
+    write_array(prefix.with_name(f"{base}.cix.npy"),
+                cix.astype(np.uint32 if len(order) < 1 << 32 else np.int64), spare)
+
+
+def write_target_rows(root: Path, depth: int, bucket: int, ufps: np.ndarray,
+                      inverse: np.ndarray, new: np.ndarray) -> None:
+    """For every transition into ``bucket`` of level ``depth`` (in the order its task
+    gathered them: producer by producer, each producer's rows of the bucket in its
+    file's order), where its target lies: ``t<bucket>.rel.npy`` in level ``depth - 1``'s
+    graph directory (``int8``, ``int16`` past 127 levels: the target is in level
+    ``depth - rel``) and ``t<bucket>.row.npy`` (its row in that level's file of the
+    bucket, ``uint32`` or ``int64``). ``ufps`` are the transitions' distinct targets
+    (sorted), ``inverse`` each transition's index among them and ``new`` the indices of
+    those new in level ``depth`` (see :func:`commit_block`); the others are looked up
+    in the bucket's files of the levels before, the most recent first (nearly all lie in
+    the one before)."""
+    rel = np.zeros(len(ufps), dtype=np.int8 if depth < 1 << 7 else np.int16)
+    row = np.empty(len(ufps), dtype=np.int64)
+    row[new] = np.arange(len(new))
+    seen = np.ones(len(ufps), dtype=bool)
+    seen[new] = False
+    rest = np.flatnonzero(seen)
+    name = f"b{bucket:04d}"
+    for x in range(depth - 1, -1, -1):
+        if not len(rest):
             break
-        keys = fps if rel == 0 else _load(level_dir(root, d) / f"b{bucket:04d}.fp.npy",
-                                          mmap=False)
-        got = key_find(keys, take_rows(dst, rest))
+        keys = _load(level_dir(root, x) / f"{name}.fp.npy")
+        got = key_find(keys, take_rows(ufps, rest))
         hit = got >= 0
-        poss.append(rest[hit])
-        rows.append(got[hit])
-        lvls.append(np.full(int(hit.sum()), rel, dtype=np.int8))
+        rel[rest[hit]] = depth - x
+        row[rest[hit]] = got[hit]
         rest = rest[~hit]
-    write_array(gd / f"t{bucket:04d}.pos.npy", np.concatenate(poss).astype(np.int64))
-    write_array(gd / f"t{bucket:04d}.lvl.npy", np.concatenate(lvls))
-    write_array(gd / f"t{bucket:04d}.row.npy", np.concatenate(rows).astype(np.int64))
+    if len(rest):
+        raise RuntimeError(f"a successor of level {depth - 1} in bucket {bucket} is neither "
+                           "new nor in the bucket's levels (a bug: please report it)")
+    gd = graph_dir(root, depth - 1)
+    spare = root / SPARE
+    # the row file first, the rel file last: a reader that finds it finds both
+    write_array(gd / f"t{bucket:04d}.row.npy",
+                row[inverse].astype(np.uint32 if len(row) == 0 or int(row.max()) < 1 << 32
+                                    else np.int64), spare)
+    write_array(gd / f"t{bucket:04d}.rel.npy", rel[inverse], spare)
+
+
+def split_order(fps: np.ndarray, buckets: int) -> tuple[np.ndarray, np.ndarray]:
+    """The order of the keys ``fps`` by target bucket (their order kept within each
+    bucket) and the ``buckets + 1`` offsets of the buckets' rows in it."""
+    b = bucket_of(fps, buckets)
+    if buckets <= 1 << 16:
+        b = b.astype(np.uint16)
+    order = np.argsort(b, kind="stable")  # by bucket (a radix sort), fp order kept inside
+    off = np.searchsorted(b[order], np.arange(buckets + 1)).astype(np.int64)
+    return order, off
 
 
 def split_by_bucket(block: Sequence[np.ndarray | None], buckets: int
@@ -902,11 +980,7 @@ def split_by_bucket(block: Sequence[np.ndarray | None], buckets: int
     ``buckets + 1`` offsets of the buckets' rows."""
     fps = block[0]
     assert fps is not None
-    b = bucket_of(fps, buckets)
-    if buckets <= 1 << 16:
-        b = b.astype(np.uint16)
-    order = np.argsort(b, kind="stable")  # by bucket (a radix sort), fp order kept inside
-    off = np.searchsorted(b[order], np.arange(buckets + 1)).astype(np.int64)
+    order, off = split_order(fps, buckets)
     return tuple(None if a is None else take_rows(a, order)  # type: ignore[return-value]
                  for a in block), off
 
@@ -917,12 +991,15 @@ def _run_bucket(cfg: ShardConfig, depth: int, bucket: int, expand: bool | None, 
         level = _committed(cfg, depth, bucket)
     else:
         level = _commit(cfg, depth, bucket, producers, unvisited)
-    if cfg.worker.temporal and depth > 0:
-        resolve_targets(Path(cfg.root), depth - 1, bucket, cfg.buckets, level[0])
-    out, cands = expand_block(cfg, bucket, level, expand, rows=True,
-                              graph=graph_dir(Path(cfg.root), depth) / f"b{bucket:04d}")
+    graph = graph_dir(Path(cfg.root), depth) / f"b{bucket:04d}"
+    targets: list[np.ndarray] = []
+    out, cands = expand_block(cfg, bucket, level, expand, rows=True, graph=graph,
+                              targets=targets)
     if cands is not None:
-        write_candidate_rows(Path(cfg.root), depth, bucket, cfg.buckets, *cands)
+        order, off = write_candidate_rows(Path(cfg.root), depth, bucket, cfg.buckets,
+                                          *cands)
+        if targets:
+            write_graph_targets(graph, targets[0], order, off, Path(cfg.root) / SPARE)
     return out
 
 
@@ -1079,12 +1156,15 @@ def run_level_here(cfg: ShardConfig, depth: int, expand: bool | None, again: boo
                         np.concatenate([b[2] for b in blocks])[order],
                         None if cfg.exact else
                         take_rows(np.concatenate([b[3] for b in blocks]), order))
-        out, cands = expand_block(cfg, 0, level, expand,
-                                  graph=graph_dir(Path(cfg.root), depth) / "all")
+        graph = graph_dir(Path(cfg.root), depth) / "all"
+        targets: list[np.ndarray] = []
+        out, cands = expand_block(cfg, 0, level, expand, graph=graph, targets=targets)
         if cands is not None:
             root = Path(cfg.root)
             shutil.rmtree(cand_dir(root, depth), ignore_errors=True)  # earlier attempts'
-            write_candidates(root, depth, 0, cfg.buckets, *cands)
+            order, off = write_candidates(root, depth, 0, cfg.buckets, *cands)
+            if targets:
+                write_graph_targets(graph, targets[0], order, off, root / SPARE)
         out.cpu = time.process_time() - cpu
         return [out]
     except Exception as e:  # noqa: BLE001 - reported as a task's would be

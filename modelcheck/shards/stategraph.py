@@ -3,7 +3,8 @@
 With temporal properties, every task that expands a bucket's part of a level also
 writes that part of the state graph beside the level files
 (:func:`modelcheck.shards.files.write_graph_part`, ``shards/E*``): the transitions
-that change the state (source row, action id, target key), the values of the step
+that change the state (source row, action id, the target's row among the task's
+successors), the values of the step
 formulas on them and of the state predicates on the bucket's states. Once the run is
 over, :func:`read_state_graph` turns them, in the coordinating process, into the arrays
 of the one-process state graph (:class:`modelcheck.stategraph.StateGraph`): nodes in
@@ -14,18 +15,24 @@ builds, and finds the same verdicts and the same lassos.
 
 Level by level: the buckets' sorted key files are merged (the rank of each bucket row in
 the level), the level's transitions are read, their sources numbered by those ranks and
-their targets looked up in the sorted levels (the next, this one and the one before
-first, where nearly all lie), and
-the level's edges are appended to an :class:`~modelcheck.graphstore.EdgeStore`, which
-writes them to files and reads them back memory-mapped when ``spill_dir`` is given. One
-level's transitions are in memory at a time, and per node its key, its place in the
-sorted copy and its predicate flags.
+their targets by gathers: each transition's row among its task's successors
+(:func:`~modelcheck.shards.files.write_graph_targets`) and, for that row, the level and
+the row in the bucket's file where the next level's task that de-duplicated it found it
+(:func:`~modelcheck.shards.files.write_target_rows`: new in its level, or visited in an
+earlier one); no key is searched. The level's edges are put in CSR order and appended to an
+:class:`~modelcheck.graphstore.EdgeStore`, which writes them to files and reads them
+back memory-mapped when ``spill_dir`` is given. Levels are read by ``threads`` threads
+at once (the workers are done: their cores are free), a few levels' transitions in
+memory at a time, and per node its key, its place in the sorted copy and its predicate
+flags.
 
 State keys are one or two ``uint64`` columns, handled by :mod:`modelcheck.store`.
 """
 
 from __future__ import annotations
 
+from collections import deque
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -33,7 +40,7 @@ import numpy as np
 
 from ..errors import ModelcheckError
 from ..graphstore import NODE_LIMIT, EdgeStore, csr_order
-from ..store import key_find, key_order, take_rows
+from ..store import key_order, take_rows
 from .files import _rows, graph_dir, level_dir
 
 __all__ = ["GraphArrays", "read_state_graph"]
@@ -68,39 +75,54 @@ def _level_parts(root: Path, depth: int, buckets: int) -> list[np.ndarray] | Non
 def _resolved(gd: Path, parts: list[str], lv: int, depth_of: list[int],
               ranks: list[tuple[np.ndarray, np.ndarray]], levels: np.ndarray,
               buckets: int) -> np.ndarray | None:
-    """The node of each target of level ``depth_of[lv]``'s transitions (in the order of
-    its parts ``parts``' ``.dst`` files) that the next level's bucket tasks found among their
-    states of that level, this one or the one before
-    (:func:`modelcheck.shards.files.resolve_targets`), -1 for the others; None
-    when a task wrote none (the next level is empty or was committed in the driver)."""
-    if lv + 1 >= len(depth_of) or depth_of[lv + 1] != depth_of[lv] + 1:
+    """The node of each target of level ``depth_of[lv]``'s edges (its parts ``parts``,
+    concatenated), from where the next level's bucket tasks found them
+    (:func:`modelcheck.shards.files.write_target_rows`) and each edge's row among its
+    task's successors (:func:`modelcheck.shards.files.write_graph_targets`): gathers,
+    no search. None when a file is missing (the next level was not committed from
+    these parts: never in a complete run)."""
+    if not all((gd / f"t{b:04d}.rel.npy").exists() for b in range(buckets)) or \
+            not all((gd / f"{p}.cix.npy").exists() for p in parts):
         return None
-    if not all((gd / f"t{b:04d}.row.npy").exists() for b in range(buckets)) or \
-            not all((gd / f"{p}.src.npy").exists() for p in parts):
-        return None
-    total = sum(_rows(gd / f"{p}.dst.npy") for p in parts)
-    node = np.full(total, -1, dtype=np.int32)
+    at_depth = {d: x for x, d in enumerate(depth_of)}
+    depth = depth_of[lv]
+    offs = [_load(gd / f"{p}.coff.npy") for p in parts]
+    sizes = np.array([np.diff(o) for o in offs], dtype=np.int64)  # (producer, bucket)
+    nodes: list[np.ndarray] = []  # per bucket: the node of each transition into it
     for b in range(buckets):
-        pos = _load(gd / f"t{b:04d}.pos.npy")
+        rel = _load(gd / f"t{b:04d}.rel.npy")
         row = _load(gd / f"t{b:04d}.row.npy")
-        rel = _load(gd / f"t{b:04d}.lvl.npy")
-        for r in range(3):
-            x = lv + 1 - r  # the kept level: depth_of[x] == depth_of[lv] + 1 - r
-            if x < 0 or depth_of[x] != depth_of[lv] + 1 - r:
-                continue
+        if len(rel) != int(sizes[:, b].sum()):
+            raise ModelcheckError(f"the state graph's targets in {gd} do not match its "
+                                  "parts (a bug: please report it).")
+        node = np.empty(len(rel), dtype=np.int32)
+        for r in np.flatnonzero(np.bincount(rel, minlength=1)) if len(rel) else ():
+            x = at_depth.get(depth + 1 - int(r))
+            if x is None:
+                raise ModelcheckError(f"the state graph's targets in {gd} name an empty "
+                                      "level (a bug: please report it).")
+            boff, rank = ranks[x]
             at = np.flatnonzero(rel == r)
-            if len(at):
-                boff, rank = ranks[x]
-                node[pos[at]] = rank[row[at] + boff[b]] + int(levels[x])
-    return node
+            node[at] = rank[row[at].astype(np.int64) + boff[b]] + int(levels[x])
+        nodes.append(node)
+    start = np.zeros(buckets, dtype=np.int64)  # per bucket: the next producer's rows
+    out = []
+    for j, p in enumerate(parts):
+        mine = np.concatenate([nodes[b][start[b]:start[b] + sizes[j, b]]
+                               for b in range(buckets)])
+        start += sizes[j]
+        out.append(mine[_load(gd / f"{p}.cix.npy")])
+    return np.concatenate(out) if out else np.zeros(0, np.int32)
 
 
 def read_state_graph(root: Path, buckets: int, n_act: int, n_labels: int, n_steps: int,
-                     spill_dir: str | None = None, spill_edges: int = 0) -> GraphArrays:
+                     spill_dir: str | None = None, spill_edges: int = 0, threads: int = 1
+                     ) -> GraphArrays:
     """The state graph of the finished run whose shards directory is ``root`` (see the
     module docstring); ``n_act`` action instances, ``n_labels`` state predicates and
     ``n_steps`` step formulas evaluated by its kernel. The edges go to files under
-    ``spill_dir`` (memory-mapped) when there are more than ``spill_edges``."""
+    ``spill_dir`` (memory-mapped) when there are more than ``spill_edges`` (then the
+    levels are read one at a time, else by ``threads`` threads)."""
     total = sum(_rows(f) for f in root.glob(f"{graph_dir(root, 0).name[0]}*/*.src.npy"))
     if total <= spill_edges:
         spill_dir = None
@@ -127,81 +149,89 @@ def read_state_graph(root: Path, buckets: int, n_act: int, n_labels: int, n_step
     levels = np.zeros(len(sorted_levels) + 1, dtype=np.int64)
     np.cumsum([len(x) for x in sorted_levels], out=levels[1:])
 
-    def nodes_of(lv: int, keys: np.ndarray) -> np.ndarray:
-        """The nodes of the targets ``keys`` of level ``lv``'s transitions: searched in
-        the next level, this one and the one before (cache-sized sorted arrays; where
-        nearly all targets lie), then in the others, the most recent first."""
-        out = np.full(len(keys), -1, dtype=np.int32)
-        rest = np.arange(len(keys))
-        near = [x for x in (lv + 1, lv, lv - 1) if 0 <= x < len(sorted_levels)]
-        far = [x for x in range(len(sorted_levels) - 1, -1, -1) if x not in near]
-        for x in near + far:
-            if not len(rest):
-                break
-            got = key_find(sorted_levels[x], keys[rest])
-            hit = got >= 0
-            out[rest[hit]] = got[hit] + levels[x]
-            rest = rest[~hit]
-        if len(rest):
-            raise ModelcheckError("the state graph names a state the run did not store "
-                                  "(a bug: please report it).")
-        return out
-
     labels = np.ones((n, n_labels), dtype=bool)
-    store = EdgeStore(np.uint16 if n_act <= 1 << 16 else np.int32, spill_dir)
     deg = np.zeros(n, dtype=np.int64)
+
+    def level_edges(lv: int) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+        """Level ``lv``'s edges in CSR order: ``(targets, action ids, step flags)``; its
+        nodes' out-degrees and predicate flags go to ``deg`` and ``labels`` (the level's
+        own slices: the levels are read by several threads at once)."""
+        depth = depth_of[lv]
+        off = int(levels[lv])
+        boff, rank = ranks[lv]
+        gd = graph_dir(root, depth)
+        names: list[tuple[str, np.ndarray | None]]
+        if (gd / "all.src.npy").exists():  # expanded in the driver: rows are ranks
+            names = [("all", None)]
+        else:
+            names = [(f"b{b:04d}", rank[boff[b]:boff[b + 1]]) for b in range(buckets)]
+        node = _resolved(gd, [n for n, _ in names], lv, depth_of, ranks, levels, buckets)
+        srcs, acts, sts = [], [], []
+        for name, row_rank in names:
+            if not (gd / f"{name}.src.npy").exists():
+                raise ModelcheckError(
+                    f"the state graph's part {name} of level {depth} is missing from "
+                    f"{gd.parent}: the level was not expanded with the temporal "
+                    "properties (a bug: please report it).")
+            src = _load(gd / f"{name}.src.npy")
+            lab = _load(gd / f"{name}.lab.npy")
+            if row_rank is None:
+                labels[off:off + len(lab)] = lab
+                srcs.append(src)
+            else:
+                labels[off + row_rank] = lab
+                srcs.append(row_rank[src])
+            acts.append(_load(gd / f"{name}.act.npy"))
+            st = _load(gd / f"{name}.step.npy")
+            sts.append(st.reshape(len(src), n_steps) if st.size == 0 else st)
+        size = int(levels[lv + 1]) - off
+        src = np.concatenate(srcs)
+        act = np.concatenate(acts)
+        deg[off:off + size], dest = csr_order(src, act, size, n_act)
+        del src
+        if node is None and len(dest):
+            raise ModelcheckError(
+                f"the state graph's level {depth} in {gd.parent} has no record of where "
+                "its targets lie: its next level was not committed by the bucket tasks "
+                "(a bug: please report it).")
+        out_dst = np.empty(len(dest), dtype=np.int32)
+        if node is not None:
+            out_dst[dest] = node
+        del node
+        out_act = np.empty(len(dest), dtype=store.act_type)
+        out_act[dest] = act
+        out_step = None
+        if n_steps:
+            out_step = np.empty((len(dest), n_steps), dtype=bool)
+            out_step[dest] = np.concatenate(sts)
+        return out_dst, out_act, out_step
+
+    store = EdgeStore(np.uint16 if n_act <= 1 << 16 else np.int32, spill_dir)
     steps: list[np.ndarray] = []
     try:
-        for lv, depth in enumerate(depth_of):
-            off = int(levels[lv])
-            boff, rank = ranks[lv]
-            gd = graph_dir(root, depth)
-            names: list[tuple[str, np.ndarray | None]]
-            if (gd / "all.src.npy").exists():  # expanded in the driver: rows are ranks
-                names = [("all", None)]
-            else:
-                names = [(f"b{b:04d}", rank[boff[b]:boff[b + 1]]) for b in range(buckets)]
-            # the targets the tasks of the next level looked up (t*.pos/lvl/row files):
-            # numbered by a gather; the rest are searched (nodes_of)
-            node = _resolved(gd, [n for n, _ in names], lv, depth_of, ranks, levels, buckets)
-            srcs, acts, dsts, sts = [], [], [], []
-            for name, row_rank in names:
-                if not (gd / f"{name}.src.npy").exists():
-                    raise ModelcheckError(
-                        f"the state graph's part {name} of level {depth} is missing from "
-                        f"{gd.parent}: the level was not expanded with the temporal "
-                        "properties (a bug: please report it).")
-                src = _load(gd / f"{name}.src.npy").astype(np.int64)
-                lab = _load(gd / f"{name}.lab.npy")
-                if row_rank is None:
-                    labels[off:off + len(lab)] = lab
-                    srcs.append(src + off)
-                else:
-                    labels[off + row_rank] = lab
-                    srcs.append(row_rank[src] + off)
-                acts.append(_load(gd / f"{name}.act.npy").astype(np.int64))
-                dsts.append(_load(gd / f"{name}.dst.npy"))
-                st = _load(gd / f"{name}.step.npy")
-                sts.append(st.reshape(len(src), n_steps) if st.size == 0 else st)
-            size = int(levels[lv + 1]) - off
-            src = np.concatenate(srcs) - off
-            act = np.concatenate(acts)
-            deg[off:off + size], dest = csr_order(src, act, size, n_act)
-            order = np.empty(len(dest), dtype=np.intp)
-            order[dest] = np.arange(len(dest), dtype=np.intp)
-            del src, dest
-            if node is None:
-                store.append(nodes_of(lv, np.concatenate(dsts)[order]), act[order])
-            else:
-                rest = np.flatnonzero(node < 0)
-                if len(rest):
-                    node[rest] = nodes_of(lv, take_rows(np.concatenate(dsts), rest))
-                store.append(node[order], act[order])
-            if n_steps:
-                steps.append(np.concatenate(sts)[order])
+        # levels are read by ``threads`` threads (numpy lets go of the GIL in their
+        # copies, gathers and sorts), at most ``threads + 1`` levels held at once,
+        # and appended in order; a graph whose edges are spilled (too large for
+        # memory) is read a level at a time
+        threads = 1 if spill_dir is not None else max(1, threads)
+        with ThreadPoolExecutor(threads) as pool:
+            pending: deque[Future[tuple[np.ndarray, np.ndarray, np.ndarray | None]]] = \
+                deque()
+
+            def take_one() -> None:
+                e_dst, e_act, e_step = pending.popleft().result()
+                store.append(e_dst, e_act)
+                if e_step is not None:
+                    steps.append(e_step)
+
+            for lv in range(len(depth_of)):
+                pending.append(pool.submit(level_edges, lv))
+                if len(pending) > threads:
+                    take_one()
+            while pending:
+                take_one()
         indptr = np.zeros(n + 1, dtype=np.int32 if store.n <= NODE_LIMIT else np.int64)
         np.cumsum(deg, out=indptr[1:], dtype=indptr.dtype)
-        del deg
         dst_all, act_all = store.finish()
     except BaseException:
         store.close()
