@@ -193,6 +193,11 @@ def default_conf(master: str, workdir: Path, quiet: bool = True) -> dict[str, st
         # Lost executors (a dead worker) must not fail the run: retry tasks and stages.
         "spark.task.maxFailures": "8",
         "spark.stage.maxConsecutiveAttempts": "8",
+        # The only shuffle is the rdd engine's: successors as fingerprints, parents'
+        # fingerprints and action ids, which LZ4 cannot shrink (uniform 64-bit keys);
+        # compressing and checksumming them was most of its executors' JVM time
+        # (KRaft L6: the LZ4 and xxHash native calls, by Java Flight Recorder).
+        "spark.shuffle.compress": "false",
     }
     if is_local_master(master):
         conf["spark.driver.memory"] = "4g"
