@@ -17,9 +17,10 @@ Per level ``d`` (job ``d``: one Spark stage of ``K`` tasks)::
 
 The buckets' summaries (counts, coverage, the level rule's findings) come back in
 an accumulator; its merge replaces per bucket, so a re-run task changes nothing.
-``state`` and ``levels`` are persisted (memory and disk) and *locally checkpointed*
+``state`` and ``levels`` are persisted (memory and disk, deserialized: in the JVM
+the records are the pickled bytes already) and *locally checkpointed*
 (an empty job after each level makes Spark cut their lineage, so it never grows);
-on a multi-executor cluster they are stored twice (``MEMORY_AND_DISK_2``): a lost
+on a multi-executor cluster they are stored twice (replication 2): a lost
 executor loses at most one copy of a block, and Spark recomputes its lost shuffle
 output from ``levels``. Once level ``d`` is committed the driver unpersists
 ``state[d-1]``.
