@@ -17,9 +17,10 @@ Per level ``d`` (job ``d``: one Spark stage of ``K`` tasks)::
 
 The buckets' summaries (counts, coverage, the level rule's findings) come back in
 an accumulator; its merge replaces per bucket, so a re-run task changes nothing.
-``state`` and ``levels`` are persisted (memory and disk) and *locally checkpointed*
+``state`` and ``levels`` are persisted (memory and disk, deserialized: in the JVM
+the records are the pickled bytes already) and *locally checkpointed*
 (an empty job after each level makes Spark cut their lineage, so it never grows);
-on a multi-executor cluster they are stored twice (``MEMORY_AND_DISK_2``): a lost
+on a multi-executor cluster they are stored twice (replication 2): a lost
 executor loses at most one copy of a block, and Spark recomputes its lost shuffle
 output from ``levels``. Once level ``d`` is committed the driver unpersists
 ``state[d-1]``.
@@ -63,6 +64,7 @@ from modelcheck.shards.files import (
     commit_block,
     expand_block,
     merge_sorted,
+    narrow_acts,
     parent_in,
     split_by_bucket,
 )
@@ -103,7 +105,7 @@ def _concat(blocks: list[Block], cfg: ShardConfig) -> Block:
     if not blocks:
         return _empty_block(cfg)
     return (np.concatenate([b[0] for b in blocks]), np.concatenate([b[1] for b in blocks]),
-            np.concatenate([b[2] for b in blocks]),
+            np.concatenate([b[2] for b in blocks], dtype=np.int32),  # (narrowed candidates')
             None if cfg.exact else np.concatenate([b[3] for b in blocks]))  # type: ignore[misc]
 
 
@@ -156,6 +158,7 @@ def _expand_part(cfg: ShardConfig, expand: bool | None, bucket: int,
         parts: list[tuple[int, tuple[Any, ...]]] = []
         if cands is not None:
             (fps, parents, acts, words), off = split_by_bucket(cands, cfg.buckets)
+            acts = narrow_acts(acts)  # (int8 for most specs: 3 of a candidate's 20 bytes)
             for t in range(cfg.buckets):
                 lo, hi = int(off[t]), int(off[t + 1])
                 if hi > lo:
@@ -314,8 +317,12 @@ class RddEngine(JobCounters):
         self.n_words = worker.n_words
         if replicate is None:
             replicate = not is_local_master(self.sc.master)
-        self.kept = StorageLevel.MEMORY_AND_DISK_2 if replicate else StorageLevel.MEMORY_AND_DISK
-        self.cached = StorageLevel.MEMORY_AND_DISK
+        # Memory and disk, kept *deserialized* in the JVM: a PySpark record is already
+        # bytes there (the pickled blocks), which the serialized levels would copy once
+        # more through the JVM's serializer into the block store and back out at every
+        # read (a level's expansion, every later commit reading the visited runs).
+        self.kept = StorageLevel(True, True, False, True, 2 if replicate else 1)
+        self.cached = StorageLevel(True, True, False, True, 1)
         self._state: dict[int, Any] = {}
         self._levels: dict[int, Any] = {}
         self._cands: dict[int, Any] = {}

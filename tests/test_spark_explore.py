@@ -930,6 +930,41 @@ def test_rdd_engine_multiword_constraints_and_errors(spark: Any, spec_dir: Path)
     assert str(remote.value) == str(local.value)
 
 
+MANY_ACTIONS = """
+    from modelcheck import Ids, Int, Spec, action, invariant
+
+    class ManyOk(Spec):
+        '''150 action instances: ids past int8's range cross the rdd engine's shuffle.'''
+        check_deadlock = False
+        Cells = Ids(1, 150)
+        x = Int(0, 150)
+        y = Int(0, 3)
+
+        @action(i=Cells)
+        def Jump(self, s, t, i):
+            t.x = i
+            t.y = s.y + 1
+            return s.y < 3
+
+    class Many(ManyOk):
+        @invariant
+        def NotLast(self, s):
+            return ~((s.x == 150) & (s.y == 3))
+"""
+
+
+def test_rdd_engine_action_ids_past_a_byte(spark: Any, spec_dir: Path) -> None:
+    """The successors cross the rdd engine's shuffle with their action ids narrowed to
+    the smallest integer type that holds them (int16 here): the coverage of every
+    action instance and the counterexample's actions as locally."""
+    r = compare(spark, write_spec(spec_dir, MANY_ACTIONS, "ManyOk")(),
+                {"engine": "rdd", "partitions": 3})
+    assert (r.distinct_states, r.depth) == (1 + 150 * 3, 3)
+    r = compare(spark, write_spec(spec_dir, MANY_ACTIONS, "Many")(),
+                {"engine": "rdd", "partitions": 2})
+    assert r.violation is not None and r.violation.property == "NotLast"
+
+
 def test_run_dir_on_a_hadoop_file_system(spark: Any, tmp_path: Path) -> None:
     """A run directory reached through Hadoop's FileSystem API (here file://): the
     checks before a run and the manifest, replaced atomically."""
