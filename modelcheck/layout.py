@@ -317,6 +317,13 @@ class Layout:
         # cells above it as its own).
         self._last_in_word = [top[w] == m and c.size > 1
                               for w, m, c in zip(word_of, mults, cells)]
+        # Mixed radix: a multiplier that is a power of two is divided out by a shift, a
+        # size that is one taken modulo by a mask (the same values, without uint64
+        # division: most cells of a padded or wide state have such sizes).
+        self._div_shift = [_U64(m.bit_length() - 1) if m & (m - 1) == 0 else None
+                           for m in mults]
+        self._mod_mask = [_U64(c.size - 1) if c.size & (c.size - 1) == 0 else None
+                          for c in cells]
 
     def leaf_map(self, var: str, path: tuple[int, ...]) -> dict[int, int]:
         """``{index: first cell of the element}`` for the innermost dimension of
@@ -551,11 +558,14 @@ class Layout:
         if self.bitfields:
             w = (w >> self._shift[i]) & self._mask[i]
         else:
-            m = self.mult[i]
-            if m != 1:
-                w = w // m
+            sh = self._div_shift[i]
+            if sh is None:
+                w = w // self.mult[i]
+            elif sh:
+                w = w >> sh
             if not self._last_in_word[i]:
-                w = w % _U64(self.size[i])
+                mask = self._mod_mask[i]
+                w = w % _U64(self.size[i]) if mask is None else w & mask
         out = w.astype(np.int64)
         if self.lo[i]:
             out += self.lo[i]

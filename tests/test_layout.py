@@ -135,6 +135,31 @@ def test_pack_unpack_any_cell_sizes(bits: list[int], data: st.DataObject) -> Non
 
 
 @settings(max_examples=150, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 40), st.sampled_from([0, 0, 1, 3])), min_size=2,
+                max_size=9), st.data())
+def test_decode_powers_of_two_among_other_sizes(sizes: list[tuple[int, int]],
+                                                data: st.DataObject) -> None:
+    """Mixed radix with sizes ``2**b`` (divided out by shifts, taken modulo by masks)
+    among other sizes (divisions): every cell decodes to its value (against Python
+    integers' mixed radix), at every multiplier."""
+    ns: dict = {f"v{i}": Int(0, 2**b + extra - 1) for i, (b, extra) in enumerate(sizes)}
+    ns["pad"] = Int(0, 2**62 - 1)  # with pad2, past 64 bits: mixed radix
+    ns["pad2"] = Int(0, 6)
+    ns["Noop"] = action(lambda self, s, t: s.v0 >= 0)
+    layout = type("Mixed", (Spec,), ns)().layout
+    assert not layout.bitfields
+    cells = [[data.draw(st.integers(c.lo, c.hi)) for c in layout.cells] for _ in range(4)]
+    words = layout.pack_columns([np.array(col) for col in zip(*cells)])
+    for row, w in zip(cells, words.tolist()):
+        want = [0] * layout.n_words
+        for i, v in enumerate(row):
+            want[int(layout.word_of[i])] += (v - int(layout.lo[i])) * int(layout.mult[i])
+        assert w == want
+    for i in range(len(layout.cells)):
+        assert layout.decode_cell(words, i).tolist() == [row[i] for row in cells]
+
+
+@settings(max_examples=150, deadline=None)
 @given(st.lists(st.sampled_from([0, 0, 1, 1, 16, 32, 47, 62]), min_size=2, max_size=9),
        st.data())
 def test_pack_unpack_cells_that_fill_a_word_exactly(bits: list[int],
