@@ -847,6 +847,7 @@ class Kernel:
                         bad = self._pred_rows(p, pre_sub.view(layout, m),
                                               post_sub.view(layout, m), words, rows, inst)
                     if len(bad):
+                        assert fps is not None  # (step predicates: not deferred)
                         acc.hits[j].append((at[bad], ids[bad], take_rows(fps, bad)))
 
     def _expand_family(self, fam: _Family, lo: int, hi: int, fs: FamilyState, s: StateView,
@@ -896,8 +897,9 @@ class Kernel:
         child = np.concatenate([p.child for p in parts])
         fps = None if acc.deferred else np.concatenate([p.fps for p in parts])
         # (deferred: the words any part changes; None, the whole state, if any is unknown)
-        changed = None if any(p.changed is None for p in parts) else \
-            tuple(sorted(set().union(*(p.changed for p in parts))))
+        known = [p.changed for p in parts if p.changed is not None]
+        changed = None if len(known) < len(parts) else \
+            tuple(sorted({w for c in known for w in c}))
         rows = np.concatenate([p.rows for p in parts])
         ids = np.concatenate([p.ids for p in parts])
         bad = [np.concatenate([p.bad[j] for p in parts])
