@@ -92,7 +92,7 @@ def layout_digest(kernel: Kernel) -> str:
         "cells": [[c.name, c.lo, c.size, c.kind] for c in layout.cells],
         "n_words": layout.n_words,
         "fingerprint": (kernel.key_kind if kernel.key_kind == "exact"
-                        else f"{kernel.key_kind}-splitmix-v1"),
+                        else f"{kernel.key_kind}-sum-v2"),
         "actions": [a.label for a in kernel.actions],
     }
     if kernel.symmetry is not None:

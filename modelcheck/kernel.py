@@ -46,7 +46,7 @@ from .family import (
     grid_values,
     param_column,
 )
-from .layout import Layout
+from .layout import Layout, fingerprint128, hash_parts, word_terms
 from .spec import ActionDecl, ActionInstance, PredicateDecl, RoleKind, Spec
 from .store import concat_clear, empty_keys, key_int, take_rows
 from .symmetry import Symmetry
@@ -196,6 +196,14 @@ class Kernel:
         self.exact = self.key_kind == "exact" and self.view is None
         self.symmetry: Symmetry | None = \
             Symmetry(self.layout, sets, self.fingerprints) if sets else None
+        #: the keys of a batch's successors of two words or more are computed once,
+        #: from all of them, after every action has run, when they are the states' own
+        #: (no view, no symmetry reduction) and no step predicate reads them on the way
+        #: (a few numpy calls a batch instead of per action instance)
+        self.deferred = (self.layout.n_words >= 2 and self.view is None
+                         and self.symmetry is None and not self._step_preds)
+        #: and, of more than two words, from their parents' (:class:`_HashParts`)
+        self.incremental = self.deferred and self.key_kind == "hash128"
         #: the instances of an action family are evaluated in one call over up to
         #: ``family_rows`` (instance, state) pairs, when that covers ``family_min``
         #: instances or more (a call over the grid costs a few per-instance calls);
@@ -601,10 +609,11 @@ class Kernel:
                              [_no_hits() for _ in self.invariants],
                              label_rows=label_rows,
                              step_label_hits=[_no_hits() for _ in self.step_labels])
+        keep_words = not (keys_only and self.exact and not self.constraints
+                          and not self.action_constraints)
         acc = _Accumulator(n, len(self.actions), self.check_deadlock, len(self._step_preds),
                            bool(self.action_constraints),
-                           keep_words=not (keys_only and self.exact and not self.constraints
-                                           and not self.action_constraints))
+                           keep_words=keep_words or self.deferred, deferred=self.deferred)
         stutter = [self._stutter_verdict(p, s) for p in self._step_preds]
         fam_state: FamilyState | None = None
         for fi, fam in enumerate(self._families):
@@ -628,13 +637,20 @@ class Kernel:
         deadlocks = empty_i
         if any_enabled is not None:
             deadlocks = np.flatnonzero(~any_enabled)
-        if acc.fps:
+        if acc.parents:
             # each list is let go once concatenated: the successors are never held
             # twice over (a batch's peak: 88 -> 60 bytes a two-word successor)
             cw = concat_clear(acc.words) if acc.keep_words else empty_w
-            cf = concat_clear(acc.fps)
             cp = concat_clear(acc.parents)
             ca = acc.take_action_ids()
+            if not acc.deferred:
+                cf = concat_clear(acc.fps)
+            elif self.incremental:
+                cf = _HashParts.of(words).successors(cp, cw, acc.changed)
+            elif keep_words:
+                cf = self.fingerprints(cw)
+            else:
+                cf, cw = layout.keys_in_place(cw), empty_w
         else:
             cw, cf, cp, ca = empty_w, empty_keys(self.key_width), \
                 np.zeros(0, dtype=np.int32), np.zeros(0, dtype=np.int32)
@@ -816,9 +832,13 @@ class Kernel:
                 post_v = _SubView(s, rows, post).view(layout, m)
                 for p in self.action_constraints:
                     ok[self._pred_rows(p, pre_v, post_v, words, rows, inst)] = False
-            child, fps = self.canonical(child)
             # one action instance: its id is recorded once, not once a transition
-            acc.add(child, fps, at, inst.id, ok)
+            if acc.deferred:
+                fps = None
+                acc.add(child, None, at, inst.id, ok, self._changed_words(assigned))
+            else:
+                child, fps = self.canonical(child)
+                acc.add(child, fps, at, inst.id, ok)
             if self._step_preds:
                 pre_sub = _SubView(s, rows, {})
                 post_sub = _SubView(s, rows, post)
@@ -832,6 +852,7 @@ class Kernel:
                         bad = self._pred_rows(p, pre_sub.view(layout, m),
                                               post_sub.view(layout, m), words, rows, inst)
                     if len(bad):
+                        assert fps is not None  # (step predicates: not deferred)
                         acc.hits[j].append((at[bad], np.full(len(bad), inst.id, dtype=np.int32),
                                             take_rows(fps, bad)))
 
@@ -868,7 +889,7 @@ class Kernel:
                     return False  # an error on an enabled pair: reported one by one
             scatters = [sc for sc in call.scatters if sc.branch is None or sc.branch == name]
             part = self._family_part(fam, lo, bi, nb, mask, assigned, scatters, s, words,
-                                     stutter)
+                                     stutter, acc.deferred)
             if part is None:
                 return False
             parts.append(part)
@@ -880,7 +901,11 @@ class Kernel:
         if not parts:
             return True
         child = np.concatenate([p.child for p in parts])
-        fps = np.concatenate([p.fps for p in parts])
+        fps = None if acc.deferred else np.concatenate([p.fps for p in parts])
+        # (deferred: the words any part changes; None, the whole state, if any is unknown)
+        known = [p.changed for p in parts if p.changed is not None]
+        changed = None if len(known) < len(parts) else \
+            tuple(sorted({w for c in known for w in c}))
         rows = np.concatenate([p.rows for p in parts])
         ids = np.concatenate([p.ids for p in parts])
         bad = [np.concatenate([p.bad[j] for p in parts])
@@ -891,22 +916,24 @@ class Kernel:
         if len(parts) > 1:
             # instance by instance (parameters, then branch), states in order within each
             order = np.argsort(ids.astype(np.int64) * n + rows, kind="stable")
-            child, fps = take_rows(child, order), take_rows(fps, order)
+            child = take_rows(child, order)
+            fps = None if fps is None else take_rows(fps, order)
             rows, ids = rows[order], ids[order]
             bad = [b[order] for b in bad]
             ok = None if ok is None else ok[order]
-        acc.add(child, fps, rows, ids, ok)
+        acc.add(child, fps, rows, ids, ok, changed)
         for j, b in enumerate(bad):
             sel = np.flatnonzero(b)
             if len(sel):
+                assert fps is not None  # (step predicates: not deferred)
                 acc.hits[j].append((rows[sel], ids[sel], take_rows(fps, sel)))
         return True
 
     def _family_part(self, fam: _Family, lo: int, bi: int, nb: int, mask: np.ndarray,
                      assigned: dict[int, Any], scatters: list[Scatter], s: StateView,
                      words: np.ndarray,
-                     stutter: list[tuple[set[int] | None, np.ndarray | None]]
-                     ) -> _FamilyPart | None:
+                     stutter: list[tuple[set[int] | None, np.ndarray | None]],
+                     deferred: bool = False) -> _FamilyPart | None:
         """The transitions of branch ``bi`` of a family call (the whole action when it
         has no branches) on the grid ``mask``; None when they cannot be vouched for."""
         layout = self.layout
@@ -954,7 +981,13 @@ class Kernel:
                 if holds is None:
                     return None
                 ok &= holds
-        child, fps = self.canonical(child)
+        fps: np.ndarray | None = None
+        changed: tuple[int, ...] | None = None
+        if deferred:
+            # the words of per-row cells are any (the whole state is hashed)
+            changed = None if scattered else self._changed_words(assigned)
+        else:
+            child, fps = self.canonical(child)
         ids = (fam.first + (inst + lo) * nb + bi).astype(np.int32)
         bad: list[np.ndarray] = []
         if self._step_preds:
@@ -968,7 +1001,12 @@ class Kernel:
                 if holds is None:
                     return None
                 bad.append(~holds)
-        return _FamilyPart(bi, fired, enabled, child, fps, rows, ids, bad, ok)
+        return _FamilyPart(bi, fired, enabled, child, fps, rows, ids, bad, ok, changed)
+
+    def _changed_words(self, assigned: Mapping[int, Any]) -> tuple[int, ...]:
+        """The words holding the cells ``assigned`` (those an action may change)."""
+        word_of = self.layout.word_of
+        return tuple(sorted({int(word_of[ci]) for ci in assigned}))
 
     def in_model_rows(self, words: np.ndarray) -> np.ndarray:
         """Mask of the packed states that satisfy every state constraint."""
@@ -1259,19 +1297,28 @@ class _FamilyPart:
     fired: np.ndarray
     enabled: np.ndarray
     child: np.ndarray
-    fps: np.ndarray
+    fps: np.ndarray | None  # (None: deferred, see Kernel.deferred)
     rows: np.ndarray
     ids: np.ndarray
     bad: list[np.ndarray]
     ok: np.ndarray | None = None
+    #: (deferred) the words the successors may differ in from their parents, None: any
+    changed: tuple[int, ...] | None = None
 
 
 class _Accumulator:
     """The successors, counts and property hits of one batch, in action order."""
 
     def __init__(self, n: int, n_actions: int, deadlock: bool, n_props: int,
-                 action_constraints: bool = False, keep_words: bool = True) -> None:
+                 action_constraints: bool = False, keep_words: bool = True,
+                 deferred: bool = False) -> None:
         self.n = n
+        #: the successors' keys are computed from their words at the end (``fps`` stays
+        #: empty; ``changed`` says which words each added run may differ in from its
+        #: parents: ``(start, end, words)``, words None for any)
+        self.deferred = deferred
+        self.changed: list[tuple[int, int, tuple[int, ...] | None]] = []
+        self._rows = 0
         #: whether the successors' words are kept (else only their keys)
         self.keep_words = keep_words
         self.fired = np.zeros(n_actions, dtype=np.int64)
@@ -1290,22 +1337,31 @@ class _Accumulator:
         #: the bit planes of the batch's set variables (``Kernel._member_rows``)
         self.member_bits: dict[tuple[str, int], np.ndarray] = {}
 
-    def add(self, words: np.ndarray, fps: np.ndarray, parents: np.ndarray,
-            action_ids: np.ndarray | int, ok: np.ndarray | None = None) -> None:
-        """Record transitions: the successors' ``words`` and ``fps``, their ``parents``
-        (rows of the batch) and ``action_ids`` (one id when all are of one instance).
+    def add(self, words: np.ndarray, fps: np.ndarray | None, parents: np.ndarray,
+            action_ids: np.ndarray | int, ok: np.ndarray | None = None,
+            changed: tuple[int, ...] | None = None) -> None:
+        """Record transitions: the successors' ``words`` and ``fps`` (None when the
+        batch's keys are computed once at its end: ``changed`` then names the words
+        that differ from the parents', None for any), their ``parents`` (rows of the
+        batch) and ``action_ids`` (one id when all are of one instance).
 
         A batch's pieces are all held until :meth:`Kernel.expand` concatenates them, and
         they come from the heap (each is below ``memtune.MMAP_THRESHOLD``), whose pages
         stay resident once freed: 12 bytes a one-word successor rather than 28, parents
         in ``int32`` and an instance's ids as one number."""
+        m = len(parents)
         if self.keep_words:
             self.words.append(words)
-        self.fps.append(fps)
+        if self.deferred:
+            self.changed.append((self._rows, self._rows + m, changed))
+            self._rows += m
+        else:
+            assert fps is not None
+            self.fps.append(fps)
         self.parents.append(parents.astype(np.int32, copy=False))
         self.action_ids.append(action_ids if isinstance(action_ids, int)
                                else action_ids.astype(np.int32, copy=False))
-        self._counts.append(len(fps))
+        self._counts.append(m)
         if self.action_ok is not None:
             assert ok is not None
             self.action_ok.append(ok)
@@ -1319,6 +1375,65 @@ class _Accumulator:
             at += m
         self.action_ids.clear()
         self._counts.clear()
+        return out
+
+
+@dataclass
+class _HashParts:
+    """A batch's per-word terms of :func:`~modelcheck.layout.fingerprint128` (one
+    ``(k, n)`` array per column, a word's terms contiguous) and its fingerprints'
+    columns: a successor's fingerprint is its parent's, less the parent's terms of the
+    words the action changed, plus the successor's terms of them."""
+
+    a: np.ndarray
+    b: np.ndarray
+    fp0: np.ndarray
+    fp1: np.ndarray
+
+    @classmethod
+    def of(cls, words: np.ndarray) -> _HashParts:
+        a, b = hash_parts(words)
+        return cls(a, b, a.sum(axis=0, dtype=_U64), b.sum(axis=0, dtype=_U64))
+
+    def successors(self, parents: np.ndarray, child: np.ndarray,
+                   runs: Sequence[tuple[int, int, tuple[int, ...] | None]]) -> np.ndarray:
+        """Fingerprints ``(m, 2)`` of the successors ``child`` (packed) of the batch's
+        rows ``parents``; ``runs`` are ``(start, end, words)``: successors
+        ``start:end`` differ from their parents in ``words`` at most (None: any). The
+        runs of the same words are computed together (a few numpy calls a batch)."""
+        m, k = child.shape
+        out = np.empty((m, 2), dtype=_U64)
+        groups: dict[tuple[int, ...] | None, list[tuple[int, int]]] = {}
+        for lo, hi, words in runs:
+            if words is not None and len(words) * 2 > k:
+                words = None  # most words change: hash them all
+            groups.setdefault(words, []).append((lo, hi))
+        with np.errstate(over="ignore"):
+            for words, spans in groups.items():
+                idx = None if len(groups) == 1 else np.concatenate(
+                    [np.arange(lo, hi) for lo, hi in spans])
+                sub = child if idx is None else take_rows(child, idx)
+                if words is None:
+                    fp = fingerprint128(sub)
+                    if idx is None:
+                        return fp
+                    out[idx] = fp
+                    continue
+                par = parents if idx is None else parents[idx]
+                f0 = np.take(self.fp0, par)
+                f1 = np.take(self.fp1, par)
+                for w in words:
+                    ta, tb = word_terms(sub[:, w], w)
+                    f0 += ta
+                    f0 -= np.take(self.a[w], par)
+                    f1 += tb
+                    f1 -= np.take(self.b[w], par)
+                if idx is None:
+                    out[:, 0] = f0
+                    out[:, 1] = f1
+                else:
+                    out[idx, 0] = f0
+                    out[idx, 1] = f1
         return out
 
 

@@ -29,11 +29,12 @@ Fingerprints (the *state key*, see :mod:`modelcheck.store` and ``docs/fingerprin
   action that adds the same amount to a cell of every state keeps its successors in
   the order of their parents (sorting is cheap on such runs). As a Python int a key is
   ``col0 << 64 | col1``;
-* three or more words: ``fingerprint128`` below, two independent 64-bit mixes of the
-  words (SplitMix64 finaliser chained over the words, seeded with two constants), in
-  the same two-column shape. It is the same on every machine, process and
-  ``PYTHONHASHSEED``; Python's ``hash()`` is never used. The result then reports the
-  collision probability estimate (``n**2 / 2**129``).
+* three or more words: ``fingerprint128`` below, two 64-bit sums of per-word terms
+  (SplitMix64's finaliser of each word plus an offset of its position in column 0,
+  MurmurHash3's in column 1), in the same two-column shape; a successor's is its
+  parent's with the terms of the changed words replaced. It is the same on every
+  machine, process and ``PYTHONHASHSEED``; Python's ``hash()`` is never used. The
+  result then reports the collision probability estimate (``n**2 / 2**129``).
 """
 
 from __future__ import annotations
@@ -48,7 +49,7 @@ import numpy as np
 from .types import BoundArray, BoundSetChunk, BoundSparseSlot, BoundType, Cell, ScalarType
 
 __all__ = ["Layout", "VarInfo", "fingerprint64", "fingerprint128", "collision_probability",
-           "words_of_keys"]
+           "words_of_keys", "hash_parts", "word_terms"]
 
 _U64 = np.uint64
 _SEED = np.uint64(0x9E3779B97F4A7C15)
@@ -56,6 +57,9 @@ _SEED = np.uint64(0x9E3779B97F4A7C15)
 _SEED2 = np.uint64(0xD1B54A32D192ED03)
 _M1 = np.uint64(0xBF58476D1CE4E5B9)
 _M2 = np.uint64(0x94D049BB133111EB)
+#: MurmurHash3's fmix64 multipliers (column 1 of a 128-bit fingerprint)
+_F1 = np.uint64(0xFF51AFD7ED558CCD)
+_F2 = np.uint64(0xC4CEB9FE1A85EC53)
 
 
 def _mix64(x: np.ndarray) -> np.ndarray:
@@ -98,34 +102,91 @@ def _chain_all(inner: np.ndarray, seed: np.uint64) -> np.ndarray:
     return h
 
 
+def _fmix64(x: np.ndarray) -> np.ndarray:
+    """MurmurHash3's 64-bit finaliser (another bijection than :func:`_mix64`)."""
+    x = x ^ (x >> _U64(33))
+    x = x * _F1
+    x = x ^ (x >> _U64(33))
+    x = x * _F2
+    return x ^ (x >> _U64(33))
+
+
+def _word_offsets(k: int, seed: np.uint64) -> np.ndarray:
+    """``(i + 1) * seed`` modulo 2**64 for the words ``i < k``."""
+    with np.errstate(over="ignore"):
+        return np.arange(1, k + 1, dtype=_U64) * seed
+
+
+def _mix_into(x: np.ndarray, tmp: np.ndarray, m1: np.uint64, m2: np.uint64,
+              s1: np.uint64, s2: np.uint64, s3: np.uint64) -> None:
+    """A finaliser (``x ^= x >> s1; x *= m1; x ^= x >> s2; x *= m2; x ^= x >> s3``) of
+    ``x`` in place, ``tmp`` (``x``'s shape) its scratch."""
+    np.right_shift(x, s1, out=tmp)
+    x ^= tmp
+    x *= m1
+    np.right_shift(x, s2, out=tmp)
+    x ^= tmp
+    x *= m2
+    np.right_shift(x, s3, out=tmp)
+    x ^= tmp
+
+
+_S30, _S27, _S31, _S33 = _U64(30), _U64(27), _U64(31), _U64(33)
+
+
+def _terms(cols: np.ndarray, first: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """The terms of :func:`fingerprint128` of word columns ``cols`` (shape ``(k, n)``,
+    words ``first .. first + k - 1`` of the states): ``(a, b)``, each ``(k, n)``."""
+    k = cols.shape[0]
+    with np.errstate(over="ignore"):
+        off = np.arange(first + 1, first + k + 1, dtype=_U64)
+        a = cols + (off * _SEED)[:, None]
+        b = cols + (off * _SEED2)[:, None]
+        tmp = np.empty_like(a)
+        _mix_into(a, tmp, _M1, _M2, _S30, _S27, _S31)
+        _mix_into(b, tmp, _F1, _F2, _S33, _S33, _S33)
+    return a, b
+
+
+def hash_parts(words: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The per-word terms of :func:`fingerprint128` of packed states ``words`` ``(n,
+    k)``: ``(a, b)``, each ``(k, n)`` uint64 (a word's terms contiguous),
+    ``a[i] = mix64(word_i + (i + 1) * SEED)`` and ``b[i] = fmix64(word_i + (i + 1) *
+    SEED2)``; a fingerprint's columns are their sums over the words modulo 2**64."""
+    return _terms(np.ascontiguousarray(words.T))
+
+
+def word_terms(col: np.ndarray, i: int) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`hash_parts` of one word column ``col``, word ``i`` of the states."""
+    a, b = _terms(col.reshape(1, -1), i)
+    return a[0], b[0]
+
+
 def fingerprint128(words: np.ndarray) -> np.ndarray:
     """128-bit fingerprints of packed states ``words`` (shape ``(n, k)``, uint64), as
-    ``(n, 2)`` uint64.
+    ``(n, 2)`` uint64: a sum of per-word terms per column, modulo 2**64,
 
-    Column 0 is :func:`fingerprint64` (``h``); column 1 is
-    ``mix64(SEED2 + sum_i mix64(word_i + i * SEED) * (2 i + 1) * SEED2)``, a second
-    64-bit function of the same mixed words (a weighted sum, then the finaliser).
+    * column 0: ``sum_i mix64(word_i + (i + 1) * SEED)`` (SplitMix64's finaliser),
+    * column 1: ``sum_i fmix64(word_i + (i + 1) * SEED2)`` (MurmurHash3's finaliser).
 
-    The chain of column 0 reads the mixed words a word at a time: past two words they
-    are transposed first (a word's column of a wide state is one value a cache line;
-    Kafka replication's 77 words: 13 -> 9 ms for 12,000 states), and the weighted sum
-    is one integer matrix product (modulo 2**64, as the sum)."""
-    n, k = words.shape
-    out = np.empty((n, 2), dtype=_U64)
+    Each term depends on one word (and its position) only, so the fingerprint of a
+    successor is its parent's with the terms of the words an action changed replaced
+    (:func:`hash_parts`, the kernel's successor fingerprints): the kernel hashes
+    the changed words of a transition, not the whole state. Two states that differ in
+    exactly one word never share a fingerprint (each finaliser is a bijection, so the
+    terms of two different values of a word differ in both columns). For states that
+    differ in more words, taking the two finalisers as independent random functions,
+    a pair of distinct states shares a column with probability ``2**-64``, both with
+    ``2**-128`` (the sum of the differing words' terms is uniform): the collision
+    estimate reported, ``n (n - 1) / 2 / 2**128``, is unchanged."""
+    a, b = hash_parts(words)
+    out = np.empty((len(words), 2), dtype=_U64)
     with np.errstate(over="ignore"):
-        inner = _inner(words, _SEED)
-        if n <= _SCALAR_ROWS:
-            out[:, 0] = _chain_all(inner, _SEED)
-        else:
-            cols = np.ascontiguousarray(inner.T) if k > 2 else inner.T
-            h = _mix64(cols[0] ^ _SEED)
-            for i in range(1, k):
-                h ^= cols[i]
-                h = _mix64(h)
-            out[:, 0] = h
-        acc = inner @ ((2 * np.arange(k, dtype=_U64) + _U64(1)) * _SEED2)
-        acc += _SEED2
-        out[:, 1] = _mix64(acc)
+        for col, t in ((0, a), (1, b)):
+            acc = t[0]
+            for i in range(1, len(t)):
+                acc += t[i]  # (in place: the terms are not needed after)
+            out[:, col] = acc
     return out
 
 
@@ -256,6 +317,13 @@ class Layout:
         # cells above it as its own).
         self._last_in_word = [top[w] == m and c.size > 1
                               for w, m, c in zip(word_of, mults, cells)]
+        # Mixed radix: a multiplier that is a power of two is divided out by a shift, a
+        # size that is one taken modulo by a mask (the same values, without uint64
+        # division: most cells of a padded or wide state have such sizes).
+        self._div_shift = [_U64(m.bit_length() - 1) if m & (m - 1) == 0 else None
+                           for m in mults]
+        self._mod_mask = [_U64(c.size - 1) if c.size & (c.size - 1) == 0 else None
+                          for c in cells]
 
     def leaf_map(self, var: str, path: tuple[int, ...]) -> dict[int, int]:
         """``{index: first cell of the element}`` for the innermost dimension of
@@ -375,6 +443,14 @@ class Layout:
             return keys
         return fingerprint128(words)
 
+    def keys_in_place(self, words: np.ndarray) -> np.ndarray:
+        """:meth:`fingerprints` of two-word states, written over ``words`` (returned;
+        the words are lost): column 0 becomes ``w0 + w1 * SEED``, column 1 stays."""
+        assert self.n_words == 2
+        with np.errstate(over="ignore"):
+            words[:, 0] += words[:, 1] * _SEED
+        return words
+
     def words_of_keys(self, keys: np.ndarray) -> np.ndarray:
         """Packed states ``(n, k)`` of exact fingerprints (the inverse of
         :meth:`fingerprints` when :attr:`exact`)."""
@@ -482,11 +558,14 @@ class Layout:
         if self.bitfields:
             w = (w >> self._shift[i]) & self._mask[i]
         else:
-            m = self.mult[i]
-            if m != 1:
-                w = w // m
+            sh = self._div_shift[i]
+            if sh is None:
+                w = w // self.mult[i]
+            elif sh:
+                w = w >> sh
             if not self._last_in_word[i]:
-                w = w % _U64(self.size[i])
+                mask = self._mod_mask[i]
+                w = w % _U64(self.size[i]) if mask is None else w & mask
         out = w.astype(np.int64)
         if self.lo[i]:
             out += self.lo[i]
