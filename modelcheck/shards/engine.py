@@ -54,6 +54,7 @@ from .files import (
     SPARE_DIRS,
     BucketSummary,
     ShardConfig,
+    balanced_fractions,
     cand_dir,
     graph_dir,
     level_dir,
@@ -99,10 +100,13 @@ class RangeJob:
 
     depth: int
     expand: bool
+    #: where the level is cut (fractions, :func:`modelcheck.shards.files.range_cuts`;
+    #: None: equal parts)
+    fractions: tuple[float, ...] | None = None
 
     def run(self, cfg: ShardConfig, part: int) -> BucketSummary:
         """The task of range ``part``: its summary."""
-        return run_range(cfg, self.depth, part, self.expand)
+        return run_range(cfg, self.depth, part, self.expand, self.fractions)
 
 #: the engine name recorded in a checkpoint's manifest
 NAME = "shards"
@@ -221,6 +225,8 @@ class BucketEngine(JobCounters):
         #: they dropped the visited ones (unknown after a resume: no)
         self._producers = buckets
         self._unvisited = False
+        #: where the next expansion by range cuts its level (None: equal parts)
+        self._fractions: tuple[float, ...] | None = None
         if kernel is not None:
             seed_kernel(worker, kernel)
 
@@ -271,7 +277,10 @@ class BucketEngine(JobCounters):
             # expands a fingerprint range of the whole level (see ``by_range``)
             parts = self.run_tasks(Job(depth, None, False, producers, self._unvisited))
             assert expand is not None
-            parts += self.run_tasks(RangeJob(depth, expand))
+            ranges = self.run_tasks(RangeJob(depth, expand, self._fractions))
+            parts += ranges
+            # the next level cut where this one's tasks would have taken equal CPU
+            self._fractions = balanced_fractions(self._fractions, [r.cpu for r in ranges])
             where = self.workers
         else:
             parts = self.run_tasks(Job(depth, expand, again, producers, self._unvisited))

@@ -122,7 +122,7 @@ __all__ = ["ShardConfig", "bucket_of", "run_bucket", "level_dir", "visited_dir",
            "visited_runs", "REBASE", "rebase_due", "run_level_here", "producers_of", "retire",
            "SPARE", "SPARE_DIRS", "parent_in", "graph_dir", "GraphPart", "write_graph_part",
            "graph_part_names", "resolve_targets", "range_cuts", "level_range", "run_range",
-           "write_unvisited"]
+           "write_unvisited", "balanced_fractions", "BALANCE_MIN_CPU"]
 
 _U = np.uint64
 _M1 = _U(0xBF58476D1CE4E5B9)
@@ -926,31 +926,78 @@ def _run_bucket(cfg: ShardConfig, depth: int, bucket: int, expand: bool | None, 
     return out
 
 
-def range_cuts(root: Path, depth: int, buckets: int, parts: int) -> list[np.ndarray | None]:
+def range_cuts(root: Path, depth: int, buckets: int, parts: int,
+               fractions: Sequence[float] | None = None) -> list[np.ndarray | None]:
     """The ``parts + 1`` bounds of the fingerprint ranges that split committed level
     ``depth`` into ``parts`` expansion tasks (:func:`run_range`): None at both ends, and
     between them the keys at ``i / parts`` of the largest bucket's sorted keys (the
-    lowest such bucket). Buckets are near-uniform random samples of a level (a hash of
-    the fingerprint picks the bucket), so these quantiles of one bucket split every
-    bucket, and so the level, in near-equal parts. Read from the committed files: every
-    task (and a re-run) finds the same ranges."""
+    lowest such bucket), or at the ``parts - 1`` increasing ``fractions`` when given
+    (:func:`balanced_fractions`). Buckets are near-uniform random samples of a level (a
+    hash of the fingerprint picks the bucket), so these quantiles of one bucket split
+    every bucket, and so the level, in those shares. Read from the committed files:
+    every task (and a re-run of the same job) finds the same ranges."""
     lvl = level_dir(root, depth)
     sizes = [_rows(lvl / f"b{b:04d}.fp.npy") for b in range(buckets)]
     ref = max(range(buckets), key=lambda b: (sizes[b], -b))
     n = sizes[ref]
     keys = _load(lvl / f"b{ref:04d}.fp.npy")
-    inner = [np.array(keys[n * i // parts:n * i // parts + 1]) if n else None
-             for i in range(1, parts)]
+    if fractions is None or len(fractions) != parts - 1:
+        at = [n * i // parts for i in range(1, parts)]
+    else:  # increasing positions inside the bucket, whatever the fractions
+        at = [min(n - 1, max(0, int(n * f))) for f in fractions]
+        at = [max(at[:i + 1]) for i in range(len(at))]
+    inner = [np.array(keys[i:i + 1]) if n else None for i in at]
     return [None, *inner, None]
 
 
-def level_range(cfg: ShardConfig, depth: int, part: int, parts: int
+#: a level whose range tasks took less CPU than this (seconds) does not move the cuts
+#: of the next one (:func:`balanced_fractions`): too short to measure
+BALANCE_MIN_CPU = 0.05
+
+
+def balanced_fractions(fractions: Sequence[float] | None, cpu: Sequence[float]
+                       ) -> tuple[float, ...] | None:
+    """The cuts (fractions of the level, :func:`range_cuts`) that would have given each
+    of a level's ``len(cpu)`` range tasks the same CPU seconds, had the CPU per state
+    been, inside each range, what its task measured (``cpu``, with the level cut at
+    ``fractions``; None: equal parts): the next level's cuts. Expansion costs more
+    in some parts of the fingerprint space than in others (KRaft, TwoPhase: one range
+    ~10% more than the other, level after level), and a level waits for its slowest
+    task. Returns ``fractions`` unchanged when the level was too short to measure
+    (:data:`BALANCE_MIN_CPU`). Only the work each task does depends on the cuts,
+    never the run's results."""
+    parts = len(cpu)
+    bounds = [0.0, *(fractions if fractions is not None and len(fractions) == parts - 1
+                     else [i / parts for i in range(1, parts)]), 1.0]
+    total = float(sum(cpu))
+    if parts < 2 or total < BALANCE_MIN_CPU or min(cpu) <= 0:
+        return None if fractions is None else tuple(fractions)
+    out = []
+    part, done = 0, 0.0  # cost of the ranges before ``part``
+    for k in range(1, parts):
+        want = total * k / parts
+        while part < parts - 1 and done + cpu[part] < want:
+            done += cpu[part]
+            part += 1
+        width = bounds[part + 1] - bounds[part]
+        out.append(bounds[part] + width * (want - done) / cpu[part])
+    # every range keeps at least 1/(4 parts) of the level: a level unlike the one
+    # measured still splits
+    lo = 1 / (4 * parts)
+    for i in range(len(out)):
+        out[i] = min(max(out[i], (out[i - 1] if i else 0.0) + lo), 1.0 - lo * (parts - 1 - i))
+    return tuple(out)
+
+
+def level_range(cfg: ShardConfig, depth: int, part: int, parts: int,
+                fractions: Sequence[float] | None = None
                 ) -> tuple[np.ndarray, np.ndarray | None]:
     """The states of committed level ``depth`` in fingerprint range ``part`` of
-    ``parts`` (:func:`range_cuts`; ``lo <= key < hi``), gathered from every bucket's
-    level files and merged: ``(sorted keys, their words or None for exact keys)``."""
+    ``parts`` (:func:`range_cuts`, at ``fractions``; ``lo <= key < hi``), gathered from
+    every bucket's level files and merged: ``(sorted keys, their words or None for
+    exact keys)``."""
     root = Path(cfg.root)
-    cuts = range_cuts(root, depth, cfg.buckets, parts)
+    cuts = range_cuts(root, depth, cfg.buckets, parts, fractions)
     lo_key, hi_key = cuts[part], cuts[part + 1]
     lvl = level_dir(root, depth)
     fps: list[np.ndarray] = []
@@ -978,8 +1025,10 @@ def level_range(cfg: ShardConfig, depth: int, part: int, parts: int
     return fp, take_rows(np.concatenate(words), order)
 
 
-def run_range(cfg: ShardConfig, depth: int, part: int, expand: bool) -> BucketSummary:
-    """Expansion task ``part`` of committed level ``depth`` (of ``cfg.buckets`` parts):
+def run_range(cfg: ShardConfig, depth: int, part: int, expand: bool,
+              fractions: Sequence[float] | None = None) -> BucketSummary:
+    """Expansion task ``part`` of committed level ``depth`` (of ``cfg.buckets`` parts,
+    cut at ``fractions``, :func:`range_cuts`):
     the level's states in fingerprint range ``part`` (:func:`level_range`), every
     bucket's, expanded as :func:`run_bucket` expands a bucket's (``expand`` True or
     False), and the de-duplicated successors written as producer ``part`` of the
@@ -993,7 +1042,7 @@ def run_range(cfg: ShardConfig, depth: int, part: int, expand: bool) -> BucketSu
     states (the commit job did)."""
     try:
         cpu = time.process_time()
-        fps, words = level_range(cfg, depth, part, cfg.buckets)
+        fps, words = level_range(cfg, depth, part, cfg.buckets, fractions)
         kernel = get_kernel(cfg.worker)
         n_act = len(kernel.actions)
         level: Block = (fps, fps[:0], np.zeros(0, np.int32), words)
