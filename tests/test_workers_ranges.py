@@ -77,3 +77,19 @@ def test_short_levels_keep_the_cuts() -> None:
     assert balanced_fractions((0.3,), [0.001, 0.002]) == (0.3,)
     assert balanced_fractions((0.3,), [1.0, 1.0]) == (0.3,)
     assert balanced_fractions(None, [2.0, 1.0]) == (0.375,)  # 2/0.5 per unit, then 1/0.5
+
+
+def test_the_wait_for_the_slowest_task_is_counted() -> None:
+    c = engine.JobCounters("workers")
+    c.count_wait([1.0, 3.0])  # the slowest took 1 s beyond the mean
+    c.count_wait([5.0])  # one task: nothing to wait for
+    c.count_wait([2.0, 2.0, 5.0])
+    assert c.wait_cpu == 3.0
+
+
+def test_a_run_reports_its_wait() -> None:
+    from examples.tla.two_phase import TwoPhase
+
+    r = parallel(TwoPhase(N=3), 2, buckets=2)
+    assert r.memory["worker_wait_cpu_ms"] >= 0
+    assert r.memory["worker_jobs"] > 0

@@ -27,7 +27,8 @@ level is one Spark job of ``K`` tasks; task ``k`` of level ``d``
 level is two jobs instead. Task ``k`` of the first commits bucket ``k`` (step 1 only,
 :func:`run_bucket` with ``expand=None``); task ``i`` of the second (:func:`run_range`)
 expands the ``i``-th fingerprint range of the whole level (:func:`range_cuts`, every
-bucket's states in it, merged), drops the successors already in the visited shards
+bucket's states in it, merged; cut where the level before's tasks would have taken
+equal CPU, :func:`balanced_fractions`), drops the successors already in the visited shards
 (complete now that every bucket committed the level) and writes the rest, parents
 named by fingerprint (:func:`write_unvisited`); the next commit then skips its visited
 check. A bucket is every other state of a span of the level, a hash's choice, so its
