@@ -484,7 +484,7 @@ def test_a_worker_expands_its_bucket_in_batches_of_the_configured_size(
     monkeypatch.setattr(Kernel, "expand", counted)
     # levels cut in equal parts, as _range_sizes counts them (the cuts otherwise follow
     # the tasks' measured CPU: modelcheck.shards.files.balanced_fractions)
-    monkeypatch.setattr(engine, "balanced_fractions", lambda _old, _cpu: None)
+    monkeypatch.setattr(engine, "balanced_fractions", lambda *_: None)
     spec = Grid()
     one = Explorer(spec).run()
     calls.unlink(missing_ok=True)

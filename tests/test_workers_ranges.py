@@ -35,7 +35,7 @@ def test_any_cuts_give_the_one_process_result(cls: type[Spec], workers: int, buc
     one = Explorer(spec).run()
     fractions = tuple(sorted(cuts)[:buckets - 1]) if data.draw(st.booleans()) \
         else tuple(cuts[:buckets - 1])  # unordered fractions too: made increasing
-    with mock.patch.object(engine, "balanced_fractions", lambda _old, _cpu: fractions):
+    with mock.patch.object(engine, "balanced_fractions", lambda *_: fractions):
         many = parallel(spec, workers, buckets=buckets)
     assert_same(one, many)
 
@@ -70,6 +70,19 @@ def test_balanced_cuts_equalise_the_measured_costs(cpu: list[float], data: st.Da
     if all(lo + 1e-6 < b - a for a, b in zip((0.0, *new), (*new, 1.0), strict=True)):
         # no range was held at its least share: every one costs the same
         assert max(costs) - min(costs) <= 1e-3 * sum(cpu)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.floats(0.5, 2.0), min_size=2, max_size=5), st.floats(0.0, 1.0))
+def test_a_step_moves_the_cuts_that_share_of_the_way(cpu: list[float], step: float) -> None:
+    # costs within 4x of each other: no range reaches its least share (no clamp)
+    parts = len(cpu)
+    full = balanced_fractions(None, cpu)
+    part = balanced_fractions(None, cpu, step)
+    assert full is not None and part is not None
+    for i, (b, c) in enumerate(zip(part, full, strict=True)):
+        a = (i + 1) / parts
+        assert abs(b - (a + step * (c - a))) <= 1e-9
 
 
 def test_short_levels_keep_the_cuts() -> None:

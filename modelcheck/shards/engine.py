@@ -49,6 +49,7 @@ import numpy as np
 
 from ..level import LevelFindings
 from .files import (
+    BALANCE_STEP,
     INIT,
     SPARE,
     SPARE_DIRS,
@@ -292,7 +293,8 @@ class BucketEngine(JobCounters):
             self.count_wait([r.cpu for r in ranges])
             parts += ranges
             # the next level cut where this one's tasks would have taken equal CPU
-            self._fractions = balanced_fractions(self._fractions, [r.cpu for r in ranges])
+            self._fractions = balanced_fractions(self._fractions, [r.cpu for r in ranges],
+                                                 BALANCE_STEP)
             where = self.workers
         else:
             parts = self.run_tasks(Job(depth, expand, again, producers, self._unvisited))

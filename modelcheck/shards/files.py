@@ -123,7 +123,7 @@ __all__ = ["ShardConfig", "bucket_of", "run_bucket", "level_dir", "visited_dir",
            "visited_runs", "REBASE", "rebase_due", "run_level_here", "producers_of", "retire",
            "SPARE", "SPARE_DIRS", "parent_in", "graph_dir", "GraphPart", "write_graph_part",
            "graph_part_names", "resolve_targets", "range_cuts", "level_range", "run_range",
-           "write_unvisited", "balanced_fractions", "BALANCE_MIN_CPU"]
+           "write_unvisited", "balanced_fractions", "BALANCE_MIN_CPU", "BALANCE_STEP"]
 
 _U = np.uint64
 _M1 = _U(0xBF58476D1CE4E5B9)
@@ -951,13 +951,16 @@ def range_cuts(root: Path, depth: int, buckets: int, parts: int,
     return [None, *inner, None]
 
 
+#: the share of the way to the balanced cuts that the next level's cuts move
+#: (:func:`balanced_fractions`)
+BALANCE_STEP = 0.5
 #: a level whose range tasks took less CPU than this (seconds) does not move the cuts
 #: of the next one (:func:`balanced_fractions`): too short to measure
 BALANCE_MIN_CPU = 0.05
 
 
-def balanced_fractions(fractions: Sequence[float] | None, cpu: Sequence[float]
-                       ) -> tuple[float, ...] | None:
+def balanced_fractions(fractions: Sequence[float] | None, cpu: Sequence[float],
+                       step: float = 1.0) -> tuple[float, ...] | None:
     """The cuts (fractions of the level, :func:`range_cuts`) that would have given each
     of a level's ``len(cpu)`` range tasks the same CPU seconds, had the CPU per state
     been, inside each range, what its task measured (``cpu``, with the level cut at
@@ -965,8 +968,11 @@ def balanced_fractions(fractions: Sequence[float] | None, cpu: Sequence[float]
     in some parts of the fingerprint space than in others (KRaft, TwoPhase: one range
     ~10% more than the other, level after level), and a level waits for its slowest
     task. Returns ``fractions`` unchanged when the level was too short to measure
-    (:data:`BALANCE_MIN_CPU`). Only the work each task does depends on the cuts,
-    never the run's results."""
+    (:data:`BALANCE_MIN_CPU`). ``step`` below 1 moves the cuts only that share of
+    the way (the engine's :data:`BALANCE_STEP`: a task's CPU seconds vary by 5-10%
+    from level to level when other work shares the machine, and cuts moved all the
+    way swung from one side to the other). Only the work each task does depends on
+    the cuts, never the run's results."""
     parts = len(cpu)
     bounds = [0.0, *(fractions if fractions is not None and len(fractions) == parts - 1
                      else [i / parts for i in range(1, parts)]), 1.0]
@@ -981,7 +987,8 @@ def balanced_fractions(fractions: Sequence[float] | None, cpu: Sequence[float]
             done += cpu[part]
             part += 1
         width = bounds[part + 1] - bounds[part]
-        out.append(bounds[part] + width * (want - done) / cpu[part])
+        full = bounds[part] + width * (want - done) / cpu[part]
+        out.append(bounds[k] + step * (full - bounds[k]))
     # every range keeps at least 1/(4 parts) of the level: a level unlike the one
     # measured still splits
     lo = 1 / (4 * parts)
