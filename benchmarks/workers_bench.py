@@ -10,9 +10,12 @@ Each run is a fresh ``modelcheck check --format json`` process, timed from outsi
 (wall seconds, and the CPU seconds of the process and its workers, which are its
 children); runs of a model alternate between the worker counts, and the table shows
 the minimum over ``--repeat`` rounds of each. ``speed-up`` is the one-process wall time
-over the run's. The distinct states and depth are checked equal to the one-process
-run's. Measure on a quiet machine: with other work on the cores, the ratio says how
-busy they were, not how fast the run is.
+over the run's. ``wait s`` (workers only) is what the levels waited for their slowest
+task, in CPU seconds (per job, the slowest task's CPU beyond the mean of its tasks:
+the result's ``worker_wait_cpu_ms``), a measure of balance that other work on the
+machine disturbs less than the wall seconds. The distinct states and depth are
+checked equal to the one-process run's. Measure on a quiet machine: with other work
+on the cores, the ratio says how busy they were, not how fast the run is.
 
 Models: the KRaft broker ladder (specs/kraft_broker.py) at L5 and L6, and the two-phase
 commit port of TwoPhase.tla (examples/tla/two_phase.py, ``N`` resource managers).
@@ -104,7 +107,8 @@ def run(spec: str, consts: dict[str, int], workers: int, profile: bool = False
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     return {"wall": wall, "cpu": cpu, "distinct": r["distinct_states"], "depth": r["depth"],
             "verdicts": json.dumps(r.get("verdicts")),
-            "graph": r.get("graph", "-"), "decide": r.get("decide", "-")}
+            "graph": r.get("graph", "-"), "decide": r.get("decide", "-"),
+            "wait": r.get("memory", {}).get("worker_wait_cpu_ms", "-")}
 
 
 def main() -> None:
@@ -122,7 +126,7 @@ def main() -> None:
     names = args.only or [n for n in MODELS if n not in LARGE or args.large]
     counts = [1, *[w for w in args.workers if w != 1]]
     print(f"{'model':<10} {'workers':>7} {'distinct':>12} {'depth':>5} {'wall s':>8} "
-          f"{'CPU s':>8} {'speed-up':>8}" + (f" {'graph s':>8} {'decide s':>8}"
+          f"{'CPU s':>8} {'speed-up':>8} {'wait s':>7}" + (f" {'graph s':>8} {'decide s':>8}"
                                               if args.profile else ""))
     for name in names:
         spec, consts = MODELS[name]
@@ -140,9 +144,10 @@ def main() -> None:
                 (one["distinct"], one["depth"], one["verdicts"]), (name, w)
             extra = "".join(f" {x:>8.2f}" if isinstance(x, float) else f" {x:>8}"
                             for x in (r["graph"], r["decide"])) if args.profile else ""
+            wait = f"{r['wait'] / 1000:>7.2f}" if isinstance(r["wait"], int) else f"{'-':>7}"
             print(f"{name:<10} {w:>7} {r['distinct']:>12,} {r['depth']:>5} {r['wall']:>8.2f} "
-                  f"{r['cpu']:>8.2f} {float(one['wall']) / float(r['wall']):>7.2f}x{extra}",
-                  flush=True)
+                  f"{r['cpu']:>8.2f} {float(one['wall']) / float(r['wall']):>7.2f}x {wait}"
+                  f"{extra}", flush=True)
 
 
 if __name__ == "__main__":

@@ -49,11 +49,13 @@ import numpy as np
 
 from ..level import LevelFindings
 from .files import (
+    BALANCE_STEP,
     INIT,
     SPARE,
     SPARE_DIRS,
     BucketSummary,
     ShardConfig,
+    balanced_fractions,
     cand_dir,
     graph_dir,
     level_dir,
@@ -99,10 +101,13 @@ class RangeJob:
 
     depth: int
     expand: bool
+    #: where the level is cut (fractions, :func:`modelcheck.shards.files.range_cuts`;
+    #: None: equal parts)
+    fractions: tuple[float, ...] | None = None
 
     def run(self, cfg: ShardConfig, part: int) -> BucketSummary:
         """The task of range ``part``: its summary."""
-        return run_range(cfg, self.depth, part, self.expand)
+        return run_range(cfg, self.depth, part, self.expand, self.fractions)
 
 #: the engine name recorded in a checkpoint's manifest
 NAME = "shards"
@@ -165,11 +170,21 @@ class JobCounters:
         #: wall seconds of the levels: waiting for the workers' jobs (``jobs``) and
         #: the coordinating process's own per-level work around them (``driver``)
         self.level_wall = {"jobs": 0.0, "driver": 0.0}
+        #: per job of several tasks, the CPU seconds its slowest task took beyond the
+        #: mean of its tasks, summed: what the levels wait for their slowest task
+        #: with a core per task (a measure of balance that other work on the machine
+        #: disturbs less than wall seconds)
+        self.wait_cpu = 0.0
 
     def count_wall(self, jobs: float, driver: float) -> None:
         """Add one level's wall seconds: in the workers' jobs, and in this process."""
         self.level_wall["jobs"] += jobs
         self.level_wall["driver"] += driver
+
+    def count_wait(self, cpu: Sequence[float]) -> None:
+        """Add one job's wait for its slowest task (``cpu``: its tasks' CPU seconds)."""
+        if len(cpu) > 1:
+            self.wait_cpu += max(cpu) - sum(cpu) / len(cpu)
 
     def count_job(self, where: str, cpu: float) -> None:
         self._jobs[where] += 1
@@ -221,6 +236,8 @@ class BucketEngine(JobCounters):
         #: they dropped the visited ones (unknown after a resume: no)
         self._producers = buckets
         self._unvisited = False
+        #: where the next expansion by range cuts its level (None: equal parts)
+        self._fractions: tuple[float, ...] | None = None
         if kernel is not None:
             seed_kernel(worker, kernel)
 
@@ -270,11 +287,18 @@ class BucketEngine(JobCounters):
             # two jobs: every bucket commits its part of the level, then each task
             # expands a fingerprint range of the whole level (see ``by_range``)
             parts = self.run_tasks(Job(depth, None, False, producers, self._unvisited))
+            self.count_wait([p.cpu for p in parts])
             assert expand is not None
-            parts += self.run_tasks(RangeJob(depth, expand))
+            ranges = self.run_tasks(RangeJob(depth, expand, self._fractions))
+            self.count_wait([r.cpu for r in ranges])
+            parts += ranges
+            # the next level cut where this one's tasks would have taken equal CPU
+            self._fractions = balanced_fractions(self._fractions, [r.cpu for r in ranges],
+                                                 BALANCE_STEP)
             where = self.workers
         else:
             parts = self.run_tasks(Job(depth, expand, again, producers, self._unvisited))
+            self.count_wait([p.cpu for p in parts])
             where = self.workers
         out = LevelSummary.combine(depth, parts, self.n_act)
         out.expand = expand

@@ -27,7 +27,8 @@ level is one Spark job of ``K`` tasks; task ``k`` of level ``d``
 level is two jobs instead. Task ``k`` of the first commits bucket ``k`` (step 1 only,
 :func:`run_bucket` with ``expand=None``); task ``i`` of the second (:func:`run_range`)
 expands the ``i``-th fingerprint range of the whole level (:func:`range_cuts`, every
-bucket's states in it, merged), drops the successors already in the visited shards
+bucket's states in it, merged; cut where the level before's tasks would have taken
+equal CPU, :func:`balanced_fractions`), drops the successors already in the visited shards
 (complete now that every bucket committed the level) and writes the rest, parents
 named by fingerprint (:func:`write_unvisited`); the next commit then skips its visited
 check. A bucket is every other state of a span of the level, a hash's choice, so its
@@ -128,7 +129,7 @@ __all__ = ["ShardConfig", "bucket_of", "run_bucket", "level_dir", "visited_dir",
            "SPARE", "SPARE_DIRS", "parent_in", "graph_dir", "GraphPart", "write_graph_part",
            "graph_part_names", "write_graph_targets", "write_target_rows", "split_order",
            "range_cuts", "level_range", "run_range",
-           "write_unvisited"]
+           "write_unvisited", "balanced_fractions", "BALANCE_MIN_CPU", "BALANCE_STEP"]
 
 _U = np.uint64
 _M1 = _U(0xBF58476D1CE4E5B9)
@@ -1003,31 +1004,85 @@ def _run_bucket(cfg: ShardConfig, depth: int, bucket: int, expand: bool | None, 
     return out
 
 
-def range_cuts(root: Path, depth: int, buckets: int, parts: int) -> list[np.ndarray | None]:
+def range_cuts(root: Path, depth: int, buckets: int, parts: int,
+               fractions: Sequence[float] | None = None) -> list[np.ndarray | None]:
     """The ``parts + 1`` bounds of the fingerprint ranges that split committed level
     ``depth`` into ``parts`` expansion tasks (:func:`run_range`): None at both ends, and
     between them the keys at ``i / parts`` of the largest bucket's sorted keys (the
-    lowest such bucket). Buckets are near-uniform random samples of a level (a hash of
-    the fingerprint picks the bucket), so these quantiles of one bucket split every
-    bucket, and so the level, in near-equal parts. Read from the committed files: every
-    task (and a re-run) finds the same ranges."""
+    lowest such bucket), or at the ``parts - 1`` increasing ``fractions`` when given
+    (:func:`balanced_fractions`). Buckets are near-uniform random samples of a level (a
+    hash of the fingerprint picks the bucket), so these quantiles of one bucket split
+    every bucket, and so the level, in those shares. Read from the committed files:
+    every task (and a re-run of the same job) finds the same ranges."""
     lvl = level_dir(root, depth)
     sizes = [_rows(lvl / f"b{b:04d}.fp.npy") for b in range(buckets)]
     ref = max(range(buckets), key=lambda b: (sizes[b], -b))
     n = sizes[ref]
     keys = _load(lvl / f"b{ref:04d}.fp.npy")
-    inner = [np.array(keys[n * i // parts:n * i // parts + 1]) if n else None
-             for i in range(1, parts)]
+    if fractions is None or len(fractions) != parts - 1:
+        at = [n * i // parts for i in range(1, parts)]
+    else:  # increasing positions inside the bucket, whatever the fractions
+        at = [min(n - 1, max(0, int(n * f))) for f in fractions]
+        at = [max(at[:i + 1]) for i in range(len(at))]
+    inner = [np.array(keys[i:i + 1]) if n else None for i in at]
     return [None, *inner, None]
 
 
-def level_range(cfg: ShardConfig, depth: int, part: int, parts: int
+#: the share of the way to the balanced cuts that the next level's cuts move
+#: (:func:`balanced_fractions`)
+BALANCE_STEP = 0.5
+#: a level whose range tasks took less CPU than this (seconds) does not move the cuts
+#: of the next one (:func:`balanced_fractions`): too short to measure
+BALANCE_MIN_CPU = 0.05
+
+
+def balanced_fractions(fractions: Sequence[float] | None, cpu: Sequence[float],
+                       step: float = 1.0) -> tuple[float, ...] | None:
+    """The cuts (fractions of the level, :func:`range_cuts`) that would have given each
+    of a level's ``len(cpu)`` range tasks the same CPU seconds, had the CPU per state
+    been, inside each range, what its task measured (``cpu``, with the level cut at
+    ``fractions``; None: equal parts): the next level's cuts. Expansion costs more
+    in some parts of the fingerprint space than in others (KRaft, TwoPhase: one range
+    ~10% more than the other, level after level), and a level waits for its slowest
+    task. Returns ``fractions`` unchanged when the level was too short to measure
+    (:data:`BALANCE_MIN_CPU`). ``step`` below 1 moves the cuts only that share of
+    the way (the engine's :data:`BALANCE_STEP`: a task's CPU seconds vary by 5-10%
+    from level to level when other work shares the machine, and cuts moved all the
+    way swung from one side to the other). Only the work each task does depends on
+    the cuts, never the run's results."""
+    parts = len(cpu)
+    bounds = [0.0, *(fractions if fractions is not None and len(fractions) == parts - 1
+                     else [i / parts for i in range(1, parts)]), 1.0]
+    total = float(sum(cpu))
+    if parts < 2 or total < BALANCE_MIN_CPU or min(cpu) <= 0:
+        return None if fractions is None else tuple(fractions)
+    out = []
+    part, done = 0, 0.0  # cost of the ranges before ``part``
+    for k in range(1, parts):
+        want = total * k / parts
+        while part < parts - 1 and done + cpu[part] < want:
+            done += cpu[part]
+            part += 1
+        width = bounds[part + 1] - bounds[part]
+        full = bounds[part] + width * (want - done) / cpu[part]
+        out.append(bounds[k] + step * (full - bounds[k]))
+    # every range keeps at least 1/(4 parts) of the level: a level unlike the one
+    # measured still splits
+    lo = 1 / (4 * parts)
+    for i in range(len(out)):
+        out[i] = min(max(out[i], (out[i - 1] if i else 0.0) + lo), 1.0 - lo * (parts - 1 - i))
+    return tuple(out)
+
+
+def level_range(cfg: ShardConfig, depth: int, part: int, parts: int,
+                fractions: Sequence[float] | None = None
                 ) -> tuple[np.ndarray, np.ndarray | None]:
     """The states of committed level ``depth`` in fingerprint range ``part`` of
-    ``parts`` (:func:`range_cuts`; ``lo <= key < hi``), gathered from every bucket's
-    level files and merged: ``(sorted keys, their words or None for exact keys)``."""
+    ``parts`` (:func:`range_cuts`, at ``fractions``; ``lo <= key < hi``), gathered from
+    every bucket's level files and merged: ``(sorted keys, their words or None for
+    exact keys)``."""
     root = Path(cfg.root)
-    cuts = range_cuts(root, depth, cfg.buckets, parts)
+    cuts = range_cuts(root, depth, cfg.buckets, parts, fractions)
     lo_key, hi_key = cuts[part], cuts[part + 1]
     lvl = level_dir(root, depth)
     fps: list[np.ndarray] = []
@@ -1055,8 +1110,10 @@ def level_range(cfg: ShardConfig, depth: int, part: int, parts: int
     return fp, take_rows(np.concatenate(words), order)
 
 
-def run_range(cfg: ShardConfig, depth: int, part: int, expand: bool) -> BucketSummary:
-    """Expansion task ``part`` of committed level ``depth`` (of ``cfg.buckets`` parts):
+def run_range(cfg: ShardConfig, depth: int, part: int, expand: bool,
+              fractions: Sequence[float] | None = None) -> BucketSummary:
+    """Expansion task ``part`` of committed level ``depth`` (of ``cfg.buckets`` parts,
+    cut at ``fractions``, :func:`range_cuts`):
     the level's states in fingerprint range ``part`` (:func:`level_range`), every
     bucket's, expanded as :func:`run_bucket` expands a bucket's (``expand`` True or
     False), and the de-duplicated successors written as producer ``part`` of the
@@ -1070,7 +1127,7 @@ def run_range(cfg: ShardConfig, depth: int, part: int, expand: bool) -> BucketSu
     states (the commit job did)."""
     try:
         cpu = time.process_time()
-        fps, words = level_range(cfg, depth, part, cfg.buckets)
+        fps, words = level_range(cfg, depth, part, cfg.buckets, fractions)
         kernel = get_kernel(cfg.worker)
         n_act = len(kernel.actions)
         level: Block = (fps, fps[:0], np.zeros(0, np.int32), words)
@@ -1097,35 +1154,41 @@ def write_unvisited(root: Path, depth: int, producer: int, buckets: int,
     fps, parents, acts, words = cands
     # One flush's successors are sorted and distinct; several flushes' are sorted runs
     # that may share states (each row stays: the commit's de-duplication picks the
-    # parent): merged, and looked up once per distinct state.
+    # parent): merged, and looked up once per distinct state. Only the fingerprints are
+    # reordered and split by bucket here; every other column is gathered once, for the
+    # rows kept (most successors are visited states: TwoPhase RM=9, 10.3M of 28.7M are
+    # new), by composing the merge order, the split and the visited check into one
+    # index.
     pieces = len(fps) > 1 and not bool(np.all(_increasing(fps)))
-    if pieces:
-        order = key_order(fps)
-        fps, parents, acts = take_rows(fps, order), take_rows(parents, order), acts[order]
-        words = None if words is None else take_rows(words, order)
-    (fps, parents, acts, words), off = split_by_bucket((fps, parents, acts, words), buckets)
-    keep = np.ones(len(fps), dtype=bool)
-    kept = np.zeros(buckets + 1, dtype=np.int64)
-    for b in range(buckets):
-        lo, hi = int(off[b]), int(off[b + 1])
-        if hi > lo:
-            part = fps[lo:hi]
+    order = key_order(fps) if pieces else None
+    if order is not None:
+        fps = take_rows(fps, order)
+    b = bucket_of(fps, buckets) if buckets > 1 else None
+    rows: list[np.ndarray] = []
+    off = np.zeros(buckets + 1, dtype=np.int64)
+    for k in range(buckets):
+        # the rows of bucket k, in fingerprint order (the split of split_by_bucket)
+        mine = np.flatnonzero(b == k) if b is not None else np.arange(len(fps))
+        if len(mine):
+            part = take_rows(fps, mine)
             if pieces:
                 first = key_starts(part)
-                new = _not_in(load_visited(root, depth, b), take_rows(part, first))
-                keep[lo:hi] = new[np.cumsum(first) - 1]
+                new = _not_in(load_visited(root, depth, k), take_rows(part, first))
+                mine = mine[new[np.cumsum(first) - 1]]
             else:
-                keep[lo:hi] = _not_in(load_visited(root, depth, b), part)
-        kept[b + 1] = kept[b] + int(np.count_nonzero(keep[lo:hi]))
-    off = kept
+                mine = mine[_not_in(load_visited(root, depth, k), part)]
+        rows.append(mine)
+        off[k + 1] = off[k] + len(mine)
+    keep = np.concatenate(rows) if rows else np.zeros(0, np.int64)
+    src = keep if order is None else order[keep]  # the kept rows in the input's order
     d = cand_dir(root, depth)
     name = f"f{producer:04d}"
     spare = root / SPARE
     write_array(d / f"{name}.fp.npy", take_rows(fps, keep), spare)
-    write_array(d / f"{name}.parent.npy", take_rows(parents, keep), spare)
-    write_array(d / f"{name}.act.npy", narrow_acts(acts[keep]), spare)
+    write_array(d / f"{name}.parent.npy", take_rows(parents, src), spare)
+    write_array(d / f"{name}.act.npy", narrow_acts(acts[src]), spare)
     if words is not None:
-        write_array(d / f"{name}.w.npy", take_rows(words, keep), spare)
+        write_array(d / f"{name}.w.npy", take_rows(words, src), spare)
     write_array(d / f"{name}.off.npy", off)  # last: its presence marks the set complete
 
 

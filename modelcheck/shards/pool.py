@@ -371,4 +371,5 @@ class ParallelExplorer(ShardedRun):
             "driver_levels": engine.jobs["driver"],
             "worker_task_cpu_ms": round(1000 * engine.task_cpu["workers"]),
             "driver_level_cpu_ms": round(1000 * engine.task_cpu["driver"]),
+            "worker_wait_cpu_ms": round(1000 * engine.wait_cpu),
         }
