@@ -51,7 +51,8 @@ class Observer(Protocol):
         """The expansion of the level's rows ``start..start + ex.n`` (batches come in
         row order): ``ex.parent_rows`` (relative to ``start``), ``ex.action_ids`` and
         ``ex.child_fps`` are its transitions into stored states, ``ex.label_rows`` and
-        ``ex.step_label_hits`` the observer's labels."""
+        ``ex.step_label_hits`` the observer's labels (``ex.child_words`` has no rows when
+        the keys are the packed states: the batch is expanded for its keys only)."""
 
     def on_edges(self, targets: np.ndarray) -> None:
         """The targets of the transitions of the batch :meth:`on_batch` saw last (one
