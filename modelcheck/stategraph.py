@@ -485,12 +485,12 @@ class GraphCollector:
 
     def _observed_nodes(self, depth: int, targets: np.ndarray, new_rows: np.ndarray | None
                         ) -> np.ndarray:
-        """An observer's targets of a batch's transitions from level ``depth`` as node
-        indices: the run's node indices, or -1 - j for the level's new candidate j,
-        whose node is the next level's first plus ``new_rows[j]`` (numbered in place:
-        the run's array is held for this level alone). When most are new, all are
-        computed at once (a gather of every target's clipped candidate and a masked
-        copy: no index arrays)."""
+        """An observer's targets of a batch's transitions from level ``depth`` (per
+        distinct successor) as node indices: the run's node indices, or -1 - j for the
+        level's new candidate j, whose node is the next level's first plus
+        ``new_rows[j]`` (numbered in place: the run's array is held for this level
+        alone). When most are new, all are computed at once (a gather of every
+        target's clipped candidate and a masked copy: no index arrays)."""
         new = targets < 0
         k = int(np.count_nonzero(new))
         if not k:
