@@ -20,7 +20,9 @@ action properties) and with its temporal properties too. Models:
 Columns: distinct states, edges of the graph, seconds of the safety run and of the
 liveness run (and its ratio; ``decide``: the seconds after the exploration: the graph's
 last level, the SCCs, the lassos), CPU seconds of both (the liveness run builds the
-graph in a worker thread beside the explorer: on a busy machine, compare these), peak
+graph in a worker thread beside the explorer: on a busy machine, compare these), the
+liveness run's main thread's CPU seconds (``main``: on a quiet machine the liveness
+run's wall seconds follow them, the worker thread having the other core), peak
 RSS of both, the liveness run's extra peak RSS per edge, and the bytes per edge of the
 stored graph (``int32`` target and ``uint16`` action; on disk with ``--spill-dir``).
 With ``--repeat N`` the safety and the liveness runs alternate N times and each column
@@ -61,10 +63,10 @@ else:
 # safety only: the invariants and the action properties, without the temporal properties
 safety = tuple(p.name for p in (*spec.invariants, *spec.properties))
 cfg = CheckConfig(invariants=None if LIVE else safety, spill_dir=SPILL)
-t, c = time.perf_counter(), time.process_time()
+t, c, m = time.perf_counter(), time.process_time(), time.thread_time()
 r = check_liveness(spec, cfg)
 out = {"status": r.status, "distinct": r.distinct_states, "seconds": time.perf_counter() - t,
-       "cpu": time.process_time() - c,
+       "cpu": time.process_time() - c, "main": time.thread_time() - m,
        "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
        "liveness": r.liveness}
 print(json.dumps(out))
@@ -88,7 +90,7 @@ def main() -> None:
                     help="alternate the safety and liveness runs N times; show the fastest")
     args = ap.parse_args()
     print(f"{'model':<9} {'states':>10} {'edges':>11} {'safety s':>8} {'liveness s':>10} "
-          f"{'ratio':>5} {'decide s':>8} {'cpu s':>11} {'safety RSS':>10} {'RSS':>8} "
+          f"{'ratio':>5} {'decide s':>8} {'cpu s':>11} {'main':>5} {'safety RSS':>10} {'RSS':>8} "
           f"{'B/edge':>6} {'stored':>6}")
     for name, (kind, consts) in MODELS.items():
         if args.only and name not in args.only:
@@ -109,6 +111,7 @@ def main() -> None:
             print(f"{label:<9} {r['distinct']:>10,} {edges:>11,} {safe['seconds']:>8.1f} "
                   f"{r['seconds']:>10.1f} {r['seconds'] / safe['seconds']:>5.2f} "
                   f"{lv.get('seconds', 0):>8.1f} {safe['cpu']:>5.1f}/{r['cpu']:<5.1f} "
+                  f"{r['main']:>5.1f} "
                   f"{safe['rss_mb']:>7.0f} MB {r['rss_mb']:>5.0f} MB {extra:>6.1f} "
                   f"{lv.get('bytes_per_edge', 0):>6}", flush=True)
 

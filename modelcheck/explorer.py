@@ -352,7 +352,7 @@ class _LocalLevels:
             fresh = ~self.visited.contains(u)
             if obs is not None:
                 assert lx.inverse is not None
-                obs.on_edges(self._targets(depth, u, fresh)[lx.inverse])
+                obs.on_edges(self._targets(depth, u, fresh), lx.inverse)
             self._add_candidates(take_rows(u, fresh), kmin[fresh],
                                  None if w is None else take_rows(w, fresh))
 

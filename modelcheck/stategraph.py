@@ -5,14 +5,18 @@
 :class:`~modelcheck.explorer.Explorer`) that is handed every level's states (numbered
 in BFS order; one byte a state per state predicate) and every batch's transitions into
 stored states as arrays, never a Python object per edge; the memory budget counts what
-it holds. The run hands over each transition's target as a node index (found as it
-de-duplicates the batch's successors against the visited states; a new state's once
-the level is merged), so the collector looks nothing up. A level's transitions wait
-as reported (10 bytes an edge) until the next level is known; then, in a worker thread
-beside the explorer, they are put in CSR order (:mod:`modelcheck.graphstore`, which
-holds the edges). The :class:`StateGraph` it builds holds 6 bytes an edge (``int32``
-target, ``uint16`` action; in memory-mapped files with ``spill_dir``) and about 15
-bytes a state (fingerprint, CSR offset, initial and predicate flags).
+it holds. The run hands over the targets of a batch's transitions as node indices
+per distinct successor, with the de-duplication's inverse (found as it de-duplicates
+the batch's successors against the visited states; a new state's once the level is
+merged), so the collector looks nothing up. A level's transitions wait as reported
+(about 12 bytes an edge) until the next level is known; then, in a worker thread
+beside the explorer, each one's target is gathered and they are put in CSR order
+(:mod:`modelcheck.graphstore`, which holds the edges); the edges whose target was
+stored before are kept apart too (:attr:`StateGraph.back`, for the SCC analysis'
+filter by levels), and the levels' keys are copied into one array there. The
+:class:`StateGraph` it builds holds 6 bytes an edge (``int32`` target, ``uint16``
+action; in memory-mapped files with ``spill_dir``) and about 15 bytes a state
+(fingerprint, CSR offset, initial and predicate flags).
 
 Its consumers sit above it and beside each other: liveness
 (:mod:`modelcheck.liveness`: fair SCCs and lassos on the graph), the graph export
@@ -36,6 +40,7 @@ from .graphstore import (
     NODE_LIMIT,
     EdgeStore,
     FpIndex,
+    GrowArray,
     any_per_node,
     csr_order,
     csr_place,
@@ -57,6 +62,12 @@ class LivenessError(UsageError):
     ``graphstore.NODE_LIMIT`` states; :mod:`modelcheck.liveness`
     exports it."""
 
+
+#: an observer's collector keeps the edges that do not go one level up
+#: (:attr:`StateGraph.back`, 8 bytes each) while they are at most this share of the
+#: edges, or take at most :data:`BACK_BYTES`
+BACK_SHARE = 0.25
+BACK_BYTES = 1 << 20
 
 #: graphs of at most this many nodes and edges get their SCCs (and reversed edges) in
 #: plain Python and numpy: importing scipy costs about 0.25 CPU seconds, more than
@@ -97,6 +108,11 @@ class StateGraph:
     #: per node: it lies on a cycle, once computed (by
     #: :func:`modelcheck.liveness.nodes_on_cycles`, which the SCC analysis owns)
     cyclic_nodes: np.ndarray | None = field(default=None, repr=False)
+    #: the edges that do not go one level up (``levels``), as ``(sources, targets)``
+    #: (``int32``, in no particular order), when collected (an observer's collector
+    #: knows them as the run hands them over: a target the run had stored before);
+    #: None: found from the levels when needed
+    back: tuple[np.ndarray, np.ndarray] | None = field(default=None, repr=False)
 
     @property
     def n(self) -> int:
@@ -120,9 +136,10 @@ class StateGraph:
     def nbytes(self) -> int:
         """Bytes held in memory (memory-mapped edge arrays count as none)."""
         edges = 0 if isinstance(self.dst, np.memmap) else self.edge_bytes
+        back = 0 if self.back is None else self.back[0].nbytes + self.back[1].nbytes
         return int(self.fps.nbytes + self.initial.nbytes + edges + self.indptr.nbytes
                    + sum(p.nbytes for p in self.preds.values())
-                   + sum(p.nbytes for p in self.steps.values()))
+                   + sum(p.nbytes for p in self.steps.values()) + back)
 
     def enabled(self, cond: FairnessCondition) -> np.ndarray:
         """Per node: the condition's action has a step (an edge to another node)."""
@@ -290,6 +307,10 @@ class GraphCollector:
         act_type = np.uint16 if self.n_act <= 1 << 16 else np.int32
         self.edges = EdgeStore(act_type, spill_dir)
         self._fps: list[np.ndarray] = []  # per level (the explorer's arrays)
+        #: an observer's one-column keys of every level so far, in one array (written by
+        #: the level jobs, so that the graph's are not concatenated at the end); None
+        #: for two-column keys
+        self._all_fps: GrowArray | None = GrowArray(np.uint64) if observer else None
         #: the keys' ``uint64`` columns: the run's kernel's (under a view, sized by the
         #: view), taken from the first level's keys; the state's until then
         self.key_width = spec.layout.key_width
@@ -316,7 +337,7 @@ class GraphCollector:
         #: the transitions of the level being expanded, as the engine reports them
         #: (children's fingerprints) or, for an observer, as the run numbered their
         #: targets (node indices, or -1 - j for the level's new candidate j)
-        self._raw: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+        self._raw: list[_Raw] = []
         self._raw_bytes = 0
         self._batch: tuple[np.ndarray, np.ndarray] | None = None  # awaiting on_edges
         self._offsets: list[int] = []  # per level: its first node
@@ -324,6 +345,11 @@ class GraphCollector:
         #: candidate
         self._new_rows: np.ndarray | None = None
         self._far: list[np.ndarray] = []  # target fps not in the last three levels
+        #: an observer's edges that do not go one level up, as (source, target) node
+        #: pairs (:attr:`StateGraph.back`), while they are few (:data:`BACK_SHARE`;
+        #: past it, None: found from the levels)
+        self._back: list[tuple[np.ndarray, np.ndarray]] | None = [] if observer else None
+        self._back_bytes = 0
         self.peak_pending_bytes = 0
         self._worker = (ThreadPoolExecutor(1, thread_name_prefix="liveness-graph")
                         if background else None)
@@ -396,13 +422,15 @@ class GraphCollector:
             self._batch = ((start + ex.parent_rows).astype(np.int32),
                            ex.action_ids.astype(self.edges.act_type))
 
-    def on_edges(self, targets: np.ndarray) -> None:
-        """The node indices of the targets of the batch :meth:`on_batch` took last (the
-        observer's hook: see :meth:`~modelcheck.run.observers.Observer.on_edges`)."""
-        assert self._batch is not None and len(self._batch[0]) == len(targets)
+    def on_edges(self, targets: np.ndarray, inverse: np.ndarray) -> None:
+        """The node indices of the targets of the batch :meth:`on_batch` took last, per
+        distinct successor, and per transition its successor's (the observer's hook:
+        see :meth:`~modelcheck.run.observers.Observer.on_edges`); each transition's
+        target is gathered by the worker thread."""
+        assert self._batch is not None and len(self._batch[0]) == len(inverse)
         rows, acts = self._batch
         self._batch = None
-        self._pending(rows, acts, targets.astype(np.int32, copy=False))
+        self._pending(rows, acts, targets.astype(np.int32, copy=False), inverse)
 
     def on_new_states(self, depth: int, rows: np.ndarray) -> None:
         """The rows of level ``depth``'s new candidates in the next level (the observer's
@@ -414,9 +442,12 @@ class GraphCollector:
         """Bytes held in memory: the nodes' fingerprints, flags and degrees, the edges
         (unless spilled), the transitions waiting for their level, the step formulas'
         false keys and the indexes of the last levels (the memory budget counts them)."""
+        all_fps = self._all_fps
         nodes = sum(f.nbytes for f in self._fps) + sum(b.nbytes for b in self._bits) + \
+            (0 if all_fps is None else all_fps.nbytes) + \
             sum(d.nbytes for d in self._deg) + sum(f.nbytes for f in self._far) + \
-            sum(e.nbytes for e in self._en) + sum(w.nbytes for w in self._words or ())
+            sum(e.nbytes for e in self._en) + sum(w.nbytes for w in self._words or ()) + \
+            self._back_bytes
         index = sum(ix.nbytes for ix in list(self._index.values()))
         return int(nodes + index + self.edges.nbytes + self._raw_bytes + self._job_bytes
                    + self._step_false_bytes)
@@ -427,32 +458,39 @@ class GraphCollector:
         explorer's ``on_transitions`` hook; not for an observer)."""
         self._pending(rows.astype(np.int32), acts.astype(self.edges.act_type), children)
 
-    def _pending(self, rows: np.ndarray, acts: np.ndarray, targets: np.ndarray) -> None:
-        self._raw.append((rows, acts, targets))
-        self._raw_bytes += rows.nbytes + acts.nbytes + targets.nbytes
+    def _pending(self, rows: np.ndarray, acts: np.ndarray, targets: np.ndarray,
+                 inverse: np.ndarray | None = None) -> None:
+        self._raw.append((rows, acts, targets, inverse))
+        self._raw_bytes += rows.nbytes + acts.nbytes + targets.nbytes + \
+            (0 if inverse is None else inverse.nbytes)
         self.peak_pending_bytes = max(self.peak_pending_bytes,
                                       self._raw_bytes + self._job_bytes)
 
     def _level_job(self, depth: int, fps: np.ndarray, offset: int,
-                   raw: list[tuple[np.ndarray, np.ndarray, np.ndarray]],
+                   raw: list[_Raw],
                    new_rows: np.ndarray | None) -> None:
         """Index level ``depth`` (nodes from ``offset`` on; an observer's targets need no
         index) and store the transitions ``raw`` of the level before (the background
         job)."""
         if not self.observer:
             self._index[depth] = FpIndex(fps, offset)
+        if self._all_fps is not None:
+            if fps.ndim == 1 and self._all_fps.n == offset:
+                self._all_fps.append(fps)
+            else:
+                self._all_fps = None
         if depth > 0:
             self._store(depth - 1, raw, new_rows)
         self._index.pop(depth - 3, None)
 
     def _observed_nodes(self, depth: int, targets: np.ndarray, new_rows: np.ndarray | None
                         ) -> np.ndarray:
-        """An observer's targets of a batch's transitions from level ``depth`` as node
-        indices: the run's node indices, or -1 - j for the level's new candidate j,
-        whose node is the next level's first plus ``new_rows[j]`` (numbered in place:
-        the run's array is held for this level alone). When most are new, all are
-        computed at once (a gather of every target's clipped candidate and a masked
-        copy: no index arrays)."""
+        """An observer's targets of a batch's transitions from level ``depth`` (per
+        distinct successor) as node indices: the run's node indices, or -1 - j for the
+        level's new candidate j, whose node is the next level's first plus
+        ``new_rows[j]`` (numbered in place: the run's array is held for this level
+        alone). When most are new, all are computed at once (a gather of every
+        target's clipped candidate and a masked copy: no index arrays)."""
         new = targets < 0
         k = int(np.count_nonzero(new))
         if not k:
@@ -485,7 +523,7 @@ class GraphCollector:
             miss = miss[got < 0]
         return found, miss
 
-    def _store(self, depth: int, raw: list[tuple[np.ndarray, np.ndarray, np.ndarray]],
+    def _store(self, depth: int, raw: list[_Raw],
                new_rows: np.ndarray | None = None) -> None:
         """The transitions ``raw`` of level ``depth``, batch by batch, in CSR order with
         their targets' node indices, to the edge store (and the sources' degrees)."""
@@ -495,15 +533,29 @@ class GraphCollector:
         lut = self._en_lut
         en = None if lut is None else np.zeros(len(level), dtype=lut.dtype)
         row = 0  # the first row of the level that later batches may hold
-        for rows, acts, children in raw:
+        for rows, acts, children, inverse in raw:
             miss: np.ndarray | None = None
             if self.observer:  # the run's node indices: none unknown
-                found = self._observed_nodes(depth, children, new_rows)
+                assert inverse is not None
+                # a target stored before the next level: an edge not one level up
+                old = (children >= 0)[inverse] if self._back is not None else None
+                # the distinct successors' nodes, then each transition's
+                found = self._observed_nodes(depth, children, new_rows)[inverse]
+                del inverse
                 if not self.stutter:  # a step that changes the state
                     keep = found != rows + np.int32(base)
                     if not keep.all():
                         rows, acts, found = rows[keep], acts[keep], found[keep]
+                        if old is not None:
+                            old = old[keep]
                     del keep
+                if old is not None and self._back is not None:
+                    back = np.flatnonzero(old)
+                    if len(back):
+                        pair = (rows[back] + np.int32(base), found[back])
+                        self._back.append(pair)
+                        self._back_bytes += pair[0].nbytes + pair[1].nbytes
+                    del old, back
             else:
                 found, miss = self._nodes(depth, children)
                 if not self.stutter:
@@ -539,6 +591,9 @@ class GraphCollector:
         self._deg.append(deg)
         if en is not None:
             self._en.append(en)
+        if self._back is not None and \
+                self._back_bytes > max(BACK_BYTES, 8 * BACK_SHARE * self.edges.n):
+            self._back, self._back_bytes = None, 0  # many: found from the levels
 
     def graph(self) -> StateGraph:
         """The collected graph, with node indices (frees the collected arrays)."""
@@ -550,7 +605,13 @@ class GraphCollector:
         self._new_rows = None
         del raw
         self._index = {}
-        fps = np.concatenate(self._fps) if self._fps else empty_keys(self.key_width)
+        all_fps, self._all_fps = self._all_fps, None
+        n = sum(len(f) for f in self._fps)
+        if all_fps is not None and all_fps.n == n and n:
+            fps = all_fps.finish()  # (one-column keys, every level's)
+        else:
+            fps = np.concatenate(self._fps) if self._fps else empty_keys(self.key_width)
+        del all_fps
         bits = np.concatenate(self._bits) if self._bits else np.zeros((0, len(self.names)), bool)
         self._bits = []
         initial = np.zeros(len(fps), dtype=bool)
@@ -590,8 +651,15 @@ class GraphCollector:
             words = (np.concatenate(self._words) if self._words
                      else np.zeros((0, self._n_words), dtype=np.uint64))
             self._words = []
+        back = None
+        if self._back is not None:
+            back = (np.concatenate([b[0] for b in self._back]) if self._back
+                    else np.zeros(0, dtype=np.int32),
+                    np.concatenate([b[1] for b in self._back]) if self._back
+                    else np.zeros(0, dtype=np.int32))
+            self._back, self._back_bytes = [], 0
         return StateGraph(fps, initial, dst, act, indptr, preds, steps, enabled_sets, levels,
-                          words)
+                          words, back=back)
 
     def _step_values(self, false: list[np.ndarray], indptr: np.ndarray, act: np.ndarray
                      ) -> np.ndarray:
@@ -643,9 +711,17 @@ class GraphCollector:
         self._job = None
         self._shutdown()  # (waits for the job)
         self._raw, self._far, self._index = [], [], {}
+        self._back, self._back_bytes = None, 0
+        self._all_fps = None
         if self._words is not None:
             self._words = []
         self.edges.close()
+
+
+#: a batch's transitions as reported: source rows, actions, targets (fingerprints; an
+#: observer's node indices per distinct successor) and an observer's inverse (per
+#: transition its target's index among those)
+_Raw = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray | None]
 
 
 def _mark_sets(en: np.ndarray, rows: np.ndarray, sets: np.ndarray) -> None:

@@ -34,7 +34,7 @@ from tests.livespec import live_spec
 
 
 def _graph(spec: Any, batch_size: int, observer: bool, spill_dir: str | None = None,
-           background: bool = True, steps: bool = True) -> StateGraph:
+           background: bool = True, steps: bool = True, back: bool = False) -> StateGraph:
     """The collected graph; the observer's collects the enabled nodes of the spec's
     fairness conditions too."""
     _, temporal = split_checks(spec, CheckConfig())
@@ -52,7 +52,8 @@ def _graph(spec: Any, batch_size: int, observer: bool, spill_dir: str | None = N
         g = col.graph()
         # (copies: the spilled edge files go with the collector)
         return StateGraph(g.fps, g.initial, np.array(g.dst), np.array(g.act), g.indptr,
-                          g.preds, g.steps, g.enabled_sets, g.levels)
+                          g.preds, g.steps, g.enabled_sets, g.levels,
+                          back=g.back if back else None)
     finally:
         col.close()
 
@@ -125,3 +126,66 @@ def test_a_check_with_temporal_properties_expands_every_state_once(cls):
     assert res.liveness["properties"]
     if res.violation is None or res.violation.kind == "liveness":
         assert rows[0] == res.distinct_states
+
+
+def _back_by_levels(g: StateGraph) -> list[tuple[int, int]]:
+    """The edges of ``g`` that do not go one level up, by its levels, one at a time."""
+    assert g.levels is not None
+    level = np.searchsorted(g.levels, np.arange(g.n), side="right") - 1
+    src = g.src
+    return sorted((int(u), int(v)) for u, v in zip(src, g.dst)
+                  if v < g.levels[level[u] + 1])
+
+
+def _back_pairs(g: StateGraph) -> list[tuple[int, int]]:
+    assert g.back is not None
+    src, dst = g.back
+    assert src.dtype == np.int32 and dst.dtype == np.int32
+    return sorted(zip(src.tolist(), dst.tolist()))
+
+
+@pytest.mark.parametrize("batch_size", [1, 3, 1 << 16])
+@pytest.mark.parametrize("spill", [False, True])
+@pytest.mark.parametrize("background", [False, True])
+def test_the_edges_not_one_level_up_are_collected_as_the_run_hands_them_over(
+        tmp_path, batch_size, spill, background):
+    """The observer's collector keeps the edges whose target the run had stored before
+    the next level (``StateGraph.back``: targets back to level 0 from every level,
+    parallel edges, no self-loops): exactly the edges that do not go one level up by
+    the graph's levels."""
+    from tests.test_liveness_graph import Resets
+
+    g = _graph(Resets(), batch_size, True, str(tmp_path) if spill else None, background,
+               steps=False, back=True)
+    want = _back_by_levels(g)
+    assert want and len(want) < g.n_edges
+    assert _back_pairs(g) == want
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(live_spec(), st.sampled_from([1, 2, 5, 1 << 16]))
+def test_the_collected_edges_not_one_level_up_are_those_of_the_levels(cls, batch_size):
+    """On random specs (self-loops among their transitions): ``StateGraph.back`` is the
+    set of edges that do not go one level up, and the nodes that may lie on a cycle
+    found from it are those found by reading every edge."""
+    from modelcheck.liveness import _may_cycle
+
+    g = _graph(cls(), batch_size, True, back=True)
+    assert g.levels is not None
+    assert _back_pairs(g) == _back_by_levels(g)
+    for name, mask in [("all", np.ones(g.n, dtype=bool)), *g.preds.items()]:
+        got = _may_cycle(g.levels, g.indptr, g.dst, mask, back=g.back)
+        assert np.array_equal(got, _may_cycle(g.levels, g.indptr, g.dst, mask)), name
+
+
+def test_past_a_share_of_the_edges_those_not_one_level_up_are_found_from_the_levels(
+        monkeypatch):
+    """A collector whose edges not one level up pass ``BACK_SHARE`` of its edges (and
+    ``BACK_BYTES``) lets them go (None: ``_may_cycle`` reads every edge)."""
+    import modelcheck.stategraph as sg
+    from tests.test_liveness_graph import Resets
+
+    monkeypatch.setattr(sg, "BACK_SHARE", 0.0)
+    monkeypatch.setattr(sg, "BACK_BYTES", 0)
+    g = _graph(Resets(), 1 << 16, True, steps=False, back=True)
+    assert g.back is None

@@ -7,7 +7,8 @@ values of the predicates the observer asked the kernel to evaluate on every stat
 transition, its ``labels`` and ``step_labels``, see
 :class:`~modelcheck.kernel.Checks`), then the *node index* of each transition's target
 as the run found it when it de-duplicated the batch's successors against the visited
-states (:meth:`Observer.on_edges`; a node index is a state's place in breadth-first
+states (:meth:`Observer.on_edges`, per distinct successor with the de-duplication's
+inverse; a node index is a state's place in breadth-first
 order: the states of the levels before, then its row in its level). A target that is
 a new state is numbered among the level's new candidates until the level's end, when
 :meth:`Observer.on_new_states` tells each one's row in the next level. So an observer
@@ -51,14 +52,17 @@ class Observer(Protocol):
         """The expansion of the level's rows ``start..start + ex.n`` (batches come in
         row order): ``ex.parent_rows`` (relative to ``start``), ``ex.action_ids`` and
         ``ex.child_fps`` are its transitions into stored states, ``ex.label_rows`` and
-        ``ex.step_label_hits`` the observer's labels."""
+        ``ex.step_label_hits`` the observer's labels (``ex.child_words`` has no rows when
+        the keys are the packed states: the batch is expanded for its keys only)."""
 
-    def on_edges(self, targets: np.ndarray) -> None:
-        """The targets of the transitions of the batch :meth:`on_batch` saw last (one
-        per transition, in its order; ``int32``): the node index of a state stored
-        before (``>= 0``), or ``-1 - j`` for the level's ``j``-th new candidate (the
-        candidates numbered in the order the run found them, over the level's
-        batches)."""
+    def on_edges(self, targets: np.ndarray, inverse: np.ndarray) -> None:
+        """The targets of the transitions of the batch :meth:`on_batch` saw last, as
+        the run de-duplicated them: ``targets`` per distinct successor (``int32``), the
+        node index of a state stored before (``>= 0``), or ``-1 - j`` for the level's
+        ``j``-th new candidate (the candidates numbered in the order the run found
+        them, over the level's batches); ``inverse`` per transition (in its order) the
+        index of its successor in ``targets`` (so transition ``i``'s target is
+        ``targets[inverse[i]]``)."""
 
     def on_new_states(self, depth: int, rows: np.ndarray) -> None:
         """After level ``depth``'s expansion: the row in level ``depth + 1`` of each of
