@@ -94,6 +94,7 @@ import contextlib
 import errno
 import os
 import shutil
+import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -354,16 +355,34 @@ def _free_bytes(directory: Path) -> int:
     return st.f_bavail * st.f_frsize
 
 
+#: numpy reads a ``.npy`` header with ``ast.literal_eval``, and CPython 3.11's parser
+#: is not safe to run in two threads at once ("SystemError: AST constructor recursion
+#: depth mismatch"); the state graph is read by several threads, so every header is
+#: parsed under this lock (the data is read outside it)
+_PARSE = threading.Lock()
+
+
 def _load(path: Path, mmap: bool = True) -> np.ndarray:
-    return np.load(path, mmap_mode="r" if mmap else None, allow_pickle=False)
+    """The ``.npy`` array at ``path``, memory-mapped or read; safe in any thread."""
+    if mmap:
+        with _PARSE:
+            return np.load(path, mmap_mode="r", allow_pickle=False)
+    with open(path, "rb") as f:
+        shape, fortran, dtype = _header(f)
+        if fortran:  # pragma: no cover - never written so
+            with _PARSE:
+                return np.load(path, allow_pickle=False)
+        count = int(np.prod(shape, dtype=np.int64))
+        return np.fromfile(f, dtype=dtype, count=count).reshape(shape)
 
 
 def _header(f: Any) -> tuple[tuple[int, ...], bool, np.dtype]:
     fmt = np.lib.format
-    version = fmt.read_magic(f)
-    read_header = fmt.read_array_header_1_0 if version == (1, 0) else \
-        fmt.read_array_header_2_0
-    return read_header(f)  # type: ignore[no-any-return]
+    with _PARSE:
+        version = fmt.read_magic(f)
+        read_header = fmt.read_array_header_1_0 if version == (1, 0) else \
+            fmt.read_array_header_2_0
+        return read_header(f)  # type: ignore[no-any-return]
 
 
 def _rows(path: Path) -> int:

@@ -41,6 +41,7 @@ import numpy as np
 from ..errors import ModelcheckError
 from ..graphstore import NODE_LIMIT, EdgeStore, csr_order
 from ..store import key_order, take_rows
+from .files import _load as load_array
 from .files import _rows, graph_dir, level_dir
 
 __all__ = ["GraphArrays", "read_state_graph"]
@@ -61,7 +62,7 @@ class GraphArrays:
 
 
 def _load(path: Path) -> np.ndarray:
-    return np.load(path, mmap_mode=None, allow_pickle=False)
+    return load_array(path, mmap=False)
 
 
 def _level_parts(root: Path, depth: int, buckets: int) -> list[np.ndarray] | None:
