@@ -39,9 +39,10 @@ SLOW = {"v35_b2_fence", "v35_b2_clean", "v35_b3_base", "v35_b2_unclean",
         "v35_b2_isr1_unclean", "v35_b2_isr1_shrink", "kip_b2_fence", "kip_b2_clean",
         "kip_b3_base", "kip_b2_unclean", "kip_b2_isr1_shrink",
         "kip_b2_fence_minisr2", "v35_b2_lrs_minisr2"}
-#: the violations whose shortest counterexample is TLC's step for step (elsewhere there are
-#: several of the same length, and which one is found first depends on the order in which
-#: successors are generated)
+#: the violations whose shortest counterexamples are TLC's steps up to the order of the
+#: first two (a leader's write and a follower's fetch request commute: which of the two
+#: interleavings is found first depends on the order of the keys in a level); elsewhere
+#: there are several of the same length with other steps
 SAME_TRACE = {"v35_b2_lrs", "kip_b2_lrs"}
 #: the cfgs too big for the suite (benchmarks/kafka_replication_tlc.py runs them)
 BENCH_ONLY = {"kip_b2_lrs_minisr2"}
@@ -102,7 +103,8 @@ def test_equal_to_tlc(name: str) -> None:
         assert len(r.violation.trace) == fig["trace_length"]
         actions = [st.action.split("(")[0] for st in r.violation.trace[1:]]
         if name in SAME_TRACE:
-            assert actions == fig["trace"]
+            assert sorted(actions[:2]) == sorted(fig["trace"][:2])
+            assert actions[2:] == fig["trace"][2:]
 
 
 VIEWS = HERE / "view"
