@@ -518,6 +518,22 @@ def _range_sizes(run: Path, buckets: int) -> list[int]:
     return out
 
 
+def _parallel_flushing(spec: Spec, flush: int, workers: int, buckets: int) -> Any:
+    """``parallel`` with the range tasks flushing their successors every ``flush`` rows."""
+    import dataclasses
+
+    from modelcheck.shards.backend import ShardedRun
+
+    base = ShardedRun.worker_config
+
+    def small_flushes(self: Any, target: str) -> Any:
+        return dataclasses.replace(base(self, target), flush_rows=flush)
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(ShardedRun, "worker_config", small_flushes)
+        return parallel(spec, workers, buckets=buckets, batch_size=2)
+
+
 @settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.one_of(random_spec(), random_spec(wide=True)), st.integers(1, 3),
        st.integers(2, 4), st.integers(1, 5))
@@ -526,19 +542,8 @@ def test_ranges_flushed_in_pieces_equal_one_process(cls: type[Spec], workers: in
     """A range task whose successors come in several flushes (each sorted, not the
     whole) sorts them before dropping the visited ones: with a flush every few rows
     the run is still the one process's, and the brute-force oracle's counts."""
-    import dataclasses
-
-    from modelcheck.shards.backend import ShardedRun
-
     spec = cls()
-    base = ShardedRun.worker_config
-
-    def small_flushes(self: Any, target: str) -> Any:
-        return dataclasses.replace(base(self, target), flush_rows=flush)
-
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(ShardedRun, "worker_config", small_flushes)
-        many = parallel(spec, workers, buckets=buckets, batch_size=2)
+    many = _parallel_flushing(spec, flush, workers, buckets)
     assert_same(Explorer(spec).run(), many)
     o = brute_force_check(spec)
     assert (many.status, many.distinct_states, many.depth) == (o.status, o.distinct, o.depth)
@@ -567,19 +572,8 @@ class Scramble(Spec):
 def test_ranges_flushed_in_unsorted_pieces_equal_one_process(flush: int) -> None:
     """The successors of a range flushed in pieces that are not sorted as a whole are
     sorted before the visited ones are dropped (else states seen before come back)."""
-    import dataclasses
-
-    from modelcheck.shards.backend import ShardedRun
-
     spec = Scramble()
-    base = ShardedRun.worker_config
-
-    def small_flushes(self: Any, target: str) -> Any:
-        return dataclasses.replace(base(self, target), flush_rows=flush)
-
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(ShardedRun, "worker_config", small_flushes)
-        many = parallel(spec, 2, buckets=2, batch_size=2)
+    many = _parallel_flushing(spec, flush, 2, 2)
     assert_same(Explorer(spec).run(), many)
     o = brute_force_check(spec)
     assert (many.distinct_states, many.depth) == (o.distinct, o.depth)
