@@ -102,21 +102,6 @@ def _chain_all(inner: np.ndarray, seed: np.uint64) -> np.ndarray:
     return h
 
 
-def _fmix64(x: np.ndarray) -> np.ndarray:
-    """MurmurHash3's 64-bit finaliser (another bijection than :func:`_mix64`)."""
-    x = x ^ (x >> _U64(33))
-    x = x * _F1
-    x = x ^ (x >> _U64(33))
-    x = x * _F2
-    return x ^ (x >> _U64(33))
-
-
-def _word_offsets(k: int, seed: np.uint64) -> np.ndarray:
-    """``(i + 1) * seed`` modulo 2**64 for the words ``i < k``."""
-    with np.errstate(over="ignore"):
-        return np.arange(1, k + 1, dtype=_U64) * seed
-
-
 def _mix_into(x: np.ndarray, tmp: np.ndarray, m1: np.uint64, m2: np.uint64,
               s1: np.uint64, s2: np.uint64, s3: np.uint64) -> None:
     """A finaliser (``x ^= x >> s1; x *= m1; x ^= x >> s2; x *= m2; x ^= x >> s3``) of
