@@ -48,7 +48,7 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import ModelcheckError
-from ..graphstore import NODE_LIMIT, EdgeStore, csr_order
+from ..graphstore import NODE_LIMIT, EdgeStore, GrowArray, csr_order
 from ..store import key_order, take_rows
 from .files import _load as load_array
 from .files import _rows, graph_dir, level_dir
@@ -82,22 +82,21 @@ def _level_parts(root: Path, depth: int, buckets: int) -> list[np.ndarray] | Non
     return [_load(d / f"b{b:04d}.fp.npy") for b in range(buckets)]
 
 
-def _resolved(gd: Path, parts: list[str], lv: int, depth_of: list[int],
-              ranks: list[tuple[np.ndarray, np.ndarray]], levels: np.ndarray,
-              buckets: int) -> np.ndarray | None:
-    """The node of each target of level ``depth_of[lv]``'s edges (its parts ``parts``,
-    concatenated), from where the next level's bucket tasks found them
+def _resolved(gd: Path, parts: list[str], lv: int, kept: _Levels) -> np.ndarray | None:
+    """The node of each target of level ``kept.depth_of[lv]``'s edges (its parts
+    ``parts``, concatenated), from where the next level's bucket tasks found them
     (:func:`modelcheck.shards.files.write_target_rows`) and each edge's row among its
-    task's successors (:func:`modelcheck.shards.files.write_graph_targets`): gathers,
-    no search. None when a file is missing (the next level was not committed from
-    these parts: never in a complete run)."""
+    task's successors (:func:`modelcheck.shards.files.write_graph_targets`): gathers
+    in :attr:`_Levels.nodes`, no search. None when a file is missing (the next level
+    was not committed from these parts: never in a complete run)."""
+    buckets = kept.buckets
     if not all((gd / f"t{b:04d}.rel.npy").exists() for b in range(buckets)) or \
             not all((gd / f"{p}.cix.npy").exists() for p in parts):
         return None
-    at_depth = {d: x for x, d in enumerate(depth_of)}
-    depth = depth_of[lv]
+    depth = kept.depth_of[lv]
     offs = [_load(gd / f"{p}.coff.npy") for p in parts]
     sizes = np.array([np.diff(o) for o in offs], dtype=np.int64)  # (producer, bucket)
+    table = kept.nodes.view()
     nodes: list[np.ndarray] = []  # per bucket: the node of each transition into it
     for b in range(buckets):
         rel = _load(gd / f"t{b:04d}.rel.npy")
@@ -105,22 +104,25 @@ def _resolved(gd: Path, parts: list[str], lv: int, depth_of: list[int],
         if len(rel) != int(sizes[:, b].sum()):
             raise ModelcheckError(f"the state graph's targets in {gd} do not match its "
                                   "parts (a bug: please report it).")
-        node = np.empty(len(rel), dtype=np.int32)
-        for r in np.flatnonzero(np.bincount(rel, minlength=1)) if len(rel) else ():
-            x = at_depth.get(depth + 1 - int(r))
-            if x is None:
-                raise ModelcheckError(f"the state graph's targets in {gd} name an empty "
-                                      "level (a bug: please report it).")
-            boff, rank = ranks[x]
-            at = np.flatnonzero(rel == r)
-            node[at] = rank[row[at].astype(np.int64) + boff[b]] + int(levels[x])
-        nodes.append(node)
-    start = np.zeros(buckets, dtype=np.int64)  # per bucket: the next producer's rows
+        # per ``rel`` (the target is in level ``depth + 1 - rel``), where that level's
+        # rows of the bucket start in ``table``
+        start = np.full(depth + 2, -1, dtype=np.int64)
+        for x, d in enumerate(kept.depth_of):
+            if d <= depth + 1:
+                start[depth + 1 - d] = kept.starts[x] + int(kept.ranks[x][0][b])
+        used = np.flatnonzero(np.bincount(rel, minlength=1)) if len(rel) else rel[:0]
+        if len(used) and (int(used[-1]) >= len(start) or (start[used] < 0).any()):
+            raise ModelcheckError(f"the state graph's targets in {gd} name an empty "
+                                  "level (a bug: please report it).")
+        at = start[rel]
+        at += row
+        nodes.append(table[at])
+    start_p = np.zeros(buckets, dtype=np.int64)  # per bucket: the next producer's rows
     out = []
     for j, p in enumerate(parts):
-        mine = np.concatenate([nodes[b][start[b]:start[b] + sizes[j, b]]
+        mine = np.concatenate([nodes[b][start_p[b]:start_p[b] + sizes[j, b]]
                                for b in range(buckets)])
-        start += sizes[j]
+        start_p += sizes[j]
         out.append(mine[_load(gd / f"{p}.cix.npy")])
     return np.concatenate(out) if out else np.zeros(0, np.int32)
 
@@ -138,6 +140,9 @@ class _Levels:
         self.depth_of: list[int] = []  # per kept level its depth (empty ones left out)
         self.starts: list[int] = [0]  # the first node of each kept level, then the nodes
         self.depths = 0  # levels 0..depths-1 ranked (empty ones too)
+        #: per level, per bucket, per row of the bucket's file: its node (the rows of
+        #: level ``x``'s bucket ``b`` from ``starts[x] + ranks[x][0][b]`` on)
+        self.nodes = GrowArray(np.int32)
 
     def add(self) -> bool:
         """Rank level :attr:`depths` (False: no such level)."""
@@ -152,6 +157,7 @@ class _Levels:
             rank[order] = np.arange(len(cat))
             self.sorted.append(take_rows(cat, order))
             self.ranks.append((np.concatenate([[0], np.cumsum(sizes)]), rank))
+            self.nodes.append(rank + self.starts[-1])
             self.starts.append(self.starts[-1] + len(cat))
             self.depth_of.append(self.depths)
         self.depths += 1
@@ -164,10 +170,12 @@ LevelEdges = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, "np.ndarray |
 
 
 def _level_edges(lv: int, kept: _Levels, n_act: int, n_labels: int, n_steps: int,
-                 act_type: np.dtype) -> LevelEdges:
+                 act_type: np.dtype, into: EdgeStore | None = None) -> LevelEdges:
     """Level ``lv``'s edges in CSR order (``kept`` holds every level their targets may
     lie in: up to the next one): its nodes' out-degrees and predicate flags, the
-    targets, action ids and step flags."""
+    targets, action ids and step flags. ``into``: the targets and action ids are
+    appended there, put in place with no copy in between (the arrays returned are
+    empty)."""
     root, buckets = kept.root, kept.buckets
     depth = kept.depth_of[lv]
     off = kept.starts[lv]
@@ -179,9 +187,7 @@ def _level_edges(lv: int, kept: _Levels, n_act: int, n_labels: int, n_steps: int
         names = [("all", None)]
     else:
         names = [(f"b{b:04d}", rank[boff[b]:boff[b + 1]]) for b in range(buckets)]
-    levels = np.asarray(kept.starts[:len(kept.ranks) + 1], dtype=np.int64)
-    node = _resolved(gd, [n for n, _ in names], lv, kept.depth_of, kept.ranks, levels,
-                     buckets)
+    node = _resolved(gd, [n for n, _ in names], lv, kept)
     labels = np.ones((size, n_labels), dtype=bool)
     srcs, acts, sts = [], [], []
     for name, row_rank in names:
@@ -210,16 +216,19 @@ def _level_edges(lv: int, kept: _Levels, n_act: int, n_labels: int, n_steps: int
             f"the state graph's level {depth} in {gd.parent} has no record of where "
             "its targets lie: its next level was not committed by the bucket tasks "
             "(a bug: please report it).")
+    out_step = None
+    if n_steps:
+        out_step = np.empty((len(dest), n_steps), dtype=bool)
+        out_step[dest] = np.concatenate(sts)
+    if into is not None:
+        into.append_at(dest, node if node is not None else np.zeros(0, np.int32), act)
+        return deg, labels, np.zeros(0, np.int32), np.zeros(0, act_type), out_step
     out_dst = np.empty(len(dest), dtype=np.int32)
     if node is not None:
         out_dst[dest] = node
     del node
     out_act = np.empty(len(dest), dtype=act_type)
     out_act[dest] = act
-    out_step = None
-    if n_steps:
-        out_step = np.empty((len(dest), n_steps), dtype=bool)
-        out_step[dest] = np.concatenate(sts)
     return deg, labels, out_dst, out_act, out_step
 
 
@@ -350,11 +359,10 @@ class GraphReader:
             while len(self._done) < len(kept.depth_of) and \
                     kept.depth_of[len(self._done)] < depth:
                 e = _level_edges(len(self._done), kept, self.n_act, self.n_labels,
-                                 self.n_steps, self._store.act_type)
-                if self._store.n + len(e[2]) > self.spill_edges:
+                                 self.n_steps, self._store.act_type, into=self._store)
+                if self._store.n > self.spill_edges:
                     raise RuntimeError("too many edges to hold")
-                self._store.append(e[2], e[3])
-                self._done.append((e[0], e[1], e[2][:0], e[3][:0], e[4]))
+                self._done.append(e)
         except Exception:  # noqa: BLE001 - the read after the run does it all again
             self._give_up()
 
