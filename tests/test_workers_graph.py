@@ -139,3 +139,23 @@ def test_the_graph_is_read_while_the_run_goes_on(threshold: int) -> None:
     spilled, levels = read_ahead(run, edge_limit=len(one["dst"]) // 2)
     assert levels == -1
     assert_same_graph(one, spilled)
+
+
+def test_a_run_that_ends_early_stops_its_reader(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A run that stops before it is complete (``max_states``) decides nothing, and the
+    reader that read its levels meanwhile is stopped with it (no thread left)."""
+    made: list[stategraph.GraphReader] = []
+    init = stategraph.GraphReader.__init__
+
+    def making(self: stategraph.GraphReader, *args: Any, **kwargs: Any) -> None:
+        init(self, *args, **kwargs)
+        made.append(self)
+
+    monkeypatch.setattr(stategraph.GraphReader, "__init__", making)
+    res = check_liveness_workers(KRaftLifecycleLiveBugStuckPublisher(), workers=2,
+                                 driver_threshold=0, max_states=2000)
+    assert res.status.value == "incomplete"
+    assert set(res.liveness["properties"].values()) == {"not checked"}
+    (reader,) = made
+    assert reader.levels_read > 0  # it was reading
+    assert reader._pool is None  # and is stopped
