@@ -1033,6 +1033,8 @@ class ShardedLiveness:
                                         for p, cs in self.per_prop}}
         self.run: Any = None
         self.decided = False
+        #: reads the state graph while the run goes on (see :meth:`_committed`)
+        self.reader: Any = None
 
     def attach(self, run: Any) -> None:
         """Decide the properties at the end of ``run`` (a ``ShardedRun`` made with
@@ -1040,6 +1042,24 @@ class ShardedLiveness:
         if self.selected:
             self.run = run
             run.after = self.decide
+            if GRAPH_READ_AHEAD:
+                run.on_commit = self._committed
+
+    def _committed(self, depth: int) -> None:
+        """The run committed levels ``0..depth``: the graph's reader goes on with them
+        (:class:`~modelcheck.shards.stategraph.GraphReader`, made at the first)."""
+        from .shards.engine import BucketEngine
+        from .shards.stategraph import GraphReader
+
+        run = self.run
+        if run is None or not isinstance(run.engine, BucketEngine):
+            return
+        if self.reader is None:
+            kernel = run.kernel
+            self.reader = GraphReader(run.engine.root, run.engine.buckets,
+                                      len(kernel.actions), len(kernel.labels),
+                                      len(kernel.step_labels), SPILL_EDGES)
+        self.reader.committed(depth)
 
     def decide(self, res: Result) -> Result:
         """``res`` with the properties decided on the state graph of the complete run it
@@ -1059,7 +1079,9 @@ class ShardedLiveness:
         parts = read_state_graph(engine.root, engine.buckets, len(kernel.actions),
                                  len(names), len(step_names), spill_dir=str(run.rundir.path),
                                  spill_edges=SPILL_EDGES,
-                                 threads=min(GRAPH_READ_THREADS, available_cores()))
+                                 threads=min(GRAPH_READ_THREADS, available_cores()),
+                                 ahead=self.reader)
+        self.reader = None
         try:
             initial = np.zeros(len(parts.fps), dtype=bool)
             initial[:int(parts.levels[1]) if len(parts.levels) > 1 else 0] = True
@@ -1082,6 +1104,11 @@ class ShardedLiveness:
         run, self.run = self.run, None
         if run is not None and getattr(run, "after", None) == self.decide:
             run.after = None
+        if run is not None and getattr(run, "on_commit", None) == self._committed:
+            run.on_commit = None
+        reader, self.reader = self.reader, None
+        if reader is not None:
+            reader.close()
 
     def __enter__(self) -> ShardedLiveness:
         return self
@@ -1130,6 +1157,10 @@ def _not_checked(names: Iterable[str], status: Status, checked_as: dict[str, Any
 #: the most threads that read a sharded run's state graph back, a level each (the
 #: workers are done by then: their cores are free)
 GRAPH_READ_THREADS = 4
+#: with workers, read the state graph level by level while the run goes on (a thread of
+#: the coordinating process, :class:`~modelcheck.shards.stategraph.GraphReader`), not
+#: all after it
+GRAPH_READ_AHEAD = True
 
 #: a sharded run's state graph is read into memory-mapped files (in its run directory)
 #: past this many edges (6 bytes an edge: 400 MB)

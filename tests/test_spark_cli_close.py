@@ -42,6 +42,7 @@ SPEC = textwrap.dedent('''
 
 class _Run:
     after: Any = None
+    on_commit: Any = None
 
 
 def test_sharded_liveness_is_closed_when_the_block_raises(tmp_path: Path) -> None:
@@ -54,8 +55,10 @@ def test_sharded_liveness_is_closed_when_the_block_raises(tmp_path: Path) -> Non
     with pytest.raises(RuntimeError), ShardedLiveness(bound, CheckConfig()) as live:
         live.attach(run)
         assert run.after == live.decide
+        assert run.on_commit == live._committed  # the graph read while the run goes on
         raise RuntimeError("the run failed")
-    assert run.after is None and live.run is None
+    assert run.after is None and run.on_commit is None and live.run is None
+    assert live.reader is None
     live.close()  # idempotent
 
 

@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 import modelcheck.liveness as liveness
 from modelcheck import Spec, check_liveness
 from modelcheck.liveness import check_liveness_workers
-from modelcheck.shards import files
+from modelcheck.shards import files, stategraph
 from specs.kraft_lifecycle_live import KRaftLifecycleLiveBugStuckPublisher
 from tests.livespec import live_spec
 
@@ -60,11 +60,11 @@ def assert_same_graph(one: dict[str, Any], many: dict[str, Any]) -> None:
                                                                   HealthCheck.filter_too_much])
 @given(live_spec(), st.integers(1, 3), st.integers(1, 5), st.sampled_from([0, 0, 3, 10**9]),
        st.sampled_from([3, 1 << 16]), st.sampled_from([2, 1 << 22]),
-       st.sampled_from([1, 3]))
+       st.sampled_from([1, 3]), st.booleans())
 def test_the_graph_read_back_is_the_one_process_graph(cls: type[Spec], workers: int,
                                                       buckets: int, threshold: int,
                                                       batch: int, flush: int,
-                                                      threads: int) -> None:
+                                                      threads: int, ahead: bool) -> None:
     spec = cls()
     one = graph_of(lambda: check_liveness(spec, batch_size=batch))
     expansion = files.LevelExpansion
@@ -73,7 +73,8 @@ def test_the_graph_read_back_is_the_one_process_graph(cls: type[Spec], workers: 
         return expansion(*args, **{**kwargs, "flush_rows": flush})
 
     with mock.patch.object(files, "LevelExpansion", flushing), \
-            mock.patch.object(liveness, "GRAPH_READ_THREADS", threads):
+            mock.patch.object(liveness, "GRAPH_READ_THREADS", threads), \
+            mock.patch.object(liveness, "GRAPH_READ_AHEAD", ahead):
         many = graph_of(lambda: check_liveness_workers(
             spec, workers=workers, buckets=buckets, driver_threshold=threshold,
             batch_size=batch))
@@ -100,3 +101,61 @@ def test_a_kafka_spec_graph_is_the_one_process_graph(
     level_of = np.searchsorted(levels, np.arange(len(indptr) - 1), side="right") - 1
     src = np.repeat(np.arange(len(indptr) - 1), np.diff(indptr))
     assert (level_of[src] - level_of[dst] > 1).any()
+
+
+def read_ahead(run: Any, edge_limit: int | None = None) -> tuple[dict[str, Any], int]:
+    """The graph of ``run()`` and how many levels its reader had read while the run went
+    on (-1: it gave up)."""
+    seen: list[int] = []
+    take = stategraph.GraphReader.take
+
+    def taking(self: stategraph.GraphReader) -> Any:
+        got = take(self)
+        seen.append(-1 if got is None else self.levels_read)
+        return got
+
+    with mock.patch.object(stategraph.GraphReader, "take", taking), \
+            mock.patch.object(liveness, "SPILL_EDGES", edge_limit or liveness.SPILL_EDGES):
+        g = graph_of(run)
+    (levels,) = seen
+    return g, levels
+
+
+@pytest.mark.parametrize("threshold", [0, 200])
+def test_the_graph_is_read_while_the_run_goes_on(threshold: int) -> None:
+    """The reader has read every level while the run went on (levels on the workers, or
+    the small ones in the coordinator; the last once the run committed its empty next
+    level), and the graph is the one process's; past the edges it may hold it gives up
+    and the read after the run (spilled to files) gives the same graph."""
+    spec = KRaftLifecycleLiveBugStuckPublisher()
+    one = graph_of(lambda: check_liveness(spec))
+    def run() -> Any:
+        return check_liveness_workers(spec, workers=2, driver_threshold=threshold,
+                                      batch_size=500)
+
+    many, levels = read_ahead(run)
+    assert_same_graph(one, many)
+    assert levels == len(one["levels"]) - 1
+    spilled, levels = read_ahead(run, edge_limit=len(one["dst"]) // 2)
+    assert levels == -1
+    assert_same_graph(one, spilled)
+
+
+def test_a_run_that_ends_early_stops_its_reader(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A run that stops before it is complete (``max_states``) decides nothing, and the
+    reader that read its levels meanwhile is stopped with it (no thread left)."""
+    made: list[stategraph.GraphReader] = []
+    init = stategraph.GraphReader.__init__
+
+    def making(self: stategraph.GraphReader, *args: Any, **kwargs: Any) -> None:
+        init(self, *args, **kwargs)
+        made.append(self)
+
+    monkeypatch.setattr(stategraph.GraphReader, "__init__", making)
+    res = check_liveness_workers(KRaftLifecycleLiveBugStuckPublisher(), workers=2,
+                                 driver_threshold=0, max_states=2000)
+    assert res.status.value == "incomplete"
+    assert set(res.liveness["properties"].values()) == {"not checked"}
+    (reader,) = made
+    assert reader.levels_read > 0  # it was reading
+    assert reader._pool is None  # and is stopped

@@ -182,6 +182,9 @@ class ShardedRun:
         #: directory still holds its files (the state graph, for temporal properties);
         #: returns the run's result (with the temporal properties decided)
         self.after: Callable[[Result], Result] | None = None
+        #: called with ``depth`` once a job has committed levels ``0..depth`` (the
+        #: state graph's reader goes on with them while the run does)
+        self.on_commit: Callable[[int], None] | None = None
         self.layout = spec.layout
         self.progress = progress
         self.driver_threshold = driver_threshold
@@ -260,6 +263,8 @@ class ShardedRun:
         if depth == 0 and expand is not None:
             lv.found.merge(self._call(0, initial_states, self.kernel)[2])
         lv.seconds = time.perf_counter() - t
+        if self.on_commit is not None:
+            self.on_commit(depth)
         return lv
 
     def _report(self, depth: int, verdict: Verdict) -> Violation:

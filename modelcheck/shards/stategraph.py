@@ -26,6 +26,15 @@ at once (the workers are done: their cores are free), a few levels' transitions 
 memory at a time, and per node its key, its place in the sorted copy and its predicate
 flags.
 
+**While the run goes on.** A level's edges can be read as soon as the job after it has
+committed (its targets are then located), so :class:`GraphReader` does it in a thread of
+the coordinating process, told of each commit by the run (``ShardedRun.on_commit``):
+the coordinator mostly waits for its workers' jobs, and runs the small levels itself
+with one core left free. Once the run is over, :func:`read_state_graph` given the
+reader reads only what it has not (the same functions, the same order: the same graph).
+The reader holds the edges in memory; past the edges a graph keeps in memory it gives
+up, and the read after the run does it all (spilled to files).
+
 State keys are one or two ``uint64`` columns, handled by :mod:`modelcheck.store`.
 """
 
@@ -39,12 +48,12 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import ModelcheckError
-from ..graphstore import NODE_LIMIT, EdgeStore, csr_order
+from ..graphstore import NODE_LIMIT, EdgeStore, GrowArray, csr_order
 from ..store import key_order, take_rows
 from .files import _load as load_array
 from .files import _rows, graph_dir, level_dir
 
-__all__ = ["GraphArrays", "read_state_graph"]
+__all__ = ["GraphArrays", "GraphReader", "read_state_graph"]
 
 
 @dataclass
@@ -73,22 +82,21 @@ def _level_parts(root: Path, depth: int, buckets: int) -> list[np.ndarray] | Non
     return [_load(d / f"b{b:04d}.fp.npy") for b in range(buckets)]
 
 
-def _resolved(gd: Path, parts: list[str], lv: int, depth_of: list[int],
-              ranks: list[tuple[np.ndarray, np.ndarray]], levels: np.ndarray,
-              buckets: int) -> np.ndarray | None:
-    """The node of each target of level ``depth_of[lv]``'s edges (its parts ``parts``,
-    concatenated), from where the next level's bucket tasks found them
+def _resolved(gd: Path, parts: list[str], lv: int, kept: _Levels) -> np.ndarray | None:
+    """The node of each target of level ``kept.depth_of[lv]``'s edges (its parts
+    ``parts``, concatenated), from where the next level's bucket tasks found them
     (:func:`modelcheck.shards.files.write_target_rows`) and each edge's row among its
-    task's successors (:func:`modelcheck.shards.files.write_graph_targets`): gathers,
-    no search. None when a file is missing (the next level was not committed from
-    these parts: never in a complete run)."""
+    task's successors (:func:`modelcheck.shards.files.write_graph_targets`): gathers
+    in :attr:`_Levels.nodes`, no search. None when a file is missing (the next level
+    was not committed from these parts: never in a complete run)."""
+    buckets = kept.buckets
     if not all((gd / f"t{b:04d}.rel.npy").exists() for b in range(buckets)) or \
             not all((gd / f"{p}.cix.npy").exists() for p in parts):
         return None
-    at_depth = {d: x for x, d in enumerate(depth_of)}
-    depth = depth_of[lv]
+    depth = kept.depth_of[lv]
     offs = [_load(gd / f"{p}.coff.npy") for p in parts]
     sizes = np.array([np.diff(o) for o in offs], dtype=np.int64)  # (producer, bucket)
+    table = kept.nodes.view()
     nodes: list[np.ndarray] = []  # per bucket: the node of each transition into it
     for b in range(buckets):
         rel = _load(gd / f"t{b:04d}.rel.npy")
@@ -96,146 +104,292 @@ def _resolved(gd: Path, parts: list[str], lv: int, depth_of: list[int],
         if len(rel) != int(sizes[:, b].sum()):
             raise ModelcheckError(f"the state graph's targets in {gd} do not match its "
                                   "parts (a bug: please report it).")
-        node = np.empty(len(rel), dtype=np.int32)
-        for r in np.flatnonzero(np.bincount(rel, minlength=1)) if len(rel) else ():
-            x = at_depth.get(depth + 1 - int(r))
-            if x is None:
-                raise ModelcheckError(f"the state graph's targets in {gd} name an empty "
-                                      "level (a bug: please report it).")
-            boff, rank = ranks[x]
-            at = np.flatnonzero(rel == r)
-            node[at] = rank[row[at].astype(np.int64) + boff[b]] + int(levels[x])
-        nodes.append(node)
-    start = np.zeros(buckets, dtype=np.int64)  # per bucket: the next producer's rows
+        # per ``rel`` (the target is in level ``depth + 1 - rel``), where that level's
+        # rows of the bucket start in ``table``
+        start = np.full(depth + 2, -1, dtype=np.int64)
+        for x, d in enumerate(kept.depth_of):
+            if d <= depth + 1:
+                start[depth + 1 - d] = kept.starts[x] + int(kept.ranks[x][0][b])
+        used = np.flatnonzero(np.bincount(rel, minlength=1)) if len(rel) else rel[:0]
+        if len(used) and (int(used[-1]) >= len(start) or (start[used] < 0).any()):
+            raise ModelcheckError(f"the state graph's targets in {gd} name an empty "
+                                  "level (a bug: please report it).")
+        at = start[rel]
+        at += row
+        nodes.append(table[at])
+    start_p = np.zeros(buckets, dtype=np.int64)  # per bucket: the next producer's rows
     out = []
     for j, p in enumerate(parts):
-        mine = np.concatenate([nodes[b][start[b]:start[b] + sizes[j, b]]
+        mine = np.concatenate([nodes[b][start_p[b]:start_p[b] + sizes[j, b]]
                                for b in range(buckets)])
-        start += sizes[j]
+        start_p += sizes[j]
         out.append(mine[_load(gd / f"{p}.cix.npy")])
     return np.concatenate(out) if out else np.zeros(0, np.int32)
 
 
-def read_state_graph(root: Path, buckets: int, n_act: int, n_labels: int, n_steps: int,
-                     spill_dir: str | None = None, spill_edges: int = 0, threads: int = 1
-                     ) -> GraphArrays:
-    """The state graph of the finished run whose shards directory is ``root`` (see the
-    module docstring); ``n_act`` action instances, ``n_labels`` state predicates and
-    ``n_steps`` step formulas evaluated by its kernel. The edges go to files under
-    ``spill_dir`` (memory-mapped) when there are more than ``spill_edges`` (then the
-    levels are read one at a time, else by ``threads`` threads)."""
-    total = sum(_rows(f) for f in root.glob(f"{graph_dir(root, 0).name[0]}*/*.src.npy"))
-    if total <= spill_edges:
-        spill_dir = None
-    sorted_levels: list[np.ndarray] = []
-    ranks: list[tuple[np.ndarray, np.ndarray]] = []  # per level: bucket offsets, ranks
-    depth_of: list[int] = []  # per kept level: its depth (empty levels are left out)
-    d = 0
-    while (parts := _level_parts(root, d, buckets)) is not None:
+class _Levels:
+    """The levels of a run's state graph ranked so far (:meth:`add`, in depth order):
+    per non-empty level its keys sorted, the rank of each bucket row among them and its
+    first node."""
+
+    def __init__(self, root: Path, buckets: int) -> None:
+        self.root = root
+        self.buckets = buckets
+        self.sorted: list[np.ndarray] = []
+        self.ranks: list[tuple[np.ndarray, np.ndarray]] = []  # bucket offsets, ranks
+        self.depth_of: list[int] = []  # per kept level its depth (empty ones left out)
+        self.starts: list[int] = [0]  # the first node of each kept level, then the nodes
+        self.depths = 0  # levels 0..depths-1 ranked (empty ones too)
+        #: per level, per bucket, per row of the bucket's file: its node (the rows of
+        #: level ``x``'s bucket ``b`` from ``starts[x] + ranks[x][0][b]`` on)
+        self.nodes = GrowArray(np.int32)
+
+    def add(self) -> bool:
+        """Rank level :attr:`depths` (False: no such level)."""
+        parts = _level_parts(self.root, self.depths, self.buckets)
+        if parts is None:
+            return False
         sizes = np.array([len(p) for p in parts], dtype=np.int64)
         if sizes.sum():
             cat = np.concatenate(parts)
             order = key_order(cat)
             rank = np.empty(len(cat), dtype=np.int64)
             rank[order] = np.arange(len(cat))
-            sorted_levels.append(take_rows(cat, order))
-            ranks.append((np.concatenate([[0], np.cumsum(sizes)]), rank))
-            depth_of.append(d)
-        d += 1
-    fps = np.concatenate(sorted_levels) if sorted_levels else np.zeros(0, np.uint64)
+            self.sorted.append(take_rows(cat, order))
+            self.ranks.append((np.concatenate([[0], np.cumsum(sizes)]), rank))
+            self.nodes.append(rank + self.starts[-1])
+            self.starts.append(self.starts[-1] + len(cat))
+            self.depth_of.append(self.depths)
+        self.depths += 1
+        return True
+
+
+#: one level's edges in CSR order, read by :func:`_level_edges`: the out-degree and
+#: predicate flags of its nodes, then the targets, action ids and step flags (or None)
+LevelEdges = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, "np.ndarray | None"]
+
+
+def _level_edges(lv: int, kept: _Levels, n_act: int, n_labels: int, n_steps: int,
+                 act_type: np.dtype, into: EdgeStore | None = None) -> LevelEdges:
+    """Level ``lv``'s edges in CSR order (``kept`` holds every level their targets may
+    lie in: up to the next one): its nodes' out-degrees and predicate flags, the
+    targets, action ids and step flags. ``into``: the targets and action ids are
+    appended there, put in place with no copy in between (the arrays returned are
+    empty)."""
+    root, buckets = kept.root, kept.buckets
+    depth = kept.depth_of[lv]
+    off = kept.starts[lv]
+    size = kept.starts[lv + 1] - off
+    boff, rank = kept.ranks[lv]
+    gd = graph_dir(root, depth)
+    names: list[tuple[str, np.ndarray | None]]
+    if (gd / "all.src.npy").exists():  # expanded in the driver: rows are ranks
+        names = [("all", None)]
+    else:
+        names = [(f"b{b:04d}", rank[boff[b]:boff[b + 1]]) for b in range(buckets)]
+    node = _resolved(gd, [n for n, _ in names], lv, kept)
+    labels = np.ones((size, n_labels), dtype=bool)
+    srcs, acts, sts = [], [], []
+    for name, row_rank in names:
+        if not (gd / f"{name}.src.npy").exists():
+            raise ModelcheckError(
+                f"the state graph's part {name} of level {depth} is missing from "
+                f"{gd.parent}: the level was not expanded with the temporal "
+                "properties (a bug: please report it).")
+        src = _load(gd / f"{name}.src.npy")
+        lab = _load(gd / f"{name}.lab.npy")
+        if row_rank is None:
+            labels[:len(lab)] = lab
+            srcs.append(src)
+        else:
+            labels[row_rank] = lab
+            srcs.append(row_rank[src])
+        acts.append(_load(gd / f"{name}.act.npy"))
+        st = _load(gd / f"{name}.step.npy")
+        sts.append(st.reshape(len(src), n_steps) if st.size == 0 else st)
+    src = np.concatenate(srcs)
+    act = np.concatenate(acts)
+    deg, dest = csr_order(src, act, size, n_act)
+    del src
+    if node is None and len(dest):
+        raise ModelcheckError(
+            f"the state graph's level {depth} in {gd.parent} has no record of where "
+            "its targets lie: its next level was not committed by the bucket tasks "
+            "(a bug: please report it).")
+    out_step = None
+    if n_steps:
+        out_step = np.empty((len(dest), n_steps), dtype=bool)
+        out_step[dest] = np.concatenate(sts)
+    if into is not None:
+        into.append_at(dest, node if node is not None else np.zeros(0, np.int32), act)
+        return deg, labels, np.zeros(0, np.int32), np.zeros(0, act_type), out_step
+    out_dst = np.empty(len(dest), dtype=np.int32)
+    if node is not None:
+        out_dst[dest] = node
+    del node
+    out_act = np.empty(len(dest), dtype=act_type)
+    out_act[dest] = act
+    return deg, labels, out_dst, out_act, out_step
+
+
+def _act_type(n_act: int) -> np.dtype:
+    return np.dtype(np.uint16 if n_act <= 1 << 16 else np.int32)
+
+
+def _assemble(kept: _Levels, done: list[LevelEdges], store: EdgeStore,
+              n_labels: int, n_steps: int) -> GraphArrays:
+    """The graph of the levels ``kept``, whose edges ``done`` holds level by level
+    (after :meth:`EdgeStore.append`: their targets and actions are in ``store``)."""
+    fps = np.concatenate(kept.sorted) if kept.sorted else np.zeros(0, np.uint64)
     n = len(fps)
+    levels = np.asarray(kept.starts, dtype=np.int64)
+    labels = np.concatenate([e[1] for e in done]) if done else \
+        np.ones((0, n_labels), dtype=bool)
+    deg = np.concatenate([e[0] for e in done]) if done else np.zeros(0, np.int64)
+    indptr = np.zeros(n + 1, dtype=np.int32 if store.n <= NODE_LIMIT else np.int64)
+    np.cumsum(deg, out=indptr[1:], dtype=indptr.dtype)
+    steps = [e[4] for e in done if e[4] is not None]
+    dst_all, act_all = store.finish()
+    step_all = np.concatenate(steps) if steps else np.ones((store.n, n_steps), dtype=bool)
+    return GraphArrays(fps, levels, labels, dst_all, act_all, indptr, step_all, store)
+
+
+def _check_nodes(n: int) -> None:
     if n > NODE_LIMIT:
         raise ModelcheckError(f"temporal properties are checked on at most {NODE_LIMIT:,} "
                               "states; this spec has more.")
-    levels = np.zeros(len(sorted_levels) + 1, dtype=np.int64)
-    np.cumsum([len(x) for x in sorted_levels], out=levels[1:])
 
-    labels = np.ones((n, n_labels), dtype=bool)
-    deg = np.zeros(n, dtype=np.int64)
 
-    def level_edges(lv: int) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
-        """Level ``lv``'s edges in CSR order: ``(targets, action ids, step flags)``; its
-        nodes' out-degrees and predicate flags go to ``deg`` and ``labels`` (the level's
-        own slices: the levels are read by several threads at once)."""
-        depth = depth_of[lv]
-        off = int(levels[lv])
-        boff, rank = ranks[lv]
-        gd = graph_dir(root, depth)
-        names: list[tuple[str, np.ndarray | None]]
-        if (gd / "all.src.npy").exists():  # expanded in the driver: rows are ranks
-            names = [("all", None)]
-        else:
-            names = [(f"b{b:04d}", rank[boff[b]:boff[b + 1]]) for b in range(buckets)]
-        node = _resolved(gd, [n for n, _ in names], lv, depth_of, ranks, levels, buckets)
-        srcs, acts, sts = [], [], []
-        for name, row_rank in names:
-            if not (gd / f"{name}.src.npy").exists():
-                raise ModelcheckError(
-                    f"the state graph's part {name} of level {depth} is missing from "
-                    f"{gd.parent}: the level was not expanded with the temporal "
-                    "properties (a bug: please report it).")
-            src = _load(gd / f"{name}.src.npy")
-            lab = _load(gd / f"{name}.lab.npy")
-            if row_rank is None:
-                labels[off:off + len(lab)] = lab
-                srcs.append(src)
-            else:
-                labels[off + row_rank] = lab
-                srcs.append(row_rank[src])
-            acts.append(_load(gd / f"{name}.act.npy"))
-            st = _load(gd / f"{name}.step.npy")
-            sts.append(st.reshape(len(src), n_steps) if st.size == 0 else st)
-        size = int(levels[lv + 1]) - off
-        src = np.concatenate(srcs)
-        act = np.concatenate(acts)
-        deg[off:off + size], dest = csr_order(src, act, size, n_act)
-        del src
-        if node is None and len(dest):
-            raise ModelcheckError(
-                f"the state graph's level {depth} in {gd.parent} has no record of where "
-                "its targets lie: its next level was not committed by the bucket tasks "
-                "(a bug: please report it).")
-        out_dst = np.empty(len(dest), dtype=np.int32)
-        if node is not None:
-            out_dst[dest] = node
-        del node
-        out_act = np.empty(len(dest), dtype=store.act_type)
-        out_act[dest] = act
-        out_step = None
-        if n_steps:
-            out_step = np.empty((len(dest), n_steps), dtype=bool)
-            out_step[dest] = np.concatenate(sts)
-        return out_dst, out_act, out_step
+def read_state_graph(root: Path, buckets: int, n_act: int, n_labels: int, n_steps: int,
+                     spill_dir: str | None = None, spill_edges: int = 0, threads: int = 1,
+                     ahead: GraphReader | None = None) -> GraphArrays:
+    """The state graph of the finished run whose shards directory is ``root`` (see the
+    module docstring); ``n_act`` action instances, ``n_labels`` state predicates and
+    ``n_steps`` step formulas evaluated by its kernel. The edges go to files under
+    ``spill_dir`` (memory-mapped) when there are more than ``spill_edges`` (then the
+    levels are read one at a time, else by ``threads`` threads). ``ahead``, a
+    :class:`GraphReader` of the run, gives the levels it read while the run went on
+    (unless it gave up: then all are read here)."""
+    got = ahead.take() if ahead is not None else None
+    total = sum(_rows(f) for f in root.glob(f"{graph_dir(root, 0).name[0]}*/*.src.npy"))
+    if total <= spill_edges:
+        spill_dir = None
+    if got is not None:
+        kept, done, store = got
+        if spill_dir is None:
+            return _read_rest(kept, done, store, n_act, n_labels, n_steps, threads)
+        store.close()  # to be spilled: read again, into files
+    store = EdgeStore(_act_type(n_act), spill_dir)
+    # a graph whose edges are spilled (too large for memory) is read a level at a time
+    threads = 1 if spill_dir is not None else threads
+    return _read_rest(_Levels(root, buckets), [], store, n_act, n_labels, n_steps, threads)
 
-    store = EdgeStore(np.uint16 if n_act <= 1 << 16 else np.int32, spill_dir)
-    steps: list[np.ndarray] = []
+
+def _read_rest(kept: _Levels, done: list[LevelEdges], store: EdgeStore, n_act: int,
+               n_labels: int, n_steps: int, threads: int) -> GraphArrays:
+    """Rank the levels after those ``kept``, read the edges of the levels after those
+    ``done`` (appended to ``store``) and assemble the graph."""
     try:
+        while kept.add():
+            pass
+        _check_nodes(kept.starts[-1])
         # levels are read by ``threads`` threads (numpy lets go of the GIL in their
         # copies, gathers and sorts), at most ``threads + 1`` levels held at once,
-        # and appended in order; a graph whose edges are spilled (too large for
-        # memory) is read a level at a time
-        threads = 1 if spill_dir is not None else max(1, threads)
+        # and appended in order
+        threads = max(1, threads)
         with ThreadPoolExecutor(threads) as pool:
-            pending: deque[Future[tuple[np.ndarray, np.ndarray, np.ndarray | None]]] = \
-                deque()
+            pending: deque[Future[LevelEdges]] = deque()
 
             def take_one() -> None:
-                e_dst, e_act, e_step = pending.popleft().result()
-                store.append(e_dst, e_act)
-                if e_step is not None:
-                    steps.append(e_step)
+                e = pending.popleft().result()
+                store.append(e[2], e[3])
+                done.append((e[0], e[1], e[2][:0], e[3][:0], e[4]))
 
-            for lv in range(len(depth_of)):
-                pending.append(pool.submit(level_edges, lv))
+            for lv in range(len(done), len(kept.depth_of)):
+                pending.append(pool.submit(_level_edges, lv, kept, n_act, n_labels,
+                                           n_steps, store.act_type))
                 if len(pending) > threads:
                     take_one()
             while pending:
                 take_one()
-        indptr = np.zeros(n + 1, dtype=np.int32 if store.n <= NODE_LIMIT else np.int64)
-        np.cumsum(deg, out=indptr[1:], dtype=indptr.dtype)
-        dst_all, act_all = store.finish()
+        return _assemble(kept, done, store, n_labels, n_steps)
     except BaseException:
         store.close()
         raise
-    step_all = np.concatenate(steps) if steps else np.ones((store.n, n_steps), dtype=bool)
-    return GraphArrays(fps, levels, labels, dst_all, act_all, indptr, step_all, store)
+
+
+class GraphReader:
+    """Reads a run's state graph while the run goes on: told each committed level
+    (:meth:`committed`), a thread of this process ranks it and reads the edges of the
+    level before (whose targets the commit located), into memory, so that once the run
+    is over :func:`read_state_graph` (given this reader) reads only the last levels.
+    The same graph as a read after the run: the same functions, in the same order. It
+    gives up (and the read after the run does it all) past ``spill_edges`` edges, or
+    when anything fails (a read after the run reports it). :meth:`close` stops it."""
+
+    def __init__(self, root: Path, buckets: int, n_act: int, n_labels: int, n_steps: int,
+                 spill_edges: int) -> None:
+        self.n_act, self.n_labels, self.n_steps = n_act, n_labels, n_steps
+        self.spill_edges = spill_edges
+        self._kept = _Levels(root, buckets)
+        self._done: list[LevelEdges] = []
+        self._store = EdgeStore(_act_type(n_act))
+        self._pool: ThreadPoolExecutor | None = ThreadPoolExecutor(1)
+        self._asked = 0  # levels 0.._asked-1 handed to the thread
+        self.gave_up = False
+
+    def committed(self, depth: int) -> None:
+        """Levels ``0..depth`` are committed (their key files and the targets of the
+        levels before them are written): rank them and read the edges of those before."""
+        if self._pool is None or self.gave_up:
+            return
+        while self._asked <= depth:
+            self._pool.submit(self._step, self._asked)
+            self._asked += 1
+
+    def _step(self, depth: int) -> None:
+        if self.gave_up:
+            return
+        try:
+            kept = self._kept
+            if kept.depths != depth or not kept.add():
+                raise RuntimeError(f"level {depth} is not there to read")
+            _check_nodes(kept.starts[-1])
+            # the edges of every level before this one: their targets are located
+            while len(self._done) < len(kept.depth_of) and \
+                    kept.depth_of[len(self._done)] < depth:
+                e = _level_edges(len(self._done), kept, self.n_act, self.n_labels,
+                                 self.n_steps, self._store.act_type, into=self._store)
+                if self._store.n > self.spill_edges:
+                    raise RuntimeError("too many edges to hold")
+                self._done.append(e)
+        except Exception:  # noqa: BLE001 - the read after the run does it all again
+            self._give_up()
+
+    def _give_up(self) -> None:
+        self.gave_up = True
+        self._done = []
+        self._store.close()
+        self._store = EdgeStore(self._store.act_type)
+
+    @property
+    def levels_read(self) -> int:
+        """Levels whose edges the thread has read so far."""
+        return len(self._done)
+
+    def take(self) -> tuple[_Levels, list[LevelEdges], EdgeStore] | None:
+        """Wait for the thread to read every level it was told of; what it read (None:
+        it gave up). The reader is closed."""
+        pool, self._pool = self._pool, None
+        if pool is not None:
+            pool.shutdown(wait=True)
+        if self.gave_up:
+            return None
+        return self._kept, self._done, self._store
+
+    def close(self) -> None:
+        """Stop the thread (waiting for the level it reads, dropping the others).
+        Idempotent."""
+        pool, self._pool = self._pool, None
+        if pool is not None:
+            pool.shutdown(wait=True, cancel_futures=True)
