@@ -247,6 +247,36 @@ def merge_runs(runs: list[np.ndarray], cfg: ShardConfig) -> np.ndarray:
     return merge_sorted(*runs)
 
 
+def _gathered_part(cfg: ShardConfig, depth: int, base_depth: int, again: bool, bucket: int,
+                   records: Iterable[tuple[int, tuple[Any, ...]]]
+                   ) -> Iterator[tuple[int, tuple[Any, ...]]]:
+    """Task ``bucket`` of a move to the driver (:meth:`RddEngine._to_driver`): its
+    visited set (the base, levels ``0..base_depth``, and the runs after it) merged into
+    one sorted array of fingerprints, then its input of level ``depth``: its candidates,
+    concatenated, or with ``again`` its committed part of level ``depth`` (a run too)."""
+    try:
+        parts: list[np.ndarray] = []
+        cands: list[Block] = []
+        level = _empty_block(cfg)
+        for k, rec in records:
+            if k != bucket:  # pragma: no cover - would be a partitioning bug
+                raise RuntimeError(f"record of bucket {k} in partition {bucket}")
+            if rec[0] == V:
+                parts.append(rec[1])
+            elif rec[0] == C:
+                cands.append(rec[1])
+            elif rec[2] > base_depth:  # a run (with ``again``, level ``depth`` too)
+                parts.append(rec[1][0])
+                if rec[2] == depth:
+                    level = rec[1]
+        seen = merge_runs(parts, cfg)
+        out = level if again else _concat(cands, cfg)
+    except Exception as e:  # noqa: BLE001 - reported to the driver
+        raise encode_error(e) from None
+    yield bucket, (V, seen)
+    yield bucket, (L if again else C, out)
+
+
 def _npz_block(data: bytes) -> Block:
     with np.load(io.BytesIO(data), allow_pickle=False) as z:
         return (z["fp"], z["parent"], z["act"], z["w"] if "w" in z else None)
@@ -582,39 +612,40 @@ class RddEngine(JobCounters):
     def _to_driver(self, depth: int, again: bool) -> None:
         """Bring the visited set and level ``depth``'s input from Spark to the driver
         (one job), before level ``depth`` runs there: the candidates of level ``depth``
-        (with ``again``: the committed level ``depth``, to expand again)."""
+        (with ``again``: the committed level ``depth``, to expand again). Each bucket's
+        visited set comes merged by its task (:func:`_gathered_part`): one sorted array
+        of fingerprints, without the runs' parents and action ids."""
         base_depth = self._base_depth
         if again:
             src = self._union(self._visited(depth) + [self._levels[depth]])
         else:
             src = self._union(self._visited(depth)
                               + [self._reduce_side(self._cands.pop(depth))])
+        cfg = self.cfg
+
+        def gather(b: int, it: Iterable[Any], _d: int = depth, _bd: int = base_depth,
+                   _a: bool = again) -> Iterator[Any]:
+            return _gathered_part(cfg, _d, _bd, _a, b, it)
+
         self.sc.setJobDescription(f"modelcheck level {depth}: to the driver")
         started = time.perf_counter()
         try:
-            recs = src.collect()
+            recs = src.mapPartitionsWithIndex(gather).collect()
         finally:
             self.sc.setJobDescription(None)
         self.count_wall(time.perf_counter() - started, 0.0)
-        base = [self.cfg.keys(0)] * self.buckets
-        runs: list[dict[int, np.ndarray]] = [{} for _ in range(self.buckets)]
-        cands: list[list[Block]] = [[] for _ in range(self.buckets)]
-        level: list[Block] = [_empty_block(self.cfg)] * self.buckets
+        seen = [cfg.keys(0)] * self.buckets
+        got: list[Block] = [_empty_block(cfg)] * self.buckets
         for b, rec in recs:
             if rec[0] == V:
-                base[b] = rec[1]
-            elif rec[0] == C:
-                cands[b].append(rec[1])
-            elif rec[2] > base_depth:  # a run (with ``again``, level ``depth`` too)
-                runs[b][rec[2]] = rec[1][0]
-                if rec[2] == depth:
-                    level[b] = rec[1]
+                seen[b] = rec[1]
+            else:
+                got[b] = rec[1]
         del recs
-        seen = [[base[b], merge_runs(list(runs[b].values()), self.cfg)]
-                for b in range(self.buckets)]
-        self._here = _DriverLevels(seen, [_concat(c, self.cfg) for c in cands])
+        self._here = _DriverLevels([[f, f[:0]] for f in seen],
+                                   [_empty_block(cfg)] * self.buckets if again else got)
         if again:
-            self._dlevels[depth] = level
+            self._dlevels[depth] = got
         if base_depth >= 0:
             self._drop(base_depth)  # the base visited blocks (the levels stay, for traces)
         self._base_depth, self._base_n, self._runs_n = -1, 0, 0
