@@ -6,24 +6,32 @@ bucket's data is a record ``(bucket, block)`` of a pair RDD partitioned by bucke
 (``partitionBy(K, bucket_key)``; partition ``k`` holds bucket ``k``), so a cluster
 needs nothing but Spark (YARN, Kubernetes, standalone, without a shared mount).
 
-Per level ``d`` (job ``d``: one Spark stage of ``K`` tasks)::
+Per level ``d`` (job ``d``: one Spark stage of ``K`` tasks, one Python pass each)::
 
-    state[d]  = (state[d-1].filter(V) ∪ cands[d])          partition-aware union: no shuffle
-                  .mapPartitions(commit)                  -> (k, V merged visited), (k, L level)
-    levels[d] = state[d].filter(L)                         kept to the end (traces)
-    cands[d+1] = levels[d].mapPartitions(expand)           -> (t, C successors into bucket t)
-                   .partitionBy(K)                         the shuffle: successors by target
+    pairs[d]  = (visited[d] ∪ cands[d])                   partition-aware union: no shuffle
+                  .mapPartitions(commit, expand)          -> (L, k) level, (V, k) new base,
+                                                             (C, t) successors into bucket t
+    levels[d] = pairs[d].select(L)                        kept to the end (traces), a run
+    state[d]  = pairs[d].select(V)                        at a compaction: the new base
+    cands[d+1] = pairs[d].select(C).partitionBy(K)        the shuffle: successors by target
     job d     = the map stage of that shuffle (SparkContext.submitMapStage)
+
+``pairs[d]`` is a JVM pair RDD (PySpark's ``PairwiseRDD``: a key, then a pickled
+record) whose keys name the record's tag and bucket (``_key``); it is kept until
+``select`` (``sampleByKey`` with fractions 1 and 0, in the JVM) has stored the level
+and the new base: the blocks cross into the JVM once, and are not pickled again.
+The visited set of level ``d`` is the last base and the levels after it (the runs).
 
 The buckets' summaries (counts, coverage, the level rule's findings) come back in
 an accumulator; its merge replaces per bucket, so a re-run task changes nothing.
-``state`` and ``levels`` are persisted (memory and disk, deserialized: in the JVM
-the records are the pickled bytes already) and *locally checkpointed*
-(an empty job after each level makes Spark cut their lineage, so it never grows);
-on a multi-executor cluster they are stored twice (replication 2): a lost
-executor loses at most one copy of a block, and Spark recomputes its lost shuffle
-output from ``levels``. Once level ``d`` is committed the driver unpersists
-``state[d-1]``.
+``state``, ``levels`` and the delivered ``cands`` are persisted (memory and disk,
+deserialized: in the JVM the records are the pickled bytes already) and *locally
+checkpointed* (a count in the JVM after each level stores them and cuts their
+lineage, so it never grows); on a multi-executor cluster they are stored twice
+(replication 2): a lost executor loses at most one copy of a block, and Spark
+recomputes its lost shuffle output from the level's inputs, all of them kept
+blocks (a level's task never needs a base dropped since). ``cands[d]`` is dropped
+once level ``d`` ran, an old base at a compaction.
 
 Everything a task computes depends only on its inputs (the parent rule picks per
 child the smallest (parent, action), whatever order the shuffle delivers blocks in),
@@ -46,8 +54,9 @@ from __future__ import annotations
 
 import functools
 import io
+import struct
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -82,6 +91,9 @@ _ALL_MARKED = "spark.checkpoint.checkpointAllMarkedAncestors"
 # record tags: (V, base fingerprints), (L, level block, depth), (S, a level's
 # fingerprints read from a checkpoint), (C, candidate block)
 V, L, S, C = "V", "L", "S", "C"
+#: see ``_key``
+_KEY = 1 << 40
+_TAGS = (L, V, C)
 #: the base visited block of every bucket is rewritten with the runs (the levels
 #: committed since) merged in once they hold this fraction of its states ...
 COMPACT_FRACTION = 0.5
@@ -109,66 +121,82 @@ def _concat(blocks: list[Block], cfg: ShardConfig) -> Block:
             None if cfg.exact else np.concatenate([b[3] for b in blocks]))  # type: ignore[misc]
 
 
-def _commit_part(cfg: ShardConfig, depth: int, bucket: int,
-                 records: Iterable[tuple[int, tuple[Any, ...]]], base_depth: int,
-                 compact: bool) -> Iterator[tuple[int, tuple[Any, ...]]]:
-    """Task ``bucket`` of ``state[depth]``: its visited set (the base block, levels
-    ``0..base_depth``, and the runs, the levels after it) and its candidate blocks in;
-    its part of level ``depth`` out, and with ``compact`` the new base block (the
-    base, the runs and the level merged)."""
-    try:
-        base: np.ndarray | None = None
-        runs: list[np.ndarray] = []
-        cands: list[Block] = []
-        for k, rec in records:
-            if k != bucket:  # pragma: no cover - would be a partitioning bug
-                raise RuntimeError(f"record of bucket {k} in partition {bucket}")
-            if rec[0] == V:
-                base = rec[1]
-            elif rec[0] == L:
-                if rec[2] > base_depth:  # (the base's own level is in the base)
-                    runs.append(rec[1][0])
-            else:
-                cands.append(rec[1])
-        if depth > 0 and base is None:
-            base = cfg.keys(0)
-        level = commit_block(_concat(cands, cfg),
-                             None if base is None else (base, *runs))
-        merged = None
-        if compact:
-            merged = level[0] if base is None else merge_sorted(base, *runs, level[0])
-    except Exception as e:  # noqa: BLE001 - reported to the driver
-        raise encode_error(e) from None
-    if merged is not None:
-        yield bucket, (V, merged)
-    yield bucket, (L, level, depth)
+def _commit(cfg: ShardConfig, depth: int, bucket: int,
+            records: Iterable[tuple[int, tuple[Any, ...]]], base_depth: int,
+            compact: bool) -> tuple[Block, np.ndarray | None]:
+    """The commit of bucket ``bucket``'s part of level ``depth``, from its visited set
+    (the base block, levels ``0..base_depth``, and the runs, the levels after it) and
+    its candidate blocks: the level, and with ``compact`` the new base block (the
+    base, the runs and the level merged; else None)."""
+    base: np.ndarray | None = None
+    runs: list[np.ndarray] = []
+    cands: list[Block] = []
+    for k, rec in records:
+        if k != bucket:  # pragma: no cover - would be a partitioning bug
+            raise RuntimeError(f"record of bucket {k} in partition {bucket}")
+        if rec[0] == V:
+            base = rec[1]
+        elif rec[0] == L:
+            if rec[2] > base_depth:  # (the base's own level is in the base)
+                runs.append(rec[1][0])
+        else:
+            cands.append(rec[1])
+    if depth > 0 and base is None:
+        base = cfg.keys(0)
+    level = commit_block(_concat(cands, cfg), None if base is None else (base, *runs))
+    merged = None
+    if compact:
+        merged = level[0] if base is None else merge_sorted(base, *runs, level[0])
+    return level, merged
 
 
-def _expand_part(cfg: ShardConfig, expand: bool | None, bucket: int,
-                 records: Iterable[tuple[int, tuple[Any, ...]]], acc: Any
-                 ) -> Iterator[tuple[int, tuple[Any, ...]]]:
-    """Task ``bucket`` of ``exp[depth]``: the successors split by target bucket (one
-    record per non-empty target); the summary goes to the accumulator ``acc``."""
+def _level_part(cfg: ShardConfig, depth: int, bucket: int,
+                records: Iterable[tuple[int, tuple[Any, ...]]], base_depth: int,
+                compact: bool, expand: bool | None, again: bool, acc: Any,
+                dumps: Callable[[Any], bytes]) -> Iterator[bytes]:
+    """Task ``bucket`` of level ``depth``, one pass: the commit (``_commit``; with
+    ``again`` the records are the committed level's) and the expansion. Out, as the
+    pairs of a ``PairwiseRDD`` (a key, then a pickled list of one record): the level
+    and the new base block (keys ``_key`` of ``L`` and ``V``, to stay in this
+    partition) and one block of successors per non-empty target bucket (``C``: the
+    shuffle's). The summary goes to the accumulator ``acc``."""
     try:
-        # Read the input to its end: a Python worker that leaves input unread is not
-        # reused (the next task would start a new one and build the kernel again).
-        level = [rec[1] for k, rec in records if rec[0] == L][0]
         cpu = time.process_time()
+        merged = None
+        if again:
+            # (read to its end: a Python worker that leaves input unread is not reused)
+            level = [rec[1] for _, rec in records if rec[0] == L][0]
+        else:
+            level, merged = _commit(cfg, depth, bucket, records, base_depth, compact)
         summary, cands = expand_block(cfg, bucket, level, expand)
-        parts: list[tuple[int, tuple[Any, ...]]] = []
+        out: list[tuple[str, int, tuple[Any, ...]]] = []
+        if not again:
+            out.append((L, bucket, (L, level, depth)))
+        if merged is not None:
+            out.append((V, bucket, (V, merged)))
         if cands is not None:
             (fps, parents, acts, words), off = split_by_bucket(cands, cfg.buckets)
             acts = narrow_acts(acts)  # (int8 for most specs: 3 of a candidate's 20 bytes)
             for t in range(cfg.buckets):
                 lo, hi = int(off[t]), int(off[t + 1])
                 if hi > lo:
-                    parts.append((t, (C, (fps[lo:hi], parents[lo:hi], acts[lo:hi],
-                                          None if words is None else words[lo:hi]))))
+                    out.append((C, t, (C, (fps[lo:hi], parents[lo:hi], acts[lo:hi],
+                                           None if words is None else words[lo:hi]))))
     except Exception as e:  # noqa: BLE001 - reported to the driver
         raise encode_error(e) from None
-    summary.cpu = time.process_time() - cpu  # the expansion (the commit is another task)
+    summary.cpu = time.process_time() - cpu  # the commit and the expansion
     acc.add({bucket: summary})
-    yield from parts
+    for tag, k, rec in out:
+        yield struct.pack("!q", _key(tag, k, cfg.buckets))  # (PySpark's pack_long)
+        yield dumps([(k, rec)])
+
+
+def _key(tag: str, bucket: int, buckets: int) -> int:
+    """The JVM key of a record of ``_level_part``: ``_KEY`` plus the tag's
+    number times ``buckets`` plus the bucket. PySpark's partitioner takes the low 32
+    bits modulo the buckets (the bucket); the tag lets the JVM select the records
+    (``sampleByKey``, fraction 1 or 0); at least 2**31, Py4J passes them as longs."""
+    return _KEY + _TAGS.index(tag) * buckets + bucket
 
 
 class _Summaries:
@@ -183,10 +211,6 @@ class _Summaries:
                    ) -> dict[int, BucketSummary]:
         a.update(b)
         return a
-
-
-def _nothing(it: Iterable[Any]) -> list[Any]:
-    return []
 
 
 def _drain(it: Iterable[Any]) -> list[Any]:
@@ -247,6 +271,36 @@ def merge_runs(runs: list[np.ndarray], cfg: ShardConfig) -> np.ndarray:
     return merge_sorted(*runs)
 
 
+def _gathered_part(cfg: ShardConfig, depth: int, base_depth: int, again: bool, bucket: int,
+                   records: Iterable[tuple[int, tuple[Any, ...]]]
+                   ) -> Iterator[tuple[int, tuple[Any, ...]]]:
+    """Task ``bucket`` of a move to the driver (:meth:`RddEngine._to_driver`): its
+    visited set (the base, levels ``0..base_depth``, and the runs after it) merged into
+    one sorted array of fingerprints, then its input of level ``depth``: its candidates,
+    concatenated, or with ``again`` its committed part of level ``depth`` (a run too)."""
+    try:
+        parts: list[np.ndarray] = []
+        cands: list[Block] = []
+        level = _empty_block(cfg)
+        for k, rec in records:
+            if k != bucket:  # pragma: no cover - would be a partitioning bug
+                raise RuntimeError(f"record of bucket {k} in partition {bucket}")
+            if rec[0] == V:
+                parts.append(rec[1])
+            elif rec[0] == C:
+                cands.append(rec[1])
+            elif rec[2] > base_depth:  # a run (with ``again``, level ``depth`` too)
+                parts.append(rec[1][0])
+                if rec[2] == depth:
+                    level = rec[1]
+        seen = merge_runs(parts, cfg)
+        out = level if again else _concat(cands, cfg)
+    except Exception as e:  # noqa: BLE001 - reported to the driver
+        raise encode_error(e) from None
+    yield bucket, (V, seen)
+    yield bucket, (L if again else C, out)
+
+
 def _npz_block(data: bytes) -> Block:
     with np.load(io.BytesIO(data), allow_pickle=False) as z:
         return (z["fp"], z["parent"], z["act"], z["w"] if "w" in z else None)
@@ -255,7 +309,7 @@ def _npz_block(data: bytes) -> Block:
 def _parent_in(fp: int, width: int, records: Iterable[tuple[int, tuple[Any, ...]]]
                ) -> list[int | None]:
     found: int | None = None
-    for _, rec in records:  # to the end (see _expand_part)
+    for _, rec in records:  # to the end (see _level_part)
         block: tuple[np.ndarray, np.ndarray] = (rec[1][0], rec[1][1])
         got = parent_in(fp, width, 1, functools.partial(_same, block))
         if got is not None:
@@ -343,6 +397,7 @@ class RddEngine(JobCounters):
         #: the checkpoint directory (a HadoopDir) the levels are written to, or None
         self.store = store
         self._parts: list[Any] = []  # per-bucket RDDs of a resume through the driver
+        self._fractions: dict[str, Any] = {}  # per tag, the JVM map of ``_select``
         #: the visited set in Spark: the base, levels ``0..base_depth`` in the ``V``
         #: records of ``state[base_depth]``, and the runs, the levels after it (their
         #: ``L`` records, kept anyway); the base is rewritten (compacted) only when the
@@ -411,43 +466,66 @@ class RddEngine(JobCounters):
         cfg = self.cfg
         started = time.perf_counter()
         handed = self._to_spark(depth, again) if self._here is not None else None
-        if not again:
-            if handed is not None:  # the visited blocks and candidates from the driver
-                src, compact, base_depth = handed, True, -1
-            else:
-                cands = self._reduce_side(self._cands.pop(depth))
-                src = self._union(self._visited(depth) + [cands])
-                compact, base_depth = self._compacts(depth), self._base_depth
-
-            def commit(b: int, it: Iterable[Any], _d: int = depth, _c: bool = compact,
-                       _bd: int = base_depth) -> Iterator[Any]:
-                return _commit_part(cfg, _d, b, it, _bd, _c)
-
-            state = src.mapPartitionsWithIndex(commit, preservesPartitioning=True)
-            levels = self._kept(state, whole=compact)
-            self._state[depth] = state
-            self._levels[depth] = levels
-        levels = self._levels[depth]
+        compact, base_depth = False, self._base_depth
+        used: list[Any] = []  # the successors of the level before, dropped after the job
+        if again:  # the committed level, expanded once more
+            src = self._levels[depth]
+        elif handed is not None:  # the visited blocks and candidates from the driver
+            src, compact, base_depth = handed, True, -1
+        else:
+            cands = self._reduce_side(self._cands.pop(depth))
+            src = self._union(self._visited(depth) + [cands])
+            compact = self._compacts(depth)
+            used.append(cands)
         acc = self.sc.accumulator({}, _Summaries())
+        dumps = self.sc._unbatched_serializer.dumps
 
-        def exp_fn(b: int, it: Iterable[Any], _e: bool | None = expand) -> Iterator[Any]:
-            return _expand_part(cfg, _e, b, it, acc)
+        def task(b: int, it: Iterable[Any], _d: int = depth, _bd: int = base_depth,
+                 _c: bool = compact, _e: bool | None = expand, _a: bool = again
+                 ) -> Iterator[bytes]:
+            return _level_part(cfg, _d, b, it, _bd, _c, _e, _a, acc, dumps)
 
+        # One pass per bucket commits and expands; its records stay in the JVM (a
+        # PairwiseRDD, kept until the level's records are selected from it there).
+        keyed = src.mapPartitionsWithIndex(task, preservesPartitioning=True)
+        keyed._bypass_serializer = True
+        pairs = self.sc._jvm.PairwiseRDD(keyed._jrdd.rdd()).asJavaPairRDD()
+        pairs.persist(self.sc._getJavaStorageLevel(self.cached))
+        # The successors to their buckets (the shuffle); ``coalesce`` (one parent
+        # partition each) drops the partitioner, which ``partitionBy`` would keep
+        # else, since it is the same.
+        shuffled = self._records(self._select(pairs, C).coalesce(self.buckets, False)
+                                 .partitionBy(self._jpartitioner()))
+        kept: list[Any] = []
+        if not again:
+            levels = self._records(self._select(pairs, L))
+            self._levels[depth] = levels
+            kept.append(levels)
+            if compact:
+                self._state[depth] = self._records(self._select(pairs, V))
+                kept.append(self._state[depth])
+            for rdd in kept:
+                rdd.persist(self.kept)
+                rdd.localCheckpoint()
+        levels = self._levels[depth]
         # The job is the map stage of the shuffle that carries the successors to their
         # buckets: one stage per level; the summaries come back in the accumulator.
-        shuffled = self._partitioned(levels.mapPartitionsWithIndex(exp_fn))
         self.sc.setJobDescription(f"modelcheck level {depth}")
         try:
             job_start = time.perf_counter()
             self._run_map_stage(shuffled)
-            # An empty job makes Spark cut the lineage of the level and the visited
-            # shards just computed (their local checkpoints; "all marked ancestors":
-            # both); it runs no task. Their shuffle can then be cleaned up.
-            self.sc.setLocalProperty(_ALL_MARKED, "true")
-            try:
-                self.sc.runJob(levels, _nothing, [])
-            finally:
-                self.sc.setLocalProperty(_ALL_MARKED, None)
+            # The level and the new base selected from the kept pairs, and the
+            # successors the shuffle delivered, in the JVM: a count stores them and cuts
+            # their lineage (their local checkpoints). A task recomputed after a lost
+            # executor then reads kept blocks only, never an earlier level's inputs
+            # (a base dropped since).
+            shuffled.persist(self.kept)
+            shuffled.localCheckpoint()
+            for rdd in kept + [shuffled]:
+                rdd._jrdd.count()
+            pairs.unpersist(False)
+            for rdd in used:
+                rdd.unpersist()
             job_wall = time.perf_counter() - job_start
         finally:
             self.sc.setJobDescription(None)
@@ -481,6 +559,33 @@ class RddEngine(JobCounters):
         for rdd in rdds[1:]:
             out = out.union(rdd)
         return out
+
+    def _select(self, pairs: Any, tag: str) -> Any:
+        """The pairs of the JVM pair RDD ``pairs`` (keys ``_key``) whose tag is
+        ``tag``, selected in the JVM (``sampleByKey`` with fractions 1 and 0: exact)."""
+        fractions = self._fractions.get(tag)
+        if fractions is None:
+            fractions = self.sc._jvm.java.util.HashMap()
+            for t in _TAGS:
+                for b in range(self.buckets):
+                    fractions.put(_key(t, b, self.buckets), 1.0 if t == tag else 0.0)
+            self._fractions[tag] = fractions
+        return pairs.sampleByKey(False, fractions, _KEY)
+
+    def _jpartitioner(self) -> Any:
+        """The JVM's partitioner of ``_partitioned`` (equal to it)."""
+        return self.sc._jvm.PythonPartitioner(self.buckets, id(bucket_key))
+
+    def _records(self, jpairs: Any) -> Any:
+        """The values of the JVM pair RDD ``jpairs`` (pickled lists of records
+        ``(bucket, (tag, ...))``) as a PySpark pair RDD partitioned by bucket."""
+        from pyspark.rdd import RDD, Partitioner
+        from pyspark.serializers import BatchedSerializer
+
+        rdd = RDD(self.sc._jvm.PythonRDD.valueOfPair(jpairs), self.sc,
+                  BatchedSerializer(self.sc._unbatched_serializer))
+        rdd.partitioner = Partitioner(self.buckets, bucket_key)
+        return rdd
 
     def _compacts(self, depth: int) -> bool:
         """Whether level ``depth``'s commit writes a new base (see
@@ -582,39 +687,42 @@ class RddEngine(JobCounters):
     def _to_driver(self, depth: int, again: bool) -> None:
         """Bring the visited set and level ``depth``'s input from Spark to the driver
         (one job), before level ``depth`` runs there: the candidates of level ``depth``
-        (with ``again``: the committed level ``depth``, to expand again)."""
+        (with ``again``: the committed level ``depth``, to expand again). Each bucket's
+        visited set comes merged by its task (:func:`_gathered_part`): one sorted array
+        of fingerprints, without the runs' parents and action ids."""
         base_depth = self._base_depth
         if again:
             src = self._union(self._visited(depth) + [self._levels[depth]])
         else:
-            src = self._union(self._visited(depth)
-                              + [self._reduce_side(self._cands.pop(depth))])
+            cands = self._reduce_side(self._cands.pop(depth))
+            src = self._union(self._visited(depth) + [cands])
+        cfg = self.cfg
+
+        def gather(b: int, it: Iterable[Any], _d: int = depth, _bd: int = base_depth,
+                   _a: bool = again) -> Iterator[Any]:
+            return _gathered_part(cfg, _d, _bd, _a, b, it)
+
         self.sc.setJobDescription(f"modelcheck level {depth}: to the driver")
         started = time.perf_counter()
         try:
-            recs = src.collect()
+            recs = src.mapPartitionsWithIndex(gather).collect()
         finally:
             self.sc.setJobDescription(None)
+        if not again:
+            cands.unpersist()
         self.count_wall(time.perf_counter() - started, 0.0)
-        base = [self.cfg.keys(0)] * self.buckets
-        runs: list[dict[int, np.ndarray]] = [{} for _ in range(self.buckets)]
-        cands: list[list[Block]] = [[] for _ in range(self.buckets)]
-        level: list[Block] = [_empty_block(self.cfg)] * self.buckets
+        seen = [cfg.keys(0)] * self.buckets
+        got: list[Block] = [_empty_block(cfg)] * self.buckets
         for b, rec in recs:
             if rec[0] == V:
-                base[b] = rec[1]
-            elif rec[0] == C:
-                cands[b].append(rec[1])
-            elif rec[2] > base_depth:  # a run (with ``again``, level ``depth`` too)
-                runs[b][rec[2]] = rec[1][0]
-                if rec[2] == depth:
-                    level[b] = rec[1]
+                seen[b] = rec[1]
+            else:
+                got[b] = rec[1]
         del recs
-        seen = [[base[b], merge_runs(list(runs[b].values()), self.cfg)]
-                for b in range(self.buckets)]
-        self._here = _DriverLevels(seen, [_concat(c, self.cfg) for c in cands])
+        self._here = _DriverLevels([[f, f[:0]] for f in seen],
+                                   [_empty_block(cfg)] * self.buckets if again else got)
         if again:
-            self._dlevels[depth] = level
+            self._dlevels[depth] = got
         if base_depth >= 0:
             self._drop(base_depth)  # the base visited blocks (the levels stay, for traces)
         self._base_depth, self._base_n, self._runs_n = -1, 0, 0
@@ -753,7 +861,9 @@ class RddEngine(JobCounters):
             self._drop(d)
 
     def _drop(self, d: int, levels: bool = False) -> None:
-        self._cands.pop(d, None)
+        cands = self._cands.pop(d, None)
+        if cands is not None:
+            cands.unpersist()
         if levels:
             self._dlevels.pop(d, None)
         for store in (self._state,) + ((self._levels,) if levels else ()):

@@ -205,6 +205,11 @@ def default_conf(master: str, workdir: Path, quiet: bool = True) -> dict[str, st
         # compressing and checksumming them was most of its executors' JVM time
         # (KRaft L6: the LZ4 and xxHash native calls, by Java Flight Recorder).
         "spark.shuffle.compress": "false",
+        # The buffers of the streams between the executors and their Python workers
+        # (both sides: the JVM's and PySpark's daemon read it from here): the rdd
+        # engine moves its levels, visited blocks and successors through them, blocks
+        # of megabytes; 64 KiB buffers cost a system call per 64 KiB each way.
+        "spark.buffer.size": "1048576",
     }
     if is_local_master(master):
         conf["spark.driver.memory"] = "4g"
