@@ -436,7 +436,8 @@ class GraphCollector:
         assert self._level_bits is not None, "on_level comes first"
         self._labels(self._level_bits, start, ex.label_rows, ex.step_label_hits)
         if len(ex.child_fps):
-            self._batch = ((start + ex.parent_rows).astype(np.int32),
+            # (one pass each: the rows are computed in their type, not cast afterwards)
+            self._batch = (np.add(ex.parent_rows, start, dtype=np.int32),
                            ex.action_ids.astype(self.edges.act_type))
 
     def on_edges(self, targets: np.ndarray, inverse: np.ndarray) -> None:
