@@ -274,6 +274,11 @@ class GraphCollector:
     nodes where one of a set's actions has a step are marked level by level, a bit per
     set (:attr:`StateGraph.enabled_sets`).
 
+    With ``may_cycle`` (an observer's, edges in memory; the masks by state predicate
+    name, None for every node) each level's job also follows the first pass of
+    :func:`modelcheck.liveness._may_cycle` over the mask (:class:`_CycleSeeds`), so that
+    the analysis after the run starts from it (:attr:`StateGraph.may_cycle`).
+
     With ``background`` this work on a level runs in a worker thread while the
     explorer expands the next level (numpy releases the GIL in it), one level at a
     time and in level order: the graph is the same.
