@@ -651,13 +651,16 @@ class GraphCollector:
     def graph(self) -> StateGraph:
         """The collected graph, with node indices (frees the collected arrays)."""
         self._wait()
-        self._shutdown()
         raw, self._raw = self._raw, []
         if self._fps:
             self._store(len(self._fps) - 1, raw, self._new_rows)
         self._new_rows = None
+        n_nodes = sum(len(f) for f in self._fps)
         cycles, self._cycles = self._cycles or [], None
-        del raw
+        # the followed first passes go down in the worker thread while the rest is built
+        finish = partial(_finish_cycles, [c for c in cycles if c.complete(n_nodes)])
+        hints_job = None if self._worker is None else self._worker.submit(finish)
+        del raw, cycles
         self._index = {}
         all_fps, self._all_fps = self._all_fps, None
         n = sum(len(f) for f in self._fps)
@@ -710,8 +713,8 @@ class GraphCollector:
                     np.concatenate([b[1] for b in self._back]) if self._back
                     else np.zeros(0, dtype=np.int32))
             self._back, self._back_bytes = [], 0
-        hints = [c.finish() for c in cycles if c.complete(len(fps))]
-        del cycles
+        hints = finish() if hints_job is None else hints_job.result()
+        self._shutdown()
         return StateGraph(fps, initial, dst, act, indptr, preds, steps, enabled_sets, levels,
                           words, back=back, may_cycle=hints)
 
@@ -899,6 +902,11 @@ class _CycleSeeds:
         reached &= reaching
         self.kept, self.sources = {}, []
         return sub, reached
+
+
+def _finish_cycles(cycles: list[_CycleSeeds]) -> list[tuple[np.ndarray, np.ndarray]]:
+    """:meth:`_CycleSeeds.finish` of each of ``cycles``."""
+    return [c.finish() for c in cycles]
 
 
 #: a batch's transitions as reported: source rows, actions, targets (fingerprints; an
