@@ -35,7 +35,8 @@ import numpy as np
 from .fileio import spill_subdir
 
 __all__ = ["FpIndex", "EdgeStore", "GrowArray", "csr_order", "csr_place", "parallel_edges",
-           "parallel_in_rows", "restrict", "any_per_node", "edge_chunks", "NODE_LIMIT"]
+           "parallel_in_rows", "restrict", "any_per_node", "edge_chunks", "out_edges",
+           "NODE_LIMIT"]
 
 #: node indices are ``int32``
 NODE_LIMIT = (1 << 31) - 1
@@ -380,6 +381,12 @@ class EdgeStore:
             self._act.append(act)
         self.n += m
 
+    def dst_view(self) -> np.ndarray:
+        """The targets of the edges so far (in memory only; valid until the next
+        append)."""
+        assert not self._files, "spilled edges are in their file"
+        return self._dst.view()
+
     def slots(self, m: int) -> tuple[np.ndarray, np.ndarray]:
         """``(targets, actions)`` views of ``m`` new edges at the end, to be filled in
         place (in memory only; valid until the next append)."""
@@ -473,6 +480,15 @@ def edge_chunks(indptr: np.ndarray, edges: int = 1 << 21) -> Iterator[tuple[int,
         v = min(n, max(v, u + 1))
         yield u, v, e0, int(indptr[v])
         u = v
+
+
+def out_edges(indptr: np.ndarray, nodes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(edge indices, their sources)`` of the edges of ``nodes`` (sorted), in CSR order."""
+    starts = indptr[nodes].astype(np.int64)
+    counts = indptr[nodes + 1].astype(np.int64) - starts
+    total = int(counts.sum())
+    eidx = np.repeat(starts - np.cumsum(counts) + counts, counts) + np.arange(total)
+    return eidx, np.repeat(nodes, counts)
 
 
 def _before(flags: np.ndarray) -> np.ndarray:

@@ -93,6 +93,7 @@ from .graphstore import (
     parallel_in_rows,
     restrict,
 )
+from .graphstore import out_edges as _out_edges
 from .kernel import Kernel, format_state
 from .library import Library
 from .library import lookup as library_lookup
@@ -445,7 +446,10 @@ def _cycle_subgraph(g: StateGraph, sub: np.ndarray, edges: np.ndarray | None = N
     ``(nodes, indptr, dst)``. A graph without cycles leaves none, so its check needs
     no SCC routine (nor scipy)."""
     if g.levels is not None and levels:
-        sub = _may_cycle(g.levels, g.indptr, g.dst, sub, edges, g.back)
+        first = next((got for mask, got in g.may_cycle if edges is None
+                      and np.array_equal(mask, sub)), None)  # followed by the collector
+        sub = first.copy() if first is not None else \
+            _may_cycle(g.levels, g.indptr, g.dst, sub, edges, g.back)
         # and again on what it left, while that shrinks by half or more: a cycle within
         # sub lies within what is left of it (KRaft L5's P ~> Q: 1,992,964 nodes ->
         # 292,767 -> 2,771 -> none, each pass cheaper than the copy and peel it saves)
@@ -640,15 +644,6 @@ def fair_components(g: StateGraph, mask: np.ndarray, conds: Sequence[FairnessCon
 
 
 # ------------------------------------------------------------------ paths
-def _out_edges(indptr: np.ndarray, nodes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """``(edge indices, their sources)`` of the edges of ``nodes`` (sorted), in CSR order."""
-    starts = indptr[nodes].astype(np.int64)
-    counts = indptr[nodes + 1].astype(np.int64) - starts
-    total = int(counts.sum())
-    eidx = np.repeat(starts - np.cumsum(counts) + counts, counts) + np.arange(total)
-    return eidx, np.repeat(nodes, counts)
-
-
 def _bfs(g: StateGraph, sources: np.ndarray, allowed: np.ndarray, targets: np.ndarray,
          edges: np.ndarray | None = None) -> tuple[list[int], list[int]] | None:
     """The shortest path within ``allowed`` (and the edges of ``edges``) from a source
@@ -954,7 +949,8 @@ def check_liveness(spec: Spec, config: CheckConfig | None = None, *,
     parts = graph_parts(per_prop)
     collector = GraphCollector(spec, parts, cfg.batch_size, cfg.spill_dir, observer=True,
                                enabled=[c.action_ids for _, cs in per_prop for c in cs
-                                        if not c.guards])
+                                        if not c.guards],
+                               may_cycle=_first_cycle_masks([p for p, _ in per_prop]))
     try:
         explorer = Explorer(spec, safety, library=library, progress=progress, notice=notice,
                             observer=collector)
@@ -972,6 +968,23 @@ def check_liveness(spec: Spec, config: CheckConfig | None = None, *,
                             pending_edge_bytes=collector.peak_pending_bytes)
     finally:
         collector.close()
+
+
+def _first_cycle_masks(props: Sequence[TemporalDecl]) -> list[str | None]:
+    """The node mask of the first pass of :func:`_may_cycle` of the check of ``props``
+    (:func:`_decide`), for the collector to follow level by level: the nodes where the
+    named state predicate is false, None for every node; none when the first pass has
+    an edge mask (a property over steps). As :func:`find_lasso` and
+    :func:`fair_components` choose it (a mask the analysis does not ask for is unused:
+    it compares them)."""
+    if len(props) > 1:  # one pass over the whole graph (nodes_on_cycles)
+        return [None]
+    p = props[0]
+    if p.steps:
+        return []
+    if p.form == "leads_to":
+        return [f"{p.name}.Q"]
+    return [p.name] if p.form != "eventually_always" else [None]
 
 
 def check_liveness_workers(spec: Spec, config: CheckConfig | None = None, *,

@@ -45,6 +45,7 @@ from .graphstore import (
     csr_order,
     csr_place,
     edge_chunks,
+    out_edges,
 )
 from .kernel import Checks, Expansion, Kernel
 from .spec import PredicateDecl, RoleKind, Spec
@@ -113,6 +114,10 @@ class StateGraph:
     #: knows them as the run hands them over: a target the run had stored before);
     #: None: found from the levels when needed
     back: tuple[np.ndarray, np.ndarray] | None = field(default=None, repr=False)
+    #: the first pass of :func:`modelcheck.liveness._may_cycle` (no edge mask) as the
+    #: collector followed it level by level, as ``(node mask, result)`` pairs: its
+    #: nodes that may lie on a cycle within the mask
+    may_cycle: list[tuple[np.ndarray, np.ndarray]] = field(default_factory=list, repr=False)
 
     @property
     def n(self) -> int:
@@ -269,6 +274,11 @@ class GraphCollector:
     nodes where one of a set's actions has a step are marked level by level, a bit per
     set (:attr:`StateGraph.enabled_sets`).
 
+    With ``may_cycle`` (an observer's, edges in memory; the masks by state predicate
+    name, None for every node) each level's job also follows the first pass of
+    :func:`modelcheck.liveness._may_cycle` over the mask (:class:`_CycleSeeds`), so that
+    the analysis after the run starts from it (:attr:`StateGraph.may_cycle`).
+
     With ``background`` this work on a level runs in a worker thread while the
     explorer expands the next level (numpy releases the GIL in it), one level at a
     time and in level order: the graph is the same.
@@ -281,7 +291,8 @@ class GraphCollector:
     def __init__(self, spec: Spec, parts: Sequence[Any], batch_size: int,
                  spill_dir: str | None = None, background: bool = True,
                  observer: bool = False, enabled: Sequence[tuple[int, ...]] = (),
-                 words: bool = False, stutter: bool = False) -> None:
+                 words: bool = False, stutter: bool = False,
+                 may_cycle: Sequence[str | None] = ()) -> None:
         #: an observer of the run (:class:`~modelcheck.run.observers.Observer`): the
         #: run's kernel evaluates the parts (``labels``, ``step_labels``) and
         #: :meth:`on_batch` records them; else :meth:`on_level` evaluates them
@@ -319,7 +330,11 @@ class GraphCollector:
         self._n_words = spec.layout.n_words
         self.stutter = stutter
         self._bits: list[np.ndarray] = []
-        self._deg: list[np.ndarray] = []  # per level: the out-degree of every node
+        #: the CSR offsets of the nodes of the levels stored so far (and the end of the
+        #: last one's edges), appended by each level's job: ``int32`` until the edges pass
+        #: ``NODE_LIMIT``
+        self._indptr = GrowArray(np.int32)
+        self._indptr.append(np.zeros(1, dtype=np.int32))
         #: the action-id sets whose enabled nodes are collected (64 at most, a bit each
         #: in a per-action table), and per level a word per node
         self._en_sets = list(dict.fromkeys(tuple(ids) for ids in enabled))
@@ -350,6 +365,13 @@ class GraphCollector:
         #: past it, None: found from the levels)
         self._back: list[tuple[np.ndarray, np.ndarray]] | None = [] if observer else None
         self._back_bytes = 0
+        #: the first pass of the nodes that may lie on a cycle, followed level by level
+        #: (an observer's, edges in memory): per mask of ``may_cycle``
+        self._cycles: list[_CycleSeeds] | None = None
+        if observer and spill_dir is None and not stutter and may_cycle:
+            self._cycles = [_CycleSeeds(None if name is None else self.names.index(name))
+                            for name in dict.fromkeys(may_cycle)
+                            if name is None or name in self.names]
         self.peak_pending_bytes = 0
         self._worker = (ThreadPoolExecutor(1, thread_name_prefix="liveness-graph")
                         if background else None)
@@ -419,7 +441,8 @@ class GraphCollector:
         assert self._level_bits is not None, "on_level comes first"
         self._labels(self._level_bits, start, ex.label_rows, ex.step_label_hits)
         if len(ex.child_fps):
-            self._batch = ((start + ex.parent_rows).astype(np.int32),
+            # (one pass each: the rows are computed in their type, not cast afterwards)
+            self._batch = (np.add(ex.parent_rows, start, dtype=np.int32),
                            ex.action_ids.astype(self.edges.act_type))
 
     def on_edges(self, targets: np.ndarray, inverse: np.ndarray) -> None:
@@ -445,9 +468,9 @@ class GraphCollector:
         all_fps = self._all_fps
         nodes = sum(f.nbytes for f in self._fps) + sum(b.nbytes for b in self._bits) + \
             (0 if all_fps is None else all_fps.nbytes) + \
-            sum(d.nbytes for d in self._deg) + sum(f.nbytes for f in self._far) + \
+            self._indptr.nbytes + sum(f.nbytes for f in self._far) + \
             sum(e.nbytes for e in self._en) + sum(w.nbytes for w in self._words or ()) + \
-            self._back_bytes
+            self._back_bytes + sum(c.nbytes for c in self._cycles or ())
         index = sum(ix.nbytes for ix in list(self._index.values()))
         return int(nodes + index + self.edges.nbytes + self._raw_bytes + self._job_bytes
                    + self._step_false_bytes)
@@ -480,7 +503,7 @@ class GraphCollector:
             else:
                 self._all_fps = None
         if depth > 0:
-            self._store(depth - 1, raw, new_rows)
+            self._store(depth - 1, raw, new_rows, offset + len(fps))
         self._index.pop(depth - 3, None)
 
     def _observed_nodes(self, depth: int, targets: np.ndarray, new_rows: np.ndarray | None
@@ -524,9 +547,12 @@ class GraphCollector:
         return found, miss
 
     def _store(self, depth: int, raw: list[_Raw],
-               new_rows: np.ndarray | None = None) -> None:
+               new_rows: np.ndarray | None = None, end: int | None = None) -> None:
         """The transitions ``raw`` of level ``depth``, batch by batch, in CSR order with
-        their targets' node indices, to the edge store (and the sources' degrees)."""
+        their targets' node indices, to the edge store (and the sources' degrees); ``end``:
+        the nodes known (to the end of the next level; default: to this one's)."""
+        cycles = self._cycles
+        level_back: list[tuple[np.ndarray, np.ndarray]] = []
         level = self._fps[depth]
         base = self._offsets[depth]
         deg = np.zeros(len(level), dtype=np.int32)
@@ -538,7 +564,8 @@ class GraphCollector:
             if self.observer:  # the run's node indices: none unknown
                 assert inverse is not None
                 # a target stored before the next level: an edge not one level up
-                old = (children >= 0)[inverse] if self._back is not None else None
+                old = (children >= 0)[inverse] \
+                    if self._back is not None or cycles is not None else None
                 # the distinct successors' nodes, then each transition's
                 found = self._observed_nodes(depth, children, new_rows)[inverse]
                 del inverse
@@ -549,12 +576,14 @@ class GraphCollector:
                         if old is not None:
                             old = old[keep]
                     del keep
-                if old is not None and self._back is not None:
+                if old is not None:
                     back = np.flatnonzero(old)
                     if len(back):
                         pair = (rows[back] + np.int32(base), found[back])
-                        self._back.append(pair)
-                        self._back_bytes += pair[0].nbytes + pair[1].nbytes
+                        level_back.append(pair)
+                        if self._back is not None:
+                            self._back.append(pair)
+                            self._back_bytes += pair[0].nbytes + pair[1].nbytes
                     del old, back
             else:
                 found, miss = self._nodes(depth, children)
@@ -588,22 +617,50 @@ class GraphCollector:
             if len(miss):  # in CSR order, the order in which they are patched at the end
                 self._far.append(children[miss[np.argsort(dest[miss])]])
             self.edges.append_at(dest, found, acts)
-        self._deg.append(deg)
+        self._append_offsets(deg)
         if en is not None:
             self._en.append(en)
-        if self._back is not None and \
-                self._back_bytes > max(BACK_BYTES, 8 * BACK_SHARE * self.edges.n):
+        cap = max(BACK_BYTES, 8 * BACK_SHARE * self.edges.n)
+        if self._back is not None and self._back_bytes > cap:
             self._back, self._back_bytes = None, 0  # many: found from the levels
+        if cycles is not None:
+            bits = self._bits[depth]
+            offsets = np.asarray(self._offsets, dtype=np.int64)
+            indptr, dst = self._indptr.view(), self.edges.dst_view()
+            for c in cycles:
+                c.level(depth, bits, level_back, offsets, base + len(level),
+                        base + len(level) if end is None else end, indptr, dst)
+            if sum(c.kept_bytes for c in cycles) > 2 * cap:  # many: left to the analysis
+                self._cycles = None
+
+    def _append_offsets(self, deg: np.ndarray) -> None:
+        """Append the CSR offsets of a level's nodes (their out-degrees ``deg``) to
+        :attr:`_indptr`, widened to ``int64`` once the edges pass ``NODE_LIMIT``."""
+        ends = self._indptr
+        last = int(ends.view(ends.n - 1)[0])
+        if last + int(deg.sum()) > NODE_LIMIT and ends.view().dtype != np.int64:
+            wide = GrowArray(np.int64)
+            wide.append(ends.view())
+            self._indptr = ends = wide
+        at = ends.n
+        ends.extend(len(deg))
+        out = ends.view(at)
+        np.cumsum(deg, out=out, dtype=out.dtype)
+        out += out.dtype.type(last)
 
     def graph(self) -> StateGraph:
         """The collected graph, with node indices (frees the collected arrays)."""
         self._wait()
-        self._shutdown()
         raw, self._raw = self._raw, []
         if self._fps:
             self._store(len(self._fps) - 1, raw, self._new_rows)
         self._new_rows = None
-        del raw
+        n_nodes = sum(len(f) for f in self._fps)
+        cycles, self._cycles = self._cycles or [], None
+        # the followed first passes go down in the worker thread while the rest is built
+        finish = partial(_finish_cycles, [c for c in cycles if c.complete(n_nodes)])
+        hints_job = None if self._worker is None else self._worker.submit(finish)
+        del raw, cycles
         self._index = {}
         all_fps, self._all_fps = self._all_fps, None
         n = sum(len(f) for f in self._fps)
@@ -618,12 +675,10 @@ class GraphCollector:
         initial[:self._n_init] = True
         far = np.concatenate(self._far) if self._far else empty_keys(self.key_width)
         self._far = []
-        indptr = np.zeros(len(fps) + 1, dtype=np.int32 if self.edges.n <= NODE_LIMIT
-                          else np.int64)
-        if self._deg:
-            np.concatenate(self._deg, out=indptr[1:], casting="same_kind")
-            np.cumsum(indptr, out=indptr, dtype=indptr.dtype)  # in place
-        self._deg = []
+        offsets, self._indptr = self._indptr, GrowArray(np.int32)
+        assert offsets.n == len(fps) + 1, "every level's edges are stored"
+        indptr = offsets.finish()
+        del offsets
         enabled_sets: dict[tuple[int, ...], np.ndarray] = {}
         if self._en_lut is not None:
             word = self._en_lut.dtype.type
@@ -658,8 +713,10 @@ class GraphCollector:
                     np.concatenate([b[1] for b in self._back]) if self._back
                     else np.zeros(0, dtype=np.int32))
             self._back, self._back_bytes = [], 0
+        hints = finish() if hints_job is None else hints_job.result()
+        self._shutdown()
         return StateGraph(fps, initial, dst, act, indptr, preds, steps, enabled_sets, levels,
-                          words, back=back)
+                          words, back=back, may_cycle=hints)
 
     def _step_values(self, false: list[np.ndarray], indptr: np.ndarray, act: np.ndarray
                      ) -> np.ndarray:
@@ -712,10 +769,144 @@ class GraphCollector:
         self._shutdown()  # (waits for the job)
         self._raw, self._far, self._index = [], [], {}
         self._back, self._back_bytes = None, 0
+        self._cycles = None
         self._all_fps = None
         if self._words is not None:
             self._words = []
         self.edges.close()
+
+
+class _CycleSeeds:
+    """The first pass of the nodes that may lie on a cycle within a node mask (the
+    nodes where state predicate ``column`` is false; None: every node), as
+    :func:`modelcheck.liveness._may_cycle` computes it without an edge mask, followed
+    level by level as the levels' edges are stored: the nodes reached by edges one
+    level up within the mask from the target of an edge that is not one level up (both
+    ends in the mask), and the edges one level up so taken (kept for the pass down, which
+    needs every level; :meth:`finish`).
+
+    Each reached node's edges are read once, when its level's edges are stored or, for
+    a node reached later by an edge back to an earlier level, then (a reach is monotone:
+    the order does not matter). A level's mask is known once it is expanded, so the
+    nodes reached in the next level are filtered by it at its turn."""
+
+    def __init__(self, column: int | None) -> None:
+        self.column = column
+        self.sub = GrowArray(np.bool_)  # the mask, of the levels stored so far
+        self.reached = GrowArray(np.bool_)  # of the nodes known (to the next level's end)
+        self.sources: list[np.ndarray] = []  # the sources of the edges not one level up
+        #: per level, the edges one level up taken from it: (sources, targets)
+        self.kept: dict[int, list[tuple[np.ndarray, np.ndarray]]] = {}
+        self.pending = np.zeros(0, dtype=np.int32)  # reached in the next level
+        self.levels = 0  # levels stored
+        self._bytes = 0
+
+    @property
+    def kept_bytes(self) -> int:
+        """Bytes of the edges kept for the pass down and of the sources."""
+        return self._bytes
+
+    @property
+    def nbytes(self) -> int:
+        return int(self.sub.nbytes + self.reached.nbytes + self._bytes + self.pending.nbytes)
+
+    def level(self, depth: int, bits: np.ndarray, back: list[tuple[np.ndarray, np.ndarray]],
+              offsets: np.ndarray, stop: int, end: int, indptr: np.ndarray,
+              dst: np.ndarray) -> None:
+        """Level ``depth``'s edges are stored (nodes up to ``stop``; ``end`` the nodes
+        known, to the end of the next level; ``offsets`` the first node of each level;
+        ``indptr`` and ``dst`` the edges so far): its mask (from its label ``bits``), the
+        edges not one level up ``back`` (pairs of sources and targets) and the reach
+        through it."""
+        assert depth == self.levels, "levels come in order"
+        self.levels += 1
+        self.sub.append(np.ones(len(bits), dtype=bool) if self.column is None
+                        else ~bits[:, self.column])
+        self.reached.extend(end - self.reached.n)
+        sub, reached = self.sub.view(), self.reached.view()
+        if depth - 1 in self.kept:  # the edges into this level: those into its mask
+            self.kept[depth - 1] = [self._into(pair, sub) for pair in self.kept[depth - 1]]
+        # the nodes to go on from, per level from the first one's: the pending nodes of
+        # this level (now that its mask is known) and the new targets of the edges back
+        new = [self.pending[sub[self.pending]]] if len(self.pending) else []
+        self.pending = np.zeros(0, dtype=np.int32)
+        for src, t in back:  # (both ends stored: their masks are known)
+            ok = sub[src]
+            ok &= sub[t]
+            if ok.any():
+                self.sources.append(src[ok])
+                self._bytes += self.sources[-1].nbytes
+                t = t[ok]
+                t = t[~reached[t]]
+                reached[t] = True
+                new.append(t)
+        lowest = min((int(t.min()) for t in new if len(t)), default=stop)
+        first = int(np.searchsorted(offsets, lowest, side="right")) - 1
+        lo = int(offsets[first]) if first <= depth else stop
+        go = np.zeros(stop - lo, dtype=bool)  # (a node of several edges: once)
+        for t in new:
+            go[t - lo] = True
+        del new
+        for lv in range(first, depth + 1):  # up through the levels stored
+            u, v = int(offsets[lv]), (int(offsets[lv + 1]) if lv + 1 < len(offsets) else stop)
+            nodes = np.flatnonzero(go[u - lo:v - lo])
+            if not len(nodes):
+                continue
+            nodes += u
+            eidx, esrc = out_edges(indptr, nodes)
+            t = np.asarray(dst[eidx])
+            ok = t >= v  # one level up (an edge goes at most one level up)
+            if lv < depth:  # (the next level's mask is not known yet: filtered at its turn)
+                ok &= sub[t]
+            if not ok.any():
+                continue
+            t = t[ok]
+            pair = (esrc[ok].astype(np.int32), t.astype(np.int32))
+            self.kept.setdefault(lv, []).append(pair)
+            self._bytes += pair[0].nbytes + pair[1].nbytes
+            t = t[~reached[t]]
+            if len(t):
+                reached[t] = True
+                if lv < depth:
+                    go[t - lo] = True
+                else:
+                    self.pending = t.astype(np.int32)
+
+    def _into(self, pair: tuple[np.ndarray, np.ndarray], sub: np.ndarray
+              ) -> tuple[np.ndarray, np.ndarray]:
+        """The edges of ``pair`` whose target is in the mask ``sub``."""
+        ok = sub[pair[1]]
+        if ok.all():
+            return pair
+        self._bytes -= pair[0].nbytes + pair[1].nbytes
+        out = (pair[0][ok], pair[1][ok])
+        self._bytes += out[0].nbytes + out[1].nbytes
+        return out
+
+    def complete(self, n: int) -> bool:
+        """Every one of the ``n`` nodes' levels followed."""
+        return self.sub.n == n and self.reached.n == n
+
+    def finish(self) -> tuple[np.ndarray, np.ndarray]:
+        """``(mask, nodes that may lie on a cycle within it)``: the nodes reached, and
+        reaching by the edges taken the source of an edge not one level up."""
+        sub = self.sub.finish()
+        reached = self.reached.finish()
+        reached &= sub
+        reaching = np.zeros(len(sub), dtype=bool)
+        for src in self.sources:
+            reaching[src] = True
+        for lv in sorted(self.kept, reverse=True):  # and down
+            for src, t in self.kept[lv]:
+                reaching[src[reaching[t]]] = True
+        reached &= reaching
+        self.kept, self.sources = {}, []
+        return sub, reached
+
+
+def _finish_cycles(cycles: list[_CycleSeeds]) -> list[tuple[np.ndarray, np.ndarray]]:
+    """:meth:`_CycleSeeds.finish` of each of ``cycles``."""
+    return [c.finish() for c in cycles]
 
 
 #: a batch's transitions as reported: source rows, actions, targets (fingerprints; an

@@ -472,7 +472,10 @@ def _dedupe(fps: np.ndarray, keys: np.ndarray, ordered_runs: bool, inverse: bool
     inv = None
     if inverse:
         inv = np.empty(len(fps), dtype=np.int32)
-        inv[order] = np.cumsum(new, dtype=np.int32) - 1
+        group = np.cumsum(new, dtype=np.int32)
+        group -= np.int32(1)  # (in place: a batch's rows, megabytes)
+        inv[order] = group
+        del group
     if ordered_runs or min_rows:
         return u, keys[rows], rows, inv
     sk = keys[order]

@@ -16,6 +16,7 @@ exactly once.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -23,7 +24,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from modelcheck import check
+from modelcheck import Int, Spec, action, always_eventually, check
 from modelcheck.config import CheckConfig
 from modelcheck.explorer import Explorer
 from modelcheck.kernel import Kernel
@@ -34,16 +35,18 @@ from tests.livespec import live_spec
 
 
 def _graph(spec: Any, batch_size: int, observer: bool, spill_dir: str | None = None,
-           background: bool = True, steps: bool = True, back: bool = False) -> StateGraph:
+           background: bool = True, steps: bool = True, back: bool = False,
+           may_cycle: Sequence[str | None] = ()) -> StateGraph:
     """The collected graph; the observer's collects the enabled nodes of the spec's
-    fairness conditions too."""
+    fairness conditions too (and follows the first pass of ``_may_cycle`` of the masks
+    ``may_cycle``)."""
     _, temporal = split_checks(spec, CheckConfig())
     parts = [part for p in temporal for part in p.parts()]
     if steps:
         assert any(part.kind == "action" for part in parts)  # step formulas too
     sets = [c.action_ids for c in fairness_conditions(spec)] if observer else []
     col = GraphCollector(spec, parts, batch_size, spill_dir, background, observer=observer,
-                         enabled=sets)
+                         enabled=sets, may_cycle=may_cycle)
     try:
         cfg = CheckConfig(batch_size=batch_size, invariants=())
         ex = (Explorer(spec, cfg, observer=col) if observer else
@@ -53,7 +56,7 @@ def _graph(spec: Any, batch_size: int, observer: bool, spill_dir: str | None = N
         # (copies: the spilled edge files go with the collector)
         return StateGraph(g.fps, g.initial, np.array(g.dst), np.array(g.act), g.indptr,
                           g.preds, g.steps, g.enabled_sets, g.levels,
-                          back=g.back if back else None)
+                          back=g.back if back else None, may_cycle=g.may_cycle)
     finally:
         col.close()
 
@@ -189,3 +192,145 @@ def test_past_a_share_of_the_edges_those_not_one_level_up_are_found_from_the_lev
     monkeypatch.setattr(sg, "BACK_BYTES", 0)
     g = _graph(Resets(), 1 << 16, True, steps=False, back=True)
     assert g.back is None
+
+
+def _may_cycle_masks(g: StateGraph) -> dict[str | None, np.ndarray]:
+    """Per mask name (a state predicate's: the nodes where it is false; None: all)."""
+    return {None: np.ones(g.n, dtype=bool), **{k: ~v for k, v in g.preds.items()}}
+
+
+def _check_followed_first_pass(g: StateGraph, names: Sequence[str | None]) -> None:
+    """The collector's first pass of each mask of ``names`` is ``_may_cycle``'s by its
+    definition (one edge at a time, ``tests.test_liveness_graph``)."""
+    from tests.test_liveness_graph import _may_cycle_oracle
+
+    masks = _may_cycle_masks(g)
+    assert len(g.may_cycle) == len(dict.fromkeys(names))
+    for name, (mask, got) in zip(dict.fromkeys(names), g.may_cycle, strict=True):
+        assert np.array_equal(mask, masks[name]), name
+        want = _may_cycle_oracle(g, mask, np.ones(g.n_edges, dtype=bool))
+        assert np.array_equal(got, want), name
+
+
+@pytest.mark.parametrize("batch_size", [1, 3, 1 << 16])
+@pytest.mark.parametrize("background", [False, True])
+def test_the_first_pass_followed_level_by_level_reaches_far_back(batch_size, background):
+    """Edges back to level 0 from every level (reached nodes of levels whose edges were
+    stored long before), parallel edges: the collector's first pass of the nodes that
+    may lie on a cycle, followed level by level, is the one of the definition."""
+    from tests.test_liveness_graph import Resets
+
+    g = _graph(Resets(), batch_size, True, None, background, steps=False,
+               may_cycle=[None])
+    assert g.may_cycle and g.may_cycle[0][1].any()
+    _check_followed_first_pass(g, [None])
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(live_spec(), st.sampled_from([1, 2, 5, 1 << 16]), st.booleans(), st.data())
+def test_the_first_pass_followed_level_by_level_is_the_one_of_the_definition(
+        cls, batch_size, background, data):
+    """On random specs, for every mask of their state predicates (the nodes where one is
+    false) and for all nodes: the first pass the collector followed is the
+    definition's; a check gives the same verdicts and lasso with it as without."""
+    spec = cls()
+    probe = _graph(spec, batch_size, True, steps=False)
+    names = data.draw(st.lists(st.sampled_from([None, *probe.preds]), min_size=1,
+                               max_size=3))
+    g = _graph(spec, batch_size, True, None, background, steps=False, may_cycle=names)
+    _check_followed_first_pass(g, names)
+
+
+class Hop(Spec):
+    """``x`` climbs 0..5, with edges back ``1 -> 0`` and ``5 -> 4``; ``AtTwo``'s mask
+    (the nodes where ``x = 2`` is false) leaves ``x = 2`` out, the one way to ``x = 3``:
+    within the mask ``x = 3`` is not reached from an edge back."""
+
+    check_deadlock = False
+    x = Int(0, 5)
+
+    @action
+    def Inc(self, s, t):
+        t.x = s.x + 1
+        return s.x < 5
+
+    @action
+    def Back(self, s, t):
+        t.x = s.x - 1
+        return (s.x == 1) | (s.x == 5)
+
+    @always_eventually
+    def AtTwo(self, s):
+        return s.x == 2
+
+
+@pytest.mark.parametrize("background", [False, True])
+def test_the_first_pass_followed_level_by_level_keeps_to_the_next_levels_mask(background):
+    """A node of the next level reached before its mask is known (``x = 2``, out of
+    the mask) is not gone on from: ``x = 3``, reached only through it, is not in the
+    first pass."""
+    g = _graph(Hop(), 1 << 16, True, None, background, steps=False, may_cycle=["AtTwo"])
+    _check_followed_first_pass(g, ["AtTwo"])
+    assert g.may_cycle[0][1].tolist() == [True, True, False, False, True, True]
+
+
+def test_a_first_pass_of_another_mask_is_not_taken():
+    """The analysis takes a followed first pass only for the mask it was followed for."""
+    from modelcheck.liveness import nodes_on_cycles
+    from tests.test_liveness_graph import Resets
+
+    g = _graph(Resets(), 3, True, steps=False, may_cycle=[None])
+    want = nodes_on_cycles(g)
+    assert want.any()
+    g.cyclic_nodes = None
+    g.may_cycle = [(g.may_cycle[0][0].copy(), np.zeros(g.n, dtype=bool))]  # (wrong)
+    assert not nodes_on_cycles(g).any()  # taken for its mask: every node
+    g.cyclic_nodes = None
+    mask = np.ones(g.n, dtype=bool)
+    mask[0] = False
+    g.may_cycle = [(mask, np.zeros(g.n, dtype=bool))]  # another mask: not taken
+    assert np.array_equal(nodes_on_cycles(g), want)
+
+
+def _check_with_and_without_followed_passes(spec: Any, batch_size: int) -> int:
+    """``check_liveness`` of ``spec`` with the collector following the first pass of
+    the analysis and without: the same verdicts and violation (lasso); the first passes
+    the analysis computed itself with them."""
+    import modelcheck.liveness as lv
+    from modelcheck.liveness import check_liveness
+
+    calls = []
+    orig = lv._may_cycle
+
+    def counting(*a: Any, **k: Any) -> Any:
+        calls.append(1)
+        return orig(*a, **k)
+
+    with pytest.MonkeyPatch.context() as m:
+        m.setattr(lv, "_may_cycle", counting)
+        got = check_liveness(spec, CheckConfig(batch_size=batch_size))
+        passes = len(calls)
+        calls.clear()
+        m.setattr(lv, "_first_cycle_masks", lambda props: [])
+        want = check_liveness(spec, CheckConfig(batch_size=batch_size))
+    assert got.status == want.status
+    assert got.liveness["properties"] == want.liveness["properties"]
+    assert got.violation == want.violation
+    assert passes <= len(calls)
+    return len(calls) - passes
+
+
+def test_a_check_follows_the_first_pass_of_its_analysis():
+    """KRaft's broker with ``ReplayCatchesUp`` (leads-to, no cycle): the collector
+    follows the first pass over the nodes where ``Q`` is false, which the analysis then
+    does not compute; the verdict is the same."""
+    from benchmarks.kraft_broker_live import KRaftBrokerLive
+
+    spec = KRaftBrokerLive(N=2, P=1, MaxLog=2, MaxRestarts=1)
+    assert _check_with_and_without_followed_passes(spec, 64) == 1
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(live_spec(), st.sampled_from([1, 3, 1 << 16]))
+def test_checks_with_followed_first_passes_give_the_same_verdicts_and_lassos(cls, batch_size):
+    _check_with_and_without_followed_passes(cls(), batch_size)
