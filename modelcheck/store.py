@@ -782,23 +782,34 @@ class FingerprintSet:
             self._n = n + m
             return
         c0, c1 = self._cols
-        # where the new keys go among the old ones (each before old key ``ins``)
-        ins = _search2(c0[:n], c1[:n], fps)
-        # old key j moves right by the number of new keys inserted before it
-        # (``ins <= j``); moving blocks from the last one down never overwrites a key
-        # not yet moved
-        for j1 in range(n, 0, -self._BLOCK):
-            j0 = max(0, j1 - self._BLOCK)
-            a, b = np.searchsorted(ins, [j0, j1])
+        # where each new key goes in the merged set: before old key ``ins`` (the number
+        # of old keys before it), after the new keys before it
+        pos = _search2(c0[:n], c1[:n], fps)
+        pos += _rows(m).view(np.int64)
+        f0, f1 = fps[:, 0], fps[:, 1]
+        # the merged set is written a block of places at a time, from the last block
+        # down: each block gathers its new keys and its old keys (those whose places
+        # are in it) in a buffer, then is written as one slice. The block's old keys
+        # start at or before its first place (old keys only move right) and those above
+        # it were read by the blocks written before, so no key is overwritten unread.
+        step = min(n + m, self._BLOCK)
+        buf = np.empty(step, dtype=_U64)
+        old = np.empty(step, dtype=bool)
+        b = m  # the new keys before the block's end
+        for p1 in range(n + m, 0, -step):
             if b == 0:
-                break  # no new key before j1: the old keys below stay where they are
-            shift = np.cumsum(np.bincount(ins[a:b] - j0, minlength=j1 - j0)) + a
-            dest = np.arange(j0, j1) + shift
-            for c in (c0, c1):
-                c[dest] = c[j0:j1].copy()
-        pos = ins + np.arange(m)
-        c0[pos] = fps[:, 0]
-        c1[pos] = fps[:, 1]
+                break  # no new key below: the old keys there are in their places
+            p0 = max(0, p1 - step)
+            a = int(np.searchsorted(pos, p0))
+            at = pos[a:b] - p0
+            o, out = old[:p1 - p0], buf[:p1 - p0]
+            o.fill(True)
+            o[at] = False
+            for c, f in ((c0, f0), (c1, f1)):
+                out[o] = c[p0 - a:p1 - b]
+                out[at] = f[a:b]
+                c[p0:p1] = out
+            b = a
         self._n = n + m
 
 
