@@ -272,7 +272,7 @@ class _LocalLevels:
         self.budget, self.stop = budget, stop
         self.k = ex.kernel
         self.n_act = len(self.k.actions)
-        self.visited = FingerprintSet(ex.kernel.key_width)
+        self.visited = FingerprintSet(ex.kernel.key_width, scattered=not ex.kernel.exact)
         self.depth = 0  # the level being expanded
         #: the packed states of the level being expanded; None when they are its keys
         #: (an exact kernel: rebuilt batch by batch from them)

@@ -352,8 +352,9 @@ class LevelExpansion:
 
         def flush() -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
             nonlocal buffered
-            cf = np.concatenate(cand_fps)
-            ck = np.concatenate(cand_keys)
+            # (one batch buffered, the local explorer's case: its arrays as they are)
+            cf = np.concatenate(cand_fps) if len(cand_fps) > 1 else cand_fps[0]
+            ck = np.concatenate(cand_keys) if len(cand_keys) > 1 else cand_keys[0]
             if len(cand_fps) > 1:
                 if self.want_inverse:
                     u, kmin, rows, inv = dedupe_min_inverse(cf, ck, ordered_runs=True)
@@ -367,7 +368,7 @@ class LevelExpansion:
                     self.inverse = cand_inv[0]
             w = None
             if not self.exact:
-                cw = np.concatenate(cand_words)
+                cw = np.concatenate(cand_words) if len(cand_words) > 1 else cand_words[0]
                 w = cw if rows is None else take_rows(cw, rows)
             cand_fps.clear()
             cand_keys.clear()

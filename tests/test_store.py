@@ -851,3 +851,56 @@ def test_release_free_trims_the_heap_on_glibc() -> None:
     except OSError:
         glibc = False
     assert release_free() is glibc
+
+
+@settings(max_examples=300, deadline=None)
+@given(col=st.lists(st.sampled_from([0, 1, 2, 5, 2**63, 2**64 - 2, 2**64 - 1]), max_size=70),
+       q=st.lists(st.sampled_from([0, 1, 2, 3, 5, 6, 2**63, 2**64 - 2, 2**64 - 1]),
+                  max_size=30))
+def test_fenced_search_is_searchsorted(col: list[int], q: list[int]) -> None:
+    """The fence's search of a sorted column gives ``np.searchsorted``'s left insertion
+    points: keys repeated across blocks and fence keys, queries below, between and above
+    them, every tail length past the last full block."""
+    import bisect
+
+    from modelcheck import store
+
+    a = np.array(sorted(col), dtype=np.uint64)
+    qs = np.array(q, dtype=np.uint64)
+    want = [bisect.bisect_left(sorted(col), x) for x in q]
+    assert store.fenced_search(a, store.fence_of(a), qs).tolist() == want
+    kept = store._FENCE_SLICE
+    store._FENCE_SLICE = 3  # the queries' blocks read a few at a time
+    try:
+        assert store.fenced_search(a, store.fence_of(a), qs).tolist() == want
+    finally:
+        store._FENCE_SLICE = kept
+
+
+@settings(max_examples=150, deadline=None)
+@given(batches=st.lists(two_word, max_size=6), q=two_word, block=st.integers(1, 9))
+def test_fenced_two_word_fingerprint_set_against_a_set(batches: list[list[int]],
+                                                       q: list[int], block: int) -> None:
+    """With the fence in use from the first key, membership and the in-place merge of a
+    two-column set stay a Python set's, on keys equal in column 0 and different in
+    column 1 (64-bit ties, which the fence's blocks split)."""
+    from modelcheck import store
+
+    kept = store.FENCE_MIN
+    store.FENCE_MIN = 1
+    try:
+        fs = FingerprintSet(2, scattered=True)
+        fs._BLOCK = block
+        ref: set[int] = set()
+        for b in batches:
+            assert fs.contains(keys_of(q, 2)).tolist() == [x in ref for x in q]
+            new = sorted(set(b) - ref)
+            fs.add_sorted(keys_of(new, 2))
+            ref |= set(new)
+            assert key_ints(fs._a) == sorted(ref)
+        assert fs.contains(keys_of(q, 2)).tolist() == [x in ref for x in q]
+        assert fs.contains(keys_of(sorted(ref), 2)).all()
+        if fs._fence is not None:
+            assert fs.nbytes == 16 * len(fs._cols[0]) + 8 * (len(fs) // 8)
+    finally:
+        store.FENCE_MIN = kept
