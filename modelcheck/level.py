@@ -71,6 +71,7 @@ from .store import (
     key_int,
     key_min_row,
     key_order,
+    merge_runs_min,
     take_rows,
 )
 
@@ -352,6 +353,20 @@ class LevelExpansion:
 
         def flush() -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
             nonlocal buffered
+            got = None
+            if len(cand_fps) > 1 and self.exact and not self.want_inverse and not self.view:
+                # the states are their keys: no rows needed, only each successor's
+                # smallest key, from the batches' sorted runs as they are (one sort of
+                # packed words instead of a stable argsort and its gathers:
+                # TwoPhase RM=9's range tasks, 0.4 -> 0.2 CPU s)
+                got = merge_runs_min(cand_fps, cand_keys)
+            if got is not None:
+                cand_fps.clear()
+                cand_keys.clear()
+                cand_words.clear()
+                cand_inv.clear()
+                buffered = 0
+                return got[0], got[1], None
             # (one batch buffered, the local explorer's case: its arrays as they are)
             cf = np.concatenate(cand_fps) if len(cand_fps) > 1 else cand_fps[0]
             ck = np.concatenate(cand_keys) if len(cand_keys) > 1 else cand_keys[0]

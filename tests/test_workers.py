@@ -326,6 +326,22 @@ def test_workers_end_with_the_run() -> None:
     assert set(_children()) <= before
 
 
+@pytest.mark.parametrize("stopped", [False, True])
+def test_workers_reaped_and_run_directory_removed(tmp_path: Path, monkeypatch: Any,
+                                                  stopped: bool) -> None:
+    """The workers are told to stop before the temporary run directory is removed and
+    reaped after: when the run returns, none is left and neither is the directory."""
+    from ladder_spec import Ladder
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    before = set(_children())
+    spec = Ladder(L=12, M=7)
+    r = parallel(spec, 2, **({"max_states": 40} if stopped else {}))
+    assert r.distinct_states > 0
+    assert set(_children()) <= before
+    assert list(tmp_path.iterdir()) == []
+
+
 @pytest.mark.parametrize("value, ok", [("auto", True), ("3", True), (2, True), ("0", False),
                                        ("-1", False), ("two", False), (0, False)])
 def test_parse_workers(value: Any, ok: bool) -> None:

@@ -92,7 +92,9 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import mmap as _mmap
 import os
+import re
 import shutil
 import threading
 import time
@@ -357,26 +359,57 @@ def _free_bytes(directory: Path) -> int:
 
 #: numpy reads a ``.npy`` header with ``ast.literal_eval``, and CPython 3.11's parser
 #: is not safe to run in two threads at once ("SystemError: AST constructor recursion
-#: depth mismatch"); the state graph is read by several threads, so every header is
-#: parsed under this lock (the data is read outside it)
+#: depth mismatch"); the state graph is read by several threads, so a header that
+#: :data:`_HEADER` does not match is parsed by numpy under this lock (the data is read
+#: outside it)
 _PARSE = threading.Lock()
+#: the header ``numpy.save`` writes for a C-ordered array of at most two dimensions
+#: (``{'descr': '<u8', 'fortran_order': False, 'shape': (12, 2), }``, padded):
+#: parsed without ``ast.literal_eval``, which cost ~0.1 ms a file, and a task opens
+#: dozens (its level's and visited runs' files, every level)
+_HEADER = re.compile(r"\{'descr': '([<>|=][a-zA-Z]\d*)', 'fortran_order': False, "
+                     r"'shape': \((\d*)(?:, (\d+))?,?\), \} *\n?")
+#: ``.npy`` format versions whose header length is two bytes (1.x) or four (2.x, 3.x)
+_HEADER_LEN = {1: 2, 2: 4, 3: 4}
 
 
 def _load(path: Path, mmap: bool = True) -> np.ndarray:
-    """The ``.npy`` array at ``path``, memory-mapped or read; safe in any thread."""
-    if mmap:
-        with _PARSE:
-            return np.load(path, mmap_mode="r", allow_pickle=False)
+    """The ``.npy`` array at ``path``, memory-mapped (read-only) or read; safe in any
+    thread. Mapped with :mod:`mmap` and :func:`numpy.frombuffer` (a plain array over
+    the mapping: ``numpy.load``'s ``memmap`` cost twice as much to open, and a
+    ``memmap`` subclass instance is made for every slice of it)."""
     with open(path, "rb") as f:
         shape, fortran, dtype = _header(f)
         if fortran:  # pragma: no cover - never written so
             with _PARSE:
-                return np.load(path, allow_pickle=False)
+                return np.load(path, mmap_mode="r" if mmap else None, allow_pickle=False)
         count = int(np.prod(shape, dtype=np.int64))
-        return np.fromfile(f, dtype=dtype, count=count).reshape(shape)
+        if not mmap:
+            return np.fromfile(f, dtype=dtype, count=count).reshape(shape)
+        offset = f.tell()
+        if count == 0:
+            out = np.empty(shape, dtype=dtype)
+            out.flags.writeable = False
+            return out
+        buf = _mmap.mmap(f.fileno(), 0, access=_mmap.ACCESS_READ)
+    return np.frombuffer(buf, dtype=dtype, count=count, offset=offset).reshape(shape)
 
 
 def _header(f: Any) -> tuple[tuple[int, ...], bool, np.dtype]:
+    """``(shape, fortran order, dtype)`` of the ``.npy`` file ``f`` (at its start), which
+    is left at the start of the data."""
+    start = f.tell()
+    magic = f.read(8)
+    width = _HEADER_LEN.get(magic[6]) if magic[:6] == b"\x93NUMPY" and len(magic) == 8 \
+        else None
+    if width is not None:
+        size = int.from_bytes(f.read(width), "little")
+        m = _HEADER.fullmatch(f.read(size).decode("latin1"))
+        if m is not None:
+            shape = () if not m[2] else (int(m[2]),) if m[3] is None else \
+                (int(m[2]), int(m[3]))
+            return shape, False, np.dtype(m[1])
+    f.seek(start)
     fmt = np.lib.format
     with _PARSE:
         version = fmt.read_magic(f)

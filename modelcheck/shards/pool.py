@@ -214,12 +214,22 @@ class WorkerPool:
         self.close(kill=True)
         return WorkerError(_death(w, code, depth, bucket))
 
+    def dismiss(self) -> None:
+        """Ask the workers to stop, without waiting for them (:meth:`close` reaps them):
+        a worker's exit frees its memory, which takes a while for a large model, and the
+        coordinator can meanwhile do its own work (remove the run directory)."""
+        for c in self.conns:
+            with contextlib.suppress(OSError, ValueError):
+                c.send(None)
+            with contextlib.suppress(OSError):
+                c.close()
+        self.conns = []
+
     def close(self, kill: bool = False) -> None:
         """End the workers: ask them to stop (or, with ``kill``, kill them) and reap."""
+        if not kill:
+            self.dismiss()
         for c in self.conns:
-            if not kill:
-                with contextlib.suppress(OSError, ValueError):
-                    c.send(None)
             with contextlib.suppress(OSError):
                 c.close()
         for p in self.procs:
@@ -260,6 +270,10 @@ class PoolEngine(BucketEngine):
 
     def run_tasks(self, job: Job | RangeJob) -> list[BucketSummary]:
         return self.pool.run(job, self.buckets)
+
+    def dismiss(self) -> None:
+        """Ask the workers to stop without waiting (:meth:`WorkerPool.dismiss`)."""
+        self.pool.dismiss()
 
     def close(self) -> None:
         self.pool.close()
@@ -333,14 +347,17 @@ class ParallelExplorer(ShardedRun):
                                     kernel=self.kernel)
                 self.engine = engine
                 res = self._explore(t0, ident, manifest)
-            engine.close()  # the workers' memory back before the run's files are read
             if self.after is not None and res.status is Status.OK:
+                engine.close()  # the workers' memory back before the run's files are read
                 res = self.after(res)
             return res
         finally:
             if engine is not None:
-                engine.close()
+                engine.dismiss()  # the workers exit (free their memory) while the run
+                # directory is removed, on the other cores
             rundir.cleanup()
+            if engine is not None:
+                engine.close()
 
     # ------------------------------------------------------------ the pool's side
     def _job_error(self, e: BaseException, depth: int) -> BaseException:
