@@ -49,10 +49,13 @@ import numpy as np
 from .types import BoundArray, BoundSetChunk, BoundSparseSlot, BoundType, Cell, ScalarType
 
 __all__ = ["Layout", "VarInfo", "fingerprint64", "fingerprint128", "collision_probability",
-           "words_of_keys", "hash_parts", "word_terms"]
+           "words_of_keys", "hash_parts", "word_terms", "add_terms",
+           "KEY_SEED"]
 
 _U64 = np.uint64
 _SEED = np.uint64(0x9E3779B97F4A7C15)
+#: the multiplier of word 1 in a two-word key (:meth:`Layout.fingerprints`)
+KEY_SEED = _SEED
 #: the seed of the second half of a 128-bit fingerprint
 _SEED2 = np.uint64(0xD1B54A32D192ED03)
 _M1 = np.uint64(0xBF58476D1CE4E5B9)
@@ -145,6 +148,24 @@ def word_terms(col: np.ndarray, i: int) -> tuple[np.ndarray, np.ndarray]:
     """:func:`hash_parts` of one word column ``col``, word ``i`` of the states."""
     a, b = _terms(col.reshape(1, -1), i)
     return a[0], b[0]
+
+
+def add_terms(f0: np.ndarray, f1: np.ndarray, cols: np.ndarray, which: Sequence[int],
+              tmp: np.ndarray) -> None:
+    """Add the terms of :func:`fingerprint128` of the word columns ``cols`` ``(c, h)``,
+    words ``which`` of the states, to ``f0`` (column 0's) and ``f1`` (column 1's), each
+    ``(h,)``, in place; ``tmp`` ``(2, h)`` is scratch (no array is allocated: the
+    kernel runs this on cache-sized slices of a batch's successors)."""
+    t, s = tmp[0], tmp[1]
+    with np.errstate(over="ignore"):
+        for j, w in enumerate(which):
+            off = _U64(w + 1)
+            np.add(cols[j], off * _SEED, out=t)
+            _mix_into(t, s, _M1, _M2, _S30, _S27, _S31)
+            f0 += t
+            np.add(cols[j], off * _SEED2, out=t)
+            _mix_into(t, s, _F1, _F2, _S33, _S33, _S33)
+            f1 += t
 
 
 def fingerprint128(words: np.ndarray) -> np.ndarray:
