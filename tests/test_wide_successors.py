@@ -181,3 +181,59 @@ def test_words3_explores_as_the_oracle() -> None:
         assert r.fingerprint == "hash128"
         assert (r.status, r.distinct_states, r.depth, r.generated_states) == \
             (o.status, o.distinct, o.depth, o.generated)
+
+
+def _spare_is_safe(spec: Spec) -> None:
+    """A batch's arrays are filled again by a later batch only once nothing holds
+    them: an expansion held, or a view of its keys, keeps its values."""
+    k = Kernel(spec)
+    levels = _levels(spec, _whole_rows(spec), 4)
+    first = k.expand(levels[-1])
+    fps, parents = first.child_fps.copy(), first.parent_rows.copy()
+    view = first.child_fps[: len(fps) // 2]
+    ids = first.action_ids
+    words = first.child_words.copy()
+    for w in levels[1:-1]:
+        k.expand(w)
+    assert np.array_equal(first.child_fps, fps)
+    assert np.array_equal(first.parent_rows, parents)
+    assert np.array_equal(first.successors.take(np.arange(len(fps))), words)
+    del first
+    for w in levels[1:-1]:
+        k.expand(w)
+    assert np.array_equal(view, fps[: len(fps) // 2])
+    assert np.array_equal(ids, Kernel(spec).expand(levels[-1]).action_ids)
+
+
+def test_kept_arrays_are_filled_again_only_when_free() -> None:
+    spec = Words3()
+    _spare_is_safe(spec)
+    # and they are filled again once free (the point of keeping them)
+    k = Kernel(spec)
+    w = _levels(spec, _whole_rows(spec), 4)[-1]
+    a = k.expand(w).child_fps.__array_interface__["data"][0]
+    b = k.expand(w).child_fps.__array_interface__["data"][0]
+    assert a == b
+
+
+def test_a_spare_that_ignores_its_holders_is_caught(monkeypatch: pytest.MonkeyPatch) -> None:
+    from modelcheck.kernel import _Spare
+
+    def array(self: _Spare, name: str, rows: int, dtype: Any, width: int = 0) -> np.ndarray:
+        a = self._held.get(name)
+        if a is None or len(a) < rows:
+            a = np.empty((rows,) if not width else (rows, width), dtype=dtype)
+            self._held[name] = a
+        return a[:rows]
+
+    monkeypatch.setattr(_Spare, "array", array)
+    with pytest.raises(AssertionError):
+        _spare_is_safe(Words3())
+
+
+def test_one_word_kept_arrays_are_filled_again_only_when_free() -> None:
+    from examples.tla.two_phase import TwoPhase
+
+    spec = TwoPhase(N=3)
+    assert spec.layout.n_words == 1
+    _spare_is_safe(spec)
