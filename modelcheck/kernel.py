@@ -353,7 +353,9 @@ class Kernel:
         #: the keys of a batch's successors of two words or more are computed once,
         #: from all of them, after every action has run, when they are the states' own
         #: (no view, no symmetry reduction) and no step predicate reads them on the way
-        #: (a few numpy calls a batch instead of per action instance)
+        #: (a few numpy calls a batch instead of per action instance); until then, and
+        #: until the caller keeps some, a successor is its parent's row and the words
+        #: its action changed (:class:`_Changed`)
         self.deferred = (self.layout.n_words >= 2 and self.view is None
                          and self.symmetry is None and not self._step_preds)
         #: and, of more than two words, from their parents' (:class:`_HashParts`)
@@ -381,6 +383,12 @@ class Kernel:
         self._leaves: dict[tuple[str, tuple[int, ...]], Leaf | None] = {}
         self._hi = self.layout.lo + self.layout.size - 1
         self._decoder = Decoder(self.layout)
+        self._spare = _Spare()
+
+    def let_go(self) -> None:
+        """Free the arrays kept for the next batch (:class:`_Spare`; those still held
+        elsewhere live on with their holders): after a level's last batch, so that they
+        are not held through the level's merge."""
         self._spare = _Spare()
 
     def canonical(self, words: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -1545,9 +1553,9 @@ class _Accumulator:
                  action_constraints: bool = False, keep_words: bool = True,
                  deferred: bool = False) -> None:
         self.n = n
-        #: the successors' keys are computed from their words at the end (``fps`` stays
-        #: empty; ``changed`` says which words each added run may differ in from its
-        #: parents: ``(start, end, words)``, words None for any)
+        #: the successors' keys are computed at the end (``fps`` stays empty) from the
+        #: words their actions changed (``words`` holds, per added run, the columns of
+        #: those words; ``changed`` says which they are: ``(start, end, words)``)
         self.deferred = deferred
         self.changed: list[tuple[int, int, tuple[int, ...] | None]] = []
         self._rows = 0
@@ -1573,9 +1581,10 @@ class _Accumulator:
             action_ids: np.ndarray | int, ok: np.ndarray | None = None,
             changed: tuple[int, ...] | None = None) -> None:
         """Record transitions: the successors' ``words`` and ``fps`` (None when the
-        batch's keys are computed once at its end: ``changed`` then names the words
-        that differ from the parents', None for any), their ``parents`` (rows of the
-        batch) and ``action_ids`` (one id when all are of one instance).
+        batch's keys are computed once at its end: ``words`` are then the columns
+        ``(len(changed), m)`` of the words ``changed``, those that differ from the
+        parents'), their ``parents`` (rows of the batch) and ``action_ids`` (one id
+        when all are of one instance).
 
         A batch's pieces are all held until :meth:`Kernel.expand` concatenates them, and
         they come from the heap (each is below ``memtune.MMAP_THRESHOLD``), whose pages

@@ -49,7 +49,7 @@ import numpy as np
 from .types import BoundArray, BoundSetChunk, BoundSparseSlot, BoundType, Cell, ScalarType
 
 __all__ = ["Layout", "VarInfo", "fingerprint64", "fingerprint128", "collision_probability",
-           "words_of_keys", "hash_parts", "word_terms", "add_terms",
+           "words_of_keys", "hash_parts", "add_terms",
            "KEY_SEED"]
 
 _U64 = np.uint64
@@ -142,12 +142,6 @@ def hash_parts(words: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     ``a[i] = mix64(word_i + (i + 1) * SEED)`` and ``b[i] = fmix64(word_i + (i + 1) *
     SEED2)``; a fingerprint's columns are their sums over the words modulo 2**64."""
     return _terms(np.ascontiguousarray(words.T))
-
-
-def word_terms(col: np.ndarray, i: int) -> tuple[np.ndarray, np.ndarray]:
-    """:func:`hash_parts` of one word column ``col``, word ``i`` of the states."""
-    a, b = _terms(col.reshape(1, -1), i)
-    return a[0], b[0]
 
 
 def add_terms(f0: np.ndarray, f1: np.ndarray, cols: np.ndarray, which: Sequence[int],
@@ -448,14 +442,6 @@ class Layout:
                 keys[:, 0] += words[:, 0]
             return keys
         return fingerprint128(words)
-
-    def keys_in_place(self, words: np.ndarray) -> np.ndarray:
-        """:meth:`fingerprints` of two-word states, written over ``words`` (returned;
-        the words are lost): column 0 becomes ``w0 + w1 * SEED``, column 1 stays."""
-        assert self.n_words == 2
-        with np.errstate(over="ignore"):
-            words[:, 0] += words[:, 1] * _SEED
-        return words
 
     def words_of_keys(self, keys: np.ndarray) -> np.ndarray:
         """Packed states ``(n, k)`` of exact fingerprints (the inverse of
