@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import itertools
 import sys
+import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import partial
@@ -1639,18 +1640,22 @@ class _Spare:
 
     def __init__(self) -> None:
         self._held: dict[str, np.ndarray] = {}
+        # (a kernel expanding in two threads at once: one hands out an array at a time)
+        self._lock = threading.Lock()
 
     def array(self, name: str, rows: int, dtype: Any, width: int = 0) -> np.ndarray:
         """An array of ``rows`` rows (``(rows,)``, or ``(rows, width)``) of ``dtype``,
         uninitialised: a kept one no one else holds, else a new one kept from now on."""
-        a = self._held.get(name)
-        # (references: the dict's, ``a`` and getrefcount's argument)
-        if a is None or sys.getrefcount(a) > 3 or len(a) < rows:
-            # (past a kept array's size, a quarter more: batches vary in size)
-            cap = rows if a is None or len(a) >= rows else rows + rows // 4
-            a = np.empty((cap,) if not width else (cap, width), dtype=dtype)
-            self._held[name] = a
-        return a[:rows]
+        with self._lock:
+            a = self._held.get(name)
+            # (references: the dict's, ``a`` and getrefcount's argument)
+            if a is None or sys.getrefcount(a) > 3 or len(a) < rows:
+                # (past a kept array's size, a quarter more: batches vary in size)
+                cap = rows if a is None or len(a) >= rows else rows + rows // 4
+                a = np.empty((cap,) if not width else (cap, width), dtype=dtype)
+                self._held[name] = a
+            # (the view holds the array: no one gets it until the view is let go)
+            return a[:rows]
 
     def concat(self, name: str, parts: list[np.ndarray]) -> np.ndarray:
         """:func:`~modelcheck.store.concat_clear` of ``parts`` into a kept array."""
