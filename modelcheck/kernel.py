@@ -778,6 +778,8 @@ class Kernel:
         acc = _Accumulator(n, len(self.actions), self.check_deadlock, len(self._step_preds),
                            bool(self.action_constraints),
                            keep_words=keep_words or self.deferred, deferred=self.deferred)
+        if acc.deferred:
+            acc.word_cols = np.ascontiguousarray(words.T)
         stutter = [self._stutter_verdict(p, s) for p in self._step_preds]
         fam_state: FamilyState | None = None
         for fi, fam in enumerate(self._families):
@@ -813,7 +815,7 @@ class Kernel:
             else:
                 # the successors are their parents and the words their actions changed
                 changed = _Changed.of(words, cp, acc.words, acc.changed, self._spare)
-                cf = self._changed_keys(words, changed)
+                cf = self._changed_keys(words, changed, acc.word_cols)
                 succ = changed if keep_words else _Dense(empty_w)
         else:
             succ, cf, cp, ca = _Dense(empty_w), empty_keys(self.key_width), \
@@ -846,7 +848,8 @@ class Kernel:
                          outside_hits, outside, None if constrain else ok,
                          label_rows, step_label_hits)
 
-    def _changed_keys(self, words: np.ndarray, succ: _Changed) -> np.ndarray:
+    def _changed_keys(self, words: np.ndarray, succ: _Changed,
+                      word_cols: np.ndarray | None = None) -> np.ndarray:
         """The keys ``(m, 2)`` of successors held as their parents' rows (of the batch
         ``words``) and the words they changed (:class:`_Changed`), from the parents'
         words and the changed ones: two words, ``(w0 + w1 * SEED, w1)`` with each word
@@ -867,18 +870,23 @@ class Kernel:
             if hp is not None:
                 hp.keys_into(dst, par, g.cols, g.words, scratch)
             else:
-                _two_word_keys_into(dst, words, par, g.cols, g.words, scratch)
+                _two_word_keys_into(dst, np.ascontiguousarray(words.T) if word_cols is None
+                                    else word_cols, par, g.cols, g.words, scratch)
             if g.idx is not None:
                 out[g.idx] = dst
         return out
 
-    def _word_cols(self, words: np.ndarray, rows: np.ndarray,
-                   changed: tuple[int, ...]) -> np.ndarray:
+    def _word_cols(self, words: np.ndarray, rows: np.ndarray, changed: tuple[int, ...],
+                   cols: np.ndarray | None) -> np.ndarray:
         """The words ``changed`` of the states ``rows`` of ``words``, as columns
-        ``(len(changed), len(rows))``."""
+        ``(len(changed), len(rows))``; ``cols``: ``words`` transposed (contiguous), if
+        at hand (``np.take`` copies a strided column whole before it gathers)."""
         out = np.empty((len(changed), len(rows)), dtype=_U64)
         for j, w in enumerate(changed):
-            np.take(words[:, w], rows, out=out[j])
+            if cols is not None:
+                np.take(cols[w], rows, out=out[j])
+            else:
+                out[j] = words[rows, w]
         return out
 
     def _member_plan(self, inst: ActionInstance, s: StateView
@@ -1019,7 +1027,8 @@ class Kernel:
                 # only the words the action changes, as columns (the successors are
                 # their parents' rows and these until some are kept)
                 changed = self._changed_words(assigned)
-                child = self._word_cols(words, rows, changed)
+                child = self._word_cols(words, rows, changed,
+                                        acc.word_cols if sel is None else None)
             else:
                 child = take_rows(words, rows)
             post: dict[int, Any] = {}
@@ -1101,7 +1110,7 @@ class Kernel:
                     return False  # an error on an enabled pair: reported one by one
             scatters = [sc for sc in call.scatters if sc.branch is None or sc.branch == name]
             part = self._family_part(fam, lo, bi, nb, mask, assigned, scatters, s, words,
-                                     stutter, acc.deferred)
+                                     stutter, acc.deferred, acc.word_cols)
             if part is None:
                 return False
             parts.append(part)
@@ -1148,9 +1157,11 @@ class Kernel:
                      assigned: dict[int, Any], scatters: list[Scatter], s: StateView,
                      words: np.ndarray,
                      stutter: list[tuple[set[int] | None, np.ndarray | None]],
-                     deferred: bool = False) -> _FamilyPart | None:
+                     deferred: bool = False,
+                     word_cols: np.ndarray | None = None) -> _FamilyPart | None:
         """The transitions of branch ``bi`` of a family call (the whole action when it
-        has no branches) on the grid ``mask``; None when they cannot be vouched for."""
+        has no branches) on the grid ``mask``; None when they cannot be vouched for
+        (``word_cols``: ``words`` transposed, if at hand)."""
         layout = self.layout
         k, n = mask.shape
         flat = np.flatnonzero(mask)
@@ -1186,7 +1197,7 @@ class Kernel:
                 *(self._changed_words(dict.fromkeys(c)) for _, _, c in scattered))))
             slot = np.zeros(layout.n_words, dtype=np.int64)
             slot[list(changed)] = np.arange(len(changed))
-            child = self._word_cols(words, rows, changed)
+            child = self._word_cols(words, rows, changed, word_cols)
         else:
             child = take_rows(words, rows)
         with np.errstate(over="ignore"):
@@ -1240,7 +1251,7 @@ class Kernel:
             return part.child
         own = part.changed or ()
         return np.stack([part.child[own.index(w)] if w in own
-                         else np.take(words[:, w], part.rows) for w in changed]) \
+                         else words[part.rows, w] for w in changed]) \
             if changed else np.zeros((0, len(part.rows)), dtype=_U64)
 
     def _changed_words(self, assigned: Mapping[int, Any]) -> tuple[int, ...]:
@@ -1577,6 +1588,8 @@ class _Accumulator:
         self.action_ok: list[np.ndarray] | None = [] if action_constraints else None
         #: the bit planes of the batch's set variables (``Kernel._member_rows``)
         self.member_bits: dict[tuple[str, int], np.ndarray] = {}
+        #: (deferred) the batch's words transposed, one contiguous column a word
+        self.word_cols: np.ndarray | None = None
 
     def add(self, words: np.ndarray, fps: np.ndarray | None, parents: np.ndarray,
             action_ids: np.ndarray | int, ok: np.ndarray | None = None,
@@ -1706,15 +1719,16 @@ class _HashParts:
                 out[lo:hi, 1] = f1
 
 
-def _two_word_keys_into(out: np.ndarray, words: np.ndarray, parents: np.ndarray,
+def _two_word_keys_into(out: np.ndarray, word_cols: np.ndarray, parents: np.ndarray,
                         cols: np.ndarray, changed: tuple[int, ...],
                         scratch: np.ndarray) -> None:
     """Write into ``out`` ``(m, 2)`` the keys (:meth:`Layout.fingerprints`) of the
-    two-word successors of the batch's rows ``parents`` that changed the words
-    ``changed`` to ``cols`` ``(len(changed), m)``, a slice at a time."""
+    two-word successors of the batch's rows ``parents`` (``word_cols``: the batch's
+    words transposed) that changed the words ``changed`` to ``cols`` ``(len(changed),
+    m)``, a slice at a time."""
     step = scratch.shape[1]
-    w0 = words[:, 0]
-    w1 = words[:, 1]
+    w0 = word_cols[0]
+    w1 = word_cols[1]
     with np.errstate(over="ignore"):
         for lo in range(0, len(parents), step):
             hi = min(len(parents), lo + step)
