@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import itertools
 import sys
-import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import partial
@@ -163,13 +162,10 @@ class _Changed(SuccessorWords):
 
     @classmethod
     def of(cls, parent_words: np.ndarray, parents: np.ndarray, cols: list[np.ndarray],
-           runs: Sequence[tuple[int, int, tuple[int, ...] | None]],
-           spare: _Spare | None = None) -> _Changed:
+           runs: Sequence[tuple[int, int, tuple[int, ...] | None]]) -> _Changed:
         """From the runs of an accumulated batch (``runs[i]``: successors ``start:end``
         changed the words ``words``, whose new values are ``cols[i]``, ``(len(words),
-        end - start)``); ``cols`` is emptied (each piece let go once copied). The
-        columns of a batch whose successors all changed the same words go into an
-        array of ``spare``."""
+        end - start)``); ``cols`` is emptied (each piece let go once copied)."""
         index: dict[tuple[int, ...], int] = {}
         run_group = np.empty(len(runs), dtype=np.int64)
         run_offset = np.empty(len(runs), dtype=np.int64)
@@ -191,10 +187,7 @@ class _Changed(SuccessorWords):
             if len(rs) == 1:
                 c = cols[rs[0]]
             else:
-                c = (np.empty((len(words), sizes[g]), dtype=_U64) if spare is None
-                     or len(index) > 1 else
-                     spare.array("cols", len(words) * sizes[g], _U64).reshape(
-                         len(words), sizes[g]))
+                c = np.empty((len(words), sizes[g]), dtype=_U64)
                 for r in rs:
                     at = int(run_offset[r])
                     c[:, at:at + runs[r][1] - runs[r][0]] = cols[r]
@@ -384,13 +377,6 @@ class Kernel:
         self._leaves: dict[tuple[str, tuple[int, ...]], Leaf | None] = {}
         self._hi = self.layout.lo + self.layout.size - 1
         self._decoder = Decoder(self.layout)
-        self._spare = _Spare()
-
-    def let_go(self) -> None:
-        """Free the arrays kept for the next batch (:class:`_Spare`; those still held
-        elsewhere live on with their holders): after a level's last batch, so that they
-        are not held through the level's merge."""
-        self._spare = _Spare()
 
     def canonical(self, words: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Packed states and fingerprints, canonicalised when symmetry reduction is on;
@@ -807,14 +793,14 @@ class Kernel:
         if acc.parents:
             # each list is let go once concatenated: the successors are never held
             # twice over (a batch's peak: 88 -> 60 bytes a two-word successor)
-            cp = self._spare.concat("parents", acc.parents)
-            ca = acc.take_action_ids(self._spare.array("ids", len(cp), np.int32))
+            cp = concat_clear(acc.parents)
+            ca = acc.take_action_ids()
             if not acc.deferred:
                 succ = _Dense(concat_clear(acc.words) if acc.keep_words else empty_w)
-                cf = self._spare.concat("keys", acc.fps)
+                cf = concat_clear(acc.fps)
             else:
                 # the successors are their parents and the words their actions changed
-                changed = _Changed.of(words, cp, acc.words, acc.changed, self._spare)
+                changed = _Changed.of(words, cp, acc.words, acc.changed)
                 cf = self._changed_keys(words, changed, acc.word_cols)
                 succ = changed if keep_words else _Dense(empty_w)
         else:
@@ -861,7 +847,7 @@ class Kernel:
         ~4 ns an 8-byte element, twenty times the arithmetic on it), so the keys are
         the only one."""
         m = len(succ)
-        out = self._spare.array("keys", m, _U64, 2)
+        out = np.empty((m, 2), dtype=_U64)
         hp = _HashParts(words) if self.incremental else None
         scratch = np.empty((4, min(m, KEY_SLICE)), dtype=_U64)
         for g in succ.groups:
@@ -1621,11 +1607,9 @@ class _Accumulator:
             assert ok is not None
             self.action_ok.append(ok)
 
-    def take_action_ids(self, out: np.ndarray | None = None) -> np.ndarray:
-        """The action ids of every transition added (``int32``, into ``out`` if given),
-        the pieces let go."""
-        if out is None:
-            out = np.empty(sum(self._counts), dtype=np.int32)
+    def take_action_ids(self) -> np.ndarray:
+        """The action ids of every transition added (``int32``), the pieces let go."""
+        out = np.empty(sum(self._counts), dtype=np.int32)
         at = 0
         for ids, m in zip(self.action_ids, self._counts):
             out[at:at + m] = ids
@@ -1637,47 +1621,6 @@ class _Accumulator:
 
 #: successors a slice of :meth:`Kernel._changed_keys` (its scratch stays in the caches)
 KEY_SLICE = 1 << 15
-
-
-class _Spare:
-    """The arrays of a batch's size that a kernel returns, kept to be filled again by
-    the next batch once nothing else holds them (the consumer let the batch go: a view
-    of an array holds it too).
-
-    Arrays of 4 MiB and more are mapped afresh for each batch and faulted in page by
-    page (:data:`~modelcheck.memtune.MMAP_THRESHOLD`): on this project's machine ~4 ns
-    an 8-byte element, twenty times an elementwise operation on it, for each of a
-    batch's keys, parent rows and action ids. Capacity grows by a quarter past the
-    largest batch when a batch outgrows them; the arrays held are a batch's, a few
-    megabytes."""
-
-    def __init__(self) -> None:
-        self._held: dict[str, np.ndarray] = {}
-        # (a kernel expanding in two threads at once: one hands out an array at a time)
-        self._lock = threading.Lock()
-
-    def array(self, name: str, rows: int, dtype: Any, width: int = 0) -> np.ndarray:
-        """An array of ``rows`` rows (``(rows,)``, or ``(rows, width)``) of ``dtype``,
-        uninitialised: a kept one no one else holds, else a new one kept from now on."""
-        with self._lock:
-            a = self._held.get(name)
-            # (references: the dict's, ``a`` and getrefcount's argument)
-            if a is None or sys.getrefcount(a) > 3 or len(a) < rows:
-                # (past a kept array's size, a quarter more: batches vary in size)
-                cap = rows if a is None or len(a) >= rows else rows + rows // 4
-                a = np.empty((cap,) if not width else (cap, width), dtype=dtype)
-                self._held[name] = a
-            # (the view holds the array: no one gets it until the view is let go)
-            return a[:rows]
-
-    def concat(self, name: str, parts: list[np.ndarray]) -> np.ndarray:
-        """:func:`~modelcheck.store.concat_clear` of ``parts`` into a kept array."""
-        rows = sum(len(p) for p in parts)
-        first = parts[0]
-        out = self.array(name, rows, first.dtype, first.shape[1] if first.ndim > 1 else 0)
-        np.concatenate(parts, out=out)
-        parts.clear()
-        return out
 
 
 class _HashParts:

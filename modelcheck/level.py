@@ -453,8 +453,6 @@ class LevelExpansion:
                 del child_words, rows, u, kmin
                 if buffered >= self.flush_rows:
                     yield flush()
-        # the arrays the kernel keeps for its next batch go before the level's merge
-        self.kernel.let_go()
         if cand_fps and not f.phase1_problem:
             yield flush()
 
