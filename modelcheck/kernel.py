@@ -344,13 +344,15 @@ class Kernel:
         self.exact = self.key_kind == "exact" and self.view is None
         self.symmetry: Symmetry | None = \
             Symmetry(self.layout, sets, self.fingerprints) if sets else None
-        #: the keys of a batch's successors of two words or more are computed once,
+        #: the keys of a batch's successors of three words or more are computed once,
         #: from all of them, after every action has run, when they are the states' own
         #: (no view, no symmetry reduction) and no step predicate reads them on the way
         #: (a few numpy calls a batch instead of per action instance); until then, and
         #: until the caller keeps some, a successor is its parent's row and the words
-        #: its action changed (:class:`_Changed`)
-        self.deferred = (self.layout.n_words >= 2 and self.view is None
+        #: its action changed (:class:`_Changed`). Two-word states are keyed per
+        #: action from whole rows (two words: no cheaper from the changed ones, and
+        #: slower where actions change one word or the other)
+        self.deferred = (self.layout.n_words >= 3 and self.view is None
                          and self.symmetry is None and not self._step_preds)
         #: and, of more than two words, from their parents' (:class:`_HashParts`)
         self.incremental = self.deferred and self.key_kind == "hash128"

@@ -10,7 +10,6 @@ import pytest
 
 from examples.tla.two_phase import TwoPhase
 from modelcheck import Explorer
-from modelcheck.kernel import Kernel
 from modelcheck.memtune import MMAP_THRESHOLD
 from modelcheck.store import FingerprintSet
 
@@ -106,17 +105,14 @@ def test_batches_are_sized_by_their_successor_rows(monkeypatch, pad: int) -> Non
 @pytest.mark.parametrize("pad", [0, 40])
 def test_a_batch_holds_its_successors_once(pad: int) -> None:
     """A kernel batch's successors are never held twice over (its lists of per-action
-    results are let go as they are concatenated: peak at most twice what it returns,
-    besides the fixed scratch of the two-word keys, :data:`~modelcheck.kernel.KEY_SLICE`
-    rows), and expanded ``keys_only`` for exact keys it returns no words (they are the
-    keys), holds less by at least three quarters of the words' bytes (one word; of two,
-    the successors are held as their parents' rows and the word their action changed,
-    one of the two: less by three quarters of that word) and peaks no higher. Measured
-    with ``tracemalloc``, which counts numpy's allocations exactly."""
+    results are let go as they are concatenated: peak at most twice what it returns),
+    and expanded ``keys_only`` for exact keys it returns no words (they are the keys),
+    holds less by at least three quarters of the words' bytes and peaks no higher (of
+    two words the keys are made per action, the words let go when only keys are asked).
+    Measured with ``tracemalloc``, which counts numpy's allocations exactly."""
     import tracemalloc
 
     from benchmarks.wide_states import padded
-    from modelcheck.kernel import KEY_SLICE
 
     spec = TwoPhase(N=6) if pad == 0 else padded(pad, False)(N=6)
     got: dict[str, np.ndarray] = {}
@@ -143,15 +139,12 @@ def test_a_batch_holds_its_successors_once(pad: int) -> None:
     full, keys = out
     m = len(full.child_fps)
     assert m > 10 * len(got["words"]) // 2
-    assert peaks[0] <= 2 * held[0] + (0 if pad == 0 else 4 * 8 * KEY_SLICE)
+    assert peaks[0] <= 2 * held[0]
     assert len(keys.child_words) == 0
     assert np.array_equal(spec.layout.words_of_keys(keys.child_fps), full.child_words)
     for a in ("child_fps", "parent_rows", "action_ids", "fired"):
         assert np.array_equal(getattr(keys, a), getattr(full, a))
-    held_words = 8 * m  # (one word: the successors; two: the word 0 each changed)
-    assert held[1] <= held[0] - 0.75 * held_words
-    # two words: keys, parents, actions and the changed word (not both words)
-    assert pad == 0 or held[0] <= (16 + 4 + 4 + 8) * m + 65536
+    assert held[1] <= held[0] - 0.75 * full.child_words.nbytes
     assert peaks[1] <= peaks[0]
 
 
@@ -160,11 +153,9 @@ def test_a_batch_holds_twelve_bytes_a_successor_besides_its_keys(monkeypatch,
                                                                   pad: int) -> None:
     """Until a kernel batch concatenates its per-action results, it holds them all (from
     the heap, whose freed pages stay resident: they set the explorer's peak RSS): a
-    successor's key (of two words or more: the words its action changed, its key made
-    at the batch's end), its parent row in ``int32`` and nothing per successor for its
+    successor's key, its parent row in ``int32`` and nothing per successor for its
     action id (one number per action instance, expanded once concatenated); the old
-    pieces took 8 bytes a parent row and 4 an action id, 20 bytes a one-word successor,
-    and a two-word successor's pieces both its words.
+    pieces took 8 bytes a parent row and 4 an action id, 20 bytes a one-word successor.
     The transitions are those of one state at a time
     (:meth:`~modelcheck.kernel.Kernel.successors`)."""
     from benchmarks.wide_states import padded
@@ -197,8 +188,7 @@ def test_a_batch_holds_twelve_bytes_a_successor_besides_its_keys(monkeypatch,
     m = len(e.child_fps)
     assert m > 4 * len(got["words"])
     assert e.parent_rows.dtype == np.int32 and e.action_ids.dtype == np.int32
-    # (two words: the word each action changes, word 0, not both)
-    assert held[0] == (8 + 4) * m
+    assert held[0] == (8 * width + 4) * m
     want = sorted((r, inst.id, k.fingerprint(nxt))
                   for r, w in enumerate(got["words"])
                   for inst, nxt in k.successors(spec.layout.unpack(w)))

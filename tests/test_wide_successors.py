@@ -1,4 +1,4 @@
-"""Successors of two words or more held as their parents' rows and the words their
+"""Successors of three words or more held as their parents' rows and the words their
 actions changed (``kernel._Changed``) until the level rule keeps some: the rows
 gathered for any subset of the successors (:meth:`SuccessorWords.take`) are the words
 of keying each action's successors on their own (whole rows copied per action), their
@@ -156,8 +156,8 @@ def test_broken_keys_are_caught(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_random_wide_specs_gather_the_whole_rows(cls: type[Spec], rows: int,
                                                  seed: int) -> None:
     spec = cls()
-    if spec.layout.n_words < 2 or spec.properties:
-        return  # (one word, or an action property: keyed per action, whole rows)
+    if spec.layout.n_words < 3 or spec.properties:
+        return  # (one or two words, or an action property: keyed per action, whole rows)
     _seen, bad = _mismatches(spec, seed, depth=5, family_rows=rows, narrow_min=2)
     assert bad == 0
 
@@ -165,9 +165,9 @@ def test_random_wide_specs_gather_the_whole_rows(cls: type[Spec], rows: int,
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(random_spec(wide=True, max_vars=4), st.sampled_from([1, 3, 1024]))
 def test_random_wide_specs_explore_as_the_oracle(cls: type[Spec], batch: int) -> None:
-    """Counts, depth and verdict of two to four words (the words of the successors kept
-    gathered from their parents' and the changed ones) are the oracle's, in batches of
-    one state, a few and many."""
+    """Counts, depth and verdict of one to four words (past two, the words of the
+    successors kept gathered from their parents' and the changed ones) are the
+    oracle's, in batches of one state, a few and many."""
     spec = cls()
     r, o = explore(spec, batch_size=batch), brute_force_check(spec)
     assert (r.status, r.distinct_states, r.depth, r.generated_states) == \
