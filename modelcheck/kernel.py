@@ -46,7 +46,7 @@ from .family import (
     grid_values,
     param_column,
 )
-from .layout import KEY_SEED, Layout, add_terms, hash_parts
+from .layout import Layout, add_terms, hash_parts
 from .spec import ActionDecl, ActionInstance, PredicateDecl, RoleKind, Spec
 from .store import concat_clear, empty_keys, key_int, take_rows
 from .symmetry import Symmetry
@@ -354,7 +354,7 @@ class Kernel:
         #: slower where actions change one word or the other)
         self.deferred = (self.layout.n_words >= 3 and self.view is None
                          and self.symmetry is None and not self._step_preds)
-        #: and, of more than two words, from their parents' (:class:`_HashParts`)
+        #: (so hashed: the keys from their parents', :class:`_HashParts`)
         self.incremental = self.deferred and self.key_kind == "hash128"
         #: the instances of an action family are evaluated in one call over up to
         #: ``family_rows`` (instance, state) pairs, when that covers ``family_min``
@@ -803,7 +803,7 @@ class Kernel:
             else:
                 # the successors are their parents and the words their actions changed
                 changed = _Changed.of(words, cp, acc.words, acc.changed)
-                cf = self._changed_keys(words, changed, acc.word_cols)
+                cf = self._changed_keys(words, changed)
                 succ = changed if keep_words else _Dense(empty_w)
         else:
             succ, cf, cp, ca = _Dense(empty_w), empty_keys(self.key_width), \
@@ -836,13 +836,11 @@ class Kernel:
                          outside_hits, outside, None if constrain else ok,
                          label_rows, step_label_hits)
 
-    def _changed_keys(self, words: np.ndarray, succ: _Changed,
-                      word_cols: np.ndarray | None = None) -> np.ndarray:
-        """The keys ``(m, 2)`` of successors held as their parents' rows (of the batch
-        ``words``) and the words they changed (:class:`_Changed`), from the parents'
-        words and the changed ones: two words, ``(w0 + w1 * SEED, w1)`` with each word
-        the changed one or the parent's; more, the parent's 128-bit fingerprint less its
-        terms of the changed words plus the successor's (:func:`add_terms`).
+    def _changed_keys(self, words: np.ndarray, succ: _Changed) -> np.ndarray:
+        """The 128-bit keys ``(m, 2)`` of successors held as their parents' rows (of the
+        batch ``words``) and the words they changed (:class:`_Changed`): the parent's
+        fingerprint less its terms of the changed words plus the successor's
+        (:func:`~modelcheck.layout.add_terms`).
 
         Computed in slices of :data:`KEY_SLICE` successors in scratch arrays: a fresh
         array of a batch's size is faulted in page by page (on this project's machine
@@ -850,16 +848,12 @@ class Kernel:
         the only one."""
         m = len(succ)
         out = np.empty((m, 2), dtype=_U64)
-        hp = _HashParts(words) if self.incremental else None
+        hp = _HashParts(words)
         scratch = np.empty((4, min(m, KEY_SLICE)), dtype=_U64)
         for g in succ.groups:
             par = succ.parents if g.idx is None else np.take(succ.parents, g.idx)
             dst = out if g.idx is None else np.empty((len(par), 2), dtype=_U64)
-            if hp is not None:
-                hp.keys_into(dst, par, g.cols, g.words, scratch)
-            else:
-                _two_word_keys_into(dst, np.ascontiguousarray(words.T) if word_cols is None
-                                    else word_cols, par, g.cols, g.words, scratch)
+            hp.keys_into(dst, par, g.cols, g.words, scratch)
             if g.idx is not None:
                 out[g.idx] = dst
         return out
@@ -1662,32 +1656,6 @@ class _HashParts:
                 add_terms(f0, f1, cols[:, lo:hi], changed, scratch[2:, :h])
                 out[lo:hi, 0] = f0
                 out[lo:hi, 1] = f1
-
-
-def _two_word_keys_into(out: np.ndarray, word_cols: np.ndarray, parents: np.ndarray,
-                        cols: np.ndarray, changed: tuple[int, ...],
-                        scratch: np.ndarray) -> None:
-    """Write into ``out`` ``(m, 2)`` the keys (:meth:`Layout.fingerprints`) of the
-    two-word successors of the batch's rows ``parents`` (``word_cols``: the batch's
-    words transposed) that changed the words ``changed`` to ``cols`` ``(len(changed),
-    m)``, a slice at a time."""
-    step = scratch.shape[1]
-    w0 = word_cols[0]
-    w1 = word_cols[1]
-    with np.errstate(over="ignore"):
-        for lo in range(0, len(parents), step):
-            hi = min(len(parents), lo + step)
-            h = hi - lo
-            p = parents[lo:hi]
-            x0 = cols[changed.index(0), lo:hi] if 0 in changed else \
-                np.take(w0, p, out=scratch[0, :h])
-            x1 = cols[changed.index(1), lo:hi] if 1 in changed else \
-                np.take(w1, p, out=scratch[1, :h])
-            k0 = scratch[2, :h]
-            np.multiply(x1, KEY_SEED, out=k0)
-            k0 += x0
-            out[lo:hi, 0] = k0
-            out[lo:hi, 1] = x1
 
 
 def _scattered_view(s: StateView, rows: np.ndarray, post: dict[int, np.ndarray],

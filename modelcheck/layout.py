@@ -49,13 +49,10 @@ import numpy as np
 from .types import BoundArray, BoundSetChunk, BoundSparseSlot, BoundType, Cell, ScalarType
 
 __all__ = ["Layout", "VarInfo", "fingerprint64", "fingerprint128", "collision_probability",
-           "words_of_keys", "hash_parts", "add_terms",
-           "KEY_SEED"]
+           "words_of_keys", "hash_parts", "add_terms"]
 
 _U64 = np.uint64
 _SEED = np.uint64(0x9E3779B97F4A7C15)
-#: the multiplier of word 1 in a two-word key (:meth:`Layout.fingerprints`)
-KEY_SEED = _SEED
 #: the seed of the second half of a 128-bit fingerprint
 _SEED2 = np.uint64(0xD1B54A32D192ED03)
 _M1 = np.uint64(0xBF58476D1CE4E5B9)
