@@ -46,7 +46,7 @@ from .family import (
     grid_values,
     param_column,
 )
-from .layout import Layout, fingerprint128, hash_parts, word_terms
+from .layout import Layout, add_terms, hash_parts
 from .spec import ActionDecl, ActionInstance, PredicateDecl, RoleKind, Spec
 from .store import concat_clear, empty_keys, key_int, take_rows
 from .symmetry import Symmetry
@@ -66,9 +66,10 @@ class Expansion:
     n: int
     #: per checked invariant (by position), rows of the batch that violate it
     invariant_rows: list[np.ndarray]
-    #: successors: packed words ``(m, k)`` (no rows when expanded ``keys_only``),
-    #: fingerprints, parent row (``int32``), action instance id (``int32``)
-    child_words: np.ndarray
+    #: successors: packed words ``(m, k)``, gathered when asked (none when expanded
+    #: ``keys_only``; :attr:`child_words` are all of them), fingerprints, parent row
+    #: (``int32``), action instance id (``int32``)
+    successors: SuccessorWords
     child_fps: np.ndarray
     parent_rows: np.ndarray
     action_ids: np.ndarray
@@ -100,6 +101,153 @@ class Expansion:
     @property
     def generated(self) -> int:
         return int(self.fired.sum())
+
+    @property
+    def child_words(self) -> np.ndarray:
+        """The successors' packed words ``(m, k)`` (all of them: :attr:`successors`
+        gathers the rows asked for)."""
+        return self.successors.all()
+
+
+class SuccessorWords:
+    """The packed words ``(m, k)`` of a batch's successors, gathered when asked: a
+    consumer that keeps some of them (the level rule keeps the first successor of each
+    key) takes those rows (:meth:`take`) and never builds the others."""
+
+    def __len__(self) -> int:
+        raise NotImplementedError
+
+    def take(self, rows: np.ndarray) -> np.ndarray:
+        """The words of successors ``rows`` (an index array), ``(len(rows), k)``."""
+        raise NotImplementedError
+
+    def all(self) -> np.ndarray:
+        """The words of every successor, ``(m, k)``."""
+        raise NotImplementedError
+
+
+class _Dense(SuccessorWords):
+    """Successors' words held as one array."""
+
+    def __init__(self, words: np.ndarray) -> None:
+        self.words = words
+
+    def __len__(self) -> int:
+        return len(self.words)
+
+    def take(self, rows: np.ndarray) -> np.ndarray:
+        return take_rows(self.words, rows)
+
+    def all(self) -> np.ndarray:
+        return self.words
+
+
+class _Changed(SuccessorWords):
+    """Successors as their parents' rows and the words their actions changed: run ``r``
+    (successors ``starts[r]`` up to the next run's start) changed the words
+    ``groups[g].words`` (``g = run_group[r]``), whose new values are the columns of
+    ``groups[g].cols`` from ``run_offset[r]``. A row's words are its parent's with those
+    columns written in: built for the rows asked for only, in one gather."""
+
+    def __init__(self, parent_words: np.ndarray, parents: np.ndarray,
+                 groups: list[_ChangedGroup], starts: np.ndarray, run_group: np.ndarray,
+                 run_offset: np.ndarray) -> None:
+        self.parent_words = parent_words
+        self.parents = parents
+        self.groups = groups
+        self.starts = starts
+        self.run_group = run_group
+        self.run_offset = run_offset
+        self._all: np.ndarray | None = None
+
+    @classmethod
+    def of(cls, parent_words: np.ndarray, parents: np.ndarray, cols: list[np.ndarray],
+           runs: Sequence[tuple[int, int, tuple[int, ...] | None]]) -> _Changed:
+        """From the runs of an accumulated batch (``runs[i]``: successors ``start:end``
+        changed the words ``words``, whose new values are ``cols[i]``, ``(len(words),
+        end - start)``); ``cols`` is emptied (each piece let go once copied)."""
+        index: dict[tuple[int, ...], int] = {}
+        run_group = np.empty(len(runs), dtype=np.int64)
+        run_offset = np.empty(len(runs), dtype=np.int64)
+        sizes: list[int] = []
+        members: list[list[int]] = []
+        for r, (lo, hi, words) in enumerate(runs):
+            assert words is not None
+            g = index.setdefault(words, len(index))
+            if g == len(sizes):
+                sizes.append(0)
+                members.append([])
+            run_group[r] = g
+            run_offset[r] = sizes[g]
+            sizes[g] += hi - lo
+            members[g].append(r)
+        groups = []
+        for words, g in index.items():
+            rs = members[g]
+            if len(rs) == 1:
+                c = cols[rs[0]]
+            else:
+                c = np.empty((len(words), sizes[g]), dtype=_U64)
+                for r in rs:
+                    at = int(run_offset[r])
+                    c[:, at:at + runs[r][1] - runs[r][0]] = cols[r]
+            idx = None if len(index) == 1 else np.concatenate(
+                [np.arange(runs[r][0], runs[r][1]) for r in rs])
+            groups.append(_ChangedGroup(words, c, idx))
+        cols.clear()
+        starts = np.array([lo for lo, _hi, _w in runs], dtype=np.int64)
+        return cls(parent_words, parents, groups, starts, run_group, run_offset)
+
+    def __len__(self) -> int:
+        return len(self.parents)
+
+    def take(self, rows: np.ndarray) -> np.ndarray:
+        if self._all is not None:
+            return take_rows(self._all, rows)
+        out = take_rows(self.parent_words, np.take(self.parents, rows))
+        if len(self.groups) == 1:
+            g = self.groups[0]
+            for j, w in enumerate(g.words):
+                out[:, w] = np.take(g.cols[j], rows)
+            return out
+        run = np.searchsorted(self.starts, rows, side="right") - 1
+        gid = self.run_group[run]
+        pos = self.run_offset[run]
+        pos += rows
+        pos -= self.starts[run]
+        for gi, g in enumerate(self.groups):
+            if not g.words:
+                continue
+            sel = np.flatnonzero(gid == gi)
+            if not len(sel):
+                continue
+            p = pos[sel]
+            for j, w in enumerate(g.words):
+                out[sel, w] = np.take(g.cols[j], p)
+        return out
+
+    def all(self) -> np.ndarray:
+        if self._all is None:
+            out = take_rows(self.parent_words, self.parents)
+            for g in self.groups:
+                for j, w in enumerate(g.words):
+                    if g.idx is None:
+                        out[:, w] = g.cols[j]
+                    else:
+                        out[g.idx, w] = g.cols[j]
+            self._all = out
+        return self._all
+
+
+@dataclass
+class _ChangedGroup:
+    """The successors of a batch that changed the words ``words``: their new values
+    ``cols`` ``(len(words), count)`` and their rows among the batch's successors
+    (``idx``; None: all of them, in order)."""
+
+    words: tuple[int, ...]
+    cols: np.ndarray
+    idx: np.ndarray | None
 
 
 @dataclass(frozen=True)
@@ -196,13 +344,17 @@ class Kernel:
         self.exact = self.key_kind == "exact" and self.view is None
         self.symmetry: Symmetry | None = \
             Symmetry(self.layout, sets, self.fingerprints) if sets else None
-        #: the keys of a batch's successors of two words or more are computed once,
+        #: the keys of a batch's successors of three words or more are computed once,
         #: from all of them, after every action has run, when they are the states' own
         #: (no view, no symmetry reduction) and no step predicate reads them on the way
-        #: (a few numpy calls a batch instead of per action instance)
-        self.deferred = (self.layout.n_words >= 2 and self.view is None
+        #: (a few numpy calls a batch instead of per action instance); until then, and
+        #: until the caller keeps some, a successor is its parent's row and the words
+        #: its action changed (:class:`_Changed`). Two-word states are keyed per
+        #: action from whole rows (two words: no cheaper from the changed ones, and
+        #: slower where actions change one word or the other)
+        self.deferred = (self.layout.n_words >= 3 and self.view is None
                          and self.symmetry is None and not self._step_preds)
-        #: and, of more than two words, from their parents' (:class:`_HashParts`)
+        #: (so hashed: the keys from their parents', :class:`_HashParts`)
         self.incremental = self.deferred and self.key_kind == "hash128"
         #: the instances of an action family are evaluated in one call over up to
         #: ``family_rows`` (instance, state) pairs, when that covers ``family_min``
@@ -602,7 +754,7 @@ class Kernel:
         empty_w = np.zeros((0, layout.n_words), dtype=_U64)
         empty_i = np.zeros(0, dtype=np.int64)
         if not expand or n == 0 or (stop_on_violation and any(len(r) for r in inv_rows)):
-            return Expansion(n, inv_rows, empty_w, np.zeros(0, dtype=_U64),
+            return Expansion(n, inv_rows, _Dense(empty_w), np.zeros(0, dtype=_U64),
                              np.zeros(0, dtype=np.int32), np.zeros(0, dtype=np.int32),
                              fired, empty_i,
                              [_no_hits() for _ in self.properties],
@@ -614,6 +766,8 @@ class Kernel:
         acc = _Accumulator(n, len(self.actions), self.check_deadlock, len(self._step_preds),
                            bool(self.action_constraints),
                            keep_words=keep_words or self.deferred, deferred=self.deferred)
+        if acc.deferred:
+            acc.word_cols = np.ascontiguousarray(words.T)
         stutter = [self._stutter_verdict(p, s) for p in self._step_preds]
         fam_state: FamilyState | None = None
         for fi, fam in enumerate(self._families):
@@ -637,22 +791,22 @@ class Kernel:
         deadlocks = empty_i
         if any_enabled is not None:
             deadlocks = np.flatnonzero(~any_enabled)
+        succ: SuccessorWords
         if acc.parents:
             # each list is let go once concatenated: the successors are never held
             # twice over (a batch's peak: 88 -> 60 bytes a two-word successor)
-            cw = concat_clear(acc.words) if acc.keep_words else empty_w
             cp = concat_clear(acc.parents)
             ca = acc.take_action_ids()
             if not acc.deferred:
+                succ = _Dense(concat_clear(acc.words) if acc.keep_words else empty_w)
                 cf = concat_clear(acc.fps)
-            elif self.incremental:
-                cf = _HashParts.of(words).successors(cp, cw, acc.changed)
-            elif keep_words:
-                cf = self.fingerprints(cw)
             else:
-                cf, cw = layout.keys_in_place(cw), empty_w
+                # the successors are their parents and the words their actions changed
+                changed = _Changed.of(words, cp, acc.words, acc.changed)
+                cf = self._changed_keys(words, changed)
+                succ = changed if keep_words else _Dense(empty_w)
         else:
-            cw, cf, cp, ca = empty_w, empty_keys(self.key_width), \
+            succ, cf, cp, ca = _Dense(empty_w), empty_keys(self.key_width), \
                 np.zeros(0, dtype=np.int32), np.zeros(0, dtype=np.int32)
         ok = None
         if acc.action_ok is not None:
@@ -661,7 +815,8 @@ class Kernel:
         prop_hits, step_label_hits = all_hits[:n_prop], all_hits[n_prop:]
         outside_hits = [_no_hits() for _ in self.invariants]
         outside = 0
-        if (self.constraints or ok is not None) and constrain and len(cw):
+        if (self.constraints or ok is not None) and constrain and len(succ):
+            cw = succ.all()
             keep = self.in_model_rows(cw) if self.constraints else np.ones(len(cw), dtype=bool)
             if ok is not None:
                 keep &= ok
@@ -675,10 +830,46 @@ class Kernel:
                     if len(bad):
                         sel = out[bad]
                         outside_hits[j] = (cp[sel], ca[sel], take_rows(cf, sel))
-                cw, cf, cp, ca = take_rows(cw, keep), take_rows(cf, keep), cp[keep], ca[keep]
-        return Expansion(n, inv_rows, cw, cf, cp, ca, fired, deadlocks, prop_hits,
+                succ = _Dense(take_rows(cw, keep))
+                cf, cp, ca = take_rows(cf, keep), cp[keep], ca[keep]
+        return Expansion(n, inv_rows, succ, cf, cp, ca, fired, deadlocks, prop_hits,
                          outside_hits, outside, None if constrain else ok,
                          label_rows, step_label_hits)
+
+    def _changed_keys(self, words: np.ndarray, succ: _Changed) -> np.ndarray:
+        """The 128-bit keys ``(m, 2)`` of successors held as their parents' rows (of the
+        batch ``words``) and the words they changed (:class:`_Changed`): the parent's
+        fingerprint less its terms of the changed words plus the successor's
+        (:func:`~modelcheck.layout.add_terms`).
+
+        Computed in slices of :data:`KEY_SLICE` successors in scratch arrays: a fresh
+        array of a batch's size is faulted in page by page (on this project's machine
+        ~4 ns an 8-byte element, twenty times the arithmetic on it), so the keys are
+        the only one."""
+        m = len(succ)
+        out = np.empty((m, 2), dtype=_U64)
+        hp = _HashParts(words)
+        scratch = np.empty((4, min(m, KEY_SLICE)), dtype=_U64)
+        for g in succ.groups:
+            par = succ.parents if g.idx is None else np.take(succ.parents, g.idx)
+            dst = out if g.idx is None else np.empty((len(par), 2), dtype=_U64)
+            hp.keys_into(dst, par, g.cols, g.words, scratch)
+            if g.idx is not None:
+                out[g.idx] = dst
+        return out
+
+    def _word_cols(self, words: np.ndarray, rows: np.ndarray, changed: tuple[int, ...],
+                   cols: np.ndarray | None) -> np.ndarray:
+        """The words ``changed`` of the states ``rows`` of ``words``, as columns
+        ``(len(changed), len(rows))``; ``cols``: ``words`` transposed (contiguous), if
+        at hand (``np.take`` copies a strided column whole before it gathers)."""
+        out = np.empty((len(changed), len(rows)), dtype=_U64)
+        for j, w in enumerate(changed):
+            if cols is not None:
+                np.take(cols[w], rows, out=out[j])
+            else:
+                out[j] = words[rows, w]
+        return out
 
     def _member_plan(self, inst: ActionInstance, s: StateView
                      ) -> list[tuple[str, int, int]] | None:
@@ -813,7 +1004,15 @@ class Kernel:
             at = rows if sel is None else sel[rows]  # the rows of the expanded batch
             if acc.any_enabled is not None:
                 acc.any_enabled[at] = True
-            child = take_rows(words, rows)
+            changed: tuple[int, ...] = ()
+            if acc.deferred:
+                # only the words the action changes, as columns (the successors are
+                # their parents' rows and these until some are kept)
+                changed = self._changed_words(assigned)
+                child = self._word_cols(words, rows, changed,
+                                        acc.word_cols if sel is None else None)
+            else:
+                child = take_rows(words, rows)
             post: dict[int, Any] = {}
             with np.errstate(over="ignore"):
                 for ci, v in assigned.items():
@@ -823,7 +1022,11 @@ class Kernel:
                     # modulo 2**64, the word ends up holding the new value
                     delta = np.subtract(vr, s._cell(ci)[rows], dtype=np.int64).view(_U64)
                     delta *= layout.mult[ci]
-                    child[:, layout.word_of[ci]] += delta
+                    w = int(layout.word_of[ci])
+                    if acc.deferred:
+                        child[changed.index(w)] += delta
+                    else:
+                        child[:, w] += delta
             ok = None
             if self.action_constraints:
                 # on the successor itself, before symmetry reduction, as the properties
@@ -835,7 +1038,7 @@ class Kernel:
             # one action instance: its id is recorded once, not once a transition
             if acc.deferred:
                 fps = None
-                acc.add(child, None, at, inst.id, ok, self._changed_words(assigned))
+                acc.add(child, None, at, inst.id, ok, changed)
             else:
                 child, fps = self.canonical(child)
                 acc.add(child, fps, at, inst.id, ok)
@@ -889,7 +1092,7 @@ class Kernel:
                     return False  # an error on an enabled pair: reported one by one
             scatters = [sc for sc in call.scatters if sc.branch is None or sc.branch == name]
             part = self._family_part(fam, lo, bi, nb, mask, assigned, scatters, s, words,
-                                     stutter, acc.deferred)
+                                     stutter, acc.deferred, acc.word_cols)
             if part is None:
                 return False
             parts.append(part)
@@ -900,12 +1103,15 @@ class Kernel:
         parts = [p for p in parts if len(p.rows)]
         if not parts:
             return True
-        child = np.concatenate([p.child for p in parts])
+        changed: tuple[int, ...] | None = None
+        if acc.deferred:
+            # the words any part changes: a part's columns of the others are its parents'
+            changed = tuple(sorted({w for p in parts for w in p.changed or ()}))
+            child = np.concatenate([self._widened(p, changed, words) for p in parts],
+                                   axis=1)
+        else:
+            child = np.concatenate([p.child for p in parts])
         fps = None if acc.deferred else np.concatenate([p.fps for p in parts])
-        # (deferred: the words any part changes; None, the whole state, if any is unknown)
-        known = [p.changed for p in parts if p.changed is not None]
-        changed = None if len(known) < len(parts) else \
-            tuple(sorted({w for c in known for w in c}))
         rows = np.concatenate([p.rows for p in parts])
         ids = np.concatenate([p.ids for p in parts])
         bad = [np.concatenate([p.bad[j] for p in parts])
@@ -916,7 +1122,7 @@ class Kernel:
         if len(parts) > 1:
             # instance by instance (parameters, then branch), states in order within each
             order = np.argsort(ids.astype(np.int64) * n + rows, kind="stable")
-            child = take_rows(child, order)
+            child = np.take(child, order, axis=1) if acc.deferred else take_rows(child, order)
             fps = None if fps is None else take_rows(fps, order)
             rows, ids = rows[order], ids[order]
             bad = [b[order] for b in bad]
@@ -933,9 +1139,11 @@ class Kernel:
                      assigned: dict[int, Any], scatters: list[Scatter], s: StateView,
                      words: np.ndarray,
                      stutter: list[tuple[set[int] | None, np.ndarray | None]],
-                     deferred: bool = False) -> _FamilyPart | None:
+                     deferred: bool = False,
+                     word_cols: np.ndarray | None = None) -> _FamilyPart | None:
         """The transitions of branch ``bi`` of a family call (the whole action when it
-        has no branches) on the grid ``mask``; None when they cannot be vouched for."""
+        has no branches) on the grid ``mask``; None when they cannot be vouched for
+        (``word_cols``: ``words`` transposed, if at hand)."""
         layout = self.layout
         k, n = mask.shape
         flat = np.flatnonzero(mask)
@@ -949,27 +1157,45 @@ class Kernel:
             return _FamilyPart(bi, fired, enabled, words[:0], np.zeros(0, dtype=_U64), rows,
                                inst.astype(np.int32), [empty for _ in self._step_preds],
                                empty if self.action_constraints else None)
-        child = take_rows(words, rows)
         post: dict[int, np.ndarray] = {}
         scattered: list[tuple[np.ndarray, np.ndarray, frozenset[int]]] = []
+        for ci, v in assigned.items():
+            vr = grid_values(v, k, n, flat)
+            if vr is None or np.any((vr < layout.lo[ci]) | (vr > self._hi[ci])):
+                return None
+            post[ci] = vr
+        for sc in scatters:
+            cr = grid_values(sc.cells, k, n, flat)
+            vr = grid_values(sc.value, k, n, flat)
+            if cr is None or vr is None or np.any((vr < layout.lo[cr])
+                                                  | (vr > self._hi[cr])):
+                return None
+            scattered.append((cr, vr, frozenset(np.unique(cr).tolist())))
+        changed: tuple[int, ...] | None = None
+        if deferred:
+            # only the words the call changes (of the assigned cells and of every cell
+            # a row may write), as columns
+            changed = tuple(sorted(set(self._changed_words(post)).union(
+                *(self._changed_words(dict.fromkeys(c)) for _, _, c in scattered))))
+            slot = np.zeros(layout.n_words, dtype=np.int64)
+            slot[list(changed)] = np.arange(len(changed))
+            child = self._word_cols(words, rows, changed, word_cols)
+        else:
+            child = take_rows(words, rows)
         with np.errstate(over="ignore"):
-            for ci, v in assigned.items():
-                vr = grid_values(v, k, n, flat)
-                if vr is None or np.any((vr < layout.lo[ci]) | (vr > self._hi[ci])):
-                    return None
-                post[ci] = vr
+            for ci, vr in post.items():
                 delta = (vr - s._cell(ci)[rows].astype(np.int64)).astype(_U64)
-                child[:, layout.word_of[ci]] += delta * layout.mult[ci]
+                if deferred:
+                    child[slot[layout.word_of[ci]]] += delta * layout.mult[ci]
+                else:
+                    child[:, layout.word_of[ci]] += delta * layout.mult[ci]
             at = np.arange(m)
-            for sc in scatters:
-                cr = grid_values(sc.cells, k, n, flat)
-                vr = grid_values(sc.value, k, n, flat)
-                if cr is None or vr is None or np.any((vr < layout.lo[cr])
-                                                      | (vr > self._hi[cr])):
-                    return None
-                scattered.append((cr, vr, frozenset(np.unique(cr).tolist())))
+            for cr, vr, _cells in scattered:
                 delta = (vr - self._decoder.per_row(words, rows, cr)).astype(_U64)
-                child[at, layout.word_of[cr]] += delta * layout.mult[cr]
+                if deferred:
+                    child[slot[layout.word_of[cr]], at] += delta * layout.mult[cr]
+                else:
+                    child[at, layout.word_of[cr]] += delta * layout.mult[cr]
         pre = _SubView(s, rows, {}).view(layout, m)
         post_view = _scattered_view(s, rows, post, scattered, layout, m)
         ok: np.ndarray | None = None
@@ -982,11 +1208,7 @@ class Kernel:
                     return None
                 ok &= holds
         fps: np.ndarray | None = None
-        changed: tuple[int, ...] | None = None
-        if deferred:
-            # the words of per-row cells are any (the whole state is hashed)
-            changed = None if scattered else self._changed_words(assigned)
-        else:
+        if not deferred:
             child, fps = self.canonical(child)
         ids = (fam.first + (inst + lo) * nb + bi).astype(np.int32)
         bad: list[np.ndarray] = []
@@ -1002,6 +1224,17 @@ class Kernel:
                     return None
                 bad.append(~holds)
         return _FamilyPart(bi, fired, enabled, child, fps, rows, ids, bad, ok, changed)
+
+    def _widened(self, part: _FamilyPart, changed: tuple[int, ...],
+                 words: np.ndarray) -> np.ndarray:
+        """A deferred part's columns of the words ``changed`` (a superset of its own):
+        its parents' words where it changed none."""
+        if part.changed == changed:
+            return part.child
+        own = part.changed or ()
+        return np.stack([part.child[own.index(w)] if w in own
+                         else words[part.rows, w] for w in changed]) \
+            if changed else np.zeros((0, len(part.rows)), dtype=_U64)
 
     def _changed_words(self, assigned: Mapping[int, Any]) -> tuple[int, ...]:
         """The words holding the cells ``assigned`` (those an action may change)."""
@@ -1289,9 +1522,10 @@ def _families(actions: Sequence[ActionInstance]) -> list[_Family]:
 @dataclass
 class _FamilyPart:
     """The transitions of one branch of a family call: per combination how many fired,
-    the states with one enabled, and per transition the successor, its fingerprint,
-    parent row, action id, (per action property) whether it violates it and (with
-    action constraints) whether it satisfies them all."""
+    the states with one enabled, and per transition the successor (deferred: the
+    columns of the words ``changed``), its fingerprint, parent row, action id, (per
+    action property) whether it violates it and (with action constraints) whether it
+    satisfies them all."""
 
     branch: int
     fired: np.ndarray
@@ -1302,7 +1536,7 @@ class _FamilyPart:
     ids: np.ndarray
     bad: list[np.ndarray]
     ok: np.ndarray | None = None
-    #: (deferred) the words the successors may differ in from their parents, None: any
+    #: (deferred) the words the successors may differ in from their parents
     changed: tuple[int, ...] | None = None
 
 
@@ -1313,9 +1547,9 @@ class _Accumulator:
                  action_constraints: bool = False, keep_words: bool = True,
                  deferred: bool = False) -> None:
         self.n = n
-        #: the successors' keys are computed from their words at the end (``fps`` stays
-        #: empty; ``changed`` says which words each added run may differ in from its
-        #: parents: ``(start, end, words)``, words None for any)
+        #: the successors' keys are computed at the end (``fps`` stays empty) from the
+        #: words their actions changed (``words`` holds, per added run, the columns of
+        #: those words; ``changed`` says which they are: ``(start, end, words)``)
         self.deferred = deferred
         self.changed: list[tuple[int, int, tuple[int, ...] | None]] = []
         self._rows = 0
@@ -1336,14 +1570,17 @@ class _Accumulator:
         self.action_ok: list[np.ndarray] | None = [] if action_constraints else None
         #: the bit planes of the batch's set variables (``Kernel._member_rows``)
         self.member_bits: dict[tuple[str, int], np.ndarray] = {}
+        #: (deferred) the batch's words transposed, one contiguous column a word
+        self.word_cols: np.ndarray | None = None
 
     def add(self, words: np.ndarray, fps: np.ndarray | None, parents: np.ndarray,
             action_ids: np.ndarray | int, ok: np.ndarray | None = None,
             changed: tuple[int, ...] | None = None) -> None:
         """Record transitions: the successors' ``words`` and ``fps`` (None when the
-        batch's keys are computed once at its end: ``changed`` then names the words
-        that differ from the parents', None for any), their ``parents`` (rows of the
-        batch) and ``action_ids`` (one id when all are of one instance).
+        batch's keys are computed once at its end: ``words`` are then the columns
+        ``(len(changed), m)`` of the words ``changed``, those that differ from the
+        parents'), their ``parents`` (rows of the batch) and ``action_ids`` (one id
+        when all are of one instance).
 
         A batch's pieces are all held until :meth:`Kernel.expand` concatenates them, and
         they come from the heap (each is below ``memtune.MMAP_THRESHOLD``), whose pages
@@ -1378,63 +1615,47 @@ class _Accumulator:
         return out
 
 
-@dataclass
+#: successors a slice of :meth:`Kernel._changed_keys` (its scratch stays in the caches)
+KEY_SLICE = 1 << 15
+
+
 class _HashParts:
-    """A batch's per-word terms of :func:`~modelcheck.layout.fingerprint128` (one
-    ``(k, n)`` array per column, a word's terms contiguous) and its fingerprints'
-    columns: a successor's fingerprint is its parent's, less the parent's terms of the
-    words the action changed, plus the successor's terms of them."""
+    """A batch's per-word terms of :func:`~modelcheck.layout.fingerprint128` and its
+    fingerprints' columns: a successor's fingerprint is its parent's, less the parent's
+    terms of the words the action changed, plus the successor's terms of them."""
 
-    a: np.ndarray
-    b: np.ndarray
-    fp0: np.ndarray
-    fp1: np.ndarray
+    def __init__(self, words: np.ndarray) -> None:
+        self.a, self.b = hash_parts(words)
+        self.fp0 = self.a.sum(axis=0, dtype=_U64)
+        self.fp1 = self.b.sum(axis=0, dtype=_U64)
 
-    @classmethod
-    def of(cls, words: np.ndarray) -> _HashParts:
-        a, b = hash_parts(words)
-        return cls(a, b, a.sum(axis=0, dtype=_U64), b.sum(axis=0, dtype=_U64))
-
-    def successors(self, parents: np.ndarray, child: np.ndarray,
-                   runs: Sequence[tuple[int, int, tuple[int, ...] | None]]) -> np.ndarray:
-        """Fingerprints ``(m, 2)`` of the successors ``child`` (packed) of the batch's
-        rows ``parents``; ``runs`` are ``(start, end, words)``: successors
-        ``start:end`` differ from their parents in ``words`` at most (None: any). The
-        runs of the same words are computed together (a few numpy calls a batch)."""
-        m, k = child.shape
-        out = np.empty((m, 2), dtype=_U64)
-        groups: dict[tuple[int, ...] | None, list[tuple[int, int]]] = {}
-        for lo, hi, words in runs:
-            if words is not None and len(words) * 2 > k:
-                words = None  # most words change: hash them all
-            groups.setdefault(words, []).append((lo, hi))
+    def bases(self, changed: tuple[int, ...]) -> tuple[np.ndarray, np.ndarray]:
+        """Per parent, its fingerprint's columns less its terms of the words ``changed``."""
         with np.errstate(over="ignore"):
-            for words, spans in groups.items():
-                idx = None if len(groups) == 1 else np.concatenate(
-                    [np.arange(lo, hi) for lo, hi in spans])
-                sub = child if idx is None else take_rows(child, idx)
-                if words is None:
-                    fp = fingerprint128(sub)
-                    if idx is None:
-                        return fp
-                    out[idx] = fp
-                    continue
-                par = parents if idx is None else parents[idx]
-                f0 = np.take(self.fp0, par)
-                f1 = np.take(self.fp1, par)
-                for w in words:
-                    ta, tb = word_terms(sub[:, w], w)
-                    f0 += ta
-                    f0 -= np.take(self.a[w], par)
-                    f1 += tb
-                    f1 -= np.take(self.b[w], par)
-                if idx is None:
-                    out[:, 0] = f0
-                    out[:, 1] = f1
-                else:
-                    out[idx, 0] = f0
-                    out[idx, 1] = f1
-        return out
+            b0, b1 = self.fp0.copy(), self.fp1.copy()
+            for w in changed:
+                b0 -= self.a[w]
+                b1 -= self.b[w]
+        return b0, b1
+
+    def keys_into(self, out: np.ndarray, parents: np.ndarray, cols: np.ndarray,
+                  changed: tuple[int, ...], scratch: np.ndarray) -> None:
+        """Write into ``out`` ``(m, 2)`` the fingerprints of the successors of the
+        batch's rows ``parents`` that changed the words ``changed`` to ``cols``
+        ``(len(changed), m)``, a slice at a time (``scratch``: ``(4, slice)``)."""
+        b0, b1 = self.bases(changed)
+        step = scratch.shape[1]
+        with np.errstate(over="ignore"):
+            for lo in range(0, len(parents), step):
+                hi = min(len(parents), lo + step)
+                h = hi - lo
+                f0, f1 = scratch[0, :h], scratch[1, :h]
+                p = parents[lo:hi]
+                np.take(b0, p, out=f0)
+                np.take(b1, p, out=f1)
+                add_terms(f0, f1, cols[:, lo:hi], changed, scratch[2:, :h])
+                out[lo:hi, 0] = f0
+                out[lo:hi, 1] = f1
 
 
 def _scattered_view(s: StateView, rows: np.ndarray, post: dict[int, np.ndarray],
@@ -1463,7 +1684,8 @@ def _part_of(part: str, inst: ActionInstance) -> str:
 def _first_row(ex: Expansion) -> Expansion:
     """Restrict an expansion of two identical rows to the first."""
     keep = ex.parent_rows == 0
-    words = ex.child_words[keep] if len(ex.child_words) == len(keep) else ex.child_words
+    succ = ex.successors
+    words = _Dense(succ.take(np.flatnonzero(keep))) if len(succ) == len(keep) else succ
     return Expansion(
         1,
         [r[r == 0] for r in ex.invariant_rows],

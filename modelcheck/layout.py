@@ -49,7 +49,7 @@ import numpy as np
 from .types import BoundArray, BoundSetChunk, BoundSparseSlot, BoundType, Cell, ScalarType
 
 __all__ = ["Layout", "VarInfo", "fingerprint64", "fingerprint128", "collision_probability",
-           "words_of_keys", "hash_parts", "word_terms"]
+           "words_of_keys", "hash_parts", "add_terms"]
 
 _U64 = np.uint64
 _SEED = np.uint64(0x9E3779B97F4A7C15)
@@ -141,10 +141,22 @@ def hash_parts(words: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return _terms(np.ascontiguousarray(words.T))
 
 
-def word_terms(col: np.ndarray, i: int) -> tuple[np.ndarray, np.ndarray]:
-    """:func:`hash_parts` of one word column ``col``, word ``i`` of the states."""
-    a, b = _terms(col.reshape(1, -1), i)
-    return a[0], b[0]
+def add_terms(f0: np.ndarray, f1: np.ndarray, cols: np.ndarray, which: Sequence[int],
+              tmp: np.ndarray) -> None:
+    """Add the terms of :func:`fingerprint128` of the word columns ``cols`` ``(c, h)``,
+    words ``which`` of the states, to ``f0`` (column 0's) and ``f1`` (column 1's), each
+    ``(h,)``, in place; ``tmp`` ``(2, h)`` is scratch (no array is allocated: the
+    kernel runs this on cache-sized slices of a batch's successors)."""
+    t, s = tmp[0], tmp[1]
+    with np.errstate(over="ignore"):
+        for j, w in enumerate(which):
+            off = _U64(w + 1)
+            np.add(cols[j], off * _SEED, out=t)
+            _mix_into(t, s, _M1, _M2, _S30, _S27, _S31)
+            f0 += t
+            np.add(cols[j], off * _SEED2, out=t)
+            _mix_into(t, s, _F1, _F2, _S33, _S33, _S33)
+            f1 += t
 
 
 def fingerprint128(words: np.ndarray) -> np.ndarray:
@@ -427,14 +439,6 @@ class Layout:
                 keys[:, 0] += words[:, 0]
             return keys
         return fingerprint128(words)
-
-    def keys_in_place(self, words: np.ndarray) -> np.ndarray:
-        """:meth:`fingerprints` of two-word states, written over ``words`` (returned;
-        the words are lost): column 0 becomes ``w0 + w1 * SEED``, column 1 stays."""
-        assert self.n_words == 2
-        with np.errstate(over="ignore"):
-            words[:, 0] += words[:, 1] * _SEED
-        return words
 
     def words_of_keys(self, keys: np.ndarray) -> np.ndarray:
         """Packed states ``(n, k)`` of exact fingerprints (the inverse of

@@ -424,7 +424,8 @@ class LevelExpansion:
             # actions) is let go before the consumer runs and before the next batch is
             # expanded: two batches' expansions are never held at once
             child_fps, parent_rows, action_ids = ex.child_fps, ex.parent_rows, ex.action_ids
-            child_words = None if self.exact else ex.child_words
+            # (the words of the successors kept are gathered, not of every one)
+            child_words = None if self.exact else ex.successors
             del ex
             if len(child_fps):
                 # one array of the batch's size, computed in place (each temporary of
@@ -463,7 +464,7 @@ class LevelExpansion:
                 cand_keys.append(kmin)
                 if child_words is not None:
                     assert rows is not None  # (words: not an exact kernel, not packed)
-                    cand_words.append(take_rows(child_words, rows))
+                    cand_words.append(child_words.take(rows))
                 buffered += len(u)
                 del child_words, rows, u, kmin
                 if buffered >= self.flush_rows:
