@@ -360,31 +360,28 @@ class LevelExpansion:
                 # packed words instead of a stable argsort and its gathers:
                 # TwoPhase RM=9's range tasks, 0.4 -> 0.2 CPU s)
                 got = merge_runs_min(cand_fps, cand_keys)
-            if got is not None:
-                cand_fps.clear()
-                cand_keys.clear()
-                cand_words.clear()
-                cand_inv.clear()
-                buffered = 0
-                return got[0], got[1], None
-            # (one batch buffered, the local explorer's case: its arrays as they are)
-            cf = np.concatenate(cand_fps) if len(cand_fps) > 1 else cand_fps[0]
-            ck = np.concatenate(cand_keys) if len(cand_keys) > 1 else cand_keys[0]
-            if len(cand_fps) > 1:
-                if self.want_inverse:
-                    u, kmin, rows, inv = dedupe_min_inverse(cf, ck, ordered_runs=True)
-                    base = np.cumsum([0] + [len(c) for c in cand_fps[:-1]])
-                    self.inverse = np.concatenate([inv[b + i] for b, i in zip(base, cand_inv)])
-                else:
-                    u, kmin, rows = dedupe_min(cf, ck, ordered_runs=True)
-            else:
-                u, kmin, rows = cf, ck, None
-                if self.want_inverse:
-                    self.inverse = cand_inv[0]
             w = None
-            if not self.exact:
-                cw = np.concatenate(cand_words) if len(cand_words) > 1 else cand_words[0]
-                w = cw if rows is None else take_rows(cw, rows)
+            if got is not None:
+                u, kmin = got
+            else:
+                # (one batch buffered, the local explorer's case: its arrays as they are)
+                cf = np.concatenate(cand_fps) if len(cand_fps) > 1 else cand_fps[0]
+                ck = np.concatenate(cand_keys) if len(cand_keys) > 1 else cand_keys[0]
+                if len(cand_fps) > 1:
+                    if self.want_inverse:
+                        u, kmin, rows, inv = dedupe_min_inverse(cf, ck, ordered_runs=True)
+                        base = np.cumsum([0] + [len(c) for c in cand_fps[:-1]])
+                        self.inverse = np.concatenate(
+                            [inv[b + i] for b, i in zip(base, cand_inv)])
+                    else:
+                        u, kmin, rows = dedupe_min(cf, ck, ordered_runs=True)
+                else:
+                    u, kmin, rows = cf, ck, None
+                    if self.want_inverse:
+                        self.inverse = cand_inv[0]
+                if not self.exact:
+                    cw = np.concatenate(cand_words) if len(cand_words) > 1 else cand_words[0]
+                    w = cw if rows is None else take_rows(cw, rows)
             cand_fps.clear()
             cand_keys.clear()
             cand_words.clear()
