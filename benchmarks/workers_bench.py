@@ -24,6 +24,13 @@ commit port of TwoPhase.tla (examples/tla/two_phase.py, ``N`` resource managers)
 ``modelcheck.check(spec, workers=N)`` in a fresh process;
 its verdict is checked equal too.
 
+``--one-job K ...`` adds, per ``K``, a run of two workers with one job a level instead
+of the two (a commit job, then the expansion by fingerprint ranges): each task commits
+one of ``K`` buckets and expands what it committed, the tasks handed to the workers as
+each becomes free (the mode of the Spark shards engine; row ``2/bK``). It measures the
+alternative the pool's expansion by range replaced (docs/benchmarks.md, "Workers: one
+job a level against the expansion by range").
+
 ``--profile`` runs the liveness models' check under ``cProfile`` with a CPU-time timer
 and adds two columns: the coordinating process's CPU seconds reading the state graph
 back from the bucket tasks' files (``graph s``: the thread that reads it while the run
@@ -86,6 +93,21 @@ print(json.dumps({"distinct_states": r.distinct_states, "depth": r.depth,
                   "decide": cpu.get("decide", cpu.get("_decide", 0.0))}))
 '''
 
+#: a run of two workers with one job a level and ``BUCKETS`` buckets (``--one-job``)
+ONE_JOB_CHILD = r'''
+import sys
+sys.path.insert(0, ROOT)
+from modelcheck.shards import pool
+pool.PoolEngine.ranges = False  # a task commits its bucket and expands it
+init = pool.ParallelExplorer.__init__
+def with_buckets(self, *a, **k):
+    init(self, *a, **dict(k, buckets=BUCKETS))
+pool.ParallelExplorer.__init__ = with_buckets
+from modelcheck.cli import main
+sys.argv = ARGV
+main()
+'''
+
 MODELS: dict[str, tuple[str, dict[str, int]]] = {
     "L5": ("specs/kraft_broker.py", dict(N=2, P=1, MaxLog=8, MaxRestarts=2)),
     "L6": ("specs/kraft_broker.py", dict(N=3, P=1, MaxLog=5, MaxRestarts=2)),
@@ -96,12 +118,15 @@ MODELS: dict[str, tuple[str, dict[str, int]]] = {
 LARGE = ("L6", "TwoPhase9", "L5live")
 
 
-def run(spec: str, consts: dict[str, int], workers: int, profile: bool = False
-        ) -> dict[str, float | int | str]:
+def run(spec: str, consts: dict[str, int], workers: int, profile: bool = False,
+        one_job: int | None = None) -> dict[str, float | int | str]:
     cmd = [sys.executable, "-m", "modelcheck", "check", spec, "--format", "json", "-q",
            "--workers", str(workers)]
     for k, v in consts.items():
         cmd += ["--const", f"{k}={v}"]
+    if one_job is not None:
+        cmd = [sys.executable, "-c", ONE_JOB_CHILD.replace("ROOT", repr(ROOT))
+               .replace("BUCKETS", repr(one_job)).replace("ARGV", repr(["modelcheck", *cmd[3:]]))]
     if spec == LIVE:
         cmd = [sys.executable, "-c", LIVE_CHILD.replace("ROOT", repr(ROOT))
                .replace("CONSTS", repr(consts)).replace("WORKERS", repr(workers))
@@ -130,26 +155,36 @@ def main() -> None:
     ap.add_argument("--workers", nargs="*", type=int, default=[2],
                     help="worker counts beside one process (default: 2)")
     ap.add_argument("--repeat", type=int, default=1, help="rounds (the minimum is shown)")
+    ap.add_argument("--one-job", nargs="*", type=int, default=[], metavar="K",
+                    help="also two workers with one job a level and K buckets (row 2/bK)")
     ap.add_argument("--profile", action="store_true",
                     help="liveness models: the coordinator's CPU seconds reading the "
                          "state graph and deciding the properties (cProfile)")
     args = ap.parse_args()
     names = args.only or [n for n in MODELS if n not in LARGE or args.large]
-    counts = [1, *[w for w in args.workers if w != 1]]
+    counts: list[int | str] = [1, *[w for w in args.workers if w != 1],
+                               *[f"2/b{k}" for k in args.one_job]]
     print(f"{'model':<10} {'workers':>7} {'distinct':>12} {'depth':>5} {'wall s':>8} "
           f"{'CPU s':>8} {'speed-up':>8} {'wait s':>7}" + (f" {'graph s':>8} {'decide s':>8}"
                                               if args.profile else ""))
     for name in names:
         spec, consts = MODELS[name]
-        best: dict[int, dict[str, float | int | str]] = {}
+        best: dict[int | str, dict[str, float | int | str]] = {}
         for _ in range(args.repeat):
             for w in counts:
-                r = run(spec, consts, w, args.profile)
+                if isinstance(w, str):
+                    if spec == LIVE:
+                        continue
+                    r = run(spec, consts, 2, one_job=int(w.split("/b")[1]))
+                else:
+                    r = run(spec, consts, w, args.profile)
                 b = best.get(w)
                 if b is None or float(r["wall"]) < float(b["wall"]):
                     best[w] = r
         one = best[1]
         for w in counts:
+            if w not in best:
+                continue
             r = best[w]
             assert (r["distinct"], r["depth"], r["verdicts"]) == \
                 (one["distinct"], one["depth"], one["verdicts"]), (name, w)
