@@ -599,7 +599,11 @@ def _gather(cfg: ShardConfig, depth: int, bucket: int, producers: int | None = N
         part = slice(at, at + hi - lo)
         _read_rows(src / f"{name}.fp.npy", lo, hi, out=fps[part])
         if kind == "rank":
-            parents[part] = _read_rows(src / f"{name}.rank.npy", lo, hi)
+            rank_file = src / f"{name}.rank.npy"
+            if _dtype(rank_file) == parents.dtype:
+                _read_rows(rank_file, lo, hi, out=parents[part])
+            else:
+                parents[part] = _read_rows(rank_file, lo, hi)
         elif kind == "row":
             level = _load(level_dir(root, depth - 1) / f"b{j:04d}.fp.npy")
             np.take(level, _read_rows(src / f"{name}.row.npy", lo, hi), axis=0,
