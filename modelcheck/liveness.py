@@ -1044,6 +1044,10 @@ class ShardedLiveness:
         self.checked_as = {"formulas": {p.name: p.formula for p in selected},
                            "fairness": {p.name: [c.name for c in cs]
                                         for p, cs in self.per_prop}}
+        #: the action sets of the fairness conditions without guards: their nodes with
+        #: a step are collected as the graph is read (as the one-process collector's)
+        self.enabled = tuple(dict.fromkeys(c.action_ids for _, cs in self.per_prop
+                                           for c in cs if not c.guards))
         self.run: Any = None
         self.decided = False
         #: reads the state graph while the run goes on (see :meth:`_committed`)
@@ -1071,7 +1075,8 @@ class ShardedLiveness:
             kernel = run.kernel
             self.reader = GraphReader(run.engine.root, run.engine.buckets,
                                       len(kernel.actions), len(kernel.labels),
-                                      len(kernel.step_labels), SPILL_EDGES)
+                                      len(kernel.step_labels), SPILL_EDGES,
+                                      enabled=self.enabled)
         self.reader.committed(depth)
 
     def decide(self, res: Result) -> Result:
@@ -1093,7 +1098,7 @@ class ShardedLiveness:
                                  len(names), len(step_names), spill_dir=str(run.rundir.path),
                                  spill_edges=SPILL_EDGES,
                                  threads=min(GRAPH_READ_THREADS, available_cores()),
-                                 ahead=self.reader)
+                                 ahead=self.reader, enabled=self.enabled)
         self.reader = None
         try:
             initial = np.zeros(len(parts.fps), dtype=bool)
@@ -1103,7 +1108,8 @@ class ShardedLiveness:
                             for j, n in enumerate(names)},
                            {n: np.ascontiguousarray(parts.steps[:, j])
                             for j, n in enumerate(step_names)},
-                           levels=parts.levels)
+                           enabled_sets=parts.enabled, levels=parts.levels,
+                           back=parts.back)
             return _decide_into(self.spec, res, g, self.per_prop, t0, parts.store,
                                 self.checked_as)
         finally:
