@@ -76,6 +76,7 @@ unsound: cut-off states would stutter forever), symmetry reduction unless switch
 from __future__ import annotations
 
 import ctypes
+import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
@@ -1100,6 +1101,14 @@ class ShardedLiveness:
                                  threads=min(GRAPH_READ_THREADS, available_cores()),
                                  ahead=self.reader, enabled=self.enabled)
         self.reader = None
+        # The graph is in memory (unless its edges were spilled into the run directory):
+        # the run directory, read no more (a lasso is replayed by the kernel), is
+        # removed meanwhile, as the run would once this returns; the files' unlinking
+        # is the operating system's work, beside the decision's.
+        tidy = None
+        if not parts.store.spilled and REMOVE_WHILE_DECIDING:
+            tidy = threading.Thread(target=run.rundir.cleanup, name="modelcheck-cleanup")
+            tidy.start()
         try:
             initial = np.zeros(len(parts.fps), dtype=bool)
             initial[:int(parts.levels[1]) if len(parts.levels) > 1 else 0] = True
@@ -1114,6 +1123,8 @@ class ShardedLiveness:
                                 self.checked_as)
         finally:
             parts.store.close()
+            if tidy is not None:
+                tidy.join()
 
     def close(self) -> None:
         """Let the run go (its ``after`` hook removed, the reference dropped): a run that
@@ -1180,6 +1191,10 @@ GRAPH_READ_THREADS = 4
 #: the coordinating process, :class:`~modelcheck.shards.stategraph.GraphReader`), not
 #: all after it
 GRAPH_READ_AHEAD = True
+
+#: with workers, remove the run directory (when temporary: the run's own cleanup) while
+#: the properties are decided, once the state graph is read into memory
+REMOVE_WHILE_DECIDING = True
 
 #: a sharded run's state graph is read into memory-mapped files (in its run directory)
 #: past this many edges (6 bytes an edge: 400 MB)
