@@ -1077,8 +1077,18 @@ class ShardedLiveness:
             self.reader = GraphReader(run.engine.root, run.engine.buckets,
                                       len(kernel.actions), len(kernel.labels),
                                       len(kernel.step_labels), SPILL_EDGES,
-                                      enabled=self.enabled)
+                                      enabled=self.enabled,
+                                      cycles=self._cycle_columns(kernel))
         self.reader.committed(depth)
+
+    def _cycle_columns(self, kernel: Kernel) -> list[int | None]:
+        """The masks of the analysis' first :func:`_may_cycle` passes
+        (:func:`_first_cycle_masks`) as the columns of the kernel's state predicates
+        false on them (None: every node), for the graph's read to follow."""
+        names = [p.name for p in kernel.labels]
+        return [None if m is None else names.index(m)
+                for m in _first_cycle_masks([p for p, _ in self.per_prop])
+                if m is None or m in names]
 
     def decide(self, res: Result) -> Result:
         """``res`` with the properties decided on the state graph of the complete run it
@@ -1099,7 +1109,8 @@ class ShardedLiveness:
                                  len(names), len(step_names), spill_dir=str(run.rundir.path),
                                  spill_edges=SPILL_EDGES,
                                  threads=min(GRAPH_READ_THREADS, available_cores()),
-                                 ahead=self.reader, enabled=self.enabled)
+                                 ahead=self.reader, enabled=self.enabled,
+                                 cycles=self._cycle_columns(kernel))
         self.reader = None
         # The graph is in memory (unless its edges were spilled into the run directory):
         # the run directory, read no more (a lasso is replayed by the kernel), is
@@ -1118,7 +1129,7 @@ class ShardedLiveness:
                            {n: np.ascontiguousarray(parts.steps[:, j])
                             for j, n in enumerate(step_names)},
                            enabled_sets=parts.enabled, levels=parts.levels,
-                           back=parts.back)
+                           back=parts.back, may_cycle=parts.may_cycle)
             return _decide_into(self.spec, res, g, self.per_prop, t0, parts.store,
                                 self.checked_as)
         finally:

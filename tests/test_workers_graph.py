@@ -44,7 +44,12 @@ def graph_of(run: Any) -> dict[str, Any]:
                                                          np.array(g.back[1])),
                     "enabled_sets": {k: np.array(v) for k, v in g.enabled_sets.items()},
                     "conditions": sorted({c.action_ids for _, cs in args[0] for c in cs
-                                          if not c.guards})})
+                                          if not c.guards}),
+                    "may_cycle": [(np.array(m), np.array(r)) for m, r in g.may_cycle],
+                    "masks": [np.ones(g.n, dtype=bool) if m is None else ~g.preds[m]
+                              for m in dict.fromkeys(liveness._first_cycle_masks(
+                                  [p for p, _ in args[0]]))
+                              if m is None or m in g.preds]})
         return decide(spec, res, g, *args, **kwargs)
 
     with mock.patch.object(liveness, "_decide_into", keep):
@@ -53,10 +58,13 @@ def graph_of(run: Any) -> dict[str, Any]:
     return g
 
 
-def assert_collected(g: dict[str, Any], back: bool = True) -> None:
+def assert_collected(g: dict[str, Any], back: bool = True, cycles: bool = True) -> None:
     """The edges that do not go one level up (unless dropped as too many; ``back``:
-    they must be there) and the nodes with a step by each fairness condition's actions
-    that the read of ``g`` collected are those its arrays give, found by brute force."""
+    they must be there), the nodes with a step by each fairness condition's actions
+    and the first passes of the cycle search (unless not followed: edges spilled, or
+    those not going one level up dropped; ``cycles``: they must be there) that the read
+    of ``g`` collected are those its arrays give, found by brute force and by the
+    analysis' own pass."""
     levels, indptr, dst, act = g["levels"], g["indptr"], g["dst"], g["act"]
     n = len(indptr) - 1
     src = np.repeat(np.arange(n), np.diff(indptr))
@@ -69,6 +77,13 @@ def assert_collected(g: dict[str, Any], back: bool = True) -> None:
         got = sorted(zip(g["back"][0].tolist(), g["back"][1].tolist(), strict=True))
         assert got == want
     assert sorted(g["enabled_sets"]) == g["conditions"]
+    # the first passes of the cycle search followed as the levels were read: those the
+    # analysis would make, within the masks it starts from
+    if (back and cycles) or g["may_cycle"]:
+        assert len(g["may_cycle"]) == len(g["masks"])
+        for (mask, got), want in zip(g["may_cycle"], g["masks"], strict=True):
+            assert np.array_equal(mask, want)
+            assert np.array_equal(got, liveness._may_cycle(levels, indptr, dst, mask))
     for ids, nodes in g["enabled_sets"].items():
         brute = np.zeros(n, dtype=bool)
         for e in range(len(dst)):
@@ -178,7 +193,7 @@ def test_the_graph_is_read_while_the_run_goes_on(threshold: int) -> None:
     spilled, levels = read_ahead(run, edge_limit=len(one["dst"]) // 2)
     assert levels == -1
     assert_same_graph(one, spilled)
-    assert_collected(spilled)
+    assert_collected(spilled, cycles=False)  # (the edges in files: the analysis' pass)
 
 
 def test_a_run_that_ends_early_stops_its_reader(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -51,7 +51,7 @@ import numpy as np
 
 from ..errors import ModelcheckError
 from ..graphstore import NODE_LIMIT, EdgeStore, GrowArray, csr_order
-from ..stategraph import BACK_BYTES, BACK_SHARE
+from ..stategraph import BACK_BYTES, BACK_SHARE, _CycleSeeds
 from ..store import key_order, take_rows
 from .files import _load as load_array
 from .files import _rows, graph_dir, level_dir
@@ -78,6 +78,9 @@ class GraphArrays:
     #: None when they were too many to keep (:attr:`modelcheck.stategraph.StateGraph.
     #: back`)
     back: tuple[np.ndarray, np.ndarray] | None = None
+    #: the first passes of :func:`modelcheck.liveness._may_cycle` followed as the levels
+    #: were read (:attr:`modelcheck.stategraph.StateGraph.may_cycle`)
+    may_cycle: list[tuple[np.ndarray, np.ndarray]] = field(default_factory=list)
 
 
 def _load(path: Path) -> np.ndarray:
@@ -322,9 +325,60 @@ def _act_type(n_act: int) -> np.dtype:
     return np.dtype(np.uint16 if n_act <= 1 << 16 else np.int32)
 
 
+class _Follow:
+    """The first passes of :func:`modelcheck.liveness._may_cycle` (no edge mask) that a
+    read follows level by level as the levels' edges are stored in memory, as the
+    one-process collector does (:class:`modelcheck.stategraph._CycleSeeds`): per mask,
+    the column of the state predicate false on it (``columns``; None: every node). It
+    stops (the analysis then makes the pass) when the edges are spilled, the edges
+    that do not go one level up were dropped, or the edges it keeps take more than
+    twice what those may."""
+
+    def __init__(self, columns: Sequence[int | None]) -> None:
+        self.seeds: list[_CycleSeeds] | None = \
+            [_CycleSeeds(c) for c in dict.fromkeys(columns)] or None
+        self.indptr = GrowArray(np.int64)  # the CSR offsets of the levels stored
+        self.indptr.append(np.zeros(1, dtype=np.int64))
+
+    def level(self, kept: _Levels, done: list[LevelEdges], store: EdgeStore) -> None:
+        """The last level of ``done`` (level ``len(done) - 1`` of ``kept``) is stored in
+        ``store``."""
+        if self.seeds is None:
+            return
+        lv = len(done) - 1
+        e = done[lv]
+        if store.spilled or e[5] is None:
+            self.seeds = None
+            return
+        at = self.indptr.n
+        last = int(self.indptr.view(at - 1)[0])
+        self.indptr.extend(len(e[0]))
+        out = self.indptr.view(at)
+        np.cumsum(e[0], out=out)
+        out += last
+        starts = kept.starts
+        stop = starts[lv + 1]
+        end = starts[lv + 2] if lv + 2 < len(starts) else stop
+        offsets = np.asarray(starts[:lv + 1], dtype=np.int64)
+        indptr, dst = self.indptr.view(), store.dst_view()
+        for c in self.seeds:
+            c.level(lv, e[1], [e[5]], offsets, stop, end, indptr, dst)
+        cap = max(BACK_BYTES, 8 * BACK_SHARE * store.n)
+        if sum(c.kept_bytes for c in self.seeds) > 2 * cap:
+            self.seeds = None
+
+    def finish(self, n: int) -> list[tuple[np.ndarray, np.ndarray]]:
+        """The passes' ``(mask, nodes that may lie on a cycle within it)`` once every
+        level of the ``n`` nodes was followed (else none)."""
+        seeds, self.seeds = self.seeds, None
+        if seeds is None or not all(c.complete(n) for c in seeds):
+            return []
+        return [c.finish() for c in seeds]
+
+
 def _assemble(kept: _Levels, done: list[LevelEdges], store: EdgeStore,
-              n_labels: int, n_steps: int, enabled: Sequence[tuple[int, ...]] = ()
-              ) -> GraphArrays:
+              n_labels: int, n_steps: int, enabled: Sequence[tuple[int, ...]] = (),
+              follow: _Follow | None = None) -> GraphArrays:
     """The graph of the levels ``kept``, whose edges ``done`` holds level by level
     (after :meth:`EdgeStore.append`: their targets and actions are in ``store``), with
     the nodes of the action sets ``enabled`` collected by the read."""
@@ -351,8 +405,9 @@ def _assemble(kept: _Levels, done: list[LevelEdges], store: EdgeStore,
         bits = np.concatenate([e[6] for e in done]) if done else np.zeros(0, word)
         for j, ids in enumerate(enabled):
             found[ids] = ((bits >> word(j)) & word(1)).astype(bool)
+    may = follow.finish(n) if follow is not None else []
     return GraphArrays(fps, levels, labels, dst_all, act_all, indptr, step_all, store,
-                       found, back)
+                       found, back, may)
 
 
 def _check_nodes(n: int) -> None:
@@ -364,7 +419,8 @@ def _check_nodes(n: int) -> None:
 def read_state_graph(root: Path, buckets: int, n_act: int, n_labels: int, n_steps: int,
                      spill_dir: str | None = None, spill_edges: int = 0, threads: int = 1,
                      ahead: GraphReader | None = None,
-                     enabled: Sequence[tuple[int, ...]] = ()) -> GraphArrays:
+                     enabled: Sequence[tuple[int, ...]] = (),
+                     cycles: Sequence[int | None] = ()) -> GraphArrays:
     """The state graph of the finished run whose shards directory is ``root`` (see the
     module docstring); ``n_act`` action instances, ``n_labels`` state predicates and
     ``n_steps`` step formulas evaluated by its kernel. The edges go to files under
@@ -374,30 +430,34 @@ def read_state_graph(root: Path, buckets: int, n_act: int, n_labels: int, n_step
     (unless it gave up: then all are read here; made with the same ``enabled``).
     ``enabled``: sets of action ids (at most :data:`ENABLED_MAX`) whose nodes with an
     edge by one of them are collected as the edges are read (``GraphArrays.enabled``);
-    the edges that do not go one level up are too (``GraphArrays.back``)."""
+    the edges that do not go one level up are too (``GraphArrays.back``), and the first
+    passes of :func:`modelcheck.liveness._may_cycle` within the masks ``cycles``
+    (:class:`_Follow`; ``GraphArrays.may_cycle``)."""
     enabled = tuple(enabled) if len(enabled) <= ENABLED_MAX else ()
     got = ahead.take() if ahead is not None else None
     total = sum(_rows(f) for f in root.glob(f"{graph_dir(root, 0).name[0]}*/*.src.npy"))
     if total <= spill_edges:
         spill_dir = None
     if got is not None:
-        kept, done, store = got
+        kept, done, store, follow = got
         if spill_dir is None:
-            return _read_rest(kept, done, store, n_act, n_labels, n_steps, threads, enabled)
+            return _read_rest(kept, done, store, n_act, n_labels, n_steps, threads, enabled,
+                              follow)
         store.close()  # to be spilled: read again, into files
     store = EdgeStore(_act_type(n_act), spill_dir)
     # a graph whose edges are spilled (too large for memory) is read a level at a time
     threads = 1 if spill_dir is not None else threads
     return _read_rest(_Levels(root, buckets), [], store, n_act, n_labels, n_steps, threads,
-                      enabled)
+                      enabled, _Follow(cycles))
 
 
 def _read_rest(kept: _Levels, done: list[LevelEdges], store: EdgeStore, n_act: int,
                n_labels: int, n_steps: int, threads: int,
-               enabled: Sequence[tuple[int, ...]] = ()) -> GraphArrays:
+               enabled: Sequence[tuple[int, ...]] = (), follow: _Follow | None = None
+               ) -> GraphArrays:
     """Rank the levels after those ``kept``, read the edges of the levels after those
-    ``done`` (appended to ``store``; ``enabled`` as :func:`read_state_graph`) and
-    assemble the graph."""
+    ``done`` (appended to ``store``; ``enabled`` as :func:`read_state_graph`, ``follow``
+    told of each) and assemble the graph."""
     try:
         while kept.add():
             pass
@@ -413,6 +473,8 @@ def _read_rest(kept: _Levels, done: list[LevelEdges], store: EdgeStore, n_act: i
                 e = pending.popleft().result()
                 store.append(e[2], e[3])
                 _keep(done, e, store.n)
+                if follow is not None:
+                    follow.level(kept, done, store)
 
             for lv in range(len(done), len(kept.depth_of)):
                 pending.append(pool.submit(_level_edges, lv, kept, n_act, n_labels,
@@ -422,7 +484,7 @@ def _read_rest(kept: _Levels, done: list[LevelEdges], store: EdgeStore, n_act: i
                     take_one()
             while pending:
                 take_one()
-        return _assemble(kept, done, store, n_labels, n_steps, enabled)
+        return _assemble(kept, done, store, n_labels, n_steps, enabled, follow)
     except BaseException:
         store.close()
         raise
@@ -438,10 +500,13 @@ class GraphReader:
     when anything fails (a read after the run reports it). :meth:`close` stops it."""
 
     def __init__(self, root: Path, buckets: int, n_act: int, n_labels: int, n_steps: int,
-                 spill_edges: int, enabled: Sequence[tuple[int, ...]] = ()) -> None:
+                 spill_edges: int, enabled: Sequence[tuple[int, ...]] = (),
+                 cycles: Sequence[int | None] = ()) -> None:
         self.n_act, self.n_labels, self.n_steps = n_act, n_labels, n_steps
         #: as :func:`read_state_graph`'s (which is given the same)
         self.enabled = tuple(enabled) if len(enabled) <= ENABLED_MAX else ()
+        self.cycles = tuple(cycles)
+        self._follow = _Follow(self.cycles)
         self.spill_edges = spill_edges
         self._kept = _Levels(root, buckets)
         self._done: list[LevelEdges] = []
@@ -476,12 +541,14 @@ class GraphReader:
                 if self._store.n > self.spill_edges:
                     raise RuntimeError("too many edges to hold")
                 _keep(self._done, e, self._store.n)
+                self._follow.level(kept, self._done, self._store)
         except Exception:  # noqa: BLE001 - the read after the run does it all again
             self._give_up()
 
     def _give_up(self) -> None:
         self.gave_up = True
         self._done = []
+        self._follow = _Follow(())
         self._store.close()
         self._store = EdgeStore(self._store.act_type)
 
@@ -490,7 +557,7 @@ class GraphReader:
         """Levels whose edges the thread has read so far."""
         return len(self._done)
 
-    def take(self) -> tuple[_Levels, list[LevelEdges], EdgeStore] | None:
+    def take(self) -> tuple[_Levels, list[LevelEdges], EdgeStore, _Follow] | None:
         """Wait for the thread to read every level it was told of; what it read (None:
         it gave up). The reader is closed."""
         pool, self._pool = self._pool, None
@@ -498,7 +565,7 @@ class GraphReader:
             pool.shutdown(wait=True)
         if self.gave_up:
             return None
-        return self._kept, self._done, self._store
+        return self._kept, self._done, self._store, self._follow
 
     def close(self) -> None:
         """Stop the thread (waiting for the level it reads, dropping the others).
