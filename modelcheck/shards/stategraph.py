@@ -35,6 +35,14 @@ reader reads only what it has not (the same functions, the same order: the same 
 The reader holds the edges in memory; past the edges a graph keeps in memory it gives
 up, and the read after the run does it all (spilled to files).
 
+**What the analysis would otherwise scan the edges for** is collected as each level is
+read, as the one-process collector collects it while the run goes on: the edges that do
+not go one level up (``GraphArrays.back``, while they are few), per fairness condition
+the nodes with a step by its actions (``GraphArrays.enabled``) and the first pass of the
+cycle search within the mask the analysis starts from (``GraphArrays.may_cycle``,
+:class:`_Follow`; edges in memory only). So the decision after the run (the workers'
+cores idle) starts from them.
+
 State keys are one or two ``uint64`` columns, handled by :mod:`modelcheck.store`.
 """
 
