@@ -299,7 +299,7 @@ class Directory:
         n = len(col)
         self.bits = self.bits_for(n)
         self.shift = _U64(64 - self.bits)
-        self.starts = np.zeros((1 << self.bits) + 1, dtype=self.dtype_for(n))
+        self.starts: np.ndarray = np.zeros((1 << self.bits) + 1, dtype=self.dtype_for(n))
         self.add(col)
 
     @staticmethod
