@@ -59,7 +59,7 @@ from typing import Any
 import numpy as np
 
 from .errors import SpecEvaluationError
-from .kernel import Expansion, Kernel, SuccessorWords
+from .kernel import Expansion, Kernel, SuccessorWords, _Dense
 from .result import TraceStep, Violation, ViolationKind, json_value
 from .spec import ActionInstance, PredicateDecl, RoleKind
 from .store import (
@@ -495,10 +495,13 @@ class LevelExpansion:
                 if child_words is not None:
                     assert rows is not None  # (words: not an exact kernel, not packed)
                     kw = KeptWords(child_words, rows)
-                    # (a batch that flushes now alone: gathered by the consumer for the
-                    # rows it keeps; else now, so that only its kept rows are held)
+                    # (a batch that flushes now alone, whose successors are their parents
+                    # and the words their actions changed: gathered by the consumer for
+                    # the rows it keeps; else now, so that only its kept rows are held,
+                    # not every successor's words)
                     lazy = self.lazy_words and not cand_words and \
-                        buffered + len(u) >= self.flush_rows
+                        buffered + len(u) >= self.flush_rows and \
+                        not isinstance(child_words, _Dense)
                     cand_words.append(kw if lazy else kw.all())
                     del kw
                 buffered += len(u)
