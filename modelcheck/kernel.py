@@ -449,11 +449,15 @@ class Kernel:
 
         return StateView(self.layout, get, None)
 
-    def batch_view(self, words: np.ndarray) -> StateView:
+    def batch_view(self, words: np.ndarray, cols: np.ndarray | None = None) -> StateView:
+        """The batch of packed states ``words`` ``(n, k)`` as a view; ``cols``: the
+        words transposed ``(k, n)``, contiguous, if at hand (each cell is then decoded
+        from a contiguous column, not one strided across the rows)."""
         layout, bools = self.layout, self._bool_cells
+        src = words if cols is None else cols.T
 
         def get(i: int) -> Any:
-            col = layout.decode_cell(words, i)
+            col = layout.decode_cell(src, i)
             return col.astype(bool) if i in bools else col
 
         return StateView(layout, get, len(words))
@@ -777,7 +781,10 @@ class Kernel:
                                           stop_on_violation=stop_on_violation,
                                           constrain=constrain, keys_only=keys_only))
         layout = self.layout
-        s = self.batch_view(words)
+        # several words: transposed once, so that every cell decodes from a contiguous
+        # column (and, deferred, the changed words are gathered from them)
+        cols = np.ascontiguousarray(words.T) if layout.n_words > 1 else None
+        s = self.batch_view(words, cols)
         n_inv, n_prop = len(self.invariants), len(self.properties)
         state_rows = [self._pred_rows(p, s, None, words, None) for p in self._state_preds]
         inv_rows, label_rows = state_rows[:n_inv], state_rows[n_inv:]
@@ -799,7 +806,7 @@ class Kernel:
                            keep_words=(keep_words or self.deferred) and not self.linear,
                            deferred=self.deferred)
         if acc.deferred:
-            acc.word_cols = np.ascontiguousarray(words.T)
+            acc.word_cols = cols
         elif self.linear:
             acc.parent_keys = self.fingerprints(words)
         stutter = [self._stutter_verdict(p, s) for p in self._step_preds]
