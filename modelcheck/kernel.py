@@ -961,9 +961,9 @@ class Kernel:
                      bits: dict[tuple[Any, ...], np.ndarray]) -> np.ndarray | None:
         """:meth:`ActionInstance.member_mask` of ``inst`` on the batch as ``n`` booleans
         (None when it has no ``MemberOf`` parameter). A set variable's chunk is split
-        into bit planes once a batch (``bits``, by variable, chunk and byte: the bytes
-        of members asked for), so that each instance's mask is a row of them rather
-        than a shift and a mask of the chunk."""
+        into bit planes once a batch (``bits``, by variable, chunk and bit: the bits of
+        members asked for, each a shift and a mask of the chunk's bytes, not its
+        words), so that each instance's mask is one of them."""
         if not inst.members:
             return None
         plan = self._member_plan(inst, s)
@@ -972,8 +972,8 @@ class Kernel:
             return np.broadcast_to(np.asarray(member, dtype=bool), (n,))
         acc: np.ndarray | None = None
         for var, c, bit in plan:
-            planes = bits.get((var, c, bit >> 3))
-            if planes is None:
+            plane = bits.get((var, c, bit))
+            if plane is None:
                 by = bits.get((var, c))
                 if by is None:
                     ch = np.asarray(getattr(s, var).chunks[c])
@@ -981,13 +981,12 @@ class Kernel:
                     # the chunks' bytes transposed: byte b of every state contiguous
                     by = np.ascontiguousarray(ch.view(np.uint8).reshape(n, 8).T)
                     bits[(var, c)] = by
-                # the bytes that hold members asked for, each unpacked into eight
-                # rows (row j: bit j), the 0/1 bytes read as booleans
-                planes = np.unpackbits(by[bit >> 3:(bit >> 3) + 1], axis=0,
-                                       bitorder="little").view(bool)
-                bits[(var, c, bit >> 3)] = planes
-            bit &= 7
-            acc = planes[bit] if acc is None else acc & planes[bit]
+                # the bit of each state's byte, its 0/1 bytes read as booleans
+                plane = np.right_shift(by[bit >> 3], bit & 7)
+                plane &= 1
+                plane = plane.view(bool)
+                bits[(var, c, bit)] = plane
+            acc = plane if acc is None else acc & plane
         assert acc is not None
         return acc
 
