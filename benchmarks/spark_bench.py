@@ -30,6 +30,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import resource
 import subprocess
 import sys
@@ -87,6 +88,49 @@ def cpu_snapshot() -> dict[int, tuple[str, float]]:
         kind = "driver" if p.pid == me.pid else "jvm" if name == "java" else "workers"
         out[p.pid] = (kind, t.user + t.system + t.children_user + t.children_system)
     return out
+
+
+def jvm_threads() -> dict[tuple[int, int], tuple[str, float, float]]:
+    """CPU seconds of every thread of this process's JVM descendants, by (pid, tid):
+    ``{(pid, tid): (name, user, system)}`` (the thread's name as Linux keeps it, 15
+    characters, digits dropped so that a pool's threads group together)."""
+    import psutil
+
+    out: dict[tuple[int, int], tuple[str, float, float]] = {}
+    try:
+        children = psutil.Process().children(recursive=True)
+    except psutil.Error:
+        return out
+    for p in children:
+        try:
+            if p.name() != "java":
+                continue
+            threads = p.threads()
+        except psutil.Error:
+            continue
+        for t in threads:
+            try:
+                with open(f"/proc/{p.pid}/task/{t.id}/comm") as f:
+                    name = f.read().strip()
+            except OSError:
+                name = "?"
+            out[(p.pid, t.id)] = (re.sub(r"[0-9]+", "#", name), t.user_time,
+                                  t.system_time)
+    return out
+
+
+def threads_between(before: dict[tuple[int, int], tuple[str, float, float]],
+                    after: dict[tuple[int, int], tuple[str, float, float]]
+                    ) -> dict[str, list[float]]:
+    """CPU seconds (user, system) of the JVMs' threads between two :func:`jvm_threads`
+    calls, summed by thread name (threads that ended in between are not counted)."""
+    out: dict[str, list[float]] = {}
+    for key, (name, user, system) in after.items():
+        _, u0, s0 = before.get(key, (name, 0.0, 0.0))
+        got = out.setdefault(name, [0.0, 0.0])
+        got[0] += user - u0
+        got[1] += system - s0
+    return dict(sorted(out.items(), key=lambda kv: -sum(kv[1])))
 
 
 def cpu_between(before: dict[int, tuple[str, float]], after: dict[int, tuple[str, float]]
@@ -183,7 +227,7 @@ def run_one(backend: str, config: str, partitions: int | None, engine: str = "au
             spark.range(1).count()
             out["startup"] = time.perf_counter() - t0
             out["fixed_per_level"] = fixed_cost(spark, engine) if fixed else None
-            before = cpu_snapshot()
+            before, threads = cpu_snapshot(), jvm_threads()
             if profile:
                 import cProfile
 
@@ -194,6 +238,7 @@ def run_one(backend: str, config: str, partitions: int | None, engine: str = "au
                 prof.disable()
                 prof.dump_stats(profile)
             out.update(cpu_between(before, cpu_snapshot()))
+            out["jvm_threads"] = threads_between(threads, jvm_threads())
             out["spark_jobs"] = r.memory.get("spark_jobs")
             out["driver_levels"] = r.memory.get("driver_levels")
             out["partitions"] = r.memory.get("partitions")
@@ -317,6 +362,11 @@ def main(argv: list[str] | None = None) -> None:
                              + (f"; levels' wall {r['job_wall']:.1f} s waiting for Spark jobs, "
                                 f"{r['driver_wall']:.1f} s in the driver around them"
                                 if r.get("job_wall") else ""))
+            if r.get("jvm_threads"):
+                top = [f"{k} {u:.1f}+{s:.1f}" for k, (u, s) in r["jvm_threads"].items()
+                       if u + s >= 0.1]
+                extra.append(f"{config} {backend}: JVM CPU s by thread (user+system, "
+                             "threads alive at the end): " + ", ".join(top))
             print(f"{config:<6} {backend:<9} {r['distinct']:>11,} {r['depth']:>5} "
                   f"{r['seconds']:>8.1f} {r['cpu']:>7.1f} "
                   f"{r['driver']:>5.1f}/{r['jvm']:>4.1f}/{r['workers']:>5.1f} "

@@ -32,7 +32,15 @@ from .checkpoint import Checkpoint, CheckpointError, Final, Snapshot
 from .config import CheckConfig
 from .interrupt import Interrupts
 from .kernel import Checks, Kernel
-from .level import LevelExpansion, LevelFindings, TransitionHook, Verdict, initial_states, report
+from .level import (
+    KeptWords,
+    LevelExpansion,
+    LevelFindings,
+    TransitionHook,
+    Verdict,
+    initial_states,
+    report,
+)
 from .level import rebuild_trace as rebuild_trace
 from .library import Library
 from .library import catalog as library_catalog
@@ -346,15 +354,17 @@ class _LocalLevels:
                             batch_rows=self._pacer(n, level_fps),
                             on_batch=None if obs is None else obs.on_batch,
                             inverse=obs is not None,
-                            stop=lambda: self.stop.requested)
+                            stop=lambda: self.stop.requested, lazy_words=True)
         self.lx = lx
         for u, kmin, w in lx.candidates():
             fresh = ~self.visited.contains(u)
             if obs is not None:
                 assert lx.inverse is not None
                 obs.on_edges(self._targets(depth, u, fresh), lx.inverse)
+            # (of a batch's successors' words only those not visited are gathered)
             self._add_candidates(take_rows(u, fresh), kmin[fresh],
-                                 None if w is None else take_rows(w, fresh))
+                                 None if w is None else w.take(fresh)
+                                 if isinstance(w, KeptWords) else take_rows(w, fresh))
 
             done = int(kmin.max()) // self.n_act + 1 if len(kmin) else 0
             # the batch's successors are let go before the next batch is expanded

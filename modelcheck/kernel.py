@@ -46,7 +46,7 @@ from .family import (
     grid_values,
     param_column,
 )
-from .layout import Layout, add_terms, hash_parts
+from .layout import Layout, add_terms, hash_parts, words_of_keys
 from .spec import ActionDecl, ActionInstance, PredicateDecl, RoleKind, Spec
 from .store import concat_clear, empty_keys, key_int, take_rows
 from .symmetry import Symmetry
@@ -140,6 +140,30 @@ class _Dense(SuccessorWords):
 
     def all(self) -> np.ndarray:
         return self.words
+
+
+class _KeyWords(SuccessorWords):
+    """Successors' words held as their exact keys of one or two columns (a bijection of
+    the words, :func:`~modelcheck.layout.words_of_keys`)."""
+
+    def __init__(self, keys: np.ndarray) -> None:
+        self.keys = keys
+        self._all: np.ndarray | None = None
+
+    def __len__(self) -> int:
+        return len(self.keys)
+
+    def take(self, rows: np.ndarray) -> np.ndarray:
+        if self._all is not None:
+            return take_rows(self._all, rows)
+        return words_of_keys(take_rows(self.keys, rows))
+
+    def all(self) -> np.ndarray:
+        if self._all is None:
+            # (one column: a copy, not a view of the keys)
+            w = words_of_keys(self.keys)
+            self._all = w.copy() if self.keys.ndim == 1 else w
+        return self._all
 
 
 class _Changed(SuccessorWords):
@@ -349,13 +373,20 @@ class Kernel:
         #: (no view, no symmetry reduction) and no step predicate reads them on the way
         #: (a few numpy calls a batch instead of per action instance); until then, and
         #: until the caller keeps some, a successor is its parent's row and the words
-        #: its action changed (:class:`_Changed`). Two-word states are keyed per
-        #: action from whole rows (two words: no cheaper from the changed ones, and
-        #: slower where actions change one word or the other)
+        #: its action changed (:class:`_Changed`). Keys of one or two words are
+        #: stepped per action from their parents' (:attr:`linear`)
         self.deferred = (self.layout.n_words >= 3 and self.view is None
                          and self.symmetry is None and not self._step_preds)
         #: (so hashed: the keys from their parents', :class:`_HashParts`)
         self.incremental = self.deferred and self.key_kind == "hash128"
+        #: exact keys of one or two words that are the states' own (no symmetry
+        #: reduction) are linear in the cells' values (:meth:`Layout.key_steps`): a
+        #: successor's key is its parent's plus each changed cell's difference times
+        #: its step, so no action gathers its parents' words or keys its successors
+        #: from them, and the successors' words are those of their keys when asked
+        #: (:class:`_KeyWords`)
+        self.linear = self.exact and self.symmetry is None
+        self._key_steps = self.layout.key_steps() if self.layout.exact else None
         #: the instances of an action family are evaluated in one call over up to
         #: ``family_rows`` (instance, state) pairs, when that covers ``family_min``
         #: instances or more (a call over the grid costs a few per-instance calls);
@@ -418,11 +449,15 @@ class Kernel:
 
         return StateView(self.layout, get, None)
 
-    def batch_view(self, words: np.ndarray) -> StateView:
+    def batch_view(self, words: np.ndarray, cols: np.ndarray | None = None) -> StateView:
+        """The batch of packed states ``words`` ``(n, k)`` as a view; ``cols``: the
+        words transposed ``(k, n)``, contiguous, if at hand (each cell is then decoded
+        from a contiguous column, not one strided across the rows)."""
         layout, bools = self.layout, self._bool_cells
+        src = words if cols is None else cols.T
 
         def get(i: int) -> Any:
-            col = layout.decode_cell(words, i)
+            col = layout.decode_cell(src, i)
             return col.astype(bool) if i in bools else col
 
         return StateView(layout, get, len(words))
@@ -746,7 +781,10 @@ class Kernel:
                                           stop_on_violation=stop_on_violation,
                                           constrain=constrain, keys_only=keys_only))
         layout = self.layout
-        s = self.batch_view(words)
+        # several words: transposed once, so that every cell decodes from a contiguous
+        # column (and, deferred, the changed words are gathered from them)
+        cols = np.ascontiguousarray(words.T) if layout.n_words > 1 else None
+        s = self.batch_view(words, cols)
         n_inv, n_prop = len(self.invariants), len(self.properties)
         state_rows = [self._pred_rows(p, s, None, words, None) for p in self._state_preds]
         inv_rows, label_rows = state_rows[:n_inv], state_rows[n_inv:]
@@ -765,9 +803,12 @@ class Kernel:
                           and not self.action_constraints)
         acc = _Accumulator(n, len(self.actions), self.check_deadlock, len(self._step_preds),
                            bool(self.action_constraints),
-                           keep_words=keep_words or self.deferred, deferred=self.deferred)
+                           keep_words=(keep_words or self.deferred) and not self.linear,
+                           deferred=self.deferred)
         if acc.deferred:
-            acc.word_cols = np.ascontiguousarray(words.T)
+            acc.word_cols = cols
+        elif self.linear:
+            acc.parent_keys = self.fingerprints(words)
         stutter = [self._stutter_verdict(p, s) for p in self._step_preds]
         fam_state: FamilyState | None = None
         for fi, fam in enumerate(self._families):
@@ -797,7 +838,10 @@ class Kernel:
             # twice over (a batch's peak: 88 -> 60 bytes a two-word successor)
             cp = concat_clear(acc.parents)
             ca = acc.take_action_ids()
-            if not acc.deferred:
+            if self.linear:
+                cf = concat_clear(acc.fps)
+                succ = _KeyWords(cf) if keep_words else _Dense(empty_w)
+            elif not acc.deferred:
                 succ = _Dense(concat_clear(acc.words) if acc.keep_words else empty_w)
                 cf = concat_clear(acc.fps)
             else:
@@ -835,6 +879,24 @@ class Kernel:
         return Expansion(n, inv_rows, succ, cf, cp, ca, fired, deadlocks, prop_hits,
                          outside_hits, outside, None if constrain else ok,
                          label_rows, step_label_hits)
+
+    def _step_key(self, keys: np.ndarray, ci: int | np.ndarray, delta: np.ndarray) -> None:
+        """Add to the exact keys ``keys`` (``(m,)`` or ``(m, 2)``, :attr:`linear`) the
+        change ``delta`` (``uint64``, the new value less the old modulo 2**64; scaled
+        in place) of cell ``ci`` (one cell, or one per key)."""
+        assert self._key_steps is not None
+        c0, c1 = self._key_steps
+        with np.errstate(over="ignore"):
+            if keys.ndim == 2:
+                if isinstance(ci, np.ndarray):
+                    keys[:, 1] += delta * c1[ci]
+                elif c1[ci]:
+                    keys[:, 1] += delta * c1[ci]
+                delta *= c0[ci]
+                keys[:, 0] += delta
+            else:
+                delta *= c0[ci]
+                keys += delta
 
     def _changed_keys(self, words: np.ndarray, succ: _Changed) -> np.ndarray:
         """The 128-bit keys ``(m, 2)`` of successors held as their parents' rows (of the
@@ -896,11 +958,12 @@ class Kernel:
         return plan
 
     def _member_rows(self, inst: ActionInstance, s: StateView, n: int,
-                     bits: dict[tuple[str, int], np.ndarray]) -> np.ndarray | None:
+                     bits: dict[tuple[Any, ...], np.ndarray]) -> np.ndarray | None:
         """:meth:`ActionInstance.member_mask` of ``inst`` on the batch as ``n`` booleans
         (None when it has no ``MemberOf`` parameter). A set variable's chunk is split
-        into bit planes once a batch (``bits``, by variable and chunk), so that each
-        instance's mask is a row of them rather than a shift and a mask of the chunk."""
+        into bit planes once a batch (``bits``, by variable, chunk and bit: the bits of
+        members asked for, each a shift and a mask of the chunk's bytes, not its
+        words), so that each instance's mask is one of them."""
         if not inst.members:
             return None
         plan = self._member_plan(inst, s)
@@ -909,14 +972,21 @@ class Kernel:
             return np.broadcast_to(np.asarray(member, dtype=bool), (n,))
         acc: np.ndarray | None = None
         for var, c, bit in plan:
-            planes = bits.get((var, c))
-            if planes is None:
-                ch = np.asarray(getattr(s, var).chunks[c])
-                ch = np.ascontiguousarray(np.broadcast_to(ch, (n,)), dtype="<i8")
-                planes = np.unpackbits(ch.view(np.uint8).reshape(n, 8), axis=1,
-                                       bitorder="little").T.astype(bool, order="C")
-                bits[(var, c)] = planes
-            acc = planes[bit] if acc is None else acc & planes[bit]
+            plane = bits.get((var, c, bit))
+            if plane is None:
+                by = bits.get((var, c))
+                if by is None:
+                    ch = np.asarray(getattr(s, var).chunks[c])
+                    ch = np.ascontiguousarray(np.broadcast_to(ch, (n,)), dtype="<i8")
+                    # the chunks' bytes transposed: byte b of every state contiguous
+                    by = np.ascontiguousarray(ch.view(np.uint8).reshape(n, 8).T)
+                    bits[(var, c)] = by
+                # the bit of each state's byte, its 0/1 bytes read as booleans
+                plane = np.right_shift(by[bit >> 3], bit & 7)
+                plane &= 1
+                plane = plane.view(bool)
+                bits[(var, c, bit)] = plane
+            acc = plane if acc is None else acc & plane
         assert acc is not None
         return acc
 
@@ -1003,14 +1073,23 @@ class Kernel:
             acc.fired[inst.id] = m
             at = rows if sel is None else sel[rows]  # the rows of the expanded batch
             if acc.any_enabled is not None:
-                acc.any_enabled[at] = True
+                if sel is None and 16 * m >= n:
+                    # (an elementwise or of n booleans costs less than setting m
+                    # scattered ones, unless m is a small part of them)
+                    acc.any_enabled |= mask
+                else:
+                    acc.any_enabled[at] = True
             changed: tuple[int, ...] = ()
+            keys = acc.parent_keys
             if acc.deferred:
                 # only the words the action changes, as columns (the successors are
                 # their parents' rows and these until some are kept)
                 changed = self._changed_words(assigned)
                 child = self._word_cols(words, rows, changed,
                                         acc.word_cols if sel is None else None)
+            elif keys is not None:
+                # the parents' keys, stepped below by the changed cells
+                child = take_rows(keys, at)
             else:
                 child = take_rows(words, rows)
             post: dict[int, Any] = {}
@@ -1021,6 +1100,9 @@ class Kernel:
                     # new - old in int64, then the same bits as uint64: scaled and added
                     # modulo 2**64, the word ends up holding the new value
                     delta = np.subtract(vr, s._cell(ci)[rows], dtype=np.int64).view(_U64)
+                    if keys is not None:
+                        self._step_key(child, ci, delta)
+                        continue
                     delta *= layout.mult[ci]
                     w = int(layout.word_of[ci])
                     if acc.deferred:
@@ -1039,6 +1121,9 @@ class Kernel:
             if acc.deferred:
                 fps = None
                 acc.add(child, None, at, inst.id, ok, changed)
+            elif keys is not None:
+                fps = child
+                acc.add(None, fps, at, inst.id, ok)
             else:
                 child, fps = self.canonical(child)
                 acc.add(child, fps, at, inst.id, ok)
@@ -1092,7 +1177,7 @@ class Kernel:
                     return False  # an error on an enabled pair: reported one by one
             scatters = [sc for sc in call.scatters if sc.branch is None or sc.branch == name]
             part = self._family_part(fam, lo, bi, nb, mask, assigned, scatters, s, words,
-                                     stutter, acc.deferred, acc.word_cols)
+                                     stutter, acc.deferred, acc.word_cols, acc.parent_keys)
             if part is None:
                 return False
             parts.append(part)
@@ -1104,12 +1189,13 @@ class Kernel:
         if not parts:
             return True
         changed: tuple[int, ...] | None = None
+        child: np.ndarray | None = None
         if acc.deferred:
             # the words any part changes: a part's columns of the others are its parents'
             changed = tuple(sorted({w for p in parts for w in p.changed or ()}))
             child = np.concatenate([self._widened(p, changed, words) for p in parts],
                                    axis=1)
-        else:
+        elif acc.parent_keys is None:
             child = np.concatenate([p.child for p in parts])
         fps = None if acc.deferred else np.concatenate([p.fps for p in parts])
         rows = np.concatenate([p.rows for p in parts])
@@ -1122,7 +1208,9 @@ class Kernel:
         if len(parts) > 1:
             # instance by instance (parameters, then branch), states in order within each
             order = np.argsort(ids.astype(np.int64) * n + rows, kind="stable")
-            child = np.take(child, order, axis=1) if acc.deferred else take_rows(child, order)
+            if child is not None:
+                child = np.take(child, order, axis=1) if acc.deferred \
+                    else take_rows(child, order)
             fps = None if fps is None else take_rows(fps, order)
             rows, ids = rows[order], ids[order]
             bad = [b[order] for b in bad]
@@ -1140,10 +1228,13 @@ class Kernel:
                      words: np.ndarray,
                      stutter: list[tuple[set[int] | None, np.ndarray | None]],
                      deferred: bool = False,
-                     word_cols: np.ndarray | None = None) -> _FamilyPart | None:
+                     word_cols: np.ndarray | None = None,
+                     keys: np.ndarray | None = None) -> _FamilyPart | None:
         """The transitions of branch ``bi`` of a family call (the whole action when it
         has no branches) on the grid ``mask``; None when they cannot be vouched for
-        (``word_cols``: ``words`` transposed, if at hand)."""
+        (``word_cols``: ``words`` transposed, if at hand; ``keys``: the batch's exact
+        keys, when the successors' are stepped from them, :attr:`linear`: the part's
+        ``child`` is then empty and ``fps`` the keys)."""
         layout = self.layout
         k, n = mask.shape
         flat = np.flatnonzero(mask)
@@ -1180,19 +1271,25 @@ class Kernel:
             slot = np.zeros(layout.n_words, dtype=np.int64)
             slot[list(changed)] = np.arange(len(changed))
             child = self._word_cols(words, rows, changed, word_cols)
+        elif keys is not None:
+            child = take_rows(keys, rows)
         else:
             child = take_rows(words, rows)
         with np.errstate(over="ignore"):
             for ci, vr in post.items():
                 delta = (vr - s._cell(ci)[rows].astype(np.int64)).astype(_U64)
-                if deferred:
+                if keys is not None:
+                    self._step_key(child, ci, delta)
+                elif deferred:
                     child[slot[layout.word_of[ci]]] += delta * layout.mult[ci]
                 else:
                     child[:, layout.word_of[ci]] += delta * layout.mult[ci]
             at = np.arange(m)
             for cr, vr, _cells in scattered:
                 delta = (vr - self._decoder.per_row(words, rows, cr)).astype(_U64)
-                if deferred:
+                if keys is not None:
+                    self._step_key(child, cr, delta)
+                elif deferred:
                     child[slot[layout.word_of[cr]], at] += delta * layout.mult[cr]
                 else:
                     child[at, layout.word_of[cr]] += delta * layout.mult[cr]
@@ -1208,7 +1305,9 @@ class Kernel:
                     return None
                 ok &= holds
         fps: np.ndarray | None = None
-        if not deferred:
+        if keys is not None:
+            child, fps = words[:0], child
+        elif not deferred:
             child, fps = self.canonical(child)
         ids = (fam.first + (inst + lo) * nb + bi).astype(np.int32)
         bad: list[np.ndarray] = []
@@ -1569,11 +1668,14 @@ class _Accumulator:
         #: per added successor, whether its transition satisfies the action constraints
         self.action_ok: list[np.ndarray] | None = [] if action_constraints else None
         #: the bit planes of the batch's set variables (``Kernel._member_rows``)
-        self.member_bits: dict[tuple[str, int], np.ndarray] = {}
+        self.member_bits: dict[tuple[Any, ...], np.ndarray] = {}
         #: (deferred) the batch's words transposed, one contiguous column a word
         self.word_cols: np.ndarray | None = None
+        #: (:attr:`Kernel.linear`) the batch's keys: a successor's is its parent's,
+        #: stepped by the cells its action changed
+        self.parent_keys: np.ndarray | None = None
 
-    def add(self, words: np.ndarray, fps: np.ndarray | None, parents: np.ndarray,
+    def add(self, words: np.ndarray | None, fps: np.ndarray | None, parents: np.ndarray,
             action_ids: np.ndarray | int, ok: np.ndarray | None = None,
             changed: tuple[int, ...] | None = None) -> None:
         """Record transitions: the successors' ``words`` and ``fps`` (None when the
@@ -1588,6 +1690,7 @@ class _Accumulator:
         in ``int32`` and an instance's ids as one number."""
         m = len(parents)
         if self.keep_words:
+            assert words is not None
             self.words.append(words)
         if self.deferred:
             self.changed.append((self._rows, self._rows + m, changed))

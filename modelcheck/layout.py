@@ -28,7 +28,8 @@ Fingerprints (the *state key*, see :mod:`modelcheck.store` and ``docs/fingerprin
   no pattern of packed cells), so keys sort and search on it with few ties, and an
   action that adds the same amount to a cell of every state keeps its successors in
   the order of their parents (sorting is cheap on such runs). As a Python int a key is
-  ``col0 << 64 | col1``;
+  ``col0 << 64 | col1``. Both keys are linear in the cells' values modulo 2**64, so
+  the kernel steps a successor's from its parent's (:meth:`Layout.key_steps`);
 * three or more words: ``fingerprint128`` below, two 64-bit sums of per-word terms
   (SplitMix64's finaliser of each word plus an offset of its position in column 0,
   MurmurHash3's in column 1), in the same two-column shape; a successor's is its
@@ -439,6 +440,24 @@ class Layout:
                 keys[:, 0] += words[:, 0]
             return keys
         return fingerprint128(words)
+
+    def key_steps(self) -> tuple[np.ndarray, np.ndarray]:
+        """Per cell, what one unit more of it adds to each column of an exact key of one
+        or two words, modulo 2**64: ``(c0, c1)``, each ``uint64`` per cell. Such keys
+        are linear in the words (``w0`` for one word; ``(w0 + w1 * SEED, w1)`` for
+        two) and a word in the cells' values (``sum((value - lo) * mult)``), so a
+        successor whose cells ``ci`` changed by ``d_ci`` has its parent's key plus
+        ``sum(d_ci * c0[ci])`` in column 0 and ``sum(d_ci * c1[ci])`` in column 1
+        (``c1`` is zero for one word, and for the cells of word 0)."""
+        assert self.exact
+        c0 = self.mult.copy()
+        c1 = np.zeros_like(c0)
+        if self.n_words == 2:
+            in1 = self.word_of == 1
+            c1[in1] = self.mult[in1]
+            with np.errstate(over="ignore"):
+                c0[in1] *= _SEED
+        return c0, c1
 
     def words_of_keys(self, keys: np.ndarray) -> np.ndarray:
         """Packed states ``(n, k)`` of exact fingerprints (the inverse of

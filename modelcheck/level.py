@@ -59,7 +59,7 @@ from typing import Any
 import numpy as np
 
 from .errors import SpecEvaluationError
-from .kernel import Expansion, Kernel
+from .kernel import Expansion, Kernel, SuccessorWords, _Dense
 from .result import TraceStep, Violation, ViolationKind, json_value
 from .spec import ActionInstance, PredicateDecl, RoleKind
 from .store import (
@@ -76,7 +76,7 @@ from .store import (
 )
 
 __all__ = [
-    "LevelExpansion", "LevelFindings", "Verdict", "Hit", "ErrorAt", "TransitionHook",
+    "LevelExpansion", "LevelFindings", "KeptWords", "Verdict", "Hit", "ErrorAt", "TransitionHook",
     "BatchHook",
     "initial_states", "report", "rebuild_trace", "error_payload", "error_from_payload",
 ]
@@ -267,6 +267,29 @@ class LevelFindings:
         )
 
 
+class KeptWords:
+    """The packed words of the successors a flush of :meth:`LevelExpansion.candidates`
+    yields (with ``lazy_words``), gathered when asked: a consumer that keeps some of
+    them (the local explorer keeps those not visited yet, about a third on TwoPhase)
+    takes those (:meth:`take`), and the others' words are never built."""
+
+    def __init__(self, source: SuccessorWords, rows: np.ndarray) -> None:
+        #: the batch's successors, and the row among them of each yielded one
+        self.source, self.rows = source, rows
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    def take(self, sel: np.ndarray) -> np.ndarray:
+        """The words ``(len(sel), k)`` of the yielded successors ``sel`` (an index array
+        or a boolean mask over them)."""
+        return self.source.take(take_rows(self.rows, sel))
+
+    def all(self) -> np.ndarray:
+        """The words of every yielded successor."""
+        return self.source.take(self.rows)
+
+
 class LevelExpansion:
     """Expand the states of a level, sorted by fingerprint, in batches (the level rule).
 
@@ -290,6 +313,9 @@ class LevelExpansion:
     observer of the run) once the level rule has recorded it without a phase-1
     problem.
 
+    With ``lazy_words``, a flush of one batch yields its words as :class:`KeptWords`
+    (gathered for the rows the consumer takes), not as an array.
+
     With ``inverse``, :attr:`inverse` holds, after each yield, which of the yielded
     successors each transition of the batches flushed reaches (an index into the
     yielded fingerprints, per transition in the order ``on_batch`` saw them).
@@ -310,8 +336,10 @@ class LevelExpansion:
                  batch_rows: Callable[[int], int] | None = None,
                  on_batch: BatchHook | None = None, inverse: bool = False,
                  stop: Callable[[], bool] | None = None,
-                 on_error: Callable[[SpecEvaluationError], None] | None = None) -> None:
+                 on_error: Callable[[SpecEvaluationError], None] | None = None,
+                 lazy_words: bool = False) -> None:
         self.kernel = kernel
+        self.lazy_words = lazy_words
         self.fps = fps
         self.words = words
         self.expand = expand
@@ -343,15 +371,16 @@ class LevelExpansion:
         rows, acts = self.rows_and_actions(keys)
         return self.fps[rows], acts.astype(np.int32)
 
-    def candidates(self) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray | None]]:
+    def candidates(self) -> Iterator[tuple[np.ndarray, np.ndarray,
+                                            np.ndarray | KeptWords | None]]:
         fps, n_act, f = self.fps, self.n_act, self.findings
         cand_fps: list[np.ndarray] = []
         cand_keys: list[np.ndarray] = []
-        cand_words: list[np.ndarray] = []
+        cand_words: list[np.ndarray | KeptWords] = []
         cand_inv: list[np.ndarray] = []  # per batch: its transitions' successor in it
         buffered = 0
 
-        def flush() -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+        def flush() -> tuple[np.ndarray, np.ndarray, np.ndarray | KeptWords | None]:
             nonlocal buffered
             got = None
             if len(cand_fps) > 1 and self.exact and not self.want_inverse and not self.view:
@@ -360,7 +389,7 @@ class LevelExpansion:
                 # packed words instead of a stable argsort and its gathers:
                 # TwoPhase RM=9's range tasks, 0.4 -> 0.2 CPU s)
                 got = merge_runs_min(cand_fps, cand_keys)
-            w = None
+            w: np.ndarray | KeptWords | None = None
             if got is not None:
                 u, kmin = got
             else:
@@ -380,8 +409,12 @@ class LevelExpansion:
                     if self.want_inverse:
                         self.inverse = cand_inv[0]
                 if not self.exact:
-                    cw = np.concatenate(cand_words) if len(cand_words) > 1 else cand_words[0]
-                    w = cw if rows is None else take_rows(cw, rows)
+                    if len(cand_words) == 1:
+                        w = cand_words[0]
+                    else:
+                        cw = np.concatenate([c.all() if isinstance(c, KeptWords) else c
+                                             for c in cand_words])
+                        w = take_rows(cw, rows) if rows is not None else cw
             cand_fps.clear()
             cand_keys.clear()
             cand_words.clear()
@@ -461,7 +494,16 @@ class LevelExpansion:
                 cand_keys.append(kmin)
                 if child_words is not None:
                     assert rows is not None  # (words: not an exact kernel, not packed)
-                    cand_words.append(child_words.take(rows))
+                    kw = KeptWords(child_words, rows)
+                    # (a batch that flushes now alone, whose successors are their parents
+                    # and the words their actions changed: gathered by the consumer for
+                    # the rows it keeps; else now, so that only its kept rows are held,
+                    # not every successor's words)
+                    lazy = self.lazy_words and not cand_words and \
+                        buffered + len(u) >= self.flush_rows and \
+                        not isinstance(child_words, _Dense)
+                    cand_words.append(kw if lazy else kw.all())
+                    del kw
                 buffered += len(u)
                 del child_words, rows, u, kmin
                 if buffered >= self.flush_rows:

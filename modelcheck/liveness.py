@@ -76,6 +76,7 @@ unsound: cut-off states would stutter forever), symmetry reduction unless switch
 from __future__ import annotations
 
 import ctypes
+import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
@@ -1044,6 +1045,10 @@ class ShardedLiveness:
         self.checked_as = {"formulas": {p.name: p.formula for p in selected},
                            "fairness": {p.name: [c.name for c in cs]
                                         for p, cs in self.per_prop}}
+        #: the action sets of the fairness conditions without guards: their nodes with
+        #: a step are collected as the graph is read (as the one-process collector's)
+        self.enabled = tuple(dict.fromkeys(c.action_ids for _, cs in self.per_prop
+                                           for c in cs if not c.guards))
         self.run: Any = None
         self.decided = False
         #: reads the state graph while the run goes on (see :meth:`_committed`)
@@ -1071,8 +1076,19 @@ class ShardedLiveness:
             kernel = run.kernel
             self.reader = GraphReader(run.engine.root, run.engine.buckets,
                                       len(kernel.actions), len(kernel.labels),
-                                      len(kernel.step_labels), SPILL_EDGES)
+                                      len(kernel.step_labels), SPILL_EDGES,
+                                      enabled=self.enabled,
+                                      cycles=self._cycle_columns(kernel))
         self.reader.committed(depth)
+
+    def _cycle_columns(self, kernel: Kernel) -> list[int | None]:
+        """The masks of the analysis' first :func:`_may_cycle` passes
+        (:func:`_first_cycle_masks`) as the columns of the kernel's state predicates
+        false on them (None: every node), for the graph's read to follow."""
+        names = [p.name for p in kernel.labels]
+        return [None if m is None else names.index(m)
+                for m in _first_cycle_masks([p for p, _ in self.per_prop])
+                if m is None or m in names]
 
     def decide(self, res: Result) -> Result:
         """``res`` with the properties decided on the state graph of the complete run it
@@ -1093,8 +1109,17 @@ class ShardedLiveness:
                                  len(names), len(step_names), spill_dir=str(run.rundir.path),
                                  spill_edges=SPILL_EDGES,
                                  threads=min(GRAPH_READ_THREADS, available_cores()),
-                                 ahead=self.reader)
+                                 ahead=self.reader, enabled=self.enabled,
+                                 cycles=self._cycle_columns(kernel))
         self.reader = None
+        # The graph is in memory (unless its edges were spilled into the run directory):
+        # the run directory, read no more (a lasso is replayed by the kernel), is
+        # removed meanwhile, as the run would once this returns; the files' unlinking
+        # is the operating system's work, beside the decision's.
+        tidy = None
+        if not parts.store.spilled and REMOVE_WHILE_DECIDING:
+            tidy = threading.Thread(target=run.rundir.cleanup, name="modelcheck-cleanup")
+            tidy.start()
         try:
             initial = np.zeros(len(parts.fps), dtype=bool)
             initial[:int(parts.levels[1]) if len(parts.levels) > 1 else 0] = True
@@ -1103,11 +1128,14 @@ class ShardedLiveness:
                             for j, n in enumerate(names)},
                            {n: np.ascontiguousarray(parts.steps[:, j])
                             for j, n in enumerate(step_names)},
-                           levels=parts.levels)
+                           enabled_sets=parts.enabled, levels=parts.levels,
+                           back=parts.back, may_cycle=parts.may_cycle)
             return _decide_into(self.spec, res, g, self.per_prop, t0, parts.store,
                                 self.checked_as)
         finally:
             parts.store.close()
+            if tidy is not None:
+                tidy.join()
 
     def close(self) -> None:
         """Let the run go (its ``after`` hook removed, the reference dropped): a run that
@@ -1174,6 +1202,10 @@ GRAPH_READ_THREADS = 4
 #: the coordinating process, :class:`~modelcheck.shards.stategraph.GraphReader`), not
 #: all after it
 GRAPH_READ_AHEAD = True
+
+#: with workers, remove the run directory (when temporary: the run's own cleanup) while
+#: the properties are decided, once the state graph is read into memory
+REMOVE_WHILE_DECIDING = True
 
 #: a sharded run's state graph is read into memory-mapped files (in its run directory)
 #: past this many edges (6 bytes an edge: 400 MB)

@@ -119,10 +119,10 @@ def test_random_wide_specs_match_the_whole_state_hash(cls: type[Spec], rows: int
 
 
 def _per_action(spec: Spec, **kw: Any) -> Kernel:
-    """A kernel that keys each action's successors as it goes (the path before keys
-    were computed once a batch)."""
+    """A kernel that keys each action's successors as it goes, from their whole rows
+    (the path before keys were computed once a batch, or stepped from their parents')."""
     k = Kernel(spec, **kw)
-    k.deferred = k.incremental = False
+    k.deferred = k.incremental = k.linear = False
     return k
 
 

@@ -853,54 +853,73 @@ def test_release_free_trims_the_heap_on_glibc() -> None:
     assert release_free() is glibc
 
 
+#: column values for the directory's tests: clustered (many in one bucket, more than its
+#: window of 16), equal (64-bit ties), spread, and at both ends of the range
+_DIR_COL = st.one_of(st.integers(0, 40), st.integers(2**63 - 20, 2**63 + 20),
+                     st.integers(2**64 - 40, 2**64 - 1), st.integers(0, 2**64 - 1))
+
+
 @settings(max_examples=300, deadline=None)
-@given(col=st.lists(st.sampled_from([0, 1, 2, 5, 2**63, 2**64 - 2, 2**64 - 1]), max_size=70),
-       q=st.lists(st.sampled_from([0, 1, 2, 3, 5, 6, 2**63, 2**64 - 2, 2**64 - 1]),
-                  max_size=30))
-def test_fenced_search_is_searchsorted(col: list[int], q: list[int]) -> None:
-    """The fence's search of a sorted column gives ``np.searchsorted``'s left insertion
-    points: keys repeated across blocks and fence keys, queries below, between and above
-    them, every tail length past the last full block."""
+@given(col=st.lists(_DIR_COL, max_size=120), q=st.lists(_DIR_COL, max_size=60),
+       extra=st.lists(_DIR_COL, max_size=40), sliced=st.booleans())
+def test_directory_search_is_searchsorted(col: list[int], q: list[int], extra: list[int],
+                                          sliced: bool) -> None:
+    """A directory's search of a sorted column gives ``np.searchsorted``'s left insertion
+    points for queries in any order: in buckets of more values than its window (searched
+    again), before the first value and past the last, in empty buckets; and so after
+    values are counted in (:meth:`Directory.add`)."""
     import bisect
 
     from modelcheck import store
 
     a = np.array(sorted(col), dtype=np.uint64)
+    d = store.Directory(a)
     qs = np.array(q, dtype=np.uint64)
-    want = [bisect.bisect_left(sorted(col), x) for x in q]
-    assert store.fenced_search(a, store.fence_of(a), qs).tolist() == want
-    kept = store._FENCE_SLICE
-    store._FENCE_SLICE = 3  # the queries' blocks read a few at a time
+    kept = store._DIR_SLICE
+    if sliced:
+        store._DIR_SLICE = 3  # the queries a few at a time
     try:
-        assert store.fenced_search(a, store.fence_of(a), qs).tolist() == want
+        assert d.search(a, qs).tolist() == [bisect.bisect_left(sorted(col), x) for x in q]
+        both = sorted(col + extra)
+        if d.fits(len(both)):
+            d.add(np.array(extra, dtype=np.uint64))
+            b = np.array(both, dtype=np.uint64)
+            assert d.starts.tolist() == store.Directory(b).starts.tolist()
+            assert d.search(b, qs).tolist() == [bisect.bisect_left(both, x) for x in q]
     finally:
-        store._FENCE_SLICE = kept
+        store._DIR_SLICE = kept
 
 
 @settings(max_examples=150, deadline=None)
-@given(batches=st.lists(two_word, max_size=6), q=two_word, block=st.integers(1, 9))
-def test_fenced_two_word_fingerprint_set_against_a_set(batches: list[list[int]],
-                                                       q: list[int], block: int) -> None:
-    """With the fence in use from the first key, membership and the in-place merge of a
-    two-column set stay a Python set's, on keys equal in column 0 and different in
-    column 1 (64-bit ties, which the fence's blocks split)."""
+@given(batches=st.lists(st.lists(st.tuples(_DIR_COL, _COL), max_size=40), max_size=6),
+       q=st.lists(st.tuples(_DIR_COL, _COL), max_size=40), block=st.integers(1, 9))
+def test_directory_two_word_fingerprint_set_against_a_set(
+        batches: list[list[tuple[int, int]]], q: list[tuple[int, int]], block: int) -> None:
+    """With the directory in use from the first key (kept up to date across merges or
+    built again), membership and the in-place merge of a scattered two-column set stay
+    a Python set's, on keys equal in column 0 and different in column 1 and on column
+    values crowded into one bucket."""
     from modelcheck import store
 
-    kept = store.FENCE_MIN
-    store.FENCE_MIN = 1
+    kept = store.DIR_MIN
+    store.DIR_MIN = 1
     try:
         fs = FingerprintSet(2, scattered=True)
         fs._BLOCK = block
         ref: set[int] = set()
+        qi = [(a << 64) | b for a, b in q]
         for b in batches:
-            assert fs.contains(keys_of(q, 2)).tolist() == [x in ref for x in q]
-            new = sorted(set(b) - ref)
+            assert fs.contains(keys_of(qi, 2)).tolist() == [x in ref for x in qi]
+            new = sorted({(x << 64) | y for x, y in b} - ref)
             fs.add_sorted(keys_of(new, 2))
             ref |= set(new)
             assert key_ints(fs._a) == sorted(ref)
-        assert fs.contains(keys_of(q, 2)).tolist() == [x in ref for x in q]
+            if fs._dir is not None:  # counted in, as built afresh
+                assert fs._dir.starts.tolist() == \
+                    store.Directory(fs._cols[0][:len(fs)]).starts.tolist()
+        assert fs.contains(keys_of(qi, 2)).tolist() == [x in ref for x in qi]
         assert fs.contains(keys_of(sorted(ref), 2)).all()
-        if fs._fence is not None:
-            assert fs.nbytes == 16 * len(fs._cols[0]) + 8 * (len(fs) // 8)
+        if fs._dir is not None:
+            assert fs.nbytes == 16 * len(fs._cols[0]) + fs._dir.starts.nbytes
     finally:
-        store.FENCE_MIN = kept
+        store.DIR_MIN = kept

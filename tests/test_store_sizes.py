@@ -105,11 +105,13 @@ def test_batches_are_sized_by_their_successor_rows(monkeypatch, pad: int) -> Non
 @pytest.mark.parametrize("pad", [0, 40])
 def test_a_batch_holds_its_successors_once(pad: int) -> None:
     """A kernel batch's successors are never held twice over (its lists of per-action
-    results are let go as they are concatenated: peak at most twice what it returns),
-    and expanded ``keys_only`` for exact keys it returns no words (they are the keys),
-    holds less by at least three quarters of the words' bytes and peaks no higher (of
-    two words the keys are made per action, the words let go when only keys are asked).
-    Measured with ``tracemalloc``, which counts numpy's allocations exactly."""
+    results are let go as they are concatenated: peak at most twice what it returns,
+    beside the batch's own per-state temporaries, its keys and decoded cells, a few
+    times its words), and expanded ``keys_only`` for exact keys it returns no words
+    (they are the keys). Exact keys are stepped from the parents' (``Kernel.linear``):
+    no action copies words, and the successors' words are made from their keys when
+    asked, so a batch holds and peaks the same either way. Measured with
+    ``tracemalloc``, which counts numpy's allocations exactly."""
     import tracemalloc
 
     from benchmarks.wide_states import padded
@@ -139,13 +141,13 @@ def test_a_batch_holds_its_successors_once(pad: int) -> None:
     full, keys = out
     m = len(full.child_fps)
     assert m > 10 * len(got["words"]) // 2
-    assert peaks[0] <= 2 * held[0]
+    assert k.linear
+    assert peaks[0] <= 2 * held[0] + 4 * got["words"].nbytes
     assert len(keys.child_words) == 0
     assert np.array_equal(spec.layout.words_of_keys(keys.child_fps), full.child_words)
     for a in ("child_fps", "parent_rows", "action_ids", "fired"):
         assert np.array_equal(getattr(keys, a), getattr(full, a))
-    assert held[1] <= held[0] - 0.75 * full.child_words.nbytes
-    assert peaks[1] <= peaks[0]
+    assert held[1] <= held[0] + 1024 and peaks[1] <= peaks[0] + 1024
 
 
 @pytest.mark.parametrize("pad", [0, 60])

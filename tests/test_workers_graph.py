@@ -7,7 +7,9 @@ each edge's target and action, the state predicates and the step formulas (rando
 specs with fairness and step formulas; 1-3 workers, 1-5 buckets, levels on the
 workers, in the coordinator or both; batches of 3 states, which split a level's
 transitions into many short runs, or one batch; one flush of a task's successors or
-many; the graph read by one thread or several)."""
+many; the graph read by one thread or several). What the read collects beside the
+arrays (the edges that do not go one level up, the nodes of each fairness condition's
+actions with a step) is checked against what the arrays give, found by brute force."""
 
 from __future__ import annotations
 
@@ -37,13 +39,58 @@ def graph_of(run: Any) -> dict[str, Any]:
                     "initial": np.array(g.initial), "indptr": np.array(g.indptr),
                     "dst": np.array(g.dst), "act": np.array(g.act),
                     "preds": {k: np.array(v) for k, v in g.preds.items()},
-                    "steps": {k: np.array(v) for k, v in g.steps.items()}})
+                    "steps": {k: np.array(v) for k, v in g.steps.items()},
+                    "back": None if g.back is None else (np.array(g.back[0]),
+                                                         np.array(g.back[1])),
+                    "enabled_sets": {k: np.array(v) for k, v in g.enabled_sets.items()},
+                    "conditions": sorted({c.action_ids for _, cs in args[0] for c in cs
+                                          if not c.guards}),
+                    "may_cycle": [(np.array(m), np.array(r)) for m, r in g.may_cycle],
+                    "masks": [np.ones(g.n, dtype=bool) if m is None else ~g.preds[m]
+                              for m in dict.fromkeys(liveness._first_cycle_masks(
+                                  [p for p, _ in args[0]]))
+                              if m is None or m in g.preds]})
         return decide(spec, res, g, *args, **kwargs)
 
     with mock.patch.object(liveness, "_decide_into", keep):
         run()
     (g,) = got
     return g
+
+
+def assert_collected(g: dict[str, Any], back: bool = True, cycles: bool = True) -> None:
+    """The edges that do not go one level up (unless dropped as too many; ``back``:
+    they must be there), the nodes with a step by each fairness condition's actions
+    and the first passes of the cycle search (unless not followed: edges spilled, or
+    those not going one level up dropped; ``cycles``: they must be there) that the read
+    of ``g`` collected are those its arrays give, found by brute force and by the
+    analysis' own pass."""
+    levels, indptr, dst, act = g["levels"], g["indptr"], g["dst"], g["act"]
+    n = len(indptr) - 1
+    src = np.repeat(np.arange(n), np.diff(indptr))
+    level_of = np.searchsorted(levels, np.arange(n), side="right") - 1
+    up = dst >= levels[level_of[src] + 1]  # (an edge goes at most one level up)
+    want = sorted(zip(src[~up].tolist(), dst[~up].tolist(), strict=True))
+    if back or g["back"] is not None:
+        assert g["back"] is not None
+        assert g["back"][0].dtype == g["back"][1].dtype == np.int32
+        got = sorted(zip(g["back"][0].tolist(), g["back"][1].tolist(), strict=True))
+        assert got == want
+    assert sorted(g["enabled_sets"]) == g["conditions"]
+    # the first passes of the cycle search followed as the levels were read: those the
+    # analysis would make, within the masks it starts from
+    if (back and cycles) or g["may_cycle"]:
+        assert len(g["may_cycle"]) == len(g["masks"])
+        for (mask, got), want in zip(g["may_cycle"], g["masks"], strict=True):
+            assert np.array_equal(mask, want)
+            assert np.array_equal(got, liveness._may_cycle(levels, indptr, dst, mask))
+    for ids, nodes in g["enabled_sets"].items():
+        brute = np.zeros(n, dtype=bool)
+        for e in range(len(dst)):
+            if int(act[e]) in ids:
+                brute[src[e]] = True
+        assert nodes.dtype == bool
+        assert np.array_equal(nodes, brute), ids
 
 
 def assert_same_graph(one: dict[str, Any], many: dict[str, Any]) -> None:
@@ -60,11 +107,12 @@ def assert_same_graph(one: dict[str, Any], many: dict[str, Any]) -> None:
                                                                   HealthCheck.filter_too_much])
 @given(live_spec(), st.integers(1, 3), st.integers(1, 5), st.sampled_from([0, 0, 3, 10**9]),
        st.sampled_from([3, 1 << 16]), st.sampled_from([2, 1 << 22]),
-       st.sampled_from([1, 3]), st.booleans())
+       st.sampled_from([1, 3]), st.booleans(), st.booleans())
 def test_the_graph_read_back_is_the_one_process_graph(cls: type[Spec], workers: int,
                                                       buckets: int, threshold: int,
                                                       batch: int, flush: int,
-                                                      threads: int, ahead: bool) -> None:
+                                                      threads: int, ahead: bool,
+                                                      few_back: bool) -> None:
     spec = cls()
     one = graph_of(lambda: check_liveness(spec, batch_size=batch))
     expansion = files.LevelExpansion
@@ -74,11 +122,15 @@ def test_the_graph_read_back_is_the_one_process_graph(cls: type[Spec], workers: 
 
     with mock.patch.object(files, "LevelExpansion", flushing), \
             mock.patch.object(liveness, "GRAPH_READ_THREADS", threads), \
-            mock.patch.object(liveness, "GRAPH_READ_AHEAD", ahead):
+            mock.patch.object(liveness, "GRAPH_READ_AHEAD", ahead), \
+            mock.patch.object(stategraph, "BACK_BYTES", 0 if few_back else
+                              stategraph.BACK_BYTES):
         many = graph_of(lambda: check_liveness_workers(
             spec, workers=workers, buckets=buckets, driver_threshold=threshold,
             batch_size=batch))
     assert_same_graph(one, many)
+    # (kept past a quarter of the edges only while they take at most BACK_BYTES)
+    assert_collected(many, back=not few_back)
 
 
 @pytest.mark.parametrize(("buckets", "flush"), [(1, 1 << 22), (3, 1000)])
@@ -96,6 +148,7 @@ def test_a_kafka_spec_graph_is_the_one_process_graph(
         spec, workers=2, buckets=buckets, driver_threshold=0, batch_size=500))
     assert len(many["dst"]) > 1000
     assert_same_graph(one, many)
+    assert_collected(many)
     # the test says something: some edges go further back than the level before
     levels, indptr, dst = many["levels"], many["indptr"], many["dst"]
     level_of = np.searchsorted(levels, np.arange(len(indptr) - 1), side="right") - 1
@@ -135,10 +188,12 @@ def test_the_graph_is_read_while_the_run_goes_on(threshold: int) -> None:
 
     many, levels = read_ahead(run)
     assert_same_graph(one, many)
+    assert_collected(many)
     assert levels == len(one["levels"]) - 1
     spilled, levels = read_ahead(run, edge_limit=len(one["dst"]) // 2)
     assert levels == -1
     assert_same_graph(one, spilled)
+    assert_collected(spilled, cycles=False)  # (the edges in files: the analysis' pass)
 
 
 def test_a_run_that_ends_early_stops_its_reader(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -204,6 +204,41 @@ def test_checkpoints_are_refused_as_in_one_process(tmp_path: Path) -> None:
             check(LiveLadder(), workers=workers, checkpoint_dir=str(tmp_path / "ck"))
 
 
+@pytest.mark.parametrize("spilled", [False, True])
+def test_the_run_directory_is_removed_while_deciding(tmp_path: Path, spilled: bool,
+                                                     monkeypatch: pytest.MonkeyPatch
+                                                     ) -> None:
+    """Once the state graph is read into memory, the temporary run directory is removed
+    while the properties are decided (gone when the decision returns); the lasso, which
+    the kernel replays, is the one process's. With the edges spilled into the run
+    directory it is kept until the decision is over; either way nothing is left."""
+    import tempfile
+
+    import modelcheck.liveness as liveness
+
+    spec = KRaftLifecycleLiveBugStuckPublisher()
+    one = check_liveness(spec)
+    assert one.violation is not None  # a lasso to replay
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    if spilled:
+        monkeypatch.setattr(liveness, "SPILL_EDGES", 10)
+    left: list[list[Path]] = []
+    decide = liveness.ShardedLiveness.decide
+
+    def deciding(self: Any, res: Result) -> Result:
+        out = decide(self, res)
+        left.append(list(tmp_path.iterdir()))
+        return out
+
+    monkeypatch.setattr(liveness.ShardedLiveness, "decide", deciding)
+    many = check_liveness_workers(spec, workers=2, driver_threshold=0, batch_size=500)
+    assert_same(one, many)
+    assert many.liveness["spilled"] is spilled
+    (at_decision,) = left
+    assert (at_decision != []) is spilled
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_without_temporal_properties_it_is_the_parallel_explorer() -> None:
     spec = LiveLadder(L=10, M=5)
     plain = ParallelExplorer(spec, workers=2, invariants=("InRange",)).run()

@@ -113,7 +113,7 @@ import numpy as np
 
 from ..errors import SpecEvaluationError
 from ..layout import words_of_keys
-from ..level import LevelExpansion, LevelFindings
+from ..level import KeptWords, LevelExpansion, LevelFindings
 from ..memtune import steady_arrays
 from ..store import (
     empty_keys,
@@ -932,6 +932,7 @@ def expand_block(cfg: ShardConfig, bucket: int, level: Block, expand: bool | Non
         return out, None  # no next level
     if len(chunks) == 1:  # one flush (most levels): no copy
         u, kmin, cw = chunks[0]
+        assert not isinstance(cw, KeptWords)  # (words as arrays: no ``lazy_words``)
     elif chunks:
         u = np.concatenate([c[0] for c in chunks])
         kmin = np.concatenate([c[1] for c in chunks])

@@ -35,20 +35,31 @@ reader reads only what it has not (the same functions, the same order: the same 
 The reader holds the edges in memory; past the edges a graph keeps in memory it gives
 up, and the read after the run does it all (spilled to files).
 
+**What the analysis would otherwise scan the edges for** is collected as each level is
+read, as the one-process collector collects it while the run goes on: the edges that do
+not go one level up (``GraphArrays.back``, while they are few), per fairness condition
+the nodes with a step by its actions (``GraphArrays.enabled``) and the first pass of the
+cycle search within the mask the analysis starts from (``GraphArrays.may_cycle``,
+:class:`_Follow`; edges in memory only). So the decision after the run (the workers'
+cores idle) starts from them.
+
 State keys are one or two ``uint64`` columns, handled by :mod:`modelcheck.store`.
 """
 
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
 from ..errors import ModelcheckError
 from ..graphstore import NODE_LIMIT, EdgeStore, GrowArray, csr_order
+from ..stategraph import BACK_BYTES, BACK_SHARE, _CycleSeeds
 from ..store import key_order, take_rows
 from .files import _load as load_array
 from .files import _rows, graph_dir, level_dir
@@ -68,6 +79,16 @@ class GraphArrays:
     indptr: np.ndarray  # CSR offsets
     steps: np.ndarray  # bool (edges, step formulas): the formula holds on the edge
     store: EdgeStore  # holds dst and act (close it to remove spilled files)
+    #: per set of action ids asked for (``enabled``): the nodes with an edge by one
+    #: of them (:attr:`modelcheck.stategraph.StateGraph.enabled_sets`)
+    enabled: dict[tuple[int, ...], np.ndarray] = field(default_factory=dict)
+    #: the edges that do not go one level up, ``(sources, targets)`` (``int32``), or
+    #: None when they were too many to keep (:attr:`modelcheck.stategraph.StateGraph.
+    #: back`)
+    back: tuple[np.ndarray, np.ndarray] | None = None
+    #: the first passes of :func:`modelcheck.liveness._may_cycle` followed as the levels
+    #: were read (:attr:`modelcheck.stategraph.StateGraph.may_cycle`)
+    may_cycle: list[tuple[np.ndarray, np.ndarray]] = field(default_factory=list)
 
 
 def _load(path: Path) -> np.ndarray:
@@ -165,17 +186,67 @@ class _Levels:
 
 
 #: one level's edges in CSR order, read by :func:`_level_edges`: the out-degree and
-#: predicate flags of its nodes, then the targets, action ids and step flags (or None)
-LevelEdges = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, "np.ndarray | None"]
+#: predicate flags of its nodes, then the targets, action ids and step flags (or None),
+#: the edges that do not go one level up (or None) and per node the bits of the action
+#: sets that have an edge from it (or None; :func:`_level_extras`)
+LevelEdges = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, "np.ndarray | None",
+                   "tuple[np.ndarray, np.ndarray] | None", "np.ndarray | None"]
+
+#: the most action sets whose nodes with an edge a read collects (a bit each in a word
+#: per node); past that, none (the analysis finds them from the edges)
+ENABLED_MAX = 64
+
+
+def _word(n: int) -> type[np.unsignedinteger[Any]]:
+    """The smallest unsigned type of at least ``n`` bits (``n <= 64``)."""
+    return next(t for t in (np.uint8, np.uint16, np.uint32, np.uint64)
+                if np.iinfo(t).bits >= n)
+
+
+def _level_extras(src: np.ndarray, act: np.ndarray, node: np.ndarray | None, off: int,
+                  size: int, end: int, n_act: int, enabled: Sequence[tuple[int, ...]],
+                  back: bool) -> tuple[tuple[np.ndarray, np.ndarray] | None,
+                                       np.ndarray | None]:
+    """What the analysis of a level's edges otherwise finds from the edges after the
+    run, found while they are read: the edges (sources ``off + src``, targets ``node``,
+    actions ``act``, any order; the level's ``size`` nodes from ``off``) whose target
+    lies before ``end`` (the next level's first node: the edges that do not go one
+    level up, :attr:`modelcheck.stategraph.StateGraph.back`) when ``back``, and per
+    node a word whose bit ``j`` says an edge from it is by an action of
+    ``enabled[j]`` (:attr:`modelcheck.stategraph.StateGraph.enabled_sets`)."""
+    pair = None
+    if back:
+        if node is None or not len(node):
+            pair = (np.zeros(0, np.int32), np.zeros(0, np.int32))
+        else:
+            b = np.flatnonzero(node < end)
+            pair = ((src[b] + off).astype(np.int32), node[b].astype(np.int32))
+    bits = None
+    if enabled:
+        word = _word(len(enabled))
+        lut = np.zeros(n_act, dtype=word)
+        for j, ids in enumerate(enabled):
+            lut[[i for i in ids if 0 <= i < n_act]] |= word(1 << j)
+        bits = np.zeros(size, dtype=word)
+        if len(act):
+            per = lut[act]
+            nz = np.flatnonzero(per)
+            per, at = per[nz], src[nz]
+            for j in range(len(enabled)):
+                hit = ((per >> word(j)) & word(1)).astype(bool)
+                bits[at[hit]] |= word(1 << j)  # (repeated nodes: the same value)
+    return pair, bits
 
 
 def _level_edges(lv: int, kept: _Levels, n_act: int, n_labels: int, n_steps: int,
-                 act_type: np.dtype, into: EdgeStore | None = None) -> LevelEdges:
+                 act_type: np.dtype, into: EdgeStore | None = None,
+                 enabled: Sequence[tuple[int, ...]] = (), back: bool = True
+                 ) -> LevelEdges:
     """Level ``lv``'s edges in CSR order (``kept`` holds every level their targets may
     lie in: up to the next one): its nodes' out-degrees and predicate flags, the
-    targets, action ids and step flags. ``into``: the targets and action ids are
-    appended there, put in place with no copy in between (the arrays returned are
-    empty)."""
+    targets, action ids and step flags, and :func:`_level_extras` (``enabled``,
+    ``back``). ``into``: the targets and action ids are appended there, put in place
+    with no copy in between (the arrays returned are empty)."""
     root, buckets = kept.root, kept.buckets
     depth = kept.depth_of[lv]
     off = kept.starts[lv]
@@ -210,6 +281,8 @@ def _level_edges(lv: int, kept: _Levels, n_act: int, n_labels: int, n_steps: int
     src = np.concatenate(srcs)
     act = np.concatenate(acts)
     deg, dest = csr_order(src, act, size, n_act)
+    extras = _level_extras(src, act, node, off, size, kept.starts[lv + 1], n_act, enabled,
+                           back)
     del src
     if node is None and len(dest):
         raise ModelcheckError(
@@ -222,24 +295,101 @@ def _level_edges(lv: int, kept: _Levels, n_act: int, n_labels: int, n_steps: int
         out_step[dest] = np.concatenate(sts)
     if into is not None:
         into.append_at(dest, node if node is not None else np.zeros(0, np.int32), act)
-        return deg, labels, np.zeros(0, np.int32), np.zeros(0, act_type), out_step
+        return (deg, labels, np.zeros(0, np.int32), np.zeros(0, act_type), out_step,
+                *extras)
     out_dst = np.empty(len(dest), dtype=np.int32)
     if node is not None:
         out_dst[dest] = node
     del node
     out_act = np.empty(len(dest), dtype=act_type)
     out_act[dest] = act
-    return deg, labels, out_dst, out_act, out_step
+    return deg, labels, out_dst, out_act, out_step, *extras
+
+
+def _keep(done: list[LevelEdges], e: LevelEdges, n_edges: int) -> None:
+    """Append level ``e`` to ``done`` (``n_edges``: the edges stored, its own among
+    them), its arrays dropped (in the store); the edges that do not go one level up
+    are kept while they hold at most :data:`~modelcheck.stategraph.BACK_BYTES` or
+    :data:`~modelcheck.stategraph.BACK_SHARE` of the edges (8 bytes each), as the
+    one-process collector keeps them: past that, every level's are dropped."""
+    e = (e[0], e[1], e[2][:0], e[3][:0], *e[4:])
+    if done and done[0][5] is None:
+        e = (*e[:5], None, e[6])
+    done.append(e)
+    if e[5] is None:
+        held = None
+    else:
+        held = sum(d[5][0].nbytes + d[5][1].nbytes for d in done if d[5] is not None)
+    if held is None or held > max(BACK_BYTES, 8 * BACK_SHARE * n_edges):
+        done[:] = [(*d[:5], None, d[6]) for d in done]
+
+
+def _collecting_back(done: list[LevelEdges]) -> bool:
+    """Whether the next levels' edges that do not go one level up are collected."""
+    return not done or done[0][5] is not None
 
 
 def _act_type(n_act: int) -> np.dtype:
     return np.dtype(np.uint16 if n_act <= 1 << 16 else np.int32)
 
 
+class _Follow:
+    """The first passes of :func:`modelcheck.liveness._may_cycle` (no edge mask) that a
+    read follows level by level as the levels' edges are stored in memory, as the
+    one-process collector does (:class:`modelcheck.stategraph._CycleSeeds`): per mask,
+    the column of the state predicate false on it (``columns``; None: every node). It
+    stops (the analysis then makes the pass) when the edges are spilled, the edges
+    that do not go one level up were dropped, or the edges it keeps take more than
+    twice what those may."""
+
+    def __init__(self, columns: Sequence[int | None]) -> None:
+        self.seeds: list[_CycleSeeds] | None = \
+            [_CycleSeeds(c) for c in dict.fromkeys(columns)] or None
+        self.indptr = GrowArray(np.int64)  # the CSR offsets of the levels stored
+        self.indptr.append(np.zeros(1, dtype=np.int64))
+
+    def level(self, kept: _Levels, done: list[LevelEdges], store: EdgeStore) -> None:
+        """The last level of ``done`` (level ``len(done) - 1`` of ``kept``) is stored in
+        ``store``."""
+        if self.seeds is None:
+            return
+        lv = len(done) - 1
+        e = done[lv]
+        if store.spilled or e[5] is None:
+            self.seeds = None
+            return
+        at = self.indptr.n
+        last = int(self.indptr.view(at - 1)[0])
+        self.indptr.extend(len(e[0]))
+        out = self.indptr.view(at)
+        np.cumsum(e[0], out=out)
+        out += last
+        starts = kept.starts
+        stop = starts[lv + 1]
+        end = starts[lv + 2] if lv + 2 < len(starts) else stop
+        offsets = np.asarray(starts[:lv + 1], dtype=np.int64)
+        indptr, dst = self.indptr.view(), store.dst_view()
+        for c in self.seeds:
+            c.level(lv, e[1], [e[5]], offsets, stop, end, indptr, dst)
+        cap = max(BACK_BYTES, 8 * BACK_SHARE * store.n)
+        if sum(c.kept_bytes for c in self.seeds) > 2 * cap:
+            self.seeds = None
+
+    def finish(self, n: int) -> list[tuple[np.ndarray, np.ndarray]]:
+        """The passes' ``(mask, nodes that may lie on a cycle within it)`` once every
+        level of the ``n`` nodes was followed (else none)."""
+        seeds, self.seeds = self.seeds, None
+        if seeds is None or not all(c.complete(n) for c in seeds):
+            return []
+        return [c.finish() for c in seeds]
+
+
 def _assemble(kept: _Levels, done: list[LevelEdges], store: EdgeStore,
-              n_labels: int, n_steps: int) -> GraphArrays:
+              n_labels: int, n_steps: int, enabled: Sequence[tuple[int, ...]] = (),
+              follow: _Follow | None = None) -> GraphArrays:
     """The graph of the levels ``kept``, whose edges ``done`` holds level by level
-    (after :meth:`EdgeStore.append`: their targets and actions are in ``store``)."""
+    (after :meth:`EdgeStore.append`: their targets and actions are in ``store``), with
+    the nodes of the action sets ``enabled`` collected by the read."""
     fps = np.concatenate(kept.sorted) if kept.sorted else np.zeros(0, np.uint64)
     n = len(fps)
     levels = np.asarray(kept.starts, dtype=np.int64)
@@ -251,7 +401,21 @@ def _assemble(kept: _Levels, done: list[LevelEdges], store: EdgeStore,
     steps = [e[4] for e in done if e[4] is not None]
     dst_all, act_all = store.finish()
     step_all = np.concatenate(steps) if steps else np.ones((store.n, n_steps), dtype=bool)
-    return GraphArrays(fps, levels, labels, dst_all, act_all, indptr, step_all, store)
+    back = None
+    if done and done[0][5] is not None:
+        back = (np.concatenate([e[5][0] for e in done]),  # type: ignore[index]
+                np.concatenate([e[5][1] for e in done]))  # type: ignore[index]
+    elif not done:
+        back = (np.zeros(0, np.int32), np.zeros(0, np.int32))
+    found: dict[tuple[int, ...], np.ndarray] = {}
+    if enabled and all(e[6] is not None for e in done):
+        word = _word(len(enabled))
+        bits = np.concatenate([e[6] for e in done]) if done else np.zeros(0, word)
+        for j, ids in enumerate(enabled):
+            found[ids] = ((bits >> word(j)) & word(1)).astype(bool)
+    may = follow.finish(n) if follow is not None else []
+    return GraphArrays(fps, levels, labels, dst_all, act_all, indptr, step_all, store,
+                       found, back, may)
 
 
 def _check_nodes(n: int) -> None:
@@ -262,33 +426,46 @@ def _check_nodes(n: int) -> None:
 
 def read_state_graph(root: Path, buckets: int, n_act: int, n_labels: int, n_steps: int,
                      spill_dir: str | None = None, spill_edges: int = 0, threads: int = 1,
-                     ahead: GraphReader | None = None) -> GraphArrays:
+                     ahead: GraphReader | None = None,
+                     enabled: Sequence[tuple[int, ...]] = (),
+                     cycles: Sequence[int | None] = ()) -> GraphArrays:
     """The state graph of the finished run whose shards directory is ``root`` (see the
     module docstring); ``n_act`` action instances, ``n_labels`` state predicates and
     ``n_steps`` step formulas evaluated by its kernel. The edges go to files under
     ``spill_dir`` (memory-mapped) when there are more than ``spill_edges`` (then the
     levels are read one at a time, else by ``threads`` threads). ``ahead``, a
     :class:`GraphReader` of the run, gives the levels it read while the run went on
-    (unless it gave up: then all are read here)."""
+    (unless it gave up: then all are read here; made with the same ``enabled``).
+    ``enabled``: sets of action ids (at most :data:`ENABLED_MAX`) whose nodes with an
+    edge by one of them are collected as the edges are read (``GraphArrays.enabled``);
+    the edges that do not go one level up are too (``GraphArrays.back``), and the first
+    passes of :func:`modelcheck.liveness._may_cycle` within the masks ``cycles``
+    (:class:`_Follow`; ``GraphArrays.may_cycle``)."""
+    enabled = tuple(enabled) if len(enabled) <= ENABLED_MAX else ()
     got = ahead.take() if ahead is not None else None
     total = sum(_rows(f) for f in root.glob(f"{graph_dir(root, 0).name[0]}*/*.src.npy"))
     if total <= spill_edges:
         spill_dir = None
     if got is not None:
-        kept, done, store = got
+        kept, done, store, follow = got
         if spill_dir is None:
-            return _read_rest(kept, done, store, n_act, n_labels, n_steps, threads)
+            return _read_rest(kept, done, store, n_act, n_labels, n_steps, threads, enabled,
+                              follow)
         store.close()  # to be spilled: read again, into files
     store = EdgeStore(_act_type(n_act), spill_dir)
     # a graph whose edges are spilled (too large for memory) is read a level at a time
     threads = 1 if spill_dir is not None else threads
-    return _read_rest(_Levels(root, buckets), [], store, n_act, n_labels, n_steps, threads)
+    return _read_rest(_Levels(root, buckets), [], store, n_act, n_labels, n_steps, threads,
+                      enabled, _Follow(cycles))
 
 
 def _read_rest(kept: _Levels, done: list[LevelEdges], store: EdgeStore, n_act: int,
-               n_labels: int, n_steps: int, threads: int) -> GraphArrays:
+               n_labels: int, n_steps: int, threads: int,
+               enabled: Sequence[tuple[int, ...]] = (), follow: _Follow | None = None
+               ) -> GraphArrays:
     """Rank the levels after those ``kept``, read the edges of the levels after those
-    ``done`` (appended to ``store``) and assemble the graph."""
+    ``done`` (appended to ``store``; ``enabled`` as :func:`read_state_graph`, ``follow``
+    told of each) and assemble the graph."""
     try:
         while kept.add():
             pass
@@ -303,16 +480,19 @@ def _read_rest(kept: _Levels, done: list[LevelEdges], store: EdgeStore, n_act: i
             def take_one() -> None:
                 e = pending.popleft().result()
                 store.append(e[2], e[3])
-                done.append((e[0], e[1], e[2][:0], e[3][:0], e[4]))
+                _keep(done, e, store.n)
+                if follow is not None:
+                    follow.level(kept, done, store)
 
             for lv in range(len(done), len(kept.depth_of)):
                 pending.append(pool.submit(_level_edges, lv, kept, n_act, n_labels,
-                                           n_steps, store.act_type))
+                                           n_steps, store.act_type, None, enabled,
+                                           _collecting_back(done)))
                 if len(pending) > threads:
                     take_one()
             while pending:
                 take_one()
-        return _assemble(kept, done, store, n_labels, n_steps)
+        return _assemble(kept, done, store, n_labels, n_steps, enabled, follow)
     except BaseException:
         store.close()
         raise
@@ -328,8 +508,13 @@ class GraphReader:
     when anything fails (a read after the run reports it). :meth:`close` stops it."""
 
     def __init__(self, root: Path, buckets: int, n_act: int, n_labels: int, n_steps: int,
-                 spill_edges: int) -> None:
+                 spill_edges: int, enabled: Sequence[tuple[int, ...]] = (),
+                 cycles: Sequence[int | None] = ()) -> None:
         self.n_act, self.n_labels, self.n_steps = n_act, n_labels, n_steps
+        #: as :func:`read_state_graph`'s (which is given the same)
+        self.enabled = tuple(enabled) if len(enabled) <= ENABLED_MAX else ()
+        self.cycles = tuple(cycles)
+        self._follow = _Follow(self.cycles)
         self.spill_edges = spill_edges
         self._kept = _Levels(root, buckets)
         self._done: list[LevelEdges] = []
@@ -359,16 +544,19 @@ class GraphReader:
             while len(self._done) < len(kept.depth_of) and \
                     kept.depth_of[len(self._done)] < depth:
                 e = _level_edges(len(self._done), kept, self.n_act, self.n_labels,
-                                 self.n_steps, self._store.act_type, into=self._store)
+                                 self.n_steps, self._store.act_type, into=self._store,
+                                 enabled=self.enabled, back=_collecting_back(self._done))
                 if self._store.n > self.spill_edges:
                     raise RuntimeError("too many edges to hold")
-                self._done.append(e)
+                _keep(self._done, e, self._store.n)
+                self._follow.level(kept, self._done, self._store)
         except Exception:  # noqa: BLE001 - the read after the run does it all again
             self._give_up()
 
     def _give_up(self) -> None:
         self.gave_up = True
         self._done = []
+        self._follow = _Follow(())
         self._store.close()
         self._store = EdgeStore(self._store.act_type)
 
@@ -377,7 +565,7 @@ class GraphReader:
         """Levels whose edges the thread has read so far."""
         return len(self._done)
 
-    def take(self) -> tuple[_Levels, list[LevelEdges], EdgeStore] | None:
+    def take(self) -> tuple[_Levels, list[LevelEdges], EdgeStore, _Follow] | None:
         """Wait for the thread to read every level it was told of; what it read (None:
         it gave up). The reader is closed."""
         pool, self._pool = self._pool, None
@@ -385,7 +573,7 @@ class GraphReader:
             pool.shutdown(wait=True)
         if self.gave_up:
             return None
-        return self._kept, self._done, self._store
+        return self._kept, self._done, self._store, self._follow
 
     def close(self) -> None:
         """Stop the thread (waiting for the level it reads, dropping the others).
