@@ -69,7 +69,11 @@ __all__ = ["CheckpointError", "Checkpoint", "Snapshot", "Final", "has_checkpoint
 
 MANIFEST = "manifest.json"
 FORMAT = "modelcheck-checkpoint"
-VERSION = 2
+#: 3: a sharded run's level and candidate files may name parents by their rank in their
+#: level (``rank``, :func:`modelcheck.shards.files.narrow_ranks`), which a version 2
+#: reader does not know; a version 2 checkpoint is read as it is (its files name
+#: parents by fingerprint, which this version reads too)
+VERSION = 3
 #: the format of the Spark backend's manifests before they took this one (version 1)
 SPARK_FORMAT_V1 = "modelcheck-spark-checkpoint"
 #: the engine name of the local explorer's checkpoints
@@ -248,6 +252,8 @@ def parse_manifest(data: Any, where: str) -> dict[str, Any]:
             return _from_local_v1(data)
     except (KeyError, TypeError, ValueError, AttributeError) as e:
         raise damaged(where, f"{MANIFEST} lacks or garbles {e}") from None
+    if fmt == FORMAT and version == 2:
+        return dict(data, version=VERSION)
     if fmt != FORMAT or version != VERSION:
         raise CheckpointError(
             f"--resume: the checkpoint in {where} has format version {version!r}; this "

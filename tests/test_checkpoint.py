@@ -18,7 +18,7 @@ from ladder_spec import Ladder
 from randspec import random_spec
 
 from modelcheck import Explorer, Result, explore
-from modelcheck.checkpoint import MANIFEST, Checkpoint, CheckpointError
+from modelcheck.checkpoint import MANIFEST, VERSION, Checkpoint, CheckpointError
 from modelcheck.cli import cli
 from modelcheck.config import CheckConfig
 from modelcheck.kernel import Kernel
@@ -234,7 +234,8 @@ def test_a_run_folder_of_the_former_format_resumes_and_the_other_backends_is_ref
         assert got_m["visited_bytes"] == want_m["visited_bytes"]
         assert got_m["levels_bytes"] >= want_m["levels_bytes"]
     manifest = json.loads((ck / MANIFEST).read_text())
-    assert (manifest["version"], manifest["engine"], manifest["complete"]) == (2, "local", True)
+    assert (manifest["version"], manifest["engine"], manifest["complete"]) == \
+        (VERSION, "local", True)
     assert manifest["spec"]["constants"] == {"L": 8, "M": 3}
     spark_dir = tmp_path / "spark"
     shutil.copytree(LEGACY / "spark", spark_dir)

@@ -30,12 +30,12 @@ expands the ``i``-th fingerprint range of the whole level (:func:`range_cuts`, e
 bucket's states in it, merged; cut where the level before's tasks would have taken
 equal CPU, :func:`balanced_fractions`), drops the successors already in the visited shards
 (complete now that every bucket committed the level) and writes the rest, parents
-named by fingerprint (:func:`write_unvisited`); the next commit then skips its visited
-check. A bucket is every other state of a span of the level, a hash's choice, so its
-batches' successors overlap less than a range's, whose states are neighbours as in a
-batch of the one-process explorer: on TwoPhase RM=9 a bucket's batches left 36M
-successors to carry after their de-duplication, a range's 29M, and after the visited
-check 10.3M are written instead of ~28M.
+named by their rank in the level (:func:`write_unvisited`, :func:`narrow_ranks`); the
+next commit then skips its visited check. A bucket is every other state of a span of
+the level, a hash's choice, so its batches' successors overlap less than a range's,
+whose states are neighbours as in a batch of the one-process explorer: on TwoPhase
+RM=9 a bucket's batches left 36M successors to carry after their de-duplication, a
+range's 29M, and after the visited check 10.3M are written instead of ~28M.
 
 Everything a task reads was committed by an earlier, finished job, and everything it
 writes goes to a temporary name first and is then linked into place unless the name
@@ -46,7 +46,11 @@ directory, which all executors and the driver must reach (a local disk on one ho
 shared storage on a multi-host cluster)::
 
     shards/L00012/b0003.fp.npy     level 12, bucket 3: fingerprints (sorted keys, uint64)
-    shards/L00012/b0003.parent.npy  parent fingerprints (keys, uint64)
+    shards/L00012/b0003.rank.npy   each state's parent as its rank in level 11 (its
+                                    row among all buckets' states of level 11 in
+                                    fingerprint order; uint32, int64 past 2**32 - 1)
+    shards/L00012/b0003.parent.npy  or the parent fingerprints (keys, uint64): a level
+                                    whose successors tasks of single buckets found
     shards/L00012/b0003.act.npy     action ids that reached them (-1: initial; int8,
                                     int16 or int32, the narrowest that holds them)
     shards/L00012/b0003.w.npy       packed words (n, k) (only where the keys are not
@@ -56,10 +60,12 @@ shared storage on a multi-host cluster)::
     shards/V00012/b0003.since.npy   complete the shard (``since``: s; see below)
     shards/C00012/f0003.*.npy       successors found by task 3 of level 12, ordered
                                     by target bucket (``off``: K + 1 offsets): ``fp``,
-                                    ``row`` (the parent's row in L00012/b0003, uint32)
-                                    and ``act`` (int8/16/32); a level expanded in the
-                                    driver has one producer, whose files name parents
-                                    by fingerprint (``parent``, with int32 ``act``)
+                                    the parent as ``rank`` (its rank in level 12, as
+                                    above: the range tasks of ``--workers N`` and a
+                                    level expanded in the driver, which has one
+                                    producer) or ``row`` (its row in L00012/b0003,
+                                    uint32: a task that expanded its bucket), and
+                                    ``act`` (int8/16/32)
 
     shards/E00012/b0003.*.npy       with temporal properties: the state graph's part
                                     of task 3 of level 12 (:func:`write_graph_part`),
@@ -132,7 +138,8 @@ __all__ = ["ShardConfig", "bucket_of", "run_bucket", "level_dir", "visited_dir",
            "SPARE", "SPARE_DIRS", "parent_in", "graph_dir", "GraphPart", "write_graph_part",
            "graph_part_names", "write_graph_targets", "write_target_rows", "split_order",
            "range_cuts", "level_range", "run_range",
-           "write_unvisited", "balanced_fractions", "BALANCE_MIN_CPU", "BALANCE_STEP"]
+           "write_unvisited", "balanced_fractions", "BALANCE_MIN_CPU", "BALANCE_STEP",
+           "narrow_ranks", "parent_kind", "key_at_rank"]
 
 _U = np.uint64
 _M1 = _U(0xBF58476D1CE4E5B9)
@@ -487,13 +494,32 @@ class BucketSummary:
 
 
 def write_candidates(root: Path, depth: int, producer: int, buckets: int, fps: np.ndarray,
-                     parents: np.ndarray, acts: np.ndarray, words: np.ndarray | None
-                     ) -> tuple[np.ndarray, np.ndarray]:
+                     parents: np.ndarray, acts: np.ndarray, words: np.ndarray | None,
+                     ranks: bool = False) -> tuple[np.ndarray, np.ndarray]:
     """Write transitions (child fingerprints, parent fingerprints, action ids, child words)
     split by target bucket (their order kept within each bucket), for level
-    ``depth + 1``; returns the split (:func:`split_order`)."""
+    ``depth + 1``; returns the split (:func:`split_order`). ``ranks``: ``parents`` are
+    the parents' ranks in level ``depth`` (:func:`narrow_ranks`; the level's states
+    in fingerprint order), written as the ``rank`` column."""
     return _write_split(cand_dir(root, depth), f"f{producer:04d}", buckets, fps,
-                 {"parent": parents, "act": narrow_acts(acts), "w": words})
+                        {"rank" if ranks else "parent": parents, "act": narrow_acts(acts),
+                         "w": words})
+
+
+def narrow_ranks(rows: np.ndarray, start: int = 0) -> np.ndarray:
+    """Ranks ``start + rows`` as uint32, or int64 where one exceeds it: a parent named by
+    its rank in its level (the level's states, every bucket's, in fingerprint order)
+    rather than by its fingerprint takes 4 bytes instead of 8 or 16 in the candidate
+    and level files, and ranks in one level compare as the fingerprints do, so the
+    parent rule (the smallest parent fingerprint) picks by rank."""
+    if not len(rows):
+        return np.zeros(0, np.uint32)
+    if int(rows.max()) + start < 1 << 32:
+        out = rows.astype(np.uint32)
+        if start:
+            out += np.uint32(start)
+        return out
+    return rows.astype(np.int64) + start
 
 
 def write_candidate_rows(root: Path, depth: int, producer: int, buckets: int,
@@ -542,8 +568,10 @@ def _gather(cfg: ShardConfig, depth: int, bucket: int, producers: int | None = N
             ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray | None]:
     """All candidate transitions into ``bucket`` for level ``depth``, written by
     ``producers`` producers (1: the driver; default: one task per bucket), with their
-    parents' fingerprints (looked up in level ``depth - 1`` where a task wrote rows),
-    each column read into one array."""
+    parents' ranks in level ``depth - 1`` where the producers wrote ranks, else their
+    fingerprints (looked up in level ``depth - 1`` where a task wrote rows), each
+    column read into one array. The producers of one level all name parents the same
+    way (:func:`parent_kind`)."""
     root = Path(cfg.root)
     src = cand_dir(root, depth - 1 if depth > 0 else INIT)
     if depth == 0 or producers is None:
@@ -555,7 +583,14 @@ def _gather(cfg: ShardConfig, depth: int, bucket: int, producers: int | None = N
         if hi > lo:
             spans.append((j, lo, hi))
     n = sum(hi - lo for _, lo, hi in spans)
-    fps, parents = cfg.keys(n), cfg.keys(n)
+    kinds = {parent_kind(src / f"f{j:04d}") for j in range(producers)}
+    if len(kinds) != 1:
+        raise RuntimeError(f"{src}: producers name parents in different ways {kinds} "
+                           "(a bug: please report it)")
+    kind = kinds.pop()
+    fps = cfg.keys(n)
+    parents = cfg.keys(n) if kind != "rank" else np.empty(n, np.result_type(
+        *(_dtype(src / f"f{j:04d}.rank.npy") for j in range(producers))))
     acts = np.empty(n, np.int32)
     words = None if cfg.exact else np.empty((n, cfg.worker.n_words), _U)
     at = 0
@@ -563,10 +598,16 @@ def _gather(cfg: ShardConfig, depth: int, bucket: int, producers: int | None = N
         name = f"f{j:04d}"
         part = slice(at, at + hi - lo)
         _read_rows(src / f"{name}.fp.npy", lo, hi, out=fps[part])
-        row_file = src / f"{name}.row.npy"
-        if depth > 0 and row_file.exists():
+        if kind == "rank":
+            rank_file = src / f"{name}.rank.npy"
+            if _dtype(rank_file) == parents.dtype:
+                _read_rows(rank_file, lo, hi, out=parents[part])
+            else:
+                parents[part] = _read_rows(rank_file, lo, hi)
+        elif kind == "row":
             level = _load(level_dir(root, depth - 1) / f"b{j:04d}.fp.npy")
-            np.take(level, _read_rows(row_file, lo, hi), axis=0, out=parents[part])
+            np.take(level, _read_rows(src / f"{name}.row.npy", lo, hi), axis=0,
+                    out=parents[part])
         else:
             _read_rows(src / f"{name}.parent.npy", lo, hi, out=parents[part])
         acts[part] = _read_rows(src / f"{name}.act.npy", lo, hi)
@@ -576,10 +617,28 @@ def _gather(cfg: ShardConfig, depth: int, bucket: int, producers: int | None = N
     return fps, parents, acts, words
 
 
+def parent_kind(prefix: Path) -> str:
+    """How the producer's files ``prefix.*.npy`` (or a level's bucket files) name
+    parents: ``rank`` (rank in the level before, :func:`narrow_ranks`), ``row`` (row in
+    the producer's bucket of the level, candidate files only) or ``parent``
+    (fingerprints)."""
+    for kind in ("rank", "row"):
+        if prefix.with_name(f"{prefix.name}.{kind}.npy").exists():
+            return kind
+    return "parent"
+
+
+def _dtype(path: Path) -> np.dtype:
+    with open(path, "rb") as f:
+        return _header(f)[2]
+
+
 def _dedupe(fps: np.ndarray, parents: np.ndarray, acts: np.ndarray,
             words: np.ndarray | None, inverse: list[np.ndarray] | None = None
             ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray | None]:
-    """Per child fingerprint the row with the smallest (parent fp, action id).
+    """Per child fingerprint the row with the smallest (parent fp, action id);
+    ``parents`` may be the parents' ranks in their level, which compare as their
+    fingerprints do.
 
     Each producer already kept, per flush of its successors, one row per child (its
     smallest action from the smallest parent in the flush), and a parent belongs to
@@ -672,7 +731,7 @@ def _committed(cfg: ShardConfig, depth: int, bucket: int
     lvl = level_dir(Path(cfg.root), depth)
     name = f"b{bucket:04d}"
     return (_load(lvl / f"{name}.fp.npy", mmap=False),
-            _load(lvl / f"{name}.parent.npy", mmap=False),
+            _load(lvl / f"{name}.{parent_kind(lvl / name)}.npy", mmap=False),
             _load(lvl / f"{name}.act.npy", mmap=False),
             None if cfg.exact else _load(lvl / f"{name}.w.npy", mmap=False))
 
@@ -754,14 +813,16 @@ def _commit(cfg: ShardConfig, depth: int, bucket: int, producers: int | None = N
     name = f"b{bucket:04d}"
     seen = load_visited(root, depth - 1, bucket) if depth > 0 else None
     targets: list[np.ndarray] | None = [] if cfg.worker.temporal and depth > 0 else None
-    fps, parents, acts, words = commit_block(_gather(cfg, depth, bucket, producers), seen,
-                                             unvisited, targets)
+    cands = _gather(cfg, depth, bucket, producers)
+    fps, parents, acts, words = commit_block(cands, seen, unvisited, targets)
     lvl = level_dir(root, depth)
     spare = root / SPARE
     if targets is not None:
         write_target_rows(root, depth, bucket, *targets)
     write_array(lvl / f"{name}.fp.npy", fps, spare)
-    write_array(lvl / f"{name}.parent.npy", parents, spare)
+    # ranks (1-D, never of a key's type) or fingerprints
+    kind = "rank" if parents.dtype != _U else "parent"
+    write_array(lvl / f"{name}.{kind}.npy", parents, spare)
     write_array(lvl / f"{name}.act.npy", narrow_acts(acts), spare)
     if words is not None:
         write_array(lvl / f"{name}.w.npy", words, spare)
@@ -1129,21 +1190,24 @@ def balanced_fractions(fractions: Sequence[float] | None, cpu: Sequence[float],
 
 def level_range(cfg: ShardConfig, depth: int, part: int, parts: int,
                 fractions: Sequence[float] | None = None
-                ) -> tuple[np.ndarray, np.ndarray | None]:
+                ) -> tuple[np.ndarray, np.ndarray | None, int]:
     """The states of committed level ``depth`` in fingerprint range ``part`` of
     ``parts`` (:func:`range_cuts`, at ``fractions``; ``lo <= key < hi``), gathered from
     every bucket's level files and merged: ``(sorted keys, their words or None for
-    exact keys)``."""
+    exact keys, the rank in the level of the range's first state)``: the range's
+    ``i``-th state has rank ``start + i`` (the ranges are cut in fingerprint order)."""
     root = Path(cfg.root)
     cuts = range_cuts(root, depth, cfg.buckets, parts, fractions)
     lo_key, hi_key = cuts[part], cuts[part + 1]
     lvl = level_dir(root, depth)
     fps: list[np.ndarray] = []
     words: list[np.ndarray] = []
+    start = 0  # the level's states below the range
     for b in range(cfg.buckets):
         keys = _load(lvl / f"b{b:04d}.fp.npy")
         lo = 0 if lo_key is None else int(key_searchsorted(keys, lo_key)[0])
         hi = len(keys) if hi_key is None else int(key_searchsorted(keys, hi_key)[0])
+        start += lo
         if hi <= lo:
             continue
         fps.append(np.array(keys[lo:hi]))
@@ -1151,16 +1215,16 @@ def level_range(cfg: ShardConfig, depth: int, part: int, parts: int,
             words.append(np.array(_load(lvl / f"b{b:04d}.w.npy")[lo:hi]))
     if not fps:
         return empty_keys(cfg.key_width), \
-            None if cfg.exact else np.zeros((0, cfg.worker.n_words), _U)
+            None if cfg.exact else np.zeros((0, cfg.worker.n_words), _U), start
     fp = np.concatenate(fps)
     if cfg.exact and fp.ndim == 1:
         fp.sort(kind="stable")  # sorted runs, one per bucket: merged (timsort)
-        return fp, None
+        return fp, None, start
     order = key_order(fp)
     fp = take_rows(fp, order)
     if cfg.exact:
-        return fp, None
-    return fp, take_rows(np.concatenate(words), order)
+        return fp, None, start
+    return fp, take_rows(np.concatenate(words), order), start
 
 
 def run_range(cfg: ShardConfig, depth: int, part: int, expand: bool,
@@ -1170,7 +1234,7 @@ def run_range(cfg: ShardConfig, depth: int, part: int, expand: bool,
     the level's states in fingerprint range ``part`` (:func:`level_range`), every
     bucket's, expanded as :func:`run_bucket` expands a bucket's (``expand`` True or
     False), and the de-duplicated successors written as producer ``part`` of the
-    level's candidates, their parents named by fingerprint.
+    level's candidates, their parents named by rank in the level.
 
     A range of the sorted level is a run of neighbouring states, as a batch of the
     one-process explorer is: their successors overlap as much (TwoPhase RM=9: a batch
@@ -1180,15 +1244,17 @@ def run_range(cfg: ShardConfig, depth: int, part: int, expand: bool,
     states (the commit job did)."""
     try:
         cpu = time.process_time()
-        fps, words = level_range(cfg, depth, part, cfg.buckets, fractions)
+        fps, words, start = level_range(cfg, depth, part, cfg.buckets, fractions)
         kernel = get_kernel(cfg.worker)
         n_act = len(kernel.actions)
         level: Block = (fps, fps[:0], np.zeros(0, np.int32), words)
-        out, cands = expand_block(cfg, part, level, expand)
+        out, cands = expand_block(cfg, part, level, expand, rows=True)
         out.new = 0
         out.reached = [0] * n_act
         if cands is not None:
-            write_unvisited(Path(cfg.root), depth, part, cfg.buckets, cands)
+            u, rows, acts, cw = cands
+            write_unvisited(Path(cfg.root), depth, part, cfg.buckets,
+                            (u, narrow_ranks(rows, start), acts, cw))
         out.cpu = time.process_time() - cpu
         return out
     except Exception as e:  # noqa: BLE001 - everything is reported to the driver
@@ -1197,7 +1263,8 @@ def run_range(cfg: ShardConfig, depth: int, part: int, expand: bool,
 
 def write_unvisited(root: Path, depth: int, producer: int, buckets: int,
                     cands: Block) -> None:
-    """As :func:`write_candidates`, once the successors in the visited shards after
+    """As :func:`write_candidates` with ranks (``cands``' parents are their ranks in
+    level ``depth``), once the successors in the visited shards after
     level ``depth`` are dropped (each looked up in its bucket's shard, complete once
     every bucket committed level ``depth``): what is written is new states only, and
     the commit that reads them skips the visited check (a
@@ -1238,7 +1305,7 @@ def write_unvisited(root: Path, depth: int, producer: int, buckets: int,
     name = f"f{producer:04d}"
     spare = root / SPARE
     write_array(d / f"{name}.fp.npy", take_rows(fps, keep), spare)
-    write_array(d / f"{name}.parent.npy", take_rows(parents, src), spare)
+    write_array(d / f"{name}.rank.npy", parents[src], spare)
     write_array(d / f"{name}.act.npy", narrow_acts(acts[src]), spare)
     if words is not None:
         write_array(d / f"{name}.w.npy", take_rows(words, src), spare)
@@ -1259,7 +1326,8 @@ def run_level_here(cfg: ShardConfig, depth: int, expand: bool | None, again: boo
     is committed as its task would, then the level is expanded as one, as the local
     explorer does (the kernel's fixed cost is paid per batch of the level, not per
     bucket), and its successors are written as the one producer of the level's
-    candidates. ``producers`` as for :func:`run_bucket`."""
+    candidates (parents named by rank in the level). ``producers`` as for
+    :func:`run_bucket`."""
     try:
         steady_arrays()  # this process's own malloc (the executors keep all freed memory)
         cpu = time.process_time()
@@ -1274,11 +1342,15 @@ def run_level_here(cfg: ShardConfig, depth: int, expand: bool | None, again: boo
                         take_rows(np.concatenate([b[3] for b in blocks]), order))
         graph = graph_dir(Path(cfg.root), depth) / "all"
         targets: list[np.ndarray] = []
-        out, cands = expand_block(cfg, 0, level, expand, graph=graph, targets=targets)
+        # the whole level in fingerprint order: a state's row is its rank
+        out, cands = expand_block(cfg, 0, level, expand, rows=True, graph=graph,
+                                  targets=targets)
         if cands is not None:
             root = Path(cfg.root)
             shutil.rmtree(cand_dir(root, depth), ignore_errors=True)  # earlier attempts'
-            order, off = write_candidates(root, depth, 0, cfg.buckets, *cands)
+            u, rows, acts, cw = cands
+            order, off = write_candidates(root, depth, 0, cfg.buckets, u,
+                                          narrow_ranks(rows), acts, cw, ranks=True)
             if targets:
                 write_graph_targets(graph, targets[0], order, off, root / SPARE)
         out.cpu = time.process_time() - cpu
@@ -1317,9 +1389,40 @@ def read_level_sorted(root: Path, depth: int, cfg: ShardConfig
 
 def parent_of(root: Path, depth: int, cfg: ShardConfig, fp: int) -> int | None:
     """The parent fingerprint of state ``fp`` of level ``depth`` (driver side)."""
-    return parent_in(fp, cfg.key_width, cfg.buckets, lambda b: (
-        _load(level_dir(root, depth) / f"b{b:04d}.fp.npy"),
-        _load(level_dir(root, depth) / f"b{b:04d}.parent.npy")))
+    lvl = level_dir(root, depth)
+    b = int(bucket_of(keys_of([fp], cfg.key_width), cfg.buckets)[0])
+    if parent_kind(lvl / f"b{b:04d}") != "rank":
+        return parent_in(fp, cfg.key_width, cfg.buckets, lambda b: (
+            _load(lvl / f"b{b:04d}.fp.npy"), _load(lvl / f"b{b:04d}.parent.npy")))
+    rank = parent_in(fp, cfg.key_width, 1, lambda _: (_load(lvl / f"b{b:04d}.fp.npy"),
+                                                      _load(lvl / f"b{b:04d}.rank.npy")))
+    if rank is None:
+        return None
+    return key_at_rank([_load(level_dir(root, depth - 1) / f"b{c:04d}.fp.npy")
+                        for c in range(cfg.buckets)], rank)
+
+
+def key_at_rank(runs: Sequence[np.ndarray], rank: int) -> int:
+    """The key (as an int) of rank ``rank`` in the union of ``runs`` (sorted keys, no
+    key in two runs): in run ``b`` the row ``i`` whose rank, ``i`` plus the keys below
+    it in the other runs, is ``rank`` (binary searches: a trace rebuild's step, not a
+    merge of the level)."""
+    def rank_of(b: int, i: int) -> int:
+        q = runs[b][i:i + 1]
+        return i + sum(int(key_searchsorted(r, q)[0]) for c, r in enumerate(runs) if c != b)
+
+    for b, run in enumerate(runs):
+        lo, hi = 0, len(run)
+        while lo < hi:
+            mid = (lo + hi) // 2
+            if rank_of(b, mid) < rank:
+                lo = mid + 1
+            else:
+                hi = mid
+        if lo < len(run) and rank_of(b, lo) == rank:
+            return key_int(run, lo)
+    raise RuntimeError(f"no state of rank {rank} in a level of "
+                       f"{sum(len(r) for r in runs)} states (a bug: please report it)")
 
 
 def parent_in(fp: int, width: int, buckets: int,
