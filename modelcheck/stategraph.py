@@ -37,7 +37,10 @@ import numpy as np
 
 from .errors import UsageError
 from .graphstore import (
+    BACK_BYTES,
+    BACK_SHARE,
     NODE_LIMIT,
+    CycleSeeds,
     EdgeStore,
     FpIndex,
     GrowArray,
@@ -45,7 +48,6 @@ from .graphstore import (
     csr_order,
     csr_place,
     edge_chunks,
-    out_edges,
 )
 from .kernel import Checks, Expansion, Kernel
 from .spec import PredicateDecl, RoleKind, Spec
@@ -64,11 +66,6 @@ class LivenessError(UsageError):
     exports it."""
 
 
-#: an observer's collector keeps the edges that do not go one level up
-#: (:attr:`StateGraph.back`, 8 bytes each) while they are at most this share of the
-#: edges, or take at most :data:`BACK_BYTES`
-BACK_SHARE = 0.25
-BACK_BYTES = 1 << 20
 
 #: graphs of at most this many nodes and edges get their SCCs (and reversed edges) in
 #: plain Python and numpy: importing scipy costs about 0.25 CPU seconds, more than
@@ -276,7 +273,7 @@ class GraphCollector:
 
     With ``may_cycle`` (an observer's, edges in memory; the masks by state predicate
     name, None for every node) each level's job also follows the first pass of
-    :func:`modelcheck.liveness._may_cycle` over the mask (:class:`_CycleSeeds`), so that
+    :func:`modelcheck.liveness._may_cycle` over the mask (:class:`CycleSeeds`), so that
     the analysis after the run starts from it (:attr:`StateGraph.may_cycle`).
 
     With ``background`` this work on a level runs in a worker thread while the
@@ -361,15 +358,15 @@ class GraphCollector:
         self._new_rows: np.ndarray | None = None
         self._far: list[np.ndarray] = []  # target fps not in the last three levels
         #: an observer's edges that do not go one level up, as (source, target) node
-        #: pairs (:attr:`StateGraph.back`), while they are few (:data:`BACK_SHARE`;
-        #: past it, None: found from the levels)
+        #: pairs (:attr:`StateGraph.back`), while they are few
+        #: (:data:`~modelcheck.graphstore.BACK_SHARE`; past it, None: found from the levels)
         self._back: list[tuple[np.ndarray, np.ndarray]] | None = [] if observer else None
         self._back_bytes = 0
         #: the first pass of the nodes that may lie on a cycle, followed level by level
         #: (an observer's, edges in memory): per mask of ``may_cycle``
-        self._cycles: list[_CycleSeeds] | None = None
+        self._cycles: list[CycleSeeds] | None = None
         if observer and spill_dir is None and not stutter and may_cycle:
-            self._cycles = [_CycleSeeds(None if name is None else self.names.index(name))
+            self._cycles = [CycleSeeds(None if name is None else self.names.index(name))
                             for name in dict.fromkeys(may_cycle)
                             if name is None or name in self.names]
         self.peak_pending_bytes = 0
@@ -776,136 +773,8 @@ class GraphCollector:
         self.edges.close()
 
 
-class _CycleSeeds:
-    """The first pass of the nodes that may lie on a cycle within a node mask (the
-    nodes where state predicate ``column`` is false; None: every node), as
-    :func:`modelcheck.liveness._may_cycle` computes it without an edge mask, followed
-    level by level as the levels' edges are stored: the nodes reached by edges one
-    level up within the mask from the target of an edge that is not one level up (both
-    ends in the mask), and the edges one level up so taken (kept for the pass down, which
-    needs every level; :meth:`finish`).
-
-    Each reached node's edges are read once, when its level's edges are stored or, for
-    a node reached later by an edge back to an earlier level, then (a reach is monotone:
-    the order does not matter). A level's mask is known once it is expanded, so the
-    nodes reached in the next level are filtered by it at its turn."""
-
-    def __init__(self, column: int | None) -> None:
-        self.column = column
-        self.sub = GrowArray(np.bool_)  # the mask, of the levels stored so far
-        self.reached = GrowArray(np.bool_)  # of the nodes known (to the next level's end)
-        self.sources: list[np.ndarray] = []  # the sources of the edges not one level up
-        #: per level, the edges one level up taken from it: (sources, targets)
-        self.kept: dict[int, list[tuple[np.ndarray, np.ndarray]]] = {}
-        self.pending = np.zeros(0, dtype=np.int32)  # reached in the next level
-        self.levels = 0  # levels stored
-        self._bytes = 0
-
-    @property
-    def kept_bytes(self) -> int:
-        """Bytes of the edges kept for the pass down and of the sources."""
-        return self._bytes
-
-    @property
-    def nbytes(self) -> int:
-        return int(self.sub.nbytes + self.reached.nbytes + self._bytes + self.pending.nbytes)
-
-    def level(self, depth: int, bits: np.ndarray, back: list[tuple[np.ndarray, np.ndarray]],
-              offsets: np.ndarray, stop: int, end: int, indptr: np.ndarray,
-              dst: np.ndarray) -> None:
-        """Level ``depth``'s edges are stored (nodes up to ``stop``; ``end`` the nodes
-        known, to the end of the next level; ``offsets`` the first node of each level;
-        ``indptr`` and ``dst`` the edges so far): its mask (from its label ``bits``), the
-        edges not one level up ``back`` (pairs of sources and targets) and the reach
-        through it."""
-        assert depth == self.levels, "levels come in order"
-        self.levels += 1
-        self.sub.append(np.ones(len(bits), dtype=bool) if self.column is None
-                        else ~bits[:, self.column])
-        self.reached.extend(end - self.reached.n)
-        sub, reached = self.sub.view(), self.reached.view()
-        if depth - 1 in self.kept:  # the edges into this level: those into its mask
-            self.kept[depth - 1] = [self._into(pair, sub) for pair in self.kept[depth - 1]]
-        # the nodes to go on from, per level from the first one's: the pending nodes of
-        # this level (now that its mask is known) and the new targets of the edges back
-        new = [self.pending[sub[self.pending]]] if len(self.pending) else []
-        self.pending = np.zeros(0, dtype=np.int32)
-        for src, t in back:  # (both ends stored: their masks are known)
-            ok = sub[src]
-            ok &= sub[t]
-            if ok.any():
-                self.sources.append(src[ok])
-                self._bytes += self.sources[-1].nbytes
-                t = t[ok]
-                t = t[~reached[t]]
-                reached[t] = True
-                new.append(t)
-        lowest = min((int(t.min()) for t in new if len(t)), default=stop)
-        first = int(np.searchsorted(offsets, lowest, side="right")) - 1
-        lo = int(offsets[first]) if first <= depth else stop
-        go = np.zeros(stop - lo, dtype=bool)  # (a node of several edges: once)
-        for t in new:
-            go[t - lo] = True
-        del new
-        for lv in range(first, depth + 1):  # up through the levels stored
-            u, v = int(offsets[lv]), (int(offsets[lv + 1]) if lv + 1 < len(offsets) else stop)
-            nodes = np.flatnonzero(go[u - lo:v - lo])
-            if not len(nodes):
-                continue
-            nodes += u
-            eidx, esrc = out_edges(indptr, nodes)
-            t = np.asarray(dst[eidx])
-            ok = t >= v  # one level up (an edge goes at most one level up)
-            if lv < depth:  # (the next level's mask is not known yet: filtered at its turn)
-                ok &= sub[t]
-            if not ok.any():
-                continue
-            t = t[ok]
-            pair = (esrc[ok].astype(np.int32), t.astype(np.int32))
-            self.kept.setdefault(lv, []).append(pair)
-            self._bytes += pair[0].nbytes + pair[1].nbytes
-            t = t[~reached[t]]
-            if len(t):
-                reached[t] = True
-                if lv < depth:
-                    go[t - lo] = True
-                else:
-                    self.pending = t.astype(np.int32)
-
-    def _into(self, pair: tuple[np.ndarray, np.ndarray], sub: np.ndarray
-              ) -> tuple[np.ndarray, np.ndarray]:
-        """The edges of ``pair`` whose target is in the mask ``sub``."""
-        ok = sub[pair[1]]
-        if ok.all():
-            return pair
-        self._bytes -= pair[0].nbytes + pair[1].nbytes
-        out = (pair[0][ok], pair[1][ok])
-        self._bytes += out[0].nbytes + out[1].nbytes
-        return out
-
-    def complete(self, n: int) -> bool:
-        """Every one of the ``n`` nodes' levels followed."""
-        return self.sub.n == n and self.reached.n == n
-
-    def finish(self) -> tuple[np.ndarray, np.ndarray]:
-        """``(mask, nodes that may lie on a cycle within it)``: the nodes reached, and
-        reaching by the edges taken the source of an edge not one level up."""
-        sub = self.sub.finish()
-        reached = self.reached.finish()
-        reached &= sub
-        reaching = np.zeros(len(sub), dtype=bool)
-        for src in self.sources:
-            reaching[src] = True
-        for lv in sorted(self.kept, reverse=True):  # and down
-            for src, t in self.kept[lv]:
-                reaching[src[reaching[t]]] = True
-        reached &= reaching
-        self.kept, self.sources = {}, []
-        return sub, reached
-
-
-def _finish_cycles(cycles: list[_CycleSeeds]) -> list[tuple[np.ndarray, np.ndarray]]:
-    """:meth:`_CycleSeeds.finish` of each of ``cycles``."""
+def _finish_cycles(cycles: list[CycleSeeds]) -> list[tuple[np.ndarray, np.ndarray]]:
+    """:meth:`CycleSeeds.finish` of each of ``cycles``."""
     return [c.finish() for c in cycles]
 
 

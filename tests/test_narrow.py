@@ -150,9 +150,10 @@ def test_narrowing_happens() -> None:
     calls: list[int] = []
     batch_view = k.batch_view
 
-    def counting(words: np.ndarray):  # type: ignore[no-untyped-def]
+    def counting(words: np.ndarray,  # type: ignore[no-untyped-def]
+                 cols: np.ndarray | None = None):
         calls.append(len(words))
-        return batch_view(words)
+        return batch_view(words, cols)
 
     k.batch_view = counting  # type: ignore[method-assign]
     words = np.repeat(k.initial_packed(), 6, axis=0)
@@ -239,9 +240,10 @@ def test_markers_pass_through_the_specs_handlers(catch: type[BaseException]) -> 
     calls: list[int] = []
     batch_view = k.batch_view
 
-    def counting(words: np.ndarray):  # type: ignore[no-untyped-def]
+    def counting(words: np.ndarray,  # type: ignore[no-untyped-def]
+                 cols: np.ndarray | None = None):
         calls.append(len(words))
-        return batch_view(words)
+        return batch_view(words, cols)
 
     k.batch_view = counting  # type: ignore[method-assign]
     words = np.repeat(k.initial_packed(), 6, axis=0)

@@ -58,8 +58,15 @@ from typing import Any
 import numpy as np
 
 from ..errors import ModelcheckError
-from ..graphstore import NODE_LIMIT, EdgeStore, GrowArray, csr_order
-from ..stategraph import BACK_BYTES, BACK_SHARE, _CycleSeeds
+from ..graphstore import (
+    BACK_BYTES,
+    BACK_SHARE,
+    NODE_LIMIT,
+    CycleSeeds,
+    EdgeStore,
+    GrowArray,
+    csr_order,
+)
 from ..store import key_order, take_rows
 from .files import _load as load_array
 from .files import _rows, graph_dir, level_dir
@@ -309,8 +316,8 @@ def _level_edges(lv: int, kept: _Levels, n_act: int, n_labels: int, n_steps: int
 def _keep(done: list[LevelEdges], e: LevelEdges, n_edges: int) -> None:
     """Append level ``e`` to ``done`` (``n_edges``: the edges stored, its own among
     them), its arrays dropped (in the store); the edges that do not go one level up
-    are kept while they hold at most :data:`~modelcheck.stategraph.BACK_BYTES` or
-    :data:`~modelcheck.stategraph.BACK_SHARE` of the edges (8 bytes each), as the
+    are kept while they hold at most :data:`~modelcheck.graphstore.BACK_BYTES` or
+    :data:`~modelcheck.graphstore.BACK_SHARE` of the edges (8 bytes each), as the
     one-process collector keeps them: past that, every level's are dropped."""
     e = (e[0], e[1], e[2][:0], e[3][:0], *e[4:])
     if done and done[0][5] is None:
@@ -336,15 +343,15 @@ def _act_type(n_act: int) -> np.dtype:
 class _Follow:
     """The first passes of :func:`modelcheck.liveness._may_cycle` (no edge mask) that a
     read follows level by level as the levels' edges are stored in memory, as the
-    one-process collector does (:class:`modelcheck.stategraph._CycleSeeds`): per mask,
+    one-process collector does (:class:`modelcheck.graphstore.CycleSeeds`): per mask,
     the column of the state predicate false on it (``columns``; None: every node). It
     stops (the analysis then makes the pass) when the edges are spilled, the edges
     that do not go one level up were dropped, or the edges it keeps take more than
     twice what those may."""
 
     def __init__(self, columns: Sequence[int | None]) -> None:
-        self.seeds: list[_CycleSeeds] | None = \
-            [_CycleSeeds(c) for c in dict.fromkeys(columns)] or None
+        self.seeds: list[CycleSeeds] | None = \
+            [CycleSeeds(c) for c in dict.fromkeys(columns)] or None
         self.indptr = GrowArray(np.int64)  # the CSR offsets of the levels stored
         self.indptr.append(np.zeros(1, dtype=np.int64))
 
