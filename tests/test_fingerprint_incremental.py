@@ -13,56 +13,17 @@ import numpy as np
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from modelcheck import Array, Ids, Int, Spec, action, explore, invariant, where
+from modelcheck import Spec, explore
 from modelcheck.kernel import Kernel
 from modelcheck.layout import fingerprint128
 from tests.bruteforce import brute_force_check
 from tests.randspec import random_spec
+from tests.scatter_spec import scatter_spec
 
 BIG = 2**40
 
 
-class Scatter(Spec):
-    """An array of four 41-bit counters (four words, hashed) and a small counter.
-    ``Bump(i, d)`` adds ``d`` to counter ``i`` (a family of 12 instances writing a cell
-    chosen by its parameter: per-row cells on the grid), ``Add(d)`` adds ``d`` to
-    counter 0 (a family of 8 writing fixed cells), ``Carry`` moves counter 3 into
-    counter 0 (two words change), ``Rare`` fires in few states (the narrowed batch)."""
-
-    check_deadlock = False
-    Slots = Ids(0, 3)
-    c = Array(Slots, Int(0, BIG))
-    small = Int(0, 3)
-
-    @action(i=Slots, d=range(1, 4))
-    def Bump(self, s: Any, t: Any, i: int, d: int) -> Any:
-        t.c[i] = where(s.c[i] + d <= 5, s.c[i] + d, 0)
-        t.small = (s.small + 1) % 4
-        return s.small < 3
-
-    @action(d=range(1, 9))
-    def Add(self, s: Any, t: Any, d: int) -> Any:
-        t.c[0] = where(s.c[0] + d <= 5, s.c[0] + d, 0)
-        t.small = 0
-        return s.small == 3
-
-    @action
-    def Carry(self, s: Any, t: Any) -> Any:
-        t.c[0] = s.c[3]
-        t.c[3] = 0
-        t.small = 0
-        return s.c[3] > 0
-
-    @action
-    def Rare(self, s: Any, t: Any) -> Any:
-        if t.none_enabled(s.c[1] == 5):
-            return False
-        t.c[2] = s.c[1]
-        return s.c[1] == 5
-
-    @invariant
-    def Bounded(self, s: Any) -> Any:
-        return s.c[0] <= 5
+Scatter = scatter_spec(BIG)
 
 
 def _batches(spec: Spec, kernel: Kernel, depth: int) -> list[np.ndarray]:

@@ -19,55 +19,17 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from examples.tla.two_phase import TwoPhase
-from modelcheck import Array, Ids, Int, Spec, action, explore, invariant, where
+from modelcheck import Spec, explore
 from modelcheck.kernel import Kernel
 from modelcheck.layout import Layout
 from tests.bruteforce import brute_force_check
 from tests.randspec import random_spec
+from tests.scatter_spec import kernel_levels, scatter_spec
 
 BIG = 2**30
 
 
-class Scatter2(Spec):
-    """Four 31-bit counters and a small one: two words, cells in both. ``Bump(i, d)``
-    adds ``d`` to counter ``i`` (a family writing a cell chosen by its parameter: per-row
-    cells on the grid), ``Add(d)`` counter 0, ``Carry`` moves counter 3 into counter 0
-    (both words change), ``Rare`` fires in few states (the narrowed batch)."""
-
-    check_deadlock = False
-    Slots = Ids(0, 3)
-    c = Array(Slots, Int(0, BIG))
-    small = Int(0, 3)
-
-    @action(i=Slots, d=range(1, 4))
-    def Bump(self, s: Any, t: Any, i: int, d: int) -> Any:
-        t.c[i] = where(s.c[i] + d <= 5, s.c[i] + d, 0)
-        t.small = (s.small + 1) % 4
-        return s.small < 3
-
-    @action(d=range(1, 9))
-    def Add(self, s: Any, t: Any, d: int) -> Any:
-        t.c[0] = where(s.c[0] + d <= 5, s.c[0] + d, 0)
-        t.small = 0
-        return s.small == 3
-
-    @action
-    def Carry(self, s: Any, t: Any) -> Any:
-        t.c[0] = s.c[3]
-        t.c[3] = 0
-        t.small = 0
-        return s.c[3] > 0
-
-    @action
-    def Rare(self, s: Any, t: Any) -> Any:
-        if t.none_enabled(s.c[1] == 5):
-            return False
-        t.c[2] = s.c[1]
-        return s.c[1] == 5
-
-    @invariant
-    def Bounded(self, s: Any) -> Any:
-        return s.c[0] <= 5
+Scatter2 = scatter_spec(BIG)
 
 
 def _whole_rows(spec: Spec, **kw: Any) -> Kernel:
@@ -77,17 +39,6 @@ def _whole_rows(spec: Spec, **kw: Any) -> Kernel:
     return k
 
 
-def _levels(kernel: Kernel, depth: int) -> list[np.ndarray]:
-    words = kernel.initial_packed()
-    out = [words]
-    for _ in range(depth):
-        words = np.unique(kernel.expand(words).child_words, axis=0)
-        if not len(words):
-            break
-        out.append(words)
-    return out
-
-
 def _compare(spec: Spec, depth: int = 6, **kw: Any) -> int:
     """Every batch of the first levels, keyed by stepping and from whole rows: the
     same keys (and they are the keys of the successors' words), words, parents,
@@ -95,7 +46,7 @@ def _compare(spec: Spec, depth: int = 6, **kw: Any) -> int:
     k, ref = Kernel(spec, **kw), _whole_rows(spec, **kw)
     assert k.linear and spec.layout.n_words <= 2
     seen = 0
-    for words in _levels(ref, depth):
+    for words in kernel_levels(ref, depth):
         for keys_only in (False, True):
             a = k.expand(words, keys_only=keys_only)
             b = ref.expand(words, keys_only=keys_only)

@@ -19,6 +19,7 @@ from modelcheck.kernel import Kernel, _Changed
 from modelcheck.store import take_rows
 from tests.bruteforce import brute_force_check
 from tests.randspec import random_spec
+from tests.scatter_spec import kernel_levels
 
 BIG = 2**40
 
@@ -62,17 +63,6 @@ def _whole_rows(spec: Spec, **kw: Any) -> Kernel:
     return k
 
 
-def _levels(spec: Spec, kernel: Kernel, depth: int) -> list[np.ndarray]:
-    words = kernel.initial_packed()
-    out = [words]
-    for _ in range(depth):
-        words = np.unique(kernel.expand(words).child_words, axis=0)
-        if not len(words):
-            break
-        out.append(words)
-    return out
-
-
 def _mismatches(spec: Spec, seed: int, depth: int = 6, **kw: Any) -> tuple[int, int]:
     """``(rows compared, rows whose gathered words or keys differ from the whole-row
     kernel's)`` over random subsets and orders of every batch's successors; the most
@@ -82,7 +72,7 @@ def _mismatches(spec: Spec, seed: int, depth: int = 6, **kw: Any) -> tuple[int, 
     assert k.deferred and not ref.deferred
     rng = np.random.default_rng(seed)
     seen = bad = 0
-    for words in _levels(spec, ref, depth):
+    for words in kernel_levels(ref, depth):
         a, b = k.expand(words), ref.expand(words)
         assert a.parent_rows.tolist() == b.parent_rows.tolist()
         assert a.action_ids.tolist() == b.action_ids.tolist()
