@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import os
 import shutil
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
 import numpy as np
@@ -36,7 +36,8 @@ from .fileio import spill_subdir
 
 __all__ = ["FpIndex", "EdgeStore", "GrowArray", "csr_order", "csr_place", "parallel_edges",
            "parallel_in_rows", "restrict", "any_per_node", "edge_chunks", "out_edges",
-           "NODE_LIMIT", "BACK_SHARE", "BACK_BYTES", "CycleSeeds"]
+           "NODE_LIMIT", "BACK_SHARE", "BACK_BYTES", "CycleSeeds", "set_word",
+           "action_set_table", "mark_sets", "set_columns"]
 
 #: node indices are ``int32``
 NODE_LIMIT = (1 << 31) - 1
@@ -556,6 +557,37 @@ def restrict(indptr: np.ndarray, dst: np.ndarray, mask: np.ndarray, simple: bool
         return indptr, dst
     sub_dst.resize(done, refcheck=False)
     return sub_indptr, sub_dst
+
+
+def set_word(k: int) -> type[np.unsignedinteger[Any]]:
+    """The smallest unsigned type holding a bit for each of ``k`` action sets
+    (``k <= 64``)."""
+    return next(t for t in (np.uint8, np.uint16, np.uint32, np.uint64)
+                if np.iinfo(t).bits >= k)
+
+
+def action_set_table(sets: Sequence[Iterable[int]], n_act: int) -> np.ndarray:
+    """Per action id below ``n_act``, a word (:func:`set_word`) whose bit ``j`` says the
+    id is in ``sets[j]`` (at most 64 sets; ids outside ``0..n_act - 1`` left out)."""
+    word = set_word(len(sets))
+    lut = np.zeros(n_act, dtype=word)
+    for j, ids in enumerate(sets):
+        lut[[i for i in ids if 0 <= i < n_act]] |= word(1 << j)
+    return lut
+
+
+def mark_sets(en: np.ndarray, rows: np.ndarray, sets: np.ndarray) -> None:
+    """OR each transition's action-set bits ``sets`` into the word of its source row
+    ``rows`` in ``en``."""
+    nz = np.flatnonzero(sets)
+    if len(nz):
+        np.bitwise_or.at(en, rows[nz], sets[nz])
+
+
+def set_columns(bits: np.ndarray, k: int) -> list[np.ndarray]:
+    """Per node words of set bits ``bits`` as ``k`` boolean columns, one a set."""
+    word = bits.dtype.type
+    return [((bits >> word(j)) & word(1)).astype(bool) for j in range(k)]
 
 
 class CycleSeeds:

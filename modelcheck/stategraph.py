@@ -44,10 +44,13 @@ from .graphstore import (
     EdgeStore,
     FpIndex,
     GrowArray,
+    action_set_table,
     any_per_node,
     csr_order,
     csr_place,
     edge_chunks,
+    mark_sets,
+    set_columns,
 )
 from .kernel import Checks, Expansion, Kernel
 from .spec import PredicateDecl, RoleKind, Spec
@@ -171,12 +174,8 @@ class StateGraph:
         for i in range(0, len(conds), 64):
             part = conds[i:i + 64]
             top = max(max(c.action_ids) for c in part) + 1  # larger ids: no condition
-            word: Any = next(t for t in (np.uint8, np.uint16, np.uint32, np.uint64)
-                             if np.iinfo(t).bits >= len(part))
-            lut: np.ndarray = np.zeros(top + 1, dtype=word)
-            for j, c in enumerate(part):
-                lut[list(c.action_ids)] |= word(1 << j)
-            bits: np.ndarray = np.zeros(self.n, dtype=word)
+            lut = action_set_table([c.action_ids for c in part], top + 1)
+            bits: np.ndarray = np.zeros(self.n, dtype=lut.dtype)
             for u, v, e0, e1 in edge_chunks(self.indptr):
                 if e1 == e0:
                     continue
@@ -186,7 +185,7 @@ class StateGraph:
                 per_edge = lut[a]
                 nz = np.flatnonzero(self.indptr[u + 1:v + 1] > self.indptr[u:v])
                 bits[u + nz] = np.bitwise_or.reduceat(per_edge, self.indptr[u + nz] - e0)
-            out.extend(((bits >> word(j)) & word(1)).astype(bool) for j in range(len(part)))
+            out.extend(set_columns(bits, len(part)))
         return out
 
     def in_cond(self, cond: FairnessCondition, act: np.ndarray | None = None,
@@ -337,11 +336,7 @@ class GraphCollector:
         self._en_sets = list(dict.fromkeys(tuple(ids) for ids in enabled))
         self._en_lut: np.ndarray | None = None
         if 0 < len(self._en_sets) <= 64:
-            word: Any = next(t for t in (np.uint8, np.uint16, np.uint32, np.uint64)
-                             if np.iinfo(t).bits >= len(self._en_sets))
-            self._en_lut = np.zeros(max(1, self.n_act), dtype=word)
-            for j, ids in enumerate(self._en_sets):
-                self._en_lut[list(ids)] |= word(1 << j)
+            self._en_lut = action_set_table(self._en_sets, max(1, self.n_act))
         self._en: list[np.ndarray] = []
         self._index: dict[int, FpIndex] = {}
         self._n_init = 0
@@ -610,7 +605,7 @@ class GraphCollector:
             d, dest = csr_order(rows - lo, acts, hi - lo, self.n_act)
             deg[lo:hi] += d
             if sets is not None:
-                _mark_sets(sets[0], rows - lo, sets[1][acts])
+                mark_sets(sets[0], rows - lo, sets[1][acts])
             if len(miss):  # in CSR order, the order in which they are patched at the end
                 self._far.append(children[miss[np.argsort(dest[miss])]])
             self.edges.append_at(dest, found, acts)
@@ -678,12 +673,10 @@ class GraphCollector:
         del offsets
         enabled_sets: dict[tuple[int, ...], np.ndarray] = {}
         if self._en_lut is not None:
-            word = self._en_lut.dtype.type
             en = np.concatenate(self._en) if self._en else np.zeros(0, self._en_lut.dtype)
             self._en = []
             if len(en) == len(fps):
-                enabled_sets = {ids: ((en >> word(j)) & word(1)).astype(bool)
-                                for j, ids in enumerate(self._en_sets)}
+                enabled_sets = dict(zip(self._en_sets, set_columns(en, len(self._en_sets))))
             del en
         if len(far):  # targets further back than the level before
             got = self._find_far(far, fps)
@@ -782,14 +775,6 @@ def _finish_cycles(cycles: list[CycleSeeds]) -> list[tuple[np.ndarray, np.ndarra
 #: observer's node indices per distinct successor) and an observer's inverse (per
 #: transition its target's index among those)
 _Raw = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray | None]
-
-
-def _mark_sets(en: np.ndarray, rows: np.ndarray, sets: np.ndarray) -> None:
-    """OR each transition's action-set bits ``sets`` into the word of its source row
-    ``rows`` in ``en``."""
-    nz = np.flatnonzero(sets)
-    if len(nz):
-        np.bitwise_or.at(en, rows[nz], sets[nz])
 
 
 def _sorted_distinct(parts: list[np.ndarray]) -> np.ndarray:

@@ -53,7 +53,6 @@ from collections.abc import Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
@@ -65,7 +64,11 @@ from ..graphstore import (
     CycleSeeds,
     EdgeStore,
     GrowArray,
+    action_set_table,
     csr_order,
+    mark_sets,
+    set_columns,
+    set_word,
 )
 from ..store import key_order, take_rows
 from .files import _load as load_array
@@ -204,12 +207,6 @@ LevelEdges = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, "np.ndarray |
 ENABLED_MAX = 64
 
 
-def _word(n: int) -> type[np.unsignedinteger[Any]]:
-    """The smallest unsigned type of at least ``n`` bits (``n <= 64``)."""
-    return next(t for t in (np.uint8, np.uint16, np.uint32, np.uint64)
-                if np.iinfo(t).bits >= n)
-
-
 def _level_extras(src: np.ndarray, act: np.ndarray, node: np.ndarray | None, off: int,
                   size: int, end: int, n_act: int, enabled: Sequence[tuple[int, ...]],
                   back: bool) -> tuple[tuple[np.ndarray, np.ndarray] | None,
@@ -230,18 +227,10 @@ def _level_extras(src: np.ndarray, act: np.ndarray, node: np.ndarray | None, off
             pair = ((src[b] + off).astype(np.int32), node[b].astype(np.int32))
     bits = None
     if enabled:
-        word = _word(len(enabled))
-        lut = np.zeros(n_act, dtype=word)
-        for j, ids in enumerate(enabled):
-            lut[[i for i in ids if 0 <= i < n_act]] |= word(1 << j)
-        bits = np.zeros(size, dtype=word)
+        lut = action_set_table(enabled, n_act)
+        bits = np.zeros(size, dtype=lut.dtype)
         if len(act):
-            per = lut[act]
-            nz = np.flatnonzero(per)
-            per, at = per[nz], src[nz]
-            for j in range(len(enabled)):
-                hit = ((per >> word(j)) & word(1)).astype(bool)
-                bits[at[hit]] |= word(1 << j)  # (repeated nodes: the same value)
+            mark_sets(bits, src, lut[act])
     return pair, bits
 
 
@@ -416,10 +405,9 @@ def _assemble(kept: _Levels, done: list[LevelEdges], store: EdgeStore,
         back = (np.zeros(0, np.int32), np.zeros(0, np.int32))
     found: dict[tuple[int, ...], np.ndarray] = {}
     if enabled and all(e[6] is not None for e in done):
-        word = _word(len(enabled))
-        bits = np.concatenate([e[6] for e in done]) if done else np.zeros(0, word)
-        for j, ids in enumerate(enabled):
-            found[ids] = ((bits >> word(j)) & word(1)).astype(bool)
+        bits = np.concatenate([e[6] for e in done]) if done \
+            else np.zeros(0, set_word(len(enabled)))
+        found = dict(zip(enabled, set_columns(bits, len(enabled))))
     may = follow.finish(n) if follow is not None else []
     return GraphArrays(fps, levels, labels, dst_all, act_all, indptr, step_all, store,
                        found, back, may)
