@@ -36,7 +36,7 @@ from .fileio import spill_subdir
 
 __all__ = ["FpIndex", "EdgeStore", "GrowArray", "csr_order", "csr_place", "parallel_edges",
            "parallel_in_rows", "restrict", "any_per_node", "edge_chunks", "out_edges",
-           "NODE_LIMIT", "BACK_SHARE", "BACK_BYTES", "CycleSeeds", "set_word",
+           "NODE_LIMIT", "BACK_SHARE", "BACK_BYTES", "back_edge_cap", "CycleSeeds", "set_word",
            "action_set_table", "mark_sets", "set_columns"]
 
 #: node indices are ``int32``
@@ -45,8 +45,18 @@ NODE_LIMIT = (1 << 31) - 1
 #: a liveness collector (:class:`modelcheck.stategraph.GraphCollector`, the workers'
 #: graph reader) keeps the edges that do not go one level up (8 bytes each) while they
 #: are at most this share of the edges, or take at most :data:`BACK_BYTES`
+#: (:func:`back_edge_cap`)
 BACK_SHARE = 0.25
 BACK_BYTES = 1 << 20
+
+
+def back_edge_cap(n_edges: int) -> int:
+    """The bytes a liveness collector may hold in the edges that do not go one level up
+    (8 bytes each) once ``n_edges`` edges are stored: :data:`BACK_BYTES`, or
+    :data:`BACK_SHARE` of the edges if more (past it, they are dropped: found from the
+    levels). The first passes of the cycle search it follows level by level may keep
+    twice that. Read at each call (tests lower the constants)."""
+    return max(BACK_BYTES, int(8 * BACK_SHARE * n_edges))
 
 _MIX = np.uint64(0x9E3779B97F4A7C15)  # 2**64 / golden ratio, odd
 _LOW32 = np.uint64(0xFFFFFFFF)

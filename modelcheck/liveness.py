@@ -814,22 +814,19 @@ def find_lasso(g: StateGraph, prop: TemporalDecl, conds: Sequence[FairnessCondit
     (``cyclic``: see :func:`fair_components`)."""
     en = list(en) if en is not None else [g.enabled(c) for c in conds]
     everything = np.ones(g.n, dtype=bool)
-    # what the behaviour must avoid from some point on: the nodes of ``mask``, and over
-    # steps the edges of ``edges`` (the steps where the formula A is false) and the
-    # nodes where stuttering is such a step (``stutter``)
+    # what the behaviour must avoid from some point on: the nodes of ``mask``
+    # (:func:`_avoided`), and over steps the edges of ``edges`` (the steps where the
+    # formula A is false) and the nodes where stuttering is such a step (``stutter``)
+    avoided = _avoided(prop)
+    mask = everything if avoided is None else ~g.preds[avoided]
     edges = stutter = None
     if prop.steps:
-        mask = everything
         edges = ~g.steps[f"{prop.name}.A"]
         stutter = ~g.preds[f"{prop.name}.A@stutter"]
-        if prop.form == "leads_to":
-            p = g.preds[f"{prop.name}.P"]
-    elif prop.form == "leads_to":
-        p, q = g.preds[f"{prop.name}.P"], g.preds[f"{prop.name}.Q"]
-        mask = ~q
-    else:
+    if prop.form == "leads_to":
+        p = g.preds[f"{prop.name}.P"]
+    elif not prop.steps:
         p = g.preds[prop.name]
-        mask = ~p if prop.form != "eventually_always" else everything
     comp = fair_components(g, mask, conds, en, cyclic, edges, stutter)
     fair = comp >= 0
     if not fair.any():
@@ -971,21 +968,36 @@ def check_liveness(spec: Spec, config: CheckConfig | None = None, *,
         collector.close()
 
 
+def _avoided(p: TemporalDecl) -> str | None:
+    """The state predicate false on the nodes a behaviour violating ``p`` stays in from
+    some point on (None: every node), the node mask of :func:`find_lasso`'s search for
+    fair components (:func:`fair_components`): ``Q`` of ``P ~> Q``, ``P`` of ``[]<>P``
+    and ``<>P``; every node for ``<>[]P`` (a loop through a node where ``P`` is false) and
+    over steps (an edge mask then: the steps where ``A`` is false)."""
+    if p.steps or p.form == "eventually_always":
+        return None
+    return f"{p.name}.Q" if p.form == "leads_to" else p.name
+
+
+def _whole_graph_first(props: Sequence[object]) -> bool:
+    """Whether the check of ``props`` (:func:`_decide`) starts with one SCC pass over
+    the whole graph (:func:`nodes_on_cycles`), which pays off with several properties;
+    each property's search then leaves out the nodes on no cycle, with no pass of
+    :func:`_may_cycle` of its own."""
+    return len(props) > 1
+
+
 def _first_cycle_masks(props: Sequence[TemporalDecl]) -> list[str | None]:
     """The node mask of the first pass of :func:`_may_cycle` of the check of ``props``
     (:func:`_decide`), for the collector to follow level by level: the nodes where the
     named state predicate is false, None for every node; none when the first pass has
-    an edge mask (a property over steps). As :func:`find_lasso` and
-    :func:`fair_components` choose it (a mask the analysis does not ask for is unused:
-    it compares them)."""
-    if len(props) > 1:  # one pass over the whole graph (nodes_on_cycles)
+    an edge mask (a property over steps). Every node when the check starts on the whole
+    graph (:func:`_whole_graph_first`), else the mask :func:`find_lasso` gives
+    :func:`fair_components` (:func:`_avoided`); a mask the analysis does not ask for is
+    unused (it compares them)."""
+    if _whole_graph_first(props):
         return [None]
-    p = props[0]
-    if p.steps:
-        return []
-    if p.form == "leads_to":
-        return [f"{p.name}.Q"]
-    return [p.name] if p.form != "eventually_always" else [None]
+    return [] if props[0].steps else [_avoided(props[0])]
 
 
 def check_liveness_workers(spec: Spec, config: CheckConfig | None = None, *,
@@ -1237,7 +1249,7 @@ def _decide(spec: Spec, violation: Violation | None, g: StateGraph,
     refuse_empty_selections(g, distinct, spec, kernel)
     verdicts: dict[str, str] = {}
     # one SCC pass over the whole graph, when it saves more than it costs
-    cyclic = nodes_on_cycles(g) if len(per_prop) > 1 else None
+    cyclic = nodes_on_cycles(g) if _whole_graph_first(per_prop) else None
     enabled_cache = dict(zip((_ckey(c) for c in distinct), g.enabled_all(distinct)))
     for p, conds in per_prop:
         en = [enabled_cache[_ckey(c)] for c in conds]

@@ -37,8 +37,6 @@ import numpy as np
 
 from .errors import UsageError
 from .graphstore import (
-    BACK_BYTES,
-    BACK_SHARE,
     NODE_LIMIT,
     CycleSeeds,
     EdgeStore,
@@ -46,6 +44,7 @@ from .graphstore import (
     GrowArray,
     action_set_table,
     any_per_node,
+    back_edge_cap,
     csr_order,
     csr_place,
     edge_chunks,
@@ -354,7 +353,8 @@ class GraphCollector:
         self._far: list[np.ndarray] = []  # target fps not in the last three levels
         #: an observer's edges that do not go one level up, as (source, target) node
         #: pairs (:attr:`StateGraph.back`), while they are few
-        #: (:data:`~modelcheck.graphstore.BACK_SHARE`; past it, None: found from the levels)
+        #: (:func:`~modelcheck.graphstore.back_edge_cap`; past it, None: found from the
+        #: levels)
         self._back: list[tuple[np.ndarray, np.ndarray]] | None = [] if observer else None
         self._back_bytes = 0
         #: the first pass of the nodes that may lie on a cycle, followed level by level
@@ -612,7 +612,7 @@ class GraphCollector:
         self._append_offsets(deg)
         if en is not None:
             self._en.append(en)
-        cap = max(BACK_BYTES, 8 * BACK_SHARE * self.edges.n)
+        cap = back_edge_cap(self.edges.n)
         if self._back is not None and self._back_bytes > cap:
             self._back, self._back_bytes = None, 0  # many: found from the levels
         if cycles is not None:

@@ -185,11 +185,11 @@ def test_past_a_share_of_the_edges_those_not_one_level_up_are_found_from_the_lev
         monkeypatch):
     """A collector whose edges not one level up pass ``BACK_SHARE`` of its edges (and
     ``BACK_BYTES``) lets them go (None: ``_may_cycle`` reads every edge)."""
-    import modelcheck.stategraph as sg
+    import modelcheck.graphstore as gs
     from tests.test_liveness_graph import Resets
 
-    monkeypatch.setattr(sg, "BACK_SHARE", 0.0)
-    monkeypatch.setattr(sg, "BACK_BYTES", 0)
+    monkeypatch.setattr(gs, "BACK_SHARE", 0.0)
+    monkeypatch.setattr(gs, "BACK_BYTES", 0)
     g = _graph(Resets(), 1 << 16, True, steps=False, back=True)
     assert g.back is None
 

@@ -58,13 +58,12 @@ import numpy as np
 
 from ..errors import ModelcheckError
 from ..graphstore import (
-    BACK_BYTES,
-    BACK_SHARE,
     NODE_LIMIT,
     CycleSeeds,
     EdgeStore,
     GrowArray,
     action_set_table,
+    back_edge_cap,
     csr_order,
     mark_sets,
     set_columns,
@@ -305,9 +304,9 @@ def _level_edges(lv: int, kept: _Levels, n_act: int, n_labels: int, n_steps: int
 def _keep(done: list[LevelEdges], e: LevelEdges, n_edges: int) -> None:
     """Append level ``e`` to ``done`` (``n_edges``: the edges stored, its own among
     them), its arrays dropped (in the store); the edges that do not go one level up
-    are kept while they hold at most :data:`~modelcheck.graphstore.BACK_BYTES` or
-    :data:`~modelcheck.graphstore.BACK_SHARE` of the edges (8 bytes each), as the
-    one-process collector keeps them: past that, every level's are dropped."""
+    are kept while they hold at most :func:`~modelcheck.graphstore.back_edge_cap`
+    bytes (8 bytes each), as the one-process collector keeps them: past that, every
+    level's are dropped."""
     e = (e[0], e[1], e[2][:0], e[3][:0], *e[4:])
     if done and done[0][5] is None:
         e = (*e[:5], None, e[6])
@@ -316,7 +315,7 @@ def _keep(done: list[LevelEdges], e: LevelEdges, n_edges: int) -> None:
         held = None
     else:
         held = sum(d[5][0].nbytes + d[5][1].nbytes for d in done if d[5] is not None)
-    if held is None or held > max(BACK_BYTES, 8 * BACK_SHARE * n_edges):
+    if held is None or held > back_edge_cap(n_edges):
         done[:] = [(*d[:5], None, d[6]) for d in done]
 
 
@@ -367,7 +366,7 @@ class _Follow:
         indptr, dst = self.indptr.view(), store.dst_view()
         for c in self.seeds:
             c.level(lv, e[1], [e[5]], offsets, stop, end, indptr, dst)
-        cap = max(BACK_BYTES, 8 * BACK_SHARE * store.n)
+        cap = back_edge_cap(store.n)
         if sum(c.kept_bytes for c in self.seeds) > 2 * cap:
             self.seeds = None
 
