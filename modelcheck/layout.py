@@ -77,6 +77,16 @@ _MASK = (1 << 64) - 1
 _SCALAR_ROWS = 8
 
 
+def _mod(x: np.ndarray, size: int) -> np.ndarray:
+    """``x % size`` for a column of ``uint64`` (a new array): numpy divides a column by a
+    scalar with a multiplication (libdivide) but takes its remainder with the divide
+    instruction, ~2.5 ns a value against ~0.8 for ``x - (x // size) * size`` here."""
+    d = _U64(size)
+    q = x // d
+    q *= d
+    return np.subtract(x, q, out=q)
+
+
 def fingerprint64(words: np.ndarray, seed: np.uint64 = _SEED) -> np.ndarray:
     """64-bit fingerprints of packed states ``words`` (shape ``(n, k)``, uint64).
 
@@ -495,7 +505,7 @@ class Layout:
             m = self.mult[i]
             x = col // m if m != 1 else col
             if not self._last_in_word[i]:
-                x = x % _U64(self.size[i])
+                x = _mod(x, self.size[i])
             return x * m
 
         def project(words: np.ndarray) -> np.ndarray:
@@ -563,18 +573,23 @@ class Layout:
     def decode_cell(self, words: np.ndarray, i: int) -> np.ndarray:
         """Column of cell ``i`` (int64, actual values) from packed words ``(n, k)``."""
         w = words[:, self.word_of[i]]
+        fresh = True  # ``w`` is a new array, not the words' column
         if self.bitfields:
             w = (w >> self._shift[i]) & self._mask[i]
         else:
             sh = self._div_shift[i]
+            fresh = sh is None or bool(sh)
             if sh is None:
                 w = w // self.mult[i]
             elif sh:
                 w = w >> sh
             if not self._last_in_word[i]:
                 mask = self._mod_mask[i]
-                w = w % _U64(self.size[i]) if mask is None else w & mask
-        out = w.astype(np.int64)
+                w = _mod(w, self.size[i]) if mask is None else w & mask
+                fresh = True
+        # a cell's codes are below 2**60: a new array is read as int64 in place (the
+        # words' own column is copied)
+        out = w.view(np.int64) if fresh else w.astype(np.int64)
         if self.lo[i]:
             out += self.lo[i]
         return out

@@ -322,3 +322,39 @@ def test_collision_probability() -> None:
     p = collision_probability(10**6, exact=False, bits=64)
     assert 2e-8 < p < 3e-8
     assert collision_probability(10**6, exact=False) == p / 2.0**64
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.integers(0, 2**64 - 1), min_size=1, max_size=50),
+       st.integers(1, 2**62))
+def test_mod_is_the_remainder(values: list[int], size: int) -> None:
+    """The remainder by a multiplication (numpy's ``%`` of a column divides value by
+    value) is Python's ``%``, over the whole ``uint64`` range."""
+    from modelcheck.layout import _mod
+
+    x = np.array(values, dtype=np.uint64)
+    assert _mod(x, size).tolist() == [v % size for v in values]
+    assert x.tolist() == values  # (the input is left as it was)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.tuples(st.integers(-5, 5), st.integers(0, 40)), min_size=2, max_size=8),
+       st.data())
+def test_decoded_cells_are_new_arrays_with_their_offsets(cells_spec: list[tuple[int, int]],
+                                                        data: st.DataObject) -> None:
+    """Cells with any lowest value, bit fields and mixed radix: each decodes to its
+    value, and the column handed back is the caller's to change (the packed words,
+    a whole-word cell's included, stay as they were)."""
+    ns: dict = {f"v{i}": Int(lo, lo + 2**b) for i, (lo, b) in enumerate(cells_spec)}
+    if data.draw(st.booleans()):
+        ns["pad"] = Int(0, 2**62 - 1)  # past 64 bits: mixed radix
+    ns["Noop"] = action(lambda self, s, t: s.v0 >= s.v0)
+    layout = type("Offsets", (Spec,), ns)().layout
+    rows = [[data.draw(st.integers(c.lo, c.hi)) for c in layout.cells] for _ in range(3)]
+    words = layout.pack_columns([np.array(col) for col in zip(*rows)])
+    before = words.copy()
+    for i in range(len(layout.cells)):
+        col = layout.decode_cell(words, i)
+        assert col.dtype == np.int64 and col.tolist() == [r[i] for r in rows]
+        col += 1
+    assert np.array_equal(words, before)
