@@ -572,13 +572,12 @@ class Layout:
 
     def decode_cell(self, words: np.ndarray, i: int) -> np.ndarray:
         """Column of cell ``i`` (int64, actual values) from packed words ``(n, k)``."""
-        w = words[:, self.word_of[i]]
-        fresh = True  # ``w`` is a new array, not the words' column
+        col = words[:, self.word_of[i]]
+        w = col
         if self.bitfields:
             w = (w >> self._shift[i]) & self._mask[i]
         else:
             sh = self._div_shift[i]
-            fresh = sh is None or bool(sh)
             if sh is None:
                 w = w // self.mult[i]
             elif sh:
@@ -586,10 +585,9 @@ class Layout:
             if not self._last_in_word[i]:
                 mask = self._mod_mask[i]
                 w = _mod(w, self.size[i]) if mask is None else w & mask
-                fresh = True
         # a cell's codes are below 2**60: a new array is read as int64 in place (the
         # words' own column is copied)
-        out = w.view(np.int64) if fresh else w.astype(np.int64)
+        out = w.astype(np.int64) if w is col else w.view(np.int64)
         if self.lo[i]:
             out += self.lo[i]
         return out
