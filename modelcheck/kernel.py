@@ -888,9 +888,7 @@ class Kernel:
         c0, c1 = self._key_steps
         with np.errstate(over="ignore"):
             if keys.ndim == 2:
-                if isinstance(ci, np.ndarray):
-                    keys[:, 1] += delta * c1[ci]
-                elif c1[ci]:
+                if isinstance(ci, np.ndarray) or c1[ci]:
                     keys[:, 1] += delta * c1[ci]
                 delta *= c0[ci]
                 keys[:, 0] += delta
