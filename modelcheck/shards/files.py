@@ -1391,15 +1391,14 @@ def parent_of(root: Path, depth: int, cfg: ShardConfig, fp: int) -> int | None:
     """The parent fingerprint of state ``fp`` of level ``depth`` (driver side)."""
     lvl = level_dir(root, depth)
     b = int(bucket_of(keys_of([fp], cfg.key_width), cfg.buckets)[0])
-    if parent_kind(lvl / f"b{b:04d}") != "rank":
-        return parent_in(fp, cfg.key_width, cfg.buckets, lambda b: (
-            _load(lvl / f"b{b:04d}.fp.npy"), _load(lvl / f"b{b:04d}.parent.npy")))
-    rank = parent_in(fp, cfg.key_width, 1, lambda _: (_load(lvl / f"b{b:04d}.fp.npy"),
-                                                      _load(lvl / f"b{b:04d}.rank.npy")))
-    if rank is None:
-        return None
+    name = f"b{b:04d}"
+    kind = parent_kind(lvl / name)  # the state's parent, or its rank in the level before
+    got = parent_in(fp, cfg.key_width, 1, lambda _: (_load(lvl / f"{name}.fp.npy"),
+                                                     _load(lvl / f"{name}.{kind}.npy")))
+    if got is None or kind != "rank":
+        return got
     return key_at_rank([_load(level_dir(root, depth - 1) / f"b{c:04d}.fp.npy")
-                        for c in range(cfg.buckets)], rank)
+                        for c in range(cfg.buckets)], got)
 
 
 def key_at_rank(runs: Sequence[np.ndarray], rank: int) -> int:
