@@ -299,7 +299,7 @@ class Directory:
         n = len(col)
         self.bits = self.bits_for(n)
         self.shift = _U64(64 - self.bits)
-        self.starts: np.ndarray = np.zeros((1 << self.bits) + 1, dtype=self.dtype_for(n))
+        self.starts: np.ndarray = np.zeros(self.size_for(n), dtype=self.dtype_for(n))
         self.add(col)
 
     @staticmethod
@@ -311,6 +311,16 @@ class Directory:
     def dtype_for(n: int) -> type:
         """The type of the bucket starts of a column of ``n`` values."""
         return np.int32 if n < 1 << 30 else np.int64
+
+    @classmethod
+    def size_for(cls, n: int) -> int:
+        """The bucket starts of a column of ``n`` values (one more than its buckets)."""
+        return (1 << cls.bits_for(n)) + 1
+
+    @classmethod
+    def nbytes_for(cls, n: int) -> int:
+        """The bytes of the directory of a column of ``n`` values."""
+        return np.dtype(cls.dtype_for(n)).itemsize * cls.size_for(n)
 
     def fits(self, n: int) -> bool:
         """Whether a column of ``n`` values keeps this directory's bits and type."""
@@ -859,10 +869,7 @@ class FingerprintSet:
             return grow + 8 * min(n, m)
         # (and the directory of the merged set, 1-2 bytes a key, built when next
         # searched)
-        d = 0
-        if n + m >= DIR_MIN and self.scattered:
-            d = np.dtype(Directory.dtype_for(n + m)).itemsize * \
-                ((1 << Directory.bits_for(n + m)) + 1)
+        d = Directory.nbytes_for(n + m) if n + m >= DIR_MIN and self.scattered else 0
         return grow + 8 * m + 8 * (2 + self.width) * min(n, self._BLOCK) + d
 
     def _grow(self, cap: int) -> None:
