@@ -1,5 +1,7 @@
 """Purpose-made specs for the kernel's wide paths: four counters of ``bits`` bits and a
-small one (:func:`scatter_spec`), and the levels a kernel reaches (:func:`kernel_levels`).
+small one (:func:`scatter_spec`), the levels a kernel reaches (:func:`kernel_levels`), and
+the check that such a spec explores as the brute-force oracle
+(:func:`assert_explores_as_the_oracle`).
 
 ``Bump(i, d)`` adds ``d`` to counter ``i`` (a family writing a cell chosen by its
 parameter: per-row cells on the grid), ``Add(d)`` adds ``d`` to counter 0 (a family
@@ -15,8 +17,9 @@ from typing import Any
 
 import numpy as np
 
-from modelcheck import Array, Ids, Int, Spec, action, invariant, where
+from modelcheck import Array, Ids, Int, Spec, action, explore, invariant, where
 from modelcheck.kernel import Kernel
+from tests.bruteforce import brute_force_check
 
 
 def scatter_spec(big: int) -> type[Spec]:
@@ -74,3 +77,12 @@ def kernel_levels(kernel: Kernel, depth: int) -> list[np.ndarray]:
             break
         out.append(words)
     return out
+
+
+def assert_explores_as_the_oracle(spec: Spec, fingerprint: str) -> None:
+    """``spec`` explores with fingerprints of kind ``fingerprint`` to the brute-force
+    oracle's distinct and generated states and depth."""
+    r, o = explore(spec), brute_force_check(spec)
+    assert r.fingerprint == fingerprint
+    assert (r.distinct_states, r.generated_states, r.depth) == \
+        (o.distinct, o.generated, o.depth)

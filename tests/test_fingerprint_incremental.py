@@ -13,12 +13,11 @@ import numpy as np
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from modelcheck import Spec, explore
+from modelcheck import Spec
 from modelcheck.kernel import Kernel
 from modelcheck.layout import fingerprint128
-from tests.bruteforce import brute_force_check
 from tests.randspec import random_spec
-from tests.scatter_spec import scatter_spec
+from tests.scatter_spec import assert_explores_as_the_oracle, scatter_spec
 
 BIG = 2**40
 
@@ -63,11 +62,7 @@ def test_every_kernel_path_matches_the_whole_state_hash() -> None:
 
 
 def test_scatter_explores_as_the_oracle() -> None:
-    spec = Scatter()
-    r, o = explore(spec), brute_force_check(spec)
-    assert r.fingerprint == "hash128"
-    assert (r.distinct_states, r.generated_states, r.depth) == \
-        (o.distinct, o.generated, o.depth)
+    assert_explores_as_the_oracle(Scatter(), "hash128")
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])

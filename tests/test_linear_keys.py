@@ -24,7 +24,7 @@ from modelcheck.kernel import Kernel
 from modelcheck.layout import Layout
 from tests.bruteforce import brute_force_check
 from tests.randspec import random_spec
-from tests.scatter_spec import kernel_levels, scatter_spec
+from tests.scatter_spec import assert_explores_as_the_oracle, kernel_levels, scatter_spec
 
 BIG = 2**30
 
@@ -76,11 +76,7 @@ def test_every_kernel_path_steps_the_keys_of_the_whole_rows() -> None:
 
 
 def test_scatter2_explores_as_the_oracle() -> None:
-    spec = Scatter2()
-    r, o = explore(spec), brute_force_check(spec)
-    assert r.fingerprint == "exact"
-    assert (r.distinct_states, r.generated_states, r.depth) == \
-        (o.distinct, o.generated, o.depth)
+    assert_explores_as_the_oracle(Scatter2(), "exact")
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
