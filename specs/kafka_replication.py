@@ -406,21 +406,33 @@ def _mask(m: int, bs: range) -> set[int]:
     return {b for b in bs if m >> (b - 1) & 1}
 
 
+class _Vars(dict):
+    """Every variable's value, read from the current state on first use."""
+
+    def __init__(self, spec: Any, s: Any) -> None:
+        super().__init__()
+        self.spec, self.s = spec, s
+
+    def __missing__(self, name: str) -> Any:
+        spec, s = self.spec, self.s
+        bs = spec.Brokers
+        val = getattr(s, name)
+        if name in spec._arr1:
+            out: Any = {b: val[b] for b in bs}
+        elif name in spec._arr2:
+            out = {b: {c: val[b][c] for c in bs} for b in bs}
+        else:
+            out = val
+        self[name] = out
+        return out
+
+
 class _Next:
     """The next state being built: every variable's value, updated under conditions."""
 
     def __init__(self, spec: Any, s: Any) -> None:
-        self.v: dict[str, Any] = {}
+        self.v: dict[str, Any] = _Vars(spec, s)
         self.s = s
-        bs = spec.Brokers
-        for name in spec.layout.vars:  # every variable, in declaration order
-            val = getattr(s, name)
-            if name in spec._arr1:
-                self.v[name] = {b: val[b] for b in bs}
-            elif name in spec._arr2:
-                self.v[name] = {b: {c: val[b][c] for c in bs} for b in bs}
-            else:
-                self.v[name] = val
 
     def write(self, spec: Any, t: Any) -> None:
         for name, val in self.v.items():
