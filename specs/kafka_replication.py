@@ -369,9 +369,15 @@ def _mats(et: Any, elems: list[Any]) -> list[np.ndarray]:
     """The cells of the values ``elems`` of type ``et``: one matrix per cell, slots
     first (every slot broadcast to the batch's shape)."""
     per = [et.columns(e) for e in elems]
-    cols = [np.broadcast_arrays(*(p[c] for p in per)) for c in range(et.n_cells)]
-    shape = np.broadcast_shapes(*(c[0].shape for c in cols))
-    return [np.stack([np.broadcast_to(x, shape) for x in c]) for c in cols]
+    out = []
+    for c in range(et.n_cells):
+        col = [p[c] for p in per]
+        try:
+            out.append(np.stack(col))  # (every slot a column of the batch, or a scalar)
+        except ValueError:  # columns and scalars: the scalars broadcast
+            out.append(np.stack(np.broadcast_arrays(*col)))
+    shape = np.broadcast_shapes(*(m.shape for m in out))
+    return [m if m.shape == shape else np.broadcast_to(m, shape) for m in out]
 
 
 def _slot(n: int, m: np.ndarray) -> np.ndarray:
