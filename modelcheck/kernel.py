@@ -1091,8 +1091,11 @@ class Kernel:
             else:
                 child = take_rows(words, rows)
             post: dict[int, Any] = {}
+            same = s._cache
             with np.errstate(over="ignore"):
                 for ci, v in assigned.items():
+                    if v is same.get(ci):
+                        continue  # the cell's own column: unchanged
                     vr = self._assigned_rows(inst, ci, v, rows, n, words)
                     post[ci] = vr
                     # new - old in int64, then the same bits as uint64: scaled and added

@@ -355,46 +355,134 @@ FENCED, UNFENCED = CStatus.FENCED, CStatus.UNFENCED
 
 
 # -- sets of records as sorted sequences ----------------------------------------------
+# A set is a sequence of its records sorted by their index in the record type
+# (``type.index_of``), without duplicates. The operations below work on every slot at
+# once: each cell of the element type as one matrix, slots first, the states of the
+# batch after (or nothing after, for one state), so that an insertion is a few numpy
+# operations per cell rather than a ``where`` of records per slot.
 def _key(q: Any, x: Any) -> Any:
     et = q.type.elem
     return et.index_of(et.value_of(x))[0]
 
 
+def _mats(et: Any, elems: list[Any]) -> list[np.ndarray]:
+    """The cells of the values ``elems`` of type ``et``: one matrix per cell, slots
+    first (every slot broadcast to the batch's shape)."""
+    per = [et.columns(e) for e in elems]
+    out = []
+    for c in range(et.n_cells):
+        col = [p[c] for p in per]
+        try:
+            out.append(np.stack(col))  # (every slot a column of the batch, or a scalar)
+        except ValueError:  # columns and scalars: the scalars broadcast
+            out.append(np.stack(np.broadcast_arrays(*col)))
+    shape = np.broadcast_shapes(*(m.shape for m in out))
+    return [m if m.shape == shape else np.broadcast_to(m, shape) for m in out]
+
+
+def _slot(n: int, m: np.ndarray) -> np.ndarray:
+    """``0..n-1``, shaped to broadcast against the slots-first matrix ``m``."""
+    return np.arange(n).reshape((n,) + (1,) * (m.ndim - 1))
+
+
+def _equal_slots(mats: list[np.ndarray], cols: list[Any]) -> np.ndarray:
+    """Per slot: the element's cells are ``cols`` (the value's, one per cell)."""
+    eq: Any = True
+    for m, c in zip(mats, cols):
+        eq = eq & (m == np.asarray(c)[None])
+    return np.broadcast_to(eq, mats[0].shape)
+
+
+def _seq(q: Any, length: Any, mats: list[np.ndarray]) -> Any:
+    et = q.type.elem
+    k = mats[0].shape[0]
+    return SeqValue(q.type, length, [et.view([m[j] for m in mats]) for j in range(k)])
+
+
+def _zeros(et: Any, like: np.ndarray) -> list[np.ndarray]:
+    """The element type's first value, one slot shaped as a slot of ``like``."""
+    return [np.broadcast_to(np.asarray(z), like.shape[1:])[None]
+            for z in et.columns(et.zero())]
+
+
 def _sadd(q: Any, x: Any, cond: Any = True) -> Any:
     """``q \\cup {x}`` (when ``cond``) for a sorted, duplicate-free sequence ``q``."""
-    kx = _key(q, x)
-    x = q.type.elem.value_of(x)
-    n = len(q.elems)
-    pos: Any = 0
-    for i in range(n):
-        pos = pos + where((i < q.len()) & (_key(q, q.elems[i]) < kx), 1, 0)
-    zero = q.type.elem.zero()
-    elems = []
-    for i in range(n + 1):
-        here = q.elems[i] if i < n else zero
-        before = q.elems[i - 1] if i > 0 else zero
-        elems.append(where(pos > i, here, where(pos == i, x, before)))
-    ins = SeqValue(q.type, q.len() + 1, elems)
-    return where(not_(q.contains(x)) & cond, ins, q)
+    et = q.type.elem
+    x = et.value_of(x)
+    xc = et.columns(x)
+    mats = _mats(et, q.elems)
+    n = mats[0].shape[0]
+    length = np.asarray(q.len(), dtype=np.int64)
+    valid = _slot(n, mats[0]) < np.asarray(length)[None]
+    keys = et.index_of(et.view(list(mats)))[0]
+    pos = np.sum(valid & (keys < np.asarray(_key(q, x))[None]), axis=0)
+    do = not_(np.any(valid & _equal_slots(mats, xc), axis=0)) & cond
+    j = _slot(n + 1, mats[0])
+    out = []
+    for m, c, z in zip(mats, xc, _zeros(et, mats[0])):
+        ext = np.concatenate([m, z])
+        shifted = np.concatenate([z, m])
+        new = np.where(j < pos, ext, np.where(j == pos, np.asarray(c)[None], shifted))
+        out.append(np.where(do, new, ext))
+    return _seq(q, np.where(do, length + 1, length), out)
 
 
 def _sdel(q: Any, x: Any, cond: Any = True) -> Any:
     """``q \\ {x}`` (when ``cond``)."""
-    i = q.index_of(x)
-    n = len(q.elems)
-    zero = q.type.elem.zero()
-    elems = [where(i - 1 > j, q.elems[j], q.elems[j + 1] if j + 1 < n else zero)
-             for j in range(n)]
-    out = SeqValue(q.type, q.len() - 1, elems)
-    return where((i > 0) & cond, out, q)
+    et = q.type.elem
+    mats = _mats(et, q.elems)
+    n = mats[0].shape[0]
+    length = np.asarray(q.len(), dtype=np.int64)
+    j = _slot(n, mats[0])
+    eq = (j < np.asarray(length)[None]) & _equal_slots(mats, et.columns(et.value_of(x)))
+    first = np.argmax(eq, axis=0)
+    do = np.any(eq, axis=0) & cond
+    out = []
+    for m, z in zip(mats, _zeros(et, mats[0])):
+        after = np.concatenate([m[1:], z])
+        out.append(np.where(do & (j >= first), after, m))
+    return _seq(q, np.where(do, length - 1, length), out)
 
 
 def _sfilter(q: Any, keep: Any) -> Any:
-    """``{x \\in q: keep(x)}``, order kept."""
-    acc = q.prefix(0)
-    for i in range(len(q.elems)):
-        acc = where((i < q.len()) & keep(q.elems[i]), acc.append(q.elems[i]), acc)
-    return acc
+    """``{x \\in q: keep(x)}``, order kept (``keep`` is given the elements of every
+    slot at once)."""
+    et = q.type.elem
+    mats = _mats(et, q.elems)
+    n = mats[0].shape[0]
+    j = _slot(n, mats[0])
+    valid = j < np.asarray(q.len(), dtype=np.int64)[None]
+    kept = np.broadcast_to(valid & keep(et.view(list(mats))), mats[0].shape)
+    order = np.argsort(~kept, axis=0, kind="stable")
+    count = np.sum(kept, axis=0)
+    out = [np.where(j < count, np.take_along_axis(m, order, axis=0), z)
+           for m, z in zip(mats, _zeros(et, mats[0]))]
+    return _seq(q, count, out)
+
+
+def _sunion(q: Any, r: Any) -> Any:
+    """``q \\cup r`` for two sorted, duplicate-free sequences of one element type."""
+    et = q.type.elem
+    mq, mr = _mats(et, q.elems), _mats(et, r.elems)
+    shape = np.broadcast_shapes(mq[0].shape[1:], mr[0].shape[1:])
+    mq = [np.broadcast_to(m, m.shape[:1] + shape) for m in mq]
+    mr = [np.broadcast_to(m, m.shape[:1] + shape) for m in mr]
+    nq, nr = mq[0].shape[0], mr[0].shape[0]
+    lq, lr = np.asarray(q.len(), dtype=np.int64), np.asarray(r.len(), dtype=np.int64)
+    vq = _slot(nq, mq[0]) < np.asarray(lq)[None]
+    dup: Any = vq[:, None]
+    for a, b in zip(mq, mr):
+        dup = dup & (a[:, None] == b[None])
+    add = (_slot(nr, mr[0]) < np.asarray(lr)[None]) & ~np.any(dup, axis=0)
+    both = [np.concatenate([a, b]) for a, b in zip(mq, mr)]
+    keys = et.index_of(et.view(list(both)))[0]
+    keys = np.where(np.concatenate([vq, add]), keys, np.int64(1) << 62)
+    order = np.argsort(keys, axis=0, kind="stable")
+    length = lq + np.sum(add, axis=0)
+    j = _slot(nq + nr, both[0])
+    out = [np.where(j < length, np.take_along_axis(m, order, axis=0), z)
+           for m, z in zip(both, _zeros(et, both[0]))]
+    return _seq(q, length, out)
 
 
 def _off(t: Any, g: Any) -> bool:
@@ -406,21 +494,33 @@ def _mask(m: int, bs: range) -> set[int]:
     return {b for b in bs if m >> (b - 1) & 1}
 
 
+class _Vars(dict):
+    """Every variable's value, read from the current state on first use."""
+
+    def __init__(self, spec: Any, s: Any) -> None:
+        super().__init__()
+        self.spec, self.s = spec, s
+
+    def __missing__(self, name: str) -> Any:
+        spec, s = self.spec, self.s
+        bs = spec.Brokers
+        val = getattr(s, name)
+        if name in spec._arr1:
+            out: Any = {b: val[b] for b in bs}
+        elif name in spec._arr2:
+            out = {b: {c: val[b][c] for c in bs} for b in bs}
+        else:
+            out = val
+        self[name] = out
+        return out
+
+
 class _Next:
     """The next state being built: every variable's value, updated under conditions."""
 
     def __init__(self, spec: Any, s: Any) -> None:
-        self.v: dict[str, Any] = {}
+        self.v: dict[str, Any] = _Vars(spec, s)
         self.s = s
-        bs = spec.Brokers
-        for name in spec.layout.vars:  # every variable, in declaration order
-            val = getattr(s, name)
-            if name in spec._arr1:
-                self.v[name] = {b: val[b] for b in bs}
-            elif name in spec._arr2:
-                self.v[name] = {b: {c: val[b][c] for c in bs} for b in bs}
-            else:
-                self.v[name] = val
 
     def write(self, spec: Any, t: Any) -> None:
         for name, val in self.v.items():
@@ -766,10 +866,7 @@ class _Replication(Spec):
                 return (m.dest == b) | (m.source == b)
             dropped = _sfilter(q, involved)
             n.v[f"m_{kind}"] = _sfilter(q, lambda m: not_(involved(m)))
-            d = n.v[f"d_{kind}"]
-            for i in range(len(dropped.elems)):
-                d = _sadd(d, dropped.elems[i], i < dropped.len())
-            n.v[f"d_{kind}"] = d
+            n.v[f"d_{kind}"] = _sunion(n.v[f"d_{kind}"], dropped)
         for b1 in self.Brokers:
             for c in self.Brokers:
                 f = s.broker_fetchers[b1][c]

@@ -318,6 +318,12 @@ class BoundType(ABC):
         type; raises :class:`~modelcheck.errors.SpecEvaluationError` for anything else."""
         raise NotImplementedError(f"{type(self).__name__} is not a leaf type")
 
+    def normal_columns(self, cols: Sequence[Any]) -> list[Any]:
+        """The columns that the value :meth:`view` makes of ``cols`` gives back
+        (``columns(view(cols))``), without building that value where the type knows
+        them (a record read from a state and written back unchanged)."""
+        return self.columns(self.view(cols))
+
     def zero(self) -> Any:
         """The expression value whose codes are all the cells' first codes."""
         return self.view([t.lo for _, t in self.cells()])
@@ -524,6 +530,9 @@ class ScalarType(BoundType):
             raise SpecEvaluationError(
                 f"a {value._type.describe()} value where a value of {self.text} is expected")
         return [value]
+
+    def normal_columns(self, cols: Sequence[Any]) -> list[Any]:
+        return [self.view(cols)]  # (a subclass whose view makes a Value overrides it)
 
     def cells_permutation(self, pis: Mapping[str, Mapping[int, int]]
                           ) -> Callable[[list[np.ndarray]], list[np.ndarray]] | None:

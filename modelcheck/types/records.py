@@ -133,8 +133,27 @@ class BoundRecord(BoundType):
                                for (k, t), p in zip(self.fields.items(), parts)) + "]"
 
     def view(self, cols: Sequence[Any]) -> Any:
+        # the fields are made on the first read of one (most records a spec builds are
+        # only ever selected, compared or stored: their columns are what is used)
+        return RecordValue(self, None, list(cols))
+
+    def _field_values(self, cols: Sequence[Any]) -> dict[str, Any]:
         parts = _split(cols, self._types)
-        return RecordValue(self, {k: t.view(p) for (k, t), p in zip(self.fields.items(), parts)})
+        return {k: t.view(p) for (k, t), p in zip(self.fields.items(), parts)}
+
+    def normal_columns(self, cols: Sequence[Any]) -> list[Any]:
+        spans = self.__dict__.get("_spans")
+        if spans is None:
+            spans, k = [], 0
+            for t in self._types:
+                n = t.n_cells
+                spans.append((t, k, k + n))
+                k += n
+            self.__dict__["_spans"] = spans
+        out: list[Any] = []
+        for t, lo, hi in spans:
+            out.extend(t.normal_columns(cols[lo:hi]))
+        return out
 
     def columns(self, value: Any) -> list[Any]:
         if isinstance(value, RecordValue):
@@ -361,6 +380,9 @@ class BoundUnion(ScalarType):
     def view(self, cols: Sequence[Any]) -> Any:
         return UnionValue(self, cols[0])
 
+    def normal_columns(self, cols: Sequence[Any]) -> list[Any]:
+        return [cols[0]]
+
     def columns(self, value: Any) -> list[Any]:
         if isinstance(value, UnionValue):
             if value._type is not self and value._type.describe() != self.describe():
@@ -431,23 +453,51 @@ class RecordValue(Value):
     """
 
     _type: BoundRecord
-    _fields: dict[str, Any]
+    #: the field values (None until a field is read, on a value made from columns)
+    _fields: dict[str, Any] | None
+    #: the columns the value was made from (None when made from field values); once
+    #: :meth:`_columns` has read them, as that gives them back (``_normal``)
+    _cols: list[Any] | None
+    _normal: bool
 
-    def __init__(self, type_: BoundRecord, fields: dict[str, Any]) -> None:
+    def __init__(self, type_: BoundRecord, fields: dict[str, Any] | None,
+                 cols: list[Any] | None = None) -> None:
         object.__setattr__(self, "_type", type_)
         object.__setattr__(self, "_fields", fields)
+        object.__setattr__(self, "_cols", cols)
+        object.__setattr__(self, "_normal", False)
 
     def __getattribute__(self, name: str) -> Any:
         if name[:1] != "_":
             fields = object.__getattribute__(self, "_fields")
+            if fields is None:
+                fields = object.__getattribute__(self, "_field_values")()
             if name in fields:
                 return fields[name]
         return object.__getattribute__(self, name)
 
+    def _field_values(self) -> dict[str, Any]:
+        """The field values, made from the columns on the first call."""
+        fields = self._fields
+        if fields is None:
+            assert self._cols is not None
+            fields = self._type._field_values(self._cols)
+            object.__setattr__(self, "_fields", fields)
+        return fields
+
     def _columns(self) -> list[Any]:
+        cols = self._cols
+        if cols is not None:
+            if not self._normal:
+                # the columns the fields would give (booleans as booleans, ...)
+                cols = self._type.normal_columns(cols)
+                object.__setattr__(self, "_cols", cols)
+                object.__setattr__(self, "_normal", True)
+            return list(cols)
+        fields = self._field_values()
         out: list[Any] = []
         for name, ft in self._type.fields.items():
-            out.extend(ft.columns(self._fields[name]))
+            out.extend(ft.columns(fields[name]))
         return out
 
     def __getattr__(self, name: str) -> Any:
@@ -457,7 +507,7 @@ class RecordValue(Value):
 
     def __getitem__(self, name: str) -> Any:
         """``r["f"]``: field ``f`` (any field name, a Python keyword included)."""
-        fields = self._fields
+        fields = self._field_values()
         if not isinstance(name, str) or name not in fields:
             raise SpecEvaluationError(f"a {self._type.describe()} has no field {name!r}")
         return fields[name]
@@ -473,7 +523,7 @@ class RecordValue(Value):
         if unknown:
             raise SpecEvaluationError(
                 f"a {self._type.describe()} has no field {', '.join(map(repr, unknown))}")
-        return RecordValue(self._type, {**self._fields, **changes})
+        return RecordValue(self._type, {**self._field_values(), **changes})
 
     def with_fields(self, **changes: Any) -> RecordValue:
         """``[r EXCEPT !.f = v, ...]`` (``r._with_fields`` when a field is named
@@ -566,7 +616,7 @@ class UnionValue(Value):
             off, n = t.offsets[k], shape.n_values
             inside = (code >= off) & (code < off + n)
             local = _scalar(np.where(inside, code - off, 0))
-            fv = shape.value_at(local)._fields[name]
+            fv = shape.value_at(local)._field_values()[name]
             out = fv if out is None else _where_value(shape.fields[name], inside, fv, out)
         return out
 
