@@ -80,7 +80,8 @@ Translation (TLA+ construct -> modelcheck form)
   record allows at most 4,096 element values and an AlterPartition response holds
   its whole request (ISR, per-member broker epochs, epochs), far more. A sequence
   kept sorted by the record's index in its type (``type.index_of``) is one-to-one
-  with the set (:func:`_sadd`, :func:`_sdel`, :func:`_sfilter`). ``isr_and_epochs``
+  with the set (:func:`_sadd`, :func:`_sdel`, :func:`_sfilter`, :func:`_sunion`, each
+  computed on every slot at once, one matrix per cell). ``isr_and_epochs``
   (a function on the proposed ISR) is ``epochs``, a sequence of ``BrokerCount``
   epochs, 0 outside the ISR. The field ``type`` of a record (an attribute of a record
   value) is the variable's kind.
