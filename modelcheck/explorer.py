@@ -45,7 +45,7 @@ from .level import rebuild_trace as rebuild_trace
 from .library import Library
 from .library import catalog as library_catalog
 from .library import lookup as library_lookup
-from .memtune import release_free, steady_arrays
+from .memtune import arrays_for, keeps_all_freed, release_free
 from .result import Result, Violation
 from .run.loop import Begin, Pulse, RunLoop, Successors
 from .run.observers import Observer
@@ -178,7 +178,7 @@ class Explorer:
         """Explore. Ctrl-C (:mod:`modelcheck.interrupt`), ``max_states`` and the memory
         budget (:mod:`modelcheck.budget`) stop the run at the last complete level with
         status ``incomplete``; so does a ``MemoryError`` that the budget did not foresee."""
-        steady_arrays()
+        arrays_for(self.layout.n_words)
         t0 = time.perf_counter()
         res = new_result(self.kernel, self.config)
         limit = self.config.memory_limit
@@ -423,10 +423,11 @@ class _LocalLevels:
             # the level just expanded: the visited set holds its keys, and a path through
             # it is rebuilt along its actions (an observer looks stored keys up by level)
             self.levels.forget_keys(depth - 1)
-        if self.k.key_width > 1:
+        if self.k.key_width > 1 and not keeps_all_freed(self.k.layout.n_words):
             # the level's freed temporaries (see memtune.release_free); not for one-word
             # keys: refaulting the pages costs more than the ~2 bytes a state it saves
-            # (KRaft L5: 0.3 s of system time)
+            # (KRaft L5: 0.3 s of system time); nor for states wider than two words,
+            # whose process keeps every freed block
             release_free()
 
     def report(self, depth: int, verdict: Verdict) -> Violation:
