@@ -42,7 +42,11 @@ _M_TRIM_THRESHOLD, _M_MMAP_THRESHOLD, _M_MMAP_MAX = -1, -3, -4
 #: numpy as the user asked
 HUGEPAGE_ENV = "NUMPY_MADVISE_HUGEPAGE"
 
-_done: set[str] = set()
+#: the settings this process runs with: "steady", "keep", or None (glibc's own)
+_mode: list[str | None] = [None]
+#: glibc's default ``M_MMAP_MAX`` (the mapped blocks allowed at once), which
+#: :func:`keep_freed_memory` sets to 0 and :func:`steady_arrays` back
+_DEFAULT_MMAP_MAX = 65536
 
 
 def small_pages() -> bool:
@@ -113,11 +117,11 @@ def steady_arrays() -> bool:
     process, once: blocks below 4 MiB come from the heap, and up to 128 MiB of freed
     memory stays there for the next batch (and :func:`small_pages`). True when set."""
     small_pages()
-    if "steady" not in _done:
-        if not _mallopt((_M_MMAP_THRESHOLD, MMAP_THRESHOLD),
+    if _mode[0] != "steady":
+        if not _mallopt((_M_MMAP_MAX, _DEFAULT_MMAP_MAX), (_M_MMAP_THRESHOLD, MMAP_THRESHOLD),
                         (_M_TRIM_THRESHOLD, TRIM_THRESHOLD)):
             return False
-        _done.add("steady")
+        _mode[0] = "steady"
     return True
 
 
@@ -132,7 +136,11 @@ def keep_freed_memory() -> bool:
     Reused heap memory costs none; the price is that a worker's resident memory stays
     at its peak, which the next level needs again anyway. Also :func:`small_pages`."""
     small_pages()
-    return _mallopt((_M_MMAP_MAX, 0), (_M_TRIM_THRESHOLD, _INT_MAX))
+    if _mode[0] != "keep":
+        if not _mallopt((_M_MMAP_MAX, 0), (_M_TRIM_THRESHOLD, _INT_MAX)):
+            return False
+        _mode[0] = "keep"
+    return True
 
 
 def keeps_all_freed(n_words: int) -> bool:
@@ -149,5 +157,6 @@ def keeps_all_freed(n_words: int) -> bool:
 
 def arrays_for(n_words: int) -> bool:
     """The ``malloc`` settings of a run of states of ``n_words`` words
-    (:func:`keeps_all_freed`). True when set."""
+    (:func:`keeps_all_freed`), whatever an earlier run of the process set. True when
+    set."""
     return keep_freed_memory() if keeps_all_freed(n_words) else steady_arrays()

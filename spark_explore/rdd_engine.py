@@ -63,7 +63,7 @@ from typing import Any
 import numpy as np
 
 from modelcheck.layout import words_of_keys
-from modelcheck.memtune import steady_arrays
+from modelcheck.memtune import arrays_for
 from modelcheck.shards.engine import DRIVER_VISITED_FACTOR, JobCounters, LevelSummary
 from modelcheck.shards.files import (
     Block,
@@ -615,7 +615,7 @@ class RddEngine(JobCounters):
         assert here is not None
         started = time.perf_counter()
         try:
-            steady_arrays()
+            arrays_for(self.n_words)
             cpu = time.process_time()
             if not again:
                 blocks = []

@@ -114,7 +114,7 @@ import numpy as np
 from ..errors import SpecEvaluationError
 from ..layout import words_of_keys
 from ..level import KeptWords, LevelExpansion, LevelFindings
-from ..memtune import steady_arrays
+from ..memtune import arrays_for
 from ..store import (
     empty_keys,
     group_min_mask,
@@ -1329,7 +1329,7 @@ def run_level_here(cfg: ShardConfig, depth: int, expand: bool | None, again: boo
     candidates (parents named by rank in the level). ``producers`` as for
     :func:`run_bucket`."""
     try:
-        steady_arrays()  # this process's own malloc (the executors keep all freed memory)
+        arrays_for(cfg.worker.n_words)  # this process's malloc (executors keep all freed)
         cpu = time.process_time()
         blocks = [_committed(cfg, depth, b) if again else _commit(cfg, depth, b, producers)
                   for b in range(cfg.buckets)]
