@@ -17,13 +17,27 @@ pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"),
                                 reason="glibc malloc settings")
 
 # Allocates, touches and frees the blocks of ``warm`` (KiB) in turn, then prints the
-# page faults of allocating, touching and freeing ``measured`` KiB.
+# page faults of allocating, touching and freeing ``measured`` KiB. The mode is
+# "default", a memtune function to call first, or "explore:W,..." to explore, one after
+# the other, specs of W 64-bit words a state first.
 _CHILD = textwrap.dedent("""
     import ctypes, resource, sys
     sys.path.insert(0, sys.argv[1])
-    from modelcheck import memtune
-    if sys.argv[2] != "default":
-        assert getattr(memtune, sys.argv[2])()
+    mode = sys.argv[2]
+    if mode.startswith("explore:"):
+        from modelcheck import Int, Spec, action, explore
+        def step(self, s, t, i):
+            setattr(t, f"v{i}", getattr(s, f"v{i}") + 1)
+            return getattr(s, f"v{i}") < 2
+        for words in map(int, mode[len("explore:"):].split(",")):
+            body = {f"v{i}": Int(0, 2**62) for i in range(words)}
+            body["Step"] = action(i=range(words))(step)
+            spec = type("Words", (Spec,), body)()
+            assert spec.layout.n_words == words
+            assert explore(spec, check_deadlock=False).status == "ok"
+    elif mode != "default":
+        from modelcheck import memtune
+        assert getattr(memtune, mode)()
     libc = ctypes.CDLL("libc.so.6")
     libc.malloc.restype = ctypes.c_void_p
     libc.malloc.argtypes = [ctypes.c_size_t]
@@ -109,45 +123,13 @@ def test_the_users_hugepage_choice_wins() -> None:
     assert hugepage_flags("steady_arrays", "1") == (1, 1)
 
 
-# Explores specs of the given numbers of 64-bit words a state, one after the other, then
-# prints the page faults of allocating, touching and freeing 64 MiB a second time.
-_RUN = textwrap.dedent("""
-    import ctypes, resource, sys
-    sys.path.insert(0, sys.argv[1])
-    from modelcheck import Int, Spec, action, explore
-    def step(self, s, t, i):
-        setattr(t, f"v{i}", getattr(s, f"v{i}") + 1)
-        return getattr(s, f"v{i}") < 2
-    for words in map(int, sys.argv[2].split(",")):
-        body = {f"v{i}": Int(0, 2**62) for i in range(words)}
-        body["Step"] = action(i=range(words))(step)
-        spec = type("Words", (Spec,), body)()
-        assert spec.layout.n_words == words
-        assert explore(spec, check_deadlock=False).status == "ok"
-    libc = ctypes.CDLL("libc.so.6")
-    libc.malloc.restype = ctypes.c_void_p
-    libc.malloc.argtypes = [ctypes.c_size_t]
-    libc.free.argtypes = [ctypes.c_void_p]
-    def cycle(kib):
-        p = libc.malloc(kib << 10)
-        ctypes.memset(p, 1, kib << 10)
-        libc.free(p)
-    cycle(65536)
-    before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
-    cycle(65536)
-    print(resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before)
-""")
-
-
 @pytest.mark.parametrize("runs", ["1", "2", "3", "4", "3,1", "1,4", "4,2,3"])
 def test_the_explorer_keeps_freed_blocks_for_states_wider_than_two_words(runs) -> None:
     """A run of states of up to two words maps large blocks afresh (steady_arrays: its
     levels grow by remapping, and their memory goes back when freed); a wider one keeps
     every freed block for the next batch (keep_freed_memory). The last run of a process
     decides, whatever the runs before it set."""
-    out = subprocess.run([sys.executable, "-c", _RUN, str(ROOT), runs],
-                         capture_output=True, text=True, check=True)
     if int(runs.split(",")[-1]) > 2:
-        assert int(out.stdout.strip()) < 1_000
+        assert faults(f"explore:{runs}", "65536", 65536) < 1_000
     else:
-        assert int(out.stdout.strip()) > 8_000
+        assert faults(f"explore:{runs}", "65536", 65536) > 8_000
