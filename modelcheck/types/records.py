@@ -137,21 +137,25 @@ class BoundRecord(BoundType):
         # only ever selected, compared or stored: their columns are what is used)
         return RecordValue(self, None, list(cols))
 
-    def _field_values(self, cols: Sequence[Any]) -> dict[str, Any]:
-        parts = _split(cols, self._types)
-        return {k: t.view(p) for (k, t), p in zip(self.fields.items(), parts)}
-
-    def normal_columns(self, cols: Sequence[Any]) -> list[Any]:
-        spans = self.__dict__.get("_spans")
+    def _spans(self) -> list[tuple[str, BoundType, int, int]]:
+        """Per field: its name, type and cells ``lo:hi`` among the record's (computed
+        once: a bound type's cells are fixed)."""
+        spans: list[tuple[str, BoundType, int, int]] | None = self.__dict__.get("_span_cache")
         if spans is None:
             spans, k = [], 0
-            for t in self._types:
+            for name, t in self.fields.items():
                 n = t.n_cells
-                spans.append((t, k, k + n))
+                spans.append((name, t, k, k + n))
                 k += n
-            self.__dict__["_spans"] = spans
+            self.__dict__["_span_cache"] = spans
+        return spans
+
+    def _field_values(self, cols: Sequence[Any]) -> dict[str, Any]:
+        return {name: t.view(cols[lo:hi]) for name, t, lo, hi in self._spans()}
+
+    def normal_columns(self, cols: Sequence[Any]) -> list[Any]:
         out: list[Any] = []
-        for t, lo, hi in spans:
+        for _, t, lo, hi in self._spans():
             out.extend(t.normal_columns(cols[lo:hi]))
         return out
 
