@@ -361,11 +361,6 @@ FENCED, UNFENCED = CStatus.FENCED, CStatus.UNFENCED
 # once: each cell of the element type as one matrix, slots first, the states of the
 # batch after (or nothing after, for one state), so that an insertion is a few numpy
 # operations per cell rather than a ``where`` of records per slot.
-def _key(q: Any, x: Any) -> Any:
-    et = q.type.elem
-    return et.index_of(et.value_of(x))[0]
-
-
 def _mats(et: Any, elems: list[Any]) -> list[np.ndarray]:
     """The cells of the values ``elems`` of type ``et``: one matrix per cell, slots
     first (every slot broadcast to the batch's shape)."""
@@ -384,6 +379,14 @@ def _mats(et: Any, elems: list[Any]) -> list[np.ndarray]:
 def _slot(n: int, m: np.ndarray) -> np.ndarray:
     """``0..n-1``, shaped to broadcast against the slots-first matrix ``m``."""
     return np.arange(n).reshape((n,) + (1,) * (m.ndim - 1))
+
+
+def _filled(q: Any, m: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``q``'s length, the slot numbers and which slots hold an element, shaped as the
+    slots-first matrix ``m`` of its cells."""
+    length = np.asarray(q.len(), dtype=np.int64)
+    j = _slot(m.shape[0], m)
+    return length, j, j < length[None]
 
 
 def _equal_slots(mats: list[np.ndarray], cols: list[Any]) -> np.ndarray:
@@ -412,13 +415,11 @@ def _sadd(q: Any, x: Any, cond: Any = True) -> Any:
     x = et.value_of(x)
     xc = et.columns(x)
     mats = _mats(et, q.elems)
-    n = mats[0].shape[0]
-    length = np.asarray(q.len(), dtype=np.int64)
-    valid = _slot(n, mats[0]) < np.asarray(length)[None]
+    length, _, valid = _filled(q, mats[0])
     keys = et.index_of(et.view(list(mats)))[0]
-    pos = np.sum(valid & (keys < np.asarray(_key(q, x))[None]), axis=0)
+    pos = np.sum(valid & (keys < np.asarray(et.index_of(x)[0])[None]), axis=0)
     do = not_(np.any(valid & _equal_slots(mats, xc), axis=0)) & cond
-    j = _slot(n + 1, mats[0])
+    j = _slot(mats[0].shape[0] + 1, mats[0])
     out = []
     for m, c, z in zip(mats, xc, _zeros(et, mats[0])):
         ext = np.concatenate([m, z])
@@ -432,10 +433,8 @@ def _sdel(q: Any, x: Any, cond: Any = True) -> Any:
     """``q \\ {x}`` (when ``cond``)."""
     et = q.type.elem
     mats = _mats(et, q.elems)
-    n = mats[0].shape[0]
-    length = np.asarray(q.len(), dtype=np.int64)
-    j = _slot(n, mats[0])
-    eq = (j < np.asarray(length)[None]) & _equal_slots(mats, et.columns(et.value_of(x)))
+    length, j, valid = _filled(q, mats[0])
+    eq = valid & _equal_slots(mats, et.columns(et.value_of(x)))
     first = np.argmax(eq, axis=0)
     do = np.any(eq, axis=0) & cond
     out = []
@@ -450,9 +449,7 @@ def _sfilter(q: Any, keep: Any) -> Any:
     slot at once)."""
     et = q.type.elem
     mats = _mats(et, q.elems)
-    n = mats[0].shape[0]
-    j = _slot(n, mats[0])
-    valid = j < np.asarray(q.len(), dtype=np.int64)[None]
+    _, j, valid = _filled(q, mats[0])
     kept = np.broadcast_to(valid & keep(et.view(list(mats))), mats[0].shape)
     order = np.argsort(~kept, axis=0, kind="stable")
     count = np.sum(kept, axis=0)
@@ -468,19 +465,18 @@ def _sunion(q: Any, r: Any) -> Any:
     shape = np.broadcast_shapes(mq[0].shape[1:], mr[0].shape[1:])
     mq = [np.broadcast_to(m, m.shape[:1] + shape) for m in mq]
     mr = [np.broadcast_to(m, m.shape[:1] + shape) for m in mr]
-    nq, nr = mq[0].shape[0], mr[0].shape[0]
-    lq, lr = np.asarray(q.len(), dtype=np.int64), np.asarray(r.len(), dtype=np.int64)
-    vq = _slot(nq, mq[0]) < np.asarray(lq)[None]
+    lq, _, vq = _filled(q, mq[0])
+    _, _, vr = _filled(r, mr[0])
     dup: Any = vq[:, None]
     for a, b in zip(mq, mr):
         dup = dup & (a[:, None] == b[None])
-    add = (_slot(nr, mr[0]) < np.asarray(lr)[None]) & ~np.any(dup, axis=0)
+    add = vr & ~np.any(dup, axis=0)
     both = [np.concatenate([a, b]) for a, b in zip(mq, mr)]
     keys = et.index_of(et.view(list(both)))[0]
     keys = np.where(np.concatenate([vq, add]), keys, np.int64(1) << 62)
     order = np.argsort(keys, axis=0, kind="stable")
     length = lq + np.sum(add, axis=0)
-    j = _slot(nq + nr, both[0])
+    j = _slot(both[0].shape[0], both[0])
     out = [np.where(j < length, np.take_along_axis(m, order, axis=0), z)
            for m, z in zip(both, _zeros(et, both[0]))]
     return _seq(q, length, out)
