@@ -114,8 +114,9 @@ def _libc() -> ctypes.CDLL | None:
 
 def steady_arrays() -> bool:
     """Fixed thresholds (:data:`MMAP_THRESHOLD`, :data:`TRIM_THRESHOLD`) for this
-    process, once: blocks below 4 MiB come from the heap, and up to 128 MiB of freed
-    memory stays there for the next batch (and :func:`small_pages`). True when set."""
+    process, set once unless :func:`keep_freed_memory` was called since: blocks below
+    4 MiB come from the heap, and up to 128 MiB of freed memory stays there for the
+    next batch (and :func:`small_pages`). True when set."""
     small_pages()
     if _mode[0] != "steady":
         if not _mallopt((_M_MMAP_MAX, _DEFAULT_MMAP_MAX), (_M_MMAP_THRESHOLD, MMAP_THRESHOLD),
